@@ -1,0 +1,5 @@
+export * from './field-error.js';
+export * from './field-path.js';
+export * from './decode.js';
+export * from './kind.js';
+export * from './text.js';
