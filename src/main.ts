@@ -9,6 +9,8 @@ export interface Subcommand {
 
 // Subcommands are loaded lazily so that `validate` in a CI pipeline never loads the Kubernetes client or fastify.
 export const subcommands: Record<string, Subcommand> = {
+  validate: { summary: 'validate manifests offline (files, directories or - for stdin)', load: () => import('./cli/validate.js') },
+  crds: { summary: 'print the CustomResourceDefinitions (the same YAML as crds/)', load: () => import('./cli/crds.js') },
 };
 
 function usage(): string {

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/** A node of a CRD's structural OpenAPI v3 schema (apiextensions.k8s.io/v1 JSONSchemaProps, the parts we emit). */
+export interface JSONSchemaProps {
+  type?: string;
+  description?: string;
+  properties?: Record<string, JSONSchemaProps>;
+  additionalProperties?: JSONSchemaProps | boolean;
+  items?: JSONSchemaProps;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+/**
+ * Converts a zod schema to a structural OpenAPI v3 schema as Kubernetes requires for CRDs
+ * (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema).
+ * zod's own `openapi-3.0` target does the heavy lifting; what follows removes what a structural
+ * schema forbids and fails loudly on constructs it cannot express, so a bad schema is caught by
+ * `npm test` rather than by a cluster refusing the CRD.
+ */
+export function toStructuralSchema(schema: z.ZodType, where: string): JSONSchemaProps {
+  const raw = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'throw', cycles: 'throw', reused: 'inline' });
+  return structural(raw as Record<string, unknown>, where);
+}
+
+const DROPPED_KEYS = new Set(['$schema', 'id', '$id', 'title', 'examples']);
+
+function structural(node: Record<string, unknown>, where: string): JSONSchemaProps {
+  const out: JSONSchemaProps = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED_KEYS.has(key)) continue;
+    if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'not' || key === '$ref') {
+      throw new Error(`${where}: "${key}" cannot be expressed in a structural CRD schema; move this rule into the validator`);
+    }
+    if (key === 'properties') {
+      const props: Record<string, JSONSchemaProps> = {};
+      for (const [name, child] of Object.entries(value as Record<string, Record<string, unknown>>)) props[name] = structural(child, `${where}.${name}`);
+      out.properties = props;
+    } else if (key === 'items') {
+      out.items = structural(value as Record<string, unknown>, `${where}[]`);
+    } else if (key === 'additionalProperties') {
+      // `additionalProperties: false` is zod's way of saying "an object": in a CRD unknown fields are
+      // pruned instead, and Kubernetes forbids additionalProperties next to properties.
+      if (typeof value === 'object' && value !== null) out.additionalProperties = structural(value as Record<string, unknown>, `${where}[*]`);
+    } else if (key === 'required') {
+      if (Array.isArray(value) && value.length > 0) out.required = [...(value as string[])];
+    } else {
+      out[key] = value;
+    }
+  }
+  if (out.type === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true && out['x-kubernetes-int-or-string'] !== true) {
+    throw new Error(`${where}: every node of a structural schema needs a type`);
+  }
+  return out;
+}
+
+/** All CEL rules in a schema, with the JSON path of the node they sit on (for offline CEL tests). */
+export function celRules(schema: JSONSchemaProps, path = ''): { path: string; rule: string; message?: string }[] {
+  const found: { path: string; rule: string; message?: string }[] = [];
+  const rules = schema['x-kubernetes-validations'];
+  if (Array.isArray(rules)) {
+    for (const r of rules as { rule: string; message?: string }[]) found.push({ path, rule: r.rule, ...(r.message === undefined ? {} : { message: r.message }) });
+  }
+  for (const [name, child] of Object.entries(schema.properties ?? {})) found.push(...celRules(child, path === '' ? name : `${path}.${name}`));
+  if (schema.items) found.push(...celRules(schema.items, `${path}[]`));
+  if (typeof schema.additionalProperties === 'object') found.push(...celRules(schema.additionalProperties, `${path}[*]`));
+  return found;
+}

@@ -1,0 +1,66 @@
+import { fieldErrors, type FieldError } from './common/field-error.js';
+import type { ValidationOptions } from './common/kind.js';
+import { validateObjectMeta } from './common/object-meta.js';
+import { isPlainObject } from './common/text.js';
+import { allKinds, findKind } from './kinds.js';
+
+/** The verdict on one manifest: `skipped` when it is not one of the operator's kinds. */
+export interface ObjectVerdict {
+  readonly outcome: 'valid' | 'invalid' | 'skipped';
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly errors: FieldError[];
+  readonly warnings: string[];
+}
+
+const ownGroups = new Set(allKinds.map((k) => k.group));
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * Validates one object offline exactly as the admission webhook and the reconciler would, plus
+ * the metadata checks the apiserver itself makes. Never throws.
+ */
+export function validateObject(obj: unknown, oldObj: unknown, options: ValidationOptions): ObjectVerdict {
+  if (!isPlainObject(obj)) {
+    return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
+  }
+  const apiVersion = str(obj.apiVersion);
+  const kind = str(obj.kind);
+  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  const identity = {
+    ...(apiVersion === undefined ? {} : { apiVersion }),
+    ...(kind === undefined ? {} : { kind }),
+    ...(str(meta.namespace) === undefined ? {} : { namespace: str(meta.namespace) }),
+    ...(str(meta.name) === undefined ? {} : { name: str(meta.name) }),
+  };
+  const missing: FieldError[] = [];
+  if (apiVersion === undefined) missing.push(fieldErrors.required('apiVersion', 'apiVersion is required (for example prediction.endpoint-operator.dev/v1)'));
+  if (kind === undefined) missing.push(fieldErrors.required('kind', 'kind is required'));
+  if (apiVersion === undefined || kind === undefined) return { outcome: 'invalid', ...identity, errors: missing, warnings: [] };
+
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  if (!ownGroups.has(group)) return { outcome: 'skipped', ...identity, errors: [], warnings: [] };
+
+  const found = findKind(apiVersion, kind);
+  if (!found) {
+    const sameKind = allKinds.find((k) => k.group === group && k.kind === kind);
+    const error = sameKind
+      ? fieldErrors.notSupported('apiVersion', apiVersion, sameKind.versions.filter((v) => v.served).map((v) => `${group}/${v.name}`))
+      : fieldErrors.notSupported('kind', kind, allKinds.filter((k) => k.group === group).map((k) => k.kind));
+    return { outcome: 'invalid', ...identity, errors: [error], warnings: [] };
+  }
+  let result;
+  try {
+    result = found.version.validate(obj, oldObj, options);
+  } catch (err) {
+    // Validators promise never to throw; if one does, report it as a finding rather than crash a pipeline.
+    result = { errors: [fieldErrors.internal('', `validator failed: ${(err as Error).message}`)], warnings: [] };
+  }
+  const errors = [...validateObjectMeta(obj), ...result.errors];
+  return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings: result.warnings };
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../support/cli.js';
+
+const good = `apiVersion: prediction.endpoint-operator.dev/v1
+kind: PredictionEndpoint
+metadata:
+  name: churn
+  namespace: team-a
+spec:
+  displayName: Churn model
+`;
+
+const badSplit = `apiVersion: prediction.endpoint-operator.dev/v1
+kind: PredictionEndpoint
+metadata:
+  name: churn-bad
+  namespace: team-a
+spec:
+  displayName: Churn model
+  trafficSplit:
+    "1": 60
+    "2": 30
+`;
+
+const configMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: team-a
+data: {}
+`;
+
+function tempFile(name: string, text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'eo-validate-'));
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('endpoint-operator validate', () => {
+  it('prints "Kind namespace/name: ok" and exits 0 when every object is valid', async () => {
+    const r = await runCli(['validate', '-f', tempFile('ok.yaml', good)]);
+    expect(r.stdout).toContain('PredictionEndpoint team-a/churn: ok');
+    expect(r.code).toBe(0);
+  });
+
+  it('prints one line per error with field, detail and value, and exits 1', async () => {
+    const r = await runCli(['validate', '-f', tempFile('bad.yaml', `${good}---\n${badSplit}`)]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('PredictionEndpoint team-a/churn: ok');
+    expect(r.stdout).toContain('PredictionEndpoint team-a/churn-bad: invalid');
+    expect(r.stdout).toMatch(/^ {2}spec\.trafficSplit: .+\(.+\)$/m);
+  });
+
+  it('reads stdin with -f - and reports other kinds as skipped', async () => {
+    const r = await runCli(['validate', '-f', '-'], { input: `${configMap}---\n${good}` });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('ConfigMap team-a/settings: skipped');
+  });
+
+  it('writes the JSON contract with -o json', async () => {
+    const r = await runCli(['validate', '-o', 'json', '-f', tempFile('mixed.yaml', `${badSplit}---\n${configMap}`)]);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as Record<string, unknown>[];
+    expect(report).toHaveLength(2);
+    expect(report[0]).toMatchObject({ kind: 'PredictionEndpoint', apiVersion: 'prediction.endpoint-operator.dev/v1', namespace: 'team-a', name: 'churn-bad', valid: false, warnings: [] });
+    expect(report[0]!.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'spec.trafficSplit', type: expect.any(String), detail: expect.any(String) })]));
+    expect(report[1]).toMatchObject({ kind: 'ConfigMap', valid: true, skipped: true, errors: [] });
+  });
+
+  it('walks directories', async () => {
+    const file = tempFile('a.yaml', good);
+    writeFileSync(join(file, '..', 'b.yml'), badSplit);
+    writeFileSync(join(file, '..', 'notes.txt'), 'not a manifest');
+    const r = await runCli(['validate', '-f', join(file, '..')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n').filter((l) => /: (ok|invalid)$/.test(l))).toHaveLength(2);
+  });
+
+  it('expands kind: List', async () => {
+    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'a', namespace: 'n' }, spec: { displayName: 'A' } }] });
+    const r = await runCli(['validate', '-f', tempFile('list.json', list)]);
+    expect(r.stdout).toContain('PredictionEndpoint n/a: ok');
+    expect(r.code).toBe(0);
+  });
+
+  it('exits 2 and names the file and line on a YAML syntax error', async () => {
+    const file = tempFile('broken.yaml', 'apiVersion: v1\nkind: [ConfigMap\nmetadata: {}\n');
+    const r = await runCli(['validate', '-f', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(file);
+    expect(r.stderr).toMatch(/line \d+/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 2 on a missing file and on bad usage', async () => {
+    const missing = await runCli(['validate', '-f', '/nonexistent/x.yaml']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('/nonexistent/x.yaml: no such file or directory');
+    expect((await runCli(['validate'])).code).toBe(2);
+    expect((await runCli(['validate', '--bogus'])).code).toBe(2);
+    expect((await runCli(['validate', '-o', 'xml', '-f', '-'])).code).toBe(2);
+  });
+
+  it('reports non-object documents, wrong types, huge strings and deep nesting as errors, never a crash', async () => {
+    const huge = 'x'.repeat(1_000_000);
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const docs = [
+      '- just\n- a list\n',
+      'plain scalar\n',
+      `apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: {name: wrong-types, namespace: n}\nspec: {displayName: 42, trafficSplit: "50"}\n`,
+      `apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: {name: huge, namespace: n}\nspec: {displayName: "${huge}"}\n`,
+      `apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: {name: deep, namespace: n}\nspec: {displayName: ok, labels: ${deep}}\n`,
+      'kind: PredictionEndpoint\nmetadata: {name: no-api-version}\n',
+      'apiVersion: prediction.endpoint-operator.dev/v9\nkind: PredictionEndpoint\nmetadata: {name: future, namespace: n}\nspec: {}\n',
+    ];
+    const r = await runCli(['validate', '-o', 'json', '-f', tempFile('hostile.yaml', docs.join('---\n'))]);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as { name: string | null; valid: boolean; errors: { field: string; value: unknown }[] }[];
+    expect(report).toHaveLength(docs.length);
+    for (const entry of report) {
+      expect(entry.valid).toBe(false);
+      expect(entry.errors.length).toBeGreaterThan(0);
+    }
+    expect(r.stdout.length).toBeLessThan(200_000);
+    const byName = Object.fromEntries(report.map((e) => [e.name, e.errors.map((x) => x.field)]));
+    expect(byName['wrong-types']).toEqual(expect.arrayContaining(['spec.displayName']));
+    expect(byName.huge).toEqual(['spec.displayName']);
+    expect(byName['no-api-version']).toEqual(['apiVersion']);
+    expect(byName.future).toEqual(['apiVersion']);
+  });
+});
