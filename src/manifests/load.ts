@@ -84,7 +84,7 @@ export function parseManifests(file: string, text: string): ManifestDocument[] {
     if (err instanceof yaml.YAMLException) {
       const mark = err.mark as { line?: number; column?: number } | undefined;
       const where = mark?.line === undefined ? '' : ` at line ${mark.line + 1}, column ${(mark.column ?? 0) + 1}`;
-      throw new ManifestReadError(file, `YAML syntax error${where}: ${err.reason}`);
+      throw new ManifestReadError(file, `invalid YAML${where}: ${err.reason}`);
     }
     if (err instanceof RangeError) throw new ManifestReadError(file, 'document is nested too deeply to parse');
     throw new ManifestReadError(file, `cannot parse: ${(err as Error).message}`);

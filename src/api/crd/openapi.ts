@@ -42,6 +42,9 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
       // `additionalProperties: false` is zod's way of saying "an object": in a CRD unknown fields are
       // pruned instead, and Kubernetes forbids additionalProperties next to properties.
       if (typeof value === 'object' && value !== null) out.additionalProperties = structural(value as Record<string, unknown>, `${where}[*]`);
+    } else if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) {
+      // zod's `.int()` means "a safe integer"; the apiserver's int64 is wider, so the bound adds only noise.
+      continue;
     } else if (key === 'required') {
       if (Array.isArray(value) && value.length > 0) out.required = [...(value as string[])];
     } else {

@@ -40,7 +40,8 @@ function tempFile(name: string, text: string): string {
   return file;
 }
 
-describe('endpoint-operator validate', () => {
+// Each case spawns the CLI as a user would; a process start costs about a second on a loaded 2-core machine.
+describe('endpoint-operator validate', { timeout: 60_000 }, () => {
   it('prints "Kind namespace/name: ok" and exits 0 when every object is valid', async () => {
     const r = await runCli(['validate', '-f', tempFile('ok.yaml', good)]);
     expect(r.stdout).toContain('PredictionEndpoint team-a/churn: ok');
@@ -96,6 +97,14 @@ describe('endpoint-operator validate', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 2 with the file and line when nesting is too deep to parse', async () => {
+    const file = tempFile('deep.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
+    const r = await runCli(['validate', '-f', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: invalid YAML at line 4`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 2 on a missing file and on bad usage', async () => {
     const missing = await runCli(['validate', '-f', '/nonexistent/x.yaml']);
     expect(missing.code).toBe(2);
@@ -107,7 +116,8 @@ describe('endpoint-operator validate', () => {
 
   it('reports non-object documents, wrong types, huge strings and deep nesting as errors, never a crash', async () => {
     const huge = 'x'.repeat(1_000_000);
-    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    // js-yaml refuses nesting beyond 100 levels (tested below); 90 levels reach the validators.
+    const deep = `${'['.repeat(90)}${']'.repeat(90)}`;
     const docs = [
       '- just\n- a list\n',
       'plain scalar\n',

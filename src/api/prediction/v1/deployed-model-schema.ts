@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { conditionsSchema } from './conditions.js';
+import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
+
+/**
+ * DeployedModel v1: Vertex AI's DeployModel / UndeployModel operations as a resource. Creating one
+ * deploys `spec.model` to the endpoint named by `spec.endpointRef`; deleting it undeploys it. Fields
+ * mirror google.cloud.aiplatform.v1.DeployedModel.
+ */
+
+export const DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS = 128;
+
+/** CEL transition rule: evaluated by the apiserver (1.25+) only when both the old and new value exist. */
+function immutable(path: string): { 'x-kubernetes-validations': { rule: string; message: string }[] } {
+  return { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: `${path} is immutable` }] };
+}
+
+const replicaCount = z.number().int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' });
+
+export const machineSpecSchema = z.object({
+  machineType: z
+    .string()
+    .max(63)
+    .regex(MACHINE_TYPE, { error: 'must be a Compute Engine machine type such as n1-standard-4' })
+    .meta({ description: 'machineType is the Compute Engine machine type of each replica, for example n1-standard-4; required.' }),
+  acceleratorType: z
+    .string()
+    .max(64)
+    .regex(ACCELERATOR_TYPE, { error: 'must be an accelerator type such as NVIDIA_TESLA_T4' })
+    .optional()
+    .meta({ description: 'acceleratorType is the accelerator attached to each replica, for example NVIDIA_TESLA_T4; optional.' }),
+  acceleratorCount: z
+    .number()
+    .int({ error: 'must be an integer' })
+    .min(0)
+    .max(2147483647)
+    .optional()
+    .meta({ description: 'acceleratorCount is the number of accelerators per replica; needs acceleratorType when above 0; optional.' }),
+});
+
+export const autoscalingMetricSpecSchema = z.object({
+  metricName: z
+    .string()
+    .min(1)
+    .max(256)
+    .meta({ description: 'metricName is the resource metric to scale on, for example aiplatform.googleapis.com/prediction/online/cpu/utilization; required.' }),
+  target: z.number().int().min(1).max(100).optional().meta({ description: 'target utilisation percentage, 1..100 (default 60); optional.' }),
+});
+
+export const dedicatedResourcesSchema = z.object({
+  machineSpec: machineSpecSchema.meta({ description: 'machineSpec is the machine each replica runs on; required.' }),
+  minReplicaCount: replicaCount.max(2147483647).meta({ description: 'minReplicaCount is the minimum number of replicas, at least 1; required.' }),
+  maxReplicaCount: replicaCount
+    .max(2147483647)
+    .optional()
+    .meta({ description: 'maxReplicaCount is the maximum number of replicas, at least minReplicaCount (default minReplicaCount); optional.' }),
+  autoscalingMetricSpecs: z
+    .array(autoscalingMetricSpecSchema)
+    .max(16)
+    .optional()
+    .meta({ description: 'autoscalingMetricSpecs are the metrics replicas are scaled on; optional.' }),
+});
+
+export const automaticResourcesSchema = z.object({
+  minReplicaCount: replicaCount.max(2147483647).optional().meta({ description: 'minReplicaCount is the minimum number of replicas, at least 1; optional.' }),
+  maxReplicaCount: replicaCount
+    .max(2147483647)
+    .optional()
+    .meta({ description: 'maxReplicaCount is the maximum number of replicas, at least minReplicaCount; optional.' }),
+});
+
+export const endpointRefSchema = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(DNS1123_SUBDOMAIN, { error: 'must be the metadata.name of a PredictionEndpoint: a lowercase RFC 1123 subdomain' })
+    .meta({ description: 'name of the PredictionEndpoint in the same namespace; immutable (moving a model is undeploy + deploy); required.', ...immutable('spec.endpointRef.name') }),
+});
+
+export const deployedModelSpecSchema = z.object({
+  endpointRef: endpointRefSchema.meta({ description: 'endpointRef names the PredictionEndpoint the model is deployed to; required.' }),
+  id: z
+    .string()
+    .max(10)
+    .regex(DEPLOYED_MODEL_ID, { error: 'must be 1 to 10 digits' })
+    .optional()
+    .meta({ description: 'id of the deployed model within its endpoint, 1 to 10 digits; assigned and reported in status.id when omitted; immutable; optional.', ...immutable('spec.id') }),
+  model: z
+    .string()
+    .max(1024)
+    .regex(MODEL, { error: 'must be projects/{project}/locations/{location}/models/{model}, optionally followed by @{version id or alias}' })
+    .meta({ description: 'model is the Model to deploy, projects/{project}/locations/{location}/models/{model}[@{version}]; required.' }),
+  displayName: z
+    .string()
+    .optional()
+    .meta({ description: "displayName of the deployed model, at most 128 characters (code points) (default: the model's display name); optional.", maxLength: DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS }),
+  dedicatedResources: dedicatedResourcesSchema
+    .optional()
+    .meta({ description: 'dedicatedResources runs the model on dedicated machines; exactly one of dedicatedResources and automaticResources; optional.' }),
+  automaticResources: automaticResourcesSchema
+    .optional()
+    .meta({ description: 'automaticResources lets the platform manage the resources; exactly one of dedicatedResources and automaticResources; optional.' }),
+  enableAccessLogging: z.boolean().optional().meta({ description: 'enableAccessLogging writes prediction access logs to Cloud Logging; optional (default false).' }),
+  disableContainerLogging: z.boolean().optional().meta({ description: "disableContainerLogging stops the container's stdout/stderr from reaching Cloud Logging; optional (default false)." }),
+});
+
+export type DeployedModelSpec = z.infer<typeof deployedModelSpecSchema>;
+
+export const deployedModelStatusSchema = z.object({
+  id: z.string().optional().meta({ description: 'id is the deployed-model id within the endpoint (spec.id, or the one assigned); optional.' }),
+  endpoint: z.string().optional().meta({ description: "endpoint is the endpoint's resource name, projects/{project}/locations/{location}/endpoints/{name}; optional." }),
+  deployTime: z.string().optional().meta({ description: 'deployTime is when the model was deployed, RFC 3339; optional.', format: 'date-time' }),
+  observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation this status describes; optional.' }),
+  conditions: conditionsSchema,
+});
+
+export type DeployedModelStatus = z.infer<typeof deployedModelStatusSchema>;

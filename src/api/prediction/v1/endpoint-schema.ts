@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { conditionsSchema } from './conditions.js';
+import { BQ_URI_PREFIX, KMS_KEY_NAME, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, NETWORK, networkNameDetail } from './names.js';
+
+/**
+ * PredictionEndpoint v1: the declarative form of a Vertex AI Endpoint
+ * (google.cloud.aiplatform.v1.Endpoint), with output-only fields moved to status.
+ *
+ * Lengths counted in code points (displayName, labels) are put in the CRD as `maxLength` through
+ * `.meta()` rather than zod's `.max()`: the apiserver counts runes, zod counts UTF-16 units, so a
+ * zod `.max(128)` would refuse 128 emoji that Kubernetes accepts. The validator counts code points.
+ */
+
+export const DISPLAY_NAME_MAX_CODE_POINTS = 128;
+
+export const encryptionSpecSchema = z.object({
+  kmsKeyName: z
+    .string()
+    .regex(KMS_KEY_NAME, { error: 'must be a Cloud KMS key name: projects/{project}/locations/{location}/keyRings/{keyRing}/cryptoKeys/{key}' })
+    .meta({ description: 'kmsKeyName is the Cloud KMS key that protects the endpoint, projects/*/locations/*/keyRings/*/cryptoKeys/*; required.' }),
+});
+
+export const bigQueryDestinationSchema = z.object({
+  outputUri: z
+    .string()
+    .regex(BQ_URI_PREFIX, { error: 'must be a BigQuery URI: bq://project, bq://project.dataset or bq://project.dataset.table' })
+    .meta({ description: 'outputUri is the BigQuery table or dataset that receives the logs, bq://project[.dataset[.table]]; required.' }),
+});
+
+export const loggingConfigSchema = z.object({
+  enabled: z.boolean().optional().meta({ description: 'enabled turns request-response logging on; optional (default false).' }),
+  samplingRate: z
+    .number()
+    .gt(0, { error: 'must be greater than 0 and at most 1' })
+    .lte(1, { error: 'must be greater than 0 and at most 1' })
+    .optional()
+    .meta({ description: 'samplingRate is the fraction of requests that are logged, in (0, 1]; optional.' }),
+  bigqueryDestination: bigQueryDestinationSchema
+    .optional()
+    .meta({ description: 'bigqueryDestination is where logged requests and responses are written; optional.' }),
+});
+
+export const predictionEndpointSpecSchema = z.object({
+  displayName: z
+    .string()
+    .meta({ description: 'displayName is the human-readable name of the endpoint, any UTF-8, at most 128 characters (code points); required.', maxLength: DISPLAY_NAME_MAX_CODE_POINTS }),
+  description: z.string().optional().meta({ description: 'description of the endpoint; optional.' }),
+  trafficSplit: z
+    .record(z.string(), z.number().int({ error: 'must be an integer percentage' }).min(0).max(100))
+    .optional()
+    .meta({
+      description:
+        'trafficSplit maps a deployed-model id to the percentage of traffic it receives; values sum to 100, or the map is empty and the endpoint accepts no traffic; an id absent from the map gets no traffic; optional.',
+    }),
+  etag: z
+    .string()
+    .optional()
+    .meta({ description: 'etag, when set on an update, must equal status.etag of the object being replaced (a consistent read-modify-write); unset means a blind overwrite; optional.' }),
+  labels: z
+    .record(
+      z.string(),
+      z.string().regex(LABEL_VALUE, { error: 'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes' }).meta({ maxLength: LABEL_MAX_CODE_POINTS }),
+    )
+    .optional()
+    .meta({
+      description:
+        'labels organise endpoints: at most 64, keys and values at most 64 characters of lowercase letters (international allowed), digits, underscores and dashes, keys starting with a letter; optional.',
+      maxProperties: MAX_LABELS,
+    }),
+  encryptionSpec: encryptionSpecSchema.optional().meta({ description: 'encryptionSpec is the customer-managed encryption key of the endpoint; optional.' }),
+  network: z
+    .string()
+    .regex(NETWORK, { error: (issue) => networkNameDetail(issue.input) })
+    .optional()
+    .meta({ description: 'network is the VPC network peered with the endpoint, projects/{project number}/global/networks/{name}; mutually exclusive with enablePrivateServiceConnect; optional.' }),
+  enablePrivateServiceConnect: z
+    .boolean()
+    .optional()
+    .meta({ description: 'enablePrivateServiceConnect exposes the endpoint through Private Service Connect; deprecated, use network; mutually exclusive with network; optional.' }),
+  predictRequestResponseLoggingConfig: loggingConfigSchema
+    .optional()
+    .meta({ description: 'predictRequestResponseLoggingConfig logs prediction requests and responses to BigQuery; optional.' }),
+});
+
+export type PredictionEndpointSpec = z.infer<typeof predictionEndpointSpecSchema>;
+
+const replicaCount = z.number().int().min(1);
+
+/** The resources of a deployed model as the endpoint reports them. */
+export const deployedModelSummarySchema = z.object({
+  id: z.string().meta({ description: 'id of the deployed model within the endpoint; required.' }),
+  model: z.string().meta({ description: 'model is the resource name of the Model that is deployed; required.' }),
+  displayName: z.string().optional().meta({ description: 'displayName of the deployed model; optional.' }),
+  createTime: z.string().optional().meta({ description: 'createTime is when the model was deployed, RFC 3339; optional.', format: 'date-time' }),
+  deployedModelRef: z.string().optional().meta({ description: 'deployedModelRef is the metadata.name of the DeployedModel resource; optional.' }),
+  dedicatedResources: z
+    .object({
+      machineType: z.string().optional().meta({ description: 'machineType of each replica; optional.' }),
+      minReplicaCount: replicaCount.optional().meta({ description: 'minReplicaCount is the minimum number of replicas; optional.' }),
+      maxReplicaCount: replicaCount.optional().meta({ description: 'maxReplicaCount is the maximum number of replicas; optional.' }),
+    })
+    .optional()
+    .meta({ description: 'dedicatedResources, when the model runs on dedicated machines; optional.' }),
+  automaticResources: z
+    .object({
+      minReplicaCount: replicaCount.optional().meta({ description: 'minReplicaCount is the minimum number of replicas; optional.' }),
+      maxReplicaCount: replicaCount.optional().meta({ description: 'maxReplicaCount is the maximum number of replicas; optional.' }),
+    })
+    .optional()
+    .meta({ description: 'automaticResources, when the model runs on automatically managed resources; optional.' }),
+});
+
+export type DeployedModelSummary = z.infer<typeof deployedModelSummarySchema>;
+
+export const predictionEndpointStatusSchema = z.object({
+  name: z.string().optional().meta({ description: 'name is the resource name, projects/{project}/locations/{location}/endpoints/{metadata.name}; optional.' }),
+  deployedModels: z
+    .array(deployedModelSummarySchema)
+    .optional()
+    .meta({
+      description: 'deployedModels are the models deployed to this endpoint, ordered by id; optional.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['id'],
+    }),
+  createTime: z.string().optional().meta({ description: 'createTime is when the endpoint was first reconciled, RFC 3339; optional.', format: 'date-time' }),
+  updateTime: z.string().optional().meta({ description: 'updateTime is when the effective endpoint last changed, RFC 3339; optional.', format: 'date-time' }),
+  modelDeploymentMonitoringJob: z
+    .string()
+    .optional()
+    .meta({ description: 'modelDeploymentMonitoringJob is the resource name of the monitoring job of this endpoint, if any; optional.' }),
+  etag: z.string().optional().meta({ description: 'etag is the fingerprint of the current spec; copy it to spec.etag for a consistent read-modify-write; optional.' }),
+  observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation this status describes; optional.' }),
+  conditions: conditionsSchema,
+});
+
+export type PredictionEndpointStatus = z.infer<typeof predictionEndpointStatusSchema>;

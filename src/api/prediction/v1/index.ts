@@ -1,0 +1,16 @@
+export { predictionEndpointKind, deployedModelKind } from './kinds.js';
+export {
+  predictionEndpointSpecSchema,
+  predictionEndpointStatusSchema,
+  deployedModelSummarySchema,
+  type PredictionEndpointSpec,
+  type PredictionEndpointStatus,
+  type DeployedModelSummary,
+} from './endpoint-schema.js';
+export { deployedModelSpecSchema, deployedModelStatusSchema, type DeployedModelSpec, type DeployedModelStatus } from './deployed-model-schema.js';
+export { validatePredictionEndpoint } from './endpoint-validation.js';
+export { validateDeployedModel } from './deployed-model-validation.js';
+export { conditionSchema, type Condition, ConditionType, PredictionEndpointReason, DeployedModelReason } from './conditions.js';
+export { computeEtag, canonicalJson, jsonEqual } from './etag.js';
+export { trafficSplitProblems, nextDeployedModelId, compareIds } from './traffic.js';
+export { endpointResourceName, PREDICTION_GROUP } from './names.js';

@@ -1,0 +1,68 @@
+import type { KindDefinition, PrinterColumn } from '../../common/kind.js';
+import { deployedModelSpecSchema, deployedModelStatusSchema } from './deployed-model-schema.js';
+import { validateDeployedModel } from './deployed-model-validation.js';
+import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './endpoint-schema.js';
+import { validatePredictionEndpoint } from './endpoint-validation.js';
+import { PREDICTION_GROUP } from './names.js';
+
+const ready: PrinterColumn = { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' };
+const reason: PrinterColumn = { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' };
+const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export const predictionEndpointKind: KindDefinition = {
+  group: PREDICTION_GROUP,
+  kind: 'PredictionEndpoint',
+  listKind: 'PredictionEndpointList',
+  plural: 'predictionendpoints',
+  singular: 'predictionendpoint',
+  shortNames: ['pe'],
+  categories: ['endpoint-operator'],
+  description: 'PredictionEndpoint is an endpoint that serves predictions from the models deployed to it (DeployedModel), split by spec.trafficSplit.',
+  versions: [
+    {
+      name: 'v1',
+      served: true,
+      storage: true,
+      spec: predictionEndpointSpecSchema,
+      status: predictionEndpointStatusSchema,
+      printerColumns: [
+        { name: 'Display Name', type: 'string', jsonPath: '.spec.displayName' },
+        // A CRD column cannot count list items; the ids of the deployed models are the next best thing.
+        { name: 'Models', type: 'string', jsonPath: '.status.deployedModels[*].id', description: 'ids of the deployed models' },
+        ready,
+        reason,
+        age,
+      ],
+      validate: validatePredictionEndpoint,
+    },
+  ],
+};
+
+export const deployedModelKind: KindDefinition = {
+  group: PREDICTION_GROUP,
+  kind: 'DeployedModel',
+  listKind: 'DeployedModelList',
+  plural: 'deployedmodels',
+  singular: 'deployedmodel',
+  shortNames: ['dm'],
+  categories: ['endpoint-operator'],
+  description: 'DeployedModel deploys a model to a PredictionEndpoint while it exists; deleting it undeploys the model.',
+  versions: [
+    {
+      name: 'v1',
+      served: true,
+      storage: true,
+      spec: deployedModelSpecSchema,
+      status: deployedModelStatusSchema,
+      printerColumns: [
+        { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpointRef.name' },
+        { name: 'Model', type: 'string', jsonPath: '.spec.model' },
+        { name: 'ID', type: 'string', jsonPath: '.status.id' },
+        ready,
+        reason,
+        age,
+      ],
+      validate: validateDeployedModel,
+    },
+  ],
+};

@@ -1,0 +1,100 @@
+import { fieldErrors, type FieldError } from '../common/field-error.js';
+import type { FieldPath } from '../common/field-path.js';
+import { isDns1123Subdomain } from '../common/object-meta.js';
+import { codePointLength } from '../common/text.js';
+
+/**
+ * Registry annotations (v1 `annotations`, v1beta1 `metadata`: the same stored data), with Service
+ * Directory's rules: a key is an optional DNS-subdomain prefix and `/`, then a name; all keys and
+ * values together hold at most 512 characters. Keys under a reserved prefix belong to the operator
+ * (Service Directory reserves `google.com/` the same way): they are accepted and kept in spec, so a
+ * GitOps tool sees no drift, but they are ignored, i.e. left out of the effective set and the budget.
+ */
+
+/** Service Directory's limit on one endpoint's annotations, counted over every key and value. */
+export const ANNOTATIONS_BUDGET = 512;
+export const MAX_ANNOTATION_NAME_LENGTH = 63;
+export const MAX_ANNOTATION_PREFIX_LENGTH = 253;
+
+const ANNOTATION_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** A reserved prefix as configured (`endpoint-operator.dev` or `endpoint-operator.dev/`), without the slash, lowercased. */
+function normalisePrefix(prefix: string): string {
+  return (prefix.endsWith('/') ? prefix.slice(0, -1) : prefix).toLowerCase();
+}
+
+/**
+ * True when `key` has a prefix equal to one of `prefixes` or a subdomain of one:
+ * `endpoint-operator.dev/x` and `team.endpoint-operator.dev/x`, but not `myendpoint-operator.dev/x`.
+ */
+export function isReservedKey(key: string, prefixes: readonly string[]): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const prefix = key.slice(0, slash).toLowerCase();
+  return prefixes.some((p) => {
+    const reserved = normalisePrefix(p);
+    return reserved !== '' && (prefix === reserved || prefix.endsWith(`.${reserved}`));
+  });
+}
+
+/** The annotations that take effect: every entry whose key is not under a reserved prefix. */
+export function effectiveAnnotations(annotations: Readonly<Record<string, string>> | undefined, reservedPrefixes: readonly string[]): Record<string, string> {
+  const effective: Record<string, string> = {};
+  for (const [key, value] of Object.entries(annotations ?? {})) {
+    if (!isReservedKey(key, reservedPrefixes)) effective[key] = value;
+  }
+  return effective;
+}
+
+/** Why `key` is not a valid annotation key, or undefined when it is. */
+export function annotationKeyProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  if (parts.length > 2) return "a key is an optional prefix and a name separated by one '/' (example.com/name), so it holds at most one '/'";
+  const name = parts.length === 2 ? (parts[1] ?? '') : key;
+  if (parts.length === 2) {
+    const prefix = parts[0] ?? '';
+    if (prefix === '') return "the prefix before '/' must not be empty (write name, or example.com/name)";
+    if (prefix.length > MAX_ANNOTATION_PREFIX_LENGTH) return `the prefix must have at most ${MAX_ANNOTATION_PREFIX_LENGTH} characters`;
+    if (!isDns1123Subdomain(prefix)) return "the prefix must be a DNS subdomain: lowercase labels of letters, digits and '-', separated by '.'";
+  }
+  if (name === '') return 'the name must not be empty';
+  if (name.length > MAX_ANNOTATION_NAME_LENGTH) return `the name must have at most ${MAX_ANNOTATION_NAME_LENGTH} characters`;
+  if (!ANNOTATION_NAME.test(name)) return "the name must begin and end with a letter or digit, with only letters, digits, '-', '_' and '.' between";
+  return undefined;
+}
+
+/** What a registry annotation map contributes to a validation result. */
+export interface AnnotationsVerdict {
+  readonly errors: FieldError[];
+  readonly warnings: string[];
+}
+
+/**
+ * Checks every key, the 512-character budget over the non-reserved entries, and names each reserved
+ * key in a warning. `path` is the map's field (`spec.annotations`, `spec.metadata`).
+ */
+export function validateAnnotations(annotations: Readonly<Record<string, string>>, path: FieldPath, reservedPrefixes: readonly string[]): AnnotationsVerdict {
+  const errors: FieldError[] = [];
+  const warnings: string[] = [];
+  let used = 0;
+  for (const [key, value] of Object.entries(annotations)) {
+    const problem = annotationKeyProblem(key);
+    if (problem !== undefined) errors.push(fieldErrors.invalid(path.key(key).toString(), key, `invalid key: ${problem}`));
+    if (isReservedKey(key, reservedPrefixes)) {
+      warnings.push(
+        `${path.key(key).toString()}: the key is under a reserved prefix (${reservedPrefixes.map(normalisePrefix).join(', ')} and their subdomains) and is ignored: kept in spec, left out of the effective annotations and of the ${ANNOTATIONS_BUDGET}-character budget`,
+      );
+    } else {
+      used += codePointLength(key) + codePointLength(value);
+    }
+  }
+  if (used > ANNOTATIONS_BUDGET) {
+    errors.push({
+      field: path.toString(),
+      type: 'FieldValueTooLong',
+      value: `${used} characters`,
+      detail: `must have at most ${ANNOTATIONS_BUDGET} characters in total over all keys and values (keys under a reserved prefix are not counted); remove ${used - ANNOTATIONS_BUDGET}`,
+    });
+  }
+  return { errors, warnings };
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { fieldErrors, type FieldError } from '../common/field-error.js';
+import { ADDRESS_CHARSET_PATTERN, MAX_ADDRESS_LENGTH, addressProblem } from './address.js';
+import {
+  ENDPOINT_NAME_FORMAT,
+  ENDPOINT_NAME_PATTERN,
+  MAX_ENDPOINT_NAME_LENGTH,
+  MAX_NETWORK_NAME_LENGTH,
+  MAX_SERVICE_NAME_LENGTH,
+  NETWORK_NAME_FORMAT,
+  NETWORK_NAME_PATTERN,
+  SERVICE_NAME_FORMAT,
+  SERVICE_NAME_PATTERN,
+  endpointNameProblem,
+  networkNameProblem,
+  serviceNameProblem,
+} from './names.js';
+import type { OwnedField } from './validate-spec.js';
+
+/** Schemas and checks of the fields the registry kinds and versions share. */
+
+function immutable(field: string): { 'x-kubernetes-validations': { rule: string; message: string }[] } {
+  return { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: `${field} is immutable` }] };
+}
+
+export const serviceNameSchema = z
+  .string()
+  .min(1)
+  .max(MAX_SERVICE_NAME_LENGTH)
+  .regex(SERVICE_NAME_PATTERN, { error: `must have the form ${SERVICE_NAME_FORMAT}` })
+  .meta({
+    description: `name is the Service Directory resource name of the service, ${SERVICE_NAME_FORMAT}; the project is a project ID or number, every other id 1-63 lowercase letters, digits or '-' (a letter first, no '-' last); required, immutable.`,
+    ...immutable('spec.name'),
+  });
+
+export const endpointNameSchema = z
+  .string()
+  .min(1)
+  .max(MAX_ENDPOINT_NAME_LENGTH)
+  .regex(ENDPOINT_NAME_PATTERN, { error: `must have the form ${ENDPOINT_NAME_FORMAT}` })
+  .meta({
+    description: `name is the Service Directory resource name of the endpoint, ${ENDPOINT_NAME_FORMAT}; its parent service (the name without /endpoints/{endpoint}) must exist as a RegistryService in the same namespace for the endpoint to be Ready; required, immutable.`,
+    ...immutable('spec.name'),
+  });
+
+export const addressSchema = z
+  .string()
+  .max(MAX_ADDRESS_LENGTH)
+  .regex(ADDRESS_CHARSET_PATTERN, { error: 'must be a bare IPv4 or IPv6 address' })
+  .optional()
+  .meta({
+    description:
+      'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty or absent means the address is not known yet.',
+  });
+
+export const portSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(65535)
+  .optional()
+  .meta({ description: 'port is the service port of the endpoint, 0 to 65535; optional (0 when absent).' });
+
+export function annotationsSchema(field: 'annotations' | 'metadata', of: string): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString>> {
+  return z
+    .record(z.string(), z.string())
+    .optional()
+    .meta({
+      description: `${field} are key/value pairs for clients of the ${of}; a key is an optional DNS-subdomain prefix (at most 253 characters) and '/', then a name of 1-63 characters (letters or digits at both ends, '-', '_', '.' between); at most 512 characters in total over all keys and values; keys under a reserved prefix (by default endpoint-operator.dev/, endpoint-operator.io/ and their subdomains) are kept but ignored and not counted; optional.`,
+    });
+}
+
+export const networkSchema = z
+  .string()
+  .max(MAX_NETWORK_NAME_LENGTH)
+  .regex(NETWORK_NAME_PATTERN, { error: `must have the form ${NETWORK_NAME_FORMAT}` })
+  .optional()
+  .meta({
+    description: `network is the VPC network of the endpoint, ${NETWORK_NAME_FORMAT}; the project must be given by number (a project ID is rejected); existence and reachability are not checked; optional, immutable (set only at creation).`,
+    ...immutable('spec.network'),
+  });
+
+function nameCheck(problem: (name: string) => string | undefined): OwnedField {
+  return {
+    type: 'string',
+    check: (value, field) => {
+      if (value === '') return [fieldErrors.required(field, `${field} is required`)];
+      const p = problem(value);
+      return p === undefined ? [] : [fieldErrors.invalid(field, value, p)];
+    },
+  };
+}
+
+export const serviceNameCheck = nameCheck(serviceNameProblem);
+export const endpointNameCheck = nameCheck(endpointNameProblem);
+
+export const networkCheck: OwnedField = {
+  type: 'string',
+  check: (value, field) => {
+    const p = networkNameProblem(value);
+    return p === undefined ? [] : [fieldErrors.invalid(field, value, p)];
+  },
+};
+
+/** Service Directory accepts an endpoint without an address (proto3's empty string), so '' passes. */
+export const addressCheck: OwnedField = {
+  type: 'string',
+  check: (value, field): FieldError[] => {
+    if (value === '') return [];
+    const p = addressProblem(value);
+    return p === undefined ? [] : [fieldErrors.invalid(field, value, p)];
+  },
+};
+
+export const portCheck: OwnedField = {
+  type: 'number',
+  check: (value, field) => (Number.isInteger(value) && value >= 0 && value <= 65535 ? [] : [fieldErrors.invalid(field, value, 'must be an integer from 0 to 65535')]),
+};
