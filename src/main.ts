@@ -9,8 +9,11 @@ export interface Subcommand {
 
 // Subcommands are loaded lazily so that `validate` in a CI pipeline never loads the Kubernetes client or fastify.
 export const subcommands: Record<string, Subcommand> = {
+  'hash-password': { summary: 'read a password on stdin and print its argon2id PHC string (for a Secret)', load: () => import('./cli/hash-password.js') },
   validate: { summary: 'validate manifests offline (files, directories or - for stdin)', load: () => import('./cli/validate.js') },
+  run: { summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster', load: () => import('./cli/run.js') },
   crds: { summary: 'print the CustomResourceDefinitions (the same YAML as crds/)', load: () => import('./cli/crds.js') },
+  cluster: { summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up', load: () => import('./cli/cluster.js') },
 };
 
 function usage(): string {

@@ -1,10 +1,16 @@
 import type { KindDefinition } from './common/kind.js';
+import { adminUserKind, shopKind, shopUserKind, signInSessionKind } from './pos/v1/index.js';
+import { deployedModelKind, predictionEndpointKind } from './prediction/v1/index.js';
+import { registryEndpointKind, registryServiceKind } from './registry/index.js';
 
 /**
  * Every kind the operator serves. The CRD generator, the admission webhook, the validate CLI
  * and the controllers all start from this list, so a kind added here is covered everywhere.
  */
 export const allKinds: readonly KindDefinition[] = [
+  shopKind, shopUserKind, adminUserKind, signInSessionKind,
+  predictionEndpointKind, deployedModelKind,
+  registryServiceKind, registryEndpointKind,
 ];
 
 export function findKind(apiVersion: string, kind: string): { def: KindDefinition; version: KindDefinition['versions'][number] } | undefined {

@@ -1,0 +1,149 @@
+/**
+ * Admission webhook latency over HTTPS on loopback, the way kube-apiserver calls it: keep-alive
+ * connections, realistic AdmissionReviews (CREATE of a valid PredictionEndpoint, UPDATE of a
+ * RegistryEndpoint with its old object, a CREATE that is denied), sent open-loop at a fixed rate so
+ * a slow response does not lower the offered load. Bounded in count and time. The server runs in
+ * a child process, as it would against a real API server, so the client's work does not share its
+ * event loop.
+ *
+ *   npx tsx bench/webhook.ts [--rate 200] [--requests 3000] [--max-seconds 30]
+ *
+ * EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of the server process to /tmp/eo-webhook-prof/.
+ */
+import { fork } from 'node:child_process';
+import { Agent, request } from 'node:https';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { defaultValidationOptions } from '../src/api/common/kind.js';
+import { issueCertificates, servingIdentity } from '../src/webhook/certificates.js';
+import { startWebhookServer } from '../src/webhook/server.js';
+
+const { values } = parseArgs({ options: { serve: { type: 'boolean', default: false }, rate: { type: 'string', default: '200' }, requests: { type: 'string', default: '3000' }, 'max-seconds': { type: 'string', default: '30' } } });
+const rate = Number(values.rate);
+const total = Number(values.requests);
+const maxMs = Number(values['max-seconds']) * 1000;
+const WARMUP = 200;
+
+const endpointName = 'projects/payments-prod/locations/us-east1/namespaces/checkout/services/ledger/endpoints/ledger-1';
+
+function review(uid: string, kind: { group: string; version: string; kind: string }, operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown = null): string {
+  const resource = { group: kind.group, version: kind.version, resource: `${kind.kind.toLowerCase()}s` };
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid, kind, resource, requestKind: kind, requestResource: resource, name: (object as { metadata: { name: string } }).metadata.name, namespace: 'endpoint-demo', operation,
+      userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
+      object, oldObject, dryRun: false, options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions', fieldManager: 'kubectl-client-side-apply' },
+    },
+  });
+}
+
+const managedFields = [{ manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'v1', time: '2026-03-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } }, 'f:spec': { '.': {}, 'f:displayName': {}, 'f:labels': {}, 'f:trafficSplit': {} } } }];
+const meta = (name: string) => ({ name, namespace: 'endpoint-demo', uid: 'd9607e19-f88f-11e6-a518-42010a800195', resourceVersion: '48213', generation: 3, creationTimestamp: '2026-03-01T10:00:00Z', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"prediction.endpoint-operator.dev/v1","kind":"PredictionEndpoint"}' }, managedFields });
+
+const PE = { group: 'prediction.endpoint-operator.dev', version: 'v1', kind: 'PredictionEndpoint' };
+const RE = { group: 'registry.endpoint-operator.dev', version: 'v1', kind: 'RegistryEndpoint' };
+const predictionEndpoint = {
+  apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: meta('fraud-scoring'),
+  spec: { displayName: 'Fraud scoring (card payments)', description: 'Scores card payments for fraud in real time.', trafficSplit: { '4712380917': 70, '8815520493': 30 }, labels: { team: 'risk-ml', env: 'production', 'cost-center': 'cc-4021' },
+    predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 0.1, bigqueryDestination: { outputUri: 'bq://risk-ml-prod.fraud_logs' } } },
+};
+const registryEndpoint = (port: number) => ({
+  apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: meta('ledger-1'),
+  spec: { name: endpointName, address: '2001:db8::10', port, annotations: { 'example.com/team': 'payments', 'example.com/tier': 'gold', 'endpoint-operator.dev/owner': 'platform' } },
+});
+const invalid = { ...predictionEndpoint, spec: { ...predictionEndpoint.spec, trafficSplit: { '4712380917': 70, '8815520493': 20 }, network: 'projects/risk-ml-prod/global/networks/default', enablePrivateServiceConnect: true } };
+
+const bodies = [
+  (uid: string) => review(uid, PE, 'CREATE', predictionEndpoint),
+  (uid: string) => review(uid, RE, 'UPDATE', registryEndpoint(8443), registryEndpoint(8080)),
+  (uid: string) => review(uid, PE, 'CREATE', invalid),
+];
+
+/** Child mode: start the server with fresh certificates, report port and CA to the parent, serve until told to stop. */
+async function serve(): Promise<void> {
+  const identity = servingIdentity('endpoint-operator-webhook', 'endpoint-operator-system', { host: '127.0.0.1' });
+  const certs = await issueCertificates({ action: 'renew-all', reason: 'bench' }, undefined, identity, new Date(), { caDays: 1, servingDays: 1 });
+  // Logging stays on (one line per request, as in production), written to /dev/null.
+  const server = await startWebhookServer({ port: 0, host: '127.0.0.1', tls: certs, options: defaultValidationOptions, log: pino(pino.destination('/dev/null')) });
+  process.send?.({ port: server.port, ca: certs.caBundle });
+  // CPU time spent serving: a figure that machine load from other processes does not inflate.
+  process.on('message', (m) => {
+    if (m === 'cpu') process.send?.({ cpuMicros: process.cpuUsage().user + process.cpuUsage().system });
+    else void server.close().then(() => process.exit(0));
+  });
+}
+
+async function main(): Promise<void> {
+  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { execArgv: ['--import', 'tsx', ...(process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-webhook-prof'] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port, ca } = await new Promise<{ port: number; ca: string }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { port: number; ca: string }));
+    child.once('exit', (code) => reject(new Error(`webhook server process exited with ${code}`)));
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 16, ca });
+  const decisions = new Map<string, number>();
+  // Built up front: the client's own JSON work must not show up as server latency.
+  const prebuilt = Array.from({ length: WARMUP + total }, (_, i) => bodies[i % bodies.length]!(`bench-${i}`));
+
+  const send = (i: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const body = prebuilt[i]!;
+      const started = process.hrtime.bigint();
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/validate?timeout=5s', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          const allowed = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed;
+          const key = res.statusCode === 200 ? (allowed ? 'allowed' : 'denied') : `http ${res.statusCode}`;
+          decisions.set(key, (decisions.get(key) ?? 0) + 1);
+          resolve(ms);
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  const run = async (from: number, count: number): Promise<number[]> => {
+    const interval = 1000 / rate;
+    const start = performance.now();
+    const pending: Promise<number>[] = [];
+    for (let i = 0; i < count; i++) {
+      const wait = start + i * interval - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      if (performance.now() - start > maxMs) break;
+      pending.push(send(from + i));
+    }
+    return Promise.all(pending);
+  };
+
+  const serverCpu = (): Promise<number> =>
+    new Promise((resolve) => {
+      child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
+      child.send('cpu');
+    });
+
+  try {
+    await run(0, WARMUP);
+    decisions.clear();
+    const cpuBefore = await serverCpu();
+    const t0 = performance.now();
+    const latencies = (await run(WARMUP, total)).sort((a, b) => a - b);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpuPerRequest = (await serverCpu()) - cpuBefore;
+    const pct = (p: number): string => (latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN).toFixed(2);
+    console.log(`webhook admission over HTTPS keep-alive, loopback: ${latencies.length} requests at ${rate}/s offered (${(latencies.length / seconds).toFixed(0)}/s achieved) in ${seconds.toFixed(1)} s`);
+    console.log(`latency ms: p50 ${pct(50)}  p90 ${pct(90)}  p99 ${pct(99)}  max ${latencies.at(-1)?.toFixed(2)}`);
+    console.log(`server CPU per request: ${(cpuPerRequest / latencies.length / 1000).toFixed(3)} ms (user+system, TLS and logging included); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+    console.log(`decisions: ${[...decisions].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  } finally {
+    agent.destroy();
+    child.send('stop');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+if (values.serve) await serve();
+else await main();

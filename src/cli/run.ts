@@ -1,0 +1,128 @@
+import { hostname } from 'node:os';
+import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { KubeClient } from '../runtime/kube-client.js';
+import { createLogger } from '../runtime/logger.js';
+import { Shutdown } from '../runtime/shutdown.js';
+import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
+import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
+import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+
+const podNamespace = process.env.POD_NAMESPACE;
+
+export const RUN_FLAGS: readonly FlagSpec[] = [
+  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config' },
+  { name: 'project', type: 'string', env: 'EO_PROJECT', default: 'endpoint-operator', help: 'project in PredictionEndpoint status.name (projects/{project}/...)' },
+  { name: 'location', type: 'string', env: 'EO_LOCATION', default: 'us-central1', help: 'location in PredictionEndpoint status.name' },
+  { name: 'namespaces', type: 'list', env: 'EO_NAMESPACES', default: [], placeholder: 'NS[,NS]', help: 'namespaces to watch; empty = all namespaces' },
+  { name: 'workers', type: 'number', env: 'EO_WORKERS', default: 4, placeholder: 'N', help: 'concurrent reconciles per controller' },
+  { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes that are kept but ignored (repeatable; subdomains included)' },
+  { name: 'operator-namespace', type: 'string', env: 'POD_NAMESPACE', default: podNamespace ?? 'endpoint-operator-system', placeholder: 'NS', help: "the operator's own namespace (lease, webhook Secret; never intercepted by the webhook)" },
+  { name: 'leader-elect', type: 'boolean', env: 'EO_LEADER_ELECT', default: true, help: 'elect one active replica through a Lease' },
+  { name: 'lease-name', type: 'string', env: 'EO_LEASE_NAME', default: 'endpoint-operator-leader', placeholder: 'NAME', help: 'name of the leader-election Lease' },
+  { name: 'identity', type: 'string', env: 'POD_NAME', placeholder: 'ID', help: 'this replica in the Lease (default: hostname plus a random suffix)' },
+  { name: 'health-port', type: 'number', env: 'EO_HEALTH_PORT', default: 8081, placeholder: 'PORT', help: '/healthz and /readyz (-1 = off)' },
+  { name: 'metrics-port', type: 'number', env: 'EO_METRICS_PORT', default: 8080, placeholder: 'PORT', help: '/metrics in Prometheus text format (-1 = off)' },
+  { name: 'bind-address', type: 'string', env: 'EO_BIND_ADDRESS', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the health, metrics and webhook servers' },
+  { name: 'webhook', type: 'boolean', env: 'EO_WEBHOOK', default: true, help: 'serve the admission and conversion webhooks and register them' },
+  { name: 'webhook-port', type: 'number', env: 'EO_WEBHOOK_PORT', default: 9443, placeholder: 'PORT', help: 'HTTPS port of the webhooks (the Service targets it)' },
+  { name: 'webhook-service', type: 'string', env: 'EO_WEBHOOK_SERVICE', default: DEFAULT_WEBHOOK_SETTINGS.serviceName, placeholder: 'NAME', help: 'Service in front of the webhooks (in-cluster mode)' },
+  { name: 'webhook-url-host', type: 'string', env: 'EO_WEBHOOK_URL_HOST', placeholder: 'HOST', help: 'register the webhooks by URL https://HOST:PORT instead of the Service (an API server outside the cluster, as in dev)' },
+  { name: 'cert-manager-certificate', type: 'string', env: 'EO_CERT_MANAGER_CERTIFICATE', placeholder: 'NAME', help: 'let cert-manager issue the webhook certificate (Certificate NAME in the operator namespace) instead of managing it' },
+  { name: 'signin', type: 'boolean', env: 'EO_SIGNIN', default: false, help: 'serve the point-of-sale sign-in API' },
+  { name: 'signin-namespace', type: 'string', env: 'EO_SIGNIN_NAMESPACE', placeholder: 'NS', help: 'namespace of the Shops and users the sign-in API serves (default: the operator namespace)' },
+  { name: 'signin-port', type: 'number', env: 'EO_SIGNIN_PORT', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API' },
+  { name: 'signin-host', type: 'string', env: 'EO_SIGNIN_HOST', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the sign-in API' },
+];
+
+const HELP = `Usage: endpoint-operator run [flags]
+
+Runs the controllers, the admission and conversion webhooks, health and metrics (and the sign-in
+API with --signin) against a cluster. Every flag can also be set by its environment variable.
+
+Flags:
+${renderFlags(RUN_FLAGS)}
+  --help                              show this help`;
+
+/** Maps parsed flags onto the process configuration (pure, so it is unit-tested). */
+export function runConfig(values: FlagValues): ProcessConfig {
+  const operatorNamespace = str(values, 'operator-namespace') ?? 'endpoint-operator-system';
+  const reservedPrefixes = list(values, 'reserved-prefix');
+  const identity = str(values, 'identity');
+  const workers = num(values, 'workers');
+  if (!Number.isInteger(workers) || workers < 1) throw new UsageError(`--workers must be a positive integer, got ${workers}`);
+  const bindAddress = str(values, 'bind-address') ?? '0.0.0.0';
+  const webhookPort = num(values, 'webhook-port');
+  const urlHost = str(values, 'webhook-url-host');
+  const certificate = str(values, 'cert-manager-certificate');
+  const webhookOverrides: Partial<WebhookSettings> = {
+    namespace: operatorNamespace,
+    serviceName: str(values, 'webhook-service') ?? DEFAULT_WEBHOOK_SETTINGS.serviceName,
+    reservedPrefixes,
+    ...(certificate ? { certificates: { mode: 'cert-manager', certificate } } : {}),
+  };
+  const webhookSettings: WebhookSettings = urlHost
+    ? localWebhookSettings(webhookPort, webhookOverrides, urlHost)
+    : { ...DEFAULT_WEBHOOK_SETTINGS, ...webhookOverrides, endpoint: { mode: 'in-cluster', port: webhookPort } };
+  return {
+    operator: {
+      project: str(values, 'project') ?? 'endpoint-operator',
+      location: str(values, 'location') ?? 'us-central1',
+      namespaces: list(values, 'namespaces'),
+      workers,
+      reservedPrefixes,
+      leaderElection: {
+        enabled: bool(values, 'leader-elect'),
+        namespace: operatorNamespace,
+        leaseName: str(values, 'lease-name') ?? 'endpoint-operator-leader',
+        ...(identity ? { identity } : {}),
+      },
+      healthPort: num(values, 'health-port'),
+      metricsPort: num(values, 'metrics-port'),
+      bindAddress,
+    },
+    ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
+    ...(bool(values, 'signin')
+      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port') } }
+      : {}),
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values: FlagValues;
+  let config: ProcessConfig;
+  try {
+    values = parseFlags(RUN_FLAGS, argv);
+    if (values.help === true) {
+      console.log(HELP);
+      return 0;
+    }
+    config = runConfig(values);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`endpoint-operator run: ${err.message}\n\n${HELP}`);
+    return 2;
+  }
+  const log = createLogger();
+  const shutdown = new Shutdown({ logger: log }).install();
+  const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
+  let running;
+  try {
+    running = await startOperatorProcess(client, config, log, shutdown.signal);
+  } catch (err) {
+    log.error({ err }, 'endpoint-operator failed to start');
+    shutdown.uninstall();
+    return 1;
+  }
+  log.info({ identity: config.operator.leaderElection.identity ?? hostname(), webhook: config.webhook !== undefined, signin: config.signin?.port }, 'endpoint-operator running');
+  const proc = running;
+  shutdown.addStep({ name: 'operator', run: () => proc.stop() });
+  const outcome = await Promise.race([proc.operator.done, new Promise<'signal'>((resolve) => shutdown.signal.addEventListener('abort', () => resolve('signal'), { once: true }))]);
+  if (outcome === 'leadershipLost') {
+    // Like controller-runtime: a replica that lost its lease exits so that it restarts clean.
+    log.error('leadership lost; exiting so that this replica restarts');
+    await shutdown.run(1);
+    return 1;
+  }
+  await shutdown.run(0);
+  return 0;
+}

@@ -1,0 +1,72 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { ControlPlaneError } from './errors.js';
+import { capture, runLogged } from './exec.js';
+
+/** Debian packages the local control plane runs on: etcd itself, and the toolchain to build kube-apiserver. */
+export const RUNTIME_PACKAGES = ['etcd-server'] as const;
+export const BUILD_PACKAGES = [
+  'golang-go',
+  'rsync',
+  'dpkg-dev', // dpkg-source, which `apt-get source` uses to unpack and patch the source package
+  'golang-github-modern-go-reflect2-dev',
+  'golang-github-json-iterator-go-dev',
+] as const;
+
+export function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+export async function isInstalled(pkg: string): Promise<boolean> {
+  const result = await capture('dpkg-query', ['-W', '-f=${Status}', pkg]);
+  return result.code === 0 && result.stdout.trim() === 'install ok installed';
+}
+
+/** apt-get waits this long for another apt/dpkg (a concurrent test run, unattended-upgrades) to finish. */
+const APT_LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=600'];
+
+/** Installs whichever of `pkgs` are missing; costs one dpkg-query per package when all are there. */
+export async function ensureDebianPackages(pkgs: readonly string[], log: (line: string) => void, logFile: string): Promise<void> {
+  const missing: string[] = [];
+  for (const pkg of pkgs) if (!(await isInstalled(pkg))) missing.push(pkg);
+  if (missing.length === 0) return;
+  if (!isRoot()) {
+    throw new ControlPlaneError(
+      `the local control plane needs the Debian packages ${missing.join(', ')}, and installing them needs root: ` +
+        `run as root, or install them first with: apt-get install ${missing.join(' ')}`,
+    );
+  }
+  log(`installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if ((await runLogged('apt-get', [...APT_LOCK_WAIT, 'update'], { logFile, env })) !== 0) {
+    throw new ControlPlaneError('apt-get update failed: is the Debian archive reachable?', logFile);
+  }
+  const code = await runLogged('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '--no-install-recommends', ...missing], { logFile, env });
+  if (code !== 0) throw new ControlPlaneError(`apt-get install ${missing.join(' ')} failed`, logFile);
+}
+
+/** The first executable called `name` on PATH, like `command -v`. */
+export async function whichOnPath(name: string, path = process.env['PATH'] ?? ''): Promise<string | undefined> {
+  for (const dir of path.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here; keep looking
+    }
+  }
+  return undefined;
+}
+
+/** kubectl: the one on PATH, else Debian's `kubernetes-client` (installed when missing). */
+export async function findKubectl(log: (line: string) => void = () => {}, logFile = '/dev/null'): Promise<string> {
+  const onPath = await whichOnPath('kubectl');
+  if (onPath !== undefined) return onPath;
+  await ensureDebianPackages(['kubernetes-client'], log, logFile);
+  const installed = await whichOnPath('kubectl', `${process.env['PATH'] ?? ''}${delimiter}/usr/bin`);
+  if (installed === undefined) throw new ControlPlaneError('kubernetes-client is installed but no kubectl executable was found', logFile);
+  return installed;
+}

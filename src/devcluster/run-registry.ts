@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { signalGroup } from './child-process-group.js';
+import { pidAlive } from './file-lock.js';
+
+/**
+ * Pid files of running control planes. Each start writes one record; the next start, in any process, ends
+ * the children of records whose owner died without stopping them (SIGKILL of a test runner where the
+ * watchdog was killed too, a reboot of a container that kept /root) and removes their temporary data.
+ */
+export interface RunRecord {
+  readonly ownerPid: number;
+  readonly startedAt: string;
+  readonly dataDir: string;
+  /** True when the data dir is a temporary one this run created, so cleanup may delete it. */
+  readonly removeDataDir: boolean;
+  /**
+   * Each child (etcd, kube-apiserver and their watchdogs) leads its own process group (pid = pgid);
+   * `executable` (a path, or the watchdog's name) guards against a reused pid.
+   */
+  readonly children: readonly { readonly name: string; readonly pid: number; readonly executable: string }[];
+}
+
+export interface StaleCleanupPlan {
+  /** Process groups to kill, with why. */
+  readonly kill: readonly { readonly pid: number; readonly what: string }[];
+  readonly removeFiles: readonly string[];
+  readonly removeDirs: readonly string[];
+}
+
+/**
+ * Decides what to clean up, given the records found (undefined = unreadable file), whether a pid is alive and
+ * its command line. Pure, so the rules are unit-tested: only a record whose owner is dead is touched, and a
+ * live pid is killed only when its command line still names the executable we started (pids get reused).
+ */
+export function planStaleCleanup(
+  records: readonly { readonly file: string; readonly record: RunRecord | undefined }[],
+  isAlive: (pid: number) => boolean,
+  cmdlineOf: (pid: number) => string | undefined,
+): StaleCleanupPlan {
+  const kill: { pid: number; what: string }[] = [];
+  const removeFiles: string[] = [];
+  const removeDirs: string[] = [];
+  for (const { file, record } of records) {
+    if (record === undefined) {
+      removeFiles.push(file);
+      continue;
+    }
+    if (isAlive(record.ownerPid)) continue;
+    for (const c of record.children) {
+      if (!isAlive(c.pid)) continue;
+      if (!(cmdlineOf(c.pid) ?? '').includes(basename(c.executable))) continue;
+      kill.push({ pid: c.pid, what: `${c.name} (pid ${c.pid}) of dead process ${record.ownerPid}` });
+    }
+    removeFiles.push(file);
+    if (record.removeDataDir) removeDirs.push(record.dataDir);
+  }
+  return { kill, removeFiles, removeDirs };
+}
+
+export function decodeRunRecord(text: string): RunRecord | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const r = value as Record<string, unknown>;
+    if (typeof r['ownerPid'] !== 'number' || typeof r['dataDir'] !== 'string' || !Array.isArray(r['children'])) return undefined;
+    const children = r['children'].filter(
+      (c: unknown): c is RunRecord['children'][number] =>
+        typeof c === 'object' && c !== null && typeof (c as Record<string, unknown>)['pid'] === 'number' && typeof (c as Record<string, unknown>)['executable'] === 'string',
+    );
+    return {
+      ownerPid: r['ownerPid'],
+      startedAt: typeof r['startedAt'] === 'string' ? r['startedAt'] : '',
+      dataDir: r['dataDir'],
+      removeDataDir: r['removeDataDir'] === true,
+      children: children.map((c) => ({ name: String(c.name), pid: c.pid, executable: c.executable })),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function procCmdline(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Applies planStaleCleanup to the records in `dir`; returns what it killed, for the log. */
+export async function cleanupStaleRuns(dir: string): Promise<string[]> {
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json'));
+  const records = await Promise.all(
+    files.map(async (f) => ({ file: join(dir, f), record: decodeRunRecord(await readFile(join(dir, f), 'utf8').catch(() => '')) })),
+  );
+  const plan = planStaleCleanup(records, pidAlive, procCmdline);
+  for (const k of plan.kill) signalGroup(k.pid, 'SIGKILL');
+  for (const f of plan.removeFiles) await rm(f, { force: true });
+  for (const d of plan.removeDirs) await rm(d, { recursive: true, force: true });
+  return plan.kill.map((k) => k.what);
+}
+
+/** Writes (or rewrites) this run's record; returns its path. */
+export async function writeRunRecord(dir: string, record: RunRecord, file?: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = file ?? join(dir, `${record.ownerPid}-${randomBytes(4).toString('hex')}.json`);
+  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`);
+  return path;
+}

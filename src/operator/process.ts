@@ -1,0 +1,70 @@
+/**
+ * One operator process: the controllers (with leader election), the admission/conversion
+ * webhooks and, optionally, the sign-in API, started in that order and stopped in reverse.
+ * Shared by `endpoint-operator run` (a real cluster) and `endpoint-operator dev` (the local
+ * control plane); neither parses flags here.
+ */
+import type { ValidationOptions } from '../api/common/kind.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
+import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
+import type { WebhookSettings } from '../webhook/settings.js';
+import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
+
+export interface ProcessConfig {
+  readonly operator: OperatorSettings;
+  /** Absent: no webhook server (for example when another replica set serves them). */
+  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
+  /** Absent: no sign-in API. */
+  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number };
+}
+
+export interface RunningProcess {
+  readonly operator: RunningOperator;
+  readonly webhooks: RunningWebhooks | undefined;
+  readonly signin: RunningKubernetesSignIn | undefined;
+  /** Stops the sign-in API, the webhooks, then the controllers (draining and releasing the lease). */
+  stop(): Promise<void>;
+}
+
+export async function startOperatorProcess(client: KubeClient, config: ProcessConfig, log: Logger, signal: AbortSignal): Promise<RunningProcess> {
+  const validation: ValidationOptions = { reservedPrefixes: config.operator.reservedPrefixes ?? [] };
+  // Webhooks first: they must answer before anything applies objects of our kinds, and the
+  // RegistryEndpoint CRD's conversion needs them before a v1beta1 object can be read.
+  const webhooks = config.webhook
+    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal })
+    : undefined;
+  let operator: RunningOperator | undefined;
+  let signin: RunningKubernetesSignIn | undefined;
+  try {
+    operator = await startOperator({ client, settings: config.operator, log });
+    if (config.signin) {
+      signin = await startKubernetesSignIn({
+        client,
+        namespace: config.signin.namespace,
+        host: config.signin.host,
+        port: config.signin.port,
+        logger: log.child({ component: 'signin' }),
+        signal,
+      });
+    }
+  } catch (err) {
+    await operator?.stop();
+    await webhooks?.close();
+    throw err;
+  }
+  const running = operator;
+  let stopping: Promise<void> | undefined;
+  return {
+    operator: running,
+    webhooks,
+    signin,
+    stop: () =>
+      (stopping ??= (async () => {
+        await signin?.close();
+        await running.stop();
+        await webhooks?.close();
+      })()),
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The informers and controllers for one watch scope (one namespace, or all namespaces). Every
+ * relation the reconcilers follow is namespace-local, so a multi-namespace operator is simply
+ * one shard per namespace.
+ */
+import { Controller, type ControllerOptions } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { Informer, kubeListerWatcher } from '../runtime/informer.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import { keyOf, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import type { Logger } from '../runtime/logger.js';
+import {
+  addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
+  type Informers, type ReconcilerContext, type ReconcilerSettings,
+} from '../reconcilers/context.js';
+import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
+import { OrderingGrace } from '../reconcilers/ordering-grace.js';
+import { OwnWrites } from '../reconcilers/own-writes.js';
+import { deployedModelReconciler } from '../reconcilers/deployed-model.js';
+import { predictionEndpointReconciler } from '../reconcilers/prediction-endpoint.js';
+import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js';
+import { registryServiceReconciler } from '../reconcilers/registry-service.js';
+import { withErrorReporting } from '../reconcilers/status-write.js';
+import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
+import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
+
+/** How long a RegistryService waits for more endpoint changes before it rewrites its list. */
+export const SERVICE_COALESCE_MS = 1_000;
+
+export interface ShardOptions {
+  readonly client: KubeClient;
+  /** `undefined` watches every namespace. */
+  readonly namespace: string | undefined;
+  readonly settings: ReconcilerSettings;
+  readonly workers: number;
+  readonly events: EventRecorder;
+  readonly ids: IdAssignments;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  /** Default: a 2 s grace for ordering states of new objects. */
+  readonly grace?: OrderingGrace;
+}
+
+export interface Shard {
+  readonly informers: Informers;
+  readonly controllers: readonly Controller[];
+  allInformers(): Informer[];
+}
+
+export function createShard(options: ShardOptions): Shard {
+  const { client, namespace, log } = options;
+  const informer = (ref: ResourceRef): Informer =>
+    new Informer(kubeListerWatcher(client, ref, namespace), { name: `${ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
+  const informers: Informers = {
+    predictionEndpoints: informer(resources.predictionEndpoints),
+    deployedModels: informer(resources.deployedModels),
+    registryServices: informer(resources.registryServices),
+    registryEndpoints: informer(resources.registryEndpoints),
+  };
+  addIndexes(informers);
+  const grace = options.grace ?? new OrderingGrace();
+  const ownWrites = new OwnWrites();
+  for (const i of Object.values(informers)) {
+    i.addEventHandler({
+      onDelete: (o: KubeObject) => {
+        grace.forget(o.metadata.uid ?? '');
+        ownWrites.forget(o);
+      },
+    });
+  }
+  const ctx: ReconcilerContext = {
+    client,
+    informers,
+    settings: options.settings,
+    events: options.events,
+    statusWriters: createStatusWriters(client),
+    ids: options.ids,
+    grace,
+    ownWrites,
+    now: options.now ?? (() => new Date()),
+    log,
+  };
+  const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
+    new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });
+
+  const endpoints = controller('predictionendpoint', 'PredictionEndpoint', informers.predictionEndpoints, withErrorReporting(ctx, 'predictionEndpoints', predictionEndpointKind, getter(informers.predictionEndpoints), predictionEndpointReconciler(ctx)));
+  const models = controller('deployedmodel', 'DeployedModel', informers.deployedModels, withErrorReporting(ctx, 'deployedModels', deployedModelKind, getter(informers.deployedModels), deployedModelReconciler(ctx)));
+  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx)));
+  const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
+
+  // A DeployedModel change (id assigned, deleted, spec) changes its endpoint's status.deployedModels.
+  endpoints.watches(informers.deployedModels, (m) => optional(modelEndpointKey(m)));
+  // ...and may settle a sibling's duplicate id (the older claimant went away).
+  models.watches(informers.deployedModels, (m) => siblingKeys(informers, m));
+  // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
+  // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
+  // instead of rewriting a growing list once per endpoint.
+  informers.registryEndpoints.addEventHandler({
+    onAdd: (e) => enqueueParents(e),
+    onUpdate: (old, e) => {
+      enqueueParents(old);
+      enqueueParents(e);
+    },
+    onDelete: (e) => enqueueParents(e),
+  });
+  function enqueueParents(e: KubeObject): void {
+    const key = endpointParentKey(e);
+    if (key === undefined) return;
+    for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
+  }
+  // An assignment is kept only until the model is gone, however it went (our finalizer or not).
+  informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
+  // Dependents care whether a parent exists and about its spec, not about its status: a parent's
+  // own status writes would otherwise re-run every child each time.
+  onExistenceOrSpecChange(informers.predictionEndpoints, (ep) =>
+    informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOfObj(ep)).forEach((m) => models.enqueue(keyOfObj(m))));
+  onExistenceOrSpecChange(informers.registryServices, (svc) => {
+    const key = serviceNameKey(svc);
+    if (key !== undefined) informers.registryEndpoints.byIndex(Index.endpointsByParent, key).forEach((e) => regEndpoints.enqueue(keyOfObj(e)));
+  });
+
+  return {
+    informers,
+    controllers: [endpoints, models, services, regEndpoints],
+    allInformers: () => Object.values(informers),
+  };
+}
+
+function getter(informer: Informer): (namespace: string | undefined, name: string) => KubeObject | undefined {
+  return (namespace, name) => informer.get(namespace, name);
+}
+
+function onExistenceOrSpecChange(informer: Informer, fn: (obj: KubeObject) => void): void {
+  informer.addEventHandler({
+    onAdd: fn,
+    onUpdate: (old, obj) => {
+      if (old.metadata.generation !== obj.metadata.generation || old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp) {
+        fn(old);
+        fn(obj);
+      }
+    },
+    onDelete: fn,
+  });
+}
+
+function siblingKeys(informers: Informers, model: KubeObject): string[] {
+  const key = modelEndpointKey(model);
+  if (key === undefined) return [];
+  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOfObj);
+}
+
+const keyOfObj = keyOf;
+
+function optional(v: string | undefined): string[] {
+  return v === undefined ? [] : [v];
+}

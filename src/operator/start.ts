@@ -1,0 +1,191 @@
+/**
+ * Assembles the operator: informers for the four kinds (in every watched namespace), their
+ * controllers, leader election (only the leader reconciles; followers keep their caches warm so
+ * a takeover starts from a synced cache), the health/metrics server and a draining stop().
+ * Free of CLI parsing: `endpoint-operator run`/`dev` map flags onto OperatorSettings.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Registry } from 'prom-client';
+import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import type { Controller } from '../runtime/controller.js';
+import { EventRecorder } from '../runtime/events.js';
+import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import { LeaderElector } from '../runtime/leader-election.js';
+import type { Logger } from '../runtime/logger.js';
+import { metricsRegistry } from '../runtime/metrics.js';
+import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
+import type { Informers } from '../reconcilers/context.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { createShard, type Shard } from './shard.js';
+
+export interface LeaderElectionSettings {
+  readonly enabled: boolean;
+  /** Namespace of the Lease. */
+  readonly namespace: string;
+  readonly leaseName: string;
+  /** Unique per replica; default `<hostname>-<random>`. */
+  readonly identity?: string;
+  readonly leaseDurationSeconds?: number;
+  readonly renewDeadlineSeconds?: number;
+  readonly retryPeriodSeconds?: number;
+}
+
+export interface OperatorSettings {
+  readonly project: string;
+  readonly location: string;
+  /** Namespaces to watch; empty or absent = all namespaces. */
+  readonly namespaces?: readonly string[];
+  /** Concurrent reconciles per controller. */
+  readonly workers: number;
+  readonly reservedPrefixes?: readonly string[];
+  readonly leaderElection: LeaderElectionSettings;
+  /** Port of `/metrics`; absent or negative = not served (0 = any free port). Same as healthPort = one server. */
+  readonly metricsPort?: number;
+  /** Port of `/healthz` and `/readyz` (and `/metrics`); absent or negative = not served. */
+  readonly healthPort?: number;
+  /** Bind address of those servers; default 0.0.0.0. */
+  readonly bindAddress?: string;
+}
+
+export interface StartOperatorOptions {
+  readonly client: KubeClient;
+  readonly settings: OperatorSettings;
+  readonly log: Logger;
+  /** Injected clock for status timestamps (tests). */
+  readonly now?: () => Date;
+}
+
+export interface RunningOperator {
+  /** Resolves when every informer has synced (the operator can serve /readyz). */
+  readonly ready: Promise<void>;
+  /** Stops reconciling (draining in-flight work), releases the lease, stops informers and servers. Idempotent. */
+  stop(): Promise<void>;
+  readonly metrics: Registry;
+  /** Resolves when the operator stopped: `stopped` after stop(), `leadershipLost` when the lease was lost (exit and restart). */
+  readonly done: Promise<'stopped' | 'leadershipLost'>;
+  /** Whether this replica currently reconciles. */
+  isLeader(): boolean;
+  /** Ports actually bound (useful with port 0). */
+  readonly ports: Promise<{ health?: number; metrics?: number }>;
+  /** The objects of one kind in the operator's informer caches (all watched namespaces), e.g. to observe convergence in-process. */
+  cached(kind: keyof Informers): KubeObject[];
+}
+
+const DRAIN_TIMEOUT_MS = 15_000;
+
+export async function startOperator(options: StartOperatorOptions): Promise<RunningOperator> {
+  const { client, settings, log } = options;
+  const stopping = new AbortController();
+  const events = new EventRecorder({ client, component: 'endpoint-operator', instance: settings.leaderElection.identity ?? hostname(), logger: log });
+  const ids = new IdAssignments();
+  const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
+  const shards: Shard[] = namespaces.map((namespace) =>
+    createShard({
+      client,
+      namespace,
+      settings: { project: settings.project, location: settings.location, reservedPrefixes: settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES },
+      workers: settings.workers,
+      events,
+      ids,
+      log,
+      ...(options.now ? { now: options.now } : {}),
+    }),
+  );
+  const informers = shards.flatMap((s) => s.allInformers());
+  const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);
+
+  const informerRuns = informers.map((i) => i.run(stopping.signal));
+  const ready = Promise.all(informers.map((i) => i.waitForSync(stopping.signal))).then(() => undefined);
+
+  const checks = new HealthChecks();
+  checks.addReadyCheck('informers-synced', () => informers.every((i) => i.hasSynced()) || 'informer caches not synced yet');
+  checks.addLiveCheck('ping', () => true);
+  const servers: RunningHealthServer[] = [];
+  const ports: { health?: number; metrics?: number } = {};
+  const host = settings.bindAddress ?? '0.0.0.0';
+  if (settings.healthPort !== undefined && settings.healthPort >= 0) {
+    const server = await startHealthServer({ port: settings.healthPort, host, checks });
+    servers.push(server);
+    ports.health = server.port;
+    if (settings.metricsPort === settings.healthPort) ports.metrics = server.port;
+  }
+  if (settings.metricsPort !== undefined && settings.metricsPort >= 0 && settings.metricsPort !== settings.healthPort) {
+    const server = await startHealthServer({ port: settings.metricsPort, host, checks });
+    servers.push(server);
+    ports.metrics = server.port;
+  }
+
+  let leading = false;
+  let controllerRuns: Promise<void>[] = [];
+  // Caches must be complete before the first reconcile: a DeployedModel reconciled before the
+  // endpoint informer synced would be reported EndpointNotFound (a false transition and a write).
+  const runControllers = async (signal: AbortSignal): Promise<void> => {
+    await ready;
+    if (signal.aborted) return;
+    leading = true;
+    log.info({ controllers: controllers.length }, 'reconciling');
+    controllerRuns = controllers.map((c) => c.run(signal));
+    await Promise.all(controllerRuns);
+    leading = false;
+  };
+
+  let resolveDone!: (why: 'stopped' | 'leadershipLost') => void;
+  const done = new Promise<'stopped' | 'leadershipLost'>((resolve) => { resolveDone = resolve; });
+  let electorRun: Promise<void> = Promise.resolve();
+  let elector: LeaderElector | undefined;
+  if (settings.leaderElection.enabled) {
+    const le = settings.leaderElection;
+    elector = new LeaderElector({
+      client,
+      namespace: le.namespace,
+      name: le.leaseName,
+      identity: le.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`,
+      logger: log,
+      ...(le.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: le.leaseDurationSeconds } : {}),
+      ...(le.renewDeadlineSeconds !== undefined ? { renewDeadlineSeconds: le.renewDeadlineSeconds } : {}),
+      ...(le.retryPeriodSeconds !== undefined ? { retryPeriodSeconds: le.retryPeriodSeconds } : {}),
+    });
+    electorRun = elector.run(
+      {
+        onStartedLeading: (signal) => runControllers(signal),
+        onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
+        onStoppedLeading: () => {
+          // A replica that lost the lease may hold stale assumptions (ids it assigned, queued work):
+          // client-go's advice is to exit and start over from a fresh list.
+          if (!stopping.signal.aborted) {
+            log.error('lost leadership; stopping');
+            void stop('leadershipLost');
+          }
+        },
+      },
+      stopping.signal,
+    );
+  } else {
+    void runControllers(stopping.signal);
+  }
+
+  let stopped: Promise<void> | undefined;
+  const stop = (why: 'stopped' | 'leadershipLost' = 'stopped'): Promise<void> => {
+    stopped ??= (async () => {
+      // Drain in-flight reconciles before the lease is released, so the next leader never overlaps with us.
+      await Promise.all(controllers.map((c) => c.shutdown(DRAIN_TIMEOUT_MS)));
+      stopping.abort();
+      await Promise.allSettled([electorRun, ...controllerRuns, ...informerRuns]);
+      await Promise.all(servers.map((s) => s.close()));
+      resolveDone(why);
+    })();
+    return stopped;
+  };
+
+  return {
+    ready,
+    stop: () => stop('stopped'),
+    metrics: metricsRegistry,
+    done,
+    isLeader: () => leading,
+    ports: Promise.resolve(ports),
+    cached: (kind) => shards.flatMap((s) => s.informers[kind].list()),
+  };
+}

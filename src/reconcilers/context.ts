@@ -1,0 +1,141 @@
+/**
+ * What every reconciler shares: the client, the four informers (with the indexes that map an
+ * object to the ones that depend on it), the status writers, the event recorder and settings.
+ */
+import type { z } from 'zod';
+import type { FieldError } from '../api/common/field-error.js';
+import type { KindDefinition } from '../api/common/kind.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { Informer } from '../runtime/informer.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { StatusWriter } from '../runtime/status.js';
+import type { Logger } from '../runtime/logger.js';
+import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
+import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
+import type { IdAssignments } from './deployed-model-ids.js';
+import type { OrderingGrace } from './ordering-grace.js';
+import type { OwnWrites } from './own-writes.js';
+import { parentOf } from './registry-status.js';
+import { stringAt } from './status-common.js';
+
+export const FIELD_MANAGER = 'endpoint-operator';
+
+export interface ReconcilerSettings {
+  /** `status.name` of endpoints is `projects/{project}/locations/{location}/endpoints/{name}`. */
+  readonly project: string;
+  readonly location: string;
+  readonly reservedPrefixes: readonly string[];
+}
+
+/** The storage version of each kind: the operator reads and writes only that one. */
+function refOf(def: KindDefinition): ResourceRef {
+  const storage = def.versions.find((v) => v.storage) ?? def.versions[0];
+  return { group: def.group, version: storage?.name ?? 'v1', plural: def.plural, namespaced: true };
+}
+
+export const resources = {
+  predictionEndpoints: refOf(predictionEndpointKind),
+  deployedModels: refOf(deployedModelKind),
+  registryServices: refOf(registryServiceKind),
+  registryEndpoints: refOf(registryEndpointKind),
+} as const satisfies Record<string, ResourceRef>;
+
+/** Index names on the informers' caches. */
+export const Index = {
+  /** DeployedModels by `namespace/spec.endpointRef.name`. */
+  modelsByEndpoint: 'byEndpoint',
+  /** RegistryEndpoints by `namespace/parent service spec.name`. */
+  endpointsByParent: 'byParent',
+  /** RegistryServices by `namespace/spec.name`. */
+  servicesByName: 'byServiceName',
+} as const;
+
+export function modelEndpointKey(model: KubeObject): string | undefined {
+  const name = stringAt(model.spec, 'endpointRef', 'name');
+  return name === undefined ? undefined : objectKey(model.metadata.namespace, name);
+}
+
+export function endpointParentKey(endpoint: KubeObject): string | undefined {
+  const parent = parentOf(endpoint);
+  return parent === undefined ? undefined : objectKey(endpoint.metadata.namespace, parent);
+}
+
+export function serviceNameKey(service: KubeObject): string | undefined {
+  const name = stringAt(service.spec, 'name');
+  return name === undefined ? undefined : objectKey(service.metadata.namespace, name);
+}
+
+export interface Informers {
+  readonly predictionEndpoints: Informer;
+  readonly deployedModels: Informer;
+  readonly registryServices: Informer;
+  readonly registryEndpoints: Informer;
+}
+
+/** Adds the indexes the reconcilers look objects up by; call once, before the informers sync. */
+export function addIndexes(informers: Informers): void {
+  informers.deployedModels.addIndex(Index.modelsByEndpoint, (m) => optional(modelEndpointKey(m)));
+  informers.registryEndpoints.addIndex(Index.endpointsByParent, (e) => optional(endpointParentKey(e)));
+  informers.registryServices.addIndex(Index.servicesByName, (s) => optional(serviceNameKey(s)));
+}
+
+function optional(v: string | undefined): string[] {
+  return v === undefined ? [] : [v];
+}
+
+export interface ReconcilerContext {
+  readonly client: KubeClient;
+  readonly informers: Informers;
+  readonly settings: ReconcilerSettings;
+  readonly events: EventRecorder;
+  readonly statusWriters: Record<keyof typeof resources, StatusWriter>;
+  readonly ids: IdAssignments;
+  readonly grace: OrderingGrace;
+  readonly ownWrites: OwnWrites;
+  readonly now: () => Date;
+  readonly log: Logger;
+}
+
+export function createStatusWriters(client: KubeClient): ReconcilerContext['statusWriters'] {
+  const writer = (ref: ResourceRef, kind: string): StatusWriter => new StatusWriter({ client, ref, kind, fieldManager: FIELD_MANAGER });
+  return {
+    predictionEndpoints: writer(resources.predictionEndpoints, 'PredictionEndpoint'),
+    deployedModels: writer(resources.deployedModels, 'DeployedModel'),
+    registryServices: writer(resources.registryServices, 'RegistryService'),
+    registryEndpoints: writer(resources.registryEndpoints, 'RegistryEndpoint'),
+  };
+}
+
+/**
+ * The validator of a kind's storage version, as the reconciler runs it: no old object (transition
+ * rules are the webhook's job). Results are remembered per object instance: the informer cache
+ * replaces an object on every change, so an instance's spec never changes under the memo, and a
+ * service listing a hundred endpoints does not re-validate all of them on every reconcile.
+ */
+export function specValidator(def: KindDefinition, settings: ReconcilerSettings): (obj: KubeObject) => FieldError[] {
+  const version = def.versions.find((v) => v.storage) ?? def.versions[0];
+  const memo = new WeakMap<KubeObject, FieldError[]>();
+  return (obj) => {
+    if (!version) return [];
+    const known = memo.get(obj);
+    if (known !== undefined) return known;
+    const { status: _status, ...withoutStatus } = obj;
+    const errors = version.validate(withoutStatus, undefined, { reservedPrefixes: settings.reservedPrefixes }).errors;
+    memo.set(obj, errors);
+    return errors;
+  };
+}
+
+/**
+ * The status as the API server will store it: the CRD's structural schema prunes fields it does
+ * not declare, and the zod schema the CRD is generated from strips the same ones. Comparing and
+ * writing the pruned form means a field the schema lacks can never cause a write on every
+ * reconcile (a hot loop); if the schema rejects the value, it is written as computed and the
+ * server's answer decides.
+ */
+export function asStored(def: KindDefinition, status: unknown): unknown {
+  const version = def.versions.find((v) => v.storage) ?? def.versions[0];
+  const parsed = (version?.status as z.ZodType | undefined)?.safeParse(status);
+  return parsed?.success ? parsed.data : status;
+}

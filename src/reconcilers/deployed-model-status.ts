@@ -1,0 +1,99 @@
+/**
+ * The status of a DeployedModel as a pure function of the world: the model, its endpoint (if it
+ * exists) and the state the id resolution gave it.
+ */
+import type { FieldError } from '../api/common/field-error.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { DeployedModelReason } from '../api/prediction/v1/conditions.js';
+import { endpointResourceName } from '../api/prediction/v1/names.js';
+import type { ModelState } from './deployed-model-ids.js';
+import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
+import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+
+export interface DeployedModelStatus {
+  id?: string;
+  endpoint?: string;
+  deployTime?: string;
+  observedGeneration: number;
+  conditions: Condition[];
+}
+
+export interface DeployedModelWorld {
+  readonly model: KubeObject;
+  /** The PredictionEndpoint named by spec.endpointRef.name, if it exists (being deleted or not). */
+  readonly endpoint: KubeObject | undefined;
+  /** From resolveModelStates over the endpoint's models; `undefined` when there is no endpoint. */
+  readonly state: ModelState | undefined;
+  readonly specErrors: readonly FieldError[];
+  readonly project: string;
+  readonly location: string;
+  readonly now: string;
+}
+
+export interface DeployedModelOutcome {
+  readonly status: DeployedModelStatus;
+  readonly verdict: ReadyVerdict;
+  /** Deleting and the endpoint gives the model no traffic (or is gone): remove the finalizer. */
+  readonly releaseFinalizer: boolean;
+}
+
+export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedModelOutcome {
+  const { model, endpoint, state } = world;
+  const previous = isRecord(model.status) ? model.status : {};
+  const generation = model.metadata.generation ?? 0;
+  const deleting = model.metadata.deletionTimestamp !== undefined;
+  const id = state?.state === 'deployed' || state?.state === 'duplicate' ? state.id : stringAt(previous, 'id');
+  const traffic = deleting && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+  const verdict = readyVerdict(world, traffic);
+
+  const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now) };
+  if (id !== undefined) status.id = id;
+  if (endpoint !== undefined) status.endpoint = endpointResourceName(world.project, world.location, endpoint.metadata.name ?? '');
+  else {
+    const recorded = stringAt(previous, 'endpoint');
+    if (recorded !== undefined) status.endpoint = recorded;
+  }
+  const deployTime = stringAt(previous, 'deployTime') ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
+  if (deployTime !== undefined) status.deployTime = deployTime;
+  return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
+}
+
+function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict {
+  const { model, endpoint, state } = world;
+  const endpointName = stringAt(model.spec, 'endpointRef', 'name') ?? '';
+  if (model.metadata.deletionTimestamp !== undefined) {
+    if (traffic > 0 && state?.state === 'deployed') {
+      return {
+        status: 'False',
+        reason: DeployedModelReason.UndeployBlocked,
+        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic; move that traffic to another model (or remove the key) and the deletion completes`,
+      };
+    }
+    return { status: 'False', reason: 'Undeploying', message: 'the endpoint gives this model no traffic; undeploying' };
+  }
+  if (world.specErrors.length > 0) {
+    return { status: 'False', reason: DeployedModelReason.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  }
+  if (endpoint === undefined) {
+    return {
+      status: 'False',
+      reason: DeployedModelReason.EndpointNotFound,
+      message: `spec.endpointRef.name: PredictionEndpoint "${endpointName}" not found in namespace "${model.metadata.namespace ?? ''}"; create it (the model is deployed as soon as it exists)`,
+    };
+  }
+  if (state?.state === 'duplicate') {
+    return {
+      status: 'False',
+      reason: DeployedModelReason.DuplicateId,
+      message: `spec.id: Duplicate value: "${state.id}": DeployedModel "${state.owner}" of PredictionEndpoint "${endpointName}" already uses this id; choose another id or omit spec.id to have one assigned`,
+    };
+  }
+  if (state?.state !== 'deployed') {
+    return { status: 'Unknown', reason: 'Deploying', message: 'an id is being assigned' };
+  }
+  return {
+    status: 'True',
+    reason: DeployedModelReason.Reconciled,
+    message: `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`,
+  };
+}

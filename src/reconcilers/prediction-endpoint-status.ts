@@ -1,0 +1,156 @@
+/**
+ * The status of a PredictionEndpoint as a pure function of the world: the endpoint, the
+ * DeployedModels that reference it and what they resolve to, and the operator settings.
+ */
+import type { FieldError } from '../api/common/field-error.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { PredictionEndpointReason } from '../api/prediction/v1/conditions.js';
+import { computeEtag } from '../api/prediction/v1/etag.js';
+import { endpointResourceName } from '../api/prediction/v1/names.js';
+import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
+import type { ModelState } from './deployed-model-ids.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+
+export interface DeployedModelSummary {
+  id: string;
+  model: string;
+  displayName?: string;
+  createTime?: string;
+  deployedModelRef: string;
+  dedicatedResources?: { machineType?: string; minReplicaCount?: number; maxReplicaCount?: number };
+  automaticResources?: { minReplicaCount?: number; maxReplicaCount?: number };
+}
+
+export interface PredictionEndpointStatus {
+  name: string;
+  deployedModels: DeployedModelSummary[];
+  createTime: string;
+  updateTime: string;
+  modelDeploymentMonitoringJob?: string;
+  etag: string;
+  observedGeneration: number;
+  conditions: Condition[];
+}
+
+export interface PredictionEndpointWorld {
+  readonly endpoint: KubeObject;
+  /** Every DeployedModel in the namespace whose spec.endpointRef.name is this endpoint, including ones being deleted. */
+  readonly models: readonly KubeObject[];
+  readonly states: ReadonlyMap<string, ModelState>;
+  /** The endpoint's validation errors (the webhook's rules, run again). */
+  readonly specErrors: readonly FieldError[];
+  readonly project: string;
+  readonly location: string;
+  /** RFC 3339, second precision. */
+  readonly now: string;
+}
+
+export interface PredictionEndpointOutcome {
+  readonly status: PredictionEndpointStatus;
+  readonly verdict: ReadyVerdict;
+  /** Deleting and nothing references the endpoint any more: remove the finalizer. */
+  readonly releaseFinalizer: boolean;
+}
+
+export function computePredictionEndpointStatus(world: PredictionEndpointWorld): PredictionEndpointOutcome {
+  const { endpoint, models, states } = world;
+  const previous = isRecord(endpoint.status) ? endpoint.status : {};
+  const deployedModels = models
+    .flatMap((m) => {
+      const state = states.get(m.metadata.name ?? '');
+      return state?.state === 'deployed' ? [summarise(m, state.id, endpoint)] : [];
+    })
+    .sort((a, b) => compareIds(a.id, b.id));
+  const verdict = readyVerdict(world, deployedModels.map((d) => d.id));
+  const generation = endpoint.metadata.generation ?? 0;
+  const status: PredictionEndpointStatus = {
+    name: endpointResourceName(world.project, world.location, endpoint.metadata.name ?? ''),
+    deployedModels,
+    ...lifecycleTimes(previous, endpoint.metadata, world.now),
+    etag: computeEtag(endpoint.spec),
+    observedGeneration: generation,
+    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+  };
+  const job = stringAt(previous, 'modelDeploymentMonitoringJob');
+  if (job !== undefined) status.modelDeploymentMonitoringJob = job;
+  const deleting = endpoint.metadata.deletionTimestamp !== undefined;
+  return { status, verdict, releaseFinalizer: deleting && models.length === 0 };
+}
+
+function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict {
+  const { endpoint, models } = world;
+  if (endpoint.metadata.deletionTimestamp !== undefined) {
+    if (models.length === 0) return { status: 'False', reason: 'Deleting', message: 'no DeployedModel references the endpoint; deleting' };
+    const names = models.map((m) => m.metadata.name ?? '').sort();
+    return {
+      status: 'False',
+      reason: PredictionEndpointReason.DeletionBlocked,
+      message: `deletion waits until ${names.length} DeployedModel(s) referencing this endpoint are undeployed: ${names.join(', ')}; delete them (after removing their ids from spec.trafficSplit)`,
+    };
+  }
+  if (world.specErrors.length > 0) {
+    return { status: 'False', reason: PredictionEndpointReason.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  }
+  const split = trafficSplitOf(endpoint.spec);
+  const unresolved = trafficSplitProblems(split, deployedIds);
+  if (unresolved.length > 0) {
+    const fields = unresolved.map((id) => `spec.trafficSplit[${id}]`).join(', ');
+    return {
+      status: 'False',
+      reason: PredictionEndpointReason.TrafficSplitUnresolved,
+      message: `${fields}: names no deployed model of this endpoint (deployed: ${deployedIds.length === 0 ? 'none' : deployedIds.join(', ')}); create a DeployedModel with that spec.id or remove the key`,
+    };
+  }
+  return {
+    status: 'True',
+    reason: PredictionEndpointReason.Reconciled,
+    message: `${deployedIds.length} deployed model(s)`,
+  };
+}
+
+/** spec.trafficSplit as numbers; entries of other types are dropped (the validator reports them). */
+export function trafficSplitOf(spec: unknown): Record<string, number> | undefined {
+  const split = isRecord(spec) ? spec.trafficSplit : undefined;
+  if (!isRecord(split)) return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(split)) if (typeof v === 'number') out[k] = v;
+  return out;
+}
+
+/**
+ * When a model became deployed: when both it and its endpoint existed. Derived from the two
+ * creation timestamps (not from the clock) so both reconcilers and every restart agree on it.
+ */
+export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | undefined {
+  const a = model.metadata.creationTimestamp;
+  const b = endpoint.metadata.creationTimestamp;
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
+function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
+  const spec = isRecord(model.spec) ? model.spec : {};
+  const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '' };
+  const displayName = stringAt(spec, 'displayName');
+  if (displayName !== undefined) summary.displayName = displayName;
+  const createTime = deployTimeOf(model, endpoint);
+  if (createTime !== undefined) summary.createTime = createTime;
+  const dedicated = isRecord(spec.dedicatedResources) ? spec.dedicatedResources : undefined;
+  if (dedicated !== undefined) {
+    const d: NonNullable<DeployedModelSummary['dedicatedResources']> = {};
+    const machineType = stringAt(dedicated, 'machineSpec', 'machineType');
+    if (machineType !== undefined) d.machineType = machineType;
+    if (typeof dedicated.minReplicaCount === 'number') d.minReplicaCount = dedicated.minReplicaCount;
+    if (typeof dedicated.maxReplicaCount === 'number') d.maxReplicaCount = dedicated.maxReplicaCount;
+    summary.dedicatedResources = d;
+  }
+  const automatic = isRecord(spec.automaticResources) ? spec.automaticResources : undefined;
+  if (automatic !== undefined) {
+    const a: NonNullable<DeployedModelSummary['automaticResources']> = {};
+    if (typeof automatic.minReplicaCount === 'number') a.minReplicaCount = automatic.minReplicaCount;
+    if (typeof automatic.maxReplicaCount === 'number') a.maxReplicaCount = automatic.maxReplicaCount;
+    summary.automaticResources = a;
+  }
+  return summary;
+}

@@ -1,0 +1,144 @@
+/**
+ * The status of RegistryServices and RegistryEndpoints as pure functions of the world. A service
+ * lists its ready endpoints by running the endpoint's own readiness rule over them, rather than
+ * reading their conditions, so the two never disagree and a service does not wait for N endpoint
+ * status writes before it converges.
+ */
+import type { FieldError } from '../api/common/field-error.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { effectiveAnnotations } from '../api/registry/annotations.js';
+import { parentServiceName } from '../api/registry/names.js';
+import { RegistryReasons } from '../api/registry/status.js';
+import { compareStrings } from './order.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+
+export interface RegistryEndpointStatus {
+  /** spec.name as first accepted: the immutability defence compares against it. */
+  name?: string;
+  effectiveAnnotations: Record<string, string>;
+  createTime: string;
+  updateTime: string;
+  observedGeneration: number;
+  conditions: Condition[];
+}
+
+export interface ResolvedEndpoint {
+  name: string;
+  address?: string;
+  port?: number;
+  annotations?: Record<string, string>;
+}
+
+export interface RegistryServiceStatus {
+  endpoints: ResolvedEndpoint[];
+  effectiveAnnotations: Record<string, string>;
+  observedGeneration: number;
+  conditions: Condition[];
+}
+
+export interface RegistryEndpointWorld {
+  readonly endpoint: KubeObject;
+  /** Whether a RegistryService whose spec.name is the endpoint's parent exists in the namespace. */
+  readonly parentExists: boolean;
+  readonly specErrors: readonly FieldError[];
+  readonly reservedPrefixes: readonly string[];
+  readonly now: string;
+}
+
+/** The parent service's spec.name of a RegistryEndpoint, when its spec.name is well-formed. */
+export function parentOf(endpoint: KubeObject): string | undefined {
+  const name = stringAt(endpoint.spec, 'name');
+  return name === undefined ? undefined : parentServiceName(name);
+}
+
+export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict {
+  const { endpoint } = world;
+  if (world.specErrors.length > 0) return { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  const name = stringAt(endpoint.spec, 'name') ?? '';
+  const recorded = stringAt(endpoint.status, 'name');
+  if (recorded !== undefined && recorded !== name) {
+    // spec.name is immutable (CEL on 1.25+, the webhook otherwise); this change got past both.
+    return {
+      status: 'False',
+      reason: RegistryReasons.InvalidSpec,
+      message: `spec.name: Invalid value: ${JSON.stringify(name)}: field is immutable (it was ${JSON.stringify(recorded)}); restore it, or delete the endpoint and create a new one`,
+    };
+  }
+  if (!world.parentExists) {
+    return {
+      status: 'False',
+      reason: RegistryReasons.ParentNotFound,
+      message: `spec.name: no RegistryService with spec.name ${JSON.stringify(parentOf(endpoint) ?? '')} in namespace "${endpoint.metadata.namespace ?? ''}"; create it (the endpoint becomes Ready as soon as it exists)`,
+    };
+  }
+  return { status: 'True', reason: RegistryReasons.Reconciled, message: 'registered with its parent service' };
+}
+
+export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict } {
+  const { endpoint } = world;
+  const previous = isRecord(endpoint.status) ? endpoint.status : {};
+  const verdict = registryEndpointVerdict(world);
+  const generation = endpoint.metadata.generation ?? 0;
+  const status: RegistryEndpointStatus = {
+    effectiveAnnotations: effectiveAnnotations(annotationsOf(endpoint.spec), world.reservedPrefixes),
+    ...lifecycleTimes(previous, endpoint.metadata, world.now),
+    observedGeneration: generation,
+    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+  };
+  const recorded = stringAt(previous, 'name');
+  const name = stringAt(endpoint.spec, 'name');
+  if (recorded !== undefined) status.name = recorded;
+  else if (name !== undefined && world.specErrors.length === 0) status.name = name;
+  return { status, verdict };
+}
+
+export interface RegistryServiceWorld {
+  readonly service: KubeObject;
+  /** The RegistryEndpoints of the namespace whose parent is this service's spec.name. */
+  readonly endpoints: readonly KubeObject[];
+  readonly specErrors: readonly FieldError[];
+  /** The validation errors of one endpoint (the service lists only valid ones). */
+  readonly endpointErrors: (endpoint: KubeObject) => readonly FieldError[];
+  readonly reservedPrefixes: readonly string[];
+  readonly now: string;
+}
+
+export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict } {
+  const { service } = world;
+  const previous = isRecord(service.status) ? service.status : {};
+  const resolved = world.endpoints
+    .filter((e) => e.metadata.deletionTimestamp === undefined)
+    .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
+    .map((e) => resolve(e, world.reservedPrefixes))
+    .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
+  const verdict: ReadyVerdict = world.specErrors.length > 0
+    ? { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) }
+    : { status: 'True', reason: RegistryReasons.Reconciled, message: `${resolved.length} ready endpoint(s)` };
+  const generation = service.metadata.generation ?? 0;
+  const status: RegistryServiceStatus = {
+    endpoints: resolved,
+    effectiveAnnotations: effectiveAnnotations(annotationsOf(service.spec), world.reservedPrefixes),
+    observedGeneration: generation,
+    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+  };
+  return { status, verdict };
+}
+
+function resolve(endpoint: KubeObject, reservedPrefixes: readonly string[]): ResolvedEndpoint {
+  const spec = isRecord(endpoint.spec) ? endpoint.spec : {};
+  const out: ResolvedEndpoint = { name: stringAt(spec, 'name') ?? '' };
+  const address = stringAt(spec, 'address');
+  if (address !== undefined && address !== '') out.address = address;
+  if (typeof spec.port === 'number') out.port = spec.port;
+  const annotations = effectiveAnnotations(annotationsOf(spec), reservedPrefixes);
+  if (Object.keys(annotations).length > 0) out.annotations = annotations;
+  return out;
+}
+
+function annotationsOf(spec: unknown): Record<string, string> | undefined {
+  const a = isRecord(spec) ? spec.annotations : undefined;
+  if (!isRecord(a)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(a)) if (typeof v === 'string') out[k] = v;
+  return out;
+}

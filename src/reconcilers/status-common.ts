@@ -1,0 +1,108 @@
+/**
+ * Pieces every reconciler's status computation shares: the Ready condition with Kubernetes'
+ * transition semantics, timestamps in metav1.Time form, and defensive reads of objects that came
+ * from the API server (a webhook can be bypassed, so nothing in spec is trusted to be well-typed).
+ */
+import { formatFieldError, type FieldError } from '../api/common/field-error.js';
+import { ConditionType, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions.js';
+
+export type { Condition, ConditionStatus } from '../runtime/conditions.js';
+export { rfc3339 } from '../runtime/conditions.js';
+
+/** What a reconciler concludes about an object: the Ready condition without its bookkeeping fields. */
+export interface ReadyVerdict {
+  readonly status: ConditionStatus;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export const READY = ConditionType.Ready;
+
+/**
+ * `conditions` with Ready set to `verdict` for `generation`; lastTransitionTime moves only when
+ * `status` changes, so a reconcile that reaches the same conclusion produces an identical list
+ * (and therefore no status write).
+ */
+export function withReadyCondition(
+  existing: readonly Condition[] | undefined,
+  verdict: ReadyVerdict,
+  generation: number | undefined,
+  now: string,
+): Condition[] {
+  return setCondition(existing, { type: READY, ...verdict, observedGeneration: generation ?? 0 }, new Date(now));
+}
+
+/** The Ready condition of an object as stored, if any. */
+export function readyConditionOf(status: unknown): Condition | undefined {
+  const conditions = conditionsOf(status);
+  return conditions.find((c) => c.type === READY);
+}
+
+/** `status.conditions` decoded defensively: entries that are not conditions are dropped. */
+export function conditionsOf(status: unknown): Condition[] {
+  if (!isRecord(status) || !Array.isArray(status.conditions)) return [];
+  const out: Condition[] = [];
+  for (const c of status.conditions as unknown[]) {
+    if (!isRecord(c) || typeof c.type !== 'string' || typeof c.reason !== 'string') continue;
+    const status = c.status === 'True' || c.status === 'False' ? c.status : 'Unknown';
+    const cond: Condition = {
+      type: c.type,
+      status,
+      lastTransitionTime: typeof c.lastTransitionTime === 'string' ? c.lastTransitionTime : '',
+      reason: c.reason,
+      message: typeof c.message === 'string' ? c.message : '',
+    };
+    if (typeof c.observedGeneration === 'number') cond.observedGeneration = c.observedGeneration;
+    out.push(cond);
+  }
+  return out;
+}
+
+/**
+ * createTime is set once (on the first reconcile, from the object's creation timestamp so that it
+ * is the same whichever replica or restart writes it first) and then kept. updateTime moves only
+ * when metadata.generation moves: the API server bumps generation on spec changes only, so status
+ * and metadata edits do not count as updates.
+ */
+export function lifecycleTimes(
+  previous: { createTime?: unknown; updateTime?: unknown; observedGeneration?: unknown } | undefined,
+  metadata: { creationTimestamp?: string | undefined; generation?: number | undefined },
+  now: string,
+): { createTime: string; updateTime: string } {
+  const createTime = typeof previous?.createTime === 'string' && previous.createTime !== '' ? previous.createTime : metadata.creationTimestamp ?? now;
+  const sameGeneration = previous?.observedGeneration !== undefined && previous.observedGeneration === metadata.generation;
+  const updateTime = sameGeneration && typeof previous?.updateTime === 'string' && previous.updateTime !== ''
+    ? previous.updateTime
+    : previous?.observedGeneration === undefined ? createTime : now;
+  return { createTime, updateTime };
+}
+
+/** A message for InvalidSpec that names every field path, bounded so it fits a condition and an Event. */
+export function invalidSpecMessage(errors: readonly FieldError[]): string {
+  const shown = errors.slice(0, 5).map(formatFieldError);
+  const more = errors.length > shown.length ? ` (and ${errors.length - shown.length} more)` : '';
+  return `${shown.join('; ')}${more}; fix the manifest and apply it again`;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function stringAt(obj: unknown, ...path: string[]): string | undefined {
+  let cur: unknown = obj;
+  for (const p of path) {
+    if (!isRecord(cur)) return undefined;
+    cur = cur[p];
+  }
+  return typeof cur === 'string' ? cur : undefined;
+}
+
+/** `metadata.creationTimestamp` then name: the order in which claims on a shared value are honoured. */
+export function olderFirst(a: { metadata: { creationTimestamp?: string; name?: string } }, b: { metadata: { creationTimestamp?: string; name?: string } }): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const na = a.metadata.name ?? '';
+  const nb = b.metadata.name ?? '';
+  return na < nb ? -1 : na > nb ? 1 : 0;
+}

@@ -1,0 +1,77 @@
+/**
+ * The one status write of a reconcile, and the Event that goes with a transition. The status is
+ * recomputed from the object the writer hands over (after a 409 Conflict that is a fresh read),
+ * pruned to what the API server stores, and sent only when it differs.
+ */
+import type { KindDefinition } from '../api/common/kind.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { asStored, type ReconcilerContext, type resources } from './context.js';
+import { isConflict, isNotFound } from '../runtime/api-error.js';
+import { Reason } from '../runtime/conditions.js';
+import type { ReconcileRequest, ReconcileResult } from '../runtime/controller.js';
+import { conditionsOf, isRecord, readyConditionOf, rfc3339, withReadyCondition, type ReadyVerdict } from './status-common.js';
+
+export interface StatusComputation {
+  readonly status: unknown;
+  readonly verdict: ReadyVerdict;
+}
+
+export async function writeStatus(
+  ctx: ReconcilerContext,
+  which: keyof typeof resources,
+  def: KindDefinition,
+  obj: KubeObject,
+  compute: (current: KubeObject) => StatusComputation,
+): Promise<{ written: boolean; object: KubeObject | undefined }> {
+  const before = readyConditionOf(obj.status);
+  let last: ReadyVerdict | undefined;
+  const result = await ctx.statusWriters[which].update(obj, (current) => {
+    const { status, verdict } = compute(current);
+    last = verdict;
+    return asStored(def, status);
+  });
+  if (result.written) ctx.ownWrites.replaced(obj, result.object);
+  // The first Ready=True of a new object is what every object does, not news: an Event for it
+  // would double the API writes of a large sync. Every other transition is recorded.
+  const firstSuccess = before === undefined && last?.status === 'True';
+  if (result.written && last !== undefined && !firstSuccess && (before?.status !== last.status || before.reason !== last.reason)) {
+    // Events are best-effort (the recorder never throws); not awaited so a slow events API cannot slow reconciles.
+    void ctx.events.record(obj, last.status === 'False' ? 'Warning' : 'Normal', last.reason, last.message);
+  }
+  return result;
+}
+
+/**
+ * Wraps a reconcile so that an unexpected failure (the API refused a write, a timeout) is also
+ * reported where users look, `Ready=Unknown` with reason `ReconcileError`, before it goes to the
+ * controller's backoff. Conflicts and vanished objects are routine and not reported. The report
+ * is best-effort: when the API is down it fails too, and the retry is what matters.
+ */
+export function withErrorReporting(
+  ctx: ReconcilerContext,
+  which: keyof typeof resources,
+  def: KindDefinition,
+  get: (namespace: string | undefined, name: string) => KubeObject | undefined,
+  reconcile: (req: ReconcileRequest) => Promise<ReconcileResult>,
+): (req: ReconcileRequest) => Promise<ReconcileResult> {
+  return async (req) => {
+    try {
+      return await reconcile(req);
+    } catch (err) {
+      const obj = get(req.namespace, req.name);
+      if (obj !== undefined && !isConflict(err) && !isNotFound(err)) {
+        const message = `reconcile failed, retrying with backoff: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1024);
+        try {
+          await ctx.statusWriters[which].update(obj, (current) => {
+            const previous = isRecord(current.status) ? current.status : {};
+            const conditions = withReadyCondition(conditionsOf(previous), { status: 'Unknown', reason: Reason.ReconcileError, message }, current.metadata.generation, rfc3339(ctx.now()));
+            return asStored(def, { ...previous, conditions });
+          });
+        } catch (reportErr) {
+          req.log.debug({ err: reportErr instanceof Error ? reportErr.message : String(reportErr) }, 'could not report the failure in status');
+        }
+      }
+      throw err;
+    }
+  };
+}

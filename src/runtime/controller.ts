@@ -1,0 +1,206 @@
+/**
+ * A controller: informers feed keys into a work queue, workers call `reconcile(key)`.
+ * Like controller-runtime, reconcile gets only a key (level-triggered: it reads the current
+ * state from the cache, never trusts the event), returns an explicit action, and an error
+ * sends the key to per-key exponential backoff. A reconcile that throws never crashes the
+ * process and never runs concurrently with itself for the same key.
+ */
+import { errorKind } from './api-error.js';
+import { realClock, type Clock } from './clock.js';
+import type { Informer } from './informer.js';
+import { keyOf, splitKey, type KubeObject } from './kube-object.js';
+import { objectLogger, silentLogger, type Logger } from './logger.js';
+import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
+import { WorkQueue } from './work-queue.js';
+
+/** What to do after a successful reconcile. */
+export type ReconcileResult =
+  /** Nothing until the next change event. */
+  | { readonly action: 'done' }
+  /** Again after a fixed delay (polling something that sends no events, a TTL). */
+  | { readonly action: 'requeueAfter'; readonly requeueAfterMs: number }
+  /** Again soon, with the key's backoff, without counting as an error. */
+  | { readonly action: 'requeue' };
+
+export const Action = {
+  done: (): ReconcileResult => ({ action: 'done' }),
+  requeueAfter: (ms: number): ReconcileResult => ({ action: 'requeueAfter', requeueAfterMs: ms }),
+  requeue: (): ReconcileResult => ({ action: 'requeue' }),
+} as const;
+
+export interface ReconcileRequest {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  /** Carries `{controller, kind, namespace, name}`. */
+  readonly log: Logger;
+  /** Aborted when the controller shuts down; long calls should honour it. */
+  readonly signal: AbortSignal;
+}
+
+/** Maps a changed secondary object to the primary keys it affects (e.g. an endpoint → its DeployedModels). */
+export type KeyMapper<S> = (obj: S) => readonly string[];
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Metric/log label, e.g. `deployedmodel`. */
+  readonly name: string;
+  /** Kind of the primary resource, for logs. */
+  readonly kind: string;
+  readonly primary: Informer<T>;
+  readonly reconcile: (req: ReconcileRequest) => Promise<ReconcileResult>;
+  /** Concurrent reconciles (of different keys). Default 2. */
+  readonly workers?: number;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  readonly baseDelayMs?: number;
+  readonly maxDelayMs?: number;
+}
+
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly informers: Informer<KubeObject>[] = [];
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly stop = new AbortController();
+  private workers: Promise<void>[] = [];
+
+  constructor(private readonly options: ControllerOptions<T>) {
+    this.name = options.name;
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? silentLogger).child({ controller: options.name });
+    this.queue = new WorkQueue({
+      name: options.name,
+      clock: this.clock,
+      ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}),
+      ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+    });
+    this.informers.push(options.primary as unknown as Informer<KubeObject>);
+    const enqueue = (obj: T): void => this.queue.add(keyOf(obj));
+    options.primary.addEventHandler({
+      onAdd: enqueue,
+      // Status-only writes (ours included) do not bump generation, but reconcilers may depend
+      // on status or metadata (finalizers, deletionTimestamp), so every change is enqueued;
+      // dedup in the queue and "write status only when changed" keep this cheap.
+      onUpdate: (_old, obj) => enqueue(obj),
+      onDelete: enqueue,
+    });
+  }
+
+  /** Also reconcile the primaries that `map` names whenever an object of `informer` changes. */
+  watches<S extends KubeObject>(informer: Informer<S>, map: KeyMapper<S>): this {
+    this.informers.push(informer as unknown as Informer<KubeObject>);
+    const enqueue = (obj: S): void => {
+      let keys: readonly string[];
+      try {
+        keys = map(obj);
+      } catch (err) {
+        this.log.error({ err: errorKind(err), object: keyOf(obj) }, 'key mapper threw');
+        return;
+      }
+      for (const k of keys) this.queue.add(k);
+    };
+    informer.addEventHandler({
+      onAdd: enqueue,
+      onUpdate: (old, obj) => {
+        enqueue(old);
+        enqueue(obj);
+      },
+      onDelete: enqueue,
+    });
+    return this;
+  }
+
+  /** Enqueue a key by hand (e.g. a timer outside any informer). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** True once every informer this controller reads has synced. */
+  hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  /**
+   * Waits for the informers (which the caller runs) to sync, then runs the workers until
+   * `signal` aborts or `shutdown` is called. Resolves once the workers stopped.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const onAbort = (): void => this.stop.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) this.stop.abort();
+    for (const informer of this.informers) {
+      if (!(await informer.waitForSync(this.stop.signal))) break;
+    }
+    if (!this.stop.signal.aborted) {
+      this.log.info({ workers: this.options.workers ?? 2 }, 'starting workers');
+      const count = Math.max(1, this.options.workers ?? 2);
+      this.workers = Array.from({ length: count }, () => this.worker());
+    }
+    await new Promise<void>((resolve) => {
+      if (this.stop.signal.aborted) resolve();
+      else this.stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    // In-flight reconciles finish (shutDownWithDrain bounds that wait); queued keys are dropped.
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+    signal.removeEventListener('abort', onAbort);
+  }
+
+  /** Stops taking new keys and waits up to `timeoutMs` for in-flight reconciles. Returns whether all finished. */
+  async shutdown(timeoutMs: number): Promise<boolean> {
+    const drained = this.queue.shutDownWithDrain(timeoutMs);
+    this.stop.abort();
+    return drained;
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.processKey(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** Runs one reconcile and routes its outcome to the queue; never throws. */
+  async processKey(key: string): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const log = objectLogger(this.log, { kind: this.options.kind, ...(namespace !== undefined ? { namespace } : {}), name });
+    const started = this.clock.now();
+    activeWorkers.inc({ controller: this.name });
+    try {
+      const result = await this.options.reconcile({ key, namespace, name, log, signal: this.stop.signal });
+      switch (result.action) {
+        case 'done':
+          this.queue.forget(key);
+          reconcileTotal.inc({ controller: this.name, result: 'success' });
+          break;
+        case 'requeueAfter':
+          this.queue.forget(key);
+          this.queue.addAfter(key, result.requeueAfterMs);
+          reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+          break;
+        case 'requeue':
+          this.queue.addRateLimited(key);
+          reconcileTotal.inc({ controller: this.name, result: 'requeue' });
+          break;
+      }
+    } catch (err) {
+      const kind = errorKind(err);
+      reconcileTotal.inc({ controller: this.name, result: 'error' });
+      reconcileErrors.inc({ controller: this.name, kind });
+      if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
+      const retries = this.queue.numRequeues(key);
+      log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind, retries }, 'reconcile failed; backing off');
+      this.queue.addRateLimited(key);
+    } finally {
+      activeWorkers.dec({ controller: this.name });
+      reconcileTime.observe({ controller: this.name }, (this.clock.now() - started) / 1000);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The operational HTTP endpoint (node:http, no framework): `/metrics` in Prometheus text
+ * format, `/healthz` (the process serves requests) and `/readyz` (every registered check
+ * passes: informers synced, webhook certificates loaded, ...). Readiness does not depend on
+ * leadership: a standby replica is ready too, it just does not reconcile, so a rollout can
+ * proceed and the standby can take over at once.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import { metricsRegistry } from './metrics.js';
+
+/** A named check: `true` passes; `false` or a string (the reason) fails. */
+export type HealthCheck = () => boolean | string;
+
+export class HealthChecks {
+  private readonly ready = new Map<string, HealthCheck>();
+  private readonly live = new Map<string, HealthCheck>();
+
+  addReadyCheck(name: string, check: HealthCheck): void {
+    this.ready.set(name, check);
+  }
+
+  addLiveCheck(name: string, check: HealthCheck): void {
+    this.live.set(name, check);
+  }
+
+  /** `{ ok, lines }`, lines in the `[+]name ok` / `[-]name failed: reason` form of the apiserver's /readyz?verbose. */
+  evaluate(which: 'ready' | 'live'): { ok: boolean; lines: string[] } {
+    const checks = which === 'ready' ? this.ready : this.live;
+    let ok = true;
+    const lines: string[] = [];
+    for (const [name, check] of checks) {
+      let result: boolean | string;
+      try {
+        result = check();
+      } catch (err) {
+        result = err instanceof Error ? err.message : String(err);
+      }
+      if (result === true) lines.push(`[+]${name} ok`);
+      else {
+        ok = false;
+        lines.push(`[-]${name} failed${typeof result === 'string' ? `: ${result}` : ''}`);
+      }
+    }
+    return { ok, lines };
+  }
+}
+
+export interface HealthServerOptions {
+  readonly port: number;
+  /** Default `0.0.0.0`; tests use `127.0.0.1`. */
+  readonly host?: string;
+  readonly checks: HealthChecks;
+  readonly registry?: Registry;
+}
+
+export interface RunningHealthServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
+  const registry = options.registry ?? metricsRegistry;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (url.pathname === '/metrics') {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)),
+      );
+      return;
+    }
+    if (url.pathname === '/healthz' || url.pathname === '/livez' || url.pathname === '/readyz') {
+      const { ok, lines } = options.checks.evaluate(url.pathname === '/readyz' ? 'ready' : 'live');
+      const body = url.searchParams.has('verbose') || !ok ? `${lines.join('\n')}\n${ok ? 'ok' : 'not ok'}\n` : 'ok\n';
+      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' }).end(body);
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

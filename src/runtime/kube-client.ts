@@ -1,0 +1,399 @@
+/**
+ * A thin typed REST client for the Kubernetes API over node:http(s) with a keep-alive agent.
+ * client-node's KubeConfig supplies server, CA, client certificates and tokens; everything
+ * else (paths, verbs, watch streaming, errors, metrics) is ours so the runtime owns the loop.
+ */
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApiError } from './api-error.js';
+import { isRecord, type KubeObject, type ResourceRef, type WatchEvent, type WatchEventType } from './kube-object.js';
+import { restClientLatency, restClientRequests } from './metrics.js';
+
+export { ApiError } from './api-error.js';
+export type { KubeObject, ObjectMeta, ResourceRef, WatchEvent } from './kube-object.js';
+
+export interface KubeClientOptions {
+  /** Per-request timeout (not applied to watches, whose lifetime is bounded by `timeoutSeconds`). Default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** Largest response body (and largest single watch event) accepted. Default 64 MiB. */
+  readonly maxResponseBytes?: number;
+  /** Called with every `Warning` header the server sends (deprecations, admission warnings). */
+  readonly onWarning?: (warning: string, method: string, path: string) => void;
+  readonly userAgent?: string;
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+  continue?: string;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager?: string;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+export interface PatchOptions extends WriteOptions {
+  type: PatchType;
+  subresource?: 'status';
+  /** Server-side apply only: take ownership of conflicting fields. */
+  force?: boolean;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+}
+
+export interface WatchOptions {
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  // JSON is YAML, so an apply patch can be sent as JSON under the YAML media type.
+  apply: 'application/apply-patch+yaml',
+};
+
+const CREDENTIAL_TTL_MS = 10_000;
+
+/** Mounted into every pod that has a service account (in-cluster configuration). */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RawResponse {
+  status: number;
+  body: unknown;
+  warnings: string[];
+}
+
+export class KubeClient {
+  readonly server: string;
+  private agent: http.Agent | undefined;
+  private credentials: { headers: http.OutgoingHttpHeaders; auth: string | undefined; expiresAt: number } | undefined;
+  private credentialsLoading: Promise<void> | undefined;
+  private readonly requestTimeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly userAgent: string;
+
+  constructor(
+    private readonly config: KubeConfig,
+    private readonly options: KubeClientOptions = {},
+  ) {
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster (check current-context)');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
+    this.userAgent = options.userAgent ?? 'endpoint-operator/0.1.0';
+  }
+
+  /** From `path`, else `$KUBECONFIG`, else the in-cluster service account, else `~/.kube/config`. */
+  static fromKubeconfig(path?: string, options?: KubeClientOptions): KubeClient {
+    const config = new KubeConfig();
+    if (path) config.loadFromFile(path);
+    else if (process.env.KUBECONFIG) config.loadFromDefault(); // merges every file listed in KUBECONFIG
+    else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) config.loadFromCluster();
+    else config.loadFromDefault(); // ~/.kube/config
+    return new KubeClient(config, options);
+  }
+
+  /** Releases pooled connections (open watches end with their abort signals). */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  async get<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string): Promise<T | undefined> {
+    const res = await this.request('GET', resourcePath(ref, namespace, name), {}, undefined);
+    if (res.status === 404) return undefined;
+    return this.expectOk<T>('GET', resourcePath(ref, namespace, name), res);
+  }
+
+  async list<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
+    const path = resourcePath(ref, namespace);
+    const body = this.expectOk<unknown>('GET', path, await this.request('GET', path, { ...opts }, undefined));
+    if (!isRecord(body) || !Array.isArray(body.items)) throw new Error(`GET ${path}: response is not a list`);
+    const meta = isRecord(body.metadata) ? body.metadata : {};
+    const result: ListResult<T> = {
+      items: body.items as T[],
+      resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
+    };
+    if (typeof meta.continue === 'string' && meta.continue !== '') result.continue = meta.continue;
+    return result;
+  }
+
+  async create<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, body: unknown, opts: WriteOptions = {}): Promise<T> {
+    const path = resourcePath(ref, namespace);
+    return this.expectOk<T>('POST', path, await this.request('POST', path, writeQuery(opts), body));
+  }
+
+  async replace<T = KubeObject>(
+    ref: ResourceRef, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions & { subresource?: 'status' } = {},
+  ): Promise<T> {
+    const path = resourcePath(ref, namespace, name, opts.subresource);
+    return this.expectOk<T>('PUT', path, await this.request('PUT', path, writeQuery(opts), body));
+  }
+
+  async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+    const path = resourcePath(ref, namespace, name, opts.subresource);
+    if (opts.type === 'apply' && !opts.fieldManager) throw new Error('server-side apply needs a fieldManager');
+    const query: Query = { ...writeQuery(opts), force: opts.type === 'apply' && opts.force ? true : undefined };
+    return this.expectOk<T>('PATCH', path, await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type]));
+  }
+
+  /** `false` when the object was already gone (404); throws on a failed precondition (409) and other errors. */
+  async delete(ref: ResourceRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+    const path = resourcePath(ref, namespace, name);
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...opts };
+    const res = await this.request('DELETE', path, {}, body);
+    if (res.status === 404) return false;
+    this.expectOk<unknown>('DELETE', path, res);
+    return true;
+  }
+
+  /**
+   * Streams watch events to `onEvent` until the server closes the stream (resolves), the signal
+   * aborts (resolves), or the connection fails (rejects). A non-200 answer rejects with ApiError;
+   * `ERROR` events (e.g. 410 Expired) are passed to `onEvent` for the caller to act on.
+   */
+  async watch<T = KubeObject>(
+    ref: ResourceRef, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal,
+  ): Promise<void> {
+    const path = resourcePath(ref, namespace);
+    const query: Query = { watch: true, ...opts };
+    if (signal.aborted) return;
+    const req = await this.openRequest('GET', path, query, undefined, undefined, signal);
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => { req.destroy(); resolve(); };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const settle = (err?: Error): void => {
+        signal.removeEventListener('abort', onAbort);
+        if (err && !signal.aborted) reject(err);
+        else resolve();
+      };
+      req.on('error', (err) => settle(err));
+      req.on('response', (res) => {
+        const warnings = this.warningsOf(res, 'GET', path);
+        const code = res.statusCode ?? 0;
+        restClientRequests.inc({ verb: 'WATCH', code: String(code) });
+        if (code !== 200) {
+          this.readBody(res).then(
+            (body) => settle(ApiError.fromResponse('WATCH', path, code, body, warnings)),
+            (err: Error) => settle(err),
+          );
+          return;
+        }
+        let buffered = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffered += chunk;
+          let nl: number;
+          try {
+            while ((nl = buffered.indexOf('\n')) >= 0) {
+              const line = buffered.slice(0, nl).trim();
+              buffered = buffered.slice(nl + 1);
+              if (line !== '') onEvent(parseWatchEvent<T>(line, path));
+            }
+            if (buffered.length > this.maxResponseBytes) throw new Error(`WATCH ${path}: an event exceeds ${this.maxResponseBytes} bytes`);
+          } catch (err) {
+            res.destroy();
+            settle(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+        res.on('end', () => settle());
+        res.on('error', (err) => settle(err));
+        // `complete` is false when the connection dropped before the chunked stream ended (apiserver restart, reset).
+        res.on('close', () => settle(res.complete ? undefined : new Error(`WATCH ${path}: connection closed mid-stream`)));
+      });
+      req.end();
+    });
+  }
+
+  private expectOk<T>(method: string, path: string, res: RawResponse): T {
+    if (res.status >= 200 && res.status < 300) return res.body as T;
+    throw ApiError.fromResponse(method, path, res.status, res.body, res.warnings);
+  }
+
+  private async request(method: string, path: string, query: Query, body: unknown, contentType = 'application/json'): Promise<RawResponse> {
+    const started = performance.now();
+    let code = '<error>';
+    try {
+      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const req = await this.openRequest(method, path, query, payload, contentType);
+      const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        req.setTimeout(this.requestTimeoutMs, () => req.destroy(new Error(`${method} ${path}: no response within ${this.requestTimeoutMs} ms`)));
+        req.on('response', resolve);
+        req.on('error', reject);
+        req.end(payload);
+      });
+      code = String(res.statusCode ?? 0);
+      // A rotated or revoked token: load credentials afresh for the next request.
+      if (res.statusCode === 401) this.credentials = undefined;
+      const warnings = this.warningsOf(res, method, path);
+      return { status: res.statusCode ?? 0, body: await this.readBody(res), warnings };
+    } finally {
+      restClientRequests.inc({ verb: method, code });
+      restClientLatency.observe({ verb: method }, (performance.now() - started) / 1000);
+    }
+  }
+
+  private async openRequest(
+    method: string, path: string, query: Query, payload: Buffer | undefined, contentType: string | undefined, signal?: AbortSignal,
+  ): Promise<http.ClientRequest> {
+    const url = new URL(this.server + path + queryString(query));
+    const { headers: authHeaders, auth, agent } = await this.connection();
+    const headers: http.OutgoingHttpHeaders = {
+      ...authHeaders,
+      Accept: 'application/json',
+      'User-Agent': this.userAgent,
+    };
+    if (payload !== undefined) {
+      headers['Content-Type'] = contentType ?? 'application/json';
+      headers['Content-Length'] = payload.length;
+    }
+    const requestOptions: https.RequestOptions = {
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port,
+      path: url.pathname + url.search,
+      headers,
+      agent,
+      auth,
+      signal,
+    };
+    return url.protocol === 'https:' ? https.request(requestOptions) : http.request(requestOptions);
+  }
+
+  /**
+   * The keep-alive agent (TLS material from the kubeconfig, set once so pooled sockets are
+   * reused) and the auth headers, refreshed every CREDENTIAL_TTL_MS: tokens read from files
+   * (in-cluster projected tokens) or exec plugins rotate, but re-reading them (and a CA bundle)
+   * on every request would cost more than the request itself.
+   */
+  private async connection(): Promise<{ headers: http.OutgoingHttpHeaders; auth: string | undefined; agent: http.Agent }> {
+    while (!this.credentials || !this.agent || Date.now() >= this.credentials.expiresAt) {
+      this.credentialsLoading ??= this.loadCredentials().finally(() => (this.credentialsLoading = undefined));
+      await this.credentialsLoading;
+    }
+    return { headers: this.credentials.headers, auth: this.credentials.auth, agent: this.agent };
+  }
+
+  private async loadCredentials(): Promise<void> {
+    const opts: https.RequestOptions = { headers: {} };
+    await this.config.applyToHTTPSOptions(opts);
+    if (!this.agent) {
+      const tls: https.AgentOptions = { keepAlive: true, maxSockets: 64 };
+      if (opts.ca !== undefined) tls.ca = opts.ca;
+      if (opts.cert !== undefined) tls.cert = opts.cert;
+      if (opts.key !== undefined) tls.key = opts.key;
+      if (opts.servername !== undefined) tls.servername = opts.servername;
+      if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
+      this.agent = this.server.startsWith('https:') ? new https.Agent(tls) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+    }
+    this.credentials = { headers: isHeaderRecord(opts.headers) ? { ...opts.headers } : {}, auth: opts.auth ?? undefined, expiresAt: Date.now() + CREDENTIAL_TTL_MS };
+  }
+
+  private readBody(res: http.IncomingMessage): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.maxResponseBytes) {
+          res.destroy();
+          reject(new Error(`response exceeds ${this.maxResponseBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (String(res.headers['content-type'] ?? '').includes('json') && text !== '') {
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            resolve(text);
+          }
+        } else resolve(text);
+      });
+    });
+  }
+
+  private warningsOf(res: http.IncomingMessage, method: string, path: string): string[] {
+    const warnings: string[] = [];
+    for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+      if (res.rawHeaders[i]?.toLowerCase() === 'warning') warnings.push(parseWarningHeader(res.rawHeaders[i + 1] ?? ''));
+    }
+    if (this.options.onWarning) for (const w of warnings) this.options.onWarning(w, method, path);
+    return warnings;
+  }
+}
+
+function isHeaderRecord(h: https.RequestOptions['headers']): h is http.OutgoingHttpHeaders {
+  return h !== undefined && !Array.isArray(h);
+}
+
+/** `/api/v1/namespaces/ns/configmaps/name/status` and friends. */
+export function resourcePath(ref: ResourceRef, namespace: string | undefined, name?: string, subresource?: string): string {
+  let path = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
+  if (ref.namespaced && namespace !== undefined && namespace !== '') path += `/namespaces/${encodeURIComponent(namespace)}`;
+  path += `/${ref.plural}`;
+  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (subresource !== undefined) path += `/${subresource}`;
+  return path;
+}
+
+function writeQuery(opts: WriteOptions): Query {
+  return { dryRun: opts.dryRun ? 'All' : undefined, fieldManager: opts.fieldManager };
+}
+
+function queryString(query: Query): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, String(v));
+  const s = params.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+/** RFC 7234 §5.5 `warn-code warn-agent "warn-text"`; the apiserver always sends code 299 and agent `-`. */
+export function parseWarningHeader(value: string): string {
+  const m = /^\d{3}\s+\S+\s+"((?:[^"\\]|\\.)*)"/.exec(value);
+  return m?.[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : value;
+}
+
+function parseWatchEvent<T>(line: string, path: string): WatchEvent<T> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    throw new Error(`WATCH ${path}: malformed event line: ${line.slice(0, 200)}`);
+  }
+  if (!isRecord(parsed) || typeof parsed.type !== 'string' || !WATCH_EVENT_TYPES.has(parsed.type) || !isRecord(parsed.object)) {
+    throw new Error(`WATCH ${path}: unexpected event: ${line.slice(0, 200)}`);
+  }
+  return { type: parsed.type as WatchEventType, object: parsed.object as T };
+}

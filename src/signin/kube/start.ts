@@ -1,0 +1,87 @@
+import type { KubeClient } from '../../runtime/kube-client.js';
+import type { Logger } from '../../runtime/logger.js';
+import { systemClock } from '../clock.js';
+import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
+import { KubernetesIdentityDirectory } from './directory.js';
+import { KubernetesSessionStore } from './sessions.js';
+import { KubernetesSigningKeyStore } from './signing-key.js';
+import { IdentityStatusReporter } from './status-reporter.js';
+
+export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'directory' | 'sessions' | 'signingKeys' | 'logger'> {
+  readonly client: KubeClient;
+  /** Namespace of the Shops, ShopUsers, AdminUsers, their password Secrets, and the SignInSessions. */
+  readonly namespace: string;
+  /** Namespace and name of the signing-key Secret (default: `namespace`, `endpoint-operator-signin-key`). */
+  readonly keySecretNamespace?: string;
+  readonly keySecretName?: string;
+  /** Write Ready conditions on Shops, ShopUsers and AdminUsers (default true). */
+  readonly reportStatus?: boolean;
+  /** How often expired SignInSessions are deleted (default 10 minutes; 0 = never). */
+  readonly sweepIntervalMs?: number;
+  readonly logger?: Logger;
+  /** How long to wait for the first list of every informer (default 60 s). */
+  readonly syncTimeoutMs?: number;
+  /** Stops everything when aborted (as `close()` does). */
+  readonly signal?: AbortSignal;
+}
+
+export interface RunningKubernetesSignIn extends RunningSignInServer {
+  readonly directory: KubernetesIdentityDirectory;
+  readonly sessions: KubernetesSessionStore;
+  readonly reporter: IdentityStatusReporter | undefined;
+}
+
+/**
+ * The sign-in API on a cluster: waits for the watch cache to hold every Shop, user and Secret
+ * (answering before that would turn every login into a 401), loads or creates the shared signing
+ * key, then listens. `close()` stops the server, the informers, the status reporter and the sweeper.
+ */
+export async function startKubernetesSignIn(options: KubernetesSignInOptions): Promise<RunningKubernetesSignIn> {
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const { client, namespace, logger } = options;
+  const directory = new KubernetesIdentityDirectory({ client, namespace, ...(logger ? { logger } : {}) });
+  let offReporter: (() => void) | undefined;
+  let sweeper: NodeJS.Timeout | undefined;
+  try {
+    const syncMs = options.syncTimeoutMs ?? 60_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), syncMs);
+    });
+    const synced = await Promise.race([directory.start(stop.signal), timedOut]);
+    clearTimeout(timer);
+    if (synced === 'timeout') {
+      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers and Secrets there?`);
+    }
+    if (!synced) throw new Error('sign-in stopped before its watch cache synced');
+    const sessions = new KubernetesSessionStore(client, namespace);
+    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
+    const server = await startSignInServer({ ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
+    const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
+    offReporter = reporter?.start();
+    const sweepMs = options.sweepIntervalMs ?? 600_000;
+    if (sweepMs > 0) {
+      sweeper = setInterval(() => {
+        sessions.sweepExpired(options.clock ?? systemClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
+      }, sweepMs);
+      sweeper.unref();
+    }
+    const close = async (): Promise<void> => {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (sweeper) clearInterval(sweeper);
+      offReporter?.();
+      stop.abort();
+      await server.close();
+      await reporter?.idle();
+    };
+    return { ...server, close, directory, sessions, reporter };
+  } catch (err) {
+    options.signal?.removeEventListener('abort', onAbort);
+    if (sweeper) clearInterval(sweeper);
+    offReporter?.();
+    stop.abort();
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+import { authenticate } from '../authenticate.js';
+import type { SignInContext } from '../context.js';
+import { adminLoginResponse, credentialsRequest } from '../dto.js';
+import { issueTokenPair } from '../issue-tokens.js';
+import { adminUserDto, isAdminUser } from '../mappers.js';
+import { route, type RouteSpec } from '../route-kit.js';
+
+export function adminRoutes(ctx: SignInContext): RouteSpec[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/auth/admin/login',
+      summary: 'Signs an AdminUser in with email and password.',
+      tag: 'admin',
+      body: credentialsRequest,
+      response: adminLoginResponse,
+      problems: ['invalidRequest', 'invalidCredentials', 'tooManyAttempts', 'payloadTooLarge'],
+      handler: async ({ body, request }) => {
+        const admin = await authenticate(ctx, body.email, body.password, request.ip, isAdminUser);
+        return { ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id })), user: adminUserDto(admin) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,102 @@
+import { attachedShop, authenticate, isShopId, requireShopUser, shopFromHeader } from '../authenticate.js';
+import type { SignInContext } from '../context.js';
+import { activeMemberships, isActive } from '../directory.js';
+import { credentialsRequest, posAuthenticatedResponse, posLoginResponse, posProfileResponse, selectShopRequest, switchShopRequest, switchShopResponse, type PosAuthenticatedResponse, type PosLoginResponse } from '../dto.js';
+import { issueTokenPair } from '../issue-tokens.js';
+import { isShopUser, shopListItem, shopUserDetail } from '../mappers.js';
+import { SignInProblem } from '../problems.js';
+import { route, type RouteSpec } from '../route-kit.js';
+import { hashesEqual, newSessionId, tokenHash } from '../tokens.js';
+import type { MembershipEntry, ShopEntry, ShopUserEntry } from '../directory.js';
+
+async function authenticated(ctx: SignInContext, user: ShopUserEntry, m: { membership: MembershipEntry; shop: ShopEntry }): Promise<PosAuthenticatedResponse> {
+  const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id });
+  return { status: 'authenticated', ...pair, user: shopUserDetail(user, m.membership, m.shop) };
+}
+
+export function posRoutes(ctx: SignInContext): RouteSpec[] {
+  return [
+    route({
+      method: 'POST',
+      url: '/auth/pos/login',
+      summary: 'Signs a ShopUser in at a till: authenticated with one shop, select_shop with a single-use sessionToken with several.',
+      tag: 'pos',
+      body: credentialsRequest,
+      response: posLoginResponse,
+      problems: ['invalidRequest', 'invalidCredentials', 'noShop', 'tooManyAttempts', 'payloadTooLarge'],
+      handler: async ({ body, request }): Promise<PosLoginResponse> => {
+        const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
+        const shops = activeMemberships(ctx.directory, user);
+        const [only] = shops;
+        if (only === undefined) throw new SignInProblem('noShop', 'the user has no membership of an existing shop');
+        if (shops.length === 1) return authenticated(ctx, user, only);
+        // The selection is a single-use record: select-shop deletes it, and only one delete can succeed.
+        const id = newSessionId();
+        const subject = { kind: 'ShopUser', name: user.id } as const;
+        const sessionToken = await ctx.tokens.issueSessionToken(subject, id);
+        await ctx.sessions.create({
+          id,
+          purpose: 'shop-selection',
+          subject,
+          tokenHash: tokenHash(sessionToken),
+          previousTokenHashes: [],
+          expiresAt: ctx.clock.now() + ctx.tokens.settings.sessionTokenTtlSeconds * 1000,
+          revoked: false,
+        });
+        return { status: 'select_shop', sessionToken, expiresIn: ctx.tokens.settings.sessionTokenTtlSeconds, shops: shops.map((s) => shopListItem(s.shop)) };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/auth/pos/select-shop',
+      summary: 'Completes a select_shop login with the chosen shop; the sessionToken is spent.',
+      tag: 'pos',
+      body: selectShopRequest,
+      response: posAuthenticatedResponse,
+      problems: ['invalidRequest', 'invalidSessionToken', 'notAttachedToShop', 'payloadTooLarge'],
+      handler: async ({ body }) => {
+        const invalid = new SignInProblem('invalidSessionToken', 'log in again at /auth/pos/login');
+        const verified = await ctx.tokens.verifySessionToken(body.sessionToken);
+        if (!verified || verified.subject.kind !== 'ShopUser') throw invalid;
+        const selection = await ctx.sessions.get(verified.sessionId);
+        if (!selection || selection.purpose !== 'shop-selection' || selection.expiresAt <= ctx.clock.now() || !hashesEqual(selection.tokenHash, tokenHash(body.sessionToken))) throw invalid;
+        const user = ctx.directory.identity(verified.subject);
+        if (!user || !isShopUser(user) || !isActive(user)) throw invalid;
+        if (!isShopId(body.shopId)) throw new SignInProblem('notAttachedToShop', `the user is not attached to shop ${JSON.stringify(body.shopId)}`);
+        const chosen = attachedShop(ctx, user, body.shopId);
+        if (!(await ctx.sessions.delete(selection.id))) throw invalid;
+        return authenticated(ctx, user, chosen);
+      },
+    }),
+    route({
+      method: 'GET',
+      url: '/auth/pos/me',
+      summary: 'The signed-in user as seen in the shop named by X-Shop-Id, and the shops it may switch to.',
+      tag: 'pos',
+      bearer: true,
+      shopHeader: true,
+      response: posProfileResponse,
+      problems: ['invalidToken', 'invalidShopHeader', 'notAttachedToShop', 'forbiddenRole'],
+      handler: async ({ request }) => {
+        const { user } = await requireShopUser(ctx, request);
+        const { membership, shop } = shopFromHeader(ctx, request, user);
+        return { user: shopUserDetail(user, membership, shop), shops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
+      },
+    }),
+    route({
+      method: 'POST',
+      url: '/auth/pos/switch-shop',
+      summary: 'Checks the user may work in another shop and returns that profile; no new token (the access token is shop-agnostic).',
+      tag: 'pos',
+      bearer: true,
+      body: switchShopRequest,
+      response: switchShopResponse,
+      problems: ['invalidRequest', 'invalidToken', 'notAttachedToShop', 'forbiddenRole', 'payloadTooLarge'],
+      handler: async ({ body, request }) => {
+        const { user } = await requireShopUser(ctx, request);
+        const { membership, shop } = attachedShop(ctx, user, body.shopId);
+        return { shopId: shop.id, user: shopUserDetail(user, membership, shop) };
+      },
+    }),
+  ];
+}

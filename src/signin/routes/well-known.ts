@@ -1,0 +1,20 @@
+import type { SignInContext } from '../context.js';
+import { jwksResponse } from '../dto.js';
+import { route, type RouteSpec } from '../route-kit.js';
+
+export function wellKnownRoutes(ctx: SignInContext): RouteSpec[] {
+  return [
+    route({
+      method: 'GET',
+      url: '/.well-known/jwks.json',
+      summary: 'The public keys that verify access tokens (RFC 7517).',
+      tag: 'keys',
+      response: jwksResponse,
+      problems: [],
+      handler: async ({ reply }) => {
+        reply.header('Cache-Control', 'public, max-age=300');
+        return ctx.tokens.publicJwks() as unknown as { keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[] };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,185 @@
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { KindDefinition, ValidationOptions } from '../api/common/kind.js';
+import { allKinds } from '../api/kinds.js';
+import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
+import { reviewAdmission } from './admission.js';
+import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
+import { converters as defaultConverters, type ConverterTable } from './converters.js';
+import { CONVERT_PATH, VALIDATE_PATH } from './settings.js';
+
+export interface TlsMaterial {
+  /** PEM serving certificate (chain). */
+  readonly cert: string;
+  /** PEM private key. */
+  readonly key: string;
+}
+
+export interface WebhookServerOptions {
+  /** 0 picks a free port (reported in the returned handle). */
+  readonly port: number;
+  readonly host: string;
+  readonly tls: TlsMaterial;
+  readonly options: ValidationOptions;
+  readonly log: Logger;
+  readonly kinds?: readonly KindDefinition[];
+  readonly converters?: ConverterTable;
+  /**
+   * Largest accepted request body. An AdmissionReview carries the object and the old object, each
+   * at most etcd's 1.5 MiB request limit, so 6 MiB leaves room for JSON overhead.
+   */
+  readonly maxBodyBytes?: number;
+}
+
+export interface WebhookServer {
+  readonly port: number;
+  /** Serves renewed certificates to new connections without a restart. */
+  setTls(tls: TlsMaterial): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A metav1.Status body, so an error shows up readably in the API server's "failed calling webhook" message. */
+function sendError(res: ServerResponse, err: HttpError): void {
+  send(res, err.code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: err.code, reason: err.reason, message: err.message });
+}
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      reject(new HttpError(413, 'RequestEntityTooLarge', `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(new HttpError(413, 'RequestEntityTooLarge', `request body exceeds the limit of ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', (err) => {
+      if (!failed) reject(new HttpError(400, 'BadRequest', `reading request body: ${err.message}`));
+    });
+    req.on('end', () => {
+      if (failed) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') {
+        reject(new HttpError(400, 'BadRequest', 'request body is empty; expected a JSON AdmissionReview or ConversionReview'));
+        return;
+      }
+      try {
+        resolve(JSON.parse(text));
+      } catch (err) {
+        reject(new HttpError(400, 'BadRequest', `request body is not valid JSON: ${(err as Error).message}`));
+      }
+    });
+  });
+}
+
+/**
+ * The admission (`POST /validate`) and conversion (`POST /convert`) webhooks over HTTPS, plus
+ * `GET /healthz`. Every request is answered and logged on one line; no input crashes the server.
+ */
+export async function startWebhookServer(opts: WebhookServerOptions): Promise<WebhookServer> {
+  const kinds = opts.kinds ?? allKinds;
+  const table = opts.converters ?? defaultConverters;
+  const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = opts.log;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    try {
+      if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
+        send(res, 200, { status: 'ok' });
+        return;
+      }
+      if (path !== VALIDATE_PATH && path !== CONVERT_PATH) throw new HttpError(404, 'NotFound', `no webhook at ${path}; use POST ${VALIDATE_PATH} or POST ${CONVERT_PATH}`);
+      if (req.method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${req.method ?? '?'} ${path}: only POST is supported`);
+      const type = req.headers['content-type'] ?? '';
+      if (!type.toLowerCase().startsWith('application/json')) throw new HttpError(415, 'UnsupportedMediaType', `content-type must be application/json, got "${type}"`);
+      const body = await readJson(req, limit);
+      if (path === VALIDATE_PATH) {
+        const request = decodeAdmissionReview(body);
+        const outcome = reviewAdmission(request, { kinds, options: opts.options });
+        send(res, 200, reviewResponse(outcome.response));
+        log.info(
+          { path, uid: request.uid, operation: request.operation, kind: outcome.kind, namespace: outcome.namespace, name: outcome.name, decision: outcome.decision, causes: outcome.causes, warnings: outcome.response.warnings?.length ?? 0, ms: ms() },
+          'admission review',
+        );
+      } else {
+        const request = decodeConversionReview(body);
+        const outcome = reviewConversion(request, table);
+        send(res, 200, conversionReviewResponse(outcome.response));
+        const failure = outcome.response.result.status === 'Failure' ? outcome.response.result.message : undefined;
+        log.info(
+          { path, uid: request.uid, kind: outcome.kind, desiredAPIVersion: request.desiredAPIVersion, objects: request.objects.length, decision: failure === undefined ? 'converted' : 'failed', ...(failure === undefined ? {} : { message: failure }), ms: ms() },
+          'conversion review',
+        );
+      }
+    } catch (err) {
+      const httpError =
+        err instanceof HttpError ? err : err instanceof MalformedReviewError ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
+      if (httpError.code === 413) res.setHeader('connection', 'close');
+      if (!res.headersSent) sendError(res, httpError);
+      const line = { path, method: req.method, code: httpError.code, decision: 'error', message: httpError.message, ms: ms() };
+      if (httpError.code >= 500) log.error(line, 'webhook request failed');
+      else log.warn(line, 'webhook request refused');
+    }
+  }
+
+  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', keepAliveTimeout: 60_000 }, (req, res) => {
+    void handle(req, res);
+  });
+  server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ host: opts.host, port }, 'webhook server listening');
+  return {
+    port,
+    setTls(tls: TlsMaterial): void {
+      server.setSecureContext({ cert: tls.cert, key: tls.key });
+    },
+    close(): Promise<void> {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        // The API server keeps connections alive; without this close() would wait for them to idle out.
+        server.closeAllConnections();
+      });
+    },
+  };
+}

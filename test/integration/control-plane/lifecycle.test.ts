@@ -1,0 +1,68 @@
+/**
+ * A second control plane next to the run's one: proves two coexist (free ports, own data dirs), that extra
+ * token users are authenticated but get only what RBAC grants them, and that stop() leaves nothing behind.
+ */
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startControlPlane } from '../../../src/devcluster/index.js';
+import type { ControlPlane } from '../../../src/devcluster/index.js';
+import { pidAlive } from '../../../src/devcluster/file-lock.js';
+import { testCluster } from '../../support/cluster.js';
+
+function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+/** Pids whose command line mentions `needle` (our data dir is in every flag list). */
+async function pidsMentioning(needle: string): Promise<number[]> {
+  const r = await run('pgrep', ['-f', needle]);
+  return r.stdout.split('\n').filter(Boolean).map(Number).filter((pid) => pid !== process.pid);
+}
+
+describe('a second control plane', () => {
+  let plane: ControlPlane | undefined;
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  it('starts beside the run\'s one, authenticates extra token users and applies RBAC to them', async () => {
+    plane = await startControlPlane({ extraTokens: [{ token: 'viewer-token-123', user: 'viewer', uid: 'viewer-1', groups: ['eo:viewers'] }] });
+    expect(plane.server).not.toBe(testCluster().server);
+    expect(plane.etcdEndpoint).not.toBe(testCluster().etcdEndpoint);
+    const { kubectl } = testCluster();
+
+    const admin = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'get', 'ns', 'default', '-o', 'name']);
+    expect(admin.code, admin.stderr).toBe(0);
+    expect(admin.stdout.trim()).toBe('namespace/default');
+
+    const viewer = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, '--token', 'viewer-token-123', 'get', 'ns']);
+    expect(viewer.code).not.toBe(0);
+    expect(viewer.stderr).toMatch(/User "viewer" cannot list resource "namespaces"/);
+
+    // Not the built-in `view`: it is an aggregated role, filled in by kube-controller-manager, which is absent.
+    const role = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrole', 'configmap-reader', '--verb=get,list', '--resource=configmaps']);
+    expect(role.code, role.stderr).toBe(0);
+    const grant = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrolebinding', 'viewers-read', '--clusterrole=configmap-reader', '--group=eo:viewers']);
+    expect(grant.code, grant.stderr).toBe(0);
+    const allowed = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, '--token', 'viewer-token-123', 'get', 'configmaps', '-n', 'default']);
+    expect(allowed.code, allowed.stderr).toBe(0);
+  });
+
+  it('stop() ends etcd and kube-apiserver and removes the temporary data dir', async () => {
+    if (plane === undefined) throw new Error('the previous test did not start a control plane');
+    const pids = await pidsMentioning(plane.dataDir);
+    expect(pids.length).toBeGreaterThanOrEqual(2); // etcd, kube-apiserver (and their watchdogs)
+    await plane.stop();
+    for (const pid of pids) expect(pidAlive(pid), `pid ${pid} still alive`).toBe(false);
+    expect(await stat(plane.dataDir).catch(() => undefined)).toBeUndefined();
+    await plane.stop(); // idempotent
+  });
+});

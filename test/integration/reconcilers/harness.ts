@@ -1,0 +1,173 @@
+/** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
+import yaml from 'js-yaml';
+import { pino } from 'pino';
+import { generateCrds } from '../../../src/api/crd/generate.js';
+import { ApiError } from '../../../src/runtime/api-error.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
+import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import { startOperator, type OperatorSettings, type RunningOperator } from '../../../src/operator/start.js';
+import { loadExamples } from '../../support/examples.js';
+import { kubectl, testCluster } from '../../support/cluster.js';
+
+const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
+
+export function testClient(): KubeClient {
+  return KubeClient.fromKubeconfig(testCluster().kubeconfig);
+}
+
+export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Creates or updates the project's CRDs through the API (1.20's client-side validation rejects
+ * x-kubernetes-validations). An existing CRD is left alone when it already carries a conversion
+ * webhook another suite configured (the webhook suite runs a real conversion server).
+ */
+export async function installCrds(client: KubeClient): Promise<void> {
+  for (const crd of generateCrds({ conversion: { url: 'https://127.0.0.1:9/convert' } })) {
+    const existing = await client.get(CRDS, undefined, crd.metadata.name);
+    if (!existing) {
+      try {
+        await client.create(CRDS, undefined, crd);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
+      }
+    }
+    await eventually(`CRD ${crd.metadata.name} Established`, async () => {
+      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name);
+      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+    });
+  }
+  // Discovery lags Established by a moment.
+  await eventually('custom resources served', async () => (await kubectl(['get', 'predictionendpoints,deployedmodels,registryservices,registryendpoints', '-A'])).code === 0);
+}
+
+export interface TestOperator {
+  readonly operator: RunningOperator;
+  readonly client: KubeClient;
+  stop(): Promise<void>;
+}
+
+export async function runOperator(namespace: string, overrides: Partial<OperatorSettings> = {}): Promise<TestOperator> {
+  const client = testClient();
+  const operator = await startOperator({
+    client,
+    settings: {
+      project: 'demo-project',
+      location: 'europe-west4',
+      namespaces: [namespace],
+      workers: 4,
+      leaderElection: { enabled: false, namespace, leaseName: 'endpoint-operator' },
+      ...overrides,
+    },
+    log: pino({ level: process.env['EO_TEST_OPERATOR_LOG'] ?? 'silent' }),
+  });
+  await operator.ready;
+  return {
+    operator,
+    client,
+    stop: async () => {
+      await operator.stop();
+      client.close();
+    },
+  };
+}
+
+/** The valid examples of an area as one YAML stream, every object moved to `namespace`. */
+export function examplesIn(area: string, namespace: string): string {
+  const docs = loadExamples('valid')
+    .filter((f) => f.path.includes(`/${area}/`))
+    .flatMap((f) => f.documents.map((d) => d.object))
+    .map((o) => {
+      const obj = structuredClone(o) as KubeObject;
+      obj.metadata = { ...obj.metadata, namespace };
+      return obj;
+    });
+  return docs.map((d) => yaml.dump(d)).join('---\n');
+}
+
+export async function apply(namespace: string, manifest: string): Promise<void> {
+  const r = await kubectl(['apply', '--validate=false', '-n', namespace, '-f', '-'], { input: manifest });
+  if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr}`);
+}
+
+export async function getJson(namespace: string, resource: string): Promise<KubeObject & { status?: Record<string, unknown> }> {
+  const r = await kubectl(['get', '-n', namespace, resource, '-o', 'json']);
+  if (r.code !== 0) throw new Error(`kubectl get ${resource} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as KubeObject & { status?: Record<string, unknown> };
+}
+
+export async function waitReady(namespace: string, resources: string, timeoutSeconds = 60): Promise<void> {
+  const r = await kubectl(['wait', '-n', namespace, '--for=condition=Ready', `--timeout=${timeoutSeconds}s`, ...resources.split(/\s+/)], { timeoutMs: (timeoutSeconds + 10) * 1000 });
+  if (r.code !== 0) throw new Error(`kubectl wait --for=condition=Ready ${resources} failed: ${r.stderr}${r.stdout}`);
+}
+
+export function readyOf(obj: { status?: Record<string, unknown> }): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
+  const conditions = obj.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  return (conditions as Array<Record<string, unknown>>).find((c) => c.type === 'Ready') as ReturnType<typeof readyOf>;
+}
+
+/**
+ * A real client that counts the status writes it sends and can be told to disturb them: fail
+ * them for some objects (an API error the reconciler must survive) or let another writer change
+ * the object first (a 409 Conflict the status writer must retry).
+ */
+export class InstrumentedClient extends KubeClient {
+  statusPatches = 0;
+  failStatusFor: (name: string) => boolean = () => false;
+  /** Fails patches of the object itself (finalizers), not of its status. */
+  failObjectPatchFor: (name: string) => boolean = () => false;
+  beforeStatusPatch: ((namespace: string | undefined, name: string) => Promise<void>) | undefined;
+
+  static forTestCluster(): InstrumentedClient {
+    const config = new KubeConfig();
+    config.loadFromFile(testCluster().kubeconfig);
+    return new InstrumentedClient(config);
+  }
+
+  override async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+    if (opts.subresource === 'status') {
+      if (this.failStatusFor(name)) throw new ApiError(500, 'InternalError', `injected failure for ${name}`, {});
+      const before = this.beforeStatusPatch;
+      if (before) {
+        this.beforeStatusPatch = undefined;
+        await before(namespace, name);
+      }
+      const result = await super.patch<T>(ref, namespace, name, patch, opts);
+      this.statusPatches++;
+      return result;
+    }
+    if (this.failObjectPatchFor(name)) throw new ApiError(403, 'Forbidden', `injected refusal for ${name}`, {});
+    return super.patch<T>(ref, namespace, name, patch, opts);
+  }
+}
+
+export async function runOperatorWith(client: KubeClient, namespace: string, overrides: Partial<OperatorSettings> = {}): Promise<RunningOperator> {
+  const operator = await startOperator({
+    client,
+    settings: {
+      project: 'demo-project',
+      location: 'europe-west4',
+      namespaces: [namespace],
+      workers: 4,
+      leaderElection: { enabled: false, namespace, leaseName: 'endpoint-operator' },
+      ...overrides,
+    },
+    log: pino({ level: process.env['EO_TEST_OPERATOR_LOG'] ?? 'silent' }),
+  });
+  return operator;
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestNamespace } from '../../support/cluster.js';
+import { loadExamples } from '../../support/examples.js';
+import { apply, eventually, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
+
+const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/checkout';
+
+describe('registry reconcilers on a real apiserver', () => {
+  let ns: string;
+  let op: TestOperator;
+
+  beforeAll(async () => {
+    const client = testClient();
+    await installCrds(client);
+    client.close();
+    ns = await createTestNamespace('reconcile-registry');
+    op = await runOperator(ns);
+  });
+
+  afterAll(async () => {
+    await op?.stop();
+  });
+
+  // v1beta1 examples need the conversion webhook, which this suite does not run; v1 ones are applied.
+  const v1Examples = loadExamples('valid').filter((f) => f.path.includes('/registry/') && !f.text.includes('/v1beta1'));
+  it.skipIf(v1Examples.length === 0)('converges the valid v1 examples to Ready', async () => {
+    await apply(ns, examplesIn('registry', ns).split('---\n').filter((d) => !d.includes('/v1beta1')).join('---\n'));
+    await waitReady(ns, 'registryservices,registryendpoints --all');
+  });
+
+  it('keeps an endpoint applied before its service at ParentNotFound, then lists it once the service exists', async () => {
+    await apply(ns, `
+apiVersion: registry.endpoint-operator.dev/v1
+kind: RegistryEndpoint
+metadata: { name: checkout-b }
+spec:
+  name: ${SVC}/endpoints/b
+  address: 2001:db8::2
+  port: 8443
+  annotations: { example.com/zone: b, endpoint-operator.dev/internal: hidden }
+---
+apiVersion: registry.endpoint-operator.dev/v1
+kind: RegistryEndpoint
+metadata: { name: checkout-a }
+spec: { name: ${SVC}/endpoints/a, address: 10.1.0.1, port: 443 }
+`);
+    await eventually('ParentNotFound', async () => readyOf(await getJson(ns, 'registryendpoint/checkout-b'))?.reason === 'ParentNotFound');
+    expect(readyOf(await getJson(ns, 'registryendpoint/checkout-b'))?.message).toContain(SVC);
+    await apply(ns, `
+apiVersion: registry.endpoint-operator.dev/v1
+kind: RegistryService
+metadata: { name: checkout }
+spec: { name: ${SVC} }
+`);
+    await waitReady(ns, 'registryendpoint/checkout-a registryendpoint/checkout-b registryservice/checkout');
+    const svc = await getJson(ns, 'registryservice/checkout');
+    await eventually('both endpoints listed', async () => ((await getJson(ns, 'registryservice/checkout')).status?.endpoints as unknown[] | undefined)?.length === 2);
+    expect((await getJson(ns, 'registryservice/checkout')).status?.endpoints).toEqual([
+      { name: `${SVC}/endpoints/a`, address: '10.1.0.1', port: 443 },
+      { name: `${SVC}/endpoints/b`, address: '2001:db8::2', port: 8443, annotations: { 'example.com/zone': 'b' } },
+    ]);
+    expect(readyOf(svc)).toMatchObject({ status: 'True', observedGeneration: svc.metadata.generation });
+  });
+});

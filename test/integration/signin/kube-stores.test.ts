@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import { ManualClock } from '../../../src/signin/clock.js';
+import { KubernetesSessionStore } from '../../../src/signin/kube/sessions.js';
+import { KubernetesSigningKeyStore } from '../../../src/signin/kube/signing-key.js';
+import { RefreshTokens } from '../../../src/signin/refresh-rotation.js';
+import { createTestNamespace } from '../../support/cluster.js';
+import { installPosCrds, testClient } from './helpers.js';
+
+let ns: string;
+let client: KubeClient;
+
+beforeAll(async () => {
+  await installPosCrds();
+  ns = await createTestNamespace('signin-stores');
+  client = testClient();
+});
+afterAll(() => client?.close());
+
+describe('Kubernetes stores of the sign-in API', () => {
+  it('replicas racing to create the signing-key Secret all end up with the same key', async () => {
+    const stores = Array.from({ length: 4 }, () => new KubernetesSigningKeyStore(client, ns, 'race-key'));
+    const keys = await Promise.all(stores.map((s) => s.load()));
+    expect(new Set(keys.map((k) => k.kid)).size).toBe(1);
+    expect(new Set(keys.map((k) => k.publicJwk.x)).size).toBe(1);
+    // and a replica started later reads it instead of making a new one
+    expect((await new KubernetesSigningKeyStore(client, ns, 'race-key').load()).kid).toBe(keys[0]!.kid);
+  });
+
+  it('compare-and-swap refuses a stale resourceVersion, and many concurrent rotations of one token leave one winner', async () => {
+    const store = new KubernetesSessionStore(client, ns);
+    const clock = new ManualClock(Date.now());
+    const tokens = new RefreshTokens(store, clock, 3600);
+    const { session, refreshToken } = await tokens.start({ kind: 'ShopUser', name: 'someone' });
+    const results = await Promise.all(Array.from({ length: 5 }, () => tokens.rotate(refreshToken)));
+    expect(results.filter((r) => r.outcome === 'rotated')).toHaveLength(1);
+    expect(results.filter((r) => r.outcome === 'reused').length).toBeGreaterThanOrEqual(1);
+    const stored = await store.get(session.id);
+    expect(stored).toMatchObject({ revoked: true, revokedReason: 'RefreshTokenReuse' });
+    // a write based on the original read is refused
+    expect(await store.compareAndSwap(session, { ...session, revoked: false })).toBe('conflict');
+  });
+
+  it('sweeps expired sessions and only those', async () => {
+    const store = new KubernetesSessionStore(client, ns);
+    const clock = new ManualClock(Date.now());
+    const short = new RefreshTokens(store, clock, 60);
+    const long = new RefreshTokens(store, clock, 7200);
+    const a = await short.start({ kind: 'AdminUser', name: 'a' });
+    const b = await long.start({ kind: 'AdminUser', name: 'b' });
+    clock.advance(120_000);
+    expect(await store.sweepExpired(clock)).toBeGreaterThanOrEqual(1);
+    expect(await store.get(a.session.id)).toBeUndefined();
+    expect(await store.get(b.session.id)).toBeDefined();
+    expect(await store.delete(a.session.id)).toBe(false);
+  });
+});

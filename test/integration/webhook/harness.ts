@@ -1,0 +1,109 @@
+import { pino } from 'pino';
+import { defaultValidationOptions } from '../../../src/api/common/kind.js';
+import { generateCrds } from '../../../src/api/crd/generate.js';
+import { ApiError } from '../../../src/runtime/api-error.js';
+import { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { CRDS, VALIDATING_WEBHOOK_CONFIGURATIONS, type InstallReport } from '../../../src/webhook/install.js';
+import { runWebhooks } from '../../../src/webhook/run.js';
+import type { WebhookServer } from '../../../src/webhook/server.js';
+import { localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
+import { createTestNamespace, testCluster } from '../../support/cluster.js';
+
+export interface WebhookHarness {
+  readonly client: KubeClient;
+  readonly server: WebhookServer;
+  readonly settings: WebhookSettings;
+  readonly install: InstallReport;
+  /** The namespace holding the certificate Secret (the operator's namespace in a real install). */
+  readonly operatorNamespace: string;
+  stop(): Promise<void>;
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Creates the project's CRDs as committed (conversion pointing at the in-cluster Service) through
+ * the API (1.20's client-side validation rejects x-kubernetes-validations), or replaces them.
+ */
+async function applyCrds(client: KubeClient): Promise<void> {
+  for (const crd of generateCrds()) {
+    const existing = await client.get(CRDS, undefined, crd.metadata.name);
+    if (existing) await client.replace(CRDS, undefined, crd.metadata.name, { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata.resourceVersion } });
+    else await client.create(CRDS, undefined, crd);
+    await until(`CRD ${crd.metadata.name} Established`, 30_000, async () => {
+      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name);
+      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    });
+  }
+}
+
+/**
+ * The operator's webhook side as `endpoint-operator run` will wire it, in local mode: certificates
+ * in a Secret, the HTTPS server on 127.0.0.1 in this process, the CRDs pointing their conversion
+ * at it and the ValidatingWebhookConfiguration installed.
+ */
+export async function startWebhookHarness(): Promise<WebhookHarness> {
+  const client = KubeClient.fromKubeconfig(testCluster().kubeconfig);
+  const operatorNamespace = await createTestNamespace('webhook-operator');
+  await applyCrds(client);
+  const abort = new AbortController();
+  const running = await runWebhooks({
+    client,
+    settings: localWebhookSettings(0, { namespace: operatorNamespace }),
+    listen: { host: '127.0.0.1', port: 0 },
+    options: defaultValidationOptions,
+    log: pino({ level: process.env['EO_TEST_WEBHOOK_LOG'] ?? 'warn' }),
+    signal: abort.signal,
+  });
+  const { server, settings, install } = running;
+  const harness: WebhookHarness = {
+    client,
+    server,
+    settings,
+    install,
+    operatorNamespace,
+    async stop() {
+      // Later test files share this API server: a configuration left pointing at a closed server
+      // would refuse all their writes (failurePolicy Fail), and the CRDs' conversion would fail.
+      await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, settings.configurationName).catch(() => false);
+      for (const crd of generateCrds()) {
+        if (crd.spec.conversion === undefined) continue;
+        await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);
+      }
+      abort.abort();
+      await running.close();
+      client.close();
+    },
+  };
+  try {
+    // Not the operator's namespace: the configuration exempts it (on Kubernetes 1.21+).
+    const probeNamespace = await createTestNamespace('webhook-probe');
+    // The API server picks configurations up through an informer: wait until a bad object is refused by the webhook.
+    await until('the validating webhook to be called', 30_000, async () => {
+      try {
+        await client.create(
+          { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
+          probeNamespace,
+          { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'probe' }, spec: { displayName: 'probe', trafficSplit: { '1': 50 } } },
+          { dryRun: true },
+        );
+        return undefined;
+      } catch (err) {
+        return err instanceof ApiError && err.message.includes('denied the request') ? true : undefined;
+      }
+    });
+  } catch (err) {
+    await harness.stop();
+    throw err;
+  }
+  return harness;
+}

@@ -1,0 +1,168 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../../src/runtime/api-error.js';
+import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { Action, Controller, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
+import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
+import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
+import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/runtime/metrics.js';
+
+/** A transport serving a fixed list and then a watch the test pushes events into. */
+class PushTransport implements ListerWatcher<KubeObject> {
+  private emit: ((e: WatchEvent) => void) | undefined;
+  constructor(private readonly items: KubeObject[]) {}
+  async list() {
+    return { items: structuredClone(this.items), resourceVersion: '1' };
+  }
+  watch(_opts: unknown, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+    this.emit = onEvent;
+    return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+  push(e: WatchEvent): void {
+    if (!this.emit) throw new Error('no watch open');
+    this.emit(e);
+  }
+}
+
+const obj = (name: string, rv: string, spec: Record<string, unknown> = {}): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv }, spec });
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+let seq = 0;
+function start(items: KubeObject[], reconcile: (req: ReconcileRequest) => Promise<ReconcileResult>, workers = 2) {
+  const clock = new ManualClock();
+  const transport = new PushTransport(items);
+  const informer = new Informer(transport, { name: `ctl-informer-${seq}`, clock });
+  const controller = new Controller({ name: `ctl-${seq++}`, kind: 'Thing', primary: informer, reconcile, workers, clock });
+  const stop = new AbortController();
+  const informerRun = informer.run(stop.signal);
+  const controllerRun = controller.run(stop.signal);
+  cleanups.push(async () => {
+    stop.abort();
+    await Promise.all([informerRun, controllerRun]);
+  });
+  return { clock, transport, informer, controller, stop, controllerRun };
+}
+
+describe('Controller', () => {
+  it('reconciles every listed object once after sync, with key, namespace and name', async () => {
+    const seen: string[] = [];
+    const { controller } = start([obj('a', '1'), obj('b', '1')], async (req) => {
+      seen.push(`${req.key}|${req.namespace}|${req.name}`);
+      return Action.done();
+    });
+    await flushMicrotasks();
+    expect(seen.sort()).toEqual(['ns/a|ns|a', 'ns/b|ns|b']);
+    expect(await metricValue(reconcileTotal, { controller: controller.name, result: 'success' })).toBe(2);
+  });
+
+  it('backs off a failing key 5 ms, 10 ms, 20 ms and forgets the backoff on success', async () => {
+    let calls = 0;
+    const { clock, controller } = start([obj('a', '1')], async () => {
+      calls++;
+      if (calls <= 3) throw new ApiError(409, 'Conflict', 'conflict', {});
+      return Action.done();
+    });
+    await flushMicrotasks();
+    expect(calls).toBe(1);
+    await clock.advance(5);
+    expect(calls).toBe(2);
+    await clock.advance(9);
+    expect(calls).toBe(2);
+    await clock.advance(1);
+    expect(calls).toBe(3);
+    await clock.advance(20);
+    expect(calls).toBe(4);
+    expect(controller.queue.numRequeues('ns/a')).toBe(0);
+    expect(await metricValue(reconcileErrors, { controller: controller.name, kind: 'Conflict' })).toBe(3);
+    expect(await metricValue(reconcileTotal, { controller: controller.name, result: 'error' })).toBe(3);
+  });
+
+  it('survives a reconcile that throws a non-Error value', async () => {
+    let calls = 0;
+    const { clock } = start([obj('a', '1')], async () => {
+      calls++;
+      if (calls === 1) throw 'not an error object';
+      return Action.done();
+    });
+    await flushMicrotasks();
+    await clock.advance(5);
+    expect(calls).toBe(2);
+  });
+
+  it('requeueAfter runs the key again after the given delay and counts requeue_after', async () => {
+    let calls = 0;
+    const { clock, controller } = start([obj('a', '1')], async () => {
+      calls++;
+      return calls === 1 ? Action.requeueAfter(30_000) : Action.done();
+    });
+    await flushMicrotasks();
+    await clock.advance(29_999);
+    expect(calls).toBe(1);
+    await clock.advance(1);
+    expect(calls).toBe(2);
+    expect(await metricValue(reconcileTotal, { controller: controller.name, result: 'requeue_after' })).toBe(1);
+  });
+
+  it('never reconciles one key concurrently; an event during a reconcile causes exactly one more run', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let calls = 0;
+    let release: () => void = () => undefined;
+    const { transport } = start([obj('a', '1')], async () => {
+      calls++;
+      active++;
+      maxActive = Math.max(maxActive, active);
+      if (calls === 1) await new Promise<void>((r) => (release = r));
+      active--;
+      return Action.done();
+    }, 4);
+    await flushMicrotasks();
+    transport.push({ type: 'MODIFIED', object: obj('a', '2') });
+    transport.push({ type: 'MODIFIED', object: obj('a', '3') });
+    await flushMicrotasks();
+    expect(calls).toBe(1);
+    release();
+    await flushMicrotasks();
+    expect(calls).toBe(2);
+    expect(maxActive).toBe(1);
+  });
+
+  it('maps secondary objects to primary keys', async () => {
+    const seen: string[] = [];
+    const clock = new ManualClock();
+    const primaryT = new PushTransport([]);
+    const secondaryT = new PushTransport([]);
+    const primary = new Informer(primaryT, { name: 'map-primary', clock });
+    const secondary = new Informer(secondaryT, { name: 'map-secondary', clock });
+    const controller = new Controller({ name: 'ctl-map', kind: 'DeployedModel', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
+    // An endpoint change enqueues the models whose spec.endpointRef names it (old and new state).
+    controller.watches(secondary, (endpoint) => [`${endpoint.metadata.namespace}/model-of-${endpoint.metadata.name}`]);
+    const stop = new AbortController();
+    const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
+    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    await flushMicrotasks();
+    secondaryT.push({ type: 'ADDED', object: obj('e1', '2') });
+    await flushMicrotasks();
+    expect(seen).toEqual(['ns/model-of-e1']);
+  });
+
+  it('shutdown drains the in-flight reconcile and stops taking keys', async () => {
+    let release: () => void = () => undefined;
+    let finished = false;
+    const { controller, transport } = start([obj('a', '1')], async () => {
+      await new Promise<void>((r) => (release = r));
+      finished = true;
+      return Action.done();
+    });
+    await flushMicrotasks();
+    const drained = controller.shutdown(10_000);
+    transport.push({ type: 'ADDED', object: obj('b', '1') });
+    release();
+    expect(await drained).toBe(true);
+    expect(finished).toBe(true);
+    expect(controller.queue.length).toBe(0);
+  });
+});

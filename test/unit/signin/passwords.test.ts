@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { hashPassword, meetsMinimum, parsePhc, PasswordVerifier } from '../../../src/signin/passwords.js';
+import { runCli } from '../../support/cli.js';
+import { PARAMS } from './fixtures.js';
+
+describe('passwords', { timeout: 30_000 }, () => {
+  it('hash with argon2id at the OWASP minimum and verify', async () => {
+    const phc = await hashPassword('s3cret', PARAMS);
+    expect(phc).toMatch(/^\$argon2id\$v=19\$/);
+    expect(parsePhc(phc)).toEqual({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    const v = await PasswordVerifier.create(PARAMS);
+    expect(await v.verify(phc, 's3cret')).toBe(true);
+    expect(await v.verify(phc, 's3cret ')).toBe(false);
+    expect(await v.verify(undefined, 's3cret')).toBe(false);
+  });
+
+  it('refuse hashes weaker than the minimum, other algorithms and junk', async () => {
+    const weak = await hashPassword('s3cret', { memoryCost: 4096, timeCost: 1, parallelism: 1 });
+    const v = await PasswordVerifier.create(PARAMS);
+    expect(await v.verify(weak, 's3cret')).toBe(false);
+    expect(await v.verify('$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g', 's3cret')).toBe(false);
+    expect(await v.verify('s3cret', 's3cret')).toBe(false);
+    // OWASP's equivalent configurations pass; anything cheaper in memory or iterations does not.
+    for (const [memoryCost, timeCost] of [[47_104, 1], [19_456, 2], [12_288, 3], [9_216, 4], [7_168, 5]] as const) {
+      expect(meetsMinimum({ memoryCost, timeCost, parallelism: 1 })).toBe(true);
+      expect(meetsMinimum({ memoryCost: memoryCost - 1, timeCost, parallelism: 1 })).toBe(false);
+    }
+    expect(meetsMinimum({ memoryCost: 19_456, timeCost: 1, parallelism: 1 })).toBe(false);
+  });
+});
+
+// Each case starts the CLI from source in a child process (tsx): slow on a busy machine.
+describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
+  it('reads stdin and prints a PHC string that verifies, without echoing the password', async () => {
+    const r = await runCli(['hash-password'], { input: 'correct horse\n' });
+    expect(r.code, r.stderr).toBe(0);
+    const phc = r.stdout.trim();
+    expect(phc).not.toContain('correct horse');
+    expect(await (await PasswordVerifier.create(PARAMS)).verify(phc, 'correct horse')).toBe(true);
+  });
+
+  it('prints a Secret manifest with --secret', async () => {
+    const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], { input: 'x' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/kind: Secret\n/);
+    expect(r.stdout).toMatch(/namespace: shop/);
+    expect(r.stdout).toMatch(/pw: \$argon2id\$/);
+  });
+
+  it('refuses an empty password and weak parameters', async () => {
+    expect((await runCli(['hash-password'], { input: '' })).code).toBe(1);
+    const weak = await runCli(['hash-password', '--memory-kib', '1024'], { input: 'x' });
+    expect(weak.code).toBe(2);
+    expect(weak.stderr).toMatch(/OWASP/);
+    expect((await runCli(['hash-password', '--time-cost', 'two'], { input: 'x' })).code).toBe(2);
+  });
+});
