@@ -4,9 +4,9 @@
  * control plane's watchdog covers a killed vitest). Test files get the connection through inject(), see
  * test/support/cluster.ts. With EO_TEST_KUBECONFIG set, that cluster is used and nothing is started.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { load } from 'js-yaml';
 import type { TestProject } from 'vitest/node';
 import { findKubectl, startControlPlane } from '../../src/devcluster/index.js';
@@ -37,8 +37,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const kubectl = await findKubectl(log);
   const external = process.env['EO_TEST_KUBECONFIG'];
   if (external !== undefined && external !== '') {
-    project.provide('eoTestCluster', { ...(await fromKubeconfig(external)), kubectl });
-    return async () => {};
+    const info = await fromKubeconfig(external);
+    project.provide('eoTestCluster', { ...info, kubectl });
+    return async () => {
+      if (info.caFile.includes('eo-test-ca-')) await rm(dirname(info.caFile), { recursive: true, force: true });
+    };
   }
   const plane = await startControlPlane({ log });
   try {

@@ -45,6 +45,11 @@ apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryEndpoint
 metadata: { name: payments-a }
 spec: { name: ${SVC}/endpoints/a, address: 10.0.0.1, port: 443 }
+---
+apiVersion: prediction.endpoint-operator.dev/v1
+kind: DeployedModel
+metadata: { name: fraud-scoring-shadow }
+spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/models/shadow, automaticResources: { minReplicaCount: 1 } }
 `);
       await waitReady(ns, 'predictionendpoints,deployedmodels,registryservices,registryendpoints --all');
       // Let the last status-driven follow-ups (endpoint lists after model writes) settle.
@@ -54,6 +59,8 @@ spec: { name: ${SVC}/endpoints/a, address: 10.0.0.1, port: 443 }
         return first.statusPatches === n;
       });
       expect(first.statusPatches).toBeGreaterThan(0);
+      const assignedId = (await getJson(ns, 'deployedmodel/fraud-scoring-shadow')).status?.id;
+      expect(assignedId).toMatch(/^[0-9]{10}$/);
       await op1.stop();
       first.close();
 
@@ -70,6 +77,7 @@ spec: { name: ${SVC}/endpoints/a, address: 10.0.0.1, port: 443 }
       await new Promise((r) => setTimeout(r, 1000));
       // ...and none of them needs a status write.
       expect(second.statusPatches).toBe(0);
+      expect((await getJson(ns, 'deployedmodel/fraud-scoring-shadow')).status?.id).toBe(assignedId);
       await op2.stop();
       second.close();
     });

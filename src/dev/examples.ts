@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { isPlainObject } from '../api/common/text.js';
+import { expandPaths, parseManifests, readSource } from '../manifests/load.js';
+import type { KubeObject } from '../runtime/kube-client.js';
+
+/** `examples/valid/` of this checkout or package (src/dev → ../../examples; dist/src/dev → ../../../examples). */
+export function defaultExamplesDir(): string {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const root = here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url);
+  return fileURLToPath(new URL('examples/valid', root));
+}
+
+/** Every object in the example files, in file order, namespaces first (an apply order kubectl would also manage). */
+export async function loadExampleObjects(dir: string): Promise<KubeObject[]> {
+  const objects: KubeObject[] = [];
+  for (const file of await expandPaths([dir])) {
+    for (const doc of parseManifests(file, await readSource(file))) {
+      const o = doc.object;
+      if (isPlainObject(o) && typeof o.kind === 'string' && typeof o.apiVersion === 'string' && isPlainObject(o.metadata)) objects.push(o as unknown as KubeObject);
+    }
+  }
+  return objects.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+}
