@@ -51,7 +51,7 @@ function cliOverFile(count: number): number {
   try {
     const file = join(dir, 'manifests.yaml');
     writeFileSync(file, Array.from({ length: count }, (_, i) => yaml.dump(typicalEndpoint(i))).join('---\n'));
-    const bin = new URL('../../bin/endpoint-operator.js', import.meta.url).pathname;
+    const bin = new URL('../bin/endpoint-operator.js', import.meta.url).pathname;
     const start = process.hrtime.bigint();
     execFileSync(process.execPath, [bin, 'validate', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     return Number(process.hrtime.bigint() - start) / 1e9;

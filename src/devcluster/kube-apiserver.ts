@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, chmod, copyFile, cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, copyFile, cp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BUILD_PACKAGES, ensureDebianPackages } from './apt.js';
 import { ControlPlaneError } from './errors.js';
@@ -26,9 +26,39 @@ export const VENDOR_REPLACEMENTS = [
 ] as const;
 const GOCODE = '/usr/share/gocode/src';
 
-/** The cache directory name of a build: version plus the source package's .dsc checksum. */
+/**
+ * Built with Go >= 1.19, the vendored OpenAPI type validators of 1.20 take every empty string for
+ * null: `reflect.DeepEqual(reflect.Zero(t), reflect.ValueOf(data))` compares two reflect.Value
+ * headers, and since Go 1.19 both point at the runtime's shared zero buffer for "". Custom
+ * resources with `""` in a string field were then refused ("must be of type string: \"null\"").
+ * Under the Go the release was built with, that comparison was only true for nil, so the patch
+ * restores exactly the released behaviour.
+ */
+export const SOURCE_PATCHES = [
+  'vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go',
+  'vendor/github.com/go-openapi/validate/type.go',
+].map((file) => ({
+  file,
+  find: 'if data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data)) {',
+  replace: 'if data == nil {',
+}));
+
+/** Bumped whenever the build recipe changes what the binary does, so a cached older build is not reused. */
+export const RECIPE_REVISION = 2;
+
+/** The cache directory name of a build: version, the source package's .dsc checksum and the recipe revision. */
 export function buildKey(version: string, dscSha256: string): string {
-  return `${BINARY}-${version}-${dscSha256.slice(0, 16)}`;
+  return `${BINARY}-${version}-${dscSha256.slice(0, 16)}-r${RECIPE_REVISION}`;
+}
+
+/** Applies SOURCE_PATCHES; a patch that no longer matches fails the build instead of being skipped silently. */
+async function patchSource(tree: string, logFile: string): Promise<void> {
+  for (const patch of SOURCE_PATCHES) {
+    const path = join(tree, patch.file);
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined || !text.includes(patch.find)) throw new ControlPlaneError(`cannot patch ${patch.file}: the expected code is not there`, logFile);
+    await writeFile(path, text.replace(patch.find, patch.replace));
+  }
 }
 
 async function isExecutable(path: string): Promise<boolean> {
@@ -40,7 +70,7 @@ async function cachedBinary(root: string): Promise<string | undefined> {
   const entries = await readdir(root).catch(() => [] as string[]);
   const candidates: { path: string; mtime: number }[] = [];
   for (const name of entries) {
-    if (!name.startsWith(`${BINARY}-${KUBE_VERSION}-`)) continue;
+    if (!name.startsWith(`${BINARY}-${KUBE_VERSION}-`) || !name.endsWith(`-r${RECIPE_REVISION}`)) continue;
     const marker = await stat(join(root, name, COMPLETE_MARKER)).catch(() => undefined);
     const path = join(root, name, BINARY);
     if (marker && (await isExecutable(path))) candidates.push({ path, mtime: marker.mtimeMs });
@@ -101,6 +131,7 @@ async function build(root: string, log: (line: string) => void): Promise<string>
     await cp(from, to, { recursive: true, dereference: true });
   }
   // Without a git checkout, hack/lib/version.sh reads the version from this file; kubectl shows it.
+  await patchSource(tree, logFile);
   const versionFile = join(tree, '.eo-version');
   const [major = '1', minor = '20'] = KUBE_VERSION.slice(1).split('.');
   await writeFile(versionFile, `KUBE_GIT_VERSION='${KUBE_VERSION}'\nKUBE_GIT_TREE_STATE='archive'\nKUBE_GIT_MAJOR='${major}'\nKUBE_GIT_MINOR='${minor}'\nKUBE_GIT_COMMIT=''\n`);

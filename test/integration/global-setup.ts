@@ -6,7 +6,7 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { load } from 'js-yaml';
 import type { TestProject } from 'vitest/node';
 import { findKubectl, startControlPlane } from '../../src/devcluster/index.js';
@@ -37,10 +37,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const kubectl = await findKubectl(log);
   const external = process.env['EO_TEST_KUBECONFIG'];
   if (external !== undefined && external !== '') {
-    const info = await fromKubeconfig(external);
+    const { info, tempDir } = await fromKubeconfig(external);
     project.provide('eoTestCluster', { ...info, kubectl });
     return async () => {
-      if (info.caFile.includes('eo-test-ca-')) await rm(dirname(info.caFile), { recursive: true, force: true });
+      if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
     };
   }
   const plane = await startControlPlane({ log });
@@ -61,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /** Reads server, token and CA file of the current context of an existing kubeconfig (EO_TEST_KUBECONFIG). */
-async function fromKubeconfig(path: string): Promise<Omit<TestClusterInfo, 'kubectl'>> {
+async function fromKubeconfig(path: string): Promise<{ info: Omit<TestClusterInfo, 'kubectl'>; tempDir?: string }> {
   const doc: unknown = load(await readFile(path, 'utf8'));
   const current = field(doc, 'current-context');
   const context = field(named(field(doc, 'contexts'), current), 'context');
@@ -73,18 +73,15 @@ async function fromKubeconfig(path: string): Promise<Omit<TestClusterInfo, 'kube
   const caPath = field(cluster, 'certificate-authority');
   const caData = field(cluster, 'certificate-authority-data');
   let caFile = typeof caPath === 'string' ? caPath : '';
+  let tempDir: string | undefined;
   if (caFile === '' && typeof caData === 'string') {
     // Tests that talk HTTPS themselves need the CA as a file.
-    caFile = join(await mkdtemp(join(tmpdir(), 'eo-test-ca-')), 'ca.crt');
+    tempDir = await mkdtemp(join(tmpdir(), 'eo-test-ca-'));
+    caFile = join(tempDir, 'ca.crt');
     await writeFile(caFile, Buffer.from(caData, 'base64'));
   }
-  return {
-    kubeconfig: path,
-    server,
-    token: typeof token === 'string' ? token : '',
-    etcdEndpoint: process.env['EO_TEST_ETCD_ENDPOINT'] ?? '',
-    caFile,
-  };
+  const info = { kubeconfig: path, server, token: typeof token === 'string' ? token : '', etcdEndpoint: process.env['EO_TEST_ETCD_ENDPOINT'] ?? '', caFile };
+  return tempDir === undefined ? { info } : { info, tempDir };
 }
 
 function field(value: unknown, key: string): unknown {

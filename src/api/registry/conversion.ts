@@ -3,8 +3,9 @@ import { REGISTRY_GROUP } from './status.js';
 /**
  * RegistryEndpoint conversion, hub and spoke (kubebuilder's pattern): v1 is the hub and the storage
  * version, v1beta1 converts to and from it. v1beta1's `spec.metadata` and `status.effectiveMetadata`
- * are v1's `spec.annotations` and `status.effectiveAnnotations` under older names. What v1 cannot
- * hold (`spec.network`, `status.createTime`, `status.updateTime`) travels in a JSON annotation, as
+ * are v1's `spec.annotations` and `status.effectiveAnnotations` under older names. Status times are
+ * stored in v1 too (the reconciler writes them through the storage version). What v1 cannot
+ * hold (`spec.network`) travels in a JSON annotation, as
  * Cluster API does, and is removed again on the way back, so both round trips are identities:
  * a v1beta1 client that reads back what it wrote sees no difference, and neither does a v1 client.
  *
@@ -25,8 +26,8 @@ interface JsonObject {
   [key: string]: Json;
 }
 
-/** The fields each spoke-only location holds: `spec.network`, `status.createTime`, `status.updateTime`. */
-const SPOKE_ONLY = { spec: ['network'], status: ['createTime', 'updateTime'] } as const;
+/** The fields only the spoke has, per location: `spec.network`. */
+const SPOKE_ONLY: { readonly spec: readonly string[]; readonly status: readonly string[] } = { spec: ['network'], status: [] };
 /** Same data, different names: [v1beta1, v1] per object. */
 const RENAMES = { spec: ['metadata', 'annotations'], status: ['effectiveMetadata', 'effectiveAnnotations'] } as const;
 

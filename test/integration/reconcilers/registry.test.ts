@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestNamespace } from '../../support/cluster.js';
+import { createTestNamespace, kubectl } from '../../support/cluster.js';
+import { startWebhookHarness } from '../webhook/harness.js';
 import { loadExamples } from '../../support/examples.js';
 import { apply, eventually, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
 
@@ -26,6 +27,21 @@ describe('registry reconcilers on a real apiserver', () => {
   it.skipIf(v1Examples.length === 0)('converges the valid v1 examples to Ready', async () => {
     await apply(ns, examplesIn('registry', ns).split('---\n').filter((d) => !d.includes('/v1beta1')).join('---\n'));
     await waitReady(ns, 'registryservices,registryendpoints --all');
+  });
+
+  it('converges every valid example, v1beta1 included, with the conversion webhook running', async () => {
+    const webhooks = await startWebhookHarness();
+    try {
+      await apply(ns, examplesIn('registry', ns));
+      await waitReady(ns, 'registryservices,registryendpoints --all');
+      const beta = await kubectl(['get', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev/checkout-3', '-o', 'json']);
+      expect(beta.code, beta.stderr).toBe(0);
+      const obj = JSON.parse(beta.stdout) as { spec: { network?: string }; status?: { conditions?: Array<{ type: string; status: string }> } };
+      expect(obj.spec.network).toBe('projects/418832410291/locations/global/networks/shop-vpc');
+      expect(obj.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    } finally {
+      await webhooks.stop();
+    }
   });
 
   it('keeps an endpoint applied before its service at ParentNotFound, then lists it once the service exists', async () => {

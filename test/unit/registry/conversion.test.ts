@@ -70,7 +70,7 @@ function asJson<T>(value: T): T {
 }
 
 describe('convertRegistryEndpoint', () => {
-  it('renames metadata to annotations and keeps v1beta1-only fields in the conversion annotation', () => {
+  it('renames metadata to annotations, carries status times directly and keeps spec.network in the conversion annotation', () => {
     const beta = {
       apiVersion: REGISTRY_V1BETA1,
       kind: KIND,
@@ -85,10 +85,10 @@ describe('convertRegistryEndpoint', () => {
       metadata: {
         name: 'checkout-1',
         namespace: 'endpoint-demo',
-        annotations: { [CONVERSION_DATA_ANNOTATION]: JSON.stringify({ spec: { network: NETWORK }, status: { createTime: '2026-01-01T00:00:00Z' }, created: 'annotations' }) },
+        annotations: { [CONVERSION_DATA_ANNOTATION]: JSON.stringify({ spec: { network: NETWORK }, created: 'annotations' }) },
       },
       spec: { name: ENDPOINT, address: '10.0.0.5', port: 8080, annotations: { team: 'payments' } },
-      status: { effectiveAnnotations: { team: 'payments' }, observedGeneration: 1 },
+      status: { effectiveAnnotations: { team: 'payments' }, createTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
     });
     expect(convert(hub, REGISTRY_V1BETA1)).toEqual(beta);
   });

@@ -15,6 +15,9 @@ export const registryEndpointV1SpecSchema = z.object({
 export type RegistryEndpointV1Spec = z.infer<typeof registryEndpointV1SpecSchema>;
 
 export const registryEndpointV1StatusSchema = z.object({
+  name: z.string().optional().meta({ description: 'name is spec.name as first accepted; the operator reports InvalidSpec if spec.name ever differs from it (immutability defence); optional.' }),
+  createTime: z.string().optional().meta({ format: 'date-time', description: 'createTime is when the endpoint was registered (RFC 3339); optional.' }),
+  updateTime: z.string().optional().meta({ format: 'date-time', description: 'updateTime is when the endpoint spec last changed (RFC 3339); optional.' }),
   effectiveAnnotations: stringMapSchema.optional().meta({ description: 'effectiveAnnotations are spec.annotations without the reserved-prefix keys, as clients see them; optional.' }),
   observedGeneration: observedGenerationSchema,
   conditions: conditionsSchema,

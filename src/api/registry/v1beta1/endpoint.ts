@@ -25,6 +25,7 @@ export const registryEndpointV1beta1SpecSchema = z
 export type RegistryEndpointV1beta1Spec = z.infer<typeof registryEndpointV1beta1SpecSchema>;
 
 export const registryEndpointV1beta1StatusSchema = z.object({
+  name: z.string().optional().meta({ description: 'name is spec.name as first accepted; the operator reports InvalidSpec if spec.name ever differs from it (immutability defence); optional.' }),
   effectiveMetadata: stringMapSchema.optional().meta({ description: 'effectiveMetadata is spec.metadata without the reserved-prefix keys, as clients see it; optional.' }),
   createTime: z.string().optional().meta({ format: 'date-time', description: 'createTime is when the endpoint was registered (RFC 3339); optional.' }),
   updateTime: z.string().optional().meta({ format: 'date-time', description: 'updateTime is when the endpoint was last changed (RFC 3339); optional.' }),

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError, parseFlags } from '../../../src/cli/flags.js';
+import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
+
+describe('endpoint-operator run flags', () => {
+  it('defaults to a leader-elected operator with webhooks in-cluster and no sign-in', () => {
+    const config = runConfig(parseFlags(RUN_FLAGS, [], {}));
+    expect(config.operator).toMatchObject({ project: 'endpoint-operator', location: 'us-central1', workers: 4, namespaces: [], healthPort: 8081, metricsPort: 8080 });
+    expect(config.operator.leaderElection).toMatchObject({ enabled: true, namespace: 'endpoint-operator-system', leaseName: 'endpoint-operator-leader' });
+    expect(config.webhook?.settings.endpoint).toEqual({ mode: 'in-cluster', port: 9443 });
+    expect(config.signin).toBeUndefined();
+  });
+
+  it('takes environment variables, and flags over them', () => {
+    const env = { EO_PROJECT: 'from-env', EO_WORKERS: '8', EO_NAMESPACES: 'a, b', EO_LEADER_ELECT: 'false', POD_NAMESPACE: 'ops' };
+    const config = runConfig(parseFlags(RUN_FLAGS, ['--project', 'from-flag', '--signin'], env));
+    expect(config.operator.project).toBe('from-flag');
+    expect(config.operator.workers).toBe(8);
+    expect(config.operator.namespaces).toEqual(['a', 'b']);
+    expect(config.operator.leaderElection.enabled).toBe(false);
+    expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443 });
+  });
+
+  it('accepts --no-x and --x=false for booleans, and a URL host for webhooks outside the cluster', () => {
+    const config = runConfig(parseFlags(RUN_FLAGS, ['--no-leader-elect', '--webhook=false', '--webhook-url-host', '10.1.2.3'], {}));
+    expect(config.operator.leaderElection.enabled).toBe(false);
+    expect(config.webhook).toBeUndefined();
+    const local = runConfig(parseFlags(RUN_FLAGS, ['--webhook-url-host', '10.1.2.3', '--webhook-port', '9444'], {}));
+    expect(local.webhook?.settings.endpoint).toEqual({ mode: 'local', host: '10.1.2.3', port: 9444 });
+  });
+
+  it('refuses unknown flags and bad values with a usage error naming the flag', () => {
+    expect(() => parseFlags(RUN_FLAGS, ['--bogus'], {})).toThrow(UsageError);
+    expect(() => parseFlags(RUN_FLAGS, ['--workers', 'many'], {})).toThrow(/--workers: expected a number/);
+    expect(() => parseFlags(RUN_FLAGS, ['--leader-elect=maybe'], {})).toThrow(/--leader-elect: expected true or false/);
+    expect(() => runConfig(parseFlags(RUN_FLAGS, ['--workers', '0'], {}))).toThrow(/--workers must be a positive integer/);
+  });
+});
