@@ -41,8 +41,8 @@ function versionSchema(def: KindDefinition, version: KindVersion): JSONSchemaPro
       },
       kind: { type: 'string', description: 'kind is a string value representing the REST resource this object represents.' },
       metadata: { type: 'object' },
-      spec: toStructuralSchema(version.spec, `${where} spec`),
-      status: toStructuralSchema(version.status, `${where} status`),
+      spec: { description: `spec is the desired state of the ${def.kind}.`, ...toStructuralSchema(version.spec, `${where} spec`) },
+      status: { description: `status is the state the operator observed; written only by the operator.`, ...toStructuralSchema(version.status, `${where} status`) },
     },
     required: ['spec'],
   };
