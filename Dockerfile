@@ -1,0 +1,40 @@
+# syntax=docker/dockerfile:1
+# Build: compile the TypeScript with the full (dev) dependency set.
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would build before the sources are copied; the build runs below.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Production dependencies. --ignore-scripts skips every install script; argon2 is then compiled
+# from source against this very base image: its prebuilt linux-x64 binary is not loadable
+# everywhere (it segfaults on load on some hosts, see test/integration/deploy/production-install.test.ts),
+# and the build tools stay out of the runtime image.
+FROM node:20-bookworm-slim AS deps
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+# nodedir: the image's own headers, so node-gyp downloads nothing.
+RUN npm ci --omit=dev --ignore-scripts \
+ && npm_config_build_from_source=true npm_config_nodedir=/usr/local npm rebuild argon2 \
+ && node -e "import('argon2').then((a) => a.hash('probe')).then(() => console.log('argon2 loads'))"
+
+# Runtime: no compiler, no npm cache, non-root, nothing written to the root filesystem.
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    HOME=/tmp
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY bin ./bin
+# The distroless "nonroot" uid, numeric so that the kubelet can check runAsNonRoot.
+USER 65532:65532
+EXPOSE 9443 8080 8081 8443
+ENTRYPOINT ["node", "bin/endpoint-operator.js"]
+CMD ["run"]

@@ -1,0 +1,84 @@
+/**
+ * Least-privilege RBAC, derived from the API calls the operator makes (src/runtime, src/webhook,
+ * src/reconcilers, src/signin/kube): no wildcards, namespaced Roles wherever the object lives in
+ * a known namespace.
+ */
+import { NAME, commonLabels, type DeployValues } from './values.js';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const PREDICTION = 'prediction.endpoint-operator.dev';
+const REGISTRY = 'registry.endpoint-operator.dev';
+const POS = 'pos.endpoint-operator.dev';
+
+function reconciledKinds(group: string, plurals: string[]): PolicyRule[] {
+  return [
+    // Informers list+watch; finalizers are added and removed with patches; update for replace-style writers.
+    { apiGroups: [group], resources: plurals, verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+    { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: ['get', 'update', 'patch'] },
+    // With the OwnerReferencesPermissionEnforcement admission plugin, setting blockOwnerDeletion
+    // needs update on the owner's finalizers subresource.
+    { apiGroups: [group], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
+  ];
+}
+
+/** Cluster-scoped and all-namespace rules: the reconciled kinds, Events, webhook and CRD caBundle injection. */
+export function clusterRules(): PolicyRule[] {
+  return [
+    ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels']),
+    ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
+    // The event recorder creates an Event, then patches its count when the same event repeats.
+    { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    // The operator registers its ValidatingWebhookConfiguration and keeps its caBundle current.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'create', 'update', 'patch'] },
+    // Conversion webhook address and caBundle are merge-patched into the multi-version CRDs.
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'patch', 'update'] },
+  ];
+}
+
+/** Operator namespace: the leader-election Lease and the webhook serving-certificate Secret. */
+export function operatorNamespaceRules(): PolicyRule[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+  ];
+}
+
+/**
+ * Sign-in namespace: the sign-in API watches Shops and users there (and reports their status),
+ * keeps SignInSessions, reads password Secrets and creates the token signing-key Secret.
+ */
+export function signinNamespaceRules(): PolicyRule[] {
+  return [
+    { apiGroups: [POS], resources: ['shops', 'shopusers', 'adminusers'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [POS], resources: ['shops/status', 'shopusers/status', 'adminusers/status'], verbs: ['get', 'update', 'patch'] },
+    { apiGroups: [POS], resources: ['signinsessions'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+  ];
+}
+
+function subject(values: DeployValues): { kind: 'ServiceAccount'; name: string; namespace: string } {
+  return { kind: 'ServiceAccount', name: NAME, namespace: values.namespace };
+}
+
+function roleAndBinding(values: DeployValues, namespace: string, name: string, rules: PolicyRule[]): object[] {
+  const metadata = { name, namespace, labels: commonLabels('rbac') };
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata, rules },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects: [subject(values)] },
+  ];
+}
+
+export function rbacManifests(values: DeployValues): object[] {
+  const cluster = { name: NAME, labels: commonLabels('rbac') };
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: cluster, rules: clusterRules() },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: cluster, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME }, subjects: [subject(values)] },
+    ...roleAndBinding(values, values.namespace, NAME, operatorNamespaceRules()),
+    ...(values.signin.enabled ? roleAndBinding(values, values.signin.namespace, `${NAME}-signin`, signinNamespaceRules()) : []),
+  ];
+}

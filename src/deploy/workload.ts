@@ -1,0 +1,119 @@
+/** The operator's pods and what fronts them: Deployment, Services, PodDisruptionBudget, ServiceMonitor. */
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
+import { NAME, commonLabels, selectorLabels, type DeployValues } from './values.js';
+
+export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
+
+/** `endpoint-operator run` flags for the values; everything else keeps its default (see RUN_FLAGS). */
+export function runArgs(values: DeployValues): string[] {
+  return [
+    'run',
+    `--project=${values.project}`,
+    `--location=${values.location}`,
+    ...values.reservedPrefixes.map((p) => `--reserved-prefix=${p}`),
+    `--leader-elect=${values.leaderElection}`,
+    `--webhook-port=${PORTS.webhook}`,
+    `--metrics-port=${PORTS.metrics}`,
+    `--health-port=${PORTS.health}`,
+    ...(values.signin.enabled ? ['--signin=true', `--signin-namespace=${values.signin.namespace}`, `--signin-port=${values.signin.port}`] : []),
+  ];
+}
+
+function fieldEnv(name: string, fieldPath: string): object {
+  return { name, valueFrom: { fieldRef: { fieldPath } } };
+}
+
+function container(values: DeployValues): object {
+  return {
+    name: 'operator',
+    image: `${values.image.repository}:${values.image.tag}`,
+    imagePullPolicy: values.image.pullPolicy,
+    args: runArgs(values),
+    // The operator's namespace (Lease, webhook Secret) and its Lease identity come from the pod itself.
+    env: [fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('POD_NAME', 'metadata.name')],
+    ports: [
+      { name: 'webhook', containerPort: PORTS.webhook, protocol: 'TCP' },
+      { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
+      { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
+      ...(values.signin.enabled ? [{ name: 'signin', containerPort: values.signin.port, protocol: 'TCP' }] : []),
+    ],
+    livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
+    resources: values.resources,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    // Node and libraries may still want a scratch directory; the root filesystem is read-only.
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+  };
+}
+
+export function deployment(values: DeployValues): object {
+  const selector = selectorLabels();
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('controller') },
+    spec: {
+      replicas: values.replicas,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: commonLabels('controller') },
+        spec: {
+          serviceAccountName: NAME,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // Soft spreading: two replicas on different nodes when possible, still schedulable on one.
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } } }],
+            },
+          },
+          terminationGracePeriodSeconds: 30,
+          containers: [container(values)],
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+        },
+      },
+    },
+  };
+}
+
+function service(values: DeployValues, name: string, component: string, ports: object[]): object {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: values.namespace, labels: commonLabels(component) }, spec: { type: 'ClusterIP', selector: selectorLabels(), ports } };
+}
+
+export function services(values: DeployValues): object[] {
+  return [
+    // The name, port 443 and path prefixes are what the webhook configuration and CRD conversion point at.
+    service(values, DEFAULT_WEBHOOK_SETTINGS.serviceName, 'webhook', [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }]),
+    service(values, `${NAME}-metrics`, 'metrics', [{ name: 'metrics', port: PORTS.metrics, targetPort: 'metrics', protocol: 'TCP' }]),
+    ...(values.signin.enabled ? [service(values, `${NAME}-signin`, 'signin', [{ name: 'signin', port: values.signin.port, targetPort: 'signin', protocol: 'TCP' }])] : []),
+  ];
+}
+
+export function podDisruptionBudget(values: DeployValues): object {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('controller') },
+    spec: { minAvailable: values.podDisruptionBudget.minAvailable, selector: { matchLabels: selectorLabels() } },
+  };
+}
+
+export function serviceMonitor(values: DeployValues): object {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('metrics') },
+    spec: {
+      selector: { matchLabels: { ...selectorLabels(), 'app.kubernetes.io/component': 'metrics' } },
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }],
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { describe, expect, it } from 'vitest';
+import { crdsYaml } from '../../../src/api/crd/generate.js';
+import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
+import { parseFlags } from '../../../src/cli/flags.js';
+import { deployManifests, deployYaml, type Manifest } from '../../../src/deploy/manifests.js';
+import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
+import { runArgs } from '../../../src/deploy/workload.js';
+import { DEPLOY_FILE } from '../../../src/deploy/write.js';
+import { REPO_ROOT } from '../../support/examples.js';
+
+type Obj = Record<string, unknown>;
+
+function find(objects: Manifest[], kind: string, name?: string): Obj {
+  const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (!found) throw new Error(`no ${kind}${name ? ` ${name}` : ''} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  return found as unknown as Obj;
+}
+
+function at(obj: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, key) => (o === undefined || o === null ? undefined : (o as Obj)[key]), obj);
+}
+
+function container(objects: Manifest[]): Obj {
+  const containers = at(find(objects, 'Deployment'), 'spec.template.spec.containers') as Obj[];
+  expect(containers).toHaveLength(1);
+  return containers[0] as Obj;
+}
+
+function withValues(patch: (v: DeployValues) => void): DeployValues {
+  const v = structuredClone(DEFAULT_DEPLOY_VALUES);
+  patch(v);
+  return v;
+}
+
+describe('deploy/endpoint-operator.yaml', () => {
+  it('is what the generator writes for the default values (run `npm run generate` after changing src/)', () => {
+    const committed = readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8');
+    expect(committed).toBe(deployYaml(DEFAULT_DEPLOY_VALUES));
+  });
+
+  it('carries the same CRDs as crds/ for the default namespace', () => {
+    const fromDeploy = deployManifests(DEFAULT_DEPLOY_VALUES).filter((m) => m.kind === 'CustomResourceDefinition');
+    const fromCrds = yaml.loadAll(crdsYaml()) as Manifest[];
+    expect(fromDeploy).toEqual(fromCrds);
+  });
+
+  it('names every object once, with a namespace exactly when it is namespaced', () => {
+    const objects = deployManifests(withValues((v) => (v.signin.enabled = true)));
+    const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
+    const keys = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const o of objects) expect(o.metadata.namespace === undefined, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped.has(o.kind));
+  });
+});
+
+describe('the Deployment', () => {
+  const objects = deployManifests(DEFAULT_DEPLOY_VALUES);
+
+  it('runs two replicas with leader election, a PodDisruptionBudget keeping one', () => {
+    expect(at(find(objects, 'Deployment'), 'spec.replicas')).toBe(2);
+    expect(container(objects).args).toContain('--leader-elect=true');
+    const pdb = find(objects, 'PodDisruptionBudget');
+    expect(at(pdb, 'spec.minAvailable')).toBe(1);
+    expect(at(pdb, 'spec.selector.matchLabels')).toEqual(at(find(objects, 'Deployment'), 'spec.selector.matchLabels'));
+  });
+
+  it('is locked down: non-root 65532, read-only root filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp', () => {
+    expect(container(objects).securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('probes /healthz and /readyz on the health port and exposes webhook, metrics and health', () => {
+    const c = container(objects);
+    expect(at(c, 'livenessProbe.httpGet')).toEqual({ path: '/healthz', port: 'health' });
+    expect(at(c, 'readinessProbe.httpGet')).toEqual({ path: '/readyz', port: 'health' });
+    expect(c.ports).toEqual([
+      { name: 'webhook', containerPort: 9443, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 8080, protocol: 'TCP' },
+      { name: 'health', containerPort: 8081, protocol: 'TCP' },
+    ]);
+    expect(c.env).toEqual([
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ]);
+    expect(c.resources).toEqual(DEFAULT_DEPLOY_VALUES.resources);
+  });
+
+  it('passes args that `endpoint-operator run` accepts and that mean the values', () => {
+    const values = withValues((v) => {
+      v.project = 'p1';
+      v.location = 'l1';
+      v.reservedPrefixes = ['a.example.com', 'b.example.com'];
+      v.leaderElection = false;
+      v.signin = { enabled: true, namespace: 'shops', port: 9000 };
+    });
+    const [command, ...flags] = runArgs(values);
+    expect(command).toBe('run');
+    const config = runConfig(parseFlags(RUN_FLAGS, flags, { POD_NAMESPACE: 'ops' }));
+    expect(config.operator).toMatchObject({ project: 'p1', location: 'l1', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
+    expect(config.operator.leaderElection.enabled).toBe(false);
+    expect(config.signin).toEqual({ namespace: 'shops', host: '0.0.0.0', port: 9000 });
+    expect(config.webhook?.listen.port).toBe(9443);
+  });
+
+  it('fronts the webhooks with Service endpoint-operator-webhook 443 → the webhook port, as the webhook configuration and CRD conversion expect', () => {
+    const svc = find(objects, 'Service', 'endpoint-operator-webhook');
+    expect(at(svc, 'spec.ports')).toEqual([{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
+    expect(at(svc, 'spec.selector')).toEqual(at(find(objects, 'Deployment'), 'spec.selector.matchLabels'));
+    const vwc = find(objects, 'ValidatingWebhookConfiguration');
+    expect(at((at(vwc, 'webhooks') as Obj[])[0], 'clientConfig.service')).toEqual({ namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/validate', port: 443 });
+  });
+
+  it('moves everything to another namespace, and renders the optional ServiceMonitor and sign-in pieces only when enabled', () => {
+    expect(objects.some((o) => o.kind === 'ServiceMonitor' || o.metadata.name === 'endpoint-operator-signin')).toBe(false);
+    const other = deployManifests(withValues((v) => {
+      v.namespace = 'ops';
+      v.serviceMonitor.enabled = true;
+      v.signin = { enabled: true, namespace: 'shops', port: 8443 };
+    }));
+    for (const o of other) if (o.metadata.namespace !== undefined) expect(['ops', 'shops'], `${o.kind}/${o.metadata.name}`).toContain(o.metadata.namespace);
+    expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+    expect(find(other, 'Service', 'endpoint-operator-signin')).toBeDefined();
+    expect(find(other, 'Role', 'endpoint-operator-signin').metadata).toMatchObject({ namespace: 'shops' });
+    const crd = find(other, 'CustomResourceDefinition', 'registryendpoints.registry.endpoint-operator.dev');
+    expect(at(crd, 'spec.conversion.webhook.clientConfig.service')).toMatchObject({ namespace: 'ops', name: 'endpoint-operator-webhook' });
+  });
+});

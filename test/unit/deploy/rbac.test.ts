@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { deployManifests } from '../../../src/deploy/manifests.js';
+import type { PolicyRule } from '../../../src/deploy/rbac.js';
+import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
+
+type RoleObject = { kind: string; metadata: { name: string; namespace?: string }; rules: PolicyRule[] };
+
+const values = { ...DEFAULT_DEPLOY_VALUES, signin: { enabled: true, namespace: 'shops', port: 8443 } };
+const objects = deployManifests(values) as unknown as RoleObject[];
+
+/** Flattens rules to `group/resource: verb` grants, so the comparison ignores how rules are grouped. */
+function grants(kind: string, namespace?: string): string[] {
+  const roles = objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace);
+  expect(roles, `${kind} in ${namespace ?? 'the cluster'}`).toHaveLength(1);
+  return roles.flatMap((r) => r.rules.flatMap((rule) => rule.apiGroups.flatMap((g) => rule.resources.flatMap((res) => rule.verbs.map((v) => `${g}/${res}: ${v}`))))).sort();
+}
+
+function expand(group: string, resources: string[], verbs: string[]): string[] {
+  return resources.flatMap((r) => verbs.map((v) => `${group}/${r}: ${v}`));
+}
+
+const RECONCILED = (group: string, plurals: string[]): string[] => [
+  ...expand(group, plurals, ['get', 'list', 'watch', 'update', 'patch']),
+  ...expand(group, plurals.map((p) => `${p}/status`), ['get', 'update', 'patch']),
+  ...expand(group, plurals.map((p) => `${p}/finalizers`), ['update']),
+];
+
+describe('RBAC', () => {
+  it('has no wildcard anywhere', () => {
+    for (const o of objects.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role')) {
+      for (const rule of o.rules) for (const v of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(v, `${o.kind}/${o.metadata.name}`).not.toContain('*');
+    }
+  });
+
+  it('grants cluster-wide exactly the reconciled kinds, Events, the webhook configuration and CRD caBundle injection', () => {
+    expect(grants('ClusterRole')).toEqual([
+      ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
+      ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
+      ...expand('', ['events'], ['create', 'patch']),
+      ...expand('admissionregistration.k8s.io', ['validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
+      ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),
+    ].sort());
+  });
+
+  it('grants Leases and Secrets only in the operator namespace', () => {
+    expect(grants('Role', 'endpoint-operator-system')).toEqual([
+      ...expand('coordination.k8s.io', ['leases'], ['get', 'create', 'update']),
+      ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
+    ].sort());
+  });
+
+  it('grants the POS kinds and Secrets only in the sign-in namespace', () => {
+    const pos = 'pos.endpoint-operator.dev';
+    expect(grants('Role', 'shops')).toEqual([
+      ...expand(pos, ['shops', 'shopusers', 'adminusers'], ['get', 'list', 'watch']),
+      ...expand(pos, ['shops/status', 'shopusers/status', 'adminusers/status'], ['get', 'update', 'patch']),
+      ...expand(pos, ['signinsessions'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+      ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
+    ].sort());
+  });
+
+  it('binds every Role to the operator ServiceAccount', () => {
+    for (const b of objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') as unknown as { metadata: { name: string }; roleRef: { name: string }; subjects: unknown[] }[]) {
+      expect(b.roleRef.name).toBe(b.metadata.name);
+      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'endpoint-operator', namespace: 'endpoint-operator-system' }]);
+    }
+  });
+});
