@@ -24,6 +24,7 @@ export interface DeployedModelSummary {
 export interface PredictionEndpointStatus {
   name: string;
   deployedModels: DeployedModelSummary[];
+  deployedModelCount: number;
   createTime: string;
   updateTime: string;
   modelDeploymentMonitoringJob?: string;
@@ -66,6 +67,7 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   const status: PredictionEndpointStatus = {
     name: endpointResourceName(world.project, world.location, endpoint.metadata.name ?? ''),
     deployedModels,
+    deployedModelCount: deployedModels.length,
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
     etag: computeEtag(endpoint.spec),
     observedGeneration: generation,

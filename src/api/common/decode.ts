@@ -8,7 +8,14 @@ import { formatPath } from './field-path.js';
  * fed anything a YAML file or an AdmissionReview contains.
  */
 export function decode<T>(schema: z.ZodType<T>, input: unknown, root: readonly PropertyKey[] = []): { value?: T; errors: FieldError[] } {
-  const result = schema.safeParse(input);
+  let result;
+  try {
+    result = schema.safeParse(input);
+  } catch (err) {
+    // zod's length checks read `input.length` even after the type check failed, and throw on
+    // exotic values (an object whose `length` has no prototype); a validator must stay total.
+    return { errors: [fieldErrors.typeInvalid(formatPath(root), input, `has a value of the wrong type that cannot be read (${(err as Error).message})`)] };
+  }
   if (result.success) return { value: result.data, errors: [] };
   const errors = result.error.issues.map((issue) => issueToFieldError(schema, input, issue, root));
   return { errors };

@@ -68,7 +68,7 @@ describe('prediction CRDs', () => {
   it('has the printer columns users look at', () => {
     const columns = (kind: typeof predictionEndpointKind): string[] => kind.versions[0]!.printerColumns.map((c) => `${c.name}=${c.jsonPath}`);
     expect(columns(predictionEndpointKind)).toEqual(
-      expect.arrayContaining(['Display Name=.spec.displayName', 'Models=.status.deployedModels[*].id', 'Ready=.status.conditions[?(@.type=="Ready")].status', 'Reason=.status.conditions[?(@.type=="Ready")].reason', 'Age=.metadata.creationTimestamp']),
+      expect.arrayContaining(['Display Name=.spec.displayName', 'Models=.status.deployedModelCount', 'Ready=.status.conditions[?(@.type=="Ready")].status', 'Reason=.status.conditions[?(@.type=="Ready")].reason', 'Age=.metadata.creationTimestamp']),
     );
     expect(columns(deployedModelKind)).toEqual(expect.arrayContaining(['Endpoint=.spec.endpointRef.name', 'Model=.spec.model', 'ID=.status.id', 'Ready=.status.conditions[?(@.type=="Ready")].status']));
   });

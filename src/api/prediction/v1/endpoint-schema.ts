@@ -122,6 +122,12 @@ export const predictionEndpointStatusSchema = z.object({
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['id'],
     }),
+  deployedModelCount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: 'deployedModelCount is the number of entries in deployedModels (a printer column cannot count a list); optional.' }),
   createTime: z.string().optional().meta({ description: 'createTime is when the endpoint was first reconciled, RFC 3339; optional.', format: 'date-time' }),
   updateTime: z.string().optional().meta({ description: 'updateTime is when the effective endpoint last changed, RFC 3339; optional.', format: 'date-time' }),
   modelDeploymentMonitoringJob: z

@@ -28,7 +28,7 @@ export const predictionEndpointKind: KindDefinition = {
       printerColumns: [
         { name: 'Display Name', type: 'string', jsonPath: '.spec.displayName' },
         // A CRD column cannot count list items; the ids of the deployed models are the next best thing.
-        { name: 'Models', type: 'string', jsonPath: '.status.deployedModels[*].id', description: 'ids of the deployed models' },
+        { name: 'Models', type: 'integer', jsonPath: '.status.deployedModelCount', description: 'number of deployed models' },
         ready,
         reason,
         age,
