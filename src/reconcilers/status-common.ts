@@ -3,6 +3,7 @@
  * transition semantics, timestamps in metav1.Time form, and defensive reads of objects that came
  * from the API server (a webhook can be bypassed, so nothing in spec is trusted to be well-typed).
  */
+import { isRecord } from '../runtime/kube-object.js';
 import { formatFieldError, type FieldError } from '../api/common/field-error.js';
 import { ConditionType, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions.js';
 
@@ -84,9 +85,7 @@ export function invalidSpecMessage(errors: readonly FieldError[]): string {
   return `${shown.join('; ')}${more}; fix the manifest and apply it again`;
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isRecord };
 
 export function stringAt(obj: unknown, ...path: string[]): string | undefined {
   let cur: unknown = obj;

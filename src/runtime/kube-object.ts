@@ -76,9 +76,8 @@ export interface Status {
   details?: unknown;
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** A JSON object (not null, not an array); one definition shared with the API layer. */
+export { isPlainObject as isRecord } from '../api/common/text.js';
 
 /** `apiVersion` of a resource: `v1` for core, `group/version` otherwise. */
 export function apiVersionOf(ref: ResourceRef): string {
