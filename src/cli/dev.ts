@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
 import { startControlPlane, cacheRoot, type ControlPlane } from '../devcluster/index.js';
-import { applyObject, ensureNamespace, installCrds } from '../dev/apply.js';
+import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev/apply.js';
+import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev/examples.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev/status-table.js';
@@ -111,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const client = KubeClient.fromKubeconfig(kubeconfig);
     say('installing the CRDs');
-    await installCrds(client);
+    await installCrds(client, { fieldManager: DEV_FIELD_MANAGER });
     await ensureNamespace(client, operatorNamespace);
     await ensureNamespace(client, namespace);
 

@@ -1,16 +1,14 @@
 /** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
 import yaml from 'js-yaml';
 import { pino } from 'pino';
-import { generateCrds } from '../../../src/api/crd/generate.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import { installCrds as installProjectCrds } from '../../../src/operator/crds.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from '../../../src/operator/start.js';
 import { loadExamples } from '../../support/examples.js';
 import { kubectl, testCluster } from '../../support/cluster.js';
-
-const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
 
 export function testClient(): KubeClient {
   return KubeClient.fromKubeconfig(testCluster().kubeconfig);
@@ -31,28 +29,9 @@ export async function eventually<T>(what: string, check: () => T | undefined | f
   }
 }
 
-/**
- * Creates or updates the project's CRDs through the API (1.20's client-side validation rejects
- * x-kubernetes-validations). An existing CRD is left alone when it already carries a conversion
- * webhook another suite configured (the webhook suite runs a real conversion server).
- */
+/** The project's CRDs, installed as `dev` does; new ones point their conversion at a closed port (this suite runs no webhook). */
 export async function installCrds(client: KubeClient): Promise<void> {
-  for (const crd of generateCrds({ conversion: { url: 'https://127.0.0.1:9/convert' } })) {
-    const existing = await client.get(CRDS, undefined, crd.metadata.name);
-    if (!existing) {
-      try {
-        await client.create(CRDS, undefined, crd);
-      } catch (err) {
-        if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
-      }
-    }
-    await eventually(`CRD ${crd.metadata.name} Established`, async () => {
-      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name);
-      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    });
-  }
-  // Discovery lags Established by a moment.
-  await eventually('custom resources served', async () => (await kubectl(['get', 'predictionendpoints,deployedmodels,registryservices,registryendpoints', '-A'])).code === 0);
+  await installProjectCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
 }
 
 export interface TestOperator {

@@ -1,10 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateCrds, DEFAULT_CRD_OPTIONS } from '../../../src/api/crd/generate.js';
 import { posKinds } from '../../../src/api/pos/v1/index.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
-import { posResources } from '../../../src/signin/kube/resources.js';
+import { installCrds } from '../../../src/operator/crds.js';
 import { runCli } from '../../support/cli.js';
 import { kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -23,33 +21,11 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
-const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
-
-/**
- * Creates or updates the POS CRDs generated from src/api through the API: on 1.20 both kubectl's
- * client-side validation and server-side apply refuse x-kubernetes-validations, while a plain
- * create/update is accepted (the apiserver drops the field it does not know).
- */
+/** The POS CRDs generated from src/api, installed as `dev` does (create/replace through the API). */
 export async function installPosCrds(): Promise<void> {
   const client = testClient();
   try {
-    for (const crd of generateCrds(DEFAULT_CRD_OPTIONS, posKinds)) {
-      const existing = await client.get<KubeObject>(CRDS, undefined, crd.metadata.name);
-      if (!existing) await client.create(CRDS, undefined, crd);
-      else await client.replace(CRDS, undefined, crd.metadata.name, { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata.resourceVersion } });
-    }
-    for (const k of posKinds) {
-      const waited = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${k.plural}.${k.group}`]);
-      if (waited.code !== 0) throw new Error(`CRD ${k.plural} not Established: ${waited.stderr}`);
-    }
-    await eventually('POS kinds to be served', async () => {
-      try {
-        await client.list(posResources.signInSessions, 'default', { limit: 1 });
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    await installCrds(client, { kinds: posKinds });
   } finally {
     client.close();
   }

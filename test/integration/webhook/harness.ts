@@ -3,7 +3,7 @@ import { defaultValidationOptions } from '../../../src/api/common/kind.js';
 import { generateCrds } from '../../../src/api/crd/generate.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { installCrds } from '../../../src/operator/crds.js';
 import { CRDS, VALIDATING_WEBHOOK_CONFIGURATIONS, type InstallReport } from '../../../src/webhook/install.js';
 import { runWebhooks } from '../../../src/webhook/run.js';
 import type { WebhookServer } from '../../../src/webhook/server.js';
@@ -31,22 +31,6 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 /**
- * Creates the project's CRDs as committed (conversion pointing at the in-cluster Service) through
- * the API (1.20's client-side validation rejects x-kubernetes-validations), or replaces them.
- */
-async function applyCrds(client: KubeClient): Promise<void> {
-  for (const crd of generateCrds()) {
-    const existing = await client.get(CRDS, undefined, crd.metadata.name);
-    if (existing) await client.replace(CRDS, undefined, crd.metadata.name, { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata.resourceVersion } });
-    else await client.create(CRDS, undefined, crd);
-    await until(`CRD ${crd.metadata.name} Established`, 30_000, async () => {
-      const got = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(CRDS, undefined, crd.metadata.name);
-      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-    });
-  }
-}
-
-/**
  * The operator's webhook side as `endpoint-operator run` will wire it, in local mode: certificates
  * in a Secret, the HTTPS server on 127.0.0.1 in this process, the CRDs pointing their conversion
  * at it and the ValidatingWebhookConfiguration installed.
@@ -54,7 +38,7 @@ async function applyCrds(client: KubeClient): Promise<void> {
 export async function startWebhookHarness(): Promise<WebhookHarness> {
   const client = KubeClient.fromKubeconfig(testCluster().kubeconfig);
   const operatorNamespace = await createTestNamespace('webhook-operator');
-  await applyCrds(client);
+  await installCrds(client);
   const abort = new AbortController();
   const running = await runWebhooks({
     client,
