@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { renderValue, type FieldError } from '../api/common/field-error.js';
+import { boundedJson, renderValue, type FieldError } from '../api/common/field-error.js';
 import { DEFAULT_RESERVED_PREFIXES, type ValidationOptions } from '../api/common/kind.js';
 import { validateObject, type ObjectVerdict } from '../api/validate-object.js';
 import { ManifestReadError, expandPaths, parseManifests, readSource } from '../manifests/load.js';
@@ -22,6 +22,8 @@ Exit status: 0 every object is valid, 1 an object is invalid, 2 unreadable input
 /** One entry of `-o json`: the machine-readable contract for pipelines. */
 export interface ValidateReportEntry {
   file: string;
+  /** 1-based position of the object in its file (after expanding `kind: List`). */
+  document: number;
   kind: string | null;
   apiVersion: string | null;
   namespace: string | null;
@@ -38,15 +40,17 @@ const MAX_JSON_STRING = 1024;
 function jsonValue(value: unknown): unknown {
   if (typeof value === 'string' && value.length > MAX_JSON_STRING) return `${value.slice(0, MAX_JSON_STRING)}...(${value.length} chars)`;
   if (typeof value === 'object' && value !== null) {
-    const text = renderValue(value);
-    return text.length > MAX_JSON_STRING ? text : value;
+    // Echo a small object as is; a large one (or a YAML alias bomb) as the start of its JSON text.
+    const { text, truncated } = boundedJson(value, MAX_JSON_STRING);
+    return truncated ? `${text}...(truncated)` : value;
   }
   return value;
 }
 
-function toEntry(file: string, v: ObjectVerdict): ValidateReportEntry {
+function toEntry(file: string, index: number, v: ObjectVerdict): ValidateReportEntry {
   return {
     file,
+    document: index + 1,
     kind: v.kind ?? null,
     apiVersion: v.apiVersion ?? null,
     namespace: v.namespace ?? null,
@@ -58,15 +62,33 @@ function toEntry(file: string, v: ObjectVerdict): ValidateReportEntry {
   };
 }
 
-function errorLine(e: FieldError): string {
-  const field = e.field === '' ? '(document)' : e.field;
-  return e.value === undefined ? `  ${field}: ${e.detail}` : `  ${field}: ${e.detail} (${renderValue(e.value)})`;
+// C0 and C1 controls and the Unicode line and paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text from a manifest (a name, a map key in a field path) with control characters escaped, so that one
+ * report line stays one line: a name holding "\nKind ns/other: ok" must not forge a line of the report.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function describe(entry: ValidateReportEntry, index: number): string {
-  const kind = entry.kind ?? 'object';
-  const name = entry.name ?? `#${index + 1} in ${entry.file}`;
-  return entry.namespace ? `${kind} ${entry.namespace}/${name}` : `${kind} ${name}`;
+function errorLine(e: FieldError): string {
+  const field = e.field === '' ? '(document)' : printable(e.field);
+  return e.value === undefined ? `  ${field}: ${printable(e.detail)}` : `  ${field}: ${printable(e.detail)} (${printable(renderValue(e.value))})`;
+}
+
+function describe(entry: ValidateReportEntry): string {
+  const kind = printable(entry.kind ?? 'object');
+  const name = printable(entry.name ?? `#${entry.document} in ${entry.file}`);
+  return entry.namespace ? `${kind} ${printable(entry.namespace)}/${name}` : `${kind} ${name}`;
+}
+
+/** Where an invalid object is, so a pipeline log over many files points at the document to fix. */
+function location(entry: ValidateReportEntry): string {
+  return `${printable(entry.file)} (document ${entry.document})`;
 }
 
 interface Args {
@@ -131,13 +153,15 @@ export async function main(argv: string[]): Promise<number> {
       continue;
     }
     for (const doc of docs) {
-      const entry = toEntry(doc.file, validateObject(doc.object, undefined, options));
+      const verdict = validateObject(doc.object, undefined, options);
+      const entry = toEntry(doc.file, doc.index, verdict);
       entries.push(entry);
       if (args.output === 'text') {
-        const status = entry.skipped ? 'skipped (not an endpoint-operator kind)' : entry.valid ? 'ok' : 'invalid';
-        out.push(`${describe(entry, doc.index)}: ${status}`);
-        for (const e of entries.at(-1)?.errors ?? []) out.push(errorLine({ ...e, type: e.type as FieldError['type'] }));
-        for (const w of entry.warnings) out.push(`  warning: ${w}`);
+        if (entry.skipped) out.push(`${describe(entry)}: skipped (not an endpoint-operator kind)`);
+        else if (entry.valid) out.push(`${describe(entry)}: ok`);
+        else out.push(`${location(entry)}: ${describe(entry)}: invalid`);
+        for (const e of verdict.errors) out.push(errorLine(e));
+        for (const w of entry.warnings) out.push(`  warning: ${printable(w)}`);
       }
     }
   }

@@ -57,7 +57,7 @@ export function registerRoute(app: FastifyInstance, spec: RouteSpec): void {
   });
 }
 
-/** Error messages name the field but never echo a password or token back. */
+/** Error messages name the field but never echo a password or token back (nor a whole body, which may hold one). */
 function redactValue(field: string, value: unknown): unknown {
-  return /password|token/i.test(field) ? '[REDACTED]' : value;
+  return field === '' || /password|token/i.test(field) ? '[REDACTED]' : value;
 }

@@ -94,6 +94,9 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     request.log.error({ err: error }, 'sign-in request failed');
     return sendProblem(reply, new SignInProblem(status === 503 ? 'unavailable' : 'internal', 'the request could not be completed; try again'), request.url);
   });
+  // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
+  // form post into a 400 about the body's type (echoing it) instead of the documented 415.
+  app.removeContentTypeParser('text/plain');
   app.setNotFoundHandler((request, reply) => sendProblem(reply, new SignInProblem('notFound', `${request.method} ${request.url.split('?')[0] ?? ''} is not a route of this API`)));
 
   const routes = [...adminRoutes(context), ...shopRoutes(context), ...posRoutes(context), ...tokenRoutes(context), ...wellKnownRoutes(context)];

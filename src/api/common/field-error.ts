@@ -35,17 +35,63 @@ const MAX_VALUE_CHARS = 80;
 
 /** A short, printable rendering of a bad value (a 1 MB string must not flood a terminal or an event). */
 export function renderValue(value: unknown): string {
-  let text: string;
-  if (typeof value === 'string') text = JSON.stringify(value);
-  else if (value === undefined) text = '<nil>';
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
+  if (value === undefined) return '<nil>';
+  if (typeof value === 'string') {
+    const text = JSON.stringify(value);
+    return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}...(${text.length} chars)` : text;
   }
-  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}...(${text.length} chars)` : text;
+  const { text, truncated } = boundedJson(value, MAX_VALUE_CHARS);
+  return truncated ? `${text}...(truncated)` : text;
+}
+
+class BudgetExceeded extends Error {}
+
+/**
+ * The JSON text of `value`, cut after `maxChars` without serialising the rest. JSON.stringify of the
+ * whole value is not an option: YAML aliases (a "billion laughs" document of a few hundred bytes)
+ * expand to gigabytes of JSON, which took `validate` minutes and then crashed it.
+ */
+export function boundedJson(value: unknown, maxChars: number): { text: string; truncated: boolean } {
+  let out = '';
+  const emit = (s: string): void => {
+    out += s;
+    if (out.length > maxChars) throw new BudgetExceeded();
+  };
+  const walk = (v: unknown, inArray: boolean): void => {
+    const json = (v as { toJSON?: unknown } | null)?.toJSON;
+    if (typeof json === 'function') v = (json as () => unknown).call(v);
+    if (typeof v === 'string') emit(JSON.stringify(v.length > maxChars ? v.slice(0, maxChars + 1) : v));
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null || v instanceof Number || v instanceof Boolean) emit(JSON.stringify(v) ?? 'null');
+    else if (v instanceof String) walk(String(v), inArray);
+    else if (typeof v === 'bigint') emit(String(v));
+    else if (typeof v !== 'object') emit(inArray ? 'null' : '<nil>'); // undefined, functions, symbols
+    else if (Array.isArray(v)) {
+      emit('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) emit(',');
+        walk(v[i], true);
+      }
+      emit(']');
+    } else {
+      emit('{');
+      let first = true;
+      for (const [k, x] of Object.entries(v)) {
+        if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+        emit(`${first ? '' : ','}${JSON.stringify(k)}:`);
+        first = false;
+        walk(x, false);
+      }
+      emit('}');
+    }
+  };
+  try {
+    walk(value, false);
+    return { text: out, truncated: false };
+  } catch (err) {
+    if (err instanceof BudgetExceeded) return { text: out.slice(0, maxChars), truncated: true };
+    // A getter or toJSON that throws: name the type rather than call String(), which joins arrays in full.
+    return { text: Object.prototype.toString.call(value), truncated: false };
+  }
 }
 
 const typeWords: Record<FieldErrorType, string> = {
