@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
+import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
@@ -20,6 +21,9 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'leader-elect', type: 'boolean', env: 'EO_LEADER_ELECT', default: true, help: 'elect one active replica through a Lease' },
   { name: 'lease-name', type: 'string', env: 'EO_LEASE_NAME', default: 'endpoint-operator-leader', placeholder: 'NAME', help: 'name of the leader-election Lease' },
   { name: 'identity', type: 'string', env: 'POD_NAME', placeholder: 'ID', help: 'this replica in the Lease (default: hostname plus a random suffix)' },
+  { name: 'lease-duration', type: 'number', env: 'EO_LEASE_DURATION', default: 15, placeholder: 'SECONDS', help: 'how long followers wait after the last renewal before taking the lease over' },
+  { name: 'renew-deadline', type: 'number', env: 'EO_RENEW_DEADLINE', default: 10, placeholder: 'SECONDS', help: 'how long the leader keeps retrying a renewal before it gives up leadership (< lease duration)' },
+  { name: 'retry-period', type: 'number', env: 'EO_RETRY_PERIOD', default: 2, placeholder: 'SECONDS', help: 'interval between attempts to acquire or renew the lease' },
   { name: 'health-port', type: 'number', env: 'EO_HEALTH_PORT', default: 8081, placeholder: 'PORT', help: '/healthz and /readyz (-1 = off)' },
   { name: 'metrics-port', type: 'number', env: 'EO_METRICS_PORT', default: 8080, placeholder: 'PORT', help: '/metrics in Prometheus text format (-1 = off)' },
   { name: 'bind-address', type: 'string', env: 'EO_BIND_ADDRESS', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the health, metrics and webhook servers' },
@@ -43,6 +47,31 @@ Flags:
 ${renderFlags(RUN_FLAGS)}
   --help                              show this help`;
 
+/**
+ * The three client-go leader-election timings (controller-runtime exposes the same three), checked
+ * as client-go checks them: the leader must give up before a follower may take over
+ * (renew-deadline < lease-duration), and must get more than one jittered retry into its deadline
+ * (renew-deadline > 1.2 × retry-period). The lease duration is stored in the Lease in whole seconds.
+ */
+function leaseTimingsOf(values: FlagValues): { leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number } {
+  const positive = (name: string): number => {
+    const seconds = num(values, name);
+    if (!(seconds > 0)) throw new UsageError(`--${name} must be a positive number of seconds, got ${seconds}`);
+    return seconds;
+  };
+  const leaseDurationSeconds = positive('lease-duration');
+  const renewDeadlineSeconds = positive('renew-deadline');
+  const retryPeriodSeconds = positive('retry-period');
+  if (!Number.isInteger(leaseDurationSeconds)) throw new UsageError(`--lease-duration must be whole seconds (the Lease stores it so), got ${leaseDurationSeconds}`);
+  if (renewDeadlineSeconds >= leaseDurationSeconds) {
+    throw new UsageError(`--renew-deadline (${renewDeadlineSeconds}s) must be shorter than --lease-duration (${leaseDurationSeconds}s)`);
+  }
+  if (renewDeadlineSeconds <= 1.2 * retryPeriodSeconds) {
+    throw new UsageError(`--renew-deadline (${renewDeadlineSeconds}s) must be longer than 1.2 × --retry-period (${retryPeriodSeconds}s)`);
+  }
+  return { leaseDurationSeconds, renewDeadlineSeconds, retryPeriodSeconds };
+}
+
 /** Maps parsed flags onto the process configuration (pure, so it is unit-tested). */
 export function runConfig(values: FlagValues): ProcessConfig {
   const operatorNamespace = str(values, 'operator-namespace') ?? 'endpoint-operator-system';
@@ -50,6 +79,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
   const identity = str(values, 'identity');
   const workers = num(values, 'workers');
   if (!Number.isInteger(workers) || workers < 1) throw new UsageError(`--workers must be a positive integer, got ${workers}`);
+  const leaseTimings = leaseTimingsOf(values);
   const bindAddress = str(values, 'bind-address') ?? '0.0.0.0';
   const webhookPort = num(values, 'webhook-port');
   const urlHost = str(values, 'webhook-url-host');
@@ -75,6 +105,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
         namespace: operatorNamespace,
         leaseName: str(values, 'lease-name') ?? 'endpoint-operator-leader',
         ...(identity ? { identity } : {}),
+        ...leaseTimings,
       },
       healthPort: num(values, 'health-port'),
       metricsPort: num(values, 'metrics-port'),
@@ -103,6 +134,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const log = createLogger();
+  // process_resident_memory_bytes, nodejs_heap_*, event-loop lag: what memory and CPU alerts are written against.
+  collectProcessMetrics();
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let running;

@@ -31,6 +31,16 @@ export interface ControlPlane {
   readonly dataDir: string;
   /** Ends kube-apiserver then etcd (SIGTERM, then SIGKILL), removes a temporary data dir. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Ends only kube-apiserver (SIGTERM, then SIGKILL); etcd keeps running with all data, so fault tests can
+   * see clients lose the apiserver and can change etcd behind its back. A no-op when it is not running.
+   */
+  stopApiserver(): Promise<void>;
+  /**
+   * Starts kube-apiserver again with the same flags, port, certificates, tokens and etcd (its log is
+   * appended to), and resolves once it is ready. Rejects while it is still running or after stop().
+   */
+  startApiserver(): Promise<void>;
 }
 
 export interface StartControlPlaneOptions {
@@ -93,7 +103,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
       log(`starting kube-apiserver on ${server}`);
       const flags = apiserverArgs({ etcdEndpoint, securePort, certDir: join(dataDir, 'pki'), ...creds, tokenAuthFile, watchCache: opts.watchCache ?? false });
       const started = Date.now();
-      const apiserver = await run.start('kube-apiserver', apiserverBin, flags, apiLog);
+      let apiserver = await run.start('kube-apiserver', apiserverBin, flags, apiLog);
       const apiReady = await waitUntilReady(apiserver, () => apiserverReady(server, caPem, adminToken), opts.readyTimeoutMs ?? 120_000);
       if (!apiReady.ready) {
         if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
@@ -107,6 +117,13 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
       const kubeconfigPath = join(dataDir, 'kubeconfig');
       await writeFile(kubeconfigPath, renderKubeconfig({ server, token: adminToken, caPem }), { mode: 0o600 });
       let stopping: Promise<void> | undefined;
+      // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
+      let apiserverChange: Promise<void> = Promise.resolve();
+      const changeApiserver = (change: () => Promise<void>): Promise<void> => {
+        const next = apiserverChange.then(change);
+        apiserverChange = next.catch(() => undefined);
+        return next;
+      };
       return {
         kubeconfigPath,
         server,
@@ -122,6 +139,28 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
           })();
           return stopping;
         },
+        // After stop() there is nothing to stop, and stopOne() would write the run record stop() removed.
+        stopApiserver: () => changeApiserver(() => (stopping === undefined ? run.stopOne(apiserver) : Promise.resolve())),
+        startApiserver: () =>
+          changeApiserver(async () => {
+            if (stopping !== undefined) throw new ControlPlaneError('the control plane was stopped; start a new one');
+            if (apiserver.running) throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
+            log(`starting kube-apiserver again on ${server}`);
+            const restarted = Date.now();
+            apiserver = await run.start('kube-apiserver', apiserverBin, flags, apiLog);
+            if (stopping !== undefined) {
+              // stop() ran while it was being spawned, possibly after stopAll() had emptied the list.
+              await run.stopOne(apiserver);
+              throw new ControlPlaneError('the control plane was stopped while kube-apiserver started again');
+            }
+            const ready = await waitUntilReady(apiserver, () => apiserverReady(server, caPem, adminToken), opts.readyTimeoutMs ?? 120_000);
+            if (!ready.ready) {
+              // Nothing retries on another port here: clients hold this server's URL.
+              await run.stopOne(apiserver);
+              throw new ControlPlaneError(`kube-apiserver did not become ready again: ${ready.why}${await tail(apiLog)}`, apiLog);
+            }
+            log(`kube-apiserver ready again in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
+          }),
       };
     }
   } catch (err) {
@@ -183,6 +222,15 @@ class RunningProcesses {
       await watchdog.dismiss();
       await proc.stop();
     }
+    await this.record();
+  }
+
+  /** Stops one child and its watchdog, leaving the others running. */
+  async stopOne(proc: ChildProcessGroup): Promise<void> {
+    const index = this.children.findIndex((c) => c.proc === proc);
+    const [child] = index < 0 ? [] : this.children.splice(index, 1);
+    await child?.watchdog.dismiss();
+    await proc.stop();
     await this.record();
   }
 

@@ -1,6 +1,7 @@
 /**
  * A second control plane next to the run's one: proves two coexist (free ports, own data dirs), that extra
- * token users are authenticated but get only what RBAC grants them, and that stop() leaves nothing behind.
+ * token users are authenticated but get only what RBAC grants them, that kube-apiserver alone can be restarted
+ * (fault tests) and that stop() leaves nothing behind.
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
@@ -56,6 +57,35 @@ describe('a second control plane', () => {
     expect(allowed.code, allowed.stderr).toBe(0);
   });
 
+  it('restarts only kube-apiserver, on the same address, with etcd and its data kept', async () => {
+    if (plane === undefined) throw new Error('the first test did not start a control plane');
+    const { kubectl } = testCluster();
+    const onPlane = (args: string[]): ReturnType<typeof run> => run(kubectl, ['--kubeconfig', plane?.kubeconfigPath ?? '', '--request-timeout=5s', ...args]);
+    const created = await onPlane(['create', 'configmap', 'survivor', '-n', 'default', '--from-literal=kept=yes']);
+    expect(created.code, created.stderr).toBe(0);
+    const apiserverPids = async (): Promise<number[]> => (await pidsMentioning(`secure-port=${new URL(plane?.server ?? '').port}`));
+    const before = await apiserverPids();
+    expect(before).toHaveLength(1);
+
+    await plane.stopApiserver();
+    expect(await apiserverPids()).toEqual([]);
+    const down = await onPlane(['get', 'configmap', 'survivor', '-n', 'default']);
+    expect(down.code).not.toBe(0);
+    expect(down.stderr).toMatch(/connection to the server .* was refused/);
+    const etcdHealth = await fetch(`${plane.etcdEndpoint}/health`);
+    expect(await etcdHealth.text()).toMatch(/"health":\s*"true"/);
+    await plane.stopApiserver(); // a no-op when already stopped
+
+    await plane.startApiserver();
+    const after = await apiserverPids();
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(before[0]);
+    const kept = await onPlane(['get', 'configmap', 'survivor', '-n', 'default', '-o', 'jsonpath={.data.kept}']);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stdout).toBe('yes');
+    await expect(plane.startApiserver()).rejects.toThrow(/already running/);
+  });
+
   it('stop() ends etcd and kube-apiserver and removes the temporary data dir', async () => {
     if (plane === undefined) throw new Error('the previous test did not start a control plane');
     const pids = await pidsMentioning(plane.dataDir);
@@ -64,5 +94,8 @@ describe('a second control plane', () => {
     for (const pid of pids) expect(pidAlive(pid), `pid ${pid} still alive`).toBe(false);
     expect(await stat(plane.dataDir).catch(() => undefined)).toBeUndefined();
     await plane.stop(); // idempotent
+    await plane.stopApiserver(); // nothing left to stop
+    await expect(plane.startApiserver()).rejects.toThrow(/was stopped/);
+    expect(await pidsMentioning(plane.dataDir)).toEqual([]);
   });
 });

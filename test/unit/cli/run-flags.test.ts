@@ -35,4 +35,23 @@ describe('endpoint-operator run flags', () => {
     expect(() => parseFlags(RUN_FLAGS, ['--leader-elect=maybe'], {})).toThrow(/--leader-elect: expected true or false/);
     expect(() => runConfig(parseFlags(RUN_FLAGS, ['--workers', '0'], {}))).toThrow(/--workers must be a positive integer/);
   });
+
+  it('passes the leader-election timings through, client-go defaults unless flags or variables say otherwise', () => {
+    expect(runConfig(parseFlags(RUN_FLAGS, [], {})).operator.leaderElection).toMatchObject({ leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 });
+    const fromFlags = runConfig(parseFlags(RUN_FLAGS, ['--lease-duration', '6', '--renew-deadline=4', '--retry-period', '0.5'], {}));
+    expect(fromFlags.operator.leaderElection).toMatchObject({ leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 0.5 });
+    const env = { EO_LEASE_DURATION: '30', EO_RENEW_DEADLINE: '20', EO_RETRY_PERIOD: '5' };
+    expect(runConfig(parseFlags(RUN_FLAGS, ['--retry-period', '3'], env)).operator.leaderElection).toMatchObject({ leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 3 });
+  });
+
+  it('refuses leader-election timings under which two replicas could lead at once', () => {
+    const config = (...argv: string[]) => () => runConfig(parseFlags(RUN_FLAGS, argv, {}));
+    expect(config('--lease-duration', '0')).toThrow(/--lease-duration must be a positive number of seconds, got 0/);
+    expect(config('--retry-period=-1')).toThrow(/--retry-period must be a positive number of seconds/);
+    expect(config('--lease-duration', '6.5', '--renew-deadline', '4')).toThrow(/--lease-duration must be whole seconds/);
+    expect(config('--lease-duration', '10')).toThrow(/--renew-deadline \(10s\) must be shorter than --lease-duration \(10s\)/);
+    expect(config('--lease-duration', '6', '--renew-deadline', '8')).toThrow(UsageError);
+    expect(config('--renew-deadline', '2.4')).toThrow(/--renew-deadline \(2.4s\) must be longer than 1.2 × --retry-period \(2s\)/);
+    expect(() => parseFlags(RUN_FLAGS, ['--lease-duration', 'soon'], {})).toThrow(/--lease-duration: expected a number/);
+  });
 });
