@@ -22,6 +22,7 @@ import { MemorySessionStore } from '../src/signin/sessions.js';
 import { MemorySigningKeyStore } from '../src/signin/signing-key.js';
 import { systemClock } from '../src/signin/clock.js';
 import { TokenService } from '../src/signin/tokens.js';
+import { recordResults } from './results.js';
 
 const PHASE_SECONDS = Number(process.env['BENCH_PHASE_SECONDS'] ?? 3);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 16);
@@ -200,11 +201,23 @@ async function main(): Promise<void> {
     console.log(`POST /auth/pos/login latency over ${latencies.length} logins: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`);
     console.log(`bare fastify JSON route: ${mean(bare).toFixed(0)} req/s (${bare.map((x) => x.toFixed(0)).join(', ')})`);
     console.log(`GET /auth/pos/me:        ${mean(me).toFixed(0)} req/s (${me.map((x) => x.toFixed(0)).join(', ')})`);
-    console.log(`first use of a new access token (Ed25519 verify, then cached): ${(await coldVerifyMicros(500)).toFixed(0)} µs`);
+    const coldVerify = await coldVerifyMicros(500);
+    console.log(`first use of a new access token (Ed25519 verify, then cached): ${coldVerify.toFixed(0)} µs`);
     console.log(`server CPU per request (median): bare ${bareCpu.toFixed(0)} µs, /auth/pos/me ${meCpu.toFixed(0)} µs`);
     console.log(`throughput ratio /auth/pos/me ÷ bare: ${ratio.toFixed(2)} over all rounds, median per round ${medianRatio.toFixed(2)} (${perRound.map((r) => r.toFixed(2)).join(', ')})`);
     console.log(`CPU-cost ratio (bare µs ÷ me µs, the throughput ratio of a CPU-bound server, robust to machine load): ${cpuRatio.toFixed(2)}`);
     console.log(`goal ≥ 0.70: throughput median ${medianRatio >= 0.7 ? 'MET' : 'NOT MET'}, CPU-cost ${cpuRatio >= 0.7 ? 'MET' : 'NOT MET'}`);
+    const two = (x: number): number => Number(x.toFixed(2));
+    recordResults([
+      { id: 'B5.signin.me_ratio', name: 'GET /auth/pos/me requests/s ÷ bare fastify route requests/s (median per round)', value: two(medianRatio), unit: 'ratio', goal: { op: '>=', value: 0.7 },
+        baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route, requests/s' }, ratio: two(medianRatio), notes: `per round ${perRound.map((r) => r.toFixed(2)).join(', ')}; over all rounds ${ratio.toFixed(2)}` },
+      { id: 'B5.signin.me_cpu_ratio', name: 'server CPU per request, bare route ÷ /auth/pos/me (throughput ratio of a CPU-bound server)', value: two(cpuRatio), unit: 'ratio', goal: { op: '>=', value: 0.7 },
+        baseline: { value: Math.round(bareCpu), name: 'bare route, server CPU µs per request' }, ratio: two(cpuRatio), notes: `/auth/pos/me ${meCpu.toFixed(0)} µs per request` },
+      { id: 'B5.signin.me_rps', name: 'GET /auth/pos/me requests per second', value: Math.round(mean(me)), unit: '/s', baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route' }, ratio: two(ratio) },
+      { id: 'B5.signin.login_p50', name: 'POST /auth/pos/login latency, median', value: Number(percentile(latencies, 50).toFixed(1)), unit: 'ms', notes: `argon2id m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}, ${latencies.length} logins` },
+      { id: 'B5.signin.login_p99', name: 'POST /auth/pos/login latency, 99th percentile', value: Number(percentile(latencies, 99).toFixed(1)), unit: 'ms', notes: `${latencies.length} logins` },
+      { id: 'B5.signin.cold_verify', name: 'first use of a new access token (Ed25519 verification, then cached)', value: Math.round(coldVerify), unit: 'µs' },
+    ]);
   } finally {
     child.stdin.end();
     child.kill();

@@ -7,6 +7,7 @@ import { defaultValidationOptions } from '../src/api/common/kind.js';
 import { validateDeployedModel } from '../src/api/prediction/v1/deployed-model-validation.js';
 import { validatePredictionEndpoint } from '../src/api/prediction/v1/endpoint-validation.js';
 import { computeEtag } from '../src/api/prediction/v1/etag.js';
+import { recordResults, type Goal } from './results.js';
 
 const endpoint = {
   apiVersion: 'prediction.endpoint-operator.dev/v1',
@@ -39,7 +40,7 @@ const model = {
   },
 };
 
-function measure(name: string, seconds: number, run: () => number): void {
+function measure(id: string, name: string, seconds: number, run: () => number, goal?: Goal): void {
   // Warm up so the JIT has compiled the validators before the clock starts.
   for (let i = 0; i < 20_000; i++) run();
   let count = 0;
@@ -53,9 +54,10 @@ function measure(name: string, seconds: number, run: () => number): void {
   const elapsed = (performance.now() - started) / 1000;
   if (errors > 0) throw new Error(`${name}: the benchmark object is invalid (${errors} errors)`);
   console.log(`${name.padEnd(40)} ${Math.round(count / elapsed).toLocaleString('en-US').padStart(10)} validations/s  (${(1e6 * elapsed / count).toFixed(2)} µs each)`);
+  recordResults([{ id, name: `${name}, one core`, value: Math.round(count / elapsed), unit: '/s', ...(goal ? { goal } : {}), notes: `${(1e6 * elapsed / count).toFixed(2)} µs each` }]);
 }
 
 const seconds = Number(process.argv[2] ?? '3');
-measure('PredictionEndpoint create', seconds, () => validatePredictionEndpoint(endpoint, undefined, defaultValidationOptions).errors.length);
-measure('PredictionEndpoint update (etag check)', seconds, () => validatePredictionEndpoint(updated, stored, defaultValidationOptions).errors.length);
-measure('DeployedModel create', seconds, () => validateDeployedModel(model, undefined, defaultValidationOptions).errors.length);
+measure('B4.validator.pe_create_per_s', 'PredictionEndpoint create', seconds, () => validatePredictionEndpoint(endpoint, undefined, defaultValidationOptions).errors.length, { op: '>=', value: 50_000 });
+measure('B4.validator.pe_update_per_s', 'PredictionEndpoint update (etag check)', seconds, () => validatePredictionEndpoint(updated, stored, defaultValidationOptions).errors.length);
+measure('B4.validator.dm_create_per_s', 'DeployedModel create', seconds, () => validateDeployedModel(model, undefined, defaultValidationOptions).errors.length);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { defaultValidationOptions } from '../src/api/common/kind.js';
 import { findKind } from '../src/api/kinds.js';
+import { recordResults } from './results.js';
 
 function typicalEndpoint(i: number): Record<string, unknown> {
   return {
@@ -65,3 +66,7 @@ const cliSeconds = cliOverFile(10_000);
 console.log('benchmark                                        result        goal');
 console.log(`validator, typical PredictionEndpoint (1 core)   ${Math.round(throughput.perSecond).toLocaleString('en-US').padStart(9)}/s   >= 50,000/s`);
 console.log(`validate -f <10,000 manifests> (whole process)   ${cliSeconds.toFixed(2).padStart(9)} s    < 3 s`);
+recordResults([
+  { id: 'B4.validator.pe_per_s', name: 'validator, typical PredictionEndpoint, one core', value: Math.round(throughput.perSecond), unit: '/s', goal: { op: '>=', value: 50_000 }, notes: `${throughput.validated} validations in 3 s` },
+  { id: 'B4.validate_cli.seconds', name: '`endpoint-operator validate -f` over one file of 10,000 manifests (whole process)', value: Number(cliSeconds.toFixed(3)), unit: 's', goal: { op: '<=', value: 3 } },
+]);

@@ -18,6 +18,7 @@ import { pino } from 'pino';
 import { defaultValidationOptions } from '../src/api/common/kind.js';
 import { issueCertificates, servingIdentity } from '../src/webhook/certificates.js';
 import { startWebhookServer } from '../src/webhook/server.js';
+import { recordResults } from './results.js';
 
 const { values } = parseArgs({ options: { serve: { type: 'boolean', default: false }, rate: { type: 'string', default: '200' }, requests: { type: 'string', default: '3000' }, 'max-seconds': { type: 'string', default: '30' } } });
 const rate = Number(values.rate);
@@ -138,6 +139,14 @@ async function main(): Promise<void> {
     console.log(`latency ms: p50 ${pct(50)}  p90 ${pct(90)}  p99 ${pct(99)}  max ${latencies.at(-1)?.toFixed(2)}`);
     console.log(`server CPU per request: ${(cpuPerRequest / latencies.length / 1000).toFixed(3)} ms (user+system, TLS and logging included); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`);
     console.log(`decisions: ${[...decisions].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    const at = (p: number): number => Number(pct(p));
+    const conditions = `${latencies.length} requests at ${rate}/s offered over HTTPS keep-alive on loopback`;
+    recordResults([
+      { id: 'B4.webhook.p50', name: 'admission webhook latency, median', value: at(50), unit: 'ms', notes: conditions },
+      { id: 'B4.webhook.p99', name: 'admission webhook latency, 99th percentile', value: at(99), unit: 'ms', notes: conditions },
+      { id: 'B4.webhook.achieved_rate', name: 'admission requests per second achieved (offered open-loop)', value: Number((latencies.length / seconds).toFixed(1)), unit: '/s', baseline: { value: rate, name: 'offered rate' }, ratio: Number((latencies.length / seconds / rate).toFixed(3)) },
+      { id: 'B4.webhook.cpu_per_request', name: 'webhook server CPU per request (user+system, TLS and logging included)', value: Number((cpuPerRequest / latencies.length / 1000).toFixed(3)), unit: 'ms' },
+    ], { webhookDecisions: Object.fromEntries(decisions) });
   } finally {
     agent.destroy();
     child.send('stop');

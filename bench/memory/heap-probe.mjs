@@ -1,0 +1,24 @@
+// Loaded into the operator under test by the B3 memory benchmark only (node --expose-gc --import
+// this file): on SIGUSR2 it runs a full, synchronous mark-compact GC and writes the heap figures
+// before and after it to EO_BENCH_HEAP_PROBE_FILE. The heap left after a full GC is the live set,
+// so a series of these shows a leak without the sawtooth of garbage waiting for collection.
+// Plain JavaScript, so the measured process loads no TypeScript loader.
+import { renameSync, writeFileSync } from 'node:fs';
+
+const file = process.env.EO_BENCH_HEAP_PROBE_FILE;
+const gc = globalThis.gc;
+if (file && typeof gc === 'function') {
+  let seq = 0;
+  const write = (figures) => {
+    writeFileSync(`${file}.tmp`, JSON.stringify({ seq, at: Date.now(), ...figures }));
+    renameSync(`${file}.tmp`, file);
+  };
+  process.on('SIGUSR2', () => {
+    const before = process.memoryUsage();
+    gc();
+    seq++;
+    write({ before, after: process.memoryUsage() });
+  });
+  // Tells the benchmark the handler is installed: without it SIGUSR2 would end the process.
+  write({});
+}
