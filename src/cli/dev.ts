@@ -12,6 +12,7 @@ import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev/st
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
+import { collectProcessMetrics } from '../runtime/metrics.js';
 import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, num, parseFlags, renderFlags, str, type FlagSpec } from './flags.js';
 
@@ -101,6 +102,8 @@ export async function main(argv: string[]): Promise<number> {
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, 'operator.log');
   const log = createLogger({}, pino.destination({ dest: logFile, sync: false }));
+  // The /metrics it prints carries the process figures, as under `run`.
+  collectProcessMetrics();
   let running: Awaited<ReturnType<typeof startOperatorProcess>> | undefined;
   try {
     if (kubeconfig === undefined) {

@@ -64,6 +64,9 @@ export interface InformerOptions {
   readonly maxBackoffMs?: number;
 }
 
+/** A watch that stayed open this long reached a working server: a refused or at-once-closed stream ends within milliseconds. */
+const HEALTHY_WATCH_MS = 1000;
+
 class WatchStalled extends Error {
   override readonly name = 'WatchStalled';
 }
@@ -151,20 +154,25 @@ export class Informer<T extends KubeObject = KubeObject> {
     let needList = true;
     let listReason = 'initial';
     while (!signal.aborted) {
+      let watchStartedAt: number | undefined;
       try {
         if (needList) {
           await this.relist(listReason);
           needList = false;
         }
-        const startedAt = this.clock.now();
+        watchStartedAt = this.clock.now();
         const events = await this.watchOnce(signal);
         informerWatchRestarts.inc({ resource: this.name, reason: 'closed' });
         // A server-side timeout is routine: rewatch at once from the last resourceVersion. But a
         // stream that closes immediately and empty, again and again, must not become a hot loop.
-        if (events === 0 && this.clock.now() - startedAt < 1000) await sleep(this.clock, this.nextBackoff(), signal);
+        if (events === 0 && !this.wasHealthy(watchStartedAt)) await sleep(this.clock, this.nextBackoff(), signal);
+        else this.failures = 0;
         continue;
       } catch (err) {
         if (signal.aborted) break;
+        // A watch that stayed up a while before failing ends an outage: the next one starts again
+        // from the initial backoff instead of the ceiling an earlier, unrelated outage left behind.
+        if (watchStartedAt !== undefined && this.wasHealthy(watchStartedAt)) this.failures = 0;
         if (err instanceof WatchStalled) {
           informerWatchRestarts.inc({ resource: this.name, reason: 'stalled' });
           this.log.warn({ timeoutMs: this.inactivityTimeoutMs }, 'watch silent too long; restarting it');
@@ -295,6 +303,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     } catch (err) {
       this.log.error({ err: describe(err) }, 'event handler threw');
     }
+  }
+
+  /** A watch stream that stayed open this long counts as a working connection (resets the backoff). */
+  private wasHealthy(watchStartedAt: number): boolean {
+    return this.clock.now() - watchStartedAt >= HEALTHY_WATCH_MS;
   }
 
   /** Full jitter over an exponentially growing ceiling (AWS architecture blog, "Exponential Backoff And Jitter"). */

@@ -248,3 +248,35 @@ describe('Informer hot-loop guard', () => {
     expect(transport.watchCalls).toHaveLength(2);
   });
 });
+
+describe('Informer backoff reset', () => {
+  const refused = (): WatchStep => failWith(new Error('connect ECONNREFUSED'));
+  /** Stays open `ms` of clock time, then fails (a connection reset after a healthy, quiet stream). */
+  const openThenFail = (clock: ManualClock, ms: number): WatchStep => () =>
+    new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new Error('read ECONNRESET'))));
+
+  it('starts again from the initial backoff after a quiet watch that stayed up, even with no events', async () => {
+    const clock = new ManualClock(1_000_000);
+    const transport = new ScriptedTransport(
+      [{ items: [], resourceVersion: '4' }],
+      // An outage (three refusals grow the ceiling to 6.4 s), then a healthy but silent watch for 60 s that breaks.
+      [refused(), refused(), refused(), openThenFail(clock, 60_000), refused()],
+    );
+    const informer = new Informer(transport, { name: `reset-${Math.random()}`, clock, random: () => 0.5 });
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running;
+    });
+    await informer.waitForSync();
+    await flushMicrotasks();
+    await clock.advance(600 + 1200 + 2400); // the three backoffs of the outage
+    expect(transport.watchCalls).toHaveLength(4);
+    await clock.advance(60_000); // the healthy watch breaks after a minute with no events
+    await clock.advance(599);
+    expect(transport.watchCalls).toHaveLength(4);
+    await clock.advance(1); // 600 ms, the first step again, not 4.8 s
+    expect(transport.watchCalls).toHaveLength(5);
+  });
+});
