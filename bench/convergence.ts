@@ -1,214 +1,51 @@
 /**
- * Convergence benchmark: how long the operator takes to bring a large batch of objects to Ready,
- * against a baseline that does the least any controller must do.
+ * Convergence benchmark (B1) and steady-state restart (B2).
  *
- *   npx tsx bench/convergence.ts            (BENCH_ENDPOINTS, BENCH_REGISTRY_ENDPOINTS, BENCH_CONCURRENCY to scale)
+ *   npx tsx bench/convergence.ts     (BENCH_ENDPOINTS, BENCH_REGISTRY_ENDPOINTS, BENCH_CONCURRENCY to scale)
  *
- * On a fresh local control plane (real etcd + kube-apiserver):
- * - baseline, in its own namespace: a bare client creates every object and writes its final status
- *   once, CONCURRENCY requests in flight;
- * - operator, in another namespace: the same objects are created the same way while the operator
- *   runs in-process; the clock stops when every object is Ready with a current observedGeneration
- *   (seen through a watch, not by polling).
+ * On a fresh local control plane (real etcd + kube-apiserver, watch cache on as in production):
+ * - B1 baseline, in its own namespace: a bare client creates every object and writes its final
+ *   status once, CONCURRENCY requests in flight;
+ * - B1 operator, in another namespace: the same objects are created the same way while the operator
+ *   runs in-process; the clock stops when every object is Ready with a current observedGeneration.
+ *   Goal: operator time ≤ 1.25 × baseline time;
+ * - B2: the operator is stopped and a fresh one started over the converged namespace: time until
+ *   its caches are synced, and the writes it sends while it re-reconciles everything (goal: none).
  * Objects: N PredictionEndpoints with two DeployedModels each and a 70/30 split, and M
- * RegistryEndpoints under 10 RegistryServices. Bounded by BENCH_TIMEOUT_S (default 900).
+ * RegistryEndpoints under 10 RegistryServices. Wall time on a shared 2-core machine moves with
+ * whatever else runs, so CPU seconds of kube-apiserver, etcd and this process are reported per
+ * phase too. Bounded by BENCH_TIMEOUT_S (default 900).
  */
-import { pino } from 'pino';
-import { generateCrds } from '../src/api/crd/generate.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { startOperator } from '../src/operator/start.js';
-import { resources } from '../src/reconcilers/context.js';
-import { resolveModelStates } from '../src/reconcilers/deployed-model-ids.js';
-import { computeDeployedModelStatus } from '../src/reconcilers/deployed-model-status.js';
-import { computePredictionEndpointStatus } from '../src/reconcilers/prediction-endpoint-status.js';
-import { computeRegistryEndpointStatus, computeRegistryServiceStatus } from '../src/reconcilers/registry-status.js';
-import { rfc3339 } from '../src/reconcilers/status-common.js';
-import { DEFAULT_RESERVED_PREFIXES } from '../src/api/common/kind.js';
+import { allKinds } from '../src/api/kinds.js';
+import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../src/runtime/kube-object.js';
+import { convergeWithOperator, formatTraffic, restartInSteadyState, startBenchOperator, sum } from './convergence/operator-phases.js';
+import { removeBenchWebhooks, startBenchWebhooks } from './convergence/webhooks.js';
+import { baseline, SERVICES, workload } from './convergence/workload.js';
+import { cpuDelta, cpuSampler, formatCpu, type CpuSample } from './process-cpu.js';
+import { recordResults } from './results.js';
 
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1000);
 const REGISTRY_ENDPOINTS = Number(process.env['BENCH_REGISTRY_ENDPOINTS'] ?? 1000);
-const SERVICES = 10;
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 16);
 /** Concurrent reconciles per controller (four controllers). */
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 16);
 const TIMEOUT_S = Number(process.env['BENCH_TIMEOUT_S'] ?? 900);
-const PROJECT = 'bench-project';
-const LOCATION = 'europe-west4';
-const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
-const NAMESPACES: ResourceRef = { group: '', version: 'v1', plural: 'namespaces', namespaced: false };
+/** B2 counts writes until the fresh operator's queues have been idle this long. */
+const QUIET_MS = 3_000;
+/** BENCH_WEBHOOKS=0 runs both phases without the admission webhooks (then every finalizer is a PATCH). */
+const WEBHOOKS = process.env['BENCH_WEBHOOKS'] !== '0';
 
-interface Item {
-  readonly ref: ResourceRef;
-  readonly body: KubeObject;
-}
-
-function serviceName(s: number): string {
-  return `projects/${PROJECT}/locations/${LOCATION}/namespaces/bench/services/svc-${s}`;
-}
-
-/** The objects, interleaved the way a GitOps sync of many files arrives: children sometimes before parents. */
-function workload(): Item[] {
-  const items: Item[] = [];
-  const pe = (i: number): Item => ({
-    ref: resources.predictionEndpoints,
-    body: { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: `ep-${i}` }, spec: { displayName: `Endpoint ${i}`, trafficSplit: { '1': 70, '2': 30 } } },
-  });
-  const dm = (i: number, id: string): Item => ({
-    ref: resources.deployedModels,
-    body: {
-      apiVersion: 'prediction.endpoint-operator.dev/v1',
-      kind: 'DeployedModel',
-      metadata: { name: `ep-${i}-m${id}` },
-      spec: { endpointRef: { name: `ep-${i}` }, id, model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`, automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 } },
-    },
-  });
-  for (let s = 0; s < SERVICES; s++) {
-    items.push({ ref: resources.registryServices, body: { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: `svc-${s}` }, spec: { name: serviceName(s) } } });
-  }
-  for (let i = 0; i < Math.max(ENDPOINTS, REGISTRY_ENDPOINTS); i++) {
-    if (i < ENDPOINTS) {
-      if (i % 2 === 0) items.push(pe(i), dm(i, '1'), dm(i, '2'));
-      else items.push(dm(i, '1'), dm(i, '2'), pe(i));
-    }
-    if (i < REGISTRY_ENDPOINTS) {
-      const s = i % SERVICES;
-      items.push({
-        ref: resources.registryEndpoints,
-        body: {
-          apiVersion: 'registry.endpoint-operator.dev/v1',
-          kind: 'RegistryEndpoint',
-          metadata: { name: `svc-${s}-ep-${i}` },
-          spec: { name: `${serviceName(s)}/endpoints/ep-${i}`, address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 8080, annotations: { 'example.com/shard': String(i % 7) } },
-        },
-      });
-    }
-  }
-  return items;
-}
-
-async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await fn(item);
-    }
-  }));
-}
-
-/** The status the operator would converge to, computed with the reconcilers' own pure functions. */
-function finalStatus(obj: KubeObject, all: Map<string, KubeObject>): unknown {
-  const now = rfc3339(new Date());
-  const spec = obj.spec as Record<string, unknown>;
-  switch (obj.kind) {
-    case 'PredictionEndpoint': {
-      const models = ['1', '2'].map((id) => all.get(`DeployedModel/${obj.metadata.name ?? ''}-m${id}`)).filter((m): m is KubeObject => m !== undefined);
-      return computePredictionEndpointStatus({ endpoint: obj, models, states: resolveModelStates(models, () => true, new Map()), specErrors: [], project: PROJECT, location: LOCATION, now }).status;
-    }
-    case 'DeployedModel': {
-      const endpoint = all.get(`PredictionEndpoint/${(spec.endpointRef as { name: string }).name}`) ?? obj;
-      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], project: PROJECT, location: LOCATION, now }).status;
-    }
-    case 'RegistryService': {
-      const endpoints = [...all.values()].filter((o) => o.kind === 'RegistryEndpoint' && String((o.spec as { name: string }).name).startsWith(`${String(spec.name)}/`));
-      return computeRegistryServiceStatus({ service: obj, endpoints, specErrors: [], endpointErrors: () => [], reservedPrefixes: DEFAULT_RESERVED_PREFIXES, now }).status;
-    }
-    default:
-      return computeRegistryEndpointStatus({ endpoint: obj, parentExists: true, specErrors: [], reservedPrefixes: DEFAULT_RESERVED_PREFIXES, now }).status;
-  }
-}
-
-async function baseline(client: KubeClient, ns: string, items: readonly Item[]): Promise<number> {
-  const all = new Map(items.map((i) => [`${i.body.kind ?? ''}/${i.body.metadata.name ?? ''}`, i.body]));
-  const started = performance.now();
-  await pool(items, CONCURRENCY, async (item) => {
-    const created = await client.create<KubeObject>(item.ref, ns, item.body);
-    await client.patch(item.ref, ns, created.metadata.name ?? '', { status: finalStatus(created, all) }, { type: 'merge', subresource: 'status' });
-  });
-  return performance.now() - started;
-}
-
-function isConverged(obj: KubeObject): boolean {
-  const status = obj.status as { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> } | undefined;
-  const ready = status?.conditions?.find((c) => c.type === 'Ready');
-  return ready?.status === 'True' && ready.observedGeneration === obj.metadata.generation;
-}
-
-async function withOperator(client: KubeClient, kubeconfig: string, ns: string, items: readonly Item[]): Promise<{ ms: number; writes: number }> {
-  const operatorClient = KubeClient.fromKubeconfig(kubeconfig);
-  const operator = await startOperator({
-    client: operatorClient,
-    settings: { project: PROJECT, location: LOCATION, namespaces: [ns], workers: WORKERS, leaderElection: { enabled: false, namespace: ns, leaseName: 'bench' } },
-    log: pino({ level: process.env['BENCH_LOG'] ?? 'warn' }),
-  });
-  await operator.ready;
-  // Completion is observed in the operator's own informer caches (what its watches delivered), so
-  // measuring adds no watchers and no polling load to the apiserver, which the baseline does not pay either.
-  const allConverged = (async () => {
-    for (;;) {
-      let converged = 0;
-      for (const kind of Object.keys(resources) as Array<keyof typeof resources>) {
-        for (const obj of operator.cached(kind)) if (isConverged(obj)) converged++;
-      }
-      if (converged >= items.length) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  const { metricValue, statusWrites, statusConflicts, restClientRequests } = await import('../src/runtime/metrics.js');
-  const writesBefore = await metricValue(statusWrites);
-  const conflictsBefore = await metricValue(statusConflicts);
-  const verbs = ['POST', 'PATCH', 'PUT', 'GET', 'DELETE'];
-  const requestsBefore = await Promise.all(verbs.map((verb) => metricValue(restClientRequests, { verb })));
-  const started = performance.now();
-  await pool(items, CONCURRENCY, async (item) => {
-    await client.create(item.ref, ns, item.body);
-  });
-  const createdAt = performance.now() - started;
-  await allConverged;
-  const ms = performance.now() - started;
-  const writes = (await metricValue(statusWrites)) - writesBefore;
-  const requestsAfter = await Promise.all(verbs.map((verb) => metricValue(restClientRequests, { verb })));
-  const perVerb = verbs.map((v, i) => `${v} ${(requestsAfter[i] ?? 0) - (requestsBefore[i] ?? 0)}`).join(', ');
-  console.log(`  operator: API requests of this process during the run (creates included): ${perVerb}; status conflicts ${(await metricValue(statusConflicts)) - conflictsBefore}`);
-  console.log(`  operator: all created after ${(createdAt / 1000).toFixed(2)} s, all Ready after ${(ms / 1000).toFixed(2)} s (${writes} status writes for ${items.length} objects)`);
-  await operator.stop();
-  operatorClient.close();
-  return { ms, writes };
-}
-
-async function createNamespace(client: KubeClient, name: string): Promise<void> {
-  await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-}
-
-async function installCrds(client: KubeClient): Promise<void> {
-  for (const crd of generateCrds({ conversion: { url: 'https://127.0.0.1:9/convert' } })) {
-    await client.create(CRDS, undefined, crd);
-  }
-  for (;;) {
-    const established = await Promise.all(generateCrds().map(async (crd) => {
-      const got = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(CRDS, undefined, crd.metadata.name);
-      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    }));
-    if (established.every(Boolean)) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  // Discovery and the REST handlers lag Established slightly.
-  for (;;) {
-    try {
-      await Promise.all(Object.values(resources).map((ref) => client.list(ref, 'default', { limit: 1 })));
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
+const seconds = (ms: number): number => Number((ms / 1000).toFixed(2));
+const cpuDetails = (c: CpuSample): Record<string, number> => ({ apiserver: Number(c.apiserver.toFixed(1)), etcd: Number(c.etcd.toFixed(1)), benchProcess: Number(c.self.toFixed(1)) });
 
 async function main(): Promise<number> {
-  const items = workload();
-  console.log(`convergence benchmark: ${ENDPOINTS} PredictionEndpoints (+${2 * ENDPOINTS} DeployedModels), ${REGISTRY_ENDPOINTS} RegistryEndpoints under ${SERVICES} RegistryServices = ${items.length} objects, concurrency ${CONCURRENCY}`);
+  const items = workload({ endpoints: ENDPOINTS, registryEndpoints: REGISTRY_ENDPOINTS });
+  const conditions = `${items.length} objects, ${CONCURRENCY} requests in flight, ${WORKERS} workers per controller, admission webhooks ${WEBHOOKS ? 'on' : 'off'}`;
+  console.log(`convergence benchmark: ${ENDPOINTS} PredictionEndpoints (+${2 * ENDPOINTS} DeployedModels), ${REGISTRY_ENDPOINTS} RegistryEndpoints under ${SERVICES} RegistryServices = ${conditions}`);
   let plane: ControlPlane | undefined;
+  const stopWebhooks = new AbortController();
   const timer = setTimeout(() => {
     console.error(`benchmark exceeded ${TIMEOUT_S} s; stopping`);
     void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
@@ -216,18 +53,79 @@ async function main(): Promise<number> {
   try {
     plane = await startControlPlane({ watchCache: true, log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
-    await installCrds(client);
-    await createNamespace(client, 'bench-baseline');
-    await createNamespace(client, 'bench-operator');
-    const base = await baseline(client, 'bench-baseline', items);
-    console.log(`  baseline: ${(base / 1000).toFixed(2)} s (create + one status write per object)`);
-    const op = await withOperator(client, plane.kubeconfigPath, 'bench-operator', items);
-    const ratio = op.ms / base;
-    console.log(`baseline ${(base / 1000).toFixed(2)} s, operator ${(op.ms / 1000).toFixed(2)} s, ratio ${ratio.toFixed(3)} (goal <= 1.25)`);
+    await installCrds(client, { kinds: allKinds, crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    for (const name of ['bench-warmup', 'bench-baseline', 'bench-operator', 'bench-system', 'bench-probe', 'bench-bare']) {
+      await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    }
+    const webhooks = WEBHOOKS ? await startBenchWebhooks(client, 'bench-system', 'bench-probe', stopWebhooks.signal) : undefined;
+    const cpu = cpuSampler(plane.dataDir);
+    // Unmeasured: connections, TLS sessions and the API server's first-use work would otherwise all be billed to the baseline.
+    await baseline(client, 'bench-warmup', items.slice(0, Math.max(50, Math.round(items.length / 20))), CONCURRENCY);
+
+    const cpuBase0 = cpu();
+    const baseMs = await baseline(client, 'bench-baseline', items, CONCURRENCY);
+    const cpuBase = cpuDelta(cpuBase0, cpu());
+    console.log(`  baseline: ${(baseMs / 1000).toFixed(2)} s (create + one status write per object); ${formatCpu(cpuBase)}`);
+
+    const running = await startBenchOperator(plane.kubeconfigPath, 'bench-operator', WORKERS);
+    const cpuOp0 = cpu();
+    const op = await convergeWithOperator(running, client, 'bench-operator', items, CONCURRENCY);
+    const cpuOp = cpuDelta(cpuOp0, cpu());
+    await running.stop();
+    const ratio = op.ms / baseMs;
+    const cpuRatio = cpuOp.apiserver / cpuBase.apiserver;
+    const writes = sum(op.traffic.statusWrites);
+    console.log(`  operator: all created after ${(op.createdMs / 1000).toFixed(2)} s, all Ready after ${(op.ms / 1000).toFixed(2)} s`);
+    console.log(`  operator: ${formatTraffic(op.traffic)} (creates by the bench client included)`);
+    console.log(`  operator: ${formatCpu(cpuOp)}; kube-apiserver CPU ratio ${cpuRatio.toFixed(3)}`);
+    console.log(`B1: baseline ${(baseMs / 1000).toFixed(2)} s, operator ${(op.ms / 1000).toFixed(2)} s, ratio ${ratio.toFixed(3)} (goal <= 1.25)`);
+    recordResults(
+      [
+        { id: 'B1.convergence.ratio', name: `time until ${items.length} objects are Ready: operator ÷ bare client`, value: Number(ratio.toFixed(3)), unit: 'ratio', goal: { op: '<=', value: 1.25 }, baseline: { value: seconds(baseMs), name: 'bare client: create + one status write per object, s' }, ratio: Number(ratio.toFixed(3)), notes: conditions },
+        { id: 'B1.convergence.operator', name: 'time until every object is Ready with a current observedGeneration', value: seconds(op.ms), unit: 's', notes: `all created after ${seconds(op.createdMs)} s` },
+        { id: 'B1.convergence.apiserver_cpu_ratio', name: 'kube-apiserver CPU seconds: operator phase ÷ baseline phase', value: Number(cpuRatio.toFixed(3)), unit: 'ratio', baseline: { value: Number(cpuBase.apiserver.toFixed(1)), name: 'kube-apiserver CPU s, baseline' } },
+        { id: 'B1.convergence.status_writes', name: 'status writes by the operator', value: writes, unit: 'writes', baseline: { value: items.length, name: 'one per object' }, ratio: Number((writes / items.length).toFixed(3)) },
+      ],
+      { convergence: { operatorTraffic: op.traffic, cpuSeconds: { baseline: cpuDetails(cpuBase), operator: cpuDetails(cpuOp) } } },
+    );
+
+    const cpuSteady0 = cpu();
+    const steady = await restartInSteadyState(plane.kubeconfigPath, 'bench-operator', WORKERS, items.length, QUIET_MS, 120_000);
+    const cpuSteady = cpuDelta(cpuSteady0, cpu());
+    const steadyWrites = steady.traffic.requests;
+    const mutating = (steadyWrites['POST'] ?? 0) + (steadyWrites['PATCH'] ?? 0) + (steadyWrites['PUT'] ?? 0) + (steadyWrites['DELETE'] ?? 0);
+    console.log(`B2: restart over ${items.length} Ready objects: caches synced after ${(steady.syncMs / 1000).toFixed(2)} s, ${steady.reconciles} reconciles done after ${(steady.settledMs / 1000).toFixed(2)} s`);
+    console.log(`  restart: ${formatTraffic(steady.traffic)}; ${formatCpu(cpuSteady)}`);
+    recordResults(
+      [
+        { id: 'B2.steady.status_writes', name: 'status writes after a restart with everything Ready', value: sum(steady.traffic.statusWrites), unit: 'writes', goal: { op: '==', value: 0 }, notes: `${steady.reconciles} reconciles of ${items.length} objects` },
+        { id: 'B2.steady.writes', name: 'write requests of any kind (POST/PATCH/PUT/DELETE) after that restart', value: mutating, unit: 'requests', goal: { op: '==', value: 0 } },
+        { id: 'B2.steady.cache_sync', name: `time from start until every informer synced (${items.length} objects)`, value: seconds(steady.syncMs), unit: 's' },
+        { id: 'B2.steady.settled', name: 'time from start until every object was reconciled and the queues were idle', value: seconds(steady.settledMs), unit: 's' },
+      ],
+      { steadyState: { traffic: steady.traffic, cpuSeconds: cpuDetails(cpuSteady) } },
+    );
+
+    if (webhooks !== undefined) {
+      // What the operator costs as a whole, admission included: the same bare client on the same
+      // cluster without the operator's webhooks, against the operator phase above.
+      await removeBenchWebhooks(client, webhooks, 'bench-probe');
+      const cpuBare0 = cpu();
+      const bareMs = await baseline(client, 'bench-bare', items, CONCURRENCY);
+      const cpuBare = cpuDelta(cpuBare0, cpu());
+      const wholeRatio = op.ms / bareMs;
+      console.log(`  bare client without the admission webhooks: ${(bareMs / 1000).toFixed(2)} s; ${formatCpu(cpuBare)}`);
+      console.log(`B1 including admission: operator with its webhooks ${(op.ms / 1000).toFixed(2)} s ÷ bare client without them ${(bareMs / 1000).toFixed(2)} s = ${wholeRatio.toFixed(3)}`);
+      recordResults(
+        [{ id: 'B1.convergence.ratio_incl_admission', name: 'operator phase (webhooks on) ÷ the bare client on the cluster without the webhooks: what installing the operator costs, admission included', value: Number(wholeRatio.toFixed(3)), unit: 'ratio', baseline: { value: seconds(bareMs), name: 'bare client, no admission webhooks, s' }, ratio: Number(wholeRatio.toFixed(3)) }],
+        { convergence: { operatorTraffic: op.traffic, cpuSeconds: { baseline: cpuDetails(cpuBase), operator: cpuDetails(cpuOp), bareWithoutWebhooks: cpuDetails(cpuBare) } } },
+      );
+    }
     client.close();
     return 0;
   } finally {
     clearTimeout(timer);
+    stopWebhooks.abort();
     await plane?.stop();
   }
 }

@@ -4,7 +4,7 @@
  */
 import yaml from 'js-yaml';
 import { generateCrds } from '../api/crd/generate.js';
-import { webhookConfiguration } from '../webhook/configuration.js';
+import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/configuration.js';
 import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -28,6 +28,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     podDisruptionBudget(values),
     // No caBundle: the operator creates its CA at start-up and injects it (src/webhook/install.ts).
     webhookConfiguration(webhookSettings),
+    mutatingWebhookConfiguration(webhookSettings),
     ...(values.serviceMonitor.enabled ? [serviceMonitor(values)] : []),
   ];
   return objects as Manifest[];

@@ -33,8 +33,8 @@ export function clusterRules(): PolicyRule[] {
     ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
     // The event recorder creates an Event, then patches its count when the same event repeats.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-    // The operator registers its ValidatingWebhookConfiguration and keeps its caBundle current.
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'create', 'update', 'patch'] },
+    // The operator registers its webhook configurations and keeps their caBundle current.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: ['get', 'create', 'update', 'patch'] },
     // Conversion webhook address and caBundle are merge-patched into the multi-version CRDs.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'patch', 'update'] },
   ];

@@ -4,6 +4,7 @@
  * sends the model traffic (undeploying a model that serves traffic would fail requests).
  */
 import { deployedModelKind } from '../api/prediction/v1/kinds.js';
+import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.js';
 import type { KubeObject } from '../runtime/kube-object.js';
@@ -14,7 +15,7 @@ import { rfc3339, stringAt } from './status-common.js';
 import { writeStatus } from './status-write.js';
 
 /** The same finalizer name as the endpoint's: one name per API group, as kubebuilder projects do. */
-export const DEPLOYED_MODEL_FINALIZER = 'prediction.endpoint-operator.dev/finalizer';
+export const DEPLOYED_MODEL_FINALIZER = PREDICTION_FINALIZER;
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateModel = specValidator(deployedModelKind, ctx.settings);

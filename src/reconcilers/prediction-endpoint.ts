@@ -4,6 +4,7 @@
  * through once no DeployedModel references it any more.
  */
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
+import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.js';
 import { objectKey, type KubeObject } from '../runtime/kube-object.js';
@@ -13,7 +14,7 @@ import { computePredictionEndpointStatus } from './prediction-endpoint-status.js
 import { rfc3339 } from './status-common.js';
 import { writeStatus } from './status-write.js';
 
-export const PREDICTION_ENDPOINT_FINALIZER = 'prediction.endpoint-operator.dev/finalizer';
+export const PREDICTION_ENDPOINT_FINALIZER = PREDICTION_FINALIZER;
 
 export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(predictionEndpointKind, ctx.settings);

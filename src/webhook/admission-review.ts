@@ -48,6 +48,9 @@ export interface AdmissionResponse {
   readonly allowed: boolean;
   readonly status?: AdmissionStatus;
   readonly warnings?: readonly string[];
+  /** Mutating webhooks only: a base64-encoded RFC 6902 JSON Patch. */
+  readonly patchType?: 'JSONPatch';
+  readonly patch?: string;
 }
 
 export interface AdmissionReviewResponse {

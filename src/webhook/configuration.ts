@@ -1,7 +1,8 @@
 import type { KindDefinition } from '../api/common/kind.js';
 import type { ConversionClientConfig } from '../api/crd/generate.js';
 import { allKinds } from '../api/kinds.js';
-import { CONVERT_PATH, VALIDATE_PATH, type WebhookSettings } from './settings.js';
+import { finalizedKinds } from './finalizers.js';
+import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH, type WebhookSettings } from './settings.js';
 
 /** admissionregistration.k8s.io/v1 WebhookClientConfig. */
 export type WebhookClientConfig =
@@ -34,14 +35,34 @@ export interface ValidatingWebhook {
   objectSelector: LabelSelector;
 }
 
+export interface MutatingWebhook extends ValidatingWebhook {
+  reinvocationPolicy: 'Never' | 'IfNeeded';
+}
+
+interface ConfigurationMetadata {
+  name: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
 export interface ValidatingWebhookConfiguration {
   apiVersion: 'admissionregistration.k8s.io/v1';
   kind: 'ValidatingWebhookConfiguration';
-  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  metadata: ConfigurationMetadata;
   webhooks: ValidatingWebhook[];
 }
 
+export interface MutatingWebhookConfiguration {
+  apiVersion: 'admissionregistration.k8s.io/v1';
+  kind: 'MutatingWebhookConfiguration';
+  metadata: ConfigurationMetadata;
+  webhooks: MutatingWebhook[];
+}
+
+export type WebhookConfiguration = ValidatingWebhookConfiguration | MutatingWebhookConfiguration;
+
 export const WEBHOOK_NAME = 'validate.endpoint-operator.dev';
+export const MUTATING_WEBHOOK_NAME = 'finalizers.endpoint-operator.dev';
 
 /** A namespace labelled with this (value `disabled`) is not validated: an administrator's escape hatch. */
 export const NAMESPACE_OPT_OUT_LABEL = 'endpoint-operator.dev/webhook';
@@ -70,7 +91,7 @@ export function conversionClientConfig(settings: WebhookSettings, caBundlePem: s
   return clientConfig(settings, CONVERT_PATH, caBundlePem);
 }
 
-function rulesFor(kinds: readonly KindDefinition[]): RuleWithOperations[] {
+function rulesFor(kinds: readonly KindDefinition[], operations: string[]): RuleWithOperations[] {
   const byGroup = new Map<string, { versions: Set<string>; resources: Set<string> }>();
   for (const def of kinds) {
     const entry = byGroup.get(def.group) ?? { versions: new Set<string>(), resources: new Set<string>() };
@@ -81,8 +102,7 @@ function rulesFor(kinds: readonly KindDefinition[]): RuleWithOperations[] {
   return [...byGroup].map(([group, { versions, resources }]) => ({
     apiGroups: [group],
     apiVersions: [...versions].sort(),
-    // DELETE is never intercepted, so removing the operator, its CRDs or any object is never blocked by it.
-    operations: ['CREATE', 'UPDATE'],
+    operations,
     // Only the main resource: status writes are the operator's own and must work while the webhook is down.
     resources: [...resources].sort(),
     scope: 'Namespaced',
@@ -92,19 +112,18 @@ function rulesFor(kinds: readonly KindDefinition[]): RuleWithOperations[] {
 /**
  * The ValidatingWebhookConfiguration for every kind: generated from the kind list so a new kind is
  * covered, and used both by `installWebhooks` and for the Helm chart / deploy manifests.
- * With cert-manager, caBundle is left out and its CA injector fills it from the annotation.
  */
 export function webhookConfiguration(settings: WebhookSettings, caBundlePem?: string, kinds: readonly KindDefinition[] = allKinds): ValidatingWebhookConfiguration {
-  const certManager = settings.certificates.mode === 'cert-manager' ? { annotations: { 'cert-manager.io/inject-ca-from': `${settings.namespace}/${settings.certificates.certificate}` } } : {};
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
-    metadata: { name: settings.configurationName, labels: { ...LABELS }, ...certManager },
+    metadata: configurationMetadata(settings),
     webhooks: [
       {
         name: WEBHOOK_NAME,
         clientConfig: clientConfig(settings, VALIDATE_PATH, settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem),
-        rules: rulesFor(kinds),
+        // DELETE is never intercepted, so removing the operator, its CRDs or any object is never blocked by it.
+        rules: rulesFor(kinds, ['CREATE', 'UPDATE']),
         // A bypassed webhook would let invalid specs in; the reconciler re-validates, but refusing at apply time is the contract.
         failurePolicy: 'Fail',
         // Equivalent: a request through another served version (v1beta1 ↔ v1) is still validated, converted to a registered version.
@@ -113,15 +132,54 @@ export function webhookConfiguration(settings: WebhookSettings, caBundlePem?: st
         // Short: every `kubectl apply` waits on it, and validation is pure CPU work of well under a millisecond.
         timeoutSeconds: 5,
         admissionReviewVersions: ['v1'],
-        namespaceSelector: {
-          matchExpressions: [
-            // The operator's own namespace is never intercepted, so it can always be repaired or removed.
-            { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [settings.namespace] },
-            { key: NAMESPACE_OPT_OUT_LABEL, operator: 'NotIn', values: ['disabled'] },
-          ],
-        },
+        namespaceSelector: interceptedNamespaces(settings),
         // No per-object opt-out: any author could label an object around validation; opting out is a
         // namespace-level decision, which needs rights over the Namespace.
+        objectSelector: {},
+      },
+    ],
+  };
+}
+
+/** With cert-manager, caBundle is left out and its CA injector fills it from the annotation. */
+function configurationMetadata(settings: WebhookSettings): ConfigurationMetadata {
+  const certManager = settings.certificates.mode === 'cert-manager' ? { annotations: { 'cert-manager.io/inject-ca-from': `${settings.namespace}/${settings.certificates.certificate}` } } : {};
+  return { name: settings.configurationName, labels: { ...LABELS }, ...certManager };
+}
+
+function interceptedNamespaces(settings: WebhookSettings): LabelSelector {
+  return {
+    matchExpressions: [
+      // The operator's own namespace is never intercepted, so it can always be repaired or removed.
+      { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [settings.namespace] },
+      { key: NAMESPACE_OPT_OUT_LABEL, operator: 'NotIn', values: ['disabled'] },
+    ],
+  };
+}
+
+/**
+ * The MutatingWebhookConfiguration: sets each finalized kind's finalizer on CREATE (see
+ * finalizers.ts). `Ignore`, because the controllers add a missing finalizer themselves: creating
+ * objects never depends on the operator being up for this webhook.
+ */
+export function mutatingWebhookConfiguration(settings: WebhookSettings, caBundlePem?: string, kinds: readonly KindDefinition[] = allKinds): MutatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: configurationMetadata(settings),
+    webhooks: [
+      {
+        name: MUTATING_WEBHOOK_NAME,
+        clientConfig: clientConfig(settings, MUTATE_PATH, settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem),
+        rules: rulesFor(finalizedKinds(kinds), ['CREATE']),
+        failurePolicy: 'Ignore',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        timeoutSeconds: 5,
+        // Adding a finalizer commutes with any other mutation: no need to be called again after them.
+        reinvocationPolicy: 'Never',
+        admissionReviewVersions: ['v1'],
+        namespaceSelector: interceptedNamespaces(settings),
         objectSelector: {},
       },
     ],

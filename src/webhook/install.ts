@@ -4,16 +4,20 @@ import { crdName } from '../api/crd/generate.js';
 import { allKinds } from '../api/kinds.js';
 import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
 import type { WebhookKubeApi } from './certificate-secret.js';
-import { conversionClientConfig, webhookConfiguration, type ValidatingWebhook, type ValidatingWebhookConfiguration } from './configuration.js';
+import { conversionClientConfig, mutatingWebhookConfiguration, webhookConfiguration, type ValidatingWebhook, type WebhookConfiguration } from './configuration.js';
 import type { WebhookSettings } from './settings.js';
 
 export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
+export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
 export const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
 
 export type InstallAction = 'created' | 'updated' | 'unchanged' | 'missing';
 
 export interface InstallReport {
+  /** The ValidatingWebhookConfiguration. */
   readonly configuration: InstallAction;
+  /** The MutatingWebhookConfiguration (finalizers at creation). */
+  readonly mutatingConfiguration: InstallAction;
   /** Per multi-version CRD name; `missing` when the CRD is not installed (nothing to inject into). */
   readonly crds: Readonly<Record<string, InstallAction>>;
 }
@@ -38,21 +42,22 @@ interface CrdObject extends KubeObject {
   spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown>; conversionReviewVersions?: string[] } } };
 }
 
-async function installConfiguration(client: WebhookKubeApi, desired: ValidatingWebhookConfiguration, keepCaFromInjector: boolean): Promise<InstallAction> {
-  const existing = await client.get<WebhookConfigurationObject>(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, desired.metadata.name);
+async function installConfiguration(client: WebhookKubeApi, desired: WebhookConfiguration, keepCaFromInjector: boolean): Promise<InstallAction> {
+  const ref = desired.kind === 'MutatingWebhookConfiguration' ? MUTATING_WEBHOOK_CONFIGURATIONS : VALIDATING_WEBHOOK_CONFIGURATIONS;
+  const existing = await client.get<WebhookConfigurationObject>(ref, undefined, desired.metadata.name);
   if (!existing) {
-    await client.create(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, desired, { fieldManager: FIELD_MANAGER });
+    await client.create(ref, undefined, desired, { fieldManager: FIELD_MANAGER });
     return 'created';
   }
   const webhooks = keepCaFromInjector
-    ? desired.webhooks.map((w, i) => {
+    ? (desired.webhooks as ValidatingWebhook[]).map((w, i) => {
         const injected = existing.webhooks?.[i]?.clientConfig.caBundle;
         return injected === undefined ? w : { ...w, clientConfig: { ...w.clientConfig, caBundle: injected } };
       })
     : desired.webhooks;
   if (containsFields(existing.webhooks, webhooks) && containsFields(existing.metadata, desired.metadata)) return 'unchanged';
   const body = { ...desired, webhooks, metadata: { ...existing.metadata, ...desired.metadata, labels: { ...existing.metadata.labels, ...desired.metadata.labels }, resourceVersion: existing.metadata.resourceVersion } };
-  await client.replace(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, desired.metadata.name, body, { fieldManager: FIELD_MANAGER });
+  await client.replace(ref, undefined, desired.metadata.name, body, { fieldManager: FIELD_MANAGER });
   return 'updated';
 }
 
@@ -80,16 +85,17 @@ async function injectConversion(client: WebhookKubeApi, settings: WebhookSetting
 }
 
 /**
- * Creates or updates the ValidatingWebhookConfiguration and points every multi-version CRD's
+ * Creates or updates the Validating- and MutatingWebhookConfiguration and points every multi-version CRD's
  * conversion webhook at this operator with the given CA bundle (PEM). Writes only what differs,
  * so every replica can call it at start and on each certificate renewal.
  */
 export async function installWebhooks(client: WebhookKubeApi, settings: WebhookSettings, caBundlePem: string | undefined, kinds: readonly KindDefinition[] = allKinds): Promise<InstallReport> {
   const certManager = settings.certificates.mode === 'cert-manager';
   const configuration = await installConfiguration(client, webhookConfiguration(settings, caBundlePem, kinds), certManager);
+  const mutatingConfiguration = await installConfiguration(client, mutatingWebhookConfiguration(settings, caBundlePem, kinds), certManager);
   const crds: Record<string, InstallAction> = {};
   for (const def of kinds.filter((k) => k.versions.filter((v) => v.served).length > 1)) {
     crds[crdName(def)] = await injectConversion(client, settings, def, caBundlePem);
   }
-  return { configuration, crds };
+  return { configuration, mutatingConfiguration, crds };
 }

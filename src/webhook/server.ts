@@ -8,7 +8,8 @@ import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './a
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
 import { converters as defaultConverters, type ConverterTable } from './converters.js';
-import { CONVERT_PATH, VALIDATE_PATH } from './settings.js';
+import { reviewFinalizers } from './finalizers.js';
+import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from './settings.js';
 
 export interface TlsMaterial {
   /** PEM serving certificate (chain). */
@@ -104,7 +105,7 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 }
 
 /**
- * The admission (`POST /validate`) and conversion (`POST /convert`) webhooks over HTTPS, plus
+ * The validating (`POST /validate`), mutating (`POST /mutate`) and conversion (`POST /convert`) webhooks over HTTPS, plus
  * `GET /healthz`. Every request is answered and logged on one line; no input crashes the server.
  */
 export async function startWebhookServer(opts: WebhookServerOptions): Promise<WebhookServer> {
@@ -122,7 +123,9 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         send(res, 200, { status: 'ok' });
         return;
       }
-      if (path !== VALIDATE_PATH && path !== CONVERT_PATH) throw new HttpError(404, 'NotFound', `no webhook at ${path}; use POST ${VALIDATE_PATH} or POST ${CONVERT_PATH}`);
+      if (path !== VALIDATE_PATH && path !== MUTATE_PATH && path !== CONVERT_PATH) {
+        throw new HttpError(404, 'NotFound', `no webhook at ${path}; use POST ${VALIDATE_PATH}, POST ${MUTATE_PATH} or POST ${CONVERT_PATH}`);
+      }
       if (req.method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${req.method ?? '?'} ${path}: only POST is supported`);
       const type = req.headers['content-type'] ?? '';
       if (!type.toLowerCase().startsWith('application/json')) throw new HttpError(415, 'UnsupportedMediaType', `content-type must be application/json, got "${type}"`);
@@ -135,6 +138,11 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
           { path, uid: request.uid, operation: request.operation, kind: outcome.kind, namespace: outcome.namespace, name: outcome.name, decision: outcome.decision, causes: outcome.causes, warnings: outcome.response.warnings?.length ?? 0, ms: ms() },
           'admission review',
         );
+      } else if (path === MUTATE_PATH) {
+        const request = decodeAdmissionReview(body);
+        const outcome = reviewFinalizers(request, kinds);
+        send(res, 200, reviewResponse(outcome.response));
+        log.info({ path, uid: request.uid, operation: request.operation, kind: outcome.kind, namespace: outcome.namespace, name: outcome.name, decision: outcome.decision, ms: ms() }, 'mutating review');
       } else {
         const request = decodeConversionReview(body);
         const outcome = reviewConversion(request, table);

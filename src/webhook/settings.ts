@@ -27,7 +27,7 @@ export interface WebhookSettings {
   readonly certificates: CertificateSource;
   /** Secret holding `ca.crt`, `ca.key`, `tls.crt`, `tls.key`. */
   readonly secretName: string;
-  /** Name of the ValidatingWebhookConfiguration. */
+  /** Name of the ValidatingWebhookConfiguration and of the MutatingWebhookConfiguration. */
   readonly configurationName: string;
   /** Validity of the self-managed CA and serving certificate. */
   readonly caValidityDays: number;
@@ -55,3 +55,4 @@ export function localWebhookSettings(port: number, overrides: Partial<WebhookSet
 
 export const VALIDATE_PATH = '/validate';
 export const CONVERT_PATH = '/convert';
+export const MUTATE_PATH = '/mutate';

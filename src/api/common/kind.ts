@@ -60,6 +60,11 @@ export interface KindDefinition {
   /** A sentence for `kubectl explain <kind>`. */
   readonly description: string;
   readonly versions: readonly KindVersion[];
+  /**
+   * The finalizer that holds a deletion of this kind until the operator has cleaned up (undeployed).
+   * The mutating webhook sets it at creation; the controller adds it when the webhook was bypassed.
+   */
+  readonly finalizer?: string;
 }
 
 export function apiVersionOf(def: KindDefinition, version: KindVersion): string {

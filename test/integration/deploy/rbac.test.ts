@@ -172,5 +172,6 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await admin(['get', 'lease', '-n', OPERATOR_NS, 'endpoint-operator-leader', '-o', 'jsonpath={.spec.holderIdentity}'])).toBe('rbac-test');
     expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-webhook-tls', '-o', 'name'])).toContain('endpoint-operator-webhook-tls');
     expect(await admin(['get', 'validatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
+    expect(await admin(['get', 'mutatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
   });
 });

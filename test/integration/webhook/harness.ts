@@ -4,7 +4,7 @@ import { generateCrds } from '../../../src/api/crd/generate.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { installCrds } from '../../../src/operator/crds.js';
-import { CRDS, VALIDATING_WEBHOOK_CONFIGURATIONS, type InstallReport } from '../../../src/webhook/install.js';
+import { CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS, type InstallReport } from '../../../src/webhook/install.js';
 import { runWebhooks } from '../../../src/webhook/run.js';
 import type { WebhookServer } from '../../../src/webhook/server.js';
 import { localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
@@ -33,7 +33,7 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 /**
  * The operator's webhook side as `endpoint-operator run` will wire it, in local mode: certificates
  * in a Secret, the HTTPS server on 127.0.0.1 in this process, the CRDs pointing their conversion
- * at it and the ValidatingWebhookConfiguration installed.
+ * at it and the Validating- and MutatingWebhookConfiguration installed.
  */
 export async function startWebhookHarness(): Promise<WebhookHarness> {
   const client = KubeClient.fromKubeconfig(testCluster().kubeconfig);
@@ -59,6 +59,8 @@ export async function startWebhookHarness(): Promise<WebhookHarness> {
       // Later test files share this API server: a configuration left pointing at a closed server
       // would refuse all their writes (failurePolicy Fail), and the CRDs' conversion would fail.
       await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, settings.configurationName).catch(() => false);
+      // failurePolicy Ignore, but every create would still wait on a refused connection and log a warning.
+      await client.delete(MUTATING_WEBHOOK_CONFIGURATIONS, undefined, settings.configurationName).catch(() => false);
       for (const crd of generateCrds()) {
         if (crd.spec.conversion === undefined) continue;
         await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);

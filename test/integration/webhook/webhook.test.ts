@@ -38,6 +38,7 @@ const endpointName = 'projects/payments-prod/locations/us-east1/namespaces/check
 describe('webhook installation', () => {
   it('created the configuration and pointed the RegistryEndpoint conversion at this server', async () => {
     expect(harness.install.configuration).toBe('created');
+    expect(harness.install.mutatingConfiguration).toBe('created');
     expect(harness.install.crds).toEqual({ 'registryendpoints.registry.endpoint-operator.dev': 'updated' });
     const crd = await harness.client.get<{ metadata: object; spec: { conversion: { webhook: { clientConfig: { url?: string; service?: unknown; caBundle?: string } } } } }>(CRDS, undefined, 'registryendpoints.registry.endpoint-operator.dev');
     const clientConfig = crd?.spec.conversion.webhook.clientConfig;
@@ -50,8 +51,37 @@ describe('webhook installation', () => {
     const certs = await ensureWebhookCertificates(harness.client, harness.settings);
     expect(await installWebhooks(harness.client, harness.settings, certs.caBundle)).toEqual({
       configuration: 'unchanged',
+      mutatingConfiguration: 'unchanged',
       crds: { 'registryendpoints.registry.endpoint-operator.dev': 'unchanged' },
     });
+  });
+});
+
+describe('finalizers set at creation by the mutating webhook', () => {
+  it('returns a created DeployedModel and PredictionEndpoint with the finalizer, before any controller ran', async () => {
+    // No controller runs in this file: the finalizer can only come from the webhook. The API server
+    // picks configurations up through an informer, so the first create may race it: retry with new names.
+    const created = async (kind: string, name: string, spec: object): Promise<{ metadata: { finalizers?: string[] } }> => {
+      const manifest = JSON.stringify({ apiVersion: 'prediction.endpoint-operator.dev/v1', kind, metadata: { name }, spec });
+      const result = await kubectl(['create', '-n', ns, '-o', 'json', '-f', '-'], { input: manifest });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { metadata: { finalizers?: string[] } };
+    };
+    const deadline = Date.now() + 20_000;
+    let endpoint = await created('PredictionEndpoint', 'fin-ep-0', { displayName: 'finalizer probe' });
+    for (let i = 1; endpoint.metadata.finalizers === undefined && Date.now() < deadline; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      endpoint = await created('PredictionEndpoint', `fin-ep-${i}`, { displayName: 'finalizer probe' });
+    }
+    expect(endpoint.metadata.finalizers).toEqual(['prediction.endpoint-operator.dev/finalizer']);
+    const model = await created('DeployedModel', 'fin-model', { endpointRef: { name: 'fin-ep-0' }, model: 'projects/p/locations/l/models/m', automaticResources: { minReplicaCount: 1 } });
+    expect(model.metadata.finalizers).toEqual(['prediction.endpoint-operator.dev/finalizer']);
+    // Kinds without a finalizer are not touched.
+    const service = JSON.stringify({ apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: 'fin-svc' }, spec: { name: 'projects/payments-prod/locations/us-east1/namespaces/checkout/services/fin-svc' } });
+    const result = await kubectl(['create', '-n', ns, '-o', 'json', '-f', '-'], { input: service });
+    expect(result.code, result.stderr).toBe(0);
+    const svc = JSON.parse(result.stdout) as { metadata: { finalizers?: string[] } };
+    expect(svc.metadata.finalizers).toBeUndefined();
   });
 });
 

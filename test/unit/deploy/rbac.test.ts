@@ -32,12 +32,12 @@ describe('RBAC', () => {
     }
   });
 
-  it('grants cluster-wide exactly the reconciled kinds, Events, the webhook configuration and CRD caBundle injection', () => {
+  it('grants cluster-wide exactly the reconciled kinds, Events, the webhook configurations and CRD caBundle injection', () => {
     expect(grants('ClusterRole')).toEqual([
       ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
       ...expand('', ['events'], ['create', 'patch']),
-      ...expand('admissionregistration.k8s.io', ['validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
+      ...expand('admissionregistration.k8s.io', ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
       ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),
     ].sort());
   });

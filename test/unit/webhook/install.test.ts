@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { KindDefinition } from '../../../src/api/common/kind.js';
 import { bundleFromSecret, ensureWebhookCertificates, SECRETS } from '../../../src/webhook/certificate-secret.js';
-import { webhookConfiguration } from '../../../src/webhook/configuration.js';
-import { CRDS, installWebhooks, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../../src/webhook/install.js';
+import { mutatingWebhookConfiguration, webhookConfiguration } from '../../../src/webhook/configuration.js';
+import { CRDS, installWebhooks, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../../src/webhook/install.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
 import { FakeApi } from './fake-api.js';
 import { widgetKind } from './fixtures.js';
@@ -16,6 +16,7 @@ const gadgetKind: KindDefinition = {
   ...widgetKind,
   kind: 'Gadget',
   plural: 'gadgets',
+  finalizer: 'test.endpoint-operator.dev/finalizer',
   versions: [
     { ...widgetKind.versions[0]!, name: 'v1', storage: true },
     { ...widgetKind.versions[0]!, name: 'v1beta1', storage: false, spec: z.object({}) },
@@ -101,14 +102,14 @@ describe('ensureWebhookCertificates', () => {
 describe('installWebhooks', () => {
   it('creates the configuration, points the multi-version CRD at /convert, then writes nothing while the CA is unchanged', async () => {
     const api = withCrd(new FakeApi());
-    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'created', crds: { [gadgetCrd]: 'updated' } });
+    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'created', mutatingConfiguration: 'created', crds: { [gadgetCrd]: 'updated' } });
     const crd = api.read<{ spec: { conversion: unknown } }>(`customresourcedefinitions//${gadgetCrd}`);
     expect(crd.spec.conversion).toEqual({
       strategy: 'Webhook',
       webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:8443/convert', caBundle: Buffer.from('CA-1').toString('base64') } },
     });
     api.calls.length = 0;
-    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'unchanged', crds: { [gadgetCrd]: 'unchanged' } });
+    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'unchanged', mutatingConfiguration: 'unchanged', crds: { [gadgetCrd]: 'unchanged' } });
     expect(api.writes()).toEqual([]);
   });
 
@@ -116,10 +117,12 @@ describe('installWebhooks', () => {
     const api = withCrd(new FakeApi());
     await installWebhooks(api, settings, 'CA-1', kinds);
     api.calls.length = 0;
-    expect(await installWebhooks(api, settings, 'CA-2', kinds)).toEqual({ configuration: 'updated', crds: { [gadgetCrd]: 'updated' } });
-    expect(api.writes().map((c) => `${c.verb} ${c.plural}`)).toEqual([`replace ${VALIDATING_WEBHOOK_CONFIGURATIONS.plural}`, `patch ${CRDS.plural}`]);
-    const vwc = api.read<{ webhooks: { clientConfig: { caBundle: string } }[] }>('validatingwebhookconfigurations//endpoint-operator');
-    expect(vwc.webhooks[0]?.clientConfig.caBundle).toBe(Buffer.from('CA-2').toString('base64'));
+    expect(await installWebhooks(api, settings, 'CA-2', kinds)).toEqual({ configuration: 'updated', mutatingConfiguration: 'updated', crds: { [gadgetCrd]: 'updated' } });
+    expect(api.writes().map((c) => `${c.verb} ${c.plural}`)).toEqual([`replace ${VALIDATING_WEBHOOK_CONFIGURATIONS.plural}`, `replace ${MUTATING_WEBHOOK_CONFIGURATIONS.plural}`, `patch ${CRDS.plural}`]);
+    for (const plural of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
+      const config = api.read<{ webhooks: { clientConfig: { caBundle: string } }[] }>(`${plural}//endpoint-operator`);
+      expect(config.webhooks[0]?.clientConfig.caBundle, plural).toBe(Buffer.from('CA-2').toString('base64'));
+    }
   });
 
   it('switches the CRD from a URL to a Service reference, removing the URL', async () => {
@@ -148,7 +151,11 @@ describe('installWebhooks', () => {
     vwc.webhooks[0]!.clientConfig.caBundle = 'SU5KRUNURUQ=';
     api.store.set(key, vwc as never);
     api.calls.length = 0;
-    expect((await installWebhooks(api, cm, undefined, kinds)).configuration).toBe('unchanged');
+    const mutatingKey = 'mutatingwebhookconfigurations//endpoint-operator';
+    const mwc = api.read<{ webhooks: { clientConfig: Record<string, unknown> }[] }>(mutatingKey);
+    mwc.webhooks[0]!.clientConfig.caBundle = 'SU5KRUNURUQ=';
+    api.store.set(mutatingKey, mwc as never);
+    expect(await installWebhooks(api, cm, undefined, kinds)).toMatchObject({ configuration: 'unchanged', mutatingConfiguration: 'unchanged' });
     const crd = api.read<{ metadata: { annotations: Record<string, string> } }>(`customresourcedefinitions//${gadgetCrd}`);
     expect(crd.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('eo-system/eo-serving');
   });
@@ -167,5 +174,19 @@ describe('webhookConfiguration', () => {
 
   it('points at a loopback URL in local mode', () => {
     expect(webhookConfiguration(localWebhookSettings(9443), undefined, kinds).webhooks[0]?.clientConfig).toEqual({ url: 'https://127.0.0.1:9443/validate' });
+  });
+});
+
+describe('mutatingWebhookConfiguration', () => {
+  it('sets finalizers on CREATE of the kinds that have one, failing open because the controllers add them too', () => {
+    const cfg = mutatingWebhookConfiguration({ ...DEFAULT_WEBHOOK_SETTINGS }, 'CA', kinds);
+    expect(cfg.kind).toBe('MutatingWebhookConfiguration');
+    expect(cfg.webhooks).toHaveLength(1);
+    const hook = cfg.webhooks[0]!;
+    expect(hook).toMatchObject({ failurePolicy: 'Ignore', sideEffects: 'None', reinvocationPolicy: 'Never', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' });
+    // Widget has no finalizer: only Gadget is intercepted, and only on CREATE.
+    expect(hook.rules).toEqual([{ apiGroups: ['test.endpoint-operator.dev'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE'], resources: ['gadgets'], scope: 'Namespaced' }]);
+    expect(hook.clientConfig).toEqual({ service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/mutate', port: 443 }, caBundle: Buffer.from('CA').toString('base64') });
+    expect(hook.namespaceSelector).toEqual(webhookConfiguration({ ...DEFAULT_WEBHOOK_SETTINGS }, 'CA', kinds).webhooks[0]?.namespaceSelector);
   });
 });

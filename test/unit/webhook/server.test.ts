@@ -97,7 +97,8 @@ describe('webhook server', () => {
     ['a JSON array', () => post('/convert', [1, 2]), 400, 'malformed ConversionReview'],
     ['a body over the limit', () => call('POST', '/validate', Buffer.alloc(65 * 1024, 0x20)), 413, 'exceeds the limit of 65536 bytes'],
     ['a non-JSON content type', () => call('POST', '/validate', 'x', 'text/plain'), 415, 'content-type must be application/json'],
-    ['an unknown path', () => post('/mutate', {}), 404, 'no webhook at /mutate'],
+    ['an unknown path', () => post('/mutating', {}), 404, 'no webhook at /mutating'],
+    ['a malformed review sent to /mutate', () => post('/mutate', {}), 400, 'malformed AdmissionReview'],
     ['a GET of a webhook path', () => call('GET', '/validate'), 405, 'only POST'],
   ];
   for (const [what, send, status, message] of bad) {

@@ -3,7 +3,7 @@ import { deployedModelSpecSchema, deployedModelStatusSchema } from './deployed-m
 import { validateDeployedModel } from './deployed-model-validation.js';
 import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './endpoint-schema.js';
 import { validatePredictionEndpoint } from './endpoint-validation.js';
-import { PREDICTION_GROUP } from './names.js';
+import { PREDICTION_FINALIZER, PREDICTION_GROUP } from './names.js';
 
 const ready: PrinterColumn = { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' };
 const reason: PrinterColumn = { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' };
@@ -18,6 +18,7 @@ export const predictionEndpointKind: KindDefinition = {
   shortNames: ['pe'],
   categories: ['endpoint-operator'],
   description: 'PredictionEndpoint is an endpoint that serves predictions from the models deployed to it (DeployedModel), split by spec.trafficSplit.',
+  finalizer: PREDICTION_FINALIZER,
   versions: [
     {
       name: 'v1',
@@ -47,6 +48,7 @@ export const deployedModelKind: KindDefinition = {
   shortNames: ['dm'],
   categories: ['endpoint-operator'],
   description: 'DeployedModel deploys a model to a PredictionEndpoint while it exists; deleting it undeploys the model.',
+  finalizer: PREDICTION_FINALIZER,
   versions: [
     {
       name: 'v1',

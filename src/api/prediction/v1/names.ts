@@ -10,6 +10,9 @@
 /** The group every prediction kind belongs to. */
 export const PREDICTION_GROUP = 'prediction.endpoint-operator.dev';
 
+/** Holds the deletion of a PredictionEndpoint or DeployedModel until the operator has undeployed. */
+export const PREDICTION_FINALIZER = `${PREDICTION_GROUP}/finalizer`;
+
 /** A deployed-model id: 1 to 10 decimal digits (Vertex AI DeployedModel.id). */
 export const DEPLOYED_MODEL_ID = /^[0-9]{1,10}$/;
 
