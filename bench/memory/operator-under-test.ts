@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { ChildProcessGroup, signalGroup } from '../../src/devcluster/child-process-group.js';
 import { freeLoopbackPort, isPortConflict } from '../../src/devcluster/ports.js';
 import { startWatchdog, type Watchdog } from '../../src/devcluster/watchdog.js';
+import { productionHeapFlags } from './production-heap.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/endpoint-operator.js');
@@ -62,7 +63,11 @@ export class OperatorUnderTest {
     private readonly probeFile: string,
   ) {}
 
-  /** Starts `run` against one namespace, without webhooks or leader election; /metrics and /readyz share one port. */
+  /**
+   * Starts `run` against one namespace, without webhooks or leader election; /metrics and /readyz
+   * share one port. The process gets the heap it would get in a pod with the chart's memory limit
+   * (productionHeapFlags); `nodeFlags` come after them, so they can override them for an experiment.
+   */
   static async start(options: { kubeconfig: string; namespace: string; workers: number; nodeFlags?: readonly string[] }): Promise<OperatorUnderTest> {
     if (!existsSync(join(REPO, 'dist/src/main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
     const dir = await mkdtemp(join(tmpdir(), 'eo-bench-memory-'));
@@ -71,7 +76,7 @@ export class OperatorUnderTest {
       const probeFile = join(dir, 'heap-probe.json');
       const logFile = join(dir, `operator-${attempt}.log`);
       const args = [
-        ...(options.nodeFlags ?? []), '--expose-gc', '--import', PROBE, BIN, 'run',
+        ...productionHeapFlags(), ...(options.nodeFlags ?? []), '--expose-gc', '--import', PROBE, BIN, 'run',
         '--kubeconfig', options.kubeconfig,
         '--namespaces', options.namespace,
         '--operator-namespace', options.namespace,

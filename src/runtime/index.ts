@@ -1,6 +1,11 @@
 /** The controller runtime's public surface; reconcilers and `run` import from here. */
 export { KubeClient, resourcePath, parseWarningHeader } from './kube-client.js';
 export type { KubeClientOptions, ListOptions, ListResult, PatchOptions, PatchType, DeleteOptions, WatchOptions, WriteOptions } from './kube-client.js';
+export { connectionFromKubeconfig, inClusterConnection, loadClusterConnection } from './cluster-connection.js';
+export type { ClusterConnection, LoadOptions, TlsMaterial } from './cluster-connection.js';
+export type { Credentials, CredentialSource } from './credentials.js';
+export { KubeconfigError, mergeKubeconfigs, parseKubeconfig, readKubeconfigFiles, selectContext } from './kubeconfig.js';
+export type { Kubeconfig, KubeconfigCluster, KubeconfigContext, KubeconfigUser, SelectedContext } from './kubeconfig.js';
 export { ApiError, errorKind, isApiError, isAlreadyExists, isConflict, isExpired, isNotFound } from './api-error.js';
 export { apiVersionOf, coreResources, isRecord, keyOf, objectKey, splitKey } from './kube-object.js';
 export type { KubeObject, ObjectMeta, OwnerReference, ResourceRef, Status, WatchEvent, WatchEventType } from './kube-object.js';

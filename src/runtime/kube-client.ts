@@ -1,17 +1,18 @@
 /**
  * A thin typed REST client for the Kubernetes API over node:http(s) with a keep-alive agent.
- * client-node's KubeConfig supplies server, CA, client certificates and tokens; everything
- * else (paths, verbs, watch streaming, errors, metrics) is ours so the runtime owns the loop.
+ * The cluster connection (cluster-connection.ts) supplies server, TLS material and credentials;
+ * everything else (paths, verbs, watch streaming, errors, metrics) is ours so the runtime owns the loop.
  */
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from './api-error.js';
+import { loadClusterConnection, type ClusterConnection } from './cluster-connection.js';
+import type { Credentials } from './credentials.js';
 import { isRecord, type KubeObject, type ResourceRef, type WatchEvent, type WatchEventType } from './kube-object.js';
 import { restClientLatency, restClientRequests } from './metrics.js';
 
 export { ApiError } from './api-error.js';
+export type { ClusterConnection } from './cluster-connection.js';
 export type { KubeObject, ObjectMeta, ResourceRef, WatchEvent } from './kube-object.js';
 
 export interface KubeClientOptions {
@@ -76,9 +77,6 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 
 const CREDENTIAL_TTL_MS = 10_000;
 
-/** Mounted into every pod that has a service account (in-cluster configuration). */
-const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
 const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -92,32 +90,29 @@ interface RawResponse {
 export class KubeClient {
   readonly server: string;
   private agent: http.Agent | undefined;
-  private credentials: { headers: http.OutgoingHttpHeaders; auth: string | undefined; expiresAt: number } | undefined;
+  /** The client certificate the agent was made with, when an exec plugin supplied it. */
+  private agentClientCertificate: Credentials['clientCertificate'];
+  private credentials: { headers: http.OutgoingHttpHeaders; expiresAt: number } | undefined;
   private credentialsLoading: Promise<void> | undefined;
+  /** Set by a 401: the next load asks the credential source to drop what it cached. */
+  private credentialsRejected = false;
   private readonly requestTimeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly userAgent: string;
 
   constructor(
-    private readonly config: KubeConfig,
+    readonly connection: ClusterConnection,
     private readonly options: KubeClientOptions = {},
   ) {
-    const cluster = config.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster (check current-context)');
-    this.server = cluster.server.replace(/\/+$/, '');
+    this.server = connection.server.replace(/\/+$/, '');
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.userAgent = options.userAgent ?? 'endpoint-operator/0.1.0';
   }
 
-  /** From `path`, else `$KUBECONFIG`, else the in-cluster service account, else `~/.kube/config`. */
+  /** From `path`, else `$KUBECONFIG` (its files merged), else the in-cluster service account, else `~/.kube/config`. */
   static fromKubeconfig(path?: string, options?: KubeClientOptions): KubeClient {
-    const config = new KubeConfig();
-    if (path) config.loadFromFile(path);
-    else if (process.env.KUBECONFIG) config.loadFromDefault(); // merges every file listed in KUBECONFIG
-    else if (process.env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) config.loadFromCluster();
-    else config.loadFromDefault(); // ~/.kube/config
-    return new KubeClient(config, options);
+    return new KubeClient(loadClusterConnection(path !== undefined ? { path } : {}), options);
   }
 
   /** Releases pooled connections (open watches end with their abort signals). */
@@ -250,8 +245,11 @@ export class KubeClient {
         req.end(payload);
       });
       code = String(res.statusCode ?? 0);
-      // A rotated or revoked token: load credentials afresh for the next request.
-      if (res.statusCode === 401) this.credentials = undefined;
+      // A rotated or revoked token: load credentials afresh (past any cache) for the next request.
+      if (res.statusCode === 401) {
+        this.credentials = undefined;
+        this.credentialsRejected = true;
+      }
       const warnings = this.warningsOf(res, method, path);
       return { status: res.statusCode ?? 0, body: await this.readBody(res), warnings };
     } finally {
@@ -264,7 +262,7 @@ export class KubeClient {
     method: string, path: string, query: Query, payload: Buffer | undefined, contentType: string | undefined, signal?: AbortSignal,
   ): Promise<http.ClientRequest> {
     const url = new URL(this.server + path + queryString(query));
-    const { headers: authHeaders, auth, agent } = await this.connection();
+    const { headers: authHeaders, agent } = await this.session();
     const headers: http.OutgoingHttpHeaders = {
       ...authHeaders,
       Accept: 'application/json',
@@ -282,39 +280,61 @@ export class KubeClient {
       path: url.pathname + url.search,
       headers,
       agent,
-      auth,
       signal,
     };
     return url.protocol === 'https:' ? https.request(requestOptions) : http.request(requestOptions);
   }
 
   /**
-   * The keep-alive agent (TLS material from the kubeconfig, set once so pooled sockets are
-   * reused) and the auth headers, refreshed every CREDENTIAL_TTL_MS: tokens read from files
-   * (in-cluster projected tokens) or exec plugins rotate, but re-reading them (and a CA bundle)
-   * on every request would cost more than the request itself.
+   * The keep-alive agent (TLS material set once so pooled sockets are reused) and the auth
+   * headers, refreshed every CREDENTIAL_TTL_MS (sooner when they expire): tokens read from files
+   * (in-cluster projected tokens) or exec plugins rotate, but re-reading them on every request
+   * would cost more than the request itself.
    */
-  private async connection(): Promise<{ headers: http.OutgoingHttpHeaders; auth: string | undefined; agent: http.Agent }> {
+  private async session(): Promise<{ headers: http.OutgoingHttpHeaders; agent: http.Agent }> {
     while (!this.credentials || !this.agent || Date.now() >= this.credentials.expiresAt) {
       this.credentialsLoading ??= this.loadCredentials().finally(() => (this.credentialsLoading = undefined));
       await this.credentialsLoading;
     }
-    return { headers: this.credentials.headers, auth: this.credentials.auth, agent: this.agent };
+    return { headers: this.credentials.headers, agent: this.agent };
   }
 
   private async loadCredentials(): Promise<void> {
-    const opts: https.RequestOptions = { headers: {} };
-    await this.config.applyToHTTPSOptions(opts);
-    if (!this.agent) {
-      const tls: https.AgentOptions = { keepAlive: true, maxSockets: 64 };
-      if (opts.ca !== undefined) tls.ca = opts.ca;
-      if (opts.cert !== undefined) tls.cert = opts.cert;
-      if (opts.key !== undefined) tls.key = opts.key;
-      if (opts.servername !== undefined) tls.servername = opts.servername;
-      if (opts.rejectUnauthorized !== undefined) tls.rejectUnauthorized = opts.rejectUnauthorized;
-      this.agent = this.server.startsWith('https:') ? new https.Agent(tls) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const afresh = this.credentialsRejected;
+    const loaded = await this.connection.credentials.credentials(afresh);
+    if (afresh) this.credentialsRejected = false;
+    if (!this.agent || !sameClientCertificate(this.agentClientCertificate, loaded.clientCertificate)) {
+      this.retireAgent();
+      this.agent = this.newAgent(loaded.clientCertificate);
+      this.agentClientCertificate = loaded.clientCertificate;
     }
-    this.credentials = { headers: isHeaderRecord(opts.headers) ? { ...opts.headers } : {}, auth: opts.auth ?? undefined, expiresAt: Date.now() + CREDENTIAL_TTL_MS };
+    const expiresAt = Math.min(Date.now() + CREDENTIAL_TTL_MS, loaded.expiresAt ?? Infinity);
+    this.credentials = { headers: { ...loaded.headers }, expiresAt };
+  }
+
+  private newAgent(clientCertificate: Credentials['clientCertificate']): http.Agent {
+    if (!this.server.startsWith('https:')) return new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const { ca, cert, key, servername, rejectUnauthorized } = this.connection.tls;
+    const tls: https.AgentOptions = { keepAlive: true, maxSockets: 64, rejectUnauthorized };
+    if (ca !== undefined) tls.ca = ca;
+    if (servername !== undefined) tls.servername = servername;
+    const pair = clientCertificate ?? (cert !== undefined && key !== undefined ? { cert, key } : undefined);
+    if (pair) {
+      tls.cert = pair.cert;
+      tls.key = pair.key;
+    }
+    return new https.Agent(tls);
+  }
+
+  /**
+   * An exec plugin handed out a new client certificate: idle sockets of the old agent close
+   * now; busy ones (open watches) finish their request and the API server closes them when
+   * idle, so no request in flight is cut.
+   */
+  private retireAgent(): void {
+    if (!this.agent) return;
+    for (const sockets of Object.values(this.agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+    this.agent = undefined;
   }
 
   private readBody(res: http.IncomingMessage): Promise<unknown> {
@@ -354,8 +374,9 @@ export class KubeClient {
   }
 }
 
-function isHeaderRecord(h: https.RequestOptions['headers']): h is http.OutgoingHttpHeaders {
-  return h !== undefined && !Array.isArray(h);
+function sameClientCertificate(a: Credentials['clientCertificate'], b: Credentials['clientCertificate']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.cert.equals(b.cert) && a.key.equals(b.key);
 }
 
 /** `/api/v1/namespaces/ns/configmaps/name/status` and friends. */

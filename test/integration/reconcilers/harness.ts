@@ -2,7 +2,7 @@
 import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
 import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
 import { installCrds as installProjectCrds } from '../../../src/operator/crds.js';
@@ -113,9 +113,7 @@ export class InstrumentedClient extends KubeClient {
   beforeStatusPatch: ((namespace: string | undefined, name: string) => Promise<void>) | undefined;
 
   static forTestCluster(): InstrumentedClient {
-    const config = new KubeConfig();
-    config.loadFromFile(testCluster().kubeconfig);
-    return new InstrumentedClient(config);
+    return new InstrumentedClient(loadClusterConnection({ path: testCluster().kubeconfig }));
   }
 
   override async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {

@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, isExpired, reasonForHttpStatus } from '../../../src/runtime/api-error.js';
+import { connectionFromKubeconfig } from '../../../src/runtime/cluster-connection.js';
 import { KubeClient, parseWarningHeader, resourcePath } from '../../../src/runtime/kube-client.js';
+import { parseKubeconfig, selectContext } from '../../../src/runtime/kubeconfig.js';
 
 describe('resourcePath', () => {
   it('builds core, grouped, namespaced, cluster-scoped and subresource paths', () => {
@@ -39,14 +40,13 @@ describe('KubeClient transport limits', () => {
   async function clientFor(handler: http.RequestListener, opts: ConstructorParameters<typeof KubeClient>[1] = {}): Promise<KubeClient> {
     server = http.createServer(handler);
     await new Promise<void>((r) => server?.listen(0, '127.0.0.1', () => r()));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 'secret-token' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    return new KubeClient(kc, opts);
+    const kubeconfig = parseKubeconfig([
+      'clusters: [{name: c, cluster: {server: "http://127.0.0.1:' + String((server.address() as AddressInfo).port) + '"}}]',
+      'users: [{name: u, user: {token: secret-token}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n'), '/virtual/kubeconfig');
+    return new KubeClient(connectionFromKubeconfig(selectContext(kubeconfig)), opts);
   }
 
   const cms = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
