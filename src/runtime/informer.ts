@@ -22,7 +22,8 @@ import { informerRelists, informerWatchRestarts } from './metrics.js';
 /** The two calls an informer makes; `kubeListerWatcher` binds them to a KubeClient, unit tests script them. */
 export interface ListerWatcher<T> {
   list(opts: ListOptions): Promise<ListResult<T>>;
-  watch(opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+  /** `onOpen` is called once the server has accepted the watch (HTTP 200), before any event. */
+  watch(opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal, onOpen?: () => void): Promise<void>;
 }
 
 export interface Selectors {
@@ -35,7 +36,7 @@ export function kubeListerWatcher<T = KubeObject>(
 ): ListerWatcher<T> {
   return {
     list: (opts) => client.list<T>(ref, namespace, { ...selectors, ...opts }),
-    watch: (opts, onEvent, signal) => client.watch<T>(ref, namespace, { ...selectors, ...opts }, onEvent, signal),
+    watch: (opts, onEvent, signal, onOpen) => client.watch<T>(ref, namespace, { ...selectors, ...opts }, onEvent, signal, onOpen),
   };
 }
 
@@ -64,7 +65,11 @@ export interface InformerOptions {
   readonly maxBackoffMs?: number;
 }
 
-/** A watch that stayed open this long reached a working server: a refused or at-once-closed stream ends within milliseconds. */
+/**
+ * A watch the server accepted (HTTP 200) and that stayed open this long reached a working server. Counted from
+ * the acceptance, not from the request: a kube-apiserver that is still starting holds requests for seconds and
+ * then refuses them, which is the same outage, not a recovery.
+ */
 const HEALTHY_WATCH_MS = 1000;
 
 class WatchStalled extends Error {
@@ -87,6 +92,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private syncWaiters: Array<() => void> = [];
   private lastResourceVersion = '';
   private failures = 0;
+  /** When the server accepted the current watch (undefined until it has). */
+  private watchOpenedAt: number | undefined;
 
   constructor(private readonly source: ListerWatcher<T>, options: InformerOptions) {
     this.name = options.name;
@@ -154,25 +161,24 @@ export class Informer<T extends KubeObject = KubeObject> {
     let needList = true;
     let listReason = 'initial';
     while (!signal.aborted) {
-      let watchStartedAt: number | undefined;
+      this.watchOpenedAt = undefined;
       try {
         if (needList) {
           await this.relist(listReason);
           needList = false;
         }
-        watchStartedAt = this.clock.now();
         const events = await this.watchOnce(signal);
         informerWatchRestarts.inc({ resource: this.name, reason: 'closed' });
         // A server-side timeout is routine: rewatch at once from the last resourceVersion. But a
         // stream that closes immediately and empty, again and again, must not become a hot loop.
-        if (events === 0 && !this.wasHealthy(watchStartedAt)) await sleep(this.clock, this.nextBackoff(), signal);
+        if (events === 0 && !this.watchWasHealthy()) await sleep(this.clock, this.nextBackoff(), signal);
         else this.failures = 0;
         continue;
       } catch (err) {
         if (signal.aborted) break;
         // A watch that stayed up a while before failing ends an outage: the next one starts again
         // from the initial backoff instead of the ceiling an earlier, unrelated outage left behind.
-        if (watchStartedAt !== undefined && this.wasHealthy(watchStartedAt)) this.failures = 0;
+        if (this.watchWasHealthy()) this.failures = 0;
         if (err instanceof WatchStalled) {
           informerWatchRestarts.inc({ resource: this.name, reason: 'stalled' });
           this.log.warn({ timeoutMs: this.inactivityTimeoutMs }, 'watch silent too long; restarting it');
@@ -252,6 +258,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           }
         },
         controller.signal,
+        () => { this.watchOpenedAt = this.clock.now(); },
       );
     } finally {
       cancelStallTimer();
@@ -305,9 +312,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** A watch stream that stayed open this long counts as a working connection (resets the backoff). */
-  private wasHealthy(watchStartedAt: number): boolean {
-    return this.clock.now() - watchStartedAt >= HEALTHY_WATCH_MS;
+  /** The last watch was accepted and stayed open long enough to count as a working connection (resets the backoff). */
+  private watchWasHealthy(): boolean {
+    return this.watchOpenedAt !== undefined && this.clock.now() - this.watchOpenedAt >= HEALTHY_WATCH_MS;
   }
 
   /** Full jitter over an exponentially growing ceiling (AWS architecture blog, "Exponential Backoff And Jitter"). */

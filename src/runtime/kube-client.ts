@@ -173,9 +173,11 @@ export class KubeClient {
    * Streams watch events to `onEvent` until the server closes the stream (resolves), the signal
    * aborts (resolves), or the connection fails (rejects). A non-200 answer rejects with ApiError;
    * `ERROR` events (e.g. 410 Expired) are passed to `onEvent` for the caller to act on.
+   * `onOpen` is called once the server has answered 200, before the first event.
    */
   async watch<T = KubeObject>(
     ref: ResourceRef, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal,
+    onOpen?: () => void,
   ): Promise<void> {
     const path = resourcePath(ref, namespace);
     const query: Query = { watch: true, ...opts };
@@ -201,6 +203,7 @@ export class KubeClient {
           );
           return;
         }
+        onOpen?.();
         let buffered = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {

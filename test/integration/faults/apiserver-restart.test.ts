@@ -99,7 +99,8 @@ describe('kube-apiserver restart under a running operator', () => {
       + `new and changed objects converged ${convergedMs} ms after the restarted apiserver was ready`);
     expect(retries.length, JSON.stringify(outageLogs.slice(0, 20))).toBeGreaterThanOrEqual(2);
     expect(retries.length).toBeLessThan(10);
-    expect(retries.at(-1)).toBeGreaterThan(retries[0] ?? Infinity);
+    // Growing, not necessarily monotonic to the end: a watch the restarting apiserver accepted and kept open ends the outage.
+    expect(Math.max(...retries)).toBeGreaterThan(retries[0] ?? Infinity);
 
     // Never crashed, no reconcile blew up, and it still answers as ready.
     expect(op.exitedEarly()).toBeUndefined();

@@ -11,8 +11,11 @@ function cm(name: string, rv: string, extra: Partial<KubeObject['metadata']> = {
 }
 
 type ListStep = ListResult<KubeObject> | Error;
-/** Plays one watch call: emits events, then resolves (server closed), rejects (failure) or waits for abort. */
-type WatchStep = (emit: (e: WatchEvent) => void, signal: AbortSignal) => Promise<void>;
+/**
+ * Plays one watch call: emits events, then resolves (server closed), rejects (failure) or waits for abort.
+ * `open` tells the informer the server accepted the watch; the transport calls it unless the step refuses.
+ */
+type WatchStep = (emit: (e: WatchEvent) => void, signal: AbortSignal, open: () => void) => Promise<void>;
 
 /** A scripted transport: each list/watch call takes the next step and records its options. */
 class ScriptedTransport implements ListerWatcher<KubeObject> {
@@ -28,23 +31,25 @@ class ScriptedTransport implements ListerWatcher<KubeObject> {
     return structuredClone(step);
   }
 
-  watch(opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+  watch(opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal, onOpen?: () => void): Promise<void> {
     this.watchCalls.push(opts);
     const step = this.watches.shift() ?? hangUntilAborted();
-    return step(onEvent, signal);
+    return step(onEvent, signal, onOpen ?? (() => undefined));
   }
 }
 
-const hangUntilAborted = (): WatchStep => (_emit, signal) =>
+const hangUntilAborted = (): WatchStep => (_emit, signal, open) =>
   new Promise((resolve) => {
+    open();
     if (signal.aborted) resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });
   });
 
 /** Emits the events, then keeps the stream open until aborted. */
-const emitThenHang = (events: WatchEvent[]): WatchStep => async (emit, signal) => {
+const emitThenHang = (events: WatchEvent[]): WatchStep => async (emit, signal, open) => {
+  open();
   for (const e of events) emit(structuredClone(e));
-  await hangUntilAborted()(emit, signal);
+  await hangUntilAborted()(emit, signal, () => undefined);
 };
 
 const failWith = (err: Error): WatchStep => () => Promise.reject(err);
@@ -251,9 +256,14 @@ describe('Informer hot-loop guard', () => {
 
 describe('Informer backoff reset', () => {
   const refused = (): WatchStep => failWith(new Error('connect ECONNREFUSED'));
-  /** Stays open `ms` of clock time, then fails (a connection reset after a healthy, quiet stream). */
-  const openThenFail = (clock: ManualClock, ms: number): WatchStep => () =>
-    new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new Error('read ECONNRESET'))));
+  /** Accepted, stays open `ms` of clock time, then fails (a connection reset after a healthy, quiet stream). */
+  const openThenFail = (clock: ManualClock, ms: number): WatchStep => (_emit, _signal, open) => {
+    open();
+    return new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new Error('read ECONNRESET'))));
+  };
+  /** Held `ms` of clock time without an answer, then refused (a kube-apiserver still starting up). */
+  const heldThenRefused = (clock: ManualClock, ms: number): WatchStep => () =>
+    new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new ApiError(503, 'ServiceUnavailable', 'apiserver not ready', undefined))));
 
   it('starts again from the initial backoff after a quiet watch that stayed up, even with no events', async () => {
     const clock = new ManualClock(1_000_000);
@@ -278,5 +288,30 @@ describe('Informer backoff reset', () => {
     expect(transport.watchCalls).toHaveLength(4);
     await clock.advance(1); // 600 ms, the first step again, not 4.8 s
     expect(transport.watchCalls).toHaveLength(5);
+  });
+
+  it('keeps growing the backoff when a request is held for seconds and then refused, without the server accepting the watch', async () => {
+    const clock = new ManualClock(1_000_000);
+    const transport = new ScriptedTransport(
+      [{ items: [], resourceVersion: '4' }],
+      // Refused twice (ceiling 3.2 s next), then held 2 s by a starting apiserver and refused: the outage goes on.
+      [refused(), refused(), heldThenRefused(clock, 2_000), refused()],
+    );
+    const informer = new Informer(transport, { name: `held-${Math.random()}`, clock, random: () => 0.5 });
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running;
+    });
+    await informer.waitForSync();
+    await flushMicrotasks();
+    await clock.advance(600 + 1200); // the two refusals
+    expect(transport.watchCalls).toHaveLength(3);
+    await clock.advance(2_000); // held, then refused
+    await clock.advance(2_399);
+    expect(transport.watchCalls).toHaveLength(3);
+    await clock.advance(1); // 2.4 s, the next step up, not the first one again
+    expect(transport.watchCalls).toHaveLength(4);
   });
 });

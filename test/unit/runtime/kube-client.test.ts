@@ -93,8 +93,16 @@ describe('KubeClient transport limits', () => {
       res.end('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}\n');
     });
     const seen: string[] = [];
-    await client.watch(cms, 'ns', { allowWatchBookmarks: true }, (e) => seen.push(`${e.type}:${e.object.metadata.resourceVersion}`), new AbortController().signal);
-    expect(seen).toEqual(['BOOKMARK:9']);
+    await client.watch(cms, 'ns', { allowWatchBookmarks: true }, (e) => seen.push(`${e.type}:${e.object.metadata.resourceVersion}`), new AbortController().signal, () => seen.push('open'));
+    expect(seen).toEqual(['open', 'BOOKMARK:9']);
+    client.close();
+  });
+
+  it('does not report a watch as open when the server refuses it', async () => {
+    const client = await clientFor((_req, res) => res.writeHead(503, { 'Content-Type': 'application/json' }).end('{"kind":"Status","reason":"ServiceUnavailable","code":503}'));
+    let opened = false;
+    await expect(client.watch(cms, 'ns', {}, () => undefined, new AbortController().signal, () => { opened = true; })).rejects.toMatchObject({ status: 503 });
+    expect(opened).toBe(false);
     client.close();
   });
 
