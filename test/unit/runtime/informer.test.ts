@@ -56,10 +56,11 @@ const failWith = (err: Error): WatchStep => () => Promise.reject(err);
 
 interface Recorded { type: 'add' | 'update' | 'delete'; name: string; rv: string | undefined }
 
-function setup(lists: ListStep[], watches: WatchStep[], opts: { inactivityTimeoutMs?: number } = {}) {
-  const clock = new ManualClock(1_000_000);
+/** `clock` lets scripted steps that wait on the same clock be built before the informer. */
+function setup(lists: ListStep[], watches: WatchStep[], opts: { inactivityTimeoutMs?: number; clock?: ManualClock } = {}) {
+  const { clock = new ManualClock(1_000_000), ...informerOpts } = opts;
   const transport = new ScriptedTransport(lists, watches);
-  const informer = new Informer(transport, { name: `test-${Math.random()}`, clock, random: () => 0.5, pageSize: 2, ...opts });
+  const informer = new Informer(transport, { name: `test-${Math.random()}`, clock, random: () => 0.5, pageSize: 2, ...informerOpts });
   const events: Recorded[] = [];
   const rec = (type: Recorded['type']) => (o: KubeObject) => events.push({ type, name: o.metadata.name ?? '', rv: o.metadata.resourceVersion });
   informer.addEventHandler({ onAdd: rec('add'), onUpdate: (_old, o) => rec('update')(o), onDelete: rec('delete') });
@@ -267,18 +268,8 @@ describe('Informer backoff reset', () => {
 
   it('starts again from the initial backoff after a quiet watch that stayed up, even with no events', async () => {
     const clock = new ManualClock(1_000_000);
-    const transport = new ScriptedTransport(
-      [{ items: [], resourceVersion: '4' }],
-      // An outage (three refusals grow the ceiling to 6.4 s), then a healthy but silent watch for 60 s that breaks.
-      [refused(), refused(), refused(), openThenFail(clock, 60_000), refused()],
-    );
-    const informer = new Informer(transport, { name: `reset-${Math.random()}`, clock, random: () => 0.5 });
-    const stop = new AbortController();
-    const running = informer.run(stop.signal);
-    stops.push(async () => {
-      stop.abort();
-      await running;
-    });
+    // An outage (three refusals grow the ceiling to 6.4 s), then a healthy but silent watch for 60 s that breaks.
+    const { transport, informer } = setup([{ items: [], resourceVersion: '4' }], [refused(), refused(), refused(), openThenFail(clock, 60_000), refused()], { clock });
     await informer.waitForSync();
     await flushMicrotasks();
     await clock.advance(600 + 1200 + 2400); // the three backoffs of the outage
@@ -292,18 +283,8 @@ describe('Informer backoff reset', () => {
 
   it('keeps growing the backoff when a request is held for seconds and then refused, without the server accepting the watch', async () => {
     const clock = new ManualClock(1_000_000);
-    const transport = new ScriptedTransport(
-      [{ items: [], resourceVersion: '4' }],
-      // Refused twice (ceiling 3.2 s next), then held 2 s by a starting apiserver and refused: the outage goes on.
-      [refused(), refused(), heldThenRefused(clock, 2_000), refused()],
-    );
-    const informer = new Informer(transport, { name: `held-${Math.random()}`, clock, random: () => 0.5 });
-    const stop = new AbortController();
-    const running = informer.run(stop.signal);
-    stops.push(async () => {
-      stop.abort();
-      await running;
-    });
+    // Refused twice (ceiling 3.2 s next), then held 2 s by a starting apiserver and refused: the outage goes on.
+    const { transport, informer } = setup([{ items: [], resourceVersion: '4' }], [refused(), refused(), heldThenRefused(clock, 2_000), refused()], { clock });
     await informer.waitForSync();
     await flushMicrotasks();
     await clock.advance(600 + 1200); // the two refusals
