@@ -1,0 +1,78 @@
+/**
+ * What the gateway's Google-compatible REST surfaces (Vertex AI prediction, Service Directory lookup) share:
+ * errors in Google's JSON error form and the standard system query parameters. Google's official clients
+ * read `error.status` (the google.rpc.Code name) to pick an exception class, so the pair (HTTP code,
+ * status name) follows Google's own mapping (https://cloud.google.com/apis/design/errors#handling_errors).
+ */
+import type { FastifyReply } from 'fastify';
+
+/** google.rpc.Code names and the HTTP code Google's front ends answer them with. */
+export const GOOGLE_HTTP_CODES = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ABORTED: 409,
+  ALREADY_EXISTS: 409,
+  RESOURCE_EXHAUSTED: 429,
+  CANCELLED: 499,
+  UNKNOWN: 500,
+  INTERNAL: 500,
+  DATA_LOSS: 500,
+  UNIMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+} as const;
+export type GoogleStatus = keyof typeof GOOGLE_HTTP_CODES;
+
+export interface GoogleErrorBody {
+  error: { code: number; message: string; status: GoogleStatus };
+}
+
+/**
+ * A failure to answer in Google's form. `httpCode` overrides the canonical code where the wire needs
+ * another one with the same meaning (413 for an oversized body, 502 for a backend that answered badly).
+ */
+export class GoogleApiError extends Error {
+  readonly httpCode: number;
+  constructor(
+    readonly status: GoogleStatus,
+    message: string,
+    httpCode?: number,
+  ) {
+    super(message);
+    this.httpCode = httpCode ?? GOOGLE_HTTP_CODES[status];
+  }
+
+  body(): GoogleErrorBody {
+    return { error: { code: this.httpCode, message: this.message, status: this.status } };
+  }
+}
+
+export function sendGoogleError(reply: FastifyReply, err: GoogleApiError): FastifyReply {
+  return reply.code(err.httpCode).header('content-type', 'application/json; charset=UTF-8').send(err.body());
+}
+
+/**
+ * Google's standard system parameters (https://cloud.google.com/apis/docs/system-parameters), accepted
+ * on every call with or without the `$` prefix. Only JSON is served: `alt=json` (the default) and
+ * `alt=json;enum-encoding=int`; `alt=media` and `alt=proto` are refused as Google does for methods
+ * without them. The others (`fields`, `prettyPrint`, `key`, `quotaUser`, ...) are accepted and have no
+ * effect here, like unknown request fields.
+ */
+export function checkSystemParameters(query: unknown): GoogleApiError | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  for (const name of ['alt', '$alt']) {
+    const value = (query as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      if (typeof v !== 'string' || !/^json(;enum-encoding=int)?$/i.test(v)) {
+        return new GoogleApiError('INVALID_ARGUMENT', `Invalid value for system parameter "${name}": ${JSON.stringify(v)}; only "json" is served`);
+      }
+    }
+  }
+  return undefined;
+}
