@@ -1,7 +1,9 @@
 import { fieldErrors, type FieldError } from './common/field-error.js';
-import type { ValidationOptions } from './common/kind.js';
+import type { KindDefinition, KindVersion, ValidationOptions } from './common/kind.js';
+import { malformedTextErrors } from './common/malformed-text.js';
 import { validateObjectMeta } from './common/object-meta.js';
 import { isPlainObject } from './common/text.js';
+import { unknownFieldDetail, unknownFields } from './common/unknown-fields.js';
 import { allKinds, findKind } from './kinds.js';
 
 /** The verdict on one manifest: `skipped` when it is not one of the operator's kinds. */
@@ -25,7 +27,15 @@ function str(v: unknown): string | undefined {
  * Validates one object offline exactly as the admission webhook and the reconciler would, plus
  * the metadata checks the apiserver itself makes. Never throws.
  */
-export function validateObject(obj: unknown, oldObj: unknown, options: ValidationOptions): ObjectVerdict {
+export interface ObjectValidationOptions extends ValidationOptions {
+  /**
+   * Refuse fields the version does not have (kubeconform's -strict) instead of warning about them.
+   * Either way they are reported: the apiserver would drop them without a word.
+   */
+  readonly strict?: boolean;
+}
+
+export function validateObject(obj: unknown, oldObj: unknown, options: ObjectValidationOptions): ObjectVerdict {
   if (!isPlainObject(obj)) {
     return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
   }
@@ -61,6 +71,27 @@ export function validateObject(obj: unknown, oldObj: unknown, options: Validatio
     // Validators promise never to throw; if one does, report it as a finding rather than crash a pipeline.
     result = { errors: [fieldErrors.internal('', `validator failed: ${(err as Error).message}`)], warnings: [] };
   }
-  const errors = [...validateObjectMeta(obj), ...result.errors];
-  return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings: result.warnings };
+  const unknown = unknownFieldFindings(found.def, found.version, obj);
+  const errors = [...validateObjectMeta(obj), ...malformedTextErrors(obj, found.version.spec), ...result.errors, ...(options.strict ? unknown : [])];
+  const warnings = [...result.warnings, ...(options.strict ? [] : unknown.map((e) => `${e.field}: ${e.detail}`))];
+  return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings };
+}
+
+/** Fields of `obj` that `version` does not have, as findings (errors under --strict, else warnings). */
+export function unknownFieldFindings(def: KindDefinition, version: KindVersion, obj: unknown): FieldError[] {
+  const label = `${def.kind} ${def.group}/${version.name}`;
+  return unknownFields(version.spec, obj).map((f) => {
+    const hint = version.unknownFieldHints?.[f.path] ?? otherVersionHint(def, version, f.path);
+    return fieldErrors.forbidden(f.path, unknownFieldDetail(f, label, hint));
+  });
+}
+
+/** `spec.network` on v1 when v1beta1 has it: name the version that does. */
+function otherVersionHint(def: KindDefinition, version: KindVersion, path: string): string | undefined {
+  if (!path.startsWith('spec.')) return undefined;
+  const name = path.slice('spec.'.length);
+  if (name.includes('.') || name.includes('[')) return undefined;
+  const others = def.versions.filter((v) => v !== version && v.served && unknownFields(v.spec, { spec: { [name]: null } }).length === 0);
+  if (others.length === 0) return undefined;
+  return `only ${others.map((v) => `${def.group}/${v.name}`).join(' and ')} has ${path}: apply the object in that version to set it`;
 }

@@ -1,3 +1,5 @@
+import { PROJECT_NUMBER_PATTERN, projectNumberDigitsProblem } from '../common/project-number.js';
+
 /**
  * Service Directory resource names, as `spec.name` carries them:
  * `projects/{project}/locations/{location}/namespaces/{namespace}/services/{service}[/endpoints/{endpoint}]`,
@@ -12,7 +14,7 @@
 
 const RFC1035_ID = '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?';
 const PROJECT_ID = '[a-z][-a-z0-9]{4,28}[a-z0-9]';
-const PROJECT_NUMBER = '[1-9][0-9]{0,18}';
+const PROJECT_NUMBER = PROJECT_NUMBER_PATTERN;
 
 const SERVICE_COLLECTIONS = ['projects', 'locations', 'namespaces', 'services'] as const;
 const ENDPOINT_COLLECTIONS = [...SERVICE_COLLECTIONS, 'endpoints'] as const;
@@ -78,7 +80,7 @@ export function networkNameProblem(network: string): string | undefined {
     if (!NUMBER.test(project)) {
       return PROJECT.test(project)
         ? `must name the project by its number, not its ID ${JSON.stringify(project)} (${NETWORK_NAME_FORMAT}; see \`gcloud projects describe ${project} --format='value(projectNumber)'\`)`
-        : `must have the form ${NETWORK_NAME_FORMAT}: ${JSON.stringify(project)} is not a project number`;
+        : `must have the form ${NETWORK_NAME_FORMAT}: ${projectNumberDigitsProblem(project) ?? `${JSON.stringify(project)} is not a project number`}`;
     }
     if (parts[3] !== 'global') return `must have the form ${NETWORK_NAME_FORMAT}: VPC networks are global, so the location must be "global", not ${JSON.stringify(parts[3])}`;
     if (!ID.test(parts[5] ?? '')) return `must have the form ${NETWORK_NAME_FORMAT}: the network name ${JSON.stringify(parts[5])} must be ${ID_RULE}`;

@@ -1,0 +1,63 @@
+import type { z } from 'zod';
+import { fieldErrors, type FieldError } from './field-error.js';
+import { formatPath } from './field-path.js';
+import { isRecordAt } from './schema-walk.js';
+import { isPlainObject, isWellFormedText } from './text.js';
+
+/**
+ * Strings that are not Unicode text: a lone UTF-16 surrogate, which a JSON or YAML `"\ud800"`
+ * escape produces. The text is not UTF-8 (the seed's display_name is "any UTF-8 characters"), and
+ * it never reaches a cluster as written: kubectl refuses the escape, and the apiserver's JSON
+ * decoder replaces it with U+FFFD. So `validate` refuses it, naming the field, instead of passing
+ * a manifest whose stored value would differ from the file.
+ *
+ * Walks keys and values of `metadata` and `spec`; a YAML alias is walked once.
+ */
+export function malformedTextErrors(obj: unknown, specSchema: z.ZodType): FieldError[] {
+  if (!isPlainObject(obj)) return [];
+  const errors: FieldError[] = [];
+  const seen = new WeakSet<object>();
+  const isMapKey = (segments: readonly PropertyKey[]): boolean => {
+    if (segments[0] === 'metadata') return segments.length === 2 && (segments[1] === 'labels' || segments[1] === 'annotations');
+    return segments[0] === 'spec' && isRecordAt(specSchema, segments.slice(1));
+  };
+  const report = (segments: PropertyKey[], value: string, what: string): void => {
+    if (errors.length >= MAX_ERRORS) return;
+    errors.push(fieldErrors.invalid(formatPath(segments, isMapKey), value, `${what} is not Unicode text: ${describe(value)}; write the character itself, or a valid surrogate pair`));
+  };
+  const walk = (value: unknown, segments: PropertyKey[], depth: number): void => {
+    if (typeof value === 'string') {
+      if (!isWellFormedText(value)) report(segments, value, 'the value');
+      return;
+    }
+    if (typeof value !== 'object' || value === null || depth > MAX_DEPTH || seen.has(value)) return;
+    seen.add(value);
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => walk(v, [...segments, i], depth + 1));
+      return;
+    }
+    for (const [key, v] of Object.entries(value)) {
+      if (!isWellFormedText(key)) report([...segments, key], key, 'the key');
+      walk(v, [...segments, key], depth + 1);
+    }
+  };
+  for (const top of ['metadata', 'spec'] as const) walk(obj[top], [top], 0);
+  return errors;
+}
+
+const MAX_DEPTH = 64;
+const MAX_ERRORS = 100;
+
+/** Where the first lone surrogate is, in words. */
+function describe(s: string): string {
+  let position = 0;
+  for (const c of s) {
+    position++;
+    const code = c.charCodeAt(0);
+    if (c.length === 1 && code >= 0xd800 && code <= 0xdfff) {
+      const kind = code <= 0xdbff ? 'a high surrogate without its low half' : 'a low surrogate without its high half';
+      return `it holds a lone UTF-16 surrogate (\\u${code.toString(16)}, ${kind}) at character ${position}, which the apiserver would store as U+FFFD`;
+    }
+  }
+  return 'it holds a lone UTF-16 surrogate';
+}
