@@ -31,6 +31,9 @@ function issueToFieldError(schema: z.ZodType, input: unknown, issue: Issue, root
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return fieldErrors.required(field, issue.message === 'Required' || issue.message.startsWith('Invalid input') ? `${field || 'value'} is required` : issue.message);
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        return fieldErrors.typeInvalid(field, value, 'must be a finite number: JSON has no .inf or .nan, so kubectl cannot send this manifest');
+      }
       return fieldErrors.typeInvalid(field, value, `must be of type ${issue.expected}`);
     case 'too_big':
       if (issue.origin === 'string') return fieldErrors.tooLong(field, value, Number(issue.maximum));
