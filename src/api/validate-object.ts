@@ -1,9 +1,9 @@
 import { fieldErrors, type FieldError } from './common/field-error.js';
-import type { KindDefinition, KindVersion, ValidationOptions } from './common/kind.js';
+import type { ValidationOptions } from './common/kind.js';
 import { malformedTextErrors } from './common/malformed-text.js';
 import { validateObjectMeta } from './common/object-meta.js';
 import { isPlainObject } from './common/text.js';
-import { unknownFieldDetail, unknownFields } from './common/unknown-fields.js';
+import { unknownFieldFindings } from './common/unknown-fields.js';
 import { allKinds, findKind } from './kinds.js';
 
 /** The verdict on one manifest: `skipped` when it is not one of the operator's kinds. */
@@ -75,23 +75,4 @@ export function validateObject(obj: unknown, oldObj: unknown, options: ObjectVal
   const errors = [...validateObjectMeta(obj), ...malformedTextErrors(obj, found.version.spec), ...result.errors, ...(options.strict ? unknown : [])];
   const warnings = [...result.warnings, ...(options.strict ? [] : unknown.map((e) => `${e.field}: ${e.detail}`))];
   return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings };
-}
-
-/** Fields of `obj` that `version` does not have, as findings (errors under --strict, else warnings). */
-export function unknownFieldFindings(def: KindDefinition, version: KindVersion, obj: unknown): FieldError[] {
-  const label = `${def.kind} ${def.group}/${version.name}`;
-  return unknownFields(version.spec, obj).map((f) => {
-    const hint = version.unknownFieldHints?.[f.path] ?? otherVersionHint(def, version, f.path);
-    return fieldErrors.forbidden(f.path, unknownFieldDetail(f, label, hint));
-  });
-}
-
-/** `spec.network` on v1 when v1beta1 has it: name the version that does. */
-function otherVersionHint(def: KindDefinition, version: KindVersion, path: string): string | undefined {
-  if (!path.startsWith('spec.')) return undefined;
-  const name = path.slice('spec.'.length);
-  if (name.includes('.') || name.includes('[')) return undefined;
-  const others = def.versions.filter((v) => v !== version && v.served && unknownFields(v.spec, { spec: { [name]: null } }).length === 0);
-  if (others.length === 0) return undefined;
-  return `only ${others.map((v) => `${def.group}/${v.name}`).join(' and ')} has ${path}: apply the object in that version to set it`;
 }

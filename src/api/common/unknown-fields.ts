@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import { fieldErrors, type FieldError } from './field-error.js';
 import { FieldPath } from './field-path.js';
+import type { KindDefinition, KindVersion } from './kind.js';
 import { nodeOf, type Node } from './schema-walk.js';
 import { isPlainObject, keyInPath } from './text.js';
 
@@ -110,5 +112,24 @@ function editDistance(a: string, b: string, budget: number): number {
 /** What to say about one unknown field: what the apiserver does with it, and the likely fix. */
 export function unknownFieldDetail(field: UnknownField, versionLabel: string, hint?: string): string {
   const fix = hint ?? (field.didYouMean === undefined ? 'remove it' : `did you mean ${field.didYouMean}?`);
-  return `unknown field: ${versionLabel} has no such field, so the apiserver drops it (prunes it) and its value is lost; ${fix}`;
+  return `unknown field: not in ${versionLabel}, so the apiserver drops (prunes) it and its value is lost; ${fix}`;
+}
+
+/** Fields of `obj` that `version` does not have, as findings (errors under --strict, else warnings). */
+export function unknownFieldFindings(def: KindDefinition, version: KindVersion, obj: unknown): FieldError[] {
+  const label = `${def.kind} ${def.group}/${version.name}`;
+  return unknownFields(version.spec, obj).map((f) => {
+    const hint = version.unknownFieldHints?.[f.path] ?? otherVersionHint(def, version, f.path);
+    return fieldErrors.forbidden(f.path, unknownFieldDetail(f, label, hint));
+  });
+}
+
+/** `spec.network` on v1 when v1beta1 has it: name the version that does. */
+function otherVersionHint(def: KindDefinition, version: KindVersion, path: string): string | undefined {
+  if (!path.startsWith('spec.')) return undefined;
+  const name = path.slice('spec.'.length);
+  if (name.includes('.') || name.includes('[')) return undefined;
+  const others = def.versions.filter((v) => v !== version && v.served && unknownFields(v.spec, { spec: { [name]: null } }).length === 0);
+  if (others.length === 0) return undefined;
+  return `only ${others.map((v) => `${def.group}/${v.name}`).join(' and ')} has ${path}: apply the object in that version to set it`;
 }
