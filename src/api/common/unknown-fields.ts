@@ -66,7 +66,8 @@ function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[]
 }
 
 function unknown(parent: FieldPath, key: string, known: readonly string[]): UnknownField {
-  const path = parent.child(keyInPath(key)).toString();
+  // An empty key would vanish from the path; show it as the empty string it is.
+  const path = parent.child(key === '' ? '""' : keyInPath(key)).toString();
   const near = closest(key, known);
   return near === undefined ? { path } : { path, didYouMean: parent.child(near).toString() };
 }
