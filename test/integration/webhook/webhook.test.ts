@@ -211,6 +211,45 @@ spec:
     expect(r.stderr).toMatch(/Warning: spec\.enablePrivateServiceConnect is deprecated/);
   });
 
+  it('takes "" and null as unset, at the schema and the webhook alike (network "" with enablePrivateServiceConnect, v1beta1 network "", port null)', async () => {
+    const r = await apply(`
+apiVersion: prediction.endpoint-operator.dev/v1
+kind: PredictionEndpoint
+metadata:
+  name: unset-network
+spec:
+  displayName: Unset network
+  network: ""
+  enablePrivateServiceConnect: true
+---
+apiVersion: registry.endpoint-operator.dev/v1beta1
+kind: RegistryEndpoint
+metadata:
+  name: unset-beta
+spec:
+  name: ${endpointName.replace('ledger-1', 'unset-1')}
+  address: ""
+  port: null
+  network: ""
+`);
+    expect(r.code, r.stderr).toBe(0);
+    // The apiserver pruned the null; "" stays, and v1beta1 reads it back as it was written.
+    const beta = await kubectl(['get', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev', 'unset-beta', '-o', 'json']);
+    const spec = (JSON.parse(beta.stdout) as { spec: Record<string, unknown> }).spec;
+    expect(spec.port).toBeUndefined();
+    expect(spec.network).toBe('');
+    // Applying it again unchanged is no change of the immutable network.
+    expect((await apply(`
+apiVersion: registry.endpoint-operator.dev/v1beta1
+kind: RegistryEndpoint
+metadata:
+  name: unset-beta
+spec:
+  name: ${endpointName.replace('ledger-1', 'unset-1')}
+  network: ""
+`)).code).toBe(0);
+  });
+
   it('refuses a change of an immutable field with the field path', async () => {
     const first = `
 apiVersion: registry.endpoint-operator.dev/v1
