@@ -23,10 +23,6 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/**
- * Validates one object offline exactly as the admission webhook and the reconciler would, plus
- * the metadata checks the apiserver itself makes. Never throws.
- */
 export interface ObjectValidationOptions extends ValidationOptions {
   /**
    * Refuse fields the version does not have (kubeconform's -strict) instead of warning about them.
@@ -35,6 +31,12 @@ export interface ObjectValidationOptions extends ValidationOptions {
   readonly strict?: boolean;
 }
 
+/**
+ * Validates one object offline exactly as the admission webhook and the reconciler would, plus
+ * what only an offline check can see: the metadata checks the apiserver itself makes, text that is
+ * not Unicode (the apiserver would replace it) and fields the version does not have (the apiserver
+ * would drop them). Never throws.
+ */
 export function validateObject(obj: unknown, oldObj: unknown, options: ObjectValidationOptions): ObjectVerdict {
   if (!isPlainObject(obj)) {
     return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };

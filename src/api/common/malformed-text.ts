@@ -15,34 +15,53 @@ import { isPlainObject, isWellFormedText } from './text.js';
  */
 export function malformedTextErrors(obj: unknown, specSchema: z.ZodType): FieldError[] {
   if (!isPlainObject(obj)) return [];
-  const errors: FieldError[] = [];
-  const seen = new WeakSet<object>();
+  const walk: Walk = { specSchema, errors: [], seen: new WeakSet<object>(), segments: [] };
+  for (const top of ['metadata', 'spec'] as const) {
+    walk.segments.push(top);
+    visit(walk, obj[top], 0);
+    walk.segments.pop();
+  }
+  return walk.errors;
+}
+
+/** One walk's state: the path is one stack, copied only when an error is reported (this runs on every manifest). */
+interface Walk {
+  readonly specSchema: z.ZodType;
+  readonly errors: FieldError[];
+  readonly seen: WeakSet<object>;
+  readonly segments: PropertyKey[];
+}
+
+function visit(walk: Walk, value: unknown, depth: number): void {
+  if (typeof value === 'string') {
+    if (!isWellFormedText(value)) report(walk, value, 'the value');
+    return;
+  }
+  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH || walk.seen.has(value)) return;
+  walk.seen.add(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      walk.segments.push(i);
+      visit(walk, value[i], depth + 1);
+      walk.segments.pop();
+    }
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    walk.segments.push(key);
+    if (!isWellFormedText(key)) report(walk, key, 'the key');
+    visit(walk, (value as Record<string, unknown>)[key], depth + 1);
+    walk.segments.pop();
+  }
+}
+
+function report(walk: Walk, value: string, what: string): void {
+  if (walk.errors.length >= MAX_ERRORS) return;
   const isMapKey = (segments: readonly PropertyKey[]): boolean => {
     if (segments[0] === 'metadata') return segments.length === 2 && (segments[1] === 'labels' || segments[1] === 'annotations');
-    return segments[0] === 'spec' && isRecordAt(specSchema, segments.slice(1));
+    return segments[0] === 'spec' && isRecordAt(walk.specSchema, segments.slice(1));
   };
-  const report = (segments: PropertyKey[], value: string, what: string): void => {
-    if (errors.length >= MAX_ERRORS) return;
-    errors.push(fieldErrors.invalid(formatPath(segments, isMapKey), value, `${what} is not Unicode text: ${describe(value)}; write the character itself, or a valid surrogate pair`));
-  };
-  const walk = (value: unknown, segments: PropertyKey[], depth: number): void => {
-    if (typeof value === 'string') {
-      if (!isWellFormedText(value)) report(segments, value, 'the value');
-      return;
-    }
-    if (typeof value !== 'object' || value === null || depth > MAX_DEPTH || seen.has(value)) return;
-    seen.add(value);
-    if (Array.isArray(value)) {
-      value.forEach((v, i) => walk(v, [...segments, i], depth + 1));
-      return;
-    }
-    for (const [key, v] of Object.entries(value)) {
-      if (!isWellFormedText(key)) report([...segments, key], key, 'the key');
-      walk(v, [...segments, key], depth + 1);
-    }
-  };
-  for (const top of ['metadata', 'spec'] as const) walk(obj[top], [top], 0);
-  return errors;
+  walk.errors.push(fieldErrors.invalid(formatPath(walk.segments, isMapKey), value, `${what} is not Unicode text: ${describe(value)}; write the character itself, or a valid surrogate pair`));
 }
 
 const MAX_DEPTH = 64;

@@ -57,13 +57,29 @@ export type Node =
   | { readonly kind: 'string' }
   | { readonly kind: 'other' };
 
+/**
+ * Schemas are built once at load time and walked on every validation (the webhook's hot path), so
+ * each node's structure is worked out once.
+ */
+const nodes = new WeakMap<z.ZodType, Node>();
+
 /** The structure of a schema node; a union of objects is an object with the fields of every option. */
 export function nodeOf(schema: z.ZodType): Node {
+  let node = nodes.get(schema);
+  if (node === undefined) {
+    node = computeNode(schema);
+    nodes.set(schema, node);
+  }
+  return node;
+}
+
+function computeNode(schema: z.ZodType): Node {
   const s = unwrap(schema);
   const def = defOf(s);
   if (def.type === 'object' && def.shape) {
-    const shape = def.shape;
-    return { kind: 'object', field: (name) => (Object.hasOwn(shape, name) ? shape[name] : undefined), names: () => Object.keys(shape) };
+    const fields = new Map(Object.entries(def.shape));
+    const names = [...fields.keys()];
+    return { kind: 'object', field: (name) => fields.get(name), names: () => names };
   }
   if (def.type === 'record' && def.valueType) return { kind: 'map', value: def.valueType };
   if (def.type === 'array' && def.element) return { kind: 'list', element: def.element };
@@ -100,7 +116,18 @@ export function schemaAt(schema: z.ZodType, segments: readonly PropertyKey[]): N
  * True when `""` in this field means unset: an optional string field that does not declare a
  * minimum length (a `.min(1)` field says that "" is no value for it, and the CRD keeps that).
  */
+const emptyUnset = new WeakMap<z.ZodType, boolean>();
+
 export function isEmptyUnset(field: z.ZodType): boolean {
+  let answer = emptyUnset.get(field);
+  if (answer === undefined) {
+    answer = computeEmptyUnset(field);
+    emptyUnset.set(field, answer);
+  }
+  return answer;
+}
+
+function computeEmptyUnset(field: z.ZodType): boolean {
   if (!isOptionalField(field)) return false;
   const inner = unwrap(field);
   if (defOf(inner).type !== 'string') return false;

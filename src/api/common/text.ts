@@ -34,10 +34,9 @@ export function keyInPath(key: string): string {
 
 /**
  * Whether `s` is Unicode text: a lone UTF-16 surrogate (from a `"\ud800"` escape) is not, and the
- * apiserver's JSON decoder would silently replace it with U+FFFD.
+ * apiserver's JSON decoder would silently replace it with U+FFFD. (String.prototype.isWellFormed is
+ * ES2024, in Node since 20; the project's TypeScript lib is ES2023.)
  */
 export function isWellFormedText(s: string): boolean {
-  // String.prototype.isWellFormed is Node 20+; the regex is the fallback for older runtimes.
-  const native = (s as unknown as { isWellFormed?: () => boolean }).isWellFormed;
-  return typeof native === 'function' ? native.call(s) : !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 }

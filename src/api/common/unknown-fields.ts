@@ -49,10 +49,15 @@ const MAX_DEPTH = 32;
 function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[], depth: number): void {
   if (depth > MAX_DEPTH) return;
   if (node.kind === 'object' && isPlainObject(value)) {
-    for (const [key, v] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
       const field = node.field(key);
-      if (field === undefined) found.push(unknown(path, key, node.names()));
-      else walk(nodeOf(field), v, path.child(key), found, depth + 1);
+      if (field === undefined) {
+        found.push(unknown(path, key, node.names()));
+        continue;
+      }
+      const child = nodeOf(field);
+      // Only containers can hold unknown fields; a scalar field needs no path.
+      if (child.kind === 'object' || child.kind === 'map' || child.kind === 'list') walk(child, value[key], path.child(key), found, depth + 1);
     }
   } else if (node.kind === 'map' && isPlainObject(value)) {
     const valueNode = nodeOf(node.value);

@@ -13,34 +13,38 @@ import { isPlainObject } from './text.js';
  *   generator lets the same empty string through the field's pattern (crd/openapi.ts).
  *
  * Required fields keep their `""` so that the validator can say "required". Map values keep theirs
- * too (an empty label or annotation value is a value). The input is not modified.
+ * too (an empty label or annotation value is a value). The input is not modified; it is returned
+ * as is when nothing in it is unset.
  */
 export function withoutUnset(schema: z.ZodType, value: unknown): unknown {
   const node = nodeOf(schema);
-  if (node.kind === 'object' && isPlainObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [name, v] of Object.entries(value)) {
-      if (v === null) continue;
-      const field = node.field(name);
-      if (field === undefined) {
-        setOwn(out, name, v);
-        continue;
+  if ((node.kind === 'object' || node.kind === 'map') && isPlainObject(value)) {
+    // Copy on write: a spec without unset values (the common case) comes back as it went in.
+    let out: Record<string, unknown> | undefined;
+    const keys = Object.keys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const v = value[key];
+      const field = node.kind === 'map' ? node.value : node.field(key);
+      const drop = v === null || (node.kind === 'object' && v === '' && field !== undefined && isEmptyUnset(field));
+      const next = drop || field === undefined ? v : withoutUnset(field, v);
+      if (out === undefined && (drop || next !== v)) {
+        out = {};
+        for (let j = 0; j < i; j++) setOwn(out, keys[j] as string, value[keys[j] as string]);
       }
-      if (v === '' && isEmptyUnset(field)) continue;
-      setOwn(out, name, withoutUnset(field, v));
+      if (out !== undefined && !drop) setOwn(out, key, next);
     }
-    return out;
+    return out ?? value;
   }
-  if (node.kind === 'map' && isPlainObject(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) if (v !== null) setOwn(out, key, withoutUnset(node.value, v));
-    return out;
+  if (node.kind === 'list' && Array.isArray(value)) {
+    const next = value.map((v) => withoutUnset(node.element, v));
+    return next.every((v, i) => v === value[i]) ? value : next;
   }
-  if (node.kind === 'list' && Array.isArray(value)) return value.map((v) => withoutUnset(node.element, v));
   return value;
 }
 
 /** `out[key] = value` that also works for a key named `__proto__` (JSON.parse makes it an own property). */
 function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
