@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { boundedJson, nonFiniteText, renderValue, type FieldError } from '../api/common/field-error.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { codePointLength, truncateText } from '../api/common/text.js';
 import { checkManifestSet, type SetMember } from '../api/manifest-set.js';
 import { validateObject, type ObjectValidationOptions, type ObjectVerdict } from '../api/validate-object.js';
 import { ManifestReadError, expandPaths, parseManifests, readSource } from '../manifests/load.js';
@@ -49,7 +50,10 @@ const MAX_JSON_STRING = 1024;
 function jsonValue(value: unknown): unknown {
   // JSON has no .inf or .nan: show them as the YAML that holds them, not as null.
   if (typeof value === 'number' && !Number.isFinite(value)) return nonFiniteText(value);
-  if (typeof value === 'string' && value.length > MAX_JSON_STRING) return `${value.slice(0, MAX_JSON_STRING)}...(${value.length} chars)`;
+  if (typeof value === 'string' && value.length > MAX_JSON_STRING) {
+    const shown = truncateText(value, MAX_JSON_STRING);
+    if (shown !== value) return `${shown} (${codePointLength(value)} characters)`;
+  }
   if (typeof value === 'object' && value !== null) {
     // Echo a small object as is; a large one (or a YAML alias bomb) as the start of its JSON text.
     const { text, truncated } = boundedJson(value, MAX_JSON_STRING);

@@ -106,7 +106,11 @@ export function boundedJson(value: unknown, maxChars: number): { text: string; t
     walk(value, false);
     return { text: out, truncated: false };
   } catch (err) {
-    if (err instanceof BudgetExceeded) return { text: out.slice(0, maxChars), truncated: true };
+    if (err instanceof BudgetExceeded) {
+      // Never end inside a surrogate pair (an emoji in a key or value).
+      const end = /[\ud800-\udbff]/.test(out.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+      return { text: out.slice(0, end), truncated: true };
+    }
     // A getter or toJSON that throws: name the type rather than call String(), which joins arrays in full.
     return { text: Object.prototype.toString.call(value), truncated: false };
   }

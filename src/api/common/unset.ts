@@ -25,9 +25,16 @@ export function withoutUnset(schema: z.ZodType, value: unknown): unknown {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string;
       const v = value[key];
-      const field = node.kind === 'map' ? node.value : node.field(key);
-      const drop = v === null || (node.kind === 'object' && v === '' && field !== undefined && isEmptyUnset(field));
-      const next = drop || field === undefined ? v : withoutUnset(field, v);
+      // Scalars (most values) need no schema lookup unless they are "".
+      let drop = v === null;
+      let next = v;
+      if (typeof v === 'object' && v !== null) {
+        const field = node.kind === 'map' ? node.value : node.field(key);
+        if (field !== undefined) next = withoutUnset(field, v);
+      } else if (v === '' && node.kind === 'object') {
+        const field = node.field(key);
+        drop = field !== undefined && isEmptyUnset(field);
+      }
       if (out === undefined && (drop || next !== v)) {
         out = {};
         for (let j = 0; j < i; j++) setOwn(out, keys[j] as string, value[keys[j] as string]);

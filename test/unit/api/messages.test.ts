@@ -108,6 +108,21 @@ describe('truncation', () => {
   });
 });
 
+describe('messages stay short whatever the input', () => {
+  it('cuts a huge name segment or project number in a detail, between code points', () => {
+    const huge = `projects/${'🚀'.repeat(100_000)}/locations/l/namespaces/n/services/s/endpoints/e`;
+    const detail = verdict(re('v1', { name: huge })).errors[0]?.detail ?? '';
+    expect(detail.length).toBeLessThan(1000);
+    expect(isWellFormed(detail)).toBe(true);
+    const zeros = verdict(re('v1beta1', { network: `projects/0${'1'.repeat(100_000)}/locations/global/networks/n` })).errors[0]?.detail ?? '';
+    expect(zeros.length).toBeLessThan(1000);
+  });
+
+  it('cuts the JSON of an object value without splitting an emoji', () => {
+    for (let pad = 0; pad < 6; pad++) expect(isWellFormed(renderValue({ k: `${'x'.repeat(pad)}${'🚀'.repeat(60)}` }))).toBe(true);
+  });
+});
+
 describe('non-finite numbers as written', () => {
   it('shows .inf, -.inf and .nan instead of null', () => {
     expect(renderValue(Infinity)).toBe('.inf');
