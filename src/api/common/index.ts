@@ -4,3 +4,8 @@ export * from './decode.js';
 export * from './kind.js';
 export * from './text.js';
 export * from './object-meta.js';
+export * from './schema-walk.js';
+export * from './unset.js';
+export * from './unknown-fields.js';
+export * from './malformed-text.js';
+export * from './project-number.js';
