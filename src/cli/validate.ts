@@ -51,7 +51,9 @@ function jsonValue(value: unknown): unknown {
   // JSON has no .inf or .nan: show them as the YAML that holds them, not as null.
   if (typeof value === 'number' && !Number.isFinite(value)) return nonFiniteText(value);
   if (typeof value === 'string' && value.length > MAX_JSON_STRING) {
-    const shown = truncateText(value, MAX_JSON_STRING);
+    // Cut between code points; astral characters count two UTF-16 units, so halve the budget for them.
+    let shown = truncateText(value, MAX_JSON_STRING);
+    if (shown.length > MAX_JSON_STRING + 1) shown = truncateText(value, MAX_JSON_STRING / 2);
     if (shown !== value) return `${shown} (${codePointLength(value)} characters)`;
   }
   if (typeof value === 'object' && value !== null) {

@@ -201,5 +201,14 @@ spec:
     const json = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
     expect((JSON.parse(json.stdout) as { errors: { value: unknown }[] }[])[0]?.errors[0]?.value).toBe('.inf');
   });
+
+  it('cuts a long value in -o json between code points, within its size bound, with its length in characters', async () => {
+    const file = tempFile('emoji.yaml', good.replace('Churn model', '🚀'.repeat(3000)));
+    const r = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
+    const value = (JSON.parse(r.stdout) as { errors: { detail: string; value: string }[] }[])[0]?.errors[0];
+    expect(value?.detail).toBe('3000 characters; at most 128');
+    expect(value?.value.length).toBeLessThan(1100);
+    expect(value?.value).toMatch(/^🚀+…🚀+ \(3000 characters\)$/u);
+  });
 });
 
