@@ -11,6 +11,7 @@ import type { Informer } from './informer.js';
 import { keyOf, splitKey, type KubeObject } from './kube-object.js';
 import { objectLogger, silentLogger, type Logger } from './logger.js';
 import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
+import { Predicates, type Predicate } from './predicates.js';
 import { WorkQueue } from './work-queue.js';
 
 /** What to do after a successful reconcile. */
@@ -41,6 +42,13 @@ export interface ReconcileRequest {
 
 /** Maps a changed secondary object to the primary keys it affects (e.g. an endpoint → its DeployedModels). */
 export type KeyMapper<S> = (obj: S) => readonly string[];
+
+export interface WatchOptions<S extends KubeObject> {
+  /** Which updates count (adds and deletes always do); default every update. See `Predicates`. */
+  readonly predicate?: Predicate<S>;
+  /** Enqueue this long after the change, coalescing a burst into one reconcile; default 0 (at once). */
+  readonly delayMs?: number;
+}
 
 export interface ControllerOptions<T extends KubeObject> {
   /** Metric/log label, e.g. `deployedmodel`. */
@@ -88,26 +96,36 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
   }
 
-  /** Also reconcile the primaries that `map` names whenever an object of `informer` changes. */
-  watches<S extends KubeObject>(informer: Informer<S>, map: KeyMapper<S>): this {
+  /**
+   * Also reconcile the primaries that `map` names whenever an object of `informer` changes: on
+   * add and delete, and on an update that `predicate` lets through (both the old and the new
+   * state are mapped, so a reference that moved enqueues both ends). `delayMs` coalesces a burst
+   * of changes into one reconcile per key (the earliest pending time wins). This is the one way a
+   * controller declares what it depends on; e.g.
+   * `models.watches(endpoints, (ep) => modelKeysOf(ep), { predicate: Predicates.generationChanged })`.
+   */
+  watches<S extends KubeObject>(informer: Informer<S>, map: KeyMapper<S>, options: WatchOptions<S> = {}): this {
     this.informers.push(informer as unknown as Informer<KubeObject>);
-    const enqueue = (obj: S): void => {
-      let keys: readonly string[];
+    const predicate = options.predicate ?? Predicates.any;
+    const delayMs = options.delayMs ?? 0;
+    const keysOf = (obj: S): readonly string[] => {
       try {
-        keys = map(obj);
+        return map(obj);
       } catch (err) {
         this.log.error({ err: errorKind(err), object: keyOf(obj) }, 'key mapper threw');
-        return;
+        return [];
       }
-      for (const k of keys) this.queue.add(k);
+    };
+    // One event enqueues each key once, even when the old and the new state both name it.
+    const enqueue = (...objs: S[]): void => {
+      for (const k of new Set(objs.flatMap(keysOf))) this.queue.addAfter(k, delayMs);
     };
     informer.addEventHandler({
-      onAdd: enqueue,
+      onAdd: (obj) => enqueue(obj),
       onUpdate: (old, obj) => {
-        enqueue(old);
-        enqueue(obj);
+        if (predicate(old, obj)) enqueue(old, obj);
       },
-      onDelete: enqueue,
+      onDelete: (obj) => enqueue(obj),
     });
     return this;
   }
