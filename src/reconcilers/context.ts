@@ -6,6 +6,8 @@ import type { z } from 'zod';
 import type { FieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
 import type { EventRecorder } from '../runtime/events.js';
+import type { FinalizerFlow } from '../runtime/finalizers.js';
+import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
@@ -95,6 +97,21 @@ export interface ReconcilerContext {
   readonly ownWrites: OwnWrites;
   readonly now: () => Date;
   readonly log: Logger;
+}
+
+/**
+ * The finalizer every prediction object carries while it lives (one name per API group, as
+ * kubebuilder projects do), written as this operator; patches are remembered as our own writes.
+ */
+export function finalizerFlow(ctx: ReconcilerContext, which: keyof typeof resources, signal: AbortSignal): FinalizerFlow {
+  return {
+    client: ctx.client,
+    ref: resources[which],
+    finalizer: PREDICTION_FINALIZER,
+    fieldManager: FIELD_MANAGER,
+    signal,
+    onPatched: (before, after) => ctx.ownWrites.replaced(before, after),
+  };
 }
 
 export function createStatusWriters(client: KubeClient): ReconcilerContext['statusWriters'] {

@@ -28,7 +28,7 @@ export function registryServiceReconciler(ctx: ReconcilerContext): (req: Reconci
     const service = ctx.informers.registryServices.get(req.namespace, req.name);
     if (service === undefined || service.metadata.deletionTimestamp !== undefined) return Action.done();
     if (ctx.ownWrites.isStale(service)) return Action.done();
-    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute);
+    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
     return Action.done();
   };
 }

@@ -5,7 +5,7 @@
  * sends the key to per-key exponential backoff. A reconcile that throws never crashes the
  * process and never runs concurrently with itself for the same key.
  */
-import { errorKind } from './api-error.js';
+import { ApiError, errorKind } from './api-error.js';
 import { realClock, type Clock } from './clock.js';
 import type { Informer } from './informer.js';
 import { keyOf, splitKey, type KubeObject } from './kube-object.js';
@@ -19,15 +19,29 @@ export type ReconcileResult =
   /** Nothing until the next change event. */
   | { readonly action: 'done' }
   /** Again after a fixed delay (polling something that sends no events, a TTL). */
-  | { readonly action: 'requeueAfter'; readonly requeueAfterMs: number }
-  /** Again soon, with the key's backoff, without counting as an error. */
-  | { readonly action: 'requeue' };
+  | { readonly action: 'requeueAfter'; readonly requeueAfterMs: number };
 
 export const Action = {
   done: (): ReconcileResult => ({ action: 'done' }),
   requeueAfter: (ms: number): ReconcileResult => ({ action: 'requeueAfter', requeueAfterMs: ms }),
-  requeue: (): ReconcileResult => ({ action: 'requeue' }),
 } as const;
+
+/**
+ * A failure that retrying cannot fix (controller-runtime's `TerminalError`): the API server
+ * refused the request as forbidden (403) or invalid (422). The key is not retried with backoff;
+ * the next change of the object (or of what it watches) reconciles it again.
+ */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** Whether `err` is terminal: a `TerminalError`, or a 403/422 answer of the API server. */
+export function isTerminal(err: unknown): boolean {
+  return err instanceof TerminalError || (err instanceof ApiError && (err.status === 403 || err.status === 422));
+}
 
 export interface ReconcileRequest {
   /** `namespace/name`. */
@@ -36,7 +50,10 @@ export interface ReconcileRequest {
   readonly name: string;
   /** Carries `{controller, kind, namespace, name}`. */
   readonly log: Logger;
-  /** Aborted when the controller shuts down; long calls should honour it. */
+  /**
+   * Aborted when leadership is lost, or when a draining shutdown gave up waiting: pass it to
+   * every KubeClient call (`{ signal: req.signal }`) so a stopped controller writes nothing more.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -72,6 +89,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly stop = new AbortController();
+  /** The reconciles' signal: aborted with the run signal, or once a drain is over (in-flight work was given its time). */
+  private readonly cancel = new AbortController();
   private workers: Promise<void>[] = [];
 
   constructor(private readonly options: ControllerOptions<T>) {
@@ -145,9 +164,12 @@ export class Controller<T extends KubeObject = KubeObject> {
    * `signal` aborts or `shutdown` is called. Resolves once the workers stopped.
    */
   async run(signal: AbortSignal): Promise<void> {
-    const onAbort = (): void => this.stop.abort();
+    const onAbort = (): void => {
+      this.stop.abort();
+      this.cancel.abort();
+    };
     signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) this.stop.abort();
+    if (signal.aborted) onAbort();
     for (const informer of this.informers) {
       if (!(await informer.waitForSync(this.stop.signal))) break;
     }
@@ -170,7 +192,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   async shutdown(timeoutMs: number): Promise<boolean> {
     const drained = this.queue.shutDownWithDrain(timeoutMs);
     this.stop.abort();
-    return drained;
+    const finished = await drained;
+    this.cancel.abort();
+    return finished;
   }
 
   private async worker(): Promise<void> {
@@ -192,7 +216,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const started = this.clock.now();
     activeWorkers.inc({ controller: this.name });
     try {
-      const result = await this.options.reconcile({ key, namespace, name, log, signal: this.stop.signal });
+      const result = await this.options.reconcile({ key, namespace, name, log, signal: this.cancel.signal });
       switch (result.action) {
         case 'done':
           this.queue.forget(key);
@@ -203,16 +227,18 @@ export class Controller<T extends KubeObject = KubeObject> {
           this.queue.addAfter(key, result.requeueAfterMs);
           reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
           break;
-        case 'requeue':
-          this.queue.addRateLimited(key);
-          reconcileTotal.inc({ controller: this.name, result: 'requeue' });
-          break;
       }
     } catch (err) {
-      const kind = errorKind(err);
+      const kind = errorKind(err instanceof TerminalError ? err.cause : err);
       reconcileTotal.inc({ controller: this.name, result: 'error' });
       reconcileErrors.inc({ controller: this.name, kind });
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
+      if (isTerminal(err)) {
+        // Reported where users look by the reconciler; retrying would only repeat the refusal.
+        this.queue.forget(key);
+        log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind }, 'reconcile failed terminally; not retried until the object changes');
+        return;
+      }
       const retries = this.queue.numRequeues(key);
       log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind, retries }, 'reconcile failed; backing off');
       this.queue.addRateLimited(key);
