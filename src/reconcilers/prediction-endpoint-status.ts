@@ -4,7 +4,7 @@
  */
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { PredictionEndpointReason } from '../api/prediction/v1/conditions.js';
+import { Reasons, type PredictionEndpointReason } from '../api/common/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
@@ -48,7 +48,7 @@ export interface PredictionEndpointWorld {
 
 export interface PredictionEndpointOutcome {
   readonly status: PredictionEndpointStatus;
-  readonly verdict: ReadyVerdict;
+  readonly verdict: ReadyVerdict<PredictionEndpointReason>;
   /** Deleting and nothing references the endpoint any more: remove the finalizer. */
   readonly releaseFinalizer: boolean;
 }
@@ -79,19 +79,19 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   return { status, verdict, releaseFinalizer: deleting && models.length === 0 };
 }
 
-function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict {
+function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict<PredictionEndpointReason> {
   const { endpoint, models } = world;
   if (endpoint.metadata.deletionTimestamp !== undefined) {
-    if (models.length === 0) return { status: 'False', reason: 'Deleting', message: 'no DeployedModel references the endpoint; deleting' };
+    if (models.length === 0) return { status: 'False', reason: Reasons.Deleting, message: 'no DeployedModel references the endpoint; deleting' };
     const names = models.map((m) => m.metadata.name ?? '').sort();
     return {
       status: 'False',
-      reason: PredictionEndpointReason.DeletionBlocked,
+      reason: Reasons.DeletionBlocked,
       message: `deletion waits until ${names.length} DeployedModel(s) referencing this endpoint are undeployed: ${names.join(', ')}; delete them (after removing their ids from spec.trafficSplit)`,
     };
   }
   if (world.specErrors.length > 0) {
-    return { status: 'False', reason: PredictionEndpointReason.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   }
   const split = trafficSplitOf(endpoint.spec);
   const unresolved = trafficSplitProblems(split, deployedIds);
@@ -99,13 +99,13 @@ function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly stri
     const fields = unresolved.map((id) => `spec.trafficSplit[${id}]`).join(', ');
     return {
       status: 'False',
-      reason: PredictionEndpointReason.TrafficSplitUnresolved,
+      reason: Reasons.TrafficSplitUnresolved,
       message: `${fields}: names no deployed model of this endpoint (deployed: ${deployedIds.length === 0 ? 'none' : deployedIds.join(', ')}); create a DeployedModel with that spec.id or remove the key`,
     };
   }
   return {
     status: 'True',
-    reason: PredictionEndpointReason.Reconciled,
+    reason: Reasons.Reconciled,
     message: `${deployedIds.length} deployed model(s)`,
   };
 }

@@ -7,7 +7,7 @@ import type { KindDefinition } from '../api/common/kind.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { asStored, type ReconcilerContext, type resources } from './context.js';
 import { isConflict, isNotFound } from '../runtime/api-error.js';
-import { Reason } from '../runtime/conditions.js';
+import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { conditionsOf, isRecord, readyConditionOf, rfc3339, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
