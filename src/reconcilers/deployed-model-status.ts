@@ -4,19 +4,15 @@
  */
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { Reasons, type DeployedModelReason } from '../api/common/conditions.js';
+import { Reasons, type DeployedModelReason, type Written } from '../api/common/conditions.js';
+import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/deployed-model-schema.js';
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
 
-export interface DeployedModelStatus {
-  id?: string;
-  endpoint?: string;
-  deployTime?: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
+export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;
 
 export interface DeployedModelWorld {
   readonly model: KubeObject;

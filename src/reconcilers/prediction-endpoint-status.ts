@@ -4,34 +4,17 @@
  */
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { Reasons, type PredictionEndpointReason } from '../api/common/conditions.js';
+import { Reasons, type PredictionEndpointReason, type Written } from '../api/common/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
+import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
 
-export interface DeployedModelSummary {
-  id: string;
-  model: string;
-  displayName?: string;
-  createTime?: string;
-  deployedModelRef: string;
-  dedicatedResources?: { machineType?: string; minReplicaCount?: number; maxReplicaCount?: number };
-  automaticResources?: { minReplicaCount?: number; maxReplicaCount?: number };
-}
-
-export interface PredictionEndpointStatus {
-  name: string;
-  deployedModels: DeployedModelSummary[];
-  deployedModelCount: number;
-  createTime: string;
-  updateTime: string;
-  modelDeploymentMonitoringJob?: string;
-  etag: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
+export type PredictionEndpointStatus = Written<StoredStatus, 'name' | 'deployedModels' | 'deployedModelCount' | 'createTime' | 'updateTime' | 'etag' | 'observedGeneration' | 'conditions'>;
+export type { DeployedModelSummary };
 
 export interface PredictionEndpointWorld {
   readonly endpoint: KubeObject;

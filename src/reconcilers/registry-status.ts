@@ -8,33 +8,16 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { effectiveAnnotations } from '../api/registry/annotations.js';
 import { parentServiceName } from '../api/registry/names.js';
-import { Reasons, type RegistryEndpointReason, type RegistryServiceReason } from '../api/common/conditions.js';
+import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type Written } from '../api/common/conditions.js';
+import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
+import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
 import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
 
-export interface RegistryEndpointStatus {
-  /** spec.name as first accepted: the immutability defence compares against it. */
-  name?: string;
-  effectiveAnnotations: Record<string, string>;
-  createTime: string;
-  updateTime: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
-
-export interface ResolvedEndpoint {
-  name: string;
-  address?: string;
-  port?: number;
-  annotations?: Record<string, string>;
-}
-
-export interface RegistryServiceStatus {
-  endpoints: ResolvedEndpoint[];
-  effectiveAnnotations: Record<string, string>;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
+export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;
+export type RegistryServiceStatus = Written<StoredServiceStatus, 'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'>;
+export type { ResolvedEndpoint };
 
 export interface RegistryEndpointWorld {
   readonly endpoint: KubeObject;

@@ -116,6 +116,9 @@ export interface ReadyVerdict<R extends Reason = Reason> {
   readonly message: string;
 }
 
+/** A status type as the reconciler writes it: the schema's (`z.infer`) with the fields it always sets. */
+export type Written<S, K extends keyof S> = S & { [P in K]-?: Exclude<S[P], undefined> };
+
 /** The prefix of a conditions description before its reason list (the reasons test parses it). */
 export const REASONS_PREFIX = 'Ready reasons: ';
 
