@@ -71,7 +71,6 @@ export function createShard(options: ShardOptions): Shard {
     grace,
     ownWrites,
     now: options.now ?? (() => new Date()),
-    log,
   };
   const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });

@@ -12,7 +12,6 @@ import type { Informer } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import { StatusWriter } from '../runtime/status.js';
-import type { Logger } from '../runtime/logger.js';
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import type { IdAssignments } from './deployed-model-ids.js';
@@ -96,7 +95,6 @@ export interface ReconcilerContext {
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
   readonly now: () => Date;
-  readonly log: Logger;
 }
 
 /**

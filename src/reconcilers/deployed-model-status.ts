@@ -9,7 +9,7 @@ import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/d
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
-import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
 export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;

@@ -12,7 +12,7 @@ import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type 
 import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
 import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 /** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
 export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;

@@ -11,5 +11,5 @@ export { deployedModelSpecSchema, deployedModelStatusSchema, type DeployedModelS
 export { validatePredictionEndpoint } from './endpoint-validation.js';
 export { validateDeployedModel } from './deployed-model-validation.js';
 export { computeEtag, canonicalJson, jsonEqual } from './etag.js';
-export { trafficSplitProblems, nextDeployedModelId, compareIds } from './traffic.js';
+export { trafficSplitProblems, compareIds } from './traffic.js';
 export { endpointResourceName, PREDICTION_GROUP } from './names.js';
