@@ -75,47 +75,46 @@ export class RecordingApi {
 
   /** The client the shard is given. */
   client(): KubeClient {
-    const api = this;
     const fake = {
-      async list<T>(ref: ResourceRef, _ns: string | undefined, _opts?: ListOptions): Promise<ListResult<T>> {
-        return { items: [...api.bucket(ref.plural).values()].map((o) => structuredClone(o)) as T[], resourceVersion: String(api.rv) };
+      list: async <T,>(ref: ResourceRef, _ns: string | undefined, _opts?: ListOptions): Promise<ListResult<T>> => {
+        return { items: [...this.bucket(ref.plural).values()].map((o) => structuredClone(o)) as T[], resourceVersion: String(this.rv) };
       },
-      watch(ref: ResourceRef, _ns: string | undefined, _opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal, onOpen?: () => void): Promise<void> {
-        let set = api.watchers.get(ref.plural);
-        if (!set) api.watchers.set(ref.plural, (set = new Set()));
+      watch: (ref: ResourceRef, _ns: string | undefined, _opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal, onOpen?: () => void): Promise<void> => {
+        let set = this.watchers.get(ref.plural);
+        if (!set) this.watchers.set(ref.plural, (set = new Set()));
         set.add(onEvent);
         onOpen?.();
         return new Promise((resolve) => signal.addEventListener('abort', () => { set.delete(onEvent); resolve(); }, { once: true }));
       },
-      async get<T>(ref: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> {
-        api.calls.push(`get ${ref.plural} ${ns}/${name}`);
-        return structuredClone(api.bucket(ref.plural).get(`${ns}/${name}`)) as T | undefined;
+      get: async <T,>(ref: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> => {
+        this.calls.push(`get ${ref.plural} ${ns}/${name}`);
+        return structuredClone(this.bucket(ref.plural).get(`${ns}/${name}`)) as T | undefined;
       },
-      async patch<T>(ref: ResourceRef, ns: string | undefined, name: string, patch: { metadata?: { resourceVersion?: string; finalizers?: string[] }; status?: Record<string, unknown> }, opts: PatchOptions): Promise<T> {
+      patch: async <T,>(ref: ResourceRef, ns: string | undefined, name: string, patch: { metadata?: { resourceVersion?: string; finalizers?: string[] }; status?: Record<string, unknown> }, opts: PatchOptions): Promise<T> => {
         const what = opts.subresource === 'status' ? 'status' : 'object';
-        api.calls.push(`patch ${what} ${ref.plural} ${ns}/${name}`);
+        this.calls.push(`patch ${what} ${ref.plural} ${ns}/${name}`);
         if (opts.signal?.aborted) throw new Error('aborted');
-        if (what === 'object' && api.refuse.names.has(name)) {
-          throw api.refuse.status === 403 ? new ApiError(403, 'Forbidden', `refused ${name}`, {}) : new ApiError(500, 'InternalError', `failed ${name}`, {});
+        if (what === 'object' && this.refuse.names.has(name)) {
+          throw this.refuse.status === 403 ? new ApiError(403, 'Forbidden', `refused ${name}`, {}) : new ApiError(500, 'InternalError', `failed ${name}`, {});
         }
-        const o = api.bucket(ref.plural).get(`${ns}/${name}`);
+        const o = this.bucket(ref.plural).get(`${ns}/${name}`);
         if (!o) throw new ApiError(404, 'NotFound', `${name} not found`, {});
         if (patch.metadata?.resourceVersion !== undefined && patch.metadata.resourceVersion !== o.metadata.resourceVersion) {
           throw new ApiError(409, 'Conflict', 'the object has been modified', {});
         }
         if (what === 'status') o.status = mergePatch(o.status, patch.status) as Record<string, unknown>;
         else if (patch.metadata?.finalizers !== undefined) o.metadata.finalizers = patch.metadata.finalizers;
-        o.metadata.resourceVersion = String(++api.rv);
+        o.metadata.resourceVersion = String(++this.rv);
         if (o.metadata.deletionTimestamp !== undefined && (o.metadata.finalizers ?? []).length === 0) {
-          api.bucket(ref.plural).delete(keyOf(o));
-          api.emit(ref.plural, 'DELETED', o);
+          this.bucket(ref.plural).delete(keyOf(o));
+          this.emit(ref.plural, 'DELETED', o);
         } else {
-          api.emit(ref.plural, 'MODIFIED', o);
+          this.emit(ref.plural, 'MODIFIED', o);
         }
         return structuredClone(o) as T;
       },
-      async create<T>(_ref: ResourceRef, _ns: string | undefined, body: T): Promise<T> {
-        api.calls.push('create event');
+      create: async <T,>(_ref: ResourceRef, _ns: string | undefined, body: T): Promise<T> => {
+        this.calls.push('create event');
         return body;
       },
     };
