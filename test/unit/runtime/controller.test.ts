@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
-import { Action, Controller, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
+import { Action, Controller, isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
@@ -213,6 +213,38 @@ describe('Controller', () => {
     const either = Predicates.or(Predicates.labelsChanged, Predicates.generationChanged);
     expect(either(a, { metadata: { ...a.metadata, generation: 2 } })).toBe(true);
     expect(either(a, { ...a, status: { s: 1 } })).toBe(false);
+  });
+
+  it('req.signal stays live while a draining shutdown waits, and aborts once the drain is over', async () => {
+    let release: () => void = () => undefined;
+    let signal: AbortSignal | undefined;
+    const { controller } = start([obj('a', '1')], async (req) => {
+      signal = req.signal;
+      await new Promise<void>((r) => (release = r));
+      return Action.done();
+    });
+    await flushMicrotasks();
+    const drained = controller.shutdown(10_000);
+    await flushMicrotasks();
+    expect(signal?.aborted).toBe(false); // in-flight work may still write
+    release();
+    expect(await drained).toBe(true);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('a terminal error (403) is not retried; a retryable one backs off', async () => {
+    const calls: string[] = [];
+    const { clock } = start([obj('forbidden', '1'), obj('flaky', '1')], async (req) => {
+      calls.push(req.name);
+      throw new ApiError(req.name === 'forbidden' ? 403 : 500, req.name === 'forbidden' ? 'Forbidden' : 'InternalError', 'no', {});
+    });
+    await flushMicrotasks();
+    await clock.advance(1_000);
+    expect(calls.filter((c) => c === 'forbidden')).toHaveLength(1);
+    expect(calls.filter((c) => c === 'flaky').length).toBeGreaterThan(3);
+    expect(isTerminal(new TerminalError(new Error('x')))).toBe(true);
+    expect(isTerminal(new ApiError(422, 'Invalid', 'bad', {}))).toBe(true);
+    expect(isTerminal(new ApiError(409, 'Conflict', 'c', {}))).toBe(false);
   });
 
   it('shutdown drains the in-flight reconcile and stops taking keys', async () => {
