@@ -5,6 +5,7 @@
  * sends the key to per-key exponential backoff. A reconcile that throws never crashes the
  * process and never runs concurrently with itself for the same key.
  */
+import { setMaxListeners } from 'node:events';
 import { ApiError, errorKind } from './api-error.js';
 import { realClock, type Clock } from './clock.js';
 import type { Informer } from './informer.js';
@@ -97,6 +98,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger).child({ controller: options.name });
+    // Every in-flight request of every worker listens on the reconcile signal: with --workers 16
+    // that is 16 listeners by design, not the leak Node's default limit of 10 warns about.
+    setMaxListeners(Math.max(1, options.workers ?? 2) + 10, this.cancel.signal);
     this.queue = new WorkQueue({
       name: options.name,
       clock: this.clock,
