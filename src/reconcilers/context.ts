@@ -18,7 +18,7 @@ import type { IdAssignments } from './deployed-model-ids.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
 import { parentOf } from './registry-status.js';
-import { stringAt } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 export const FIELD_MANAGER = 'endpoint-operator';
 
@@ -53,7 +53,7 @@ export const Index = {
 } as const;
 
 export function modelEndpointKey(model: KubeObject): string | undefined {
-  const name = stringAt(model.spec, 'endpointRef', 'name');
+  const name = specOf.deployedModel(model).endpointRef?.name;
   return name === undefined ? undefined : objectKey(model.metadata.namespace, name);
 }
 
@@ -63,7 +63,7 @@ export function endpointParentKey(endpoint: KubeObject): string | undefined {
 }
 
 export function serviceNameKey(service: KubeObject): string | undefined {
-  const name = stringAt(service.spec, 'name');
+  const name = specOf.registryService(service).name;
   return name === undefined ? undefined : objectKey(service.metadata.namespace, name);
 }
 

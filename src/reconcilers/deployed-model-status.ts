@@ -10,6 +10,7 @@ import { endpointResourceName } from '../api/prediction/v1/names.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
 export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;
@@ -56,7 +57,7 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
 
 function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<DeployedModelReason> {
   const { model, endpoint, state } = world;
-  const endpointName = stringAt(model.spec, 'endpointRef', 'name') ?? '';
+  const endpointName = specOf.deployedModel(model).endpointRef?.name ?? '';
   if (model.metadata.deletionTimestamp !== undefined) {
     if (traffic > 0 && state?.state === 'deployed') {
       return {

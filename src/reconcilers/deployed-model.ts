@@ -10,7 +10,8 @@ import type { KubeObject } from '../runtime/kube-object.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
 import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
-import { rfc3339, stringAt } from './status-common.js';
+import { rfc3339 } from './status-common.js';
+import { specOf } from './typed-spec.js';
 import { writeStatus, type StatusComputation } from './status-write.js';
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
@@ -22,7 +23,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     return key === undefined ? [model] : ctx.informers.deployedModels.byIndex(Index.modelsByEndpoint, key);
   };
   const endpointOf = (model: KubeObject): KubeObject | undefined => {
-    const name = stringAt(model.spec, 'endpointRef', 'name');
+    const name = specOf.deployedModel(model).endpointRef?.name;
     return name === undefined ? undefined : ctx.informers.predictionEndpoints.get(model.metadata.namespace, name);
   };
 
