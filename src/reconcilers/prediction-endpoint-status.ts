@@ -10,6 +10,7 @@ import { endpointResourceName } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
 import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
+import { specOf } from './typed-spec.js';
 import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
@@ -114,27 +115,26 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
   return a > b ? a : b;
 }
 
+/** Called for deployed models only, whose spec passed validation: every field is there, typed. */
 function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
-  const spec = isRecord(model.spec) ? model.spec : {};
-  const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '' };
-  const displayName = stringAt(spec, 'displayName');
-  if (displayName !== undefined) summary.displayName = displayName;
+  const spec = specOf.deployedModel(model);
+  const summary: DeployedModelSummary = { id, model: spec.model ?? '', deployedModelRef: model.metadata.name ?? '' };
+  if (spec.displayName !== undefined) summary.displayName = spec.displayName;
   const createTime = deployTimeOf(model, endpoint);
   if (createTime !== undefined) summary.createTime = createTime;
-  const dedicated = isRecord(spec.dedicatedResources) ? spec.dedicatedResources : undefined;
+  const dedicated = spec.dedicatedResources;
   if (dedicated !== undefined) {
     const d: NonNullable<DeployedModelSummary['dedicatedResources']> = {};
-    const machineType = stringAt(dedicated, 'machineSpec', 'machineType');
-    if (machineType !== undefined) d.machineType = machineType;
-    if (typeof dedicated.minReplicaCount === 'number') d.minReplicaCount = dedicated.minReplicaCount;
-    if (typeof dedicated.maxReplicaCount === 'number') d.maxReplicaCount = dedicated.maxReplicaCount;
+    if (dedicated.machineSpec?.machineType !== undefined) d.machineType = dedicated.machineSpec.machineType;
+    if (dedicated.minReplicaCount !== undefined) d.minReplicaCount = dedicated.minReplicaCount;
+    if (dedicated.maxReplicaCount !== undefined) d.maxReplicaCount = dedicated.maxReplicaCount;
     summary.dedicatedResources = d;
   }
-  const automatic = isRecord(spec.automaticResources) ? spec.automaticResources : undefined;
+  const automatic = spec.automaticResources;
   if (automatic !== undefined) {
     const a: NonNullable<DeployedModelSummary['automaticResources']> = {};
-    if (typeof automatic.minReplicaCount === 'number') a.minReplicaCount = automatic.minReplicaCount;
-    if (typeof automatic.maxReplicaCount === 'number') a.maxReplicaCount = automatic.maxReplicaCount;
+    if (automatic.minReplicaCount !== undefined) a.minReplicaCount = automatic.minReplicaCount;
+    if (automatic.maxReplicaCount !== undefined) a.maxReplicaCount = automatic.maxReplicaCount;
     summary.automaticResources = a;
   }
   return summary;
