@@ -1,5 +1,5 @@
 import { fieldErrors, type FieldError } from './common/field-error.js';
-import { isPlainObject, keyInPath } from './common/text.js';
+import { isRecord, keyInPath } from './common/text.js';
 import { PREDICTION_GROUP } from './prediction/v1/names.js';
 import { parentServiceName } from './registry/names.js';
 
@@ -39,7 +39,7 @@ const REGISTRY_GROUP = 'registry.endpoint-operator.dev';
 
 function parse(m: SetMember): Parsed | undefined {
   const o = m.object;
-  if (!isPlainObject(o) || !isPlainObject(o.metadata) || !isPlainObject(o.spec) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return undefined;
+  if (!isRecord(o) || !isRecord(o.metadata) || !isRecord(o.spec) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return undefined;
   const group = o.apiVersion.split('/')[0];
   if (group !== PREDICTION_GROUP && group !== REGISTRY_GROUP) return undefined;
   const namespace = typeof o.metadata.namespace === 'string' ? o.metadata.namespace : '';
@@ -79,7 +79,7 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
   const endpointNames = new Set(endpoints.map((e) => `${e.namespace}\n${e.name}`));
   const modelIds = new Map<string, Parsed>();
   for (const m of models) {
-    const ref = isPlainObject(m.spec.endpointRef) ? str(m.spec.endpointRef.name) : undefined;
+    const ref = isRecord(m.spec.endpointRef) ? str(m.spec.endpointRef.name) : undefined;
     if (ref === undefined) continue;
     if (!endpointNames.has(`${m.namespace}\n${ref}`)) {
       findings.push({
@@ -102,7 +102,7 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
   }
 
   for (const e of endpoints) {
-    if (!isPlainObject(e.spec.trafficSplit)) continue;
+    if (!isRecord(e.spec.trafficSplit)) continue;
     for (const id of Object.keys(e.spec.trafficSplit)) {
       if (modelIds.has(`${e.namespace}\n${e.name}\n${id}`)) continue;
       findings.push({

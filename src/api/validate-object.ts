@@ -2,7 +2,7 @@ import { fieldErrors, type FieldError } from './common/field-error.js';
 import type { ValidationOptions } from './common/kind.js';
 import { malformedTextErrors } from './common/malformed-text.js';
 import { validateObjectMeta } from './common/object-meta.js';
-import { isPlainObject } from './common/text.js';
+import { isRecord } from './common/text.js';
 import { unknownFieldFindings } from './common/unknown-fields.js';
 import { allKinds, findKind } from './kinds.js';
 
@@ -38,12 +38,12 @@ export interface ObjectValidationOptions extends ValidationOptions {
  * would drop them). Never throws.
  */
 export function validateObject(obj: unknown, oldObj: unknown, options: ObjectValidationOptions): ObjectVerdict {
-  if (!isPlainObject(obj)) {
+  if (!isRecord(obj)) {
     return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
   }
   const apiVersion = str(obj.apiVersion);
   const kind = str(obj.kind);
-  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
   const identity = {
     ...(apiVersion === undefined ? {} : { apiVersion }),
     ...(kind === undefined ? {} : { kind }),

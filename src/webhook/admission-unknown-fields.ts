@@ -1,5 +1,5 @@
 import type { KindDefinition } from '../api/common/kind.js';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import { unknownFieldFindings } from '../api/common/unknown-fields.js';
 import type { AdmissionRequest } from './admission-review.js';
 
@@ -21,7 +21,7 @@ const MAX_LAST_APPLIED_CHARS = 262_144;
 const MAX_WARNINGS = 20;
 
 function lastApplied(obj: unknown): string | undefined {
-  if (!isPlainObject(obj) || !isPlainObject(obj.metadata) || !isPlainObject(obj.metadata.annotations)) return undefined;
+  if (!isRecord(obj) || !isRecord(obj.metadata) || !isRecord(obj.metadata.annotations)) return undefined;
   const text = obj.metadata.annotations[LAST_APPLIED_ANNOTATION];
   return typeof text === 'string' && text.length <= MAX_LAST_APPLIED_CHARS ? text : undefined;
 }
@@ -41,7 +41,7 @@ export function unknownFieldWarnings(request: AdmissionRequest, kinds: readonly 
   } catch {
     return [];
   }
-  if (!isPlainObject(applied) || typeof applied.apiVersion !== 'string' || applied.kind !== request.kind.kind) return [];
+  if (!isRecord(applied) || typeof applied.apiVersion !== 'string' || applied.kind !== request.kind.kind) return [];
   // The manifest's own version: a v1beta1 manifest may reach a webhook registered for v1 (matchPolicy Equivalent).
   const slash = applied.apiVersion.indexOf('/');
   const group = applied.apiVersion.slice(0, slash);

@@ -9,3 +9,4 @@ export * from './unset.js';
 export * from './unknown-fields.js';
 export * from './malformed-text.js';
 export * from './project-number.js';
+export * from './conditions.js';

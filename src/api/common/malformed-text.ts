@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { fieldErrors, type FieldError } from './field-error.js';
 import { formatPath } from './field-path.js';
 import { isRecordAt } from './schema-walk.js';
-import { isPlainObject, isWellFormedText } from './text.js';
+import { isRecord, isWellFormedText } from './text.js';
 
 /**
  * Strings that are not Unicode text: a lone UTF-16 surrogate, which a JSON or YAML `"\ud800"`
@@ -14,7 +14,7 @@ import { isPlainObject, isWellFormedText } from './text.js';
  * Walks keys and values of `metadata` and `spec`; a YAML alias is walked once.
  */
 export function malformedTextErrors(obj: unknown, specSchema: z.ZodType): FieldError[] {
-  if (!isPlainObject(obj)) return [];
+  if (!isRecord(obj)) return [];
   const walk: Walk = { specSchema, errors: [], seen: new WeakSet<object>(), segments: [] };
   for (const top of ['metadata', 'spec'] as const) {
     walk.segments.push(top);

@@ -3,7 +3,7 @@ import { fieldErrors, type FieldError } from './field-error.js';
 import { FieldPath } from './field-path.js';
 import type { KindDefinition, KindVersion } from './kind.js';
 import { nodeOf, type Node } from './schema-walk.js';
-import { isPlainObject, keyInPath } from './text.js';
+import { isRecord, keyInPath } from './text.js';
 
 /**
  * Fields a version does not have: `spec.adress`, v1 `spec.network`, v1beta1 `spec.annotations`.
@@ -32,11 +32,11 @@ const OBJECT_META = [
  * status is ignored on create (status subresource) and is the operator's to write.
  */
 export function unknownFields(specSchema: z.ZodType, obj: unknown): UnknownField[] {
-  if (!isPlainObject(obj)) return [];
+  if (!isRecord(obj)) return [];
   const found: UnknownField[] = [];
   const root = FieldPath.root();
   for (const key of Object.keys(obj)) if (!TOP_LEVEL.includes(key)) found.push(unknown(root, key, TOP_LEVEL));
-  if (isPlainObject(obj.metadata)) {
+  if (isRecord(obj.metadata)) {
     for (const key of Object.keys(obj.metadata)) if (!OBJECT_META.includes(key)) found.push(unknown(root.child('metadata'), key, OBJECT_META));
   }
   walk(nodeOf(specSchema), obj.spec, root.child('spec'), found, 0);
@@ -48,7 +48,7 @@ const MAX_DEPTH = 32;
 
 function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[], depth: number): void {
   if (depth > MAX_DEPTH) return;
-  if (node.kind === 'object' && isPlainObject(value)) {
+  if (node.kind === 'object' && isRecord(value)) {
     for (const key of Object.keys(value)) {
       const field = node.field(key);
       if (field === undefined) {
@@ -59,7 +59,7 @@ function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[]
       // Only containers can hold unknown fields; a scalar field needs no path.
       if (child.kind === 'object' || child.kind === 'map' || child.kind === 'list') walk(child, value[key], path.child(key), found, depth + 1);
     }
-  } else if (node.kind === 'map' && isPlainObject(value)) {
+  } else if (node.kind === 'map' && isRecord(value)) {
     const valueNode = nodeOf(node.value);
     if (valueNode.kind === 'object' || valueNode.kind === 'list' || valueNode.kind === 'map') {
       for (const [key, v] of Object.entries(value)) walk(valueNode, v, path.key(keyInPath(key)), found, depth + 1);

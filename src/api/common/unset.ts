@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { isEmptyUnset, nodeOf } from './schema-walk.js';
-import { isPlainObject } from './text.js';
+import { isRecord } from './text.js';
 
 /**
  * The one place that decides what "unset" is, for every field of every kind, present and future:
@@ -18,7 +18,7 @@ import { isPlainObject } from './text.js';
  */
 export function withoutUnset(schema: z.ZodType, value: unknown): unknown {
   const node = nodeOf(schema);
-  if ((node.kind === 'object' || node.kind === 'map') && isPlainObject(value)) {
+  if ((node.kind === 'object' || node.kind === 'map') && isRecord(value)) {
     // Copy on write: a spec without unset values (the common case) comes back as it went in.
     let out: Record<string, unknown> | undefined;
     const keys = Object.keys(value);

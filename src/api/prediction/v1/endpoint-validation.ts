@@ -1,4 +1,4 @@
-import { codePointLength, isPlainObject, keyInPath } from '../../common/text.js';
+import { codePointLength, isRecord, keyInPath } from '../../common/text.js';
 import { withoutUnset } from '../../common/unset.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
@@ -11,24 +11,24 @@ import { DEPLOYED_MODEL_ID, LABEL_KEY, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_L
 const spec = FieldPath.root('spec');
 
 /**
- * Every rule of a PredictionEndpoint (DESIGN.md "PredictionEndpoint"; where it is silent, Vertex AI's
+ * Every rule of a PredictionEndpoint (the README's PredictionEndpoint rules; where they are silent, Vertex AI's
  * Endpoint). `oldObj` is the stored object on UPDATE, anything else on CREATE. Pure; never throws.
  */
 export function validatePredictionEndpoint(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
-  if (!isPlainObject(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
+  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
   // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
   const raw = withoutUnset(predictionEndpointSpecSchema, obj.spec);
   const decoded = decodeFields(predictionEndpointSpecSchema, raw, ['spec'], ['labels', 'trafficSplit']);
   const errors = [...decoded.errors];
   const warnings: string[] = [];
-  if (isPlainObject(raw)) {
+  if (isRecord(raw)) {
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...labelErrors(raw.labels));
     errors.push(...trafficSplitErrors(raw.trafficSplit));
     errors.push(...networkErrors(raw, warnings));
     errors.push(...loggingErrors(decoded.value));
-    const oldSpec = isPlainObject(oldObj) ? withoutUnset(predictionEndpointSpecSchema, oldObj.spec) : undefined;
-    errors.push(...etagErrors(raw, isPlainObject(oldObj) ? { ...oldObj, spec: oldSpec } : oldObj));
+    const oldSpec = isRecord(oldObj) ? withoutUnset(predictionEndpointSpecSchema, oldObj.spec) : undefined;
+    errors.push(...etagErrors(raw, isRecord(oldObj) ? { ...oldObj, spec: oldSpec } : oldObj));
   }
   return { errors, warnings };
 }
@@ -46,7 +46,7 @@ function displayNameErrors(value: Partial<PredictionEndpointSpec>): FieldError[]
 export function labelErrors(labels: unknown): FieldError[] {
   const path = spec.child('labels');
   if (labels === undefined || labels === null) return [];
-  if (!isPlainObject(labels)) return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
+  if (!isRecord(labels)) return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
   const errors: FieldError[] = [];
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) {
@@ -72,7 +72,7 @@ export function labelErrors(labels: unknown): FieldError[] {
 export function trafficSplitErrors(split: unknown): FieldError[] {
   const path = spec.child('trafficSplit');
   if (split === undefined || split === null) return [];
-  if (!isPlainObject(split)) return [fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage')];
+  if (!isRecord(split)) return [fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage')];
   const errors: FieldError[] = [];
   let sum = 0;
   let allValid = true;
@@ -125,9 +125,9 @@ function loggingErrors(value: Partial<PredictionEndpointSpec>): FieldError[] {
  */
 function etagErrors(newSpec: Record<string, unknown>, oldObj: unknown): FieldError[] {
   const etag = newSpec.etag;
-  if (typeof etag !== 'string' || etag === '' || !isPlainObject(oldObj)) return [];
+  if (typeof etag !== 'string' || etag === '' || !isRecord(oldObj)) return [];
   if (!specChanged(oldObj.spec, newSpec)) return [];
-  const current = isPlainObject(oldObj.status) && typeof oldObj.status.etag === 'string' ? oldObj.status.etag : undefined;
+  const current = isRecord(oldObj.status) && typeof oldObj.status.etag === 'string' ? oldObj.status.etag : undefined;
   if (etag === current) return [];
   const why = current === undefined ? 'the stored object has no status.etag yet (the operator has not reconciled it)' : `the stored object's status.etag is ${JSON.stringify(current)}`;
   return [
@@ -141,7 +141,7 @@ function etagErrors(newSpec: Record<string, unknown>, oldObj: unknown): FieldErr
 
 /** Whether two specs differ other than in `etag`, independent of key order. */
 function specChanged(oldSpec: unknown, newSpec: Record<string, unknown>): boolean {
-  if (!isPlainObject(oldSpec)) return true;
+  if (!isRecord(oldSpec)) return true;
   const { etag: _old, ...oldRest } = oldSpec;
   const { etag: _new, ...newRest } = newSpec;
   return !jsonEqual(oldRest, newRest);
