@@ -103,7 +103,7 @@ function upstreamMessage(res: UpstreamResponse): string {
 }
 
 /** A model server's non-2xx answer to :predict / :explain, as the gateway's error. */
-function answerError(model: ResolvedModel, res: UpstreamResponse): GoogleApiError {
+export function answerError(model: ResolvedModel, res: UpstreamResponse): GoogleApiError {
   const prefix = `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${res.target.origin} answered ${res.status}`;
   const detail = upstreamMessage(res);
   const message = `${prefix}${detail !== '' ? `: ${detail}` : ''}`;
@@ -114,7 +114,7 @@ function answerError(model: ResolvedModel, res: UpstreamResponse): GoogleApiErro
   return new GoogleApiError('INTERNAL', message, 502);
 }
 
-function failureError(model: ResolvedModel, err: UpstreamFailure): GoogleApiError {
+export function failureError(model: ResolvedModel, err: UpstreamFailure): GoogleApiError {
   const who = `Deployed model ${model.id} (${model.deployedModelName})`;
   switch (err.kind) {
     case 'connect':
