@@ -3,7 +3,7 @@
  * `POST /v1/models/{name}:predict` {instances} → {predictions}, `POST /v1/models/{name}:explain`
  * {instances} → {explanations, predictions} with per-feature attributions.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { explain, InstanceError, predict, toPayment, type FraudModelVersion } from './fraud-model.js';
 import { readJson, sendJson } from './http-json.js';
 

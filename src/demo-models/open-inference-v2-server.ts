@@ -7,7 +7,7 @@
  * [n,5] with the features in FEATURES order (any name; the gateway names it `instances`).
  * Outputs: `fraudProbability` FP64 [n] and `label` BYTES [n].
  */
-import http from 'node:http';
+import type http from 'node:http';
 import { explain, FEATURES, InstanceError, predict, toPayment, type FraudModelVersion, type Payment } from './fraud-model.js';
 import { readJson, sendJson } from './http-json.js';
 
