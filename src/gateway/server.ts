@@ -18,10 +18,13 @@
  * Plugins are registered before `start()`, each in its own fastify encapsulation context (so their
  * content-type parsers and hooks stay theirs); errors they throw as `GoogleApiError` are answered in
  * Google's JSON error form by the root error handler, as are unknown paths (404 NOT_FOUND) and
- * oversized bodies (413). The prediction routes (prediction-routes.ts) are the first plugin.
+ * oversized bodies (413). `POST /v1/projects/{p}/locations/{l}/endpoints/{e}:{method}` is answered
+ * ahead of fastify by prediction-handler.ts (the data plane's hot path), so plugins must not use that
+ * path; every other path is theirs.
  * Health (`/healthz`, `/readyz`: informers synced) and `/metrics` are served on a separate port.
  */
 import fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
@@ -31,7 +34,7 @@ import { Manager } from '../runtime/manager.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
-import { registerPredictionRoutes } from './prediction-routes.js';
+import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
 import { RequestLogger } from './request-log.js';
 import { RoutingTable } from './routing-table.js';
 import { TrafficSplitter } from './traffic-split.js';
@@ -91,7 +94,21 @@ export class GatewayServer {
     };
     this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
     const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-    this.app = fastify({ bodyLimit, logger: false, return503OnClosing: true, keepAliveTimeout: 65_000 });
+    const splitter = new TrafficSplitter();
+    const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
+      payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
+      maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
+    });
+    const sticky = options.stickyHeader?.trim().toLowerCase();
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit });
+    // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
+    this.app = fastify({
+      bodyLimit,
+      logger: false,
+      return503OnClosing: true,
+      serverFactory: (handler) =>
+        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => (isPredictionRequest(req) ? predictions.serve(req, res) : handler(req, res))),
+    });
     this.app.setErrorHandler((err: FastifyError, _request, reply) => {
       if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -103,15 +120,6 @@ export class GatewayServer {
     });
     this.app.setNotFoundHandler((request, reply) =>
       sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${request.url.split('?')[0] ?? ''} was not found on this server.`)));
-    const splitter = new TrafficSplitter();
-    const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
-      payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
-      maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
-    });
-    const sticky = options.stickyHeader?.trim().toLowerCase();
-    this.register((app) =>
-      registerPredictionRoutes(app, { routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit }),
-    );
   }
 
   static async create(options: GatewayOptions): Promise<GatewayServer> {

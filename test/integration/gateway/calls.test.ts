@@ -5,11 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain, FRAUD_MODEL_VERSIONS, predict, startDemoModelServer, toPayment, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
-import type { GatewayServer } from '../../../src/gateway/server.js';
+import { GoogleApiError } from '../../../src/gateway/google-errors.js';
+import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
+import { resources } from '../../../src/reconcilers/context.js';
 import { gatewayRequests } from '../../../src/gateway/metrics.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { request } from 'undici';
+import { apply, CapturedLog, client, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
 
 let env: GatewayEnv;
 let v1Server: RunningDemoModelServer;
@@ -45,7 +48,15 @@ beforeAll(async () => {
   names.closed = await waitDeployed(ns, 'closed', []);
   names.recorded = await waitDeployed(ns, 'recorded', ['9']);
   names.nowhere = await waitDeployed(ns, 'nowhere', ['8']);
-  ({ gateway, url: base } = await startGateway(env, log.logger));
+  // A route plugin as the registry lookup is mounted: it shares the gateway's informers.
+  const plugin: GatewayPlugin = (app, ctx) => {
+    const pes = ctx.manager.informer(resources.predictionEndpoints, env.namespace);
+    app.get('/v1/probe/endpoints', async () => ({ count: pes.list(env.namespace).length }));
+    app.get('/v1/probe/refused', async () => {
+      throw new GoogleApiError('PERMISSION_DENIED', 'not for you');
+    });
+  };
+  ({ gateway, url: base } = await startGateway(env, log.logger, {}, [plugin]));
 });
 
 afterAll(async () => {
@@ -161,6 +172,20 @@ describe('errors in Google JSON error form', () => {
     for (let i = 0; i < 50 && r.json?.error?.message?.includes('has no ready endpoint'); i++) r = await post(call(name, 'predict'), { instances: [usual] });
     expect(r.status, r.text).toBe(503);
     expect(r.json.error.message).toMatch(/Deployed model 7 \(dead-model\): no model server endpoint accepted a connection: .*ECONNREFUSED/);
+  });
+});
+
+describe('route plugins', () => {
+  it('serve next to the prediction calls from the same informer caches, with Google errors and 404s', async () => {
+    const count = await request(`${base}/v1/probe/endpoints`, { dispatcher: client });
+    expect(count.statusCode).toBe(200);
+    expect(await count.body.json()).toEqual({ count: 7 });
+    const refused = await request(`${base}/v1/probe/refused`, { dispatcher: client });
+    expect(refused.statusCode).toBe(403);
+    expect(await refused.body.json()).toEqual({ error: { code: 403, status: 'PERMISSION_DENIED', message: 'not for you' } });
+    const missing = await request(`${base}/v1/projects/p/locations/l/models/m`, { dispatcher: client });
+    expect(missing.statusCode).toBe(404);
+    expect(((await missing.body.json()) as { error: { status: string } }).error.status).toBe('NOT_FOUND');
   });
 });
 

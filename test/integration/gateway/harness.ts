@@ -12,7 +12,7 @@ import yaml from 'js-yaml';
 import { pino, type Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
-import { GatewayServer } from '../../../src/gateway/server.js';
+import { GatewayServer, type GatewayPlugin } from '../../../src/gateway/server.js';
 import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { apply, eventually, getJson, installCrds, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
@@ -105,7 +105,9 @@ export class CapturedLog {
   }));
 }
 
-export async function startGateway(env: GatewayEnv, log: Logger, overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {}): Promise<{ gateway: GatewayServer; url: string }> {
+export async function startGateway(
+  env: GatewayEnv, log: Logger, overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {}, plugins: readonly GatewayPlugin[] = [],
+): Promise<{ gateway: GatewayServer; url: string }> {
   const gateway = await GatewayServer.create({
     client: env.operator.client,
     namespaces: [env.namespace],
@@ -117,6 +119,7 @@ export async function startGateway(env: GatewayEnv, log: Logger, overrides: Part
     stickyHeader: 'x-eo-sticky-key',
     ...overrides,
   });
+  for (const plugin of plugins) gateway.register(plugin);
   const { port } = await gateway.start();
   return { gateway, url: `http://127.0.0.1:${port}` };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerError, failureError } from '../../../src/gateway/prediction-routes.js';
+import { answerError, failureError } from '../../../src/gateway/prediction-errors.js';
 import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError } from '../../../src/gateway/protocols.js';
 import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
 import { UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
