@@ -110,7 +110,9 @@ export const deployedModelSpecSchema = z.object({
     .extend({
       service: backendServiceRefSchema
         .extend({ port: z.unknown().meta({ 'x-kubernetes-int-or-string': true, description: 'port of the Service: its number or its name; required.' }) })
-        .optional(),
+        .optional()
+        .meta({ description: 'service names a Service in the same namespace; exactly one of service and url; optional.' }),
+      url: backendSchema.shape.url.meta({ description: 'url of a model server outside the cluster, for example https://models.example.com:8443; exactly one of service and url; optional.' }),
     })
     .optional().meta({ description: 'backend is the model server that serves this deployed model (a Service port or a URL, its protocol and model name); without it the model is recorded, not callable; optional.' }),
 });
