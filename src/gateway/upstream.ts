@@ -6,7 +6,7 @@
  * is safe to send again); one deadline covers the whole call, retry included; the caller's signal
  * (the client went away) aborts the exchange at once.
  */
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { OutlierDetector, type FailureKind } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
 
@@ -113,26 +113,11 @@ export class UpstreamClient {
   }
 
   private async once(target: Target, request: UpstreamRequest, deadline: AbortSignal, client: AbortSignal, retried: boolean): Promise<UpstreamResponse> {
-    let answered = false;
     try {
-      const res = await this.agent.request({
-        origin: target.origin,
-        path: target.basePath + request.path,
-        method: 'POST',
-        headers: request.headers,
-        body: request.body,
-        signal: deadline,
-      });
-      answered = true;
-      const length = Number(res.headers['content-length'] ?? 0);
-      if (length > this.maxResponseBytes) {
-        res.body.destroy();
-        throw new UpstreamFailure('too-large', `the model server answered ${length} bytes, more than the ${this.maxResponseBytes} read`);
-      }
-      const body = Buffer.from(await res.body.arrayBuffer());
-      if (res.statusCode === 502 || res.statusCode === 503 || res.statusCode === 504) this.outliers.failure(target.origin, 'gateway');
+      const res = await this.exchange(target, request, deadline);
+      if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
-      return { status: res.statusCode, headers: res.headers, body, target, retried };
+      return { ...res, target, retried };
     } catch (err) {
       if (err instanceof UpstreamFailure) throw err;
       if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
@@ -145,8 +130,69 @@ export class UpstreamClient {
       this.outliers.failure(target.origin, kind);
       const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
       if (kind === 'connect') throw new UpstreamFailure('connect', message);
-      throw new UpstreamFailure(!answered && RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
+      throw new UpstreamFailure((err as { answered?: boolean }).answered !== true && RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
     }
+  }
+
+  /**
+   * One HTTP exchange through undici's dispatcher with a minimal handler: the answer is collected as
+   * buffers, without the stream and async-resource machinery of `request()` (the data plane's hot path).
+   */
+  private exchange(target: Target, request: UpstreamRequest, signal: AbortSignal): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let status = 0;
+      let headers: Record<string, string | string[] | undefined> = {};
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const onAbort = (): void => {
+        const err = new Error('aborted');
+        if (controller !== undefined) controller.abort(err);
+        fail(err);
+      };
+      if (signal.aborted) return fail(new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.agent.dispatch(
+        { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: request.headers, body: request.body },
+        {
+          onRequestStart: (c) => {
+            controller = c;
+            if (signal.aborted) c.abort(new Error('aborted'));
+          },
+          onResponseStart: (c, statusCode, responseHeaders) => {
+            status = statusCode;
+            headers = responseHeaders as Record<string, string | string[] | undefined>;
+            const length = Number(responseHeaders['content-length'] ?? 0);
+            if (length > this.maxResponseBytes) {
+              c.abort(new UpstreamFailure('too-large', `the model server answered ${length} bytes, more than the ${this.maxResponseBytes} read`));
+            }
+          },
+          onResponseData: (c, chunk) => {
+            size += chunk.length;
+            if (size > this.maxResponseBytes) c.abort(new UpstreamFailure('too-large', `the model server answered more than ${this.maxResponseBytes} bytes`));
+            else chunks.push(chunk);
+          },
+          onResponseEnd: () => {
+            if (settled) return;
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            resolve({ status, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+          },
+          onResponseError: (_c, err) => {
+            // Failed after the answer began: not safe to retry (`broken`), whatever the error code.
+            if (status !== 0) (err as { answered?: boolean }).answered = true;
+            fail(err);
+          },
+        },
+      );
+    });
   }
 
   async close(): Promise<void> {
