@@ -47,7 +47,15 @@ export class OutlierDetector {
 
   success(key: string): void {
     const h = this.health.get(key);
-    if (h !== undefined) h.failures = 0;
+    if (h === undefined) return;
+    h.failures = 0;
+    // Healthy for longer than the longest ejection: forget its history (keeps the map to recently failing endpoints).
+    if (this.now() - h.ejectedUntil > this.maxEjectionMs) this.health.delete(key);
+  }
+
+  /** How many endpoints have failure history (for tests and metrics). */
+  get tracked(): number {
+    return this.health.size;
   }
 
   failure(key: string, kind: FailureKind): void {

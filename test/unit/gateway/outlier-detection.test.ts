@@ -42,6 +42,17 @@ describe('OutlierDetector', () => {
     expect(ejections).toEqual([1000, 3000, 5500]);
   });
 
+  it('forgets the history of an endpoint healthy for longer than the longest ejection', () => {
+    const { d, tick } = make();
+    d.failure('a', 'connect');
+    tick(1000);
+    d.success('a');
+    expect(d.tracked).toBe(1); // recently ejected: a repeat offence still counts double
+    tick(2501);
+    d.success('a');
+    expect(d.tracked).toBe(0);
+  });
+
   it('forgets endpoints no longer present', () => {
     const { d } = make();
     d.failure('a', 'connect');
