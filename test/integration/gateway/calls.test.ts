@@ -11,8 +11,10 @@ import { resources } from '../../../src/reconcilers/context.js';
 import { gatewayRequests } from '../../../src/gateway/metrics.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { apply, CapturedLog, client, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, CapturedLog, client, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
 
 let env: GatewayEnv;
 let v1Server: RunningDemoModelServer;
@@ -175,11 +177,52 @@ describe('errors in Google JSON error form', () => {
   });
 });
 
+describe('a model server that hangs', () => {
+  it('is answered 504 naming the deployed model after the upstream timeout, and a client that leaves cancels the call', async () => {
+    const ns = env.namespace;
+    const closed: number[] = [];
+    const received: number[] = [];
+    // Reads the request and never answers; records when the gateway gives up on it.
+    const hang = http.createServer((req) => {
+      received.push(Date.now());
+      req.resume();
+      req.socket.once('close', () => closed.push(Date.now()));
+    });
+    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
+    const port = (hang.address() as AddressInfo).port;
+    await apply(ns, serviceManifest({ name: 'hang', protocol: 'KServeV1', ports: [port] }, env.sliceVersion));
+    await apply(ns, endpointManifest('slow', { '6': 100 }, [{ name: 'slow-model', id: '6', backend: { service: 'hang', protocol: 'KServeV1' } }]));
+    const name = await waitDeployed(ns, 'slow', ['6']);
+    const { gateway: impatient, url } = await startGateway(env, log.logger, { upstreamTimeoutMs: 500 });
+    try {
+      const started = Date.now();
+      const r = await post(`${url}/v1/${name}:predict`, { instances: [usual] });
+      expect(r.status, r.text).toBe(504);
+      expect(r.json.error.status).toBe('DEADLINE_EXCEEDED');
+      expect(r.json.error.message).toMatch(/^Deployed model 6 \(slow-model\): no answer from http:\/\/127\.0\.0\.1:\d+ within 500 ms/);
+      expect(Date.now() - started).toBeLessThan(5000);
+
+      // A client that goes away: the gateway's call to the model server is cancelled (its connection closes).
+      const before = closed.length;
+      const abort = new AbortController();
+      const pending = request(`${base}/v1/${name}:predict`, { method: 'POST', dispatcher: client, body: JSON.stringify({ instances: [usual] }), headers: { 'content-type': 'application/json' }, signal: abort.signal });
+      await eventually('the model server received the call', () => received.length >= 2);
+      abort.abort();
+      await expect(pending).rejects.toThrow();
+      await eventually('the model server call was cancelled', () => closed.length > before, 5000);
+    } finally {
+      await impatient.close();
+      hang.closeAllConnections();
+      hang.close();
+    }
+  });
+});
+
 describe('route plugins', () => {
   it('serve next to the prediction calls from the same informer caches, with Google errors and 404s', async () => {
     const count = await request(`${base}/v1/probe/endpoints`, { dispatcher: client });
     expect(count.statusCode).toBe(200);
-    expect(await count.body.json()).toEqual({ count: 7 });
+    expect(await count.body.json()).toEqual({ count: 8 });
     const refused = await request(`${base}/v1/probe/refused`, { dispatcher: client });
     expect(refused.statusCode).toBe(403);
     expect(await refused.body.json()).toEqual({ error: { code: 403, status: 'PERMISSION_DENIED', message: 'not for you' } });
