@@ -3,31 +3,35 @@
  * is called directly and through the gateway, in one run, open-loop at a fixed offered rate over
  * keep-alive connections on loopback, in alternating blocks so both arms see the same machine load.
  * Reported: added p50 and p99 latency (gateway arm − direct arm), and the gateway process's CPU
- * (user + system) per request. The model server and the gateway each run in their own process; the
- * gateway reads a real kube-apiserver (started here) for its endpoint, deployed model, Service and
- * EndpointSlice, as in production. Bounded in count and time.
+ * (user + system, from /proc) per request. The model server and the gateway each run in their own
+ * process; the gateway is the compiled `endpoint-operator gateway` binary reading a real kube-apiserver
+ * (started here) for its endpoint, deployed model, Service and EndpointSlice, as in production.
+ * Bounded in count and time.
  *
  *   npx tsx bench/gateway.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120]
  *
- * EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of the gateway process to /tmp/eo-gateway-prof/.
+ * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
+ * of the gateway process to /tmp/eo-gateway-prof/.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { GatewayServer } from '../src/gateway/server.js';
 import { installCrds } from '../src/operator/crds.js';
 import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { resources } from '../src/reconcilers/context.js';
+import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
-    role: { type: 'string', default: 'driver' }, kubeconfig: { type: 'string' },
+    role: { type: 'string', default: 'driver' },
     rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -52,17 +56,27 @@ async function roleModel(): Promise<void> {
   serveCpu();
 }
 
-async function roleGateway(): Promise<void> {
-  const client = KubeClient.fromKubeconfig(values.kubeconfig);
-  const gateway = await GatewayServer.create({ client, namespaces: [NS], listen: { host: '127.0.0.1', port: 0 }, log: pino(pino.destination('/dev/null')) });
-  const { port } = await gateway.start();
-  process.send?.({ port });
-  serveCpu();
+/**
+ * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
+ * as in production. Its port is read from its "gateway serving" log line.
+ */
+function startGatewayBinary(kubeconfig: string): Promise<{ child: ChildProcess; port: number }> {
+  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
+  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
+  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+  });
 }
 
 function start(role: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const prof = process.env['EO_BENCH_CPU_PROF'] && role === 'gateway' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
-  const child = fork(new URL(import.meta.url).pathname, ['--role', role, ...extra], { execArgv: ['--import', 'tsx', ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL(import.meta.url).pathname, ['--role', role, ...extra], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
@@ -113,7 +127,7 @@ async function driver(): Promise<void> {
     const model = await start('model');
     children.push(model.child);
     await writeObjects(client, model.port);
-    const gateway = await start('gateway', ['--kubeconfig', plane.kubeconfigPath]);
+    const gateway = await startGatewayBinary(plane.kubeconfigPath);
     children.push(gateway.child);
     client.close();
 
@@ -155,9 +169,9 @@ async function driver(): Promise<void> {
       const modelBefore = await cpuOf(model.child);
       latDirect.push(...(await run(direct, perBlock)));
       modelCpu += (await cpuOf(model.child)) - modelBefore;
-      const before = await cpuOf(gateway.child);
+      const before = cpuSecondsOf(gateway.child.pid ?? 0);
       latGateway.push(...(await run(viaGateway, perBlock)));
-      gatewayCpu += (await cpuOf(gateway.child)) - before;
+      gatewayCpu += (cpuSecondsOf(gateway.child.pid ?? 0) - before) * 1e6;
     }
     const pct = (xs: number[], p: number): number => {
       const sorted = [...xs].sort((a, b) => a - b);
@@ -186,17 +200,17 @@ async function driver(): Promise<void> {
     agent.destroy();
   } finally {
     clearTimeout(deadline);
-    // Asked to exit (not signalled), so that a --cpu-prof profile gets written.
+    // Asked to exit (IPC 'stop' or SIGTERM, not SIGKILL), so that a --cpu-prof profile gets written.
     await Promise.all(children.map((c) => new Promise<void>((resolve) => {
       if (c.exitCode !== null) return resolve();
-      const kill = setTimeout(() => c.kill('SIGKILL'), 5000);
+      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
       c.once('exit', () => { clearTimeout(kill); resolve(); });
-      c.send('stop');
+      if (c.connected) c.send('stop');
+      else c.kill('SIGTERM');
     })));
     await plane?.stop();
   }
 }
 
 if (values.role === 'model') await roleModel();
-else if (values.role === 'gateway') await roleGateway();
 else await driver();
