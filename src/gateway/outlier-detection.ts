@@ -71,9 +71,4 @@ export class OutlierDetector {
       this.onEject(key, h.ejectedUntil);
     }
   }
-
-  /** Drops what is known about endpoints no longer in any set (keeps the map bounded). */
-  retain(keys: ReadonlySet<string>): void {
-    for (const key of this.health.keys()) if (!keys.has(key)) this.health.delete(key);
-  }
 }

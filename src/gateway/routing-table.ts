@@ -89,7 +89,6 @@ export class RoutingTable {
   private generation = 0;
   private readonly endpointCache = new Map<string, { generation: number; value: ResolvedEndpoint | undefined }>();
   private readonly targetCache = new Map<string, { generation: number; value: TargetSet }>();
-  private readonly listeners: Array<() => void> = [];
 
   constructor(manager: Manager, namespaces: readonly string[], sliceVersion: EndpointSliceVersion) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
@@ -120,14 +119,8 @@ export class RoutingTable {
     }]);
   }
 
-  /** Called after any change of a watched object (the gateway drops per-endpoint state of deleted endpoints). */
-  onChange(listener: () => void): void {
-    this.listeners.push(listener);
-  }
-
   private changed(): void {
     this.generation++;
-    for (const l of this.listeners) l();
   }
 
   /** The endpoint whose status.name is `resourceName`, resolved; `undefined` when there is none. */

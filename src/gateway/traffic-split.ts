@@ -79,8 +79,7 @@ export function stickyPick(entries: readonly SplitEntry[], key: string): string 
 
 /**
  * Round-robin state per endpoint, reset when the endpoint's split changes. Keyed by the endpoint's
- * resource name; an endpoint not called for a while keeps a few numbers, which `forget` drops when the
- * endpoint is deleted.
+ * resource name: a few numbers per endpoint ever called.
  */
 export class TrafficSplitter {
   private readonly states = new Map<string, { signature: string; rr: SmoothWeightedRoundRobin }>();
@@ -93,9 +92,5 @@ export class TrafficSplitter {
       this.states.set(endpoint, state);
     }
     return state.rr.next();
-  }
-
-  forget(endpoint: string): void {
-    this.states.delete(endpoint);
   }
 }

@@ -52,11 +52,4 @@ describe('OutlierDetector', () => {
     d.success('a');
     expect(d.tracked).toBe(0);
   });
-
-  it('forgets endpoints no longer present', () => {
-    const { d } = make();
-    d.failure('a', 'connect');
-    d.retain(new Set(['b']));
-    expect(d.isEjected('a')).toBe(false);
-  });
 });
