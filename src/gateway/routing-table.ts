@@ -16,7 +16,7 @@ import {
 } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { isRecord, objectKey, type KubeObject } from '../runtime/kube-object.js';
-import type { Manager } from '../runtime/manager.js';
+import type { InformerSet } from './informer-set.js';
 import { activeEntries, splitSignature, type SplitEntry } from './traffic-split.js';
 
 const BY_RESOURCE_NAME = 'byResourceName';
@@ -90,12 +90,12 @@ export class RoutingTable {
   private readonly endpointCache = new Map<string, { generation: number; value: ResolvedEndpoint | undefined }>();
   private readonly targetCache = new Map<string, { generation: number; value: TargetSet }>();
 
-  constructor(manager: Manager, namespaces: readonly string[], sliceVersion: EndpointSliceVersion) {
+  constructor(informers: InformerSet, namespaces: readonly string[], sliceVersion: EndpointSliceVersion) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
-    const scoped = (ref: Parameters<Manager['informer']>[0], index?: [string, (o: KubeObject) => string[]]): Scoped =>
+    const scoped = (ref: Parameters<InformerSet['informer']>[0], index?: [string, (o: KubeObject) => string[]]): Scoped =>
       new Scoped(
         scopes.map((namespace) => {
-          const informer = manager.informer(ref, namespace);
+          const informer = informers.informer(ref, namespace);
           if (index !== undefined) {
             try {
               informer.addIndex(index[0], index[1]);

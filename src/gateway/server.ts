@@ -6,9 +6,9 @@
  *
  *   const gateway = await GatewayServer.create({ client, namespaces, listen: { host, port }, log, ... });
  *   gateway.register(async (app, ctx) => {
- *     // ctx.manager.informer(ref, namespace) returns the SAME shared informer the routing table uses
+ *     // ctx.informers.informer(ref, namespace) returns the SAME shared informer the routing table uses
  *     // (one watch per resource and namespace); ctx.namespaces is the watch scope ([] = all).
- *     const services = ctx.namespaces.length ? ctx.namespaces.map((ns) => ctx.manager.informer(ref, ns)) : [ctx.manager.informer(ref)];
+ *     const services = ctx.namespaces.length ? ctx.namespaces.map((ns) => ctx.informers.informer(ref, ns)) : [ctx.informers.informer(ref)];
  *     app.post('/v1/projects/:project/locations/:location/namespaces/:ns/services/:call', handler);
  *   });
  *   await gateway.start();   // starts every informer (those plugins created too), waits for sync, listens
@@ -30,8 +30,8 @@ import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runt
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
-import { Manager } from '../runtime/manager.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
+import { InformerSet } from './informer-set.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
@@ -64,7 +64,8 @@ export interface GatewayOptions {
 /** What a route plugin gets besides its fastify scope. */
 export interface GatewayContext {
   readonly client: KubeClient;
-  readonly manager: Manager;
+  /** The gateway's shared informers: `informers.informer(ref, namespace)`. */
+  readonly informers: InformerSet;
   readonly namespaces: readonly string[];
   readonly routing: RoutingTable;
   readonly log: Logger;
@@ -84,9 +85,9 @@ export class GatewayServer {
   private started = false;
 
   private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
-    const manager = new Manager({ client: options.client, logger: options.log });
-    const routing = new RoutingTable(manager, options.namespaces, sliceVersion);
-    this.context = { client: options.client, manager, namespaces: options.namespaces, routing, log: options.log };
+    const informers = new InformerSet(options.client, options.log);
+    const routing = new RoutingTable(informers, options.namespaces, sliceVersion);
+    this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log };
     const outliers = new OutlierDetector(options.outliers ?? {});
     outliers.onEject = (origin, until) => {
       gatewayEjections.inc();
@@ -137,17 +138,17 @@ export class GatewayServer {
   /** Starts the informers, waits until they have synced, then listens; resolves to the bound port. */
   async start(): Promise<{ port: number; healthPort: number | undefined }> {
     this.started = true;
-    const { manager } = this.context;
+    const { informers } = this.context;
     await this.app.ready();
-    manager.startInformers(this.stopping.signal);
+    informers.start(this.stopping.signal);
     const checks = new HealthChecks();
-    checks.addReadyCheck('informers-synced', manager.readyCheck());
+    checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
     if (this.options.health !== undefined && this.options.health.port >= 0) {
       this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
-    while (!manager.hasSynced()) {
+    while (!informers.hasSynced()) {
       if (this.stopping.signal.aborted) throw new Error('gateway stopped before its caches synced');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -162,6 +163,6 @@ export class GatewayServer {
     await this.app.close();
     await this.health?.close();
     await this.upstream.close();
-    await this.context.manager.stopped();
+    await this.context.informers.stopped();
   }
 }

@@ -52,7 +52,7 @@ beforeAll(async () => {
   names.nowhere = await waitDeployed(ns, 'nowhere', ['8']);
   // A route plugin as the registry lookup is mounted: it shares the gateway's informers.
   const plugin: GatewayPlugin = (app, ctx) => {
-    const pes = ctx.manager.informer(resources.predictionEndpoints, env.namespace);
+    const pes = ctx.informers.informer(resources.predictionEndpoints, env.namespace);
     app.get('/v1/probe/endpoints', async () => ({ count: pes.list(env.namespace).length }));
     app.get('/v1/probe/refused', async () => {
       throw new GoogleApiError('PERMISSION_DENIED', 'not for you');
