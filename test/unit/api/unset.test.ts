@@ -39,6 +39,15 @@ describe('the empty string means unset', () => {
     expect(errors(o)).toEqual([]);
   });
 
+  it('holds for a field added later without code of its own: DeployedModel spec.backend.url (schema-driven)', () => {
+    const backend = { service: { name: 'fraud-model', port: 8080 }, protocol: 'KServeV1', modelName: 'fraud' };
+    expect(errors(dm({ backend: { ...backend, url: '' } }))).toEqual([]);
+    expect(errors(dm({ backend: { ...backend, url: null } }))).toEqual([]);
+    const pattern = (crdFor(deployedModelKind).spec.versions as { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { properties: Record<string, { pattern?: string }> }> } } } } }[])[0]
+      ?.schema.openAPIV3Schema.properties.spec.properties.backend?.properties.url?.pattern;
+    expect(new RegExp(pattern ?? 'x', 'u').test('')).toBe(true);
+  });
+
   it('keeps "" in a required field, which is then refused as required', () => {
     expect(errors(pe({ displayName: '' }))).toEqual(['spec.displayName: spec.displayName is required and may not be empty']);
     expect(errors(re('v1', { name: '' }))).toEqual(['spec.name: spec.name is required']);
