@@ -40,8 +40,8 @@ async function serve(): Promise<void> {
   const bare = Fastify({ logger: false });
   // The same body /auth/pos/me returns, so the difference is the sign-in work, not the payload size.
   const profile = {
-    user: { id: 'bench', email: 'bench@example.com', displayName: 'Bench', role: 'cashier', shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' }, employeeCode: null },
-    shops: [{ id: 'shop-1', name: 'Shop 1', code: 'S-1' }],
+    shopUser: { id: 'bench', email: 'bench@example.com', displayName: 'Bench', role: 'cashier', shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' }, employeeCode: null },
+    availableShops: [{ id: 'shop-1', name: 'Shop 1', code: 'S-1' }],
   };
   bare.get('/bare', async () => profile);
   await bare.listen({ host: '127.0.0.1', port: 0 });

@@ -11,7 +11,7 @@ import type { MembershipEntry, ShopEntry, ShopUserEntry } from '../directory.js'
 
 async function authenticated(ctx: SignInContext, user: ShopUserEntry, m: { membership: MembershipEntry; shop: ShopEntry }): Promise<PosAuthenticatedResponse> {
   const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id });
-  return { status: 'authenticated', ...pair, user: shopUserDetail(user, m.membership, m.shop) };
+  return { status: 'authenticated', ...pair, shopUser: shopUserDetail(user, m.membership, m.shop) };
 }
 
 export function posRoutes(ctx: SignInContext): RouteSpec[] {
@@ -80,7 +80,7 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       handler: async ({ request }) => {
         const { user } = await requireShopUser(ctx, request);
         const { membership, shop } = shopFromHeader(ctx, request, user);
-        return { user: shopUserDetail(user, membership, shop), shops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
+        return { shopUser: shopUserDetail(user, membership, shop), availableShops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
       },
     }),
     route({
@@ -95,7 +95,7 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       handler: async ({ body, request }) => {
         const { user } = await requireShopUser(ctx, request);
         const { membership, shop } = attachedShop(ctx, user, body.shopId);
-        return { shopId: shop.id, user: shopUserDetail(user, membership, shop) };
+        return { shopUser: shopUserDetail(user, membership, shop) };
       },
     }),
   ];

@@ -3,7 +3,7 @@ import type { SignInContext } from '../context.js';
 import { activeMemberships } from '../directory.js';
 import { credentialsRequest, shopUserLoginResponse } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
-import { isShopUser, shopListItem } from '../mappers.js';
+import { isShopUser, shopUserDetail } from '../mappers.js';
 import { SignInProblem } from '../problems.js';
 import { route, type RouteSpec } from '../route-kit.js';
 
@@ -22,13 +22,9 @@ export function shopRoutes(ctx: SignInContext): RouteSpec[] {
       problems: ['invalidRequest', 'invalidCredentials', 'forbiddenRole', 'tooManyAttempts', 'payloadTooLarge'],
       handler: async ({ body, request }) => {
         const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
-        const managed = activeMemberships(ctx.directory, user).filter((m) => BACK_OFFICE_ROLES.has(m.membership.role));
-        if (managed.length === 0) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
-        return {
-          ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id })),
-          user: { id: user.id, email: user.email, displayName: user.displayName },
-          shops: managed.map((m) => ({ shop: shopListItem(m.shop), role: m.membership.role })),
-        };
+        const managed = activeMemberships(ctx.directory, user).find((m) => BACK_OFFICE_ROLES.has(m.membership.role));
+        if (managed === undefined) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
+        return { ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id })), shopUser: shopUserDetail(user, managed.membership, managed.shop) };
       },
     }),
   ];

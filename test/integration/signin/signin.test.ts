@@ -55,7 +55,7 @@ describe('sign-in on a real apiserver', () => {
   it('users declared with kubectl apply sign in: one shop → authenticated', async () => {
     const res = await login(a, 'ana.silva@example.com');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ status: 'authenticated', user: { id: 'ana-silva', role: 'cashier', shop: { id: 'lisbon-baixa', code: 'LIS-001' }, employeeCode: 'E-0017' } });
+    expect(res.body).toMatchObject({ status: 'authenticated', shopUser: { id: 'ana-silva', role: 'cashier', shop: { id: 'lisbon-baixa', code: 'LIS-001' }, employeeCode: 'E-0017' } });
     expect((await me(a, res.body!.accessToken as string, 'lisbon-baixa')).status).toBe(200);
     expect((await me(a, res.body!.accessToken as string, 'porto-ribeira')).status).toBe(403);
   });
@@ -69,7 +69,7 @@ describe('sign-in on a real apiserver', () => {
     // accepted by the other replica, once
     const chosen = await call(b, 'POST', '/auth/pos/select-shop', { sessionToken: first.body!.sessionToken, shopId: 'porto-ribeira' });
     expect(chosen.status).toBe(200);
-    expect(chosen.body).toMatchObject({ status: 'authenticated', user: { displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-ribeira' } } });
+    expect(chosen.body).toMatchObject({ status: 'authenticated', shopUser: { displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-ribeira' } } });
     expect((await call(a, 'POST', '/auth/pos/select-shop', { sessionToken: first.body!.sessionToken, shopId: 'porto-ribeira' })).status).toBe(401);
     // a sessionToken is not an access token
     expect((await me(a, first.body!.sessionToken as string, 'porto-ribeira')).status).toBe(401);

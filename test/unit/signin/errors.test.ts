@@ -51,11 +51,10 @@ describe('credentials', { timeout: 30_000 }, () => {
     expect(me.statusCode).toBe(403);
   });
 
-  it('shop (back-office) login lists managed shops and refuses cashiers', async () => {
+  it('shop (back-office) login answers the profile on the first managed shop and refuses cashiers', async () => {
     const manager = await post('/auth/shop/login', { email: 'bruno@example.com', password: PASSWORD });
     expect(manager.statusCode).toBe(200);
-    expect(manager.json().shops).toEqual([{ shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, role: 'manager' }]);
-    expect(manager.json().user).toEqual({ id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno Costa' });
+    expect(manager.json().shopUser).toEqual({ id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno Costa', role: 'manager', shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, employeeCode: null });
     const cashier = await post('/auth/shop/login', { email: 'ana@example.com', password: PASSWORD });
     expect(cashier.statusCode).toBe(403);
     expect(cashier.json().type).toBe('urn:endpoint-operator:signin:forbidden-role');
