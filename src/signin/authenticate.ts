@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { SignInContext } from './context.js';
-import { isActive, membershipOf, type Identity, type ShopEntry, type ShopUserEntry, type MembershipEntry } from './directory.js';
+import { isActive, membershipOf, type Identity, type MembershipEntry, type ShopEntry, type ShopUserEntry } from './directory.js';
 import { SignInProblem } from './problems.js';
-import type { VerifiedToken } from './tokens.js';
 
 const GENERIC_FAILURE = 'the email or the password is wrong, or the account cannot sign in';
 
@@ -28,34 +27,6 @@ export async function authenticate<T extends Identity>(ctx: SignInContext, email
     throw new SignInProblem('invalidCredentials', GENERIC_FAILURE);
   }
   return identity;
-}
-
-/** RFC 6750 §2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
-export function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
-  return m?.[1];
-}
-
-/**
- * The caller behind the access token, re-checked against the directory on every request so that a
- * disabled or deleted user loses access at once rather than when the token expires.
- */
-export async function requireAccess(ctx: SignInContext, request: FastifyRequest): Promise<{ token: VerifiedToken; identity: Identity }> {
-  const raw = bearerToken(request);
-  if (raw === undefined) throw new SignInProblem('invalidToken', 'an access token is required in the Authorization header (Bearer)');
-  const token = await ctx.tokens.verifyAccessToken(raw);
-  if (!token) throw new SignInProblem('invalidToken', 'the access token is invalid or expired');
-  const identity = ctx.directory.identity(token.subject);
-  if (!identity || !isActive(identity)) throw new SignInProblem('invalidToken', 'the account of this token no longer exists or is disabled');
-  return { token, identity };
-}
-
-export async function requireShopUser(ctx: SignInContext, request: FastifyRequest): Promise<{ token: VerifiedToken; user: ShopUserEntry }> {
-  const { token, identity } = await requireAccess(ctx, request);
-  if (identity.kind !== 'ShopUser') throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
-  return { token, user: identity };
 }
 
 // Shop ids are Shop metadata.names: RFC 1123 subdomains.

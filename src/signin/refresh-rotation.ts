@@ -83,7 +83,7 @@ export class RefreshTokens {
       const session = await this.store.get(id);
       if (!session) return undefined;
       if (session.revoked) return session;
-      const next = await this.store.compareAndSwap(session, { ...session, revoked: true, revokedReason: reason });
+      const next = await this.store.compareAndSwap(session, { ...session, revoked: true, revokedReason: reason, revokedAt: this.clock.now() });
       if (next === 'gone') return undefined;
       if (next !== 'conflict') return next;
     }

@@ -1,13 +1,15 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { openApiDocument } from './openapi.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
-import { SignInProblem, sendProblem } from './problems.js';
+import { problemBody, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
-import { registerRoute, type RouteSpec } from './route-kit.js';
+import { bearerAuthPlugin } from './bearer-auth.js';
+import type { Route } from './route-kit.js';
 import { adminRoutes } from './routes/admin.js';
 import { posRoutes } from './routes/pos.js';
 import { shopRoutes } from './routes/shop.js';
@@ -56,7 +58,35 @@ export const REDACTED_PATHS = [
 
 const HOUR_MS = 3_600_000;
 
-export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: RouteSpec[] }> {
+/**
+ * On every answer: nothing is sniffed or framed (the API serves JSON only), and nothing is cached
+ * unless the route says so (tokens and profiles must not sit in a shared or browser cache).
+ */
+function setSecurityHeaders(reply: FastifyReply): void {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+  if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+}
+
+/**
+ * Node answers headers over its limit (16 KiB) itself, before fastify sees a request: answer that
+ * in the API's problem+json form too.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, kind, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
+  const body = JSON.stringify(problemBody(kind, detail));
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
   const clock = options.clock ?? systemClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
   const key = await options.signingKeys.load();
@@ -83,6 +113,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     ...loggerOption,
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
     trustProxy: options.trustProxy ?? false,
+    clientErrorHandler,
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler((error, request, reply) => {
@@ -97,12 +128,28 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, new SignInProblem('notFound', `${request.method} ${request.url.split('?')[0] ?? ''} is not a route of this API`)));
+  app.addHook('onSend', async (_request, reply) => {
+    setSecurityHeaders(reply);
+  });
 
   const routes = [...adminRoutes(context), ...shopRoutes(context), ...posRoutes(context), ...tokenRoutes(context), ...wellKnownRoutes(context)];
-  for (const r of routes) registerRoute(app, r);
+  for (const r of routes) if (!r.info.bearer) r.register(app);
+  // Protected routes live in the bearer-auth plugin's scope: its onRequest hook authenticates before the body is read.
+  await app.register(async (scope) => {
+    await bearerAuthPlugin(context)(scope);
+    for (const r of routes) if (r.info.bearer) r.register(scope);
+  });
   const document = openApiDocument(routes);
   app.get('/openapi.json', async () => document);
+  const methodsByUrl = new Map<string, string[]>([['/openapi.json', ['GET', 'HEAD']]]);
+  for (const r of routes) methodsByUrl.set(r.info.url, [...(methodsByUrl.get(r.info.url) ?? []), r.info.method, ...(r.info.method === 'GET' ? ['HEAD'] : [])]);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = methodsByUrl.get(path);
+    // RFC 9110 §15.5.6: a known resource with another method is 405 with the methods it allows.
+    if (allowed) return sendProblem(reply.header('Allow', allowed.join(', ')), new SignInProblem('methodNotAllowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`));
+    return sendProblem(reply, new SignInProblem('notFound', `${request.method} ${path} is not a route of this API`));
+  });
   return { app, context, routes };
 }
 

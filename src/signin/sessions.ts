@@ -1,7 +1,7 @@
-import type { SessionPurpose } from '../api/pos/v1/index.js';
+import type { RevokedReason, SessionPurpose } from '../api/pos/v1/index.js';
 import type { Subject } from './tokens.js';
 
-export type RevokedReason = 'Logout' | 'RefreshTokenReuse' | 'IdentityRemoved';
+export type { RevokedReason };
 
 /** One SignInSession: a refresh-token family, or a pending POS shop selection. Hashes only. */
 export interface SessionData {
@@ -14,6 +14,7 @@ export interface SessionData {
   readonly expiresAt: number; // ms since the epoch
   readonly revoked: boolean;
   readonly revokedReason?: RevokedReason;
+  readonly revokedAt?: number; // ms since the epoch
 }
 
 export interface SessionRecord extends SessionData {
@@ -32,6 +33,11 @@ export interface SessionStore {
   compareAndSwap(expected: SessionRecord, next: SessionData): Promise<SessionRecord | 'conflict' | 'gone'>;
   /** Deletes the record; true for exactly one caller however many race (single-use tokens). */
   delete(id: string): Promise<boolean>;
+  /**
+   * Whether the refresh family has ended (logout, reuse, cap): answered from memory (the watch cache
+   * on Kubernetes) on every authenticated request, so it must never wait on the network.
+   */
+  isRevoked(id: string): boolean;
 }
 
 /** A SessionStore in process memory: for unit tests and a single replica without Kubernetes. */
@@ -61,6 +67,10 @@ export class MemorySessionStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     return this.records.delete(id);
+  }
+
+  isRevoked(id: string): boolean {
+    return this.records.get(id)?.revoked === true;
   }
 
   size(): number {

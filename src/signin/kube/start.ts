@@ -1,6 +1,7 @@
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import { systemClock } from '../clock.js';
+import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';
 import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
 import { KubernetesIdentityDirectory } from './directory.js';
 import { KubernetesSessionStore } from './sessions.js';
@@ -16,7 +17,7 @@ export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'dire
   readonly keySecretName?: string;
   /** Write Ready conditions on Shops, ShopUsers and AdminUsers (default true). */
   readonly reportStatus?: boolean;
-  /** How often expired SignInSessions are deleted (default 10 minutes; 0 = never). */
+  /** How often expired SignInSessions, and revoked ones whose access tokens have expired, are deleted (default 1 minute; 0 = never). */
   readonly sweepIntervalMs?: number;
   readonly logger?: Logger;
   /** How long to wait for the first list of every informer (default 60 s). */
@@ -50,18 +51,24 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), syncMs);
     });
-    const synced = await Promise.race([directory.start(stop.signal), timedOut]);
+    const sessions = new KubernetesSessionStore(client, namespace, {
+      accessTokenTtlMs: (options.tokens?.accessTokenTtlSeconds ?? DEFAULT_TOKEN_SETTINGS.accessTokenTtlSeconds) * 1000,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(logger ? { logger } : {}),
+    });
+    // Serving before the revocation watch has listed would accept the tokens of families revoked before start.
+    const bothSynced = Promise.all([directory.start(stop.signal), sessions.start(stop.signal)]).then((r) => r.every(Boolean));
+    const synced = await Promise.race([bothSynced, timedOut]);
     clearTimeout(timer);
     if (synced === 'timeout') {
-      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers and Secrets there?`);
+      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers, SignInSessions and Secrets there?`);
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
-    const sessions = new KubernetesSessionStore(client, namespace);
     const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
     const server = await startSignInServer({ ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
     const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
     offReporter = reporter?.start();
-    const sweepMs = options.sweepIntervalMs ?? 600_000;
+    const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
         sessions.sweepExpired(options.clock ?? systemClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));

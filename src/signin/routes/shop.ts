@@ -5,12 +5,12 @@ import { credentialsRequest, shopUserLoginResponse } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
 import { isShopUser, shopUserDetail } from '../mappers.js';
 import { SignInProblem } from '../problems.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { route, type Route } from '../route-kit.js';
 
 /** The back office is for people who run a shop; cashiers use the point of sale only. */
 const BACK_OFFICE_ROLES = new Set(['owner', 'manager']);
 
-export function shopRoutes(ctx: SignInContext): RouteSpec[] {
+export function shopRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'POST',
@@ -19,7 +19,7 @@ export function shopRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'shop',
       body: credentialsRequest,
       response: shopUserLoginResponse,
-      problems: ['invalidRequest', 'invalidCredentials', 'forbiddenRole', 'tooManyAttempts', 'payloadTooLarge'],
+      problems: ['invalidCredentials', 'forbiddenRole', 'tooManyAttempts'],
       handler: async ({ body, request }) => {
         const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
         const managed = activeMemberships(ctx.directory, user).find((m) => BACK_OFFICE_ROLES.has(m.membership.role));

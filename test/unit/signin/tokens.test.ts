@@ -104,13 +104,16 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
     expect((await post('/auth/refresh', { refreshToken: auth.refreshToken })).statusCode).toBe(401);
 
     t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec });
-    // the refresh family was revoked when the disabled user tried it; the access token works again
-    expect((await me(auth.accessToken)).statusCode).toBe(200);
+    // the refresh family was revoked when the disabled user tried it: its access token stays refused
+    expect((await me(auth.accessToken)).statusCode).toBe(401);
+    const again = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
+    const fresh = (await post('/auth/pos/select-shop', { sessionToken: again.sessionToken, shopId: 'lisbon-1' })).json();
+    expect((await me(fresh.accessToken)).statusCode).toBe(200);
     // a removed membership: 403 for that shop at once
     t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec: { ...spec, memberships: [{ shop: 'lisbon-1', role: 'manager' }] } });
-    expect((await me(auth.accessToken, 'porto-1')).statusCode).toBe(403);
-    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${auth.accessToken}` })).statusCode).toBe(403);
-    expect((await me(auth.accessToken, 'lisbon-1')).statusCode).toBe(200);
+    expect((await me(fresh.accessToken, 'porto-1')).statusCode).toBe(403);
+    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${fresh.accessToken}` })).statusCode).toBe(403);
+    expect((await me(fresh.accessToken, 'lisbon-1')).statusCode).toBe(200);
   });
 
   it('a deleted user fails the next request', async () => {
