@@ -58,6 +58,8 @@ export function signinNamespaceRules(): PolicyRule[] {
     { apiGroups: [POS], resources: ['shops/status', 'shopusers/status', 'adminusers/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [POS], resources: ['signinsessions'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    // The per-account sign-in attempt budget shared by replicas (src/signin/kube/attempt-ledger.ts).
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
   ];
 }
 

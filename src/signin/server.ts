@@ -17,7 +17,9 @@ import { tokenRoutes } from './routes/tokens.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 import type { SessionStore } from './sessions.js';
 import type { SigningKeyStore } from './signing-key.js';
-import { FailureThrottle } from './throttle.js';
+import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedger } from './account-budget.js';
+import { DeviceTrust } from './device-trust.js';
+import { FailureWindow, GrowingDelay } from './throttle.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
 
 export interface SignInServerOptions {
@@ -30,9 +32,18 @@ export interface SignInServerOptions {
   readonly tokens?: Partial<TokenSettings>;
   /** Parameters of the dummy hash that unknown emails are verified against; match your real hashes. */
   readonly argon2?: Argon2Params;
-  /** Failed logins allowed per hour per account (default 100) and per client address (default 1000). */
+  /**
+   * Password guessing (OWASP): sign-in attempts per hour per account from clients without a device
+   * token, shared by replicas through `attemptLedger` (default 100); failures per hour per client
+   * address across accounts (default 1000); free failures per account and address before delays
+   * start doubling (default 5); failures per hour per device token (default 10).
+   */
   readonly accountFailuresPerHour?: number;
   readonly ipFailuresPerHour?: number;
+  readonly sourceFreeFailures?: number;
+  readonly deviceFailuresPerHour?: number;
+  /** Where the per-account budget lives: a Kubernetes Lease per account on a cluster; default this process. */
+  readonly attemptLedger?: AttemptLedger;
   readonly bodyLimitBytes?: number; // default 16 KiB
   /** A pino logger, or false for none; default: pino at `info` with redaction. */
   readonly logger?: Logger | false;
@@ -97,8 +108,12 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds),
     tokens,
     passwords: await PasswordVerifier.create(options.argon2 ?? DEFAULT_ARGON2_PARAMS),
-    accountThrottle: new FailureThrottle(options.accountFailuresPerHour ?? 100, HOUR_MS, clock),
-    ipThrottle: new FailureThrottle(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
+    throttles: {
+      devices: new DeviceTrust(tokens, clock, { ...(options.deviceFailuresPerHour === undefined ? {} : { failuresPerHour: options.deviceFailuresPerHour }) }),
+      accounts: new AccountBudget(options.attemptLedger ?? new MemoryAttemptLedger(clock), options.accountFailuresPerHour ?? 100, ATTEMPT_WINDOW_MS, clock),
+      sources: new GrowingDelay(clock, { ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }) }),
+      addresses: new FailureWindow(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
+    },
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };

@@ -17,7 +17,15 @@ export interface Subject {
 export const TokenTypes = {
   access: 'at+jwt', // RFC 9068
   shopSelection: 'pos-shop-selection+jwt',
+  /** OWASP's device cookie: proof that this client signed in to the account before. */
+  device: 'signin-device+jwt',
 } as const;
+
+/** A verified device token: which account it was issued for (a hash of the email) and its id. */
+export interface DeviceToken {
+  readonly accountHash: string;
+  readonly deviceId: string;
+}
 
 export interface TokenSettings {
   readonly issuer: string;
@@ -43,6 +51,8 @@ export interface VerifiedToken {
 }
 
 const CLAIM_KIND = 'knd';
+/** Device tokens are for this server only: no resource server that checks `aud` accepts one. */
+const DEVICE_AUDIENCE = 'endpoint-operator-signin-device';
 
 /** How many verified access tokens are remembered (one per active till, typically). */
 const VERIFIED_CACHE_SIZE = 10_000;
@@ -96,6 +106,37 @@ export class TokenService {
 
   verifySessionToken(token: string): Promise<VerifiedToken | undefined> {
     return this.verify(token, TokenTypes.shopSelection);
+  }
+
+  /** A device token for the account, valid `ttlSeconds`; signed by the shared key, so every replica accepts it. */
+  issueDeviceToken(accountHash: string, ttlSeconds: number): Promise<string> {
+    const now = Math.floor(this.clock.now() / 1000);
+    return new SignJWT({})
+      .setProtectedHeader({ alg: JWS_ALGORITHM, typ: TokenTypes.device, kid: this.key.kid })
+      .setIssuer(this.settings.issuer)
+      .setAudience(DEVICE_AUDIENCE)
+      .setSubject(accountHash)
+      .setJti(randomBytes(16).toString('base64url'))
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(this.key.privateKey);
+  }
+
+  async verifyDeviceToken(token: string): Promise<DeviceToken | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.jwks, {
+        algorithms: [JWS_ALGORITHM],
+        typ: TokenTypes.device,
+        issuer: this.settings.issuer,
+        audience: DEVICE_AUDIENCE,
+        currentDate: new Date(this.clock.now()),
+        requiredClaims: ['sub', 'exp', 'jti'],
+      });
+      return payload.sub === undefined || payload.jti === undefined ? undefined : { accountHash: payload.sub, deviceId: payload.jti };
+    } catch (e) {
+      if (e instanceof joseErrors.JOSEError) return undefined;
+      throw e;
+    }
   }
 
   private async sign(typ: string, subject: Subject, sid: string, ttl: number): Promise<string> {

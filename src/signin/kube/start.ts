@@ -3,6 +3,8 @@ import type { Logger } from '../../runtime/logger.js';
 import { systemClock } from '../clock.js';
 import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';
 import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
+import { ATTEMPT_WINDOW_MS } from '../account-budget.js';
+import { KubernetesAttemptLedger } from './attempt-ledger.js';
 import { KubernetesIdentityDirectory } from './directory.js';
 import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
@@ -65,13 +67,15 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
     const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
-    const server = await startSignInServer({ ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
+    const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
+    const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
     const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
     offReporter = reporter?.start();
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
         sessions.sweepExpired(options.clock ?? systemClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
+        attemptLedger.sweep(ATTEMPT_WINDOW_MS).catch((err: unknown) => logger?.warn({ err }, 'deleting sign-in attempt Leases of past windows failed'));
       }, sweepMs);
       sweeper.unref();
     }

@@ -14,9 +14,9 @@ export function adminRoutes(ctx: SignInContext): Route[] {
       tag: 'admin',
       body: credentialsRequest,
       response: adminLoginResponse,
-      problems: ['invalidCredentials', 'tooManyAttempts'],
-      handler: async ({ body, request }) => {
-        const admin = await authenticate(ctx, body.email, body.password, request.ip, isAdminUser);
+      problems: ['invalidCredentials', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }) => {
+        const admin = await authenticate(ctx, request, reply, body, isAdminUser);
         return { ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id })), user: adminUserDto(admin) };
       },
     }),

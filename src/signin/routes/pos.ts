@@ -24,9 +24,9 @@ export function posRoutes(ctx: SignInContext): Route[] {
       tag: 'pos',
       body: credentialsRequest,
       response: posLoginResponse,
-      problems: ['invalidCredentials', 'noShop', 'tooManyAttempts'],
-      handler: async ({ body, request }): Promise<PosLoginResponse> => {
-        const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
+      problems: ['invalidCredentials', 'noShop', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }): Promise<PosLoginResponse> => {
+        const user = await authenticate(ctx, request, reply, body, isShopUser);
         const shops = activeMemberships(ctx.directory, user);
         const [only] = shops;
         if (only === undefined) throw new SignInProblem('noShop', 'the user has no membership of an existing shop');

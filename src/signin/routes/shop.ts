@@ -19,9 +19,9 @@ export function shopRoutes(ctx: SignInContext): Route[] {
       tag: 'shop',
       body: credentialsRequest,
       response: shopUserLoginResponse,
-      problems: ['invalidCredentials', 'forbiddenRole', 'tooManyAttempts'],
-      handler: async ({ body, request }) => {
-        const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
+      problems: ['invalidCredentials', 'forbiddenRole', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }) => {
+        const user = await authenticate(ctx, request, reply, body, isShopUser);
         const managed = activeMemberships(ctx.directory, user).find((m) => BACK_OFFICE_ROLES.has(m.membership.role));
         if (managed === undefined) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
         return { ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id })), shopUser: shopUserDetail(user, managed.membership, managed.shop) };

@@ -8,12 +8,14 @@ type App = Awaited<ReturnType<typeof testApp>>;
 let t: App;
 // Lets one failure through per account, so a second wrong password is 429.
 let throttled: App;
+// Its shared attempt budget cannot be reached (the apiserver is down).
+let cut: App;
 beforeAll(async () => {
-  [t, throttled] = await Promise.all([testApp(), testApp({ accountFailuresPerHour: 1 })]);
+  [t, throttled, cut] = await Promise.all([testApp(), testApp({ accountFailuresPerHour: 1 }), testApp({ attemptLedger: { claim: () => Promise.reject(new Error('unreachable')) } })]);
   t.directory.upsertShopUser({ metadata: { name: 'carla' }, spec: { email: 'carla@example.com', displayName: 'Carla', passwordSecretRef: { name: 'passwords', key: 'ana' }, memberships: [{ shop: 'gone-1', role: 'cashier' }] } });
 });
 afterAll(async () => {
-  await Promise.all([t.app.close(), throttled.app.close()]);
+  await Promise.all([t.app.close(), throttled.app.close(), cut.app.close()]);
 });
 
 async function post(app: App, url: string, body: unknown, headers: Record<string, string | string[]> = {}): Promise<LightMyRequestResponse> {
@@ -56,6 +58,8 @@ async function provoke(route: RouteInfo, kind: ProblemKind): Promise<LightMyRequ
       await post(throttled, route.url, { email, password: 'wrong' });
       return post(throttled, route.url, { email, password: 'wrong' });
     }
+    case 'unavailable':
+      return post(cut, route.url, { email: 'ana@example.com', password: PASSWORD });
     case 'noShop':
       return call({ email: 'carla@example.com', password: PASSWORD });
     case 'forbiddenRole': {
