@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SignInContext } from './context.js';
 import { isActive, type Identity, type ShopUserEntry } from './directory.js';
 import { SignInProblem } from './problems.js';
-import type { VerifiedToken } from './tokens.js';
+import type { Audience, VerifiedToken } from './tokens.js';
 
 /** Who is calling a protected route: the verified access token and the identity behind it. */
 export interface Caller {
@@ -20,14 +20,14 @@ declare module 'fastify' {
 /**
  * Authenticates every route registered inside it in an `onRequest` hook, as `@fastify/bearer-auth`
  * does: the token is checked before the body is read, parsed or validated, so an unauthenticated
- * caller learns nothing from 400/413/415 answers. The hook is encapsulated (the plugin is not
+ * caller learns nothing from 400/413/415 answers. Only access tokens for `audience` pass. The hook is encapsulated (the plugin is not
  * wrapped in fastify-plugin), so routes outside it stay public.
  */
-export function bearerAuthPlugin(ctx: SignInContext) {
+export function bearerAuthPlugin(ctx: SignInContext, audience: Audience) {
   return async function bearerAuth(scope: FastifyInstance): Promise<void> {
     scope.decorateRequest('caller', null);
     scope.addHook('onRequest', async (request) => {
-      request.caller = await authenticateRequest(ctx, request);
+      request.caller = await authenticateRequest(ctx, request, audience);
     });
   };
 }
@@ -53,18 +53,18 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * or deleted user loses access at once) and against the session family (logout and refresh-token
  * reuse end every access token of the family at once, on every replica).
  */
-async function authenticateRequest(ctx: SignInContext, request: FastifyRequest): Promise<Caller> {
+async function authenticateRequest(ctx: SignInContext, request: FastifyRequest, audience: Audience): Promise<Caller> {
   const raw = bearerToken(request);
   if (raw === undefined) throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
-  const token = await ctx.tokens.verifyAccessToken(raw);
-  if (!token) throw new SignInProblem('invalidToken', 'the access token is invalid or expired');
+  const token = await ctx.tokens.verifyAccessToken(raw, audience);
+  if (!token) throw new SignInProblem('invalidToken', `the access token is invalid, expired, or not for this API (aud ${audience})`);
   if (ctx.sessions.isRevoked(token.sessionId)) throw new SignInProblem('invalidToken', 'the session of this access token has ended (logout or refresh-token reuse); sign in again');
   const identity = ctx.directory.identity(token.subject);
   if (!identity || !isActive(identity)) throw new SignInProblem('invalidToken', 'the account of this token no longer exists or is disabled');
   return { token, identity };
 }
 
-/** The caller as a shop user: 403 for an admin token at the point of sale. */
+/** The caller as a shop user (only shop users get `pos` tokens; an AdminUser here would be a bug, refused as a role). */
 export function shopUserOf(caller: Caller): ShopUserEntry {
   if (caller.identity.kind !== 'ShopUser') throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
   return caller.identity;

@@ -1,7 +1,7 @@
 import { MAX_PREVIOUS_TOKEN_HASHES } from '../api/pos/v1/index.js';
 import type { Clock } from './clock.js';
 import type { RevokedReason, SessionRecord, SessionStore } from './sessions.js';
-import { hashesEqual, newRefreshToken, newSessionId, parseRefreshToken, tokenHash, type Subject } from './tokens.js';
+import { hashesEqual, newRefreshToken, newSessionId, parseRefreshToken, tokenHash, type Audience, type Subject } from './tokens.js';
 
 export type RotationResult =
   | { readonly outcome: 'rotated'; readonly session: SessionRecord; readonly refreshToken: string }
@@ -26,13 +26,14 @@ export class RefreshTokens {
   ) {}
 
   /** Starts a family; returns its first refresh token. */
-  async start(subject: Subject): Promise<{ session: SessionRecord; refreshToken: string }> {
+  async start(subject: Subject, audience: Audience): Promise<{ session: SessionRecord; refreshToken: string }> {
     const id = newSessionId();
     const refreshToken = newRefreshToken(id);
     const session = await this.store.create({
       id,
       purpose: 'refresh',
       subject,
+      audience,
       tokenHash: tokenHash(refreshToken),
       previousTokenHashes: [],
       expiresAt: this.clock.now() + this.ttlSeconds * 1000,

@@ -20,6 +20,7 @@ import type { SigningKeyStore } from './signing-key.js';
 import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedger } from './account-budget.js';
 import { DeviceTrust } from './device-trust.js';
 import { FailureWindow, GrowingDelay } from './throttle.js';
+import { fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
 
 export interface SignInServerOptions {
@@ -47,8 +48,8 @@ export interface SignInServerOptions {
   readonly bodyLimitBytes?: number; // default 16 KiB
   /** A pino logger, or false for none; default: pino at `info` with redaction. */
   readonly logger?: Logger | false;
-  /** Trust X-Forwarded-For (behind an ingress) so throttling sees the real client address. */
-  readonly trustProxy?: boolean;
+  /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 /** Never logged, whatever a future log line includes (pino redaction paths). */
@@ -127,7 +128,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: fastifyTrustProxy(options.trustedProxies),
     clientErrorHandler,
   }) as unknown as FastifyInstance;
 
@@ -151,7 +152,8 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   for (const r of routes) if (!r.info.bearer) r.register(app);
   // Protected routes live in the bearer-auth plugin's scope: its onRequest hook authenticates before the body is read.
   await app.register(async (scope) => {
-    await bearerAuthPlugin(context)(scope);
+    // Every protected route is the point of sale's: back-office and admin tokens have another `aud`.
+    await bearerAuthPlugin(context, 'pos')(scope);
     for (const r of routes) if (r.info.bearer) r.register(scope);
   });
   const document = openApiDocument(routes);

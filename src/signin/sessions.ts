@@ -1,5 +1,5 @@
 import type { RevokedReason, SessionPurpose } from '../api/pos/v1/index.js';
-import type { Subject } from './tokens.js';
+import type { Audience, Subject } from './tokens.js';
 
 export type { RevokedReason };
 
@@ -8,6 +8,8 @@ export interface SessionData {
   readonly id: string;
   readonly purpose: SessionPurpose;
   readonly subject: Subject;
+  /** The `aud` of the family's access tokens (refresh families; shop selections are always `pos`). */
+  readonly audience: Audience;
   readonly tokenHash: string;
   /** Superseded refresh-token hashes, newest first. */
   readonly previousTokenHashes: readonly string[];

@@ -27,9 +27,15 @@ export interface DeviceToken {
   readonly deviceId: string;
 }
 
+/**
+ * Each kind of access token has its own `aud` (RFC 9068 §3), so a resource server that checks `aud`
+ * cannot take a back-office or admin token for a till's, or the other way round.
+ */
+export const AUDIENCES = ['pos', 'back-office', 'admin'] as const;
+export type Audience = (typeof AUDIENCES)[number];
+
 export interface TokenSettings {
   readonly issuer: string;
-  readonly audience: string;
   readonly accessTokenTtlSeconds: number;
   readonly sessionTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
@@ -37,7 +43,6 @@ export interface TokenSettings {
 
 export const DEFAULT_TOKEN_SETTINGS: TokenSettings = {
   issuer: 'endpoint-operator-signin',
-  audience: 'pos',
   accessTokenTtlSeconds: 15 * 60,
   sessionTokenTtlSeconds: 5 * 60,
   refreshTokenTtlSeconds: 30 * 24 * 3600,
@@ -45,6 +50,7 @@ export const DEFAULT_TOKEN_SETTINGS: TokenSettings = {
 
 export interface VerifiedToken {
   readonly subject: Subject;
+  readonly audience: Audience;
   /** The SignInSession behind it: the refresh family of an access token, the selection of a sessionToken. */
   readonly sessionId: string;
   readonly expiresAtMs: number;
@@ -79,21 +85,22 @@ export class TokenService {
     return { keys: [this.key.publicJwk] };
   }
 
-  issueAccessToken(subject: Subject, sessionId: string): Promise<string> {
-    return this.sign(TokenTypes.access, subject, sessionId, this.settings.accessTokenTtlSeconds);
+  issueAccessToken(subject: Subject, sessionId: string, audience: Audience): Promise<string> {
+    return this.sign(TokenTypes.access, subject, sessionId, audience, this.settings.accessTokenTtlSeconds);
   }
 
   issueSessionToken(subject: Subject, selectionId: string): Promise<string> {
-    return this.sign(TokenTypes.shopSelection, subject, selectionId, this.settings.sessionTokenTtlSeconds);
+    return this.sign(TokenTypes.shopSelection, subject, selectionId, 'pos', this.settings.sessionTokenTtlSeconds);
   }
 
-  async verifyAccessToken(token: string): Promise<VerifiedToken | undefined> {
+  /** Undefined unless `token` is a valid, unexpired access token for `audience`. */
+  async verifyAccessToken(token: string, audience: Audience): Promise<VerifiedToken | undefined> {
     const cached = this.verified.get(token);
     if (cached !== undefined) {
-      if (cached.expiresAtMs > this.clock.now()) return cached.token;
+      if (cached.expiresAtMs > this.clock.now()) return cached.token.audience === audience ? cached.token : undefined;
       this.verified.delete(token);
     }
-    const verified = await this.verify(token, TokenTypes.access);
+    const verified = await this.verify(token, TokenTypes.access, audience);
     if (verified !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) {
         const oldest = this.verified.keys().next();
@@ -105,7 +112,7 @@ export class TokenService {
   }
 
   verifySessionToken(token: string): Promise<VerifiedToken | undefined> {
-    return this.verify(token, TokenTypes.shopSelection);
+    return this.verify(token, TokenTypes.shopSelection, 'pos');
   }
 
   /** A device token for the account, valid `ttlSeconds`; signed by the shared key, so every replica accepts it. */
@@ -139,12 +146,12 @@ export class TokenService {
     }
   }
 
-  private async sign(typ: string, subject: Subject, sid: string, ttl: number): Promise<string> {
+  private async sign(typ: string, subject: Subject, sid: string, audience: Audience, ttl: number): Promise<string> {
     const now = Math.floor(this.clock.now() / 1000);
     return new SignJWT({ [CLAIM_KIND]: subject.kind, sid })
       .setProtectedHeader({ alg: JWS_ALGORITHM, typ, kid: this.key.kid })
       .setIssuer(this.settings.issuer)
-      .setAudience(this.settings.audience)
+      .setAudience(audience)
       .setSubject(subject.name)
       .setJti(randomBytes(16).toString('base64url'))
       .setIssuedAt(now)
@@ -153,20 +160,20 @@ export class TokenService {
   }
 
   /** Undefined for anything but a valid, unexpired token of exactly this `typ`. */
-  private async verify(token: string, typ: string): Promise<VerifiedToken | undefined> {
+  private async verify(token: string, typ: string, audience: Audience): Promise<VerifiedToken | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.jwks, {
         algorithms: [JWS_ALGORITHM],
         typ,
         issuer: this.settings.issuer,
-        audience: this.settings.audience,
+        audience,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       });
       const kind = payload[CLAIM_KIND];
       const sid = payload.sid;
       if ((kind !== 'ShopUser' && kind !== 'AdminUser') || typeof sid !== 'string' || payload.sub === undefined || payload.exp === undefined) return undefined;
-      return { subject: { kind, name: payload.sub }, sessionId: sid, expiresAtMs: payload.exp * 1000 };
+      return { subject: { kind, name: payload.sub }, audience, sessionId: sid, expiresAtMs: payload.exp * 1000 };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;

@@ -18,6 +18,7 @@ function toObject(data: SessionData, resourceVersion?: string): KubeObject {
   const spec: SignInSessionSpec = {
     purpose: data.purpose,
     subject: { kind: data.subject.kind, name: data.subject.name },
+    audience: data.audience,
     tokenHash: data.tokenHash,
     previousTokenHashes: data.previousTokenHashes.slice(0, MAX_PREVIOUS_TOKEN_HASHES),
     expiresAt: new Date(data.expiresAt).toISOString(),
@@ -50,6 +51,8 @@ export function fromObject(obj: KubeObject): SessionRecord | undefined {
     version,
     purpose: spec.purpose,
     subject: { kind: spec.subject.kind, name: spec.subject.name },
+    // Families written before audiences existed: an admin's are admin, a shop user's the till's.
+    audience: spec.audience ?? (spec.subject.kind === 'AdminUser' ? 'admin' : 'pos'),
     tokenHash: spec.tokenHash,
     previousTokenHashes: spec.previousTokenHashes ?? [],
     expiresAt,

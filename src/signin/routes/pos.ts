@@ -11,7 +11,7 @@ import { hashesEqual, newSessionId, tokenHash } from '../tokens.js';
 import type { MembershipEntry, ShopEntry, ShopUserEntry } from '../directory.js';
 
 async function authenticated(ctx: SignInContext, user: ShopUserEntry, m: { membership: MembershipEntry; shop: ShopEntry }): Promise<PosAuthenticatedResponse> {
-  const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id });
+  const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'pos');
   return { status: 'authenticated', ...pair, shopUser: shopUserDetail(user, m.membership, m.shop) };
 }
 
@@ -39,6 +39,7 @@ export function posRoutes(ctx: SignInContext): Route[] {
           id,
           purpose: 'shop-selection',
           subject,
+          audience: 'pos',
           tokenHash: tokenHash(sessionToken),
           previousTokenHashes: [],
           expiresAt: ctx.clock.now() + ctx.tokens.settings.sessionTokenTtlSeconds * 1000,
@@ -78,7 +79,7 @@ export function posRoutes(ctx: SignInContext): Route[] {
       shopHeader: true,
       body: noBody,
       response: posProfileResponse,
-      problems: ['invalidShopHeader', 'notAttachedToShop', 'forbiddenRole'],
+      problems: ['invalidShopHeader', 'notAttachedToShop'],
       handler: async ({ request, caller }) => {
         const user = shopUserOf(caller);
         const { membership, shop } = shopFromHeader(ctx, request, user);
@@ -93,7 +94,7 @@ export function posRoutes(ctx: SignInContext): Route[] {
       bearer: true,
       body: switchShopRequest,
       response: switchShopResponse,
-      problems: ['notAttachedToShop', 'forbiddenRole'],
+      problems: ['notAttachedToShop'],
       handler: async ({ body, caller }) => {
         const user = shopUserOf(caller);
         const { membership, shop } = attachedShop(ctx, user, body.shopId);

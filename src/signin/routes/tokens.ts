@@ -27,7 +27,7 @@ export function tokenRoutes(ctx: SignInContext): Route[] {
           await ctx.refreshTokens.revoke(session.id, 'IdentityRemoved');
           throw new SignInProblem('invalidRefreshToken', 'the account no longer exists or is disabled');
         }
-        const accessToken = await ctx.tokens.issueAccessToken(session.subject, session.id);
+        const accessToken = await ctx.tokens.issueAccessToken(session.subject, session.id, session.audience);
         return { accessToken, refreshToken, tokenType: 'Bearer' as const, expiresIn: ctx.tokens.settings.accessTokenTtlSeconds };
       },
     }),

@@ -45,9 +45,9 @@ beforeAll(async () => {
   const applied = await kubectl(['apply', '-f', '-'], { input: posExamples(ns) });
   expect(applied.code, applied.stderr).toBe(0);
   client = testClient();
-  // trustProxy: each test speaks from its own X-Forwarded-For address, so the per-address limit of one
-  // test does not throttle the next.
-  api = await startKubernetesSignIn({ client, namespace: ns, port: 0, logger: pino({ level: 'trace' }, sink), reportStatus: false, sweepIntervalMs: 0, clock, accountFailuresPerHour: ACCOUNT_LIMIT, ipFailuresPerHour: ADDRESS_LIMIT, trustProxy: true });
+  // The test client is the trusted proxy (loopback): each test speaks from its own X-Forwarded-For
+  // address, so the per-address limit of one test does not throttle the next.
+  api = await startKubernetesSignIn({ client, namespace: ns, port: 0, logger: pino({ level: 'trace' }, sink), reportStatus: false, sweepIntervalMs: 0, clock, accountFailuresPerHour: ACCOUNT_LIMIT, ipFailuresPerHour: ADDRESS_LIMIT, trustedProxies: ['127.0.0.1', '::1'] });
 });
 
 afterAll(async () => {

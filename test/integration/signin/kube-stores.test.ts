@@ -31,7 +31,7 @@ describe('Kubernetes stores of the sign-in API', () => {
     const store = new KubernetesSessionStore(client, ns);
     const clock = new ManualClock(Date.now());
     const tokens = new RefreshTokens(store, clock, 3600);
-    const { session, refreshToken } = await tokens.start({ kind: 'ShopUser', name: 'someone' });
+    const { session, refreshToken } = await tokens.start({ kind: 'ShopUser', name: 'someone' }, 'pos');
     const results = await Promise.all(Array.from({ length: 5 }, () => tokens.rotate(refreshToken)));
     expect(results.filter((r) => r.outcome === 'rotated')).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'reused').length).toBeGreaterThanOrEqual(1);
@@ -46,8 +46,8 @@ describe('Kubernetes stores of the sign-in API', () => {
     const clock = new ManualClock(Date.now());
     const short = new RefreshTokens(store, clock, 60);
     const long = new RefreshTokens(store, clock, 7200);
-    const a = await short.start({ kind: 'AdminUser', name: 'a' });
-    const b = await long.start({ kind: 'AdminUser', name: 'b' });
+    const a = await short.start({ kind: 'AdminUser', name: 'a' }, 'admin');
+    const b = await long.start({ kind: 'AdminUser', name: 'b' }, 'admin');
     clock.advance(120_000);
     expect(await store.sweepExpired(clock)).toBeGreaterThanOrEqual(1);
     expect(await store.get(a.session.id)).toBeUndefined();

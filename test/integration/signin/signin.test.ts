@@ -2,12 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
+import { coreResources } from '../../../src/runtime/kube-object.js';
+import { ATTEMPTS_LABEL, attemptLeaseName } from '../../../src/signin/kube/attempt-ledger.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, eventually, installPosCrds, posExamples, testClient } from './helpers.js';
 
 const PASSWORD = 'Till-password 4 demo!';
+// The test client plays the ingress, so X-Forwarded-For names the client.
+const LOOPBACK = ['127.0.0.1', '::1'];
 let ns: string;
 let client: KubeClient;
 let a: RunningKubernetesSignIn;
@@ -41,8 +45,8 @@ beforeAll(async () => {
   client = testClient();
   // Two replicas on one namespace: they must share the signing key and the sessions.
   [a, b] = await Promise.all([
-    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, sweepIntervalMs: 0 }),
-    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, reportStatus: false, sweepIntervalMs: 0 }),
+    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, sweepIntervalMs: 0, trustedProxies: LOOPBACK }),
+    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, reportStatus: false, sweepIntervalMs: 0, trustedProxies: LOOPBACK }),
   ]);
 });
 
@@ -161,5 +165,59 @@ spec: { email: dora@example.com, displayName: Dora, passwordSecretRef: { name: d
     expect((await login(a, 'dora@example.com')).status).toBe(401);
     await createPasswordSecret(ns, 'dora-password', PASSWORD);
     await eventually('dora signs in', async () => (await login(a, 'dora@example.com')).status === 200);
+  });
+
+  it('after logout the access token is refused within 1 s on both replicas', async () => {
+    const first = (await login(a, 'ana.silva@example.com')).body!;
+    const token = first.accessToken as string;
+    expect((await me(a, token, 'lisbon-baixa')).status).toBe(200);
+    expect((await me(b, token, 'lisbon-baixa')).status).toBe(200);
+    const loggedOut = Date.now();
+    expect((await call(a, 'POST', '/auth/logout', { refreshToken: first.refreshToken })).status).toBe(204);
+    const refusedAfter = await Promise.all(
+      [a, b].map(async (server) => {
+        for (;;) {
+          const res = await me(server, token, 'lisbon-baixa');
+          if (res.status === 401) return Date.now() - loggedOut;
+          expect(res.status).toBe(200);
+          if (Date.now() - loggedOut > 5000) return Infinity;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }),
+    );
+    console.log(`access token refused after logout: replica a after ${refusedAfter[0]} ms, replica b after ${refusedAfter[1]} ms`);
+    expect(refusedAfter[0]).toBeLessThan(1000);
+    expect(refusedAfter[1]).toBeLessThan(1000);
+    // and a refresh-token reuse ends the family's access tokens on the other replica too
+    const second = (await login(b, 'ana.silva@example.com')).body!;
+    const rotated = (await call(b, 'POST', '/auth/refresh', { refreshToken: second.refreshToken })).body!;
+    expect((await call(a, 'POST', '/auth/refresh', { refreshToken: second.refreshToken })).status).toBe(401);
+    await eventually('the rotated access token refused on b', async () => (await me(b, rotated.accessToken as string, 'lisbon-baixa')).status === 401, 1000);
+  });
+
+  it('a burst of 500 parallel wrong guesses over both replicas yields at most the account limit of 401s; a till that signed in before still gets in', async () => {
+    const email = 'rita@example.com';
+    const admin = (password: string, server: RunningKubernetesSignIn, from: string, cookie?: string) =>
+      call(server, 'POST', '/auth/admin/login', { email, password }, { 'x-forwarded-for': from, ...(cookie ? { cookie } : {}) });
+    const before = await admin(PASSWORD, a, '192.0.2.50');
+    expect(before.status).toBe(200);
+    const cookie = (before.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(cookie).toMatch(/^eo_device_/);
+    const codes = (await Promise.all(Array.from({ length: 500 }, (_, i) => admin(`guess-${i}`, i % 2 === 0 ? a : b, `198.51.${i >> 8}.${i & 255}`)))).map((r) => r.status);
+    const failures = codes.filter((c) => c === 401).length;
+    expect(codes.filter((c) => c !== 401 && c !== 429)).toEqual([]);
+    expect(failures).toBeLessThanOrEqual(100); // the default accountFailuresPerHour
+    expect(failures).toBeGreaterThan(50);
+    // the shared count is one Lease, written in blocks
+    const leases = await client.list<KubeObject>(coreResources.leases, ns, { labelSelector: `${ATTEMPTS_LABEL}=true` });
+    const lease = leases.items.find((l) => l.metadata.name === attemptLeaseName(email));
+    const claimed = Number(lease?.metadata.annotations?.['pos.endpoint-operator.dev/claimed']);
+    expect(claimed).toBeLessThanOrEqual(100);
+    expect(Number(lease?.metadata.resourceVersion)).toBeGreaterThan(0);
+    console.log(`burst of 500 over two replicas: ${failures} × 401, ${codes.length - failures} × 429, ${claimed} attempts claimed in the shared Lease`);
+    // an unknown client with the right password waits; the till that signed in before does not, on either replica
+    expect((await admin(PASSWORD, b, '192.0.2.51')).status).toBe(429);
+    expect((await admin(PASSWORD, b, '192.0.2.50', cookie)).status).toBe(200);
+    expect((await admin(PASSWORD, a, '192.0.2.52', cookie)).status).toBe(200);
   });
 });

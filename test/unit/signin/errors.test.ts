@@ -46,9 +46,19 @@ describe('credentials', { timeout: 30_000 }, () => {
     expect(ok.json().accessToken).toMatch(/^ey/);
     const shopUser = await post('/auth/admin/login', { email: 'bruno@example.com', password: PASSWORD });
     expect(shopUser.statusCode).toBe(401);
-    // An admin token is not a POS token.
-    const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${ok.json().accessToken}`, 'x-shop-id': 'lisbon-1' } });
-    expect(me.statusCode).toBe(403);
+    // An admin token is not a POS token, nor is a back-office token: each has its own aud.
+    const { decodeJwt } = await import('jose');
+    const backOffice = (await post('/auth/shop/login', { email: 'bruno@example.com', password: PASSWORD })).json();
+    const pos = (await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).json();
+    expect([ok, { json: () => backOffice }, { json: () => pos }].map((r) => decodeJwt(r.json().accessToken).aud)).toEqual(['admin', 'back-office', 'pos']);
+    for (const token of [ok.json().accessToken, backOffice.accessToken]) {
+      const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+      expect(me.statusCode).toBe(401);
+      expect(me.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+    }
+    // and the audience survives a refresh
+    const refreshed = (await post('/auth/refresh', { refreshToken: backOffice.refreshToken })).json();
+    expect(decodeJwt(refreshed.accessToken).aud).toBe('back-office');
   });
 
   it('shop (back-office) login answers the profile on the first managed shop and refuses cashiers', async () => {

@@ -35,6 +35,10 @@ export const signInSessionSpecSchema = z.object({
       description: 'subject is the identity the session belongs to; required, immutable.',
       'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subject is immutable' }],
     }),
+  audience: z
+    .enum(['pos', 'back-office', 'admin'])
+    .optional()
+    .meta({ description: 'audience is the aud of the access tokens of this family (pos, back-office or admin); optional (older families: admin for an AdminUser, else pos).' }),
   tokenHash: tokenHashSchema.meta({ description: 'tokenHash is the SHA-256 of the current refresh token (the token itself is never stored); required.' }),
   previousTokenHashes: z
     .array(tokenHashSchema)
