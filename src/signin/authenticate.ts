@@ -34,7 +34,7 @@ export async function authenticate<T extends Identity>(
     const lookup = ctx.directory.lookupEmail(accountKey);
     identity = lookup.outcome === 'found' ? lookup.identity : undefined;
     const hash = identity ? ctx.directory.passwordHash(identity.passwordSecretRef) : undefined;
-    ok = (await ctx.passwords.verify(hash, credentials.password)) && identity !== undefined && isActive(identity) && accept(identity);
+    ok = (await ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams())) && identity !== undefined && isActive(identity) && accept(identity);
   } finally {
     for (const r of attempt.reservations) r.settle(!ok);
   }
