@@ -23,9 +23,15 @@ export class RefreshTokens {
     private readonly store: SessionStore,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
+    /** Active families per subject; starting one more revokes the oldest (default 10). */
+    private readonly maxFamilies = 10,
   ) {}
 
-  /** Starts a family; returns its first refresh token. */
+  /**
+   * Starts a family; returns its first refresh token. A subject keeps at most `maxFamilies` active
+   * families (its tills and browsers): the oldest beyond that are revoked, so logins that never log
+   * out cannot pile up SignInSessions, and a forgotten device loses access first.
+   */
   async start(subject: Subject, audience: Audience): Promise<{ session: SessionRecord; refreshToken: string }> {
     const id = newSessionId();
     const refreshToken = newRefreshToken(id);
@@ -39,6 +45,8 @@ export class RefreshTokens {
       expiresAt: this.clock.now() + this.ttlSeconds * 1000,
       revoked: false,
     });
+    const others = this.store.activeFamilies(subject, this.clock.now()).filter((r) => r.id !== id);
+    for (const old of others.slice(0, Math.max(0, others.length - (this.maxFamilies - 1)))) await this.revoke(old.id, 'SessionLimit');
     return { session, refreshToken };
   }
 

@@ -46,6 +46,8 @@ export interface SignInServerOptions {
   /** Where the per-account budget lives: a Kubernetes Lease per account on a cluster; default this process. */
   readonly attemptLedger?: AttemptLedger;
   readonly bodyLimitBytes?: number; // default 16 KiB
+  /** Active refresh families per user; one more login revokes the oldest (default 10). */
+  readonly maxSessionsPerUser?: number;
   /** A pino logger, or false for none; default: pino at `info` with redaction. */
   readonly logger?: Logger | false;
   /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
@@ -106,7 +108,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   const context: SignInContext = {
     directory: options.directory,
     sessions: options.sessions,
-    refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds),
+    refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds, options.maxSessionsPerUser),
     tokens,
     passwords: await PasswordVerifier.create(options.argon2 ?? DEFAULT_ARGON2_PARAMS),
     throttles: {

@@ -40,6 +40,8 @@ export interface SessionStore {
    * on Kubernetes) on every authenticated request, so it must never wait on the network.
    */
   isRevoked(id: string): boolean;
+  /** The subject's refresh families that are neither revoked nor expired, oldest first; from memory, like isRevoked. */
+  activeFamilies(subject: Subject, now: number): SessionRecord[];
 }
 
 /** A SessionStore in process memory: for unit tests and a single replica without Kubernetes. */
@@ -75,7 +77,18 @@ export class MemorySessionStore implements SessionStore {
     return this.records.get(id)?.revoked === true;
   }
 
+  activeFamilies(subject: Subject, now: number): SessionRecord[] {
+    return activeFamiliesOf([...this.records.values()], subject, now);
+  }
+
   size(): number {
     return this.records.size;
   }
+}
+
+/** Refresh families of `subject` that are neither revoked nor expired, oldest (soonest to expire) first. */
+export function activeFamiliesOf(records: readonly SessionRecord[], subject: Subject, now: number): SessionRecord[] {
+  return records
+    .filter((r) => r.purpose === 'refresh' && !r.revoked && r.expiresAt > now && r.subject.kind === subject.kind && r.subject.name === subject.name)
+    .sort((x, y) => x.expiresAt - y.expiresAt);
 }

@@ -5,7 +5,7 @@ import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { SessionData, SessionRecord, SessionStore } from '../sessions.js';
+import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
 import type { Subject } from '../tokens.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';
 
@@ -110,13 +110,22 @@ export class KubernetesSessionStore implements SessionStore {
     return false;
   }
 
-  /** Active (unrevoked, unexpired) refresh families of one subject, oldest first, from the watch cache. */
-  activeFamilies(subject: Subject): SessionRecord[] {
-    return this.families
-      .list(this.namespace)
-      .map(fromObject)
-      .filter((r): r is SessionRecord => r !== undefined && !r.revoked && r.expiresAt > this.now() && r.subject.kind === subject.kind && r.subject.name === subject.name)
-      .sort((x, y) => x.expiresAt - y.expiresAt);
+  activeFamilies(subject: Subject, now: number): SessionRecord[] {
+    return activeFamiliesOf(this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []), subject, now);
+  }
+
+  /** Refresh families in the watch cache by state, for the `signin_sessions` gauge. */
+  countFamilies(): { active: number; revoked: number; expired: number } {
+    const counts = { active: 0, revoked: 0, expired: 0 };
+    const now = this.now();
+    for (const obj of this.families.list(this.namespace)) {
+      const r = fromObject(obj);
+      if (!r) continue;
+      if (r.revoked) counts.revoked++;
+      else if (r.expiresAt <= now) counts.expired++;
+      else counts.active++;
+    }
+    return counts;
   }
 
   private now(): number {

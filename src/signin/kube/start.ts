@@ -6,6 +6,7 @@ import { startSignInServer, type RunningSignInServer, type SignInServerOptions }
 import { ATTEMPT_WINDOW_MS } from '../account-budget.js';
 import { KubernetesAttemptLedger } from './attempt-ledger.js';
 import { KubernetesIdentityDirectory } from './directory.js';
+import { reportSessions } from './metrics.js';
 import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
 import { IdentityStatusReporter } from './status-reporter.js';
@@ -46,6 +47,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
   const { client, namespace, logger } = options;
   const directory = new KubernetesIdentityDirectory({ client, namespace, ...(logger ? { logger } : {}) });
   let offReporter: (() => void) | undefined;
+  let offMetrics: (() => void) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
     const syncMs = options.syncTimeoutMs ?? 60_000;
@@ -67,6 +69,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
     const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
+    offMetrics = reportSessions(sessions);
     const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
     const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
     const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
@@ -83,6 +86,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
       options.signal?.removeEventListener('abort', onAbort);
       if (sweeper) clearInterval(sweeper);
       offReporter?.();
+      offMetrics?.();
       stop.abort();
       await server.close();
       await reporter?.idle();
@@ -92,6 +96,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     options.signal?.removeEventListener('abort', onAbort);
     if (sweeper) clearInterval(sweeper);
     offReporter?.();
+    offMetrics?.();
     stop.abort();
     throw err;
   }

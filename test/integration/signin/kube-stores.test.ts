@@ -54,4 +54,34 @@ describe('Kubernetes stores of the sign-in API', () => {
     expect(await store.get(b.session.id)).toBeDefined();
     expect(await store.delete(a.session.id)).toBe(false);
   });
+
+  it('keeps a revoked family while its access tokens live, on every replica watching, then sweeps it', async () => {
+    const clock = new ManualClock(Date.now());
+    const stop = new AbortController();
+    const watching = new KubernetesSessionStore(client, ns, { clock, accessTokenTtlMs: 60_000 });
+    try {
+      expect(await watching.start(stop.signal)).toBe(true);
+      const writer = new KubernetesSessionStore(client, ns, { clock, accessTokenTtlMs: 60_000 });
+      const tokens = new RefreshTokens(writer, clock, 7200);
+      const { session } = await tokens.start({ kind: 'ShopUser', name: 'carol' }, 'pos');
+      expect(watching.isRevoked(session.id)).toBe(false);
+      await tokens.revoke(session.id, 'Logout');
+      const deadline = Date.now() + 5000;
+      while (!watching.isRevoked(session.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(watching.isRevoked(session.id)).toBe(true);
+      expect(watching.countFamilies().revoked).toBeGreaterThanOrEqual(1);
+      await watching.sweepExpired(clock);
+      expect(await writer.get(session.id)).toBeDefined(); // its access tokens may still be out there
+      clock.advance(61_000);
+      await watching.sweepExpired(clock);
+      expect(await writer.get(session.id)).toBeUndefined();
+      // deleted while watched: still refused for an access-token lifetime
+      while (watching.families.get(ns, session.id) && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 10));
+      expect(watching.isRevoked(session.id)).toBe(true);
+      clock.advance(61_000);
+      expect(watching.isRevoked(session.id)).toBe(false);
+    } finally {
+      stop.abort();
+    }
+  });
 });

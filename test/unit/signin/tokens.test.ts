@@ -123,3 +123,24 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
     expect((await post('/auth/refresh', { refreshToken: first.refreshToken })).statusCode).toBe(401);
   });
 });
+
+describe('refresh families per user', { timeout: 30_000 }, () => {
+  it('are capped: the login past the cap revokes the oldest family, and its access token with it', async () => {
+    const capped = await (await import('./fixtures.js')).testApp({ maxSessionsPerUser: 3 });
+    try {
+      const login = async () => (await capped.app.inject({ method: 'POST', url: '/auth/pos/login', ...json({ email: 'ana@example.com', password: PASSWORD }) })).json();
+      const meOn = (token: string) => capped.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+      const logins = [];
+      for (let i = 0; i < 5; i++) {
+        logins.push(await login());
+        capped.clock.advance(1000);
+      }
+      expect(capped.sessions.activeFamilies({ kind: 'ShopUser', name: 'ana' }, capped.clock.now())).toHaveLength(3);
+      expect(await Promise.all(logins.map(async (l) => (await meOn(l.accessToken)).statusCode))).toEqual([401, 401, 200, 200, 200]);
+      const oldest = logins[0].refreshToken.split('.')[0];
+      expect((await capped.sessions.get(oldest))?.revokedReason).toBe('SessionLimit');
+    } finally {
+      await capped.app.close();
+    }
+  });
+});
