@@ -11,6 +11,12 @@ export interface Argon2Params {
   readonly parallelism: number;
 }
 
+/**
+ * The label a password Secret must carry: the sign-in API watches only Secrets with it, so the
+ * operator does not cache every Secret of the namespace (`hash-password --secret` sets it).
+ */
+export const PASSWORD_SECRET_LABEL = 'pos.endpoint-operator.dev/password';
+
 export const OWASP_MINIMUM: Argon2Params = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 export const DEFAULT_ARGON2_PARAMS: Argon2Params = OWASP_MINIMUM;
 

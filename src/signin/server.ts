@@ -103,8 +103,8 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
 export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
   const clock = options.clock ?? systemClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
-  const key = await options.signingKeys.load();
-  const tokens = new TokenService(key, clock, settings);
+  const tokens = new TokenService(await options.signingKeys.load(), clock, settings);
+  const offKeys = options.signingKeys.onChange((keys) => tokens.setKeys(keys));
   const context: SignInContext = {
     directory: options.directory,
     sessions: options.sessions,
@@ -146,6 +146,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
+  app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {
     setSecurityHeaders(reply);
   });

@@ -1,7 +1,7 @@
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT, createLocalJWKSet, type JSONWebKeySet, type JWK } from 'jose';
 import type { Clock } from './clock.js';
-import { JWS_ALGORITHM, type SigningKey } from './signing-key.js';
+import { JWS_ALGORITHM, type SigningKey, type SigningKeys } from './signing-key.js';
 
 export type SubjectKind = 'ShopUser' | 'AdminUser';
 export interface Subject {
@@ -64,7 +64,9 @@ const DEVICE_AUDIENCE = 'endpoint-operator-signin-device';
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export class TokenService {
-  private readonly jwks: ReturnType<typeof createLocalJWKSet>;
+  private jwks: ReturnType<typeof createLocalJWKSet>;
+  private key: SigningKey;
+  private previous: readonly JWK[];
   /**
    * Access tokens already verified, until they expire. An Ed25519 verification costs 0.2-0.5 ms here,
    * more than the rest of a /auth/pos/me request, and a till presents the same token for its whole
@@ -74,15 +76,25 @@ export class TokenService {
   private readonly verified = new Map<string, { token: VerifiedToken; expiresAtMs: number }>();
 
   constructor(
-    private readonly key: SigningKey,
+    keys: SigningKeys,
     private readonly clock: Clock,
     readonly settings: TokenSettings = DEFAULT_TOKEN_SETTINGS,
   ) {
+    this.key = keys.current;
+    this.previous = keys.previous;
     this.jwks = createLocalJWKSet(this.publicJwks());
   }
 
+  /** After a rotation: sign with the new key, verify with both. Cached verifications stay valid (the old key still is). */
+  setKeys(keys: SigningKeys): void {
+    this.key = keys.current;
+    this.previous = keys.previous;
+    this.jwks = createLocalJWKSet(this.publicJwks());
+  }
+
+  /** The current key first, then the one it replaced during a rotation. */
   publicJwks(): JSONWebKeySet {
-    return { keys: [this.key.publicJwk] };
+    return { keys: [this.key.publicJwk, ...this.previous.filter((k) => k.kid !== this.key.kid)] };
   }
 
   issueAccessToken(subject: Subject, sessionId: string, audience: Audience): Promise<string> {

@@ -68,7 +68,9 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
       throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers, SignInSessions and Secrets there?`);
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
-    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
+    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName, logger);
+    await signingKeys.load();
+    void signingKeys.watch(stop.signal);
     offMetrics = reportSessions(sessions);
     const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
     const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });

@@ -6,6 +6,7 @@ import { coreResources } from '../../../src/runtime/kube-object.js';
 import { ATTEMPTS_LABEL, attemptLeaseName } from '../../../src/signin/kube/attempt-ledger.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
+import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, eventually, installPosCrds, posExamples, testClient } from './helpers.js';
 
@@ -162,6 +163,11 @@ spec: { email: dora@example.com, displayName: Dora, passwordSecretRef: { name: d
 `;
     expect((await kubectl(['apply', '-f', '-'], { input: user })).code).toBe(0);
     await eventually('dora SecretNotFound', async () => (await readyOf('shopusers', 'dora'))?.reason === 'SecretNotFound');
+    expect((await login(a, 'dora@example.com')).status).toBe(401);
+    // A Secret without the password label is not watched, hence not used.
+    const hashed = await runCli(['hash-password'], { input: PASSWORD });
+    expect((await kubectl(['create', 'secret', 'generic', 'dora-password', '-n', ns, `--from-literal=password=${hashed.stdout.trim()}`])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
     expect((await login(a, 'dora@example.com')).status).toBe(401);
     await createPasswordSecret(ns, 'dora-password', PASSWORD);
     await eventually('dora signs in', async () => (await login(a, 'dora@example.com')).status === 200);

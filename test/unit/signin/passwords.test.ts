@@ -61,6 +61,7 @@ describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
     const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], { input: 'x' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/kind: Secret\n/);
+    expect(r.stdout).toContain('pos.endpoint-operator.dev/password: \'true\'');
     expect(r.stdout).toMatch(/namespace: shop/);
     expect(r.stdout).toMatch(/pw: \$argon2id\$/);
   });
