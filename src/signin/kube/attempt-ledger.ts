@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAlreadyExists, isConflict } from '../../runtime/api-error.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
+import { microTime } from '../../runtime/leader-election.js';
 import { coreResources, type KubeObject } from '../../runtime/kube-object.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { AttemptLedger, Claim } from '../account-budget.js';
@@ -101,9 +102,4 @@ function leaseObject(name: string, start: number, claimed: number, windowMs: num
     // For `kubectl get lease`: the window as a lease (no holder: nobody leads anything).
     spec: { leaseDurationSeconds: Math.ceil(windowMs / 1000), acquireTime: microTime(start), renewTime: microTime(start) },
   };
-}
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
