@@ -9,7 +9,7 @@ import { KubernetesIdentityDirectory } from './directory.js';
 import { reportSessions } from './metrics.js';
 import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
-import { IdentityStatusReporter } from './status-reporter.js';
+import { runStatusControllers } from './status-controllers.js';
 
 export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'directory' | 'sessions' | 'signingKeys' | 'logger'> {
   readonly client: KubeClient;
@@ -18,7 +18,7 @@ export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'dire
   /** Namespace and name of the signing-key Secret (default: `namespace`, `endpoint-operator-signin-key`). */
   readonly keySecretNamespace?: string;
   readonly keySecretName?: string;
-  /** Write Ready conditions on Shops, ShopUsers and AdminUsers (default true). */
+  /** Take part in electing the replica that writes Ready on Shops, ShopUsers and AdminUsers (default true). */
   readonly reportStatus?: boolean;
   /** How often expired SignInSessions, and revoked ones whose access tokens have expired, are deleted (default 1 minute; 0 = never). */
   readonly sweepIntervalMs?: number;
@@ -32,13 +32,13 @@ export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'dire
 export interface RunningKubernetesSignIn extends RunningSignInServer {
   readonly directory: KubernetesIdentityDirectory;
   readonly sessions: KubernetesSessionStore;
-  readonly reporter: IdentityStatusReporter | undefined;
 }
 
 /**
  * The sign-in API on a cluster: waits for the watch cache to hold every Shop, user and Secret
  * (answering before that would turn every login into a 401), loads or creates the shared signing
- * key, then listens. `close()` stops the server, the informers, the status reporter and the sweeper.
+ * key, then listens; the replica holding the status Lease also writes Ready on Shops and users
+ * (status-controllers.ts). `close()` stops the server, the informers, the status controllers and the sweeper.
  */
 export async function startKubernetesSignIn(options: KubernetesSignInOptions): Promise<RunningKubernetesSignIn> {
   const stop = new AbortController();
@@ -46,7 +46,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const { client, namespace, logger } = options;
   const directory = new KubernetesIdentityDirectory({ client, namespace, ...(logger ? { logger } : {}) });
-  let offReporter: (() => void) | undefined;
+  let statusRun: Promise<void> | undefined;
   let offMetrics: (() => void) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
@@ -74,8 +74,11 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     offMetrics = reportSessions(sessions);
     const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
     const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
-    const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
-    offReporter = reporter?.start();
+    if (options.reportStatus !== false) {
+      statusRun = runStatusControllers({ client, namespace, directory, ...(logger ? { logger } : {}) }, stop.signal).catch((err: unknown) =>
+        logger?.error({ err }, 'the sign-in status controllers stopped'),
+      );
+    }
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
@@ -87,17 +90,15 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     const close = async (): Promise<void> => {
       options.signal?.removeEventListener('abort', onAbort);
       if (sweeper) clearInterval(sweeper);
-      offReporter?.();
       offMetrics?.();
       stop.abort();
       await server.close();
-      await reporter?.idle();
+      await statusRun;
     };
-    return { ...server, close, directory, sessions, reporter };
+    return { ...server, close, directory, sessions };
   } catch (err) {
     options.signal?.removeEventListener('abort', onAbort);
     if (sweeper) clearInterval(sweeper);
-    offReporter?.();
     offMetrics?.();
     stop.abort();
     throw err;

@@ -133,6 +133,13 @@ spec: { email: ana.silva@example.com, name: Ana Silva, role: support, passwordSe
     expect(cond.status).toBe('False');
     expect(cond.message).toContain('AdminUser/ana-admin');
     await eventually('AdminUser ana-admin DuplicateEmail', async () => (await readyOf('adminusers', 'ana-admin'))?.reason === 'DuplicateEmail');
+    // a transition is also an Event, written by the status controller of the replica holding the status Lease
+    await eventually('a DuplicateEmail Event on ana-silva', async () => {
+      const r = await kubectl(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=ana-silva', '-o', 'json']);
+      return (JSON.parse(r.stdout) as { items: { reason: string; type: string }[] }).items.some((e) => e.reason === 'DuplicateEmail' && e.type === 'Warning');
+    });
+    const lease = await kubectl(['get', 'lease', 'endpoint-operator-signin-status', '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
+    expect(lease.stdout).not.toBe('');
     expect((await login(a, 'ana.silva@example.com')).status).toBe(401);
     expect((await kubectl(['delete', 'adminuser', 'ana-admin', '-n', ns])).code).toBe(0);
     await eventually('ana to sign in again', async () => (await login(b, 'ana.silva@example.com')).status === 200);
