@@ -7,6 +7,7 @@ import type { Informer } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import { keyOf, type KubeObject, type ResourceRef } from '../../runtime/kube-object.js';
 import { LeaderElector } from '../../runtime/leader-election.js';
+import { Predicates } from '../../runtime/predicates.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';
 import { StatusWriter } from '../../runtime/status.js';
 import { identityVerdict, shopVerdict, type ReadyVerdict } from '../identity-status.js';
@@ -60,12 +61,14 @@ export function createStatusControllers(options: { client: KubeClient; directory
       const email = emailOf(other);
       return email === undefined ? [] : users((u) => u !== other && emailOf(u) === email);
     };
+    // Spec changes only (generation): our own status writes on users and shops trigger nothing more.
+    const specChanges = { predicate: Predicates.generationChanged };
     return controller
-      .watches(directory.shops, (shop) => users((u) => (specOf(u).memberships ?? []).some((m) => m.shop === shop.metadata.name)))
+      .watches(directory.shops, (shop) => users((u) => (specOf(u).memberships ?? []).some((m) => m.shop === shop.metadata.name)), specChanges)
       .watches(directory.secrets, (secret) => users((u) => specOf(u).passwordSecretRef?.name === secret.metadata.name))
       // An identity of either kind taking, changing or leaving an email: the others holding it.
-      .watches(directory.shopUsers, sameEmail)
-      .watches(directory.adminUsers, sameEmail);
+      .watches(directory.shopUsers, sameEmail, specChanges)
+      .watches(directory.adminUsers, sameEmail, specChanges);
   });
 }
 
@@ -74,7 +77,7 @@ async function reconcileReady(t: Target, writer: StatusWriter, events: EventReco
   if (!obj || obj.metadata.deletionTimestamp !== undefined) return Action.done();
   const verdict = t.verdict(obj);
   const before = readyOf(obj);
-  const { written } = await writer.update(obj, (current) => desiredStatus(current, t.verdict(current)));
+  const { written } = await writer.update(obj, (current) => desiredStatus(current, t.verdict(current)), req.signal);
   if (written && (before?.status !== verdict.status || before.reason !== verdict.reason)) {
     await events.record(obj, verdict.status === 'True' ? 'Normal' : 'Warning', verdict.reason, verdict.message);
   }
