@@ -89,7 +89,14 @@ export class KubernetesSessionStore implements SessionStore {
     this.families.addEventHandler({
       onDelete: (obj) => {
         const id = obj.metadata.name;
-        if (id !== undefined) this.deleted.set(id, this.now() + this.accessTtlMs());
+        if (id === undefined) return;
+        const now = this.now();
+        // Forget the families whose access tokens have all expired (insertion order is expiry order).
+        for (const [old, until] of this.deleted) {
+          if (until > now) break;
+          this.deleted.delete(old);
+        }
+        this.deleted.set(id, now + this.accessTtlMs());
       },
     });
   }
