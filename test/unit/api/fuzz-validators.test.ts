@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { serialize } from 'node:v8';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FieldErrorType } from '../../../src/api/common/field-error.js';
@@ -58,9 +57,12 @@ describe('fuzzing the validators (fast-check)', { timeout: 120_000 }, () => {
   it(`validateObject on ${NUM_RUNS} manifests (create and update): total, deterministic, pure, every error on a field path`, () => {
     fc.assert(
       fc.property(manifestCaseArbitrary, (c) => {
-        const before = serialize([c.object, c.oldObject]);
+        // A structural comparison, not v8.serialize bytes: V8 writes 1 as an int32 or as a double depending on the
+        // field's representation in the hidden class, which changes when another object of the same shape stores a
+        // double (4.07e-200) and this one is migrated on its next read: equal values, other bytes (seen as a flake).
+        const before = structuredClone([c.object, c.oldObject]);
         const verdict = validateObject(c.object, c.oldObject, defaultValidationOptions);
-        assert.ok(serialize([c.object, c.oldObject]).equals(before), 'validation changed its input');
+        assert.deepStrictEqual([c.object, c.oldObject], before, 'validation changed its input');
         checkVerdict(verdict, c.object, c.oldObject);
         assert.deepStrictEqual(validateObject(c.object, c.oldObject, defaultValidationOptions), verdict, 'a second validation gave another verdict');
         tally(c, verdict);
