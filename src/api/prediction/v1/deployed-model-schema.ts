@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { backendSchema } from './backend.js';
 import { conditionsSchema } from './conditions.js';
 import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
 
@@ -101,6 +102,9 @@ export const deployedModelSpecSchema = z.object({
   automaticResources: automaticResourcesSchema
     .optional()
     .meta({ description: 'automaticResources lets the platform manage the resources; exactly one of dedicatedResources and automaticResources; optional.' }),
+  backend: backendSchema
+    .optional()
+    .meta({ description: 'backend is the model server that answers predict and explain calls for this model (a Service or a URL, its protocol and the model name); optional (without it the model is recorded but not callable).' }),
   enableAccessLogging: z.boolean().optional().meta({ description: 'enableAccessLogging writes prediction access logs to Cloud Logging; optional (default false).' }),
   disableContainerLogging: z.boolean().optional().meta({ description: "disableContainerLogging stops the container's stdout/stderr from reaching Cloud Logging; optional (default false)." }),
 });

@@ -2,6 +2,7 @@ import { codePointLength, isPlainObject } from '../../common/text.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
+import { backendErrors } from './backend-validation.js';
 import { decodeFields } from './decode-fields.js';
 import { DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS, deployedModelSpecSchema, type DeployedModelSpec } from './deployed-model-schema.js';
 
@@ -18,6 +19,7 @@ export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: V
   if (isPlainObject(obj.spec)) {
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...resourcesErrors(obj.spec, decoded.value));
+    errors.push(...backendErrors(obj.spec.backend, decoded.value.backend));
     if (isPlainObject(oldObj)) errors.push(...immutabilityErrors(obj.spec, oldObj));
   }
   return { errors, warnings: [] };
