@@ -92,7 +92,7 @@ function finalStatus(obj: KubeObject, all: Map<string, KubeObject>): unknown {
     }
     case 'DeployedModel': {
       const endpoint = all.get(`PredictionEndpoint/${(spec.endpointRef as { name: string }).name}`) ?? obj;
-      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], project: PROJECT, location: LOCATION, now }).status;
+      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], backend: { state: 'none' }, project: PROJECT, location: LOCATION, now }).status;
     }
     case 'RegistryService': {
       const endpoints = [...all.values()].filter((o) => o.kind === 'RegistryEndpoint' && String((o.spec as { name: string }).name).startsWith(`${String(spec.name)}/`));

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
 import { startControlPlane, cacheRoot, type ControlPlane } from '../devcluster/index.js';
 import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev/apply.js';
 import { installCrds } from '../operator/crds.js';
@@ -121,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
 
     const config: ProcessConfig = {
       operator: {
-        project: 'endpoint-operator',
+        project: DEFAULT_PROJECT_TEMPLATE,
         location: 'us-central1',
         workers: 4,
         reservedPrefixes: DEFAULT_RESERVED_PREFIXES,

@@ -4,6 +4,7 @@
  * one shard per namespace.
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
+import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
@@ -13,6 +14,7 @@ import {
   addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
   type Informers, type ReconcilerContext, type ReconcilerSettings,
 } from '../reconcilers/context.js';
+import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
@@ -39,6 +41,8 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
+  /** The EndpointSlice version the server serves (discoverEndpointSliceVersion). */
+  readonly endpointSliceVersion: EndpointSliceVersion;
 }
 
 export interface Shard {
@@ -56,6 +60,8 @@ export function createShard(options: ShardOptions): Shard {
     deployedModels: informer(resources.deployedModels),
     registryServices: informer(resources.registryServices),
     registryEndpoints: informer(resources.registryEndpoints),
+    services: informer(servicesResource),
+    endpointSlices: informer(endpointSlicesResource(options.endpointSliceVersion)),
   };
   addIndexes(informers);
   const grace = options.grace ?? new OrderingGrace();
@@ -108,6 +114,9 @@ export function createShard(options: ShardOptions): Shard {
     if (key === undefined) return;
     for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
   }
+  // A model's backend readiness follows its Service and the Service's EndpointSlices.
+  models.watches(informers.services, (svc) => modelsOfService(informers, svc));
+  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice));
   // An assignment is kept only until the model is gone, however it went (our finalizer or not).
   informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
   // Dependents care whether a parent exists and about its spec, not about its status: a parent's

@@ -5,7 +5,8 @@
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { DeployedModelReason } from '../api/prediction/v1/conditions.js';
-import { endpointResourceName } from '../api/prediction/v1/names.js';
+import { endpointNameOf } from '../api/prediction/v1/names.js';
+import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
@@ -25,6 +26,9 @@ export interface DeployedModelWorld {
   /** From resolveModelStates over the endpoint's models; `undefined` when there is no endpoint. */
   readonly state: ModelState | undefined;
   readonly specErrors: readonly FieldError[];
+  /** Whether `spec.backend` can be called (backendReadiness over the Service and EndpointSlice caches). */
+  readonly backend: BackendReadiness;
+  /** The `--project` template of endpoint names (`{namespace}` replaced). */
   readonly project: string;
   readonly location: string;
   readonly now: string;
@@ -48,7 +52,7 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
 
   const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now) };
   if (id !== undefined) status.id = id;
-  if (endpoint !== undefined) status.endpoint = endpointResourceName(world.project, world.location, endpoint.metadata.name ?? '');
+  if (endpoint !== undefined) status.endpoint = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   else {
     const recorded = stringAt(previous, 'endpoint');
     if (recorded !== undefined) status.endpoint = recorded;
@@ -91,9 +95,21 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict 
   if (state?.state !== 'deployed') {
     return { status: 'Unknown', reason: 'Deploying', message: 'an id is being assigned' };
   }
-  return {
-    status: 'True',
-    reason: DeployedModelReason.Reconciled,
-    message: `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`,
-  };
+  const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`;
+  const backend = world.backend;
+  if (backend.state === 'unavailable') {
+    return { status: 'False', reason: DeployedModelReason.BackendUnavailable, message: `${deployed}, but its model server cannot be called: ${backend.message}` };
+  }
+  return { status: 'True', reason: DeployedModelReason.Reconciled, message: `${deployed}; ${backendNote(backend)}` };
+}
+
+function backendNote(backend: BackendReadiness): string {
+  switch (backend.state) {
+    case 'ready':
+      return `served by ${backend.summary}`;
+    case 'url':
+      return `served by ${backend.url} (a URL backend is not probed)`;
+    default:
+      return 'no spec.backend: recorded, not callable';
+  }
 }

@@ -8,6 +8,7 @@ import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.js';
 import type { KubeObject } from '../runtime/kube-object.js';
+import { readinessOf } from './backends.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
 import { FIELD_MANAGER, Index, modelEndpointKey, resources, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
@@ -48,7 +49,8 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     // The model as the cache sees it may be older than `model` (a conflict re-read): resolve with `model` itself.
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
+    const backend = readinessOf(ctx.informers, model);
+    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
   };
 
   return async (req) => {

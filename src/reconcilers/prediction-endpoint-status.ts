@@ -6,10 +6,10 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { PredictionEndpointReason } from '../api/prediction/v1/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
-import { endpointResourceName } from '../api/prediction/v1/names.js';
+import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
 import type { ModelState } from './deployed-model-ids.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, readyConditionOf, stringAt, withReadyCondition, type Condition, type ConditionStatus, type ReadyVerdict } from './status-common.js';
 
 export interface DeployedModelSummary {
   id: string;
@@ -19,10 +19,14 @@ export interface DeployedModelSummary {
   deployedModelRef: string;
   dedicatedResources?: { machineType?: string; minReplicaCount?: number; maxReplicaCount?: number };
   automaticResources?: { minReplicaCount?: number; maxReplicaCount?: number };
+  /** The DeployedModel's own Ready condition (status and reason): whether calls routed to it can be answered. */
+  ready: ConditionStatus;
+  reason?: string;
 }
 
 export interface PredictionEndpointStatus {
   name: string;
+  url?: string;
   deployedModels: DeployedModelSummary[];
   deployedModelCount: number;
   createTime: string;
@@ -40,8 +44,11 @@ export interface PredictionEndpointWorld {
   readonly states: ReadonlyMap<string, ModelState>;
   /** The endpoint's validation errors (the webhook's rules, run again). */
   readonly specErrors: readonly FieldError[];
+  /** The `--project` template of endpoint names (`{namespace}` replaced): names are unique in the cluster. */
   readonly project: string;
   readonly location: string;
+  /** The gateway's base URL; `status.url` is published when it is set. */
+  readonly gatewayUrl?: string | undefined;
   /** RFC 3339, second precision. */
   readonly now: string;
 }
@@ -64,8 +71,10 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
     .sort((a, b) => compareIds(a.id, b.id));
   const verdict = readyVerdict(world, deployedModels.map((d) => d.id));
   const generation = endpoint.metadata.generation ?? 0;
+  const name = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   const status: PredictionEndpointStatus = {
-    name: endpointResourceName(world.project, world.location, endpoint.metadata.name ?? ''),
+    name,
+    ...(world.gatewayUrl === undefined ? {} : { url: endpointUrl(world.gatewayUrl, name) }),
     deployedModels,
     deployedModelCount: deployedModels.length,
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
@@ -133,7 +142,11 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
 
 function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
   const spec = isRecord(model.spec) ? model.spec : {};
-  const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '' };
+  // Read from the model's own status (the DeployedModel reconciler owns it); the endpoint's watch on
+  // DeployedModels re-runs this when it changes.
+  const ready = readyConditionOf(model.status);
+  const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '', ready: ready?.status ?? 'Unknown' };
+  if (ready !== undefined) summary.reason = ready.reason;
   const displayName = stringAt(spec, 'displayName');
   if (displayName !== undefined) summary.displayName = displayName;
   const createTime = deployTimeOf(model, endpoint);

@@ -33,6 +33,7 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
       specErrors: validateEndpoint(endpoint),
       project: ctx.settings.project,
       location: ctx.settings.location,
+      gatewayUrl: ctx.settings.gatewayUrl,
       now: rfc3339(ctx.now()),
     });
   };

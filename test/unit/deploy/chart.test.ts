@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
+import { gatewayRules } from '../../../src/deploy/gateway.js';
 import { clusterRules, operatorNamespaceRules, signinNamespaceRules } from '../../../src/deploy/rbac.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { CHART_CRDS_DIR } from '../../../src/deploy/write.js';
@@ -68,7 +69,12 @@ describe('the Helm chart', () => {
   });
 
   it('renders the same objects as the generator with every option on (CRDs come from crds/)', () => {
-    const all = deployManifests({ ...DEFAULT_DEPLOY_VALUES, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true }, serviceMonitor: { enabled: true } });
+    const all = deployManifests({
+      ...DEFAULT_DEPLOY_VALUES,
+      signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true },
+      serviceMonitor: { enabled: true },
+      gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, networkPolicy: { ...DEFAULT_DEPLOY_VALUES.gateway.networkPolicy, enabled: true } },
+    });
     const expected = all.filter((m) => m.kind !== 'CustomResourceDefinition').map((m) => `${m.kind}/${m.kind === 'Namespace' ? PLACEHOLDER : m.metadata.name}`).sort();
     const rendered = templates().flatMap((t) => t.docs.map((d) => `${d.kind}/${d.metadata.name}`)).sort();
     expect(rendered).toEqual(expected);
@@ -80,6 +86,7 @@ describe('the Helm chart', () => {
     expect(rulesOf('ClusterRole', 'endpoint-operator')).toEqual(clusterRules());
     expect(rulesOf('Role', 'endpoint-operator')).toEqual(operatorNamespaceRules());
     expect(rulesOf('Role', 'endpoint-operator-signin')).toEqual(signinNamespaceRules());
+    expect(rulesOf('ClusterRole', 'endpoint-operator-gateway')).toEqual(gatewayRules());
   });
 
   const helm = new MiniHelm(readFileSync(join(CHART, 'templates/_helpers.tpl'), 'utf8'));
@@ -94,7 +101,7 @@ describe('the Helm chart', () => {
 
   it.each([
     ['the default values (what deploy/endpoint-operator.yaml holds)', DEFAULT_DEPLOY_VALUES],
-    ['sign-in, ServiceMonitor, another namespace and image', { ...DEFAULT_DEPLOY_VALUES, namespace: 'ops', replicas: 3, leaderElection: false, image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const }, reservedPrefixes: ['a.example.com'], signin: { enabled: true, namespace: 'shops', port: 9443 }, serviceMonitor: { enabled: true }, podDisruptionBudget: { minAvailable: 2 } }],
+    ['sign-in, ServiceMonitor, another namespace and image', { ...DEFAULT_DEPLOY_VALUES, namespace: 'ops', replicas: 3, leaderElection: false, image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const }, reservedPrefixes: ['a.example.com'], signin: { enabled: true, namespace: 'shops', port: 9443 }, serviceMonitor: { enabled: true }, podDisruptionBudget: { minAvailable: 2 }, gateway: { replicas: 3, url: 'https://predict.example.com', resources: DEFAULT_DEPLOY_VALUES.gateway.resources, networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } } }],
   ])('renders (by a Go-template subset evaluator) exactly the generator objects for %s', (_, values) => {
     const byKey = (a: unknown, b: unknown): number => sortKey(a).localeCompare(sortKey(b));
     expect(render(values).sort(byKey)).toEqual(generated(values).sort(byKey));

@@ -68,5 +68,7 @@ export const DeployedModelReason = {
   DuplicateId: 'DuplicateId',
   /** Deletion waits until the endpoint's traffic split gives this model no traffic. */
   UndeployBlocked: 'UndeployBlocked',
+  /** spec.backend.service names a Service that is missing, lacks the port, or has no ready endpoint on it. */
+  BackendUnavailable: 'BackendUnavailable',
 } as const;
 export type DeployedModelReason = (typeof DeployedModelReason)[keyof typeof DeployedModelReason];
