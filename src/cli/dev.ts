@@ -9,13 +9,14 @@ import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev/apply.js
 import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev/examples.js';
+import { portProblems, type PlannedPort } from '../dev/port-check.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { localWebhookSettings } from '../webhook/settings.js';
-import { UsageError, bool, num, parseFlags, renderFlags, str, type FlagSpec } from './flags.js';
+import { UsageError, bool, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local control plane' },
@@ -24,6 +25,7 @@ const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'examples', type: 'string', placeholder: 'DIR', help: 'manifests to apply (default: examples/valid of this checkout)' },
   { name: 'apply-examples', type: 'boolean', default: true, help: 'apply the examples and create the demo users\' password Secrets' },
   { name: 'signin-port', type: 'number', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API on 127.0.0.1 (0 = any free port)' },
+  { name: 'webhook-port', type: 'number', default: 0, placeholder: 'PORT', help: 'port of the admission and conversion webhooks on 127.0.0.1 (0 = any free port)' },
   { name: 'wait', type: 'number', default: 120, placeholder: 'SECONDS', help: 'how long the live table waits for every resource to be Ready' },
 ];
 
@@ -36,6 +38,16 @@ applies the examples, and shows every resource's Ready condition while they conv
 Flags:
 ${renderFlags(DEV_FLAGS)}
   --help                  show this help`;
+
+const LOOPBACK = '127.0.0.1';
+
+/** The ports `dev` opens with fixed numbers, each with the flag that moves it. */
+function plannedPorts(values: FlagValues): PlannedPort[] {
+  return [
+    { what: 'the sign-in API', host: LOOPBACK, port: num(values, 'signin-port'), flag: '--signin-port' },
+    { what: 'the webhooks', host: LOOPBACK, port: num(values, 'webhook-port'), flag: '--webhook-port' },
+  ];
+}
 
 function say(line: string): void {
   process.stderr.write(`dev: ${line}\n`);
@@ -107,6 +119,12 @@ export async function main(argv: string[]): Promise<number> {
   collectProcessMetrics();
   let running: Awaited<ReturnType<typeof startOperatorProcess>> | undefined;
   try {
+    // Every port this process opens, checked before the control plane is built and started.
+    const problems = await portProblems(plannedPorts(values));
+    if (problems.length > 0) {
+      for (const p of problems) say(p);
+      return 2;
+    }
     if (kubeconfig === undefined) {
       say('starting the local control plane (etcd + kube-apiserver on loopback)');
       plane = await startControlPlane({ log: (line) => say(line) });
@@ -132,7 +150,7 @@ export async function main(argv: string[]): Promise<number> {
         metricsPort: 0,
         bindAddress: '127.0.0.1',
       },
-      webhook: { settings: localWebhookSettings(0, { namespace: operatorNamespace }), listen: { host: '127.0.0.1', port: 0 } },
+      webhook: { settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }), listen: { host: LOOPBACK, port: num(values, 'webhook-port') } },
       signin: { namespace, host: '127.0.0.1', port: num(values, 'signin-port') },
     };
     say(`starting the operator, webhooks and sign-in API (logs: ${logFile})`);
