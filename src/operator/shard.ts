@@ -114,9 +114,12 @@ export function createShard(options: ShardOptions): Shard {
     if (key === undefined) return;
     for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
   }
-  // A model's backend readiness follows its Service and the Service's EndpointSlices.
-  models.watches(informers.services, (svc) => modelsOfService(informers, svc));
-  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice));
+  // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
+  // the endpoint's status.deployedModels[].ready.
+  models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOfObj));
+  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOfObj));
+  endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
+  endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
   // An assignment is kept only until the model is gone, however it went (our finalizer or not).
   informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
   // Dependents care whether a parent exists and about its spec, not about its status: a parent's

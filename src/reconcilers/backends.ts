@@ -48,14 +48,14 @@ export function addBackendIndexes(informers: BackendInformers): void {
   informers.endpointSlices.addIndex(BackendIndex.slicesByService, sliceServiceKey);
 }
 
-/** Keys of the DeployedModels whose backend is the Service `service` (watch mapper). */
-export function modelsOfService(informers: BackendInformers, service: KubeObject): string[] {
-  return informers.deployedModels.byIndex(BackendIndex.modelsByService, keyOf(service)).map(keyOf);
+/** The DeployedModels whose backend is the Service `service`. */
+export function modelsOfService(informers: BackendInformers, service: KubeObject): KubeObject[] {
+  return informers.deployedModels.byIndex(BackendIndex.modelsByService, keyOf(service));
 }
 
-/** Keys of the DeployedModels whose backend Service `slice` belongs to (watch mapper). */
-export function modelsOfSlice(informers: BackendInformers, slice: KubeObject): string[] {
-  return sliceServiceKey(slice).flatMap((key) => informers.deployedModels.byIndex(BackendIndex.modelsByService, key).map(keyOf));
+/** The DeployedModels whose backend is the Service that `slice` belongs to. */
+export function modelsOfSlice(informers: BackendInformers, slice: KubeObject): KubeObject[] {
+  return sliceServiceKey(slice).flatMap((key) => informers.deployedModels.byIndex(BackendIndex.modelsByService, key));
 }
 
 /** Whether the model's backend can be called, from the caches. */

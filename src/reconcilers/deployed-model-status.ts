@@ -41,13 +41,28 @@ export interface DeployedModelOutcome {
   readonly releaseFinalizer: boolean;
 }
 
+/** The traffic the endpoint still gives a model being deleted (what holds its undeploy). */
+function trafficWhileDeleting(world: DeployedModelWorld): number {
+  const { model, endpoint, state } = world;
+  return model.metadata.deletionTimestamp !== undefined && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+}
+
+/**
+ * The model's Ready verdict alone. The endpoint's status lists it for each deployed model, computed
+ * from the same world rather than read back from the model's status: the endpoint is then written
+ * once with the final answer, not once more when the model's own status catches up.
+ */
+export function deployedModelVerdict(world: DeployedModelWorld): ReadyVerdict {
+  return readyVerdict(world, trafficWhileDeleting(world));
+}
+
 export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedModelOutcome {
   const { model, endpoint, state } = world;
   const previous = isRecord(model.status) ? model.status : {};
   const generation = model.metadata.generation ?? 0;
   const deleting = model.metadata.deletionTimestamp !== undefined;
   const id = state?.state === 'deployed' || state?.state === 'duplicate' ? state.id : stringAt(previous, 'id');
-  const traffic = deleting && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+  const traffic = trafficWhileDeleting(world);
   const verdict = readyVerdict(world, traffic);
 
   const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now) };

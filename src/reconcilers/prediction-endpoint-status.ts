@@ -9,7 +9,7 @@ import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
 import type { ModelState } from './deployed-model-ids.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, readyConditionOf, stringAt, withReadyCondition, type Condition, type ConditionStatus, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ConditionStatus, type ReadyVerdict } from './status-common.js';
 
 export interface DeployedModelSummary {
   id: string;
@@ -19,7 +19,7 @@ export interface DeployedModelSummary {
   deployedModelRef: string;
   dedicatedResources?: { machineType?: string; minReplicaCount?: number; maxReplicaCount?: number };
   automaticResources?: { minReplicaCount?: number; maxReplicaCount?: number };
-  /** The DeployedModel's own Ready condition (status and reason): whether calls routed to it can be answered. */
+  /** The DeployedModel's Ready verdict (status and reason): whether calls routed to it can be answered. */
   ready: ConditionStatus;
   reason?: string;
 }
@@ -47,6 +47,8 @@ export interface PredictionEndpointWorld {
   /** The `--project` template of endpoint names (`{namespace}` replaced): names are unique in the cluster. */
   readonly project: string;
   readonly location: string;
+  /** Each deployed model's Ready verdict (deployedModelVerdict over the same caches); undefined = Unknown. */
+  readonly modelReadiness: (model: KubeObject) => Pick<ReadyVerdict, 'status' | 'reason'> | undefined;
   /** The gateway's base URL; `status.url` is published when it is set. */
   readonly gatewayUrl?: string | undefined;
   /** RFC 3339, second precision. */
@@ -66,7 +68,7 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   const deployedModels = models
     .flatMap((m) => {
       const state = states.get(m.metadata.name ?? '');
-      return state?.state === 'deployed' ? [summarise(m, state.id, endpoint)] : [];
+      return state?.state === 'deployed' ? [summarise(m, state.id, endpoint, world.modelReadiness)] : [];
     })
     .sort((a, b) => compareIds(a.id, b.id));
   const verdict = readyVerdict(world, deployedModels.map((d) => d.id));
@@ -140,11 +142,9 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
   return a > b ? a : b;
 }
 
-function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
+function summarise(model: KubeObject, id: string, endpoint: KubeObject, readiness: PredictionEndpointWorld['modelReadiness']): DeployedModelSummary {
   const spec = isRecord(model.spec) ? model.spec : {};
-  // Read from the model's own status (the DeployedModel reconciler owns it); the endpoint's watch on
-  // DeployedModels re-runs this when it changes.
-  const ready = readyConditionOf(model.status);
+  const ready = readiness(model);
   const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '', ready: ready?.status ?? 'Unknown' };
   if (ready !== undefined) summary.reason = ready.reason;
   const displayName = stringAt(spec, 'displayName');

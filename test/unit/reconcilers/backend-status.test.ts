@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backendReadiness, type BackendWorld } from '../../../src/reconcilers/backend-readiness.js';
-import { computeDeployedModelStatus } from '../../../src/reconcilers/deployed-model-status.js';
+import { backendReadiness, type BackendReadiness, type BackendWorld } from '../../../src/reconcilers/backend-readiness.js';
+import { computeDeployedModelStatus, deployedModelVerdict } from '../../../src/reconcilers/deployed-model-status.js';
 import { computePredictionEndpointStatus } from '../../../src/reconcilers/prediction-endpoint-status.js';
 import { resolveModelStates } from '../../../src/reconcilers/deployed-model-ids.js';
 import { decodeEndpointSlice, decodeService, type EndpointSlice, type Service } from '../../../src/runtime/endpoint-slices.js';
@@ -87,8 +87,21 @@ describe('DeployedModel status with a backend', () => {
 });
 
 describe('PredictionEndpoint status name and url', () => {
-  const compute = (ep: KubeObject, models: KubeObject[] = [], gatewayUrl?: string): ReturnType<typeof computePredictionEndpointStatus> =>
-    computePredictionEndpointStatus({ endpoint: ep, models, states: resolveModelStates(models, () => true, new Map()), specErrors: [], project: '{namespace}', location: 'us-central1', gatewayUrl, now: NOW });
+  const compute = (ep: KubeObject, models: KubeObject[] = [], gatewayUrl?: string, backends: Record<string, BackendReadiness> = {}): ReturnType<typeof computePredictionEndpointStatus> => {
+    const states = resolveModelStates(models, () => true, new Map());
+    return computePredictionEndpointStatus({
+      endpoint: ep,
+      models,
+      states,
+      specErrors: [],
+      modelReadiness: (model) =>
+        deployedModelVerdict({ model, endpoint: ep, state: states.get(model.metadata.name ?? ''), specErrors: [], backend: backends[model.metadata.name ?? ''] ?? { state: 'none' }, project: '{namespace}', location: 'us-central1', now: NOW }),
+      project: '{namespace}',
+      location: 'us-central1',
+      gatewayUrl,
+      now: NOW,
+    });
+  };
 
   it('takes the namespace as the project, so same-named endpoints of two namespaces differ', () => {
     const a = endpoint('fraud-scoring').build();
@@ -106,13 +119,13 @@ describe('PredictionEndpoint status name and url', () => {
     expect(compute(old).status.url).toBeUndefined();
   });
 
-  it("shows each deployed model's readiness from its Ready condition", () => {
+  it("shows each deployed model's readiness, the model's own verdict from the same world", () => {
     const ep = endpoint('ep1', { displayName: 'Ep', trafficSplit: { '1': 70, '2': 30 } }).build();
-    const cond = (status: string, reason: string): Record<string, unknown> => ({ conditions: [{ type: 'Ready', status, reason, message: '', lastTransitionTime: NOW }] });
-    const one = deployedModel('one', 'ep1', { id: '1' }).status(cond('True', 'Reconciled')).build();
-    const two = deployedModel('two', 'ep1', { id: '2' }).status(cond('False', 'BackendUnavailable')).build();
-    const { status, verdict } = compute(ep, [one, two]);
-    expect(status.deployedModels.map((d) => [d.id, d.ready, d.reason])).toEqual([['1', 'True', 'Reconciled'], ['2', 'False', 'BackendUnavailable']]);
+    const one = deployedModel('one', 'ep1', { id: '1' }).build();
+    const two = deployedModel('two', 'ep1', { id: '2' }).build();
+    const three = deployedModel('three', 'ep1', { id: '3' }).deleting().build();
+    const { status, verdict } = compute(ep, [one, two, three], undefined, { one: { state: 'ready', summary: 'Service "a" port 80' }, two: { state: 'unavailable', message: 'no ready endpoint' } });
+    expect(status.deployedModels.map((d) => [d.id, d.ready, d.reason])).toEqual([['1', 'True', 'Reconciled'], ['2', 'False', 'BackendUnavailable'], ['3', 'False', 'Undeploying']]);
     expect(verdict.status).toBe('True'); // the endpoint itself is well formed; its models say what they lack
   });
 });

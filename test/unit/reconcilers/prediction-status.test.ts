@@ -16,6 +16,7 @@ function endpointWorld(ep: KubeObject, models: KubeObject[], overrides: Partial<
     models,
     states: resolveModelStates(models, () => true, new Map()),
     specErrors: [],
+    modelReadiness: () => undefined,
     project: 'demo',
     location: 'us-central1',
     now: NOW,
