@@ -5,6 +5,7 @@
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
@@ -66,14 +67,6 @@ export function createShard(options: ShardOptions): Shard {
   addIndexes(informers);
   const grace = options.grace ?? new OrderingGrace();
   const ownWrites = new OwnWrites();
-  for (const i of Object.values(informers)) {
-    i.addEventHandler({
-      onDelete: (o: KubeObject) => {
-        grace.forget(o.metadata.uid ?? '');
-        ownWrites.forget(o);
-      },
-    });
-  }
   const ctx: ReconcilerContext = {
     client,
     informers,
@@ -84,7 +77,6 @@ export function createShard(options: ShardOptions): Shard {
     grace,
     ownWrites,
     now: options.now ?? (() => new Date()),
-    log,
   };
   const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });
@@ -94,42 +86,38 @@ export function createShard(options: ShardOptions): Shard {
   const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx)));
   const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
 
+  // Every relation a reconciler follows, declared where it is used: "when an object of this
+  // informer changes (as far as the predicate cares), reconcile these keys".
   // A DeployedModel change (id assigned, deleted, spec) changes its endpoint's status.deployedModels.
   endpoints.watches(informers.deployedModels, (m) => optional(modelEndpointKey(m)));
   // ...and may settle a sibling's duplicate id (the older claimant went away).
   models.watches(informers.deployedModels, (m) => siblingKeys(informers, m));
+  // Dependents care whether a parent exists and about its spec, not about its status: a parent's
+  // own status writes would otherwise re-run every child each time.
+  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.generationChanged });
+  regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), { predicate: Predicates.generationChanged });
   // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
   // instead of rewriting a growing list once per endpoint.
-  informers.registryEndpoints.addEventHandler({
-    onAdd: (e) => enqueueParents(e),
-    onUpdate: (old, e) => {
-      enqueueParents(old);
-      enqueueParents(e);
-    },
-    onDelete: (e) => enqueueParents(e),
-  });
-  function enqueueParents(e: KubeObject): void {
-    const key = endpointParentKey(e);
-    if (key === undefined) return;
-    for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
-  }
+  services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
   // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
   // the endpoint's status.deployedModels[].ready.
-  models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOfObj));
-  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOfObj));
+  models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOf));
+  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
   endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
   endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
-  // An assignment is kept only until the model is gone, however it went (our finalizer or not).
+
+  // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
+  // (however it went: our finalizer or not).
+  for (const i of Object.values(informers)) {
+    i.addEventHandler({
+      onDelete: (o: KubeObject) => {
+        grace.forget(o.metadata.uid ?? '');
+        ownWrites.forget(o);
+      },
+    });
+  }
   informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
-  // Dependents care whether a parent exists and about its spec, not about its status: a parent's
-  // own status writes would otherwise re-run every child each time.
-  onExistenceOrSpecChange(informers.predictionEndpoints, (ep) =>
-    informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOfObj(ep)).forEach((m) => models.enqueue(keyOfObj(m))));
-  onExistenceOrSpecChange(informers.registryServices, (svc) => {
-    const key = serviceNameKey(svc);
-    if (key !== undefined) informers.registryEndpoints.byIndex(Index.endpointsByParent, key).forEach((e) => regEndpoints.enqueue(keyOfObj(e)));
-  });
 
   return {
     informers,
@@ -142,26 +130,21 @@ function getter(informer: Informer): (namespace: string | undefined, name: strin
   return (namespace, name) => informer.get(namespace, name);
 }
 
-function onExistenceOrSpecChange(informer: Informer, fn: (obj: KubeObject) => void): void {
-  informer.addEventHandler({
-    onAdd: fn,
-    onUpdate: (old, obj) => {
-      if (old.metadata.generation !== obj.metadata.generation || old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp) {
-        fn(old);
-        fn(obj);
-      }
-    },
-    onDelete: fn,
-  });
-}
-
 function siblingKeys(informers: Informers, model: KubeObject): string[] {
   const key = modelEndpointKey(model);
   if (key === undefined) return [];
-  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOfObj);
+  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOf);
 }
 
-const keyOfObj = keyOf;
+function childEndpointKeys(informers: Informers, service: KubeObject): string[] {
+  const key = serviceNameKey(service);
+  return key === undefined ? [] : informers.registryEndpoints.byIndex(Index.endpointsByParent, key).map(keyOf);
+}
+
+function parentServiceKeys(informers: Informers, endpoint: KubeObject): string[] {
+  const key = endpointParentKey(endpoint);
+  return key === undefined ? [] : informers.registryServices.byIndex(Index.servicesByName, key).map(keyOf);
+}
 
 function optional(v: string | undefined): string[] {
   return v === undefined ? [] : [v];

@@ -3,11 +3,12 @@
  * slices in the caches, and the models a changed Service or slice concerns (so readiness follows
  * the world through watches, never by polling).
  */
-import { backendSchema, type DeployedModelBackend } from '../api/prediction/v1/backend.js';
+import type { DeployedModelBackend } from '../api/prediction/v1/backend.js';
 import { decodeEndpointSlice, decodeService, SERVICE_NAME_LABEL, type EndpointSlice } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';
+import { specOf } from './typed-spec.js';
 
 export interface BackendInformers {
   readonly deployedModels: Informer;
@@ -26,10 +27,7 @@ const BackendIndex = {
 
 /** `spec.backend` when it decodes (an invalid one is the validator's to report, and reads as none). */
 export function backendOf(model: KubeObject): DeployedModelBackend | undefined {
-  const raw = (model.spec as Record<string, unknown> | undefined)?.backend;
-  if (raw === undefined || raw === null) return undefined;
-  const parsed = backendSchema.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
+  return specOf.deployedModel(model).backend;
 }
 
 function backendServiceKey(model: KubeObject): string[] {

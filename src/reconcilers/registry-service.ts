@@ -4,7 +4,8 @@ import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/
 import { objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
-import { rfc3339, stringAt } from './status-common.js';
+import { rfc3339 } from './status-common.js';
+import { specOf } from './typed-spec.js';
 import { writeStatus } from './status-write.js';
 
 export function registryServiceReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
@@ -12,7 +13,7 @@ export function registryServiceReconciler(ctx: ReconcilerContext): (req: Reconci
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
 
   const compute = (service: KubeObject): ReturnType<typeof computeRegistryServiceStatus> => {
-    const name = stringAt(service.spec, 'name');
+    const name = specOf.registryService(service).name;
     const endpoints = name === undefined ? [] : ctx.informers.registryEndpoints.byIndex(Index.endpointsByParent, objectKey(service.metadata.namespace, name));
     return computeRegistryServiceStatus({
       service,
@@ -28,7 +29,7 @@ export function registryServiceReconciler(ctx: ReconcilerContext): (req: Reconci
     const service = ctx.informers.registryServices.get(req.namespace, req.name);
     if (service === undefined || service.metadata.deletionTimestamp !== undefined) return Action.done();
     if (ctx.ownWrites.isStale(service)) return Action.done();
-    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute);
+    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
     return Action.done();
   };
 }

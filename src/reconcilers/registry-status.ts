@@ -8,33 +8,16 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { effectiveAnnotations } from '../api/registry/annotations.js';
 import { parentServiceName } from '../api/registry/names.js';
-import { RegistryReasons } from '../api/registry/status.js';
+import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type Written } from '../api/common/conditions.js';
+import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
+import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
-export interface RegistryEndpointStatus {
-  /** spec.name as first accepted: the immutability defence compares against it. */
-  name?: string;
-  effectiveAnnotations: Record<string, string>;
-  createTime: string;
-  updateTime: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
-
-export interface ResolvedEndpoint {
-  name: string;
-  address?: string;
-  port?: number;
-  annotations?: Record<string, string>;
-}
-
-export interface RegistryServiceStatus {
-  endpoints: ResolvedEndpoint[];
-  effectiveAnnotations: Record<string, string>;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
+export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;
+export type RegistryServiceStatus = Written<StoredServiceStatus, 'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'>;
+export type { ResolvedEndpoint };
 
 export interface RegistryEndpointWorld {
   readonly endpoint: KubeObject;
@@ -51,30 +34,30 @@ export function parentOf(endpoint: KubeObject): string | undefined {
   return name === undefined ? undefined : parentServiceName(name);
 }
 
-export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict {
+export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict<RegistryEndpointReason> {
   const { endpoint } = world;
-  if (world.specErrors.length > 0) return { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   const name = stringAt(endpoint.spec, 'name') ?? '';
   const recorded = stringAt(endpoint.status, 'name');
   if (recorded !== undefined && recorded !== name) {
     // spec.name is immutable (CEL on 1.25+, the webhook otherwise); this change got past both.
     return {
       status: 'False',
-      reason: RegistryReasons.InvalidSpec,
+      reason: Reasons.InvalidSpec,
       message: `spec.name: Invalid value: ${JSON.stringify(name)}: field is immutable (it was ${JSON.stringify(recorded)}); restore it, or delete the endpoint and create a new one`,
     };
   }
   if (!world.parentExists) {
     return {
       status: 'False',
-      reason: RegistryReasons.ParentNotFound,
+      reason: Reasons.ParentNotFound,
       message: `spec.name: no RegistryService with spec.name ${JSON.stringify(parentOf(endpoint) ?? '')} in namespace "${endpoint.metadata.namespace ?? ''}"; create it (the endpoint becomes Ready as soon as it exists)`,
     };
   }
-  return { status: 'True', reason: RegistryReasons.Reconciled, message: 'registered with its parent service' };
+  return { status: 'True', reason: Reasons.Reconciled, message: 'registered with its parent service' };
 }
 
-export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict } {
+export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict<RegistryEndpointReason> } {
   const { endpoint } = world;
   const previous = isRecord(endpoint.status) ? endpoint.status : {};
   const verdict = registryEndpointVerdict(world);
@@ -103,7 +86,7 @@ export interface RegistryServiceWorld {
   readonly now: string;
 }
 
-export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict } {
+export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
   const { service } = world;
   const previous = isRecord(service.status) ? service.status : {};
   const resolved = world.endpoints
@@ -111,9 +94,9 @@ export function computeRegistryServiceStatus(world: RegistryServiceWorld): { sta
     .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
     .map((e) => resolve(e, world.reservedPrefixes))
     .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
-  const verdict: ReadyVerdict = world.specErrors.length > 0
-    ? { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) }
-    : { status: 'True', reason: RegistryReasons.Reconciled, message: `${resolved.length} ready endpoint(s)` };
+  const verdict: ReadyVerdict<RegistryServiceReason> = world.specErrors.length > 0
+    ? { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) }
+    : { status: 'True', reason: Reasons.Reconciled, message: `${resolved.length} ready endpoint(s)` };
   const generation = service.metadata.generation ?? 0;
   const status: RegistryServiceStatus = {
     endpoints: resolved,

@@ -13,7 +13,7 @@ import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
-import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev/backend-services.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';

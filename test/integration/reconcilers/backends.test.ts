@@ -5,7 +5,7 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendEndpointSlice, backendService, type LoopbackBackend } from '../../../src/dev/backend-services.js';
+import { backendEndpointSlice, backendService, type LoopbackBackend } from '../../../src/dev-environment/backend-services.js';
 import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';

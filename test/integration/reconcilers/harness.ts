@@ -1,7 +1,7 @@
 /** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
 import yaml from 'js-yaml';
 import { pino } from 'pino';
-import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev/backend-services.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
@@ -127,8 +127,12 @@ export function readyOf(obj: { status?: Record<string, unknown> }): { status?: s
 export class InstrumentedClient extends KubeClient {
   statusPatches = 0;
   failStatusFor: (name: string) => boolean = () => false;
-  /** Fails patches of the object itself (finalizers), not of its status. */
+  /** Fails patches of the object itself (finalizers), not of its status, with `objectPatchFailure`. */
   failObjectPatchFor: (name: string) => boolean = () => false;
+  /** 500 is retried with backoff; 403 is terminal. */
+  objectPatchFailure: 403 | 500 = 500;
+  /** Object (not status) patches attempted, per object name, refused ones included. */
+  readonly objectPatchAttempts = new Map<string, number>();
   beforeStatusPatch: ((namespace: string | undefined, name: string) => Promise<void>) | undefined;
 
   static forTestCluster(): InstrumentedClient {
@@ -147,7 +151,12 @@ export class InstrumentedClient extends KubeClient {
       this.statusPatches++;
       return result;
     }
-    if (this.failObjectPatchFor(name)) throw new ApiError(403, 'Forbidden', `injected refusal for ${name}`, {});
+    this.objectPatchAttempts.set(name, (this.objectPatchAttempts.get(name) ?? 0) + 1);
+    if (this.failObjectPatchFor(name)) {
+      throw this.objectPatchFailure === 403
+        ? new ApiError(403, 'Forbidden', `injected refusal for ${name}`, {})
+        : new ApiError(500, 'InternalError', `injected failure for ${name}`, {});
+    }
     return super.patch<T>(ref, namespace, name, patch, opts);
   }
 }

@@ -1,6 +1,6 @@
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
-import { isPlainObject } from '../../common/text.js';
+import { isRecord } from '../../common/text.js';
 import type { DeployedModelBackend } from './backend.js';
 
 const backendPath = FieldPath.root('spec').child('backend');
@@ -14,7 +14,7 @@ function present(v: unknown): boolean {
  * by the schema). `raw` is the field as written, `decoded` what of it passed the schema. Pure.
  */
 export function backendErrors(raw: unknown, decoded: DeployedModelBackend | undefined): FieldError[] {
-  if (!isPlainObject(raw)) return [];
+  if (!isRecord(raw)) return [];
   const hasService = present(raw.service);
   const hasUrl = present(raw.url);
   if (!hasService && !hasUrl) {

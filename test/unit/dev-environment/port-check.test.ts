@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portProblems } from '../../../src/dev/port-check.js';
+import { portProblems } from '../../../src/dev-environment/port-check.js';
 
 describe('dev port check', () => {
   let taken: Server;

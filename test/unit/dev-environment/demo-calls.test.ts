@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callableEndpoint, curlLines } from '../../../src/dev/demo-calls.js';
+import { callableEndpoint, curlLines } from '../../../src/dev-environment/demo-calls.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 
 function ep(name: string, split: Record<string, number>, models: { id: string; ready: string }[], url?: string): KubeObject {
