@@ -33,6 +33,9 @@ export function clusterRules(): PolicyRule[] {
   return [
     ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels']),
     ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
+    // DeployedModel backends: their Service and its EndpointSlices decide BackendUnavailable (watched, not polled).
+    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
     // The event recorder creates an Event, then patches its count when the same event repeats.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     // The operator registers its webhook configurations and keeps their caBundle current.

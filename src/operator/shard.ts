@@ -4,6 +4,7 @@
  * one shard per namespace.
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
+import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
@@ -14,6 +15,7 @@ import {
   addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
   type Informers, type ReconcilerContext, type ReconcilerSettings,
 } from '../reconcilers/context.js';
+import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
@@ -40,6 +42,8 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
+  /** The EndpointSlice version the server serves (discoverEndpointSliceVersion). */
+  readonly endpointSliceVersion: EndpointSliceVersion;
 }
 
 export interface Shard {
@@ -57,6 +61,8 @@ export function createShard(options: ShardOptions): Shard {
     deployedModels: informer(resources.deployedModels),
     registryServices: informer(resources.registryServices),
     registryEndpoints: informer(resources.registryEndpoints),
+    services: informer(servicesResource),
+    endpointSlices: informer(endpointSlicesResource(options.endpointSliceVersion)),
   };
   addIndexes(informers);
   const grace = options.grace ?? new OrderingGrace();
@@ -94,6 +100,12 @@ export function createShard(options: ShardOptions): Shard {
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
   // instead of rewriting a growing list once per endpoint.
   services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
+  // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
+  // the endpoint's status.deployedModels[].ready.
+  models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOf));
+  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
+  endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
+  endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
 
   // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
   // (however it went: our finalizer or not).

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import type { Controller } from '../runtime/controller.js';
+import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { EventRecorder } from '../runtime/events.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
@@ -33,8 +34,11 @@ export interface LeaderElectionSettings {
 }
 
 export interface OperatorSettings {
+  /** Template of the project in endpoint names; `{namespace}` is replaced (names/endpointProject). */
   readonly project: string;
   readonly location: string;
+  /** The gateway's base URL, published in PredictionEndpoint `status.url`; absent = not published. */
+  readonly gatewayUrl?: string | undefined;
   /** Namespaces to watch; empty or absent = all namespaces. */
   readonly namespaces?: readonly string[];
   /** Concurrent reconciles per controller. */
@@ -81,11 +85,13 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const events = new EventRecorder({ client, component: 'endpoint-operator', instance: settings.leaderElection.identity ?? hostname(), logger: log });
   const ids = new IdAssignments();
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
+  const endpointSliceVersion = await discoverEndpointSliceVersion(client, namespaces[0]);
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
-      settings: { project: settings.project, location: settings.location, reservedPrefixes: settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES },
+      settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes: settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES },
+      endpointSliceVersion,
       workers: settings.workers,
       events,
       ids,
