@@ -8,7 +8,11 @@
  * (started here) for its endpoint, deployed model, Service and EndpointSlice, as in production.
  * Bounded in count and time.
  *
- *   npx tsx bench/gateway.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120]
+ *   npx tsx bench/gateway.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120] [--yardstick]
+ *
+ * `--yardstick` adds a third arm in the same alternation: a do-nothing node:http + undici forwarder
+ * (bare-forwarder.ts, own process) in front of the same model server, the floor any gateway built
+ * on these parts pays on this machine (its CPU per call and added latency are printed, not recorded).
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
  * of the gateway process to /tmp/eo-gateway-prof/.
@@ -21,6 +25,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startBareForwarder } from './bare-forwarder.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
@@ -31,7 +36,8 @@ import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
-    role: { type: 'string', default: 'driver' },
+    role: { type: 'string', default: 'driver' }, upstream: { type: 'string' },
+    yardstick: { type: 'boolean', default: false },
     rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -75,6 +81,12 @@ function startGatewayBinary(kubeconfig: string): Promise<{ child: ChildProcess; 
   });
 }
 
+async function roleBare(): Promise<void> {
+  const forwarder = await startBareForwarder(`http://127.0.0.1:${values.upstream ?? ''}`, `/v1/models/${MODEL}:predict`);
+  process.send?.({ port: forwarder.port });
+  serveCpu();
+}
+
 function start(role: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const child = fork(new URL(import.meta.url).pathname, ['--role', role, ...extra], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
@@ -108,6 +120,11 @@ async function writeObjects(client: KubeClient, modelPort: number): Promise<void
   await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
 }
 
+function pctOf(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
   const total = Number(values.requests);
@@ -129,6 +146,8 @@ async function driver(): Promise<void> {
     await writeObjects(client, model.port);
     const gateway = await startGatewayBinary(plane.kubeconfigPath);
     children.push(gateway.child);
+    const bare = values.yardstick ? await start('bare', ['--upstream', String(model.port)]) : undefined;
+    if (bare !== undefined) children.push(bare.child);
     client.close();
 
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -159,24 +178,34 @@ async function driver(): Promise<void> {
 
     await run(direct, 500);
     await run(viaGateway, 1000); // warm-up: JIT, pools, caches
+    const viaBare = (): Promise<number> => send(bare?.port ?? 0, `/v1/${RESOURCE_NAME}:predict`);
+    if (bare !== undefined) await run(viaBare, 1000);
     const perBlock = Math.ceil(total / blocks);
     const latDirect: number[] = [];
     const latGateway: number[] = [];
     let gatewayCpu = 0;
     let modelCpu = 0;
+    const latBare: number[] = [];
+    let bareCpu = 0;
+    const blockP99: string[] = [];
     const t0 = performance.now();
     for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
       const modelBefore = await cpuOf(model.child);
       latDirect.push(...(await run(direct, perBlock)));
       modelCpu += (await cpuOf(model.child)) - modelBefore;
       const before = cpuSecondsOf(gateway.child.pid ?? 0);
-      latGateway.push(...(await run(viaGateway, perBlock)));
+      const g = await run(viaGateway, perBlock);
+      latGateway.push(...g);
       gatewayCpu += (cpuSecondsOf(gateway.child.pid ?? 0) - before) * 1e6;
+      const d = latDirect.slice(-perBlock);
+      blockP99.push(`${pctOf(d, 99).toFixed(1)}/${pctOf(g, 99).toFixed(1)}`);
+      if (bare !== undefined) {
+        const bareBefore = await cpuOf(bare.child);
+        latBare.push(...(await run(viaBare, perBlock)));
+        bareCpu += (await cpuOf(bare.child)) - bareBefore;
+      }
     }
-    const pct = (xs: number[], p: number): number => {
-      const sorted = [...xs].sort((a, b) => a - b);
-      return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-    };
+    const pct = pctOf;
     const d50 = pct(latDirect, 50);
     const d99 = pct(latDirect, 99);
     const g50 = pct(latGateway, 50);
@@ -192,6 +221,12 @@ async function driver(): Promise<void> {
     console.log(`  gateway ms: p50 ${g50.toFixed(3)}  p99 ${g99.toFixed(3)}`);
     console.log(`  added   ms: p50 ${(g50 - d50).toFixed(3)} (goal <= 0.3)  p99 ${(g99 - d99).toFixed(3)} (goal <= 1)`);
     console.log(`  gateway CPU per request: ${cpuPerRequestUs.toFixed(1)} µs (goal <= 100); the model server's per direct call: ${modelCpuPerRequestUs.toFixed(1)} µs`);
+    console.log(`  p99 per block, direct/gateway ms: ${blockP99.join('  ')}`);
+    if (latBare.length > 0) {
+      const b50 = pct(latBare, 50);
+      const b99 = pct(latBare, 99);
+      console.log(`  yardstick (bare node:http + undici forwarder) ms: p50 ${b50.toFixed(3)}  p99 ${b99.toFixed(3)}; added p50 ${(b50 - d50).toFixed(3)}  p99 ${(b99 - d99).toFixed(3)}; CPU per request ${(bareCpu / latBare.length).toFixed(1)} µs`);
+    }
     recordResults([
       { id: 'B6.gateway.added_p50', name: 'latency the gateway adds to a predict call, median', value: r3(g50 - d50), unit: 'ms', goal: { op: '<=', value: 0.3 }, baseline: { value: r3(d50), name: 'direct call p50, ms' }, notes: conditions },
       { id: 'B6.gateway.added_p99', name: 'latency the gateway adds to a predict call, 99th percentile', value: r3(g99 - d99), unit: 'ms', goal: { op: '<=', value: 1 }, baseline: { value: r3(d99), name: 'direct call p99, ms' } },
@@ -213,4 +248,5 @@ async function driver(): Promise<void> {
 }
 
 if (values.role === 'model') await roleModel();
+else if (values.role === 'bare') await roleBare();
 else await driver();

@@ -1,0 +1,41 @@
+/**
+ * B6's yardstick: the least a node:http + undici forwarder can cost on this machine. It reads the
+ * request body, sends it unchanged to one fixed model server over an undici keep-alive pool (the
+ * gateway's client), and writes the answer back: no routing, parsing, metrics or logging. Run in its
+ * own process by bench/gateway.ts (`--yardstick`), so the gateway's CPU and added latency can be set
+ * against a floor measured in the same run and load rather than against the goal alone.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+
+export async function startBareForwarder(upstreamOrigin: string, upstreamPath: string): Promise<{ port: number }> {
+  const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const answer: Buffer[] = [];
+      let status = 0;
+      let type = 'application/json';
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: () => undefined,
+        onResponseStart: (_c, code, headers) => {
+          status = code;
+          const t = headers['content-type'];
+          if (typeof t === 'string') type = t;
+        },
+        onResponseData: (_c, chunk) => void answer.push(chunk),
+        onResponseEnd: () => {
+          const out = Buffer.concat(answer);
+          res.writeHead(status, { 'content-type': type, 'content-length': out.length }).end(out);
+        },
+        onResponseError: () => void res.writeHead(502).end(),
+      };
+      agent.dispatch({ origin: upstreamOrigin, path: upstreamPath, method: 'POST', headers: { 'content-type': 'application/json' }, body }, handler);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port };
+}
