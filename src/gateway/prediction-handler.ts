@@ -22,7 +22,7 @@ import type { RequestLogger } from './request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from './routing-table.js';
 import { TensorMappingError } from './tensors.js';
 import type { TrafficSplitter } from './traffic-split.js';
-import { UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
+import { Cancellation, UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
 
 export const DEPLOYED_MODEL_HEADER = 'x-vertex-ai-deployed-model-id';
 export const ENDPOINT_HEADER = 'x-vertex-ai-endpoint-id';
@@ -125,24 +125,24 @@ export class PredictionHandler {
   serve(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     gatewayInFlight.inc();
-    const abort = new AbortController();
+    const abort = new Cancellation();
     const onClose = (): void => {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
     const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false };
-    this.handle(req, call, abort.signal).then(
-      (answer) => this.finish(res, call, answer, started, abort.signal, onClose),
+    this.handle(req, call, abort).then(
+      (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
         if (error.httpCode === 413) res.setHeader('connection', 'close');
-        this.finish(res, call, answer, started, abort.signal, onClose);
+        this.finish(res, call, answer, started, abort, onClose);
       },
     );
   }
 
-  private finish(res: ServerResponse, call: Call, answer: Answer, started: number, aborted: AbortSignal, onClose: () => void): void {
+  private finish(res: ServerResponse, call: Call, answer: Answer, started: number, aborted: Cancellation, onClose: () => void): void {
     res.off('close', onClose);
     gatewayInFlight.dec();
     const code = aborted.aborted ? 499 : answer.status;
@@ -191,7 +191,7 @@ export class PredictionHandler {
     return model;
   }
 
-  private async handle(req: IncomingMessage, call: Call, signal: AbortSignal): Promise<Answer> {
+  private async handle(req: IncomingMessage, call: Call, signal: Cancellation): Promise<Answer> {
     const match = PREDICTION_PATH.exec(req.url ?? '') as RegExpExecArray;
     const last = decode(match[3] ?? '');
     const colon = last.lastIndexOf(':');

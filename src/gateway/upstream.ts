@@ -57,6 +57,29 @@ function codeOf(err: unknown): string {
   return '';
 }
 
+/**
+ * A call's cancellation (the client went away, or the deadline passed): a flag and one listener.
+ * Used instead of AbortController on the hot path: an AbortController per call, plus its EventTarget
+ * listeners, cost ~8 µs of the gateway's CPU per call (B6 profile).
+ */
+export class Cancellation {
+  aborted = false;
+  private listener: (() => void) | undefined;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** Sets the one listener called on abort (the exchange in flight); `undefined` removes it. */
+  onAbort(listener: (() => void) | undefined): void {
+    this.listener = listener;
+  }
+}
+
 export class UpstreamClient {
   readonly outliers: OutlierDetector;
   private readonly agent: Agent;
@@ -91,28 +114,30 @@ export class UpstreamClient {
     return fallback ?? avoid ?? (targets[start % targets.length] as Target);
   }
 
-  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+  /** `client` is aborted when the caller went away; the call then ends at once ('cancelled'). */
+  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, client: Cancellation): Promise<UpstreamResponse> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
-    const deadline = new AbortController();
+    // Aborted by the deadline or by the client; `client.aborted` then tells which.
+    const deadline = new Cancellation();
     const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
-    const onClientAbort = (): void => deadline.abort();
-    signal.addEventListener('abort', onClientAbort, { once: true });
+    client.onAbort(() => deadline.abort());
+    if (client.aborted) deadline.abort();
     try {
       const first = this.choose(setKey, targets);
       try {
-        return await this.once(first, request, deadline.signal, signal, false);
+        return await this.once(first, request, deadline, client, false);
       } catch (err) {
         if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
         const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
-        return await this.once(second, request, deadline.signal, signal, true);
+        return await this.once(second, request, deadline, client, true);
       }
     } finally {
       clearTimeout(timer);
-      signal.removeEventListener('abort', onClientAbort);
+      client.onAbort(undefined);
     }
   }
 
-  private async once(target: Target, request: UpstreamRequest, deadline: AbortSignal, client: AbortSignal, retried: boolean): Promise<UpstreamResponse> {
+  private async once(target: Target, request: UpstreamRequest, deadline: Cancellation, client: Cancellation, retried: boolean): Promise<UpstreamResponse> {
     try {
       const res = await this.exchange(target, request, deadline);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
@@ -138,7 +163,7 @@ export class UpstreamClient {
    * One HTTP exchange through undici's dispatcher with a minimal handler: the answer is collected as
    * buffers, without the stream and async-resource machinery of `request()` (the data plane's hot path).
    */
-  private exchange(target: Target, request: UpstreamRequest, signal: AbortSignal): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  private exchange(target: Target, request: UpstreamRequest, signal: Cancellation): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status = 0;
@@ -149,7 +174,7 @@ export class UpstreamClient {
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
+        signal.onAbort(undefined);
         reject(err);
       };
       const onAbort = (): void => {
@@ -158,7 +183,7 @@ export class UpstreamClient {
         fail(err);
       };
       if (signal.aborted) return fail(new Error('aborted'));
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal.onAbort(onAbort);
       this.agent.dispatch(
         { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: request.headers, body: request.body },
         {
@@ -182,7 +207,7 @@ export class UpstreamClient {
           onResponseEnd: () => {
             if (settled) return;
             settled = true;
-            signal.removeEventListener('abort', onAbort);
+            signal.onAbort(undefined);
             resolve({ status, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
           },
           onResponseError: (_c, err) => {
