@@ -15,7 +15,8 @@
  * on these parts pays on this machine (its CPU per call and added latency are printed, not recorded).
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
- * of the gateway process to /tmp/eo-gateway-prof/.
+ * of the gateway process to /tmp/eo-gateway-prof/; EO_BENCH_GATEWAY_NODE_FLAGS='--trace-gc ...' passes node
+ * flags to the gateway process (its non-JSON output lines go to stderr prefixed [gateway]).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -70,10 +71,12 @@ function startGatewayBinary(kubeconfig: string): Promise<{ child: ChildProcess; 
   const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
   if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
   const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
-  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const flags = (process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
     lines.on('line', (line) => {
+      if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
       const record = JSON.parse(line) as { msg?: string; port?: number };
       if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
     });
