@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileFilter, FilterSyntaxError, type FilterableEndpoint } from '../../../src/gateway/registry/filter.js';
 
-const S = 'projects/p1/locations/us-east1/namespaces/ns/services/svc';
+const S = 'projects/my-shop/locations/us-east1/namespaces/ns/services/svc';
 const endpoints: Record<string, FilterableEndpoint> = {
   a: { name: `${S}/endpoints/a`, address: '10.0.0.1', port: 80, annotations: { owner: 'sd', protocol: 'gRPC' } },
   b: { name: `${S}/endpoints/b`, address: '10.0.0.2', port: 8080, annotations: { owner: 'team', 'example.com/zone': 'us-east1-b' } },
