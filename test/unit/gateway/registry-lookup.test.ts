@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONVERSION_DATA_ANNOTATION } from '../../../src/api/registry/conversion.js';
 import { RegistryLookupCache } from '../../../src/gateway/registry/cache.js';
@@ -52,7 +52,7 @@ describe('registry lookup over the informer caches', () => {
     await app.close();
   });
 
-  const resolve = (body: unknown, query = ''): ReturnType<FastifyInstance['inject']> =>
+  const resolve = (body: unknown, query = ''): Promise<LightMyRequestResponse> =>
     app.inject({ method: 'POST', url: `/v1/${SVC}:resolve${query}`, payload: body as Record<string, unknown> });
 
   describe('with one service', () => {
