@@ -56,13 +56,20 @@ export function clampMaxEndpoints(requested: number | undefined): number {
   return Math.min(Math.floor(requested), MAX_MAX_ENDPOINTS);
 }
 
+// Endpoints are immutable views (the cache builds a new one per object version), so their JSON form is built once.
+const endpointJsonMemo = new WeakMap<LookupEndpoint, EndpointJson>();
+
+/** The endpoint's REST form; shared between answers, so callers must not modify it. */
 export function endpointJson(e: LookupEndpoint): EndpointJson {
+  const known = endpointJsonMemo.get(e);
+  if (known !== undefined) return known;
   const out: EndpointJson = { name: e.name };
   if (e.address !== '') out.address = e.address;
   if (e.port !== 0) out.port = e.port;
   if (Object.keys(e.annotations).length > 0) out.annotations = { ...e.annotations };
   if (e.network !== '') out.network = e.network;
   if (e.uid !== '') out.uid = e.uid;
+  endpointJsonMemo.set(e, out);
   return out;
 }
 
