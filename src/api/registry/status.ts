@@ -18,6 +18,10 @@ export const RegistryReasons = {
   InvalidSpec: 'InvalidSpec',
   /** Ready=False: no RegistryService in the namespace has the endpoint's parent `spec.name`; retried when one appears. */
   ParentNotFound: 'ParentNotFound',
+  /** Ready=False: another RegistryService (in another namespace) claims the same spec.name; the older one keeps resolving. */
+  NameConflict: 'NameConflict',
+  /** Ready=False: spec.dns is enabled but a Service of that name exists that the operator does not manage; it is left alone. */
+  DnsServiceConflict: 'DnsServiceConflict',
   /** Ready=Unknown: not reconciled yet (the initial state). */
   Pending: 'Pending',
 } as const;
@@ -42,7 +46,7 @@ export const conditionsSchema = z
   .array(conditionSchema)
   .optional()
   .meta({
-    description: 'conditions hold Ready (reasons Reconciled, InvalidSpec, ParentNotFound, Pending); optional.',
+    description: 'conditions hold Ready (reasons Reconciled, InvalidSpec, ParentNotFound, NameConflict, DnsServiceConflict, Pending); optional.',
     'x-kubernetes-list-type': 'map',
     'x-kubernetes-list-map-keys': ['type'],
   });
