@@ -22,10 +22,34 @@ import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js'
 import { registryServiceReconciler } from '../reconcilers/registry-service.js';
 import { withErrorReporting } from '../reconcilers/status-write.js';
 import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
+import { endpointSlicesResource, MANAGED_BY_LABEL, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { objectKey } from '../runtime/kube-object.js';
+import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
+import { DNS_MANAGED_BY, dnsServiceName } from '../reconcilers/registry-dns-plan.js';
+import type { RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
+import { stringAt } from '../reconcilers/status-common.js';
+
+/** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
+const DNS_NAME_INDEX = 'byDnsServiceName';
+const SPEC_NAME_INDEX = 'bySpecName';
+/** Services and slices by `namespace/name` of the RegistryService that controls them. */
+const CONTROLLER_INDEX = 'byRegistryService';
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 
 /** How long a RegistryService waits for more endpoint changes before it rewrites its list. */
 export const SERVICE_COALESCE_MS = 1_000;
+/**
+ * How long the DNS projection waits for more endpoint changes before it writes slices: short, so a
+ * slice follows an endpoint change well within a second, yet a burst (a GitOps sync) is one write.
+ */
+export const DNS_COALESCE_MS = 100;
+
+/** What the registry's cross-namespace rules and the DNS projection share between shards. */
+export interface RegistrySharing {
+  readonly claims: RegistryNameClaims;
+  /** The EndpointSlice API version the server serves (v1, or v1beta1 before Kubernetes 1.21). */
+  readonly sliceVersion: EndpointSliceVersion;
+}
 
 export interface ShardOptions {
   readonly client: KubeClient;
@@ -39,6 +63,7 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
+  readonly registry: RegistrySharing;
 }
 
 export interface Shard {
@@ -58,6 +83,23 @@ export function createShard(options: ShardOptions): Shard {
     registryEndpoints: informer(resources.registryEndpoints),
   };
   addIndexes(informers);
+  // The DNS projection reads every Service of the scope (a foreign one of the same name must be seen)
+  // but only the slices it manages.
+  const coreServices = new Informer(kubeListerWatcher(client, servicesResource, namespace), { name: `v1/services${namespace ? `@${namespace}` : ''}`, logger: log });
+  const dnsSlices = new Informer(kubeListerWatcher(client, endpointSlicesResource(options.registry.sliceVersion), namespace, { labelSelector: `${MANAGED_BY_LABEL}=${DNS_MANAGED_BY}` }), {
+    name: `discovery.k8s.io/${options.registry.sliceVersion}/endpointslices${namespace ? `@${namespace}` : ''}`,
+    logger: log,
+  });
+  coreServices.addIndex(CONTROLLER_INDEX, controllerKey);
+  dnsSlices.addIndex(CONTROLLER_INDEX, controllerKey);
+  informers.registryServices.addIndex(DNS_NAME_INDEX, (s) => {
+    const name = stringAt(s.spec, 'name');
+    return name === undefined ? [] : [objectKey(s.metadata.namespace, dnsServiceName(name))];
+  });
+  informers.registryServices.addIndex(SPEC_NAME_INDEX, (s) => optional(stringAt(s.spec, 'name')));
+  const { claims } = options.registry;
+  claims.observe(informers.registryServices);
+  const dnsOutcomes = new DnsOutcomes();
   const grace = options.grace ?? new OrderingGrace();
   const ownWrites = new OwnWrites();
   for (const i of Object.values(informers)) {
@@ -85,7 +127,27 @@ export function createShard(options: ShardOptions): Shard {
 
   const endpoints = controller('predictionendpoint', 'PredictionEndpoint', informers.predictionEndpoints, withErrorReporting(ctx, 'predictionEndpoints', predictionEndpointKind, getter(informers.predictionEndpoints), predictionEndpointReconciler(ctx)));
   const models = controller('deployedmodel', 'DeployedModel', informers.deployedModels, withErrorReporting(ctx, 'deployedModels', deployedModelKind, getter(informers.deployedModels), deployedModelReconciler(ctx)));
-  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx)));
+  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx, { claims, dnsOutcomes })));
+  const dns = controller('registrydns', 'RegistryService', informers.registryServices, registryDnsReconciler(ctx, {
+    controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
+    services: coreServices,
+    sliceVersion: options.registry.sliceVersion,
+    claims,
+    outcomes: dnsOutcomes,
+    reportOutcome: (key) => services.enqueue(key),
+  }));
+  // A managed Service or slice changed (a hand edit, a deletion): revert it. A Service that takes the
+  // name of a projected one (or frees it) changes whether the projection conflicts.
+  dns.watches(dnsSlices, controllerKey);
+  dns.watches(coreServices, (svc) => [...controllerKey(svc), ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOfObj(svc)).map(keyOfObj)]);
+  // Ownership of a name moved (a claim appeared, went, became valid or invalid): every claimant's status,
+  // and its DNS projection, change.
+  claims.onChange((name) => {
+    for (const svc of informers.registryServices.byIndex(SPEC_NAME_INDEX, name)) {
+      services.enqueue(keyOfObj(svc));
+      dns.enqueue(keyOfObj(svc));
+    }
+  });
   const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
 
   // A DeployedModel change (id assigned, deleted, spec) changes its endpoint's status.deployedModels.
@@ -106,7 +168,10 @@ export function createShard(options: ShardOptions): Shard {
   function enqueueParents(e: KubeObject): void {
     const key = endpointParentKey(e);
     if (key === undefined) return;
-    for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
+    for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) {
+      services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
+      if (dnsEnabled(svc)) dns.queue.addAfter(keyOfObj(svc), DNS_COALESCE_MS);
+    }
   }
   // An assignment is kept only until the model is gone, however it went (our finalizer or not).
   informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
@@ -121,8 +186,8 @@ export function createShard(options: ShardOptions): Shard {
 
   return {
     informers,
-    controllers: [endpoints, models, services, regEndpoints],
-    allInformers: () => Object.values(informers),
+    controllers: [endpoints, models, services, regEndpoints, dns],
+    allInformers: () => [...Object.values(informers), coreServices, dnsSlices],
   };
 }
 

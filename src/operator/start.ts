@@ -18,7 +18,11 @@ import { metricsRegistry } from '../runtime/metrics.js';
 import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { createShard, type Shard } from './shard.js';
+import { createShard, type RegistrySharing, type Shard } from './shard.js';
+import { registryServiceKind } from '../api/registry/kinds.js';
+import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { specValidator } from '../reconcilers/context.js';
+import { RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 
 export interface LeaderElectionSettings {
   readonly enabled: boolean;
@@ -81,11 +85,19 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const events = new EventRecorder({ client, component: 'endpoint-operator', instance: settings.leaderElection.identity ?? hostname(), logger: log });
   const ids = new IdAssignments();
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
+  const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
+  // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
+  const validService = specValidator(registryServiceKind, { reservedPrefixes });
+  const registry: RegistrySharing = {
+    claims: new RegistryNameClaims((s) => s.metadata.deletionTimestamp === undefined && validService(s).length === 0),
+    sliceVersion: await discoverEndpointSliceVersion(client, namespaces[0]),
+  };
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
-      settings: { project: settings.project, location: settings.location, reservedPrefixes: settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES },
+      settings: { project: settings.project, location: settings.location, reservedPrefixes },
+      registry,
       workers: settings.workers,
       events,
       ids,
