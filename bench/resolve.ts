@@ -18,10 +18,13 @@ import { RegistryLookupCache } from '../src/gateway/registry/cache.js';
 import { registryLookupRoutes } from '../src/gateway/registry/routes.js';
 import type { KubeObject } from '../src/runtime/kube-object.js';
 import { staticInformer } from '../test/support/static-informer.js';
+import { dnsPhase } from './resolve/dns-phase.js';
 import { recordResults } from './results.js';
 
 const RATE = Number(process.env['BENCH_RATE'] ?? 1000);
 const PHASE_SECONDS = Number(process.env['BENCH_PHASE_SECONDS'] ?? 5);
+const DNS_ENDPOINTS = Number(process.env['BENCH_DNS_ENDPOINTS'] ?? 200);
+const DNS_CHANGES = Number(process.env['BENCH_DNS_CHANGES'] ?? 20);
 const SERVICES = 100;
 const PER_SERVICE = 100;
 const ZONES = ['us-east1-a', 'us-east1-b', 'us-east1-c', 'us-east1-d'];
@@ -180,6 +183,18 @@ async function main(): Promise<void> {
     child.stdin.end();
     child.kill();
   }
+
+  if (process.env['BENCH_DNS'] === '0') return;
+  const dns = await dnsPhase(DNS_ENDPOINTS, DNS_CHANGES);
+  const sorted = [...dns.latenciesMs].sort((a, b) => a - b);
+  const maxWrites = Math.max(...dns.writesPerChange);
+  const minWrites = Math.min(...dns.writesPerChange);
+  console.log(`EndpointSlice after an endpoint change (${dns.endpoints} endpoints, ${sorted.length} changes): p50 ${percentile(sorted, 50).toFixed(0)} ms, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(0)} ms; slice writes per change ${minWrites}..${maxWrites}`);
+  recordResults([
+    { id: 'B7.dns.slice_latency_p50', name: 'endpoint change accepted → new address seen in its EndpointSlice, median', value: Math.round(percentile(sorted, 50)), unit: 'ms', notes: `${dns.endpoints} endpoints, ${sorted.length} changes` },
+    { id: 'B7.dns.slice_latency_max', name: 'endpoint change accepted → new address seen in its EndpointSlice, slowest', value: Math.round(sorted[sorted.length - 1] ?? NaN), unit: 'ms', goal: { op: '<=', value: 1000 } },
+    { id: 'B7.dns.writes_per_change', name: 'EndpointSlice writes per endpoint change, most seen', value: maxWrites, unit: 'writes', goal: { op: '==', value: 1 }, notes: `per change: ${dns.writesPerChange.join(', ')}` },
+  ], { dnsLatenciesMs: dns.latenciesMs.map((x) => Math.round(x)) });
 }
 
 if (process.argv.includes('--serve')) await serve();

@@ -5,6 +5,7 @@
  * Free of CLI parsing: `endpoint-operator run`/`dev` map flags onto OperatorSettings.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
@@ -106,6 +107,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
     }),
   );
   const informers = shards.flatMap((s) => s.allInformers());
+  // Every informer listens on the stop signal while it runs and while it is waited for: a few per informer, not a leak.
+  setMaxListeners(10 + 3 * informers.length, stopping.signal);
   const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);
 
   const informerRuns = informers.map((i) => i.run(stopping.signal));
