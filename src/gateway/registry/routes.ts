@@ -10,7 +10,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { checkSystemParameters, GoogleApiError, sendGoogleError } from '../google-errors.js';
-import { getService, listEndpoints, resolveService, type RegistryLookupSource } from './lookup.js';
+import { getService, listEndpoints, resolveServiceText, type RegistryLookupSource } from './lookup.js';
 
 export interface RegistryLookupRoutesOptions {
   readonly source: RegistryLookupSource;
@@ -85,7 +85,7 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
     const fields = body as Record<string, unknown>;
     const maxEndpoints = int32Field(fields, 'maxEndpoints');
     const endpointFilter = stringField(fields, 'endpointFilter');
-    const answer = resolveService(source, serviceName(req.params, rest.slice(0, colon)), {
+    const answer = resolveServiceText(source, serviceName(req.params, rest.slice(0, colon)), {
       ...(maxEndpoints !== undefined ? { maxEndpoints } : {}),
       ...(endpointFilter !== undefined ? { endpointFilter } : {}),
     });

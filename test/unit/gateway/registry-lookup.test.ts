@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONVERSION_DATA_ANNOTATION } from '../../../src/api/registry/conversion.js';
 import { RegistryLookupCache } from '../../../src/gateway/registry/cache.js';
-import { clampMaxEndpoints } from '../../../src/gateway/registry/lookup.js';
+import { clampMaxEndpoints, type LookupService } from '../../../src/gateway/registry/lookup.js';
 import { registryLookupRoutes } from '../../../src/gateway/registry/routes.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { staticInformer, type StaticInformer } from '../../support/static-informer.js';
@@ -190,5 +190,24 @@ describe('registry lookup over the informer caches', () => {
     expect((await resolve({})).json().service).toMatchObject({ uid: older.metadata.uid, endpoints: [{ address: '10.0.0.1' }] });
     services.push('DELETED', older);
     expect((await resolve({})).json().service).toMatchObject({ uid: newer.metadata.uid, endpoints: [{ address: '10.0.0.2' }] });
+  });
+});
+
+describe('resolveServiceText', () => {
+  it('is exactly JSON.stringify of resolveService, with and without annotations, endpoints and uid', async () => {
+    const { resolveService, resolveServiceText } = await import('../../../src/gateway/registry/lookup.js');
+    const e = (i: number, extra: Partial<{ address: string; port: number; annotations: Record<string, string>; network: string; uid: string }> = {}) => ({
+      name: `${SVC}/endpoints/e${i}`, address: '', port: 0, annotations: {}, network: '', uid: '', ...extra,
+    });
+    const services: LookupService[] = [
+      { name: SVC, annotations: { a: 'b"c' }, uid: 'u-1', endpoints: [e(1, { address: '10.0.0.1', port: 80, annotations: { 'k/x': 'v' }, network: 'projects/1/locations/global/networks/n', uid: 'x' }), e(2)] },
+      { name: SVC, annotations: {}, uid: '', endpoints: [] },
+    ];
+    for (const svc of services) {
+      for (const req of [{}, { maxEndpoints: 1 }, { endpointFilter: 'port=80' }, { endpointFilter: 'port=1' }]) {
+        const source = { service: () => svc };
+        expect(resolveServiceText(source, SVC, req)).toBe(JSON.stringify(resolveService(source, SVC, req)));
+      }
+    }
   });
 });
