@@ -73,7 +73,7 @@ async function serve(): Promise<void> {
   const { services, endpoints } = registry();
   const svc = staticInformer('registryservices', services);
   const eps = staticInformer('registryendpoints', endpoints);
-  const cache = new RegistryLookupCache(svc.informer, eps.informer, { reservedPrefixes: ['endpoint-operator.dev'] });
+  const cache = new RegistryLookupCache([svc.informer], [eps.informer], { reservedPrefixes: ['endpoint-operator.dev'] });
   await Promise.all([svc.start(), eps.start()]);
   const app = Fastify({ logger: false });
   await registryLookupRoutes(app, { source: cache });
@@ -196,13 +196,13 @@ async function main(): Promise<void> {
       const p50 = percentile(r.latencies, 50);
       const p99 = percentile(r.latencies, 99);
       const perCore = 1e6 / cpuPerRequest;
+      console.log(`${phase.what}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, server CPU ${cpuPerRequest.toFixed(0)} µs/request = ${perCore.toFixed(0)} resolves/s per core, ${r.returned.toFixed(1)} endpoints per answer`);
       let pure = { p50: NaN, p99: NaN };
       if (phase.filter !== null) {
         child.stdin.write(`inprocess ${phase.filter ?? ''}\n`);
         pure = JSON.parse(await nextLine()) as { p50: number; p99: number };
         console.log(`  in-process resolve (no HTTP): p50 ${pure.p50.toFixed(1)} µs, p99 ${pure.p99.toFixed(1)} µs`);
       }
-      console.log(`${phase.what}: p50 ${p50.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms, server CPU ${cpuPerRequest.toFixed(0)} µs/request = ${perCore.toFixed(0)} resolves/s per core, ${r.returned.toFixed(1)} endpoints per answer`);
       const notes = `${r.latencies.length} requests at ${RATE}/s offered, ${r.returned.toFixed(1)} endpoints per answer, HTTP over loopback`;
       entries.push(
         { id: `B7.resolve.${phase.id}.p50`, name: `resolve latency p50, ${phase.what}`, value: Number(p50.toFixed(3)), unit: 'ms', notes },

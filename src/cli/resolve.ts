@@ -66,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   const namespace = str(values, 'namespace');
-  const lookup = startRegistryLookup({ client, reservedPrefixes: list(values, 'reserved-prefix'), ...(namespace !== undefined ? { namespace } : {}) });
+  const lookup = startRegistryLookup({ client, reservedPrefixes: list(values, 'reserved-prefix'), ...(namespace !== undefined ? { namespaces: [namespace] } : {}) });
   try {
     const seconds = typeof values.timeout === 'number' ? values.timeout : 30;
     let timer: NodeJS.Timeout | undefined;

@@ -35,9 +35,10 @@ export class RegistryLookupCache implements RegistryLookupSource {
   private readonly validService: (o: KubeObject) => boolean;
   private readonly validEndpoint: (o: KubeObject) => boolean;
 
+  /** One informer per kind and watched namespace (or one each over all namespaces). */
   constructor(
-    private readonly services: Informer,
-    private readonly endpoints: Informer,
+    private readonly services: readonly Informer[],
+    private readonly endpoints: readonly Informer[],
     private readonly options: RegistryLookupCacheOptions,
   ) {
     const serviceErrors = specValidator(registryServiceKind, options);
@@ -45,12 +46,16 @@ export class RegistryLookupCache implements RegistryLookupSource {
     this.validService = (o) => serviceErrors(o).length === 0;
     this.validEndpoint = (o) =>
       registryEndpointVerdict({ endpoint: o, parentExists: true, specErrors: endpointErrors(o), reservedPrefixes: options.reservedPrefixes, now: '' }).status === 'True';
-    services.addIndex(BY_NAME, (s) => optional(stringAt(s.spec, 'name')));
-    endpoints.addIndex(BY_PARENT, (e) => optional(endpointParentKey(e)));
     const forgetService = (s: KubeObject): void => this.forget(stringAt(s.spec, 'name'));
     const forgetEndpoint = (e: KubeObject): void => this.forget(parentNameOf(e));
-    services.addEventHandler({ onAdd: forgetService, onUpdate: (a, b) => (forgetService(a), forgetService(b)), onDelete: forgetService });
-    endpoints.addEventHandler({ onAdd: forgetEndpoint, onUpdate: (a, b) => (forgetEndpoint(a), forgetEndpoint(b)), onDelete: forgetEndpoint });
+    for (const informer of services) {
+      informer.addIndex(BY_NAME, (s) => optional(stringAt(s.spec, 'name')));
+      informer.addEventHandler({ onAdd: forgetService, onUpdate: (a, b) => (forgetService(a), forgetService(b)), onDelete: forgetService });
+    }
+    for (const informer of endpoints) {
+      informer.addIndex(BY_PARENT, (e) => optional(endpointParentKey(e)));
+      informer.addEventHandler({ onAdd: forgetEndpoint, onUpdate: (a, b) => (forgetEndpoint(a), forgetEndpoint(b)), onDelete: forgetEndpoint });
+    }
   }
 
   service(name: string): LookupService | undefined {
@@ -64,7 +69,7 @@ export class RegistryLookupCache implements RegistryLookupSource {
 
   /** The RegistryServices claiming `name` that could resolve (valid, not being deleted); the owner is the oldest. */
   claimants(name: string): KubeObject[] {
-    return this.services.byIndex(BY_NAME, name).filter((s) => s.metadata.deletionTimestamp === undefined && this.validService(s));
+    return this.services.flatMap((i) => i.byIndex(BY_NAME, name)).filter((s) => s.metadata.deletionTimestamp === undefined && this.validService(s));
   }
 
   private forget(name: string | undefined): void {
@@ -75,7 +80,8 @@ export class RegistryLookupCache implements RegistryLookupSource {
     const owner = nameClaims(this.claimants(name)).owner;
     if (owner === undefined) return null;
     const endpoints: LookupEndpoint[] = [];
-    for (const e of this.endpoints.byIndex(BY_PARENT, objectKey(owner.metadata.namespace, name))) {
+    const key = objectKey(owner.metadata.namespace, name);
+    for (const e of this.endpoints.flatMap((i) => i.byIndex(BY_PARENT, key))) {
       const view = this.endpointView(e);
       if (view !== null) endpoints.push(view);
     }
@@ -148,22 +154,24 @@ export interface RunningRegistryLookup {
 export interface StartRegistryLookupOptions {
   readonly client: KubeClient;
   /** Namespaces to watch; empty or absent = all namespaces (one name owner is decided over all of them). */
-  readonly namespace?: string;
+  readonly namespaces?: readonly string[];
   readonly reservedPrefixes: readonly string[];
   readonly log?: Logger;
 }
 
-/** Runs the two informers the lookup needs and returns the cache over them. */
+/** Runs the informers the lookup needs (without a gateway, e.g. for the CLI) and returns the cache over them. */
 export function startRegistryLookup(options: StartRegistryLookupOptions): RunningRegistryLookup {
   const log = options.log ?? silentLogger;
-  const informer = (ref: typeof resources.registryServices): Informer =>
-    new Informer(kubeListerWatcher(options.client, ref, options.namespace), { name: `lookup/${ref.plural}`, logger: log });
-  const services = informer(resources.registryServices);
-  const endpoints = informer(resources.registryEndpoints);
+  const scope: (string | undefined)[] = options.namespaces !== undefined && options.namespaces.length > 0 ? [...options.namespaces] : [undefined];
+  const informers = (ref: typeof resources.registryServices): Informer[] =>
+    scope.map((ns) => new Informer(kubeListerWatcher(options.client, ref, ns), { name: `lookup/${ref.plural}${ns ? `@${ns}` : ''}`, logger: log }));
+  const services = informers(resources.registryServices);
+  const endpoints = informers(resources.registryEndpoints);
   const source = new RegistryLookupCache(services, endpoints, { reservedPrefixes: options.reservedPrefixes });
   const stopping = new AbortController();
-  const runs = [services.run(stopping.signal), endpoints.run(stopping.signal)];
-  const ready = Promise.all([services.waitForSync(stopping.signal), endpoints.waitForSync(stopping.signal)]).then(() => undefined);
+  const all = [...services, ...endpoints];
+  const runs = all.map((i) => i.run(stopping.signal));
+  const ready = Promise.all(all.map((i) => i.waitForSync(stopping.signal))).then(() => undefined);
   return {
     source,
     ready,

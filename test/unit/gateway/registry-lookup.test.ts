@@ -39,7 +39,7 @@ describe('registry lookup over the informer caches', () => {
   async function setUp(svcObjects: KubeObject[], epObjects: KubeObject[]): Promise<void> {
     services = staticInformer('services', svcObjects);
     endpoints = staticInformer('endpoints', epObjects);
-    cache = new RegistryLookupCache(services.informer, endpoints.informer, { reservedPrefixes: RESERVED });
+    cache = new RegistryLookupCache([services.informer], [endpoints.informer], { reservedPrefixes: RESERVED });
     await Promise.all([services.start(), endpoints.start()]);
     app = Fastify({ logger: false });
     await registryLookupRoutes(app, { source: cache });

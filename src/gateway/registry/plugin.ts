@@ -1,0 +1,28 @@
+/**
+ * The registry lookup as a gateway plugin: the lookup cache over the gateway's shared informers (one per
+ * kind and watched namespace, the same watches any other plugin of the gateway uses), and the routes.
+ * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
+ */
+import type { FastifyInstance } from 'fastify';
+import { resources } from '../../reconcilers/context.js';
+import type { Manager } from '../../runtime/manager.js';
+import { RegistryLookupCache } from './cache.js';
+import { registryLookupRoutes } from './routes.js';
+
+export interface RegistryLookupGatewayContext {
+  readonly manager: Pick<Manager, 'informer'>;
+  /** The watch scope; empty = all namespaces. */
+  readonly namespaces: readonly string[];
+}
+
+export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
+  return async (app, ctx) => {
+    const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
+    const source = new RegistryLookupCache(
+      scope.map((ns) => ctx.manager.informer(resources.registryServices, ns)),
+      scope.map((ns) => ctx.manager.informer(resources.registryEndpoints, ns)),
+      { reservedPrefixes },
+    );
+    await registryLookupRoutes(app, { source });
+  };
+}
