@@ -211,3 +211,39 @@ describe('resolveServiceText', () => {
     }
   });
 });
+
+describe('registryLookupPlugin', () => {
+  it('builds the lookup over the gateway informers of every watched namespace', async () => {
+    const { registryLookupPlugin } = await import('../../../src/gateway/registry/plugin.js');
+    const inNs = (o: KubeObject, namespace: string): KubeObject => ({ ...o, metadata: { ...o.metadata, namespace } });
+    const sources = new Map<string, StaticInformer>([
+      ['registryservices@team-a', staticInformer('s-a', [inNs(registryService('checkout', SVC).created('2026-01-01T00:00:00Z').build(), 'team-a')])],
+      ['registryendpoints@team-a', staticInformer('e-a', [inNs(ep('a', { address: '10.0.0.1' }), 'team-a')])],
+      ['registryservices@team-b', staticInformer('s-b', [inNs(registryService('checkout', SVC).created('2026-02-01T00:00:00Z').build(), 'team-b')])],
+      ['registryendpoints@team-b', staticInformer('e-b', [inNs(ep('b', { address: '10.0.0.2' }), 'team-b')])],
+    ]);
+    const requested: string[] = [];
+    const manager = {
+      informer: ((ref: { plural: string }, namespace?: string) => {
+        const key = `${ref.plural}@${namespace ?? '*'}`;
+        requested.push(key);
+        const s = sources.get(key);
+        if (s === undefined) throw new Error(`unexpected informer ${key}`);
+        return s.informer;
+      }) as never,
+    };
+    const app = Fastify({ logger: false });
+    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { manager, namespaces: ['team-a', 'team-b'] }));
+    await Promise.all([...sources.values()].map((s) => s.start()));
+    await app.ready();
+    try {
+      expect(requested.sort()).toEqual([...sources.keys()].sort());
+      const res = await app.inject({ method: 'POST', url: `/v1/${SVC}:resolve`, payload: {} });
+      // team-a's service is older: it owns the name, and only its endpoints resolve.
+      expect(res.json().service.endpoints.map((e: { address: string }) => e.address)).toEqual(['10.0.0.1']);
+    } finally {
+      for (const s of sources.values()) s.stop();
+      await app.close();
+    }
+  });
+});
