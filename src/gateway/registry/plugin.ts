@@ -5,12 +5,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { resources } from '../../reconcilers/context.js';
-import type { Manager } from '../../runtime/manager.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { ResourceRef } from '../../runtime/kube-object.js';
 import { RegistryLookupCache } from './cache.js';
 import { registryLookupRoutes } from './routes.js';
 
 export interface RegistryLookupGatewayContext {
-  readonly manager: Pick<Manager, 'informer'>;
+  /** The gateway's shared informers: one per resource and namespace (undefined = all namespaces). */
+  readonly manager: { informer(ref: ResourceRef, namespace?: string): Informer };
   /** The watch scope; empty = all namespaces. */
   readonly namespaces: readonly string[];
 }
