@@ -26,7 +26,7 @@ import { endpointSlicesResource, MANAGED_BY_LABEL, servicesResource, type Endpoi
 import { objectKey } from '../runtime/kube-object.js';
 import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
 import { DNS_MANAGED_BY, dnsServiceName } from '../reconcilers/registry-dns-plan.js';
-import type { RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
+import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 import { stringAt } from '../reconcilers/status-common.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
@@ -63,7 +63,8 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
-  readonly registry: RegistrySharing;
+  /** Shared by every shard of an operator (start.ts); default: this shard alone, EndpointSlices v1. */
+  readonly registry?: RegistrySharing;
 }
 
 export interface Shard {
@@ -83,11 +84,12 @@ export function createShard(options: ShardOptions): Shard {
     registryEndpoints: informer(resources.registryEndpoints),
   };
   addIndexes(informers);
+  const registry = options.registry ?? { claims: registryNameClaims(options.settings), sliceVersion: 'v1' };
   // The DNS projection reads every Service of the scope (a foreign one of the same name must be seen)
   // but only the slices it manages.
   const coreServices = new Informer(kubeListerWatcher(client, servicesResource, namespace), { name: `v1/services${namespace ? `@${namespace}` : ''}`, logger: log });
-  const dnsSlices = new Informer(kubeListerWatcher(client, endpointSlicesResource(options.registry.sliceVersion), namespace, { labelSelector: `${MANAGED_BY_LABEL}=${DNS_MANAGED_BY}` }), {
-    name: `discovery.k8s.io/${options.registry.sliceVersion}/endpointslices${namespace ? `@${namespace}` : ''}`,
+  const dnsSlices = new Informer(kubeListerWatcher(client, endpointSlicesResource(registry.sliceVersion), namespace, { labelSelector: `${MANAGED_BY_LABEL}=${DNS_MANAGED_BY}` }), {
+    name: `discovery.k8s.io/${registry.sliceVersion}/endpointslices${namespace ? `@${namespace}` : ''}`,
     logger: log,
   });
   coreServices.addIndex(CONTROLLER_INDEX, controllerKey);
@@ -97,7 +99,7 @@ export function createShard(options: ShardOptions): Shard {
     return name === undefined ? [] : [objectKey(s.metadata.namespace, dnsServiceName(name))];
   });
   informers.registryServices.addIndex(SPEC_NAME_INDEX, (s) => optional(stringAt(s.spec, 'name')));
-  const { claims } = options.registry;
+  const { claims } = registry;
   claims.observe(informers.registryServices);
   const dnsOutcomes = new DnsOutcomes();
   const grace = options.grace ?? new OrderingGrace();
@@ -131,7 +133,7 @@ export function createShard(options: ShardOptions): Shard {
   const dns = controller('registrydns', 'RegistryService', informers.registryServices, registryDnsReconciler(ctx, {
     controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
     services: coreServices,
-    sliceVersion: options.registry.sliceVersion,
+    sliceVersion: registry.sliceVersion,
     claims,
     outcomes: dnsOutcomes,
     reportOutcome: (key) => services.enqueue(key),

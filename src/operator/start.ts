@@ -20,10 +20,8 @@ import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
-import { registryServiceKind } from '../api/registry/kinds.js';
 import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
-import { specValidator } from '../reconcilers/context.js';
-import { RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
+import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
 export interface LeaderElectionSettings {
   readonly enabled: boolean;
@@ -88,9 +86,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
-  const validService = specValidator(registryServiceKind, { reservedPrefixes });
   const registry: RegistrySharing = {
-    claims: new RegistryNameClaims((s) => s.metadata.deletionTimestamp === undefined && validService(s).length === 0),
+    claims: registryNameClaims({ reservedPrefixes }),
     sliceVersion: await discoverEndpointSliceVersion(client, namespaces[0]),
   };
   const shards: Shard[] = namespaces.map((namespace) =>

@@ -6,8 +6,10 @@
  * that name: both sides of a conflict are reported, and the next oldest takes over when the owner goes.
  */
 import { nameClaims, type NameClaims } from '../api/registry/name-owner.js';
+import { registryServiceKind } from '../api/registry/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KubeObject } from '../runtime/kube-object.js';
+import { specValidator, type ReconcilerSettings } from './context.js';
 import { stringAt } from './status-common.js';
 
 export class RegistryNameClaims {
@@ -56,4 +58,10 @@ export class RegistryNameClaims {
     }
     for (const n of changed) for (const l of this.listeners) l(n);
   }
+}
+
+/** The tracker with the operator's claim rule: a valid spec, not being deleted. */
+export function registryNameClaims(settings: Pick<ReconcilerSettings, 'reservedPrefixes'>): RegistryNameClaims {
+  const validate = specValidator(registryServiceKind, settings);
+  return new RegistryNameClaims((s) => s.metadata.deletionTimestamp === undefined && validate(s).length === 0);
 }
