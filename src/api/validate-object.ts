@@ -1,7 +1,7 @@
 import { fieldErrors, type FieldError } from './common/field-error.js';
 import type { ValidationOptions } from './common/kind.js';
 import { validateObjectMeta } from './common/object-meta.js';
-import { isPlainObject } from './common/text.js';
+import { isRecord } from './common/text.js';
 import { allKinds, findKind } from './kinds.js';
 
 /** The verdict on one manifest: `skipped` when it is not one of the operator's kinds. */
@@ -26,12 +26,12 @@ function str(v: unknown): string | undefined {
  * the metadata checks the apiserver itself makes. Never throws.
  */
 export function validateObject(obj: unknown, oldObj: unknown, options: ValidationOptions): ObjectVerdict {
-  if (!isPlainObject(obj)) {
+  if (!isRecord(obj)) {
     return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
   }
   const apiVersion = str(obj.apiVersion);
   const kind = str(obj.kind);
-  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
   const identity = {
     ...(apiVersion === undefined ? {} : { apiVersion }),
     ...(kind === undefined ? {} : { kind }),

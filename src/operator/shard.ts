@@ -4,6 +4,7 @@
  * one shard per namespace.
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
+import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
@@ -104,14 +105,6 @@ export function createShard(options: ShardOptions): Shard {
   const dnsOutcomes = new DnsOutcomes();
   const grace = options.grace ?? new OrderingGrace();
   const ownWrites = new OwnWrites();
-  for (const i of Object.values(informers)) {
-    i.addEventHandler({
-      onDelete: (o: KubeObject) => {
-        grace.forget(o.metadata.uid ?? '');
-        ownWrites.forget(o);
-      },
-    });
-  }
   const ctx: ReconcilerContext = {
     client,
     informers,
@@ -122,7 +115,6 @@ export function createShard(options: ShardOptions): Shard {
     grace,
     ownWrites,
     now: options.now ?? (() => new Date()),
-    log,
   };
   const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });
@@ -141,50 +133,45 @@ export function createShard(options: ShardOptions): Shard {
   // A managed Service or slice changed (a hand edit, a deletion): revert it. A Service that takes the
   // name of a projected one (or frees it) changes whether the projection conflicts.
   dns.watches(dnsSlices, controllerKey);
-  dns.watches(coreServices, (svc) => [...controllerKey(svc), ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOfObj(svc)).map(keyOfObj)]);
+  dns.watches(coreServices, (svc) => [...controllerKey(svc), ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOf(svc)).map(keyOf)]);
   // Ownership of a name moved (a claim appeared, went, became valid or invalid): every claimant's status,
   // and its DNS projection, change.
   claims.onChange((name) => {
     for (const svc of informers.registryServices.byIndex(SPEC_NAME_INDEX, name)) {
-      services.enqueue(keyOfObj(svc));
-      dns.enqueue(keyOfObj(svc));
+      services.enqueue(keyOf(svc));
+      dns.enqueue(keyOf(svc));
     }
   });
   const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
 
+  // Every relation a reconciler follows, declared where it is used: "when an object of this
+  // informer changes (as far as the predicate cares), reconcile these keys".
   // A DeployedModel change (id assigned, deleted, spec) changes its endpoint's status.deployedModels.
   endpoints.watches(informers.deployedModels, (m) => optional(modelEndpointKey(m)));
   // ...and may settle a sibling's duplicate id (the older claimant went away).
   models.watches(informers.deployedModels, (m) => siblingKeys(informers, m));
+  // Dependents care whether a parent exists and about its spec, not about its status: a parent's
+  // own status writes would otherwise re-run every child each time.
+  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.generationChanged });
+  regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), { predicate: Predicates.generationChanged });
   // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
   // instead of rewriting a growing list once per endpoint.
-  informers.registryEndpoints.addEventHandler({
-    onAdd: (e) => enqueueParents(e),
-    onUpdate: (old, e) => {
-      enqueueParents(old);
-      enqueueParents(e);
-    },
-    onDelete: (e) => enqueueParents(e),
-  });
-  function enqueueParents(e: KubeObject): void {
-    const key = endpointParentKey(e);
-    if (key === undefined) return;
-    for (const svc of informers.registryServices.byIndex(Index.servicesByName, key)) {
-      services.queue.addAfter(keyOfObj(svc), SERVICE_COALESCE_MS);
-      if (dnsEnabled(svc)) dns.queue.addAfter(keyOfObj(svc), DNS_COALESCE_MS);
-    }
+  services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
+  // ...and the DNS projection's slices, after a shorter wait: a slice follows an endpoint well within a second.
+  dns.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e, dnsEnabled), { delayMs: DNS_COALESCE_MS });
+
+  // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
+  // (however it went: our finalizer or not).
+  for (const i of Object.values(informers)) {
+    i.addEventHandler({
+      onDelete: (o: KubeObject) => {
+        grace.forget(o.metadata.uid ?? '');
+        ownWrites.forget(o);
+      },
+    });
   }
-  // An assignment is kept only until the model is gone, however it went (our finalizer or not).
   informers.deployedModels.addEventHandler({ onDelete: (m) => options.ids.forget(m.metadata.uid ?? '') });
-  // Dependents care whether a parent exists and about its spec, not about its status: a parent's
-  // own status writes would otherwise re-run every child each time.
-  onExistenceOrSpecChange(informers.predictionEndpoints, (ep) =>
-    informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOfObj(ep)).forEach((m) => models.enqueue(keyOfObj(m))));
-  onExistenceOrSpecChange(informers.registryServices, (svc) => {
-    const key = serviceNameKey(svc);
-    if (key !== undefined) informers.registryEndpoints.byIndex(Index.endpointsByParent, key).forEach((e) => regEndpoints.enqueue(keyOfObj(e)));
-  });
 
   return {
     informers,
@@ -197,26 +184,21 @@ function getter(informer: Informer): (namespace: string | undefined, name: strin
   return (namespace, name) => informer.get(namespace, name);
 }
 
-function onExistenceOrSpecChange(informer: Informer, fn: (obj: KubeObject) => void): void {
-  informer.addEventHandler({
-    onAdd: fn,
-    onUpdate: (old, obj) => {
-      if (old.metadata.generation !== obj.metadata.generation || old.metadata.deletionTimestamp !== obj.metadata.deletionTimestamp) {
-        fn(old);
-        fn(obj);
-      }
-    },
-    onDelete: fn,
-  });
-}
-
 function siblingKeys(informers: Informers, model: KubeObject): string[] {
   const key = modelEndpointKey(model);
   if (key === undefined) return [];
-  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOfObj);
+  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOf);
 }
 
-const keyOfObj = keyOf;
+function childEndpointKeys(informers: Informers, service: KubeObject): string[] {
+  const key = serviceNameKey(service);
+  return key === undefined ? [] : informers.registryEndpoints.byIndex(Index.endpointsByParent, key).map(keyOf);
+}
+
+function parentServiceKeys(informers: Informers, endpoint: KubeObject, which: (service: KubeObject) => boolean = () => true): string[] {
+  const key = endpointParentKey(endpoint);
+  return key === undefined ? [] : informers.registryServices.byIndex(Index.servicesByName, key).filter(which).map(keyOf);
+}
 
 function optional(v: string | undefined): string[] {
   return v === undefined ? [] : [v];

@@ -6,18 +6,19 @@ import type { z } from 'zod';
 import type { FieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
 import type { EventRecorder } from '../runtime/events.js';
+import type { FinalizerFlow } from '../runtime/finalizers.js';
+import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import { StatusWriter } from '../runtime/status.js';
-import type { Logger } from '../runtime/logger.js';
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import type { IdAssignments } from './deployed-model-ids.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
 import { parentOf } from './registry-status.js';
-import { stringAt } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 export const FIELD_MANAGER = 'endpoint-operator';
 
@@ -52,7 +53,7 @@ export const Index = {
 } as const;
 
 export function modelEndpointKey(model: KubeObject): string | undefined {
-  const name = stringAt(model.spec, 'endpointRef', 'name');
+  const name = specOf.deployedModel(model).endpointRef?.name;
   return name === undefined ? undefined : objectKey(model.metadata.namespace, name);
 }
 
@@ -62,7 +63,7 @@ export function endpointParentKey(endpoint: KubeObject): string | undefined {
 }
 
 export function serviceNameKey(service: KubeObject): string | undefined {
-  const name = stringAt(service.spec, 'name');
+  const name = specOf.registryService(service).name;
   return name === undefined ? undefined : objectKey(service.metadata.namespace, name);
 }
 
@@ -94,7 +95,21 @@ export interface ReconcilerContext {
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
   readonly now: () => Date;
-  readonly log: Logger;
+}
+
+/**
+ * The finalizer every prediction object carries while it lives (one name per API group, as
+ * kubebuilder projects do), written as this operator; patches are remembered as our own writes.
+ */
+export function finalizerFlow(ctx: ReconcilerContext, which: keyof typeof resources, signal: AbortSignal): FinalizerFlow {
+  return {
+    client: ctx.client,
+    ref: resources[which],
+    finalizer: PREDICTION_FINALIZER,
+    fieldManager: FIELD_MANAGER,
+    signal,
+    onPatched: (before, after) => ctx.ownWrites.replaced(before, after),
+  };
 }
 
 export function createStatusWriters(client: KubeClient): ReconcilerContext['statusWriters'] {

@@ -5,9 +5,10 @@
  * then name); a younger claimant is a duplicate, which keeps the rule stable across restarts and
  * independent of the order events arrive in.
  */
+import { createHash } from 'node:crypto';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { nextDeployedModelId } from '../api/prediction/v1/traffic.js';
 import { olderFirst, stringAt } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 export type ModelState =
   | { readonly state: 'deployed'; readonly id: string }
@@ -17,7 +18,7 @@ export type ModelState =
 
 /** spec.id, else the id written to status earlier, else one this process assigned and has not seen written back yet. */
 export function effectiveId(model: KubeObject, assigned: ReadonlyMap<string, string>): string | undefined {
-  return stringAt(model.spec, 'id') ?? stringAt(model.status, 'id') ?? assigned.get(model.metadata.uid ?? '');
+  return specOf.deployedModel(model).id ?? stringAt(model.status, 'id') ?? assigned.get(model.metadata.uid ?? '');
 }
 
 /**
@@ -86,4 +87,28 @@ export class IdAssignments {
   forget(uid: string): void {
     this.byUid.delete(uid);
   }
+}
+
+/**
+ * Ids are drawn from the 10-digit range without a leading zero, so every assigned id has the same
+ * length (readable in `kubectl get`) and is valid under the 1–10 digit rule.
+ */
+const ID_MIN = 1_000_000_000n;
+const ID_SPAN = 9_000_000_000n;
+
+/**
+ * A deployed-model id not in `usedIds`, chosen deterministically from `seed` (for example the
+ * DeployedModel's metadata.uid), so a reconciler that crashes between choosing an id and writing
+ * it picks the same one again. Collisions are resolved by linear probing over the 9·10⁹ ids.
+ */
+export function nextDeployedModelId(usedIds: Iterable<string>, seed: string): string {
+  const used = new Set(usedIds);
+  const digest = createHash('sha256').update(seed).digest();
+  const start = digest.readBigUInt64BE(0) % ID_SPAN;
+  // The used set is finite, so at most used.size + 1 probes are needed.
+  for (let probe = 0n; probe <= BigInt(used.size); probe++) {
+    const candidate = (ID_MIN + ((start + probe) % ID_SPAN)).toString();
+    if (!used.has(candidate)) return candidate;
+  }
+  throw new Error('every deployed-model id is in use');
 }

@@ -4,19 +4,16 @@
  */
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { DeployedModelReason } from '../api/prediction/v1/conditions.js';
+import { Reasons, type DeployedModelReason, type Written } from '../api/common/conditions.js';
+import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/deployed-model-schema.js';
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
-import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
-export interface DeployedModelStatus {
-  id?: string;
-  endpoint?: string;
-  deployTime?: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
+export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;
 
 export interface DeployedModelWorld {
   readonly model: KubeObject;
@@ -32,7 +29,7 @@ export interface DeployedModelWorld {
 
 export interface DeployedModelOutcome {
   readonly status: DeployedModelStatus;
-  readonly verdict: ReadyVerdict;
+  readonly verdict: ReadyVerdict<DeployedModelReason>;
   /** Deleting and the endpoint gives the model no traffic (or is gone): remove the finalizer. */
   readonly releaseFinalizer: boolean;
 }
@@ -58,42 +55,42 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
 }
 
-function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict {
+function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<DeployedModelReason> {
   const { model, endpoint, state } = world;
-  const endpointName = stringAt(model.spec, 'endpointRef', 'name') ?? '';
+  const endpointName = specOf.deployedModel(model).endpointRef?.name ?? '';
   if (model.metadata.deletionTimestamp !== undefined) {
     if (traffic > 0 && state?.state === 'deployed') {
       return {
         status: 'False',
-        reason: DeployedModelReason.UndeployBlocked,
+        reason: Reasons.UndeployBlocked,
         message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic; move that traffic to another model (or remove the key) and the deletion completes`,
       };
     }
-    return { status: 'False', reason: 'Undeploying', message: 'the endpoint gives this model no traffic; undeploying' };
+    return { status: 'False', reason: Reasons.Undeploying, message: 'the endpoint gives this model no traffic; undeploying' };
   }
   if (world.specErrors.length > 0) {
-    return { status: 'False', reason: DeployedModelReason.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   }
   if (endpoint === undefined) {
     return {
       status: 'False',
-      reason: DeployedModelReason.EndpointNotFound,
+      reason: Reasons.EndpointNotFound,
       message: `spec.endpointRef.name: PredictionEndpoint "${endpointName}" not found in namespace "${model.metadata.namespace ?? ''}"; create it (the model is deployed as soon as it exists)`,
     };
   }
   if (state?.state === 'duplicate') {
     return {
       status: 'False',
-      reason: DeployedModelReason.DuplicateId,
+      reason: Reasons.DuplicateId,
       message: `spec.id: Duplicate value: "${state.id}": DeployedModel "${state.owner}" of PredictionEndpoint "${endpointName}" already uses this id; choose another id or omit spec.id to have one assigned`,
     };
   }
   if (state?.state !== 'deployed') {
-    return { status: 'Unknown', reason: 'Deploying', message: 'an id is being assigned' };
+    return { status: 'Unknown', reason: Reasons.Deploying, message: 'an id is being assigned' };
   }
   return {
     status: 'True',
-    reason: DeployedModelReason.Reconciled,
+    reason: Reasons.Reconciled,
     message: `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`,
   };
 }

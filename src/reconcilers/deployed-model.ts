@@ -4,18 +4,15 @@
  * sends the model traffic (undeploying a model that serves traffic would fail requests).
  */
 import { deployedModelKind } from '../api/prediction/v1/kinds.js';
-import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.js';
+import { reconcileWithFinalizer } from '../runtime/finalizers.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
-import { FIELD_MANAGER, Index, modelEndpointKey, resources, specValidator, type ReconcilerContext } from './context.js';
+import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
-import { rfc3339, stringAt } from './status-common.js';
-import { writeStatus } from './status-write.js';
-
-/** The same finalizer name as the endpoint's: one name per API group, as kubebuilder projects do. */
-export const DEPLOYED_MODEL_FINALIZER = PREDICTION_FINALIZER;
+import { rfc3339 } from './status-common.js';
+import { specOf } from './typed-spec.js';
+import { writeStatus, type StatusComputation } from './status-write.js';
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateModel = specValidator(deployedModelKind, ctx.settings);
@@ -26,7 +23,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     return key === undefined ? [model] : ctx.informers.deployedModels.byIndex(Index.modelsByEndpoint, key);
   };
   const endpointOf = (model: KubeObject): KubeObject | undefined => {
-    const name = stringAt(model.spec, 'endpointRef', 'name');
+    const name = specOf.deployedModel(model).endpointRef?.name;
     return name === undefined ? undefined : ctx.informers.predictionEndpoints.get(model.metadata.namespace, name);
   };
 
@@ -52,28 +49,30 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
   };
 
   return async (req) => {
-    let model = ctx.informers.deployedModels.get(req.namespace, req.name);
-    if (model === undefined) return Action.done();
-    if (ctx.ownWrites.isStale(model)) return Action.done(); // the event of our own newer write re-queues it
-    const deleting = model.metadata.deletionTimestamp !== undefined;
-    if (deleting && !hasFinalizer(model, DEPLOYED_MODEL_FINALIZER)) return Action.done();
-    if (!deleting && !hasFinalizer(model, DEPLOYED_MODEL_FINALIZER)) {
-      const before = model;
-      model = await addFinalizer(ctx.client, resources.deployedModels, model, DEPLOYED_MODEL_FINALIZER, FIELD_MANAGER);
-      ctx.ownWrites.replaced(before, model);
-      if (model === undefined) return Action.done();
-    }
-    assignIdIfNeeded(model, endpointOf(model), isValidModel(model));
-    if (deleting && compute(model).releaseFinalizer) {
-      await removeFinalizer(ctx.client, resources.deployedModels, model, DEPLOYED_MODEL_FINALIZER, FIELD_MANAGER);
-      ctx.ids.forget(model.metadata.uid ?? '');
-      void ctx.events.record(model, 'Normal', 'Undeployed', 'the endpoint gives this model no traffic; undeployed');
-      req.log.info('undeployed; finalizer removed');
+    const cached = ctx.informers.deployedModels.get(req.namespace, req.name);
+    if (cached === undefined) return Action.done(); // gone: nothing to do, not an error
+    if (ctx.ownWrites.isStale(cached)) return Action.done(); // the event of our own newer write re-queues it
+    const report = async (model: KubeObject, status: StatusComputation): Promise<ReconcileResult> => {
+      const hold = ctx.grace.holdMs(model, status.verdict.reason);
+      if (hold > 0) return Action.requeueAfter(hold);
+      await writeStatus(ctx, 'deployedModels', deployedModelKind, model, status, compute, req.signal);
       return Action.done();
-    }
-    const hold = ctx.grace.holdMs(model, compute(model).verdict.reason);
-    if (hold > 0) return Action.requeueAfter(hold);
-    await writeStatus(ctx, 'deployedModels', deployedModelKind, model, compute);
-    return Action.done();
+    };
+    return reconcileWithFinalizer(finalizerFlow(ctx, 'deployedModels', req.signal), cached, {
+      apply: async (model) => {
+        assignIdIfNeeded(model, endpointOf(model), isValidModel(model));
+        return report(model, compute(model));
+      },
+      cleanup: async (model) => {
+        const status = compute(model);
+        if (status.releaseFinalizer) return { done: true, result: Action.done() };
+        return { done: false, result: await report(model, status) };
+      },
+      released: (model) => {
+        ctx.ids.forget(model.metadata.uid ?? '');
+        void ctx.events.record(model, 'Normal', 'Undeployed', 'the endpoint gives this model no traffic; undeployed');
+        req.log.info('undeployed; finalizer removed');
+      },
+    });
   };
 }

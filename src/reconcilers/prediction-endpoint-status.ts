@@ -4,34 +4,18 @@
  */
 import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { PredictionEndpointReason } from '../api/prediction/v1/conditions.js';
+import { Reasons, type PredictionEndpointReason, type Written } from '../api/common/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointResourceName } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
+import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { specOf } from './typed-spec.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
-export interface DeployedModelSummary {
-  id: string;
-  model: string;
-  displayName?: string;
-  createTime?: string;
-  deployedModelRef: string;
-  dedicatedResources?: { machineType?: string; minReplicaCount?: number; maxReplicaCount?: number };
-  automaticResources?: { minReplicaCount?: number; maxReplicaCount?: number };
-}
-
-export interface PredictionEndpointStatus {
-  name: string;
-  deployedModels: DeployedModelSummary[];
-  deployedModelCount: number;
-  createTime: string;
-  updateTime: string;
-  modelDeploymentMonitoringJob?: string;
-  etag: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
+export type PredictionEndpointStatus = Written<StoredStatus, 'name' | 'deployedModels' | 'deployedModelCount' | 'createTime' | 'updateTime' | 'etag' | 'observedGeneration' | 'conditions'>;
+export type { DeployedModelSummary };
 
 export interface PredictionEndpointWorld {
   readonly endpoint: KubeObject;
@@ -48,7 +32,7 @@ export interface PredictionEndpointWorld {
 
 export interface PredictionEndpointOutcome {
   readonly status: PredictionEndpointStatus;
-  readonly verdict: ReadyVerdict;
+  readonly verdict: ReadyVerdict<PredictionEndpointReason>;
   /** Deleting and nothing references the endpoint any more: remove the finalizer. */
   readonly releaseFinalizer: boolean;
 }
@@ -79,19 +63,19 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   return { status, verdict, releaseFinalizer: deleting && models.length === 0 };
 }
 
-function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict {
+function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict<PredictionEndpointReason> {
   const { endpoint, models } = world;
   if (endpoint.metadata.deletionTimestamp !== undefined) {
-    if (models.length === 0) return { status: 'False', reason: 'Deleting', message: 'no DeployedModel references the endpoint; deleting' };
+    if (models.length === 0) return { status: 'False', reason: Reasons.Deleting, message: 'no DeployedModel references the endpoint; deleting' };
     const names = models.map((m) => m.metadata.name ?? '').sort();
     return {
       status: 'False',
-      reason: PredictionEndpointReason.DeletionBlocked,
+      reason: Reasons.DeletionBlocked,
       message: `deletion waits until ${names.length} DeployedModel(s) referencing this endpoint are undeployed: ${names.join(', ')}; delete them (after removing their ids from spec.trafficSplit)`,
     };
   }
   if (world.specErrors.length > 0) {
-    return { status: 'False', reason: PredictionEndpointReason.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   }
   const split = trafficSplitOf(endpoint.spec);
   const unresolved = trafficSplitProblems(split, deployedIds);
@@ -99,13 +83,13 @@ function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly stri
     const fields = unresolved.map((id) => `spec.trafficSplit[${id}]`).join(', ');
     return {
       status: 'False',
-      reason: PredictionEndpointReason.TrafficSplitUnresolved,
+      reason: Reasons.TrafficSplitUnresolved,
       message: `${fields}: names no deployed model of this endpoint (deployed: ${deployedIds.length === 0 ? 'none' : deployedIds.join(', ')}); create a DeployedModel with that spec.id or remove the key`,
     };
   }
   return {
     status: 'True',
-    reason: PredictionEndpointReason.Reconciled,
+    reason: Reasons.Reconciled,
     message: `${deployedIds.length} deployed model(s)`,
   };
 }
@@ -131,27 +115,26 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
   return a > b ? a : b;
 }
 
+/** Called for deployed models only, whose spec passed validation: every field is there, typed. */
 function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
-  const spec = isRecord(model.spec) ? model.spec : {};
-  const summary: DeployedModelSummary = { id, model: stringAt(spec, 'model') ?? '', deployedModelRef: model.metadata.name ?? '' };
-  const displayName = stringAt(spec, 'displayName');
-  if (displayName !== undefined) summary.displayName = displayName;
+  const spec = specOf.deployedModel(model);
+  const summary: DeployedModelSummary = { id, model: spec.model ?? '', deployedModelRef: model.metadata.name ?? '' };
+  if (spec.displayName !== undefined) summary.displayName = spec.displayName;
   const createTime = deployTimeOf(model, endpoint);
   if (createTime !== undefined) summary.createTime = createTime;
-  const dedicated = isRecord(spec.dedicatedResources) ? spec.dedicatedResources : undefined;
+  const dedicated = spec.dedicatedResources;
   if (dedicated !== undefined) {
     const d: NonNullable<DeployedModelSummary['dedicatedResources']> = {};
-    const machineType = stringAt(dedicated, 'machineSpec', 'machineType');
-    if (machineType !== undefined) d.machineType = machineType;
-    if (typeof dedicated.minReplicaCount === 'number') d.minReplicaCount = dedicated.minReplicaCount;
-    if (typeof dedicated.maxReplicaCount === 'number') d.maxReplicaCount = dedicated.maxReplicaCount;
+    if (dedicated.machineSpec?.machineType !== undefined) d.machineType = dedicated.machineSpec.machineType;
+    if (dedicated.minReplicaCount !== undefined) d.minReplicaCount = dedicated.minReplicaCount;
+    if (dedicated.maxReplicaCount !== undefined) d.maxReplicaCount = dedicated.maxReplicaCount;
     summary.dedicatedResources = d;
   }
-  const automatic = isRecord(spec.automaticResources) ? spec.automaticResources : undefined;
+  const automatic = spec.automaticResources;
   if (automatic !== undefined) {
     const a: NonNullable<DeployedModelSummary['automaticResources']> = {};
-    if (typeof automatic.minReplicaCount === 'number') a.minReplicaCount = automatic.minReplicaCount;
-    if (typeof automatic.maxReplicaCount === 'number') a.maxReplicaCount = automatic.maxReplicaCount;
+    if (automatic.minReplicaCount !== undefined) a.minReplicaCount = automatic.minReplicaCount;
+    if (automatic.maxReplicaCount !== undefined) a.maxReplicaCount = automatic.maxReplicaCount;
     summary.automaticResources = a;
   }
   return summary;

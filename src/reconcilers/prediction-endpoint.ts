@@ -4,17 +4,14 @@
  * through once no DeployedModel references it any more.
  */
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
-import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { addFinalizer, hasFinalizer, removeFinalizer } from '../runtime/finalizers.js';
+import { reconcileWithFinalizer } from '../runtime/finalizers.js';
 import { objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { resolveModelStates } from './deployed-model-ids.js';
-import { FIELD_MANAGER, Index, resources, specValidator, type ReconcilerContext } from './context.js';
+import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
 import { rfc3339 } from './status-common.js';
-import { writeStatus } from './status-write.js';
-
-export const PREDICTION_ENDPOINT_FINALIZER = PREDICTION_FINALIZER;
+import { writeStatus, type StatusComputation } from './status-write.js';
 
 export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(predictionEndpointKind, ctx.settings);
@@ -38,26 +35,23 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
   };
 
   return async (req) => {
-    let endpoint = ctx.informers.predictionEndpoints.get(req.namespace, req.name);
-    if (endpoint === undefined) return Action.done();
-    if (ctx.ownWrites.isStale(endpoint)) return Action.done(); // the event of our own newer write re-queues it // gone: nothing to do, not an error
-    const deleting = endpoint.metadata.deletionTimestamp !== undefined;
-    if (deleting && !hasFinalizer(endpoint, PREDICTION_ENDPOINT_FINALIZER)) return Action.done();
-    if (!deleting && !hasFinalizer(endpoint, PREDICTION_ENDPOINT_FINALIZER)) {
-      // Continue with the patched object: its resourceVersion is the one the status write must carry.
-      const before = endpoint;
-      endpoint = await addFinalizer(ctx.client, resources.predictionEndpoints, endpoint, PREDICTION_ENDPOINT_FINALIZER, FIELD_MANAGER);
-      ctx.ownWrites.replaced(before, endpoint);
-      if (endpoint === undefined) return Action.done();
-    }
-    if (deleting && compute(endpoint).releaseFinalizer) {
-      await removeFinalizer(ctx.client, resources.predictionEndpoints, endpoint, PREDICTION_ENDPOINT_FINALIZER, FIELD_MANAGER);
-      req.log.info('no DeployedModel references the endpoint any more; finalizer removed');
+    const cached = ctx.informers.predictionEndpoints.get(req.namespace, req.name);
+    if (cached === undefined) return Action.done(); // gone: nothing to do, not an error
+    if (ctx.ownWrites.isStale(cached)) return Action.done(); // the event of our own newer write re-queues it
+    const report = async (endpoint: KubeObject, status: StatusComputation): Promise<ReconcileResult> => {
+      const hold = ctx.grace.holdMs(endpoint, status.verdict.reason);
+      if (hold > 0) return Action.requeueAfter(hold);
+      await writeStatus(ctx, 'predictionEndpoints', predictionEndpointKind, endpoint, status, compute, req.signal);
       return Action.done();
-    }
-    const hold = ctx.grace.holdMs(endpoint, compute(endpoint).verdict.reason);
-    if (hold > 0) return Action.requeueAfter(hold);
-    await writeStatus(ctx, 'predictionEndpoints', predictionEndpointKind, endpoint, compute);
-    return Action.done();
+    };
+    return reconcileWithFinalizer(finalizerFlow(ctx, 'predictionEndpoints', req.signal), cached, {
+      apply: async (endpoint) => report(endpoint, compute(endpoint)),
+      cleanup: async (endpoint) => {
+        const status = compute(endpoint);
+        if (status.releaseFinalizer) return { done: true, result: Action.done() };
+        return { done: false, result: await report(endpoint, status) };
+      },
+      released: () => req.log.info('no DeployedModel references the endpoint any more; finalizer removed'),
+    });
   };
 }

@@ -20,19 +20,22 @@ import {
 } from './registry-dns-plan.js';
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { readyEndpoints } from './registry-status.js';
-import { RegistryReasons } from '../api/registry/status.js';
-import { isRecord, stringAt, type ReadyVerdict } from './status-common.js';
+import { Reasons, type ReadyVerdict, type RegistryServiceReason } from '../api/common/conditions.js';
+import { isRecord, stringAt } from './status-common.js';
+
+/** What the projection reports into the RegistryService's Ready condition. */
+export type DnsOutcome = ReadyVerdict<RegistryServiceReason>;
 
 /** The projection's last outcome per RegistryService key; read by the status reconciler. */
 export class DnsOutcomes {
-  private readonly byKey = new Map<string, ReadyVerdict>();
+  private readonly byKey = new Map<string, DnsOutcome>();
 
-  get(key: string): ReadyVerdict | undefined {
+  get(key: string): DnsOutcome | undefined {
     return this.byKey.get(key);
   }
 
   /** Records an outcome; returns whether it differs from the previous one. */
-  set(key: string, outcome: ReadyVerdict | undefined): boolean {
+  set(key: string, outcome: DnsOutcome | undefined): boolean {
     const before = this.byKey.get(key);
     if (outcome === undefined) this.byKey.delete(key);
     else this.byKey.set(key, outcome);
@@ -66,7 +69,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     for (const o of objs) await ctx.client.delete(ref, o.metadata.namespace, o.metadata.name ?? '', { preconditions: { uid: o.metadata.uid ?? '' } }).catch(ignoreGone);
   };
 
-  const report = (key: string, outcome: ReadyVerdict | undefined): void => {
+  const report = (key: string, outcome: DnsOutcome | undefined): void => {
     if (dns.outcomes.set(key, outcome)) dns.reportOutcome(key);
   };
 
@@ -97,7 +100,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
       await remove(sliceRef, ownedSlices);
       report(req.key, {
         status: 'False',
-        reason: RegistryReasons.DnsServiceConflict,
+        reason: Reasons.DnsServiceConflict,
         message: `spec.dns: Service "${svcName}" in namespace "${namespace}" exists and is not managed by this RegistryService; it is left alone and the endpoints are not in cluster DNS; delete or rename that Service, or set spec.dns.enabled to false`,
       });
       return Action.done();
@@ -128,7 +131,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
       } else if (sliceDiffers(liveSlice, want)) await ctx.client.replace(sliceRef, namespace, plan.name, overlay(liveSlice, want));
     }
     await remove(sliceRef, current.filter((s) => !planned.has(s.metadata.name ?? '')));
-    report(req.key, { status: 'True', reason: RegistryReasons.Reconciled, message: `in cluster DNS as ${svcName}.${namespace}.svc` });
+    report(req.key, { status: 'True', reason: Reasons.Reconciled, message: `in cluster DNS as ${svcName}.${namespace}.svc` });
     return Action.done();
   };
 }

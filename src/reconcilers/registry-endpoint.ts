@@ -32,9 +32,10 @@ export function registryEndpointReconciler(ctx: ReconcilerContext): (req: Reconc
     const endpoint = ctx.informers.registryEndpoints.get(req.namespace, req.name);
     if (endpoint === undefined || endpoint.metadata.deletionTimestamp !== undefined) return Action.done();
     if (ctx.ownWrites.isStale(endpoint)) return Action.done();
-    const hold = ctx.grace.holdMs(endpoint, compute(endpoint).verdict.reason);
+    const status = compute(endpoint);
+    const hold = ctx.grace.holdMs(endpoint, status.verdict.reason);
     if (hold > 0) return Action.requeueAfter(hold);
-    await writeStatus(ctx, 'registryEndpoints', registryEndpointKind, endpoint, compute);
+    await writeStatus(ctx, 'registryEndpoints', registryEndpointKind, endpoint, status, compute, req.signal);
     return Action.done();
   };
 }

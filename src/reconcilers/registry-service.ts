@@ -2,12 +2,12 @@
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
-import { dnsEnabled, type DnsOutcomes } from './registry-dns.js';
+import { dnsEnabled, type DnsOutcome, type DnsOutcomes } from './registry-dns.js';
 import type { RegistryNameClaims } from './registry-name-claims.js';
-import type { ReadyVerdict } from './status-common.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
-import { rfc3339, stringAt } from './status-common.js';
+import { rfc3339 } from './status-common.js';
+import { specOf } from './typed-spec.js';
 import { writeStatus } from './status-write.js';
 
 /** What the status reads beyond the shard's own caches: name claims over every namespace, and the DNS projection's outcome. */
@@ -21,7 +21,7 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
 
   const compute = (service: KubeObject): ReturnType<typeof computeRegistryServiceStatus> => {
-    const name = stringAt(service.spec, 'name');
+    const name = specOf.registryService(service).name;
     const endpoints = name === undefined ? [] : ctx.informers.registryEndpoints.byIndex(Index.endpointsByParent, objectKey(service.metadata.namespace, name));
     return computeRegistryServiceStatus({
       service,
@@ -39,11 +39,11 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
     const service = ctx.informers.registryServices.get(req.namespace, req.name);
     if (service === undefined || service.metadata.deletionTimestamp !== undefined) return Action.done();
     if (ctx.ownWrites.isStale(service)) return Action.done();
-    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute);
+    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
     return Action.done();
   };
 }
 
-function optionalDns(outcome: ReadyVerdict | undefined): { dns?: ReadyVerdict } {
+function optionalDns(outcome: DnsOutcome | undefined): { dns?: DnsOutcome } {
   return outcome === undefined ? {} : { dns: outcome };
 }

@@ -8,34 +8,17 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { effectiveAnnotations } from '../api/registry/annotations.js';
 import { parentServiceName } from '../api/registry/names.js';
-import { RegistryReasons } from '../api/registry/status.js';
+import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type Written } from '../api/common/conditions.js';
+import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
+import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
 import type { NameClaims } from '../api/registry/name-owner.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type Condition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
-export interface RegistryEndpointStatus {
-  /** spec.name as first accepted: the immutability defence compares against it. */
-  name?: string;
-  effectiveAnnotations: Record<string, string>;
-  createTime: string;
-  updateTime: string;
-  observedGeneration: number;
-  conditions: Condition[];
-}
-
-export interface ResolvedEndpoint {
-  name: string;
-  address?: string;
-  port?: number;
-  annotations?: Record<string, string>;
-}
-
-export interface RegistryServiceStatus {
-  endpoints: ResolvedEndpoint[];
-  effectiveAnnotations: Record<string, string>;
-  observedGeneration: number;
-  conditions: Condition[];
-}
+/** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
+export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;
+export type RegistryServiceStatus = Written<StoredServiceStatus, 'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'>;
+export type { ResolvedEndpoint };
 
 export interface RegistryEndpointWorld {
   readonly endpoint: KubeObject;
@@ -52,30 +35,30 @@ export function parentOf(endpoint: KubeObject): string | undefined {
   return name === undefined ? undefined : parentServiceName(name);
 }
 
-export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict {
+export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict<RegistryEndpointReason> {
   const { endpoint } = world;
-  if (world.specErrors.length > 0) return { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   const name = stringAt(endpoint.spec, 'name') ?? '';
   const recorded = stringAt(endpoint.status, 'name');
   if (recorded !== undefined && recorded !== name) {
     // spec.name is immutable (CEL on 1.25+, the webhook otherwise); this change got past both.
     return {
       status: 'False',
-      reason: RegistryReasons.InvalidSpec,
+      reason: Reasons.InvalidSpec,
       message: `spec.name: Invalid value: ${JSON.stringify(name)}: field is immutable (it was ${JSON.stringify(recorded)}); restore it, or delete the endpoint and create a new one`,
     };
   }
   if (!world.parentExists) {
     return {
       status: 'False',
-      reason: RegistryReasons.ParentNotFound,
+      reason: Reasons.ParentNotFound,
       message: `spec.name: no RegistryService with spec.name ${JSON.stringify(parentOf(endpoint) ?? '')} in namespace "${endpoint.metadata.namespace ?? ''}"; create it (the endpoint becomes Ready as soon as it exists)`,
     };
   }
-  return { status: 'True', reason: RegistryReasons.Reconciled, message: 'registered with its parent service' };
+  return { status: 'True', reason: Reasons.Reconciled, message: 'registered with its parent service' };
 }
 
-export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict } {
+export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict<RegistryEndpointReason> } {
   const { endpoint } = world;
   const previous = isRecord(endpoint.status) ? endpoint.status : {};
   const verdict = registryEndpointVerdict(world);
@@ -105,7 +88,7 @@ export interface RegistryServiceWorld {
   /** The RegistryServices (any namespace) that claim this spec.name; absent = this one alone. */
   readonly claims?: NameClaims<KubeObject>;
   /** The cluster DNS projection's outcome when spec.dns is enabled (Ready=True with a note, or why not). */
-  readonly dns?: ReadyVerdict;
+  readonly dns?: ReadyVerdict<RegistryServiceReason>;
 }
 
 /** The service's Ready endpoints (valid, not being deleted, the endpoint's own readiness rule), sorted by name. */
@@ -121,8 +104,8 @@ function describeClaimant(c: KubeObject): string {
   return `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 }
 
-function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdict {
-  if (world.specErrors.length > 0) return { status: 'False', reason: RegistryReasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdict<RegistryServiceReason> {
+  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   const name = stringAt(world.service.spec, 'name') ?? '';
   const claims = world.claims;
   if (claims !== undefined && claims.others.length > 0) {
@@ -130,21 +113,21 @@ function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdic
     return isOwner
       ? {
           status: 'False',
-          reason: RegistryReasons.NameConflict,
+          reason: Reasons.NameConflict,
           message: `spec.name: ${JSON.stringify(name)} is also claimed by RegistryService ${claims.others.map(describeClaimant).join(', ')} (created later); this one is the older and keeps resolving; rename or delete the other one`,
         }
       : {
           status: 'False',
-          reason: RegistryReasons.NameConflict,
+          reason: Reasons.NameConflict,
           message: `spec.name: ${JSON.stringify(name)} is already claimed by the older RegistryService ${claims.owner === undefined ? '?' : describeClaimant(claims.owner)}, which resolves; this one does not resolve (nor appear in DNS) until that one is gone; choose another spec.name`,
         };
   }
   if (world.dns !== undefined && world.dns.status !== 'True') return world.dns;
   const dns = world.dns !== undefined ? `; ${world.dns.message}` : '';
-  return { status: 'True', reason: RegistryReasons.Reconciled, message: `${ready} ready endpoint(s)${dns}` };
+  return { status: 'True', reason: Reasons.Reconciled, message: `${ready} ready endpoint(s)${dns}` };
 }
 
-export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict } {
+export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
   const { service } = world;
   const previous = isRecord(service.status) ? service.status : {};
   const resolved = readyEndpoints(world);

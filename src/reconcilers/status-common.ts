@@ -5,17 +5,11 @@
  */
 import { isRecord } from '../runtime/kube-object.js';
 import { formatFieldError, type FieldError } from '../api/common/field-error.js';
-import { ConditionType, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions.js';
+import { ConditionType, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
+import { setCondition } from '../runtime/conditions.js';
 
-export type { Condition, ConditionStatus } from '../runtime/conditions.js';
+export type { Condition, ConditionStatus, ReadyVerdict } from '../api/common/conditions.js';
 export { rfc3339 } from '../runtime/conditions.js';
-
-/** What a reconciler concludes about an object: the Ready condition without its bookkeeping fields. */
-export interface ReadyVerdict {
-  readonly status: ConditionStatus;
-  readonly reason: string;
-  readonly message: string;
-}
 
 export const READY = ConditionType.Ready;
 

@@ -7,8 +7,8 @@ import type { KindDefinition } from '../api/common/kind.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { asStored, type ReconcilerContext, type resources } from './context.js';
 import { isConflict, isNotFound } from '../runtime/api-error.js';
-import { Reason } from '../runtime/conditions.js';
-import type { ReconcileRequest, ReconcileResult } from '../runtime/controller.js';
+import { Reasons as Reason } from '../api/common/conditions.js';
+import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { conditionsOf, isRecord, readyConditionOf, rfc3339, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 export interface StatusComputation {
@@ -16,20 +16,26 @@ export interface StatusComputation {
   readonly verdict: ReadyVerdict;
 }
 
+/**
+ * Writes `computed`, the status the reconcile computed from `obj` (computed once per reconcile and
+ * also used for its decisions); `compute` recomputes it only from a fresh read after a 409.
+ */
 export async function writeStatus(
   ctx: ReconcilerContext,
   which: keyof typeof resources,
   def: KindDefinition,
   obj: KubeObject,
+  computed: StatusComputation,
   compute: (current: KubeObject) => StatusComputation,
+  signal?: AbortSignal,
 ): Promise<{ written: boolean; object: KubeObject | undefined }> {
   const before = readyConditionOf(obj.status);
   let last: ReadyVerdict | undefined;
   const result = await ctx.statusWriters[which].update(obj, (current) => {
-    const { status, verdict } = compute(current);
+    const { status, verdict } = current === obj ? computed : compute(current);
     last = verdict;
     return asStored(def, status);
-  });
+  }, signal);
   if (result.written) ctx.ownWrites.replaced(obj, result.object);
   // The first Ready=True of a new object is what every object does, not news: an Event for it
   // would double the API writes of a large sync. Every other transition is recorded.
@@ -43,9 +49,12 @@ export async function writeStatus(
 
 /**
  * Wraps a reconcile so that an unexpected failure (the API refused a write, a timeout) is also
- * reported where users look, `Ready=Unknown` with reason `ReconcileError`, before it goes to the
- * controller's backoff. Conflicts and vanished objects are routine and not reported. The report
- * is best-effort: when the API is down it fails too, and the retry is what matters.
+ * reported where users look before it goes to the controller. A retryable one is `Ready=Unknown`,
+ * reason `ReconcileError`, and the controller backs off; a terminal one (403 Forbidden, 422
+ * Invalid: retrying repeats the refusal) is `Ready=False`, reason `RequestRejected`, and is
+ * rethrown as a `TerminalError` that the controller does not retry. Conflicts and vanished
+ * objects are routine and not reported. The report is best-effort: when the API is down it fails
+ * too, and the retry is what matters.
  */
 export function withErrorReporting(
   ctx: ReconcilerContext,
@@ -58,20 +67,24 @@ export function withErrorReporting(
     try {
       return await reconcile(req);
     } catch (err) {
+      const terminal = isTerminal(err);
       const obj = get(req.namespace, req.name);
-      if (obj !== undefined && !isConflict(err) && !isNotFound(err)) {
-        const message = `reconcile failed, retrying with backoff: ${err instanceof Error ? err.message : String(err)}`.slice(0, 1024);
+      if (obj !== undefined && !isConflict(err) && !isNotFound(err) && !req.signal.aborted) {
+        const detail = err instanceof Error ? err.message : String(err);
+        const verdict: ReadyVerdict = terminal
+          ? { status: 'False', reason: Reason.RequestRejected, message: `the API server refused a request; not retried until the object changes: ${detail}`.slice(0, 1024) }
+          : { status: 'Unknown', reason: Reason.ReconcileError, message: `reconcile failed, retrying with backoff: ${detail}`.slice(0, 1024) };
         try {
           await ctx.statusWriters[which].update(obj, (current) => {
             const previous = isRecord(current.status) ? current.status : {};
-            const conditions = withReadyCondition(conditionsOf(previous), { status: 'Unknown', reason: Reason.ReconcileError, message }, current.metadata.generation, rfc3339(ctx.now()));
+            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, rfc3339(ctx.now()));
             return asStored(def, { ...previous, conditions });
-          });
+          }, req.signal);
         } catch (reportErr) {
           req.log.debug({ err: reportErr instanceof Error ? reportErr.message : String(reportErr) }, 'could not report the failure in status');
         }
       }
-      throw err;
+      throw terminal && !(err instanceof TerminalError) ? new TerminalError(err) : err;
     }
   };
 }

@@ -13,7 +13,7 @@ import { KubeconfigError, readKubeconfigFiles, selectContext, type SelectedConte
 /** Mounted into every pod that has a service account (the kubelet rotates the projected token). */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
-export interface TlsMaterial {
+export interface ClientTls {
   readonly ca?: Buffer;
   readonly cert?: Buffer;
   readonly key?: Buffer;
@@ -25,7 +25,7 @@ export interface TlsMaterial {
 export interface ClusterConnection {
   /** The API server's base URL, without a trailing slash. */
   readonly server: string;
-  readonly tls: TlsMaterial;
+  readonly tls: ClientTls;
   readonly credentials: CredentialSource;
   /** The context's namespace, or the service account's. */
   readonly namespace?: string;

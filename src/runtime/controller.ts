@@ -5,12 +5,14 @@
  * sends the key to per-key exponential backoff. A reconcile that throws never crashes the
  * process and never runs concurrently with itself for the same key.
  */
-import { errorKind } from './api-error.js';
+import { setMaxListeners } from 'node:events';
+import { ApiError, errorKind } from './api-error.js';
 import { realClock, type Clock } from './clock.js';
 import type { Informer } from './informer.js';
 import { keyOf, splitKey, type KubeObject } from './kube-object.js';
 import { objectLogger, silentLogger, type Logger } from './logger.js';
 import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
+import { Predicates, type Predicate } from './predicates.js';
 import { WorkQueue } from './work-queue.js';
 
 /** What to do after a successful reconcile. */
@@ -18,15 +20,29 @@ export type ReconcileResult =
   /** Nothing until the next change event. */
   | { readonly action: 'done' }
   /** Again after a fixed delay (polling something that sends no events, a TTL). */
-  | { readonly action: 'requeueAfter'; readonly requeueAfterMs: number }
-  /** Again soon, with the key's backoff, without counting as an error. */
-  | { readonly action: 'requeue' };
+  | { readonly action: 'requeueAfter'; readonly requeueAfterMs: number };
 
 export const Action = {
   done: (): ReconcileResult => ({ action: 'done' }),
   requeueAfter: (ms: number): ReconcileResult => ({ action: 'requeueAfter', requeueAfterMs: ms }),
-  requeue: (): ReconcileResult => ({ action: 'requeue' }),
 } as const;
+
+/**
+ * A failure that retrying cannot fix (controller-runtime's `TerminalError`): the API server
+ * refused the request as forbidden (403) or invalid (422). The key is not retried with backoff;
+ * the next change of the object (or of what it watches) reconciles it again.
+ */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** Whether `err` is terminal: a `TerminalError`, or a 403/422 answer of the API server. */
+export function isTerminal(err: unknown): boolean {
+  return err instanceof TerminalError || (err instanceof ApiError && (err.status === 403 || err.status === 422));
+}
 
 export interface ReconcileRequest {
   /** `namespace/name`. */
@@ -35,12 +51,22 @@ export interface ReconcileRequest {
   readonly name: string;
   /** Carries `{controller, kind, namespace, name}`. */
   readonly log: Logger;
-  /** Aborted when the controller shuts down; long calls should honour it. */
+  /**
+   * Aborted when leadership is lost, or when a draining shutdown gave up waiting: pass it to
+   * every KubeClient call (`{ signal: req.signal }`) so a stopped controller writes nothing more.
+   */
   readonly signal: AbortSignal;
 }
 
 /** Maps a changed secondary object to the primary keys it affects (e.g. an endpoint → its DeployedModels). */
 export type KeyMapper<S> = (obj: S) => readonly string[];
+
+export interface WatchOptions<S extends KubeObject> {
+  /** Which updates count (adds and deletes always do); default every update. See `Predicates`. */
+  readonly predicate?: Predicate<S>;
+  /** Enqueue this long after the change, coalescing a burst into one reconcile; default 0 (at once). */
+  readonly delayMs?: number;
+}
 
 export interface ControllerOptions<T extends KubeObject> {
   /** Metric/log label, e.g. `deployedmodel`. */
@@ -64,12 +90,17 @@ export class Controller<T extends KubeObject = KubeObject> {
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly stop = new AbortController();
+  /** The reconciles' signal: aborted with the run signal, or once a drain is over (in-flight work was given its time). */
+  private readonly cancel = new AbortController();
   private workers: Promise<void>[] = [];
 
   constructor(private readonly options: ControllerOptions<T>) {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger).child({ controller: options.name });
+    // Every in-flight request of every worker listens on the reconcile signal: with --workers 16
+    // that is 16 listeners by design, not the leak Node's default limit of 10 warns about.
+    setMaxListeners(Math.max(1, options.workers ?? 2) + 10, this.cancel.signal);
     this.queue = new WorkQueue({
       name: options.name,
       clock: this.clock,
@@ -88,26 +119,36 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
   }
 
-  /** Also reconcile the primaries that `map` names whenever an object of `informer` changes. */
-  watches<S extends KubeObject>(informer: Informer<S>, map: KeyMapper<S>): this {
+  /**
+   * Also reconcile the primaries that `map` names whenever an object of `informer` changes: on
+   * add and delete, and on an update that `predicate` lets through (both the old and the new
+   * state are mapped, so a reference that moved enqueues both ends). `delayMs` coalesces a burst
+   * of changes into one reconcile per key (the earliest pending time wins). This is the one way a
+   * controller declares what it depends on; e.g.
+   * `models.watches(endpoints, (ep) => modelKeysOf(ep), { predicate: Predicates.generationChanged })`.
+   */
+  watches<S extends KubeObject>(informer: Informer<S>, map: KeyMapper<S>, options: WatchOptions<S> = {}): this {
     this.informers.push(informer as unknown as Informer<KubeObject>);
-    const enqueue = (obj: S): void => {
-      let keys: readonly string[];
+    const predicate = options.predicate ?? Predicates.any;
+    const delayMs = options.delayMs ?? 0;
+    const keysOf = (obj: S): readonly string[] => {
       try {
-        keys = map(obj);
+        return map(obj);
       } catch (err) {
         this.log.error({ err: errorKind(err), object: keyOf(obj) }, 'key mapper threw');
-        return;
+        return [];
       }
-      for (const k of keys) this.queue.add(k);
+    };
+    // One event enqueues each key once, even when the old and the new state both name it.
+    const enqueue = (...objs: S[]): void => {
+      for (const k of new Set(objs.flatMap(keysOf))) this.queue.addAfter(k, delayMs);
     };
     informer.addEventHandler({
-      onAdd: enqueue,
+      onAdd: (obj) => enqueue(obj),
       onUpdate: (old, obj) => {
-        enqueue(old);
-        enqueue(obj);
+        if (predicate(old, obj)) enqueue(old, obj);
       },
-      onDelete: enqueue,
+      onDelete: (obj) => enqueue(obj),
     });
     return this;
   }
@@ -127,9 +168,12 @@ export class Controller<T extends KubeObject = KubeObject> {
    * `signal` aborts or `shutdown` is called. Resolves once the workers stopped.
    */
   async run(signal: AbortSignal): Promise<void> {
-    const onAbort = (): void => this.stop.abort();
+    const onAbort = (): void => {
+      this.stop.abort();
+      this.cancel.abort();
+    };
     signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) this.stop.abort();
+    if (signal.aborted) onAbort();
     for (const informer of this.informers) {
       if (!(await informer.waitForSync(this.stop.signal))) break;
     }
@@ -152,7 +196,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   async shutdown(timeoutMs: number): Promise<boolean> {
     const drained = this.queue.shutDownWithDrain(timeoutMs);
     this.stop.abort();
-    return drained;
+    const finished = await drained;
+    this.cancel.abort();
+    return finished;
   }
 
   private async worker(): Promise<void> {
@@ -174,7 +220,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const started = this.clock.now();
     activeWorkers.inc({ controller: this.name });
     try {
-      const result = await this.options.reconcile({ key, namespace, name, log, signal: this.stop.signal });
+      const result = await this.options.reconcile({ key, namespace, name, log, signal: this.cancel.signal });
       switch (result.action) {
         case 'done':
           this.queue.forget(key);
@@ -185,16 +231,18 @@ export class Controller<T extends KubeObject = KubeObject> {
           this.queue.addAfter(key, result.requeueAfterMs);
           reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
           break;
-        case 'requeue':
-          this.queue.addRateLimited(key);
-          reconcileTotal.inc({ controller: this.name, result: 'requeue' });
-          break;
       }
     } catch (err) {
-      const kind = errorKind(err);
+      const kind = errorKind(err instanceof TerminalError ? err.cause : err);
       reconcileTotal.inc({ controller: this.name, result: 'error' });
       reconcileErrors.inc({ controller: this.name, kind });
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
+      if (isTerminal(err)) {
+        // Reported where users look by the reconciler; retrying would only repeat the refusal.
+        this.queue.forget(key);
+        log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind }, 'reconcile failed terminally; not retried until the object changes');
+        return;
+      }
       const retries = this.queue.numRequeues(key);
       log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind, retries }, 'reconcile failed; backing off');
       this.queue.addRateLimited(key);

@@ -39,7 +39,12 @@ export interface ListResult<T> {
   continue?: string;
 }
 
-export interface WriteOptions {
+/** Every call takes one: aborting it aborts the request (a reconcile passes `req.signal`). */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+}
+
+export interface WriteOptions extends CallOptions {
   dryRun?: boolean;
   fieldManager?: string;
 }
@@ -53,7 +58,7 @@ export interface PatchOptions extends WriteOptions {
   force?: boolean;
 }
 
-export interface DeleteOptions {
+export interface DeleteOptions extends CallOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   gracePeriodSeconds?: number;
@@ -121,15 +126,16 @@ export class KubeClient {
     this.agent = undefined;
   }
 
-  async get<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string): Promise<T | undefined> {
-    const res = await this.request('GET', resourcePath(ref, namespace, name), {}, undefined);
+  async get<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions = {}): Promise<T | undefined> {
+    const res = await this.request('GET', resourcePath(ref, namespace, name), {}, undefined, undefined, opts.signal);
     if (res.status === 404) return undefined;
     return this.expectOk<T>('GET', resourcePath(ref, namespace, name), res);
   }
 
-  async list<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, opts: ListOptions = {}): Promise<ListResult<T>> {
+  async list<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, opts: ListOptions & CallOptions = {}): Promise<ListResult<T>> {
     const path = resourcePath(ref, namespace);
-    const body = this.expectOk<unknown>('GET', path, await this.request('GET', path, { ...opts }, undefined));
+    const { signal, ...query } = opts;
+    const body = this.expectOk<unknown>('GET', path, await this.request('GET', path, { ...query }, undefined, undefined, signal));
     if (!isRecord(body) || !Array.isArray(body.items)) throw new Error(`GET ${path}: response is not a list`);
     const meta = isRecord(body.metadata) ? body.metadata : {};
     const result: ListResult<T> = {
@@ -142,28 +148,29 @@ export class KubeClient {
 
   async create<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, body: unknown, opts: WriteOptions = {}): Promise<T> {
     const path = resourcePath(ref, namespace);
-    return this.expectOk<T>('POST', path, await this.request('POST', path, writeQuery(opts), body));
+    return this.expectOk<T>('POST', path, await this.request('POST', path, writeQuery(opts), body, undefined, opts.signal));
   }
 
   async replace<T = KubeObject>(
     ref: ResourceRef, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions & { subresource?: 'status' } = {},
   ): Promise<T> {
     const path = resourcePath(ref, namespace, name, opts.subresource);
-    return this.expectOk<T>('PUT', path, await this.request('PUT', path, writeQuery(opts), body));
+    return this.expectOk<T>('PUT', path, await this.request('PUT', path, writeQuery(opts), body, undefined, opts.signal));
   }
 
   async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
     const path = resourcePath(ref, namespace, name, opts.subresource);
     if (opts.type === 'apply' && !opts.fieldManager) throw new Error('server-side apply needs a fieldManager');
     const query: Query = { ...writeQuery(opts), force: opts.type === 'apply' && opts.force ? true : undefined };
-    return this.expectOk<T>('PATCH', path, await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type]));
+    return this.expectOk<T>('PATCH', path, await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type], opts.signal));
   }
 
   /** `false` when the object was already gone (404); throws on a failed precondition (409) and other errors. */
   async delete(ref: ResourceRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
     const path = resourcePath(ref, namespace, name);
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...opts };
-    const res = await this.request('DELETE', path, {}, body);
+    const { signal, ...options } = opts;
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...options };
+    const res = await this.request('DELETE', path, {}, body, undefined, signal);
     if (res.status === 404) return false;
     this.expectOk<unknown>('DELETE', path, res);
     return true;
@@ -235,12 +242,13 @@ export class KubeClient {
     throw ApiError.fromResponse(method, path, res.status, res.body, res.warnings);
   }
 
-  private async request(method: string, path: string, query: Query, body: unknown, contentType = 'application/json'): Promise<RawResponse> {
+  private async request(method: string, path: string, query: Query, body: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RawResponse> {
     const started = performance.now();
     let code = '<error>';
     try {
       const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const req = await this.openRequest(method, path, query, payload, contentType);
+      signal?.throwIfAborted();
+      const req = await this.openRequest(method, path, query, payload, contentType, signal);
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         req.setTimeout(this.requestTimeoutMs, () => req.destroy(new Error(`${method} ${path}: no response within ${this.requestTimeoutMs} ms`)));
         req.on('response', resolve);

@@ -77,12 +77,7 @@ export interface Status {
 }
 
 /** A JSON object (not null, not an array); one definition shared with the API layer. */
-export { isPlainObject as isRecord } from '../api/common/text.js';
-
-/** `apiVersion` of a resource: `v1` for core, `group/version` otherwise. */
-export function apiVersionOf(ref: ResourceRef): string {
-  return ref.group === '' ? ref.version : `${ref.group}/${ref.version}`;
-}
+export { isRecord } from '../api/common/text.js';
 
 /** The cache/queue key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
 export function objectKey(namespace: string | undefined, name: string): string {

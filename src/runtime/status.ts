@@ -5,7 +5,7 @@
  * concurrency; on 409 Conflict the object is read again and the status recomputed from it.
  */
 import { isConflict } from './api-error.js';
-import { createMergePatch, deepEqual } from './json-diff.js';
+import { createMergePatch } from './json-diff.js';
 import type { KubeClient } from './kube-client.js';
 import type { KubeObject, ResourceRef } from './kube-object.js';
 import { statusConflicts, statusWrites } from './metrics.js';
@@ -36,7 +36,7 @@ export class StatusWriter {
    * from `current.status` (ignoring key order). `desired` may be called again with a fresh
    * copy after a conflict, so it must be a function of the object it is given.
    */
-  async update<T extends KubeObject>(obj: T, desired: (current: T) => unknown): Promise<StatusUpdateResult<T>> {
+  async update<T extends KubeObject>(obj: T, desired: (current: T) => unknown, signal?: AbortSignal): Promise<StatusUpdateResult<T>> {
     const { client, ref, kind, fieldManager } = this.options;
     const maxRetries = this.options.maxConflictRetries ?? 5;
     let current: T | undefined = obj;
@@ -51,21 +51,16 @@ export class StatusWriter {
           current.metadata.namespace,
           name,
           { metadata: { resourceVersion: current.metadata.resourceVersion }, status: patch },
-          { type: 'merge', subresource: 'status', fieldManager },
+          { type: 'merge', subresource: 'status', fieldManager, signal },
         );
         statusWrites.inc({ kind });
         return { written: true, object: updated };
       } catch (err) {
         if (!isConflict(err) || attempt >= maxRetries) throw err;
         statusConflicts.inc({ kind });
-        current = await client.get<T>(ref, current.metadata.namespace, name);
+        current = await client.get<T>(ref, current.metadata.namespace, name, { signal });
         if (!current) return { written: false, object: undefined };
       }
     }
   }
-}
-
-/** Whether `desired` differs from the object's current status (the check `update` makes). */
-export function statusChanged(obj: KubeObject, desired: unknown): boolean {
-  return !deepEqual(obj.status, desired);
 }

@@ -1,6 +1,6 @@
 import { fieldErrors, formatFieldError, type FieldError } from '../api/common/field-error.js';
 import type { KindDefinition, KindVersion, ValidationOptions } from '../api/common/kind.js';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import { causeMessage, type AdmissionRequest, type AdmissionResponse, type StatusCause } from './admission-review.js';
 
 const MAX_CAUSES = 100;
@@ -27,7 +27,7 @@ function str(v: unknown): string | undefined {
 }
 
 function metadataOf(obj: unknown): Record<string, unknown> {
-  return isPlainObject(obj) && isPlainObject(obj.metadata) ? obj.metadata : {};
+  return isRecord(obj) && isRecord(obj.metadata) ? obj.metadata : {};
 }
 
 /** The name to show in a denial: on CREATE with generateName the request carries no name yet. */

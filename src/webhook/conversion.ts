@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import { describeIssues, MalformedReviewError } from './admission-review.js';
 import { converterKey, type ConverterTable } from './converters.js';
 
@@ -57,7 +57,7 @@ export function reviewConversion(request: ConversionRequest, table: ConverterTab
   let firstKind = '';
   const fail = (message: string): ConversionOutcome => ({ kind: firstKind, response: { uid: request.uid, result: { status: 'Failure', message }, convertedObjects: [] } });
   for (const [i, obj] of request.objects.entries()) {
-    if (!isPlainObject(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+    if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
       return fail(`objects[${i}]: must be an object with string apiVersion and kind`);
     }
     const key = converterKey(groupOf(obj.apiVersion), obj.kind);
@@ -80,7 +80,7 @@ export function reviewConversion(request: ConversionRequest, table: ConverterTab
 }
 
 function describeName(obj: Record<string, unknown>): string {
-  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
   const ns = typeof meta.namespace === 'string' ? `${meta.namespace}/` : '';
   return `${ns}${typeof meta.name === 'string' ? meta.name : '<unnamed>'}`;
 }

@@ -8,7 +8,7 @@
  * event; a JSONPatch in the admission response costs it none of those (README, Benchmarks: B1).
  */
 import type { KindDefinition } from '../api/common/kind.js';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import type { AdmissionRequest, AdmissionResponse } from './admission-review.js';
 
 export interface MutationOutcome {
@@ -30,7 +30,7 @@ export function finalizedKinds(kinds: readonly KindDefinition[]): KindDefinition
 
 /** The JSONPatch that adds `finalizer` to `object`, or undefined when it already has it. */
 export function finalizerPatch(object: unknown, finalizer: string): JsonPatchOperation[] | undefined {
-  const metadata = isPlainObject(object) && isPlainObject(object.metadata) ? object.metadata : undefined;
+  const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : undefined;
   if (metadata === undefined) return undefined; // not an object the API server would have admitted this far
   const current = metadata.finalizers;
   if (Array.isArray(current)) {
@@ -46,7 +46,7 @@ export function finalizerPatch(object: unknown, finalizer: string): JsonPatchOpe
  */
 export function reviewFinalizers(request: AdmissionRequest, kinds: readonly KindDefinition[]): MutationOutcome {
   const { group, kind } = request.kind;
-  const metadata = isPlainObject(request.object) && isPlainObject(request.object.metadata) ? request.object.metadata : {};
+  const metadata = isRecord(request.object) && isRecord(request.object.metadata) ? request.object.metadata : {};
   const name = typeof metadata.name === 'string' ? metadata.name : typeof metadata.generateName === 'string' ? metadata.generateName : '';
   const base = { kind, namespace: request.namespace ?? '', name };
   const unchanged: MutationOutcome = { ...base, decision: 'unchanged', response: { uid: request.uid, allowed: true } };

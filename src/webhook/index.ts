@@ -1,5 +1,5 @@
 /** The admission (validating, mutating) and conversion webhooks: server, certificates and their registration with the API server. */
-export { startWebhookServer, DEFAULT_MAX_BODY_BYTES, type WebhookServer, type WebhookServerOptions, type TlsMaterial } from './server.js';
+export { startWebhookServer, DEFAULT_MAX_BODY_BYTES, type WebhookServer, type WebhookServerOptions, type ServingCertificate } from './server.js';
 export { reviewAdmission, type AdmissionOutcome, type AdmissionContext } from './admission.js';
 export { decodeAdmissionReview, MalformedReviewError, type AdmissionRequest, type AdmissionResponse } from './admission-review.js';
 export { reviewConversion, decodeConversionReview, type ConversionRequest, type ConversionResponse } from './conversion.js';

@@ -11,7 +11,7 @@ import { converters as defaultConverters, type ConverterTable } from './converte
 import { reviewFinalizers } from './finalizers.js';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from './settings.js';
 
-export interface TlsMaterial {
+export interface ServingCertificate {
   /** PEM serving certificate (chain). */
   readonly cert: string;
   /** PEM private key. */
@@ -22,7 +22,7 @@ export interface WebhookServerOptions {
   /** 0 picks a free port (reported in the returned handle). */
   readonly port: number;
   readonly host: string;
-  readonly tls: TlsMaterial;
+  readonly tls: ServingCertificate;
   readonly options: ValidationOptions;
   readonly log: Logger;
   readonly kinds?: readonly KindDefinition[];
@@ -37,7 +37,7 @@ export interface WebhookServerOptions {
 export interface WebhookServer {
   readonly port: number;
   /** Serves renewed certificates to new connections without a restart. */
-  setTls(tls: TlsMaterial): void;
+  setTls(tls: ServingCertificate): void;
   close(): Promise<void>;
 }
 
@@ -179,7 +179,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   log.info({ host: opts.host, port }, 'webhook server listening');
   return {
     port,
-    setTls(tls: TlsMaterial): void {
+    setTls(tls: ServingCertificate): void {
       server.setSecureContext({ cert: tls.cert, key: tls.key });
     },
     close(): Promise<void> {

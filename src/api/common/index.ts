@@ -4,3 +4,4 @@ export * from './decode.js';
 export * from './kind.js';
 export * from './text.js';
 export * from './object-meta.js';
+export * from './conditions.js';

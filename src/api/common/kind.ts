@@ -67,10 +67,6 @@ export interface KindDefinition {
   readonly finalizer?: string;
 }
 
-export function apiVersionOf(def: KindDefinition, version: KindVersion): string {
-  return `${def.group}/${version.name}`;
-}
-
 export function storageVersion(def: KindDefinition): KindVersion {
   const v = def.versions.find((x) => x.storage);
   if (!v) throw new Error(`${def.kind} has no storage version`);

@@ -1,5 +1,5 @@
 import { fieldErrors, type FieldError } from './field-error.js';
-import { isPlainObject } from './text.js';
+import { isRecord } from './text.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -19,7 +19,7 @@ export function isDns1123Subdomain(s: string): boolean {
 export function validateObjectMeta(obj: Record<string, unknown>): FieldError[] {
   const meta = obj.metadata;
   if (meta === undefined) return [fieldErrors.required('metadata.name', 'name or generateName is required')];
-  if (!isPlainObject(meta)) return [fieldErrors.typeInvalid('metadata', meta, 'must be an object')];
+  if (!isRecord(meta)) return [fieldErrors.typeInvalid('metadata', meta, 'must be an object')];
   const errors: FieldError[] = [];
   const { name, generateName, namespace } = meta;
   if (name === undefined || name === '') {
@@ -38,7 +38,7 @@ export function validateObjectMeta(obj: Record<string, unknown>): FieldError[] {
   for (const mapField of ['labels', 'annotations'] as const) {
     const m = meta[mapField];
     if (m === undefined) continue;
-    if (!isPlainObject(m)) {
+    if (!isRecord(m)) {
       errors.push(fieldErrors.typeInvalid(`metadata.${mapField}`, m, 'must be a map of string keys to string values'));
       continue;
     }

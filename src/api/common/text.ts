@@ -5,6 +5,6 @@ export function codePointLength(s: string): number {
   return n;
 }
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

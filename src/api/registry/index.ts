@@ -1,5 +1,5 @@
 export { registryEndpointKind, registryServiceKind } from './kinds.js';
-export { REGISTRY_CATEGORIES, REGISTRY_GROUP, RegistryConditionTypes, RegistryReasons, type Condition, type RegistryReason } from './status.js';
+export { REGISTRY_CATEGORIES, REGISTRY_GROUP } from './status.js';
 export { ANNOTATIONS_BUDGET, annotationKeyProblem, effectiveAnnotations, isReservedKey, validateAnnotations } from './annotations.js';
 export { MAX_ADDRESS_LENGTH, addressProblem, isIpAddress } from './address.js';
 export { endpointNameProblem, networkNameProblem, parentServiceName, serviceNameProblem } from './names.js';

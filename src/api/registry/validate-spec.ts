@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { decode } from '../common/decode.js';
 import { fieldErrors, renderValue, type FieldError, type ValidationResult } from '../common/field-error.js';
 import { FieldPath } from '../common/field-path.js';
-import { isPlainObject } from '../common/text.js';
+import { isRecord } from '../common/text.js';
 import { validateAnnotations } from './annotations.js';
 
 /**
@@ -39,7 +39,7 @@ export interface SpecRules {
 }
 
 function specOf(obj: unknown): unknown {
-  return isPlainObject(obj) ? obj.spec : undefined;
+  return isRecord(obj) ? obj.spec : undefined;
 }
 
 /**
@@ -48,11 +48,11 @@ function specOf(obj: unknown): unknown {
  * `oldObj` on update.
  */
 export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPrefixes: readonly string[], rules: SpecRules): ValidationResult {
-  if (!isPlainObject(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'must be an object with apiVersion, kind, metadata and spec')], warnings: [] };
+  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'must be an object with apiVersion, kind, metadata and spec')], warnings: [] };
   const raw = obj.spec;
   if (raw === undefined || raw === null) return { errors: [fieldErrors.required('spec', 'spec is required')], warnings: [] };
   const decoded = decode(rules.schema, raw, ['spec']);
-  if (!isPlainObject(raw)) return { errors: decoded.errors, warnings: [] };
+  if (!isRecord(raw)) return { errors: decoded.errors, warnings: [] };
 
   const spec = FieldPath.root('spec');
   const ownedErrors = new Map<string, FieldError[]>();
@@ -66,7 +66,7 @@ export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPref
   const warnings: string[] = [];
   if (rules.annotationsField !== undefined) {
     const map = raw[rules.annotationsField];
-    if (isPlainObject(map)) {
+    if (isRecord(map)) {
       // Value types are zod's to report; keys and the budget are checked over the string entries.
       const strings = Object.fromEntries(Object.entries(map).filter((e): e is [string, string] => typeof e[1] === 'string'));
       const verdict = validateAnnotations(strings, spec.child(rules.annotationsField), reservedPrefixes);
@@ -76,7 +76,7 @@ export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPref
   }
 
   const oldSpec = specOf(oldObj);
-  if (isPlainObject(oldSpec)) {
+  if (isRecord(oldSpec)) {
     for (const name of rules.immutable) {
       if (!sameValue(raw[name], oldSpec[name])) {
         errors.push(

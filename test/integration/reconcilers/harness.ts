@@ -108,8 +108,12 @@ export function readyOf(obj: { status?: Record<string, unknown> }): { status?: s
 export class InstrumentedClient extends KubeClient {
   statusPatches = 0;
   failStatusFor: (name: string) => boolean = () => false;
-  /** Fails patches of the object itself (finalizers), not of its status. */
+  /** Fails patches of the object itself (finalizers), not of its status, with `objectPatchFailure`. */
   failObjectPatchFor: (name: string) => boolean = () => false;
+  /** 500 is retried with backoff; 403 is terminal. */
+  objectPatchFailure: 403 | 500 = 500;
+  /** Object (not status) patches attempted, per object name, refused ones included. */
+  readonly objectPatchAttempts = new Map<string, number>();
   beforeStatusPatch: ((namespace: string | undefined, name: string) => Promise<void>) | undefined;
 
   static forTestCluster(): InstrumentedClient {
@@ -128,7 +132,12 @@ export class InstrumentedClient extends KubeClient {
       this.statusPatches++;
       return result;
     }
-    if (this.failObjectPatchFor(name)) throw new ApiError(403, 'Forbidden', `injected refusal for ${name}`, {});
+    this.objectPatchAttempts.set(name, (this.objectPatchAttempts.get(name) ?? 0) + 1);
+    if (this.failObjectPatchFor(name)) {
+      throw this.objectPatchFailure === 403
+        ? new ApiError(403, 'Forbidden', `injected refusal for ${name}`, {})
+        : new ApiError(500, 'InternalError', `injected failure for ${name}`, {});
+    }
     return super.patch<T>(ref, namespace, name, patch, opts);
   }
 }

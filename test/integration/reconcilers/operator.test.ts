@@ -140,10 +140,33 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
       await apply(ns, endpoints(1, 'refused'));
       await eventually('ReconcileError in status', async () => {
         const c = readyOf(await getJson(ns, 'predictionendpoint/refused-0'));
-        return c?.status === 'Unknown' && c.reason === 'ReconcileError' && c.message?.includes('injected refusal');
+        return c?.status === 'Unknown' && c.reason === 'ReconcileError' && c.message?.includes('injected failure');
       });
       client.failObjectPatchFor = () => false;
       await waitReady(ns, 'predictionendpoint/refused-0', 90);
+      await op.stop();
+      client.close();
+    });
+
+    it('reports a 403 once as Ready=False, RequestRejected, does not retry it, and reconciles again when the object changes', async () => {
+      const client = InstrumentedClient.forTestCluster();
+      client.objectPatchFailure = 403;
+      client.failObjectPatchFor = (name) => name === 'forbidden-0';
+      const op = await runOperatorWith(client, ns);
+      await apply(ns, endpoints(1, 'forbidden'));
+      await eventually('RequestRejected in status', async () => {
+        const c = readyOf(await getJson(ns, 'predictionendpoint/forbidden-0'));
+        return c?.status === 'False' && c.reason === 'RequestRejected' && c.message?.includes('injected refusal');
+      });
+      // Terminal: no backoff retries. (The report's own status write re-queues it once, which
+      // meets the same refusal and reports nothing new.)
+      const attempts = client.objectPatchAttempts.get('forbidden-0') ?? 0;
+      expect(attempts).toBeLessThanOrEqual(2);
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(client.objectPatchAttempts.get('forbidden-0')).toBe(attempts);
+      client.failObjectPatchFor = () => false;
+      expect((await kubectl(['annotate', '-n', ns, 'predictionendpoint/forbidden-0', 'example.com/retry=1'])).code).toBe(0);
+      await waitReady(ns, 'predictionendpoint/forbidden-0', 90);
       await op.stop();
       client.close();
     });

@@ -3,7 +3,7 @@ import { setCondition, type Condition } from '../../../src/runtime/conditions.js
 import { Action, Controller } from '../../../src/runtime/controller.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
-import { Manager } from '../../../src/runtime/manager.js';
+import { Informer, kubeListerWatcher } from '../../../src/runtime/informer.js';
 import { metricValue, statusWrites } from '../../../src/runtime/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
@@ -20,16 +20,15 @@ describe('a controller on the real apiserver', () => {
   let client: KubeClient;
   let ns: string;
   const stop = new AbortController();
-  let manager: Manager;
-  let running: Promise<void>;
+  let informer: Informer<Gadget>;
+  let running: Promise<void[]>;
   let reconciles = 0;
 
   beforeAll(async () => {
     await ensureGadgetCrd();
     client = testClient();
     ns = await createTestNamespace('rt-controller');
-    manager = new Manager({ client });
-    const informer = manager.informer<Gadget>(gadgets, ns);
+    informer = new Informer<Gadget>(kubeListerWatcher<Gadget>(client, gadgets, ns), { name: 'gadgets-it' });
     const writer = new StatusWriter({ client, ref: gadgets, kind: KIND, fieldManager: 'endpoint-operator-test' });
     const controller = new Controller<Gadget>({
       name: 'gadget-it',
@@ -49,15 +48,12 @@ describe('a controller on the real apiserver', () => {
         return Action.done();
       },
     });
-    manager.addController(controller);
-    manager.startInformers(stop.signal);
-    running = manager.runControllers(stop.signal);
+    running = Promise.all([informer.run(stop.signal), controller.run(stop.signal)]);
   });
 
   afterAll(async () => {
     stop.abort();
     await running;
-    await manager.stopped();
     client.close();
   });
 
@@ -71,7 +67,7 @@ describe('a controller on the real apiserver', () => {
     // The write produced a MODIFIED event and one more reconcile, which found nothing to change.
     await new Promise((r) => setTimeout(r, 1000));
     expect(await metricValue(statusWrites, { kind: KIND })).toBe(w0 + 1);
-    expect(manager.readyCheck()()).toBe(true);
+    expect(informer.hasSynced()).toBe(true);
   });
 
   it('reflects a spec change in the condition, keeping one write per real change', async () => {

@@ -77,12 +77,12 @@ describe('status writes, finalizers and events against the real apiserver', () =
       apply: async () => { calls.push('apply'); return Action.done(); },
       cleanup: async () => { calls.push('cleanup'); return { done: true, result: Action.done() }; },
     };
-    await reconcileWithFinalizer(client, coreResources.configMaps, fin, added!, handlers);
+    await reconcileWithFinalizer({ client, ref: coreResources.configMaps, finalizer: fin }, added!, handlers);
     expect(calls).toEqual(['apply']);
     await client.delete(coreResources.configMaps, ns, 'fin');
     const deleting = await client.get<KubeObject>(coreResources.configMaps, ns, 'fin');
     expect(deleting?.metadata.deletionTimestamp).toBeDefined();
-    await reconcileWithFinalizer(client, coreResources.configMaps, fin, deleting!, handlers);
+    await reconcileWithFinalizer({ client, ref: coreResources.configMaps, finalizer: fin }, deleting!, handlers);
     expect(calls).toEqual(['apply', 'cleanup']);
     const left = await client.get<KubeObject>(coreResources.configMaps, ns, 'fin');
     expect(left?.metadata.finalizers).toEqual(['other.example.com/keep']);

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, computeEtag, jsonEqual } from '../../../src/api/prediction/v1/etag.js';
 import { bigQueryUriProblem, endpointResourceName, LABEL_KEY, LABEL_VALUE } from '../../../src/api/prediction/v1/names.js';
-import { compareIds, nextDeployedModelId, trafficSplitProblems } from '../../../src/api/prediction/v1/traffic.js';
+import { compareIds, trafficSplitProblems } from '../../../src/api/prediction/v1/traffic.js';
+import { nextDeployedModelId } from '../../../src/reconcilers/deployed-model-ids.js';
 
 describe('endpointResourceName', () => {
   it('builds projects/{project}/locations/{location}/endpoints/{name}', () => {

@@ -117,9 +117,9 @@ describe('one owner per name', () => {
   });
 
   it('folds the DNS outcome into Ready', () => {
-    const dns = { status: 'False' as const, reason: 'DnsServiceConflict', message: 'spec.dns: Service "checkout" ...' };
+    const dns = { status: 'False' as const, reason: 'DnsServiceConflict' as const, message: 'spec.dns: Service "checkout" ...' };
     expect(computeRegistryServiceStatus({ service: older, endpoints: [], specErrors: [], endpointErrors: () => [], reservedPrefixes: [], now: '2026-04-01T00:00:00Z', dns }).verdict).toEqual(dns);
-    const ok = { status: 'True' as const, reason: 'Reconciled', message: 'in cluster DNS as checkout.team-a.svc' };
+    const ok = { status: 'True' as const, reason: 'Reconciled' as const, message: 'in cluster DNS as checkout.team-a.svc' };
     expect(computeRegistryServiceStatus({ service: older, endpoints: [], specErrors: [], endpointErrors: () => [], reservedPrefixes: [], now: '2026-04-01T00:00:00Z', dns: ok }).verdict.message).toBe('0 ready endpoint(s); in cluster DNS as checkout.team-a.svc');
   });
 });

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
-import { Action, Controller, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
+import { Action, Controller, isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
+import { Predicates } from '../../../src/runtime/predicates.js';
 import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/runtime/metrics.js';
 
 /** A transport serving a fixed list and then a watch the test pushes events into. */
@@ -147,6 +148,103 @@ describe('Controller', () => {
     secondaryT.push({ type: 'ADDED', object: obj('e1', '2') });
     await flushMicrotasks();
     expect(seen).toEqual(['ns/model-of-e1']);
+  });
+
+  it('watches with a predicate: adds and deletes always map, updates only when the predicate holds', async () => {
+    const seen: string[] = [];
+    const clock = new ManualClock();
+    const primaryT = new PushTransport([]);
+    const secondaryT = new PushTransport([]);
+    const primary = new Informer(primaryT, { name: 'pred-primary', clock });
+    const secondary = new Informer(secondaryT, { name: 'pred-secondary', clock });
+    const controller = new Controller({ name: 'ctl-pred', kind: 'DeployedModel', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
+    controller.watches(secondary, (ep) => [`ns/child-of-${ep.metadata.name}`], { predicate: Predicates.generationChanged });
+    const stop = new AbortController();
+    const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
+    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    await flushMicrotasks();
+    const ep = (rv: string, generation: number, extra: Partial<KubeObject> = {}): KubeObject => ({ metadata: { name: 'e', namespace: 'ns', resourceVersion: rv, generation }, ...extra });
+    secondaryT.push({ type: 'ADDED', object: ep('2', 1) });
+    await flushMicrotasks();
+    expect(seen).toEqual(['ns/child-of-e']);
+    // A status write and a label edit: same generation, nothing to do for the children.
+    secondaryT.push({ type: 'MODIFIED', object: ep('3', 1, { status: { phase: 'x' } }) });
+    secondaryT.push({ type: 'MODIFIED', object: { metadata: { ...ep('4', 1).metadata, labels: { a: 'b' } } } });
+    await flushMicrotasks();
+    expect(seen).toEqual(['ns/child-of-e']);
+    secondaryT.push({ type: 'MODIFIED', object: ep('5', 2) });
+    await flushMicrotasks();
+    expect(seen).toEqual(['ns/child-of-e', 'ns/child-of-e']);
+    secondaryT.push({ type: 'MODIFIED', object: { metadata: { ...ep('6', 2).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } });
+    await flushMicrotasks();
+    secondaryT.push({ type: 'DELETED', object: ep('7', 2) });
+    await flushMicrotasks();
+    expect(seen).toHaveLength(4);
+  });
+
+  it('watches with a delay coalesces a burst of changes into one reconcile per key', async () => {
+    const seen: string[] = [];
+    const clock = new ManualClock();
+    const primaryT = new PushTransport([]);
+    const secondaryT = new PushTransport([]);
+    const primary = new Informer(primaryT, { name: 'delay-primary', clock });
+    const secondary = new Informer(secondaryT, { name: 'delay-secondary', clock });
+    const controller = new Controller({ name: 'ctl-delay', kind: 'RegistryService', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
+    controller.watches(secondary, () => ['ns/parent'], { delayMs: 1000 });
+    const stop = new AbortController();
+    const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
+    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    await flushMicrotasks();
+    for (let i = 0; i < 5; i++) secondaryT.push({ type: 'ADDED', object: obj(`e${i}`, String(10 + i)) });
+    await flushMicrotasks();
+    expect(seen).toEqual([]);
+    await clock.advance(999);
+    await flushMicrotasks();
+    expect(seen).toEqual([]);
+    await clock.advance(1);
+    await flushMicrotasks();
+    expect(seen).toEqual(['ns/parent']);
+  });
+
+  it('Predicates.labelsChanged and or() combine', () => {
+    const a: KubeObject = { metadata: { name: 'a', generation: 1, labels: { x: '1' } } };
+    expect(Predicates.labelsChanged(a, { metadata: { ...a.metadata, labels: { x: '2' } } })).toBe(true);
+    expect(Predicates.labelsChanged(a, { metadata: { ...a.metadata, generation: 2 } })).toBe(false);
+    const either = Predicates.or(Predicates.labelsChanged, Predicates.generationChanged);
+    expect(either(a, { metadata: { ...a.metadata, generation: 2 } })).toBe(true);
+    expect(either(a, { ...a, status: { s: 1 } })).toBe(false);
+  });
+
+  it('req.signal stays live while a draining shutdown waits, and aborts once the drain is over', async () => {
+    let release: () => void = () => undefined;
+    let signal: AbortSignal | undefined;
+    const { controller } = start([obj('a', '1')], async (req) => {
+      signal = req.signal;
+      await new Promise<void>((r) => (release = r));
+      return Action.done();
+    });
+    await flushMicrotasks();
+    const drained = controller.shutdown(10_000);
+    await flushMicrotasks();
+    expect(signal?.aborted).toBe(false); // in-flight work may still write
+    release();
+    expect(await drained).toBe(true);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it('a terminal error (403) is not retried; a retryable one backs off', async () => {
+    const calls: string[] = [];
+    const { clock } = start([obj('forbidden', '1'), obj('flaky', '1')], async (req) => {
+      calls.push(req.name);
+      throw new ApiError(req.name === 'forbidden' ? 403 : 500, req.name === 'forbidden' ? 'Forbidden' : 'InternalError', 'no', {});
+    });
+    await flushMicrotasks();
+    await clock.advance(1_000);
+    expect(calls.filter((c) => c === 'forbidden')).toHaveLength(1);
+    expect(calls.filter((c) => c === 'flaky').length).toBeGreaterThan(3);
+    expect(isTerminal(new TerminalError(new Error('x')))).toBe(true);
+    expect(isTerminal(new ApiError(422, 'Invalid', 'bad', {}))).toBe(true);
+    expect(isTerminal(new ApiError(409, 'Conflict', 'c', {}))).toBe(false);
   });
 
   it('shutdown drains the in-flight reconcile and stops taking keys', async () => {

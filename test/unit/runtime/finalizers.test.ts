@@ -12,9 +12,10 @@ class RecordingClient implements FinalizerClient {
   readonly calls: string[] = [];
   readonly patchErrors: Error[] = [];
   constructor(private current: KubeObject) {}
+  gone = false;
   async get<T>(_ref: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> {
     this.calls.push(`get ${ns}/${name}`);
-    return structuredClone(this.current) as T;
+    return this.gone ? undefined : (structuredClone(this.current) as T);
   }
   async patch<T>(_ref: ResourceRef, ns: string | undefined, name: string, patch: unknown): Promise<T> {
     this.calls.push(`patch ${ns}/${name} ${JSON.stringify(patch)}`);
@@ -42,19 +43,47 @@ function handlers(cleanupDone: boolean) {
 }
 
 describe('reconcileWithFinalizer', () => {
-  it('live without the finalizer: adds it with a resourceVersion-guarded patch and does not apply yet', async () => {
+  it('live without the finalizer: adds it with a resourceVersion-guarded patch, then applies the patched object', async () => {
     const client = new RecordingClient(dm());
-    const h = handlers(true);
-    expect(await reconcileWithFinalizer(client, ref, FIN, dm(), h)).toEqual(Action.done());
+    const applied: KubeObject[] = [];
+    const patched: Array<[string | undefined, string | undefined]> = [];
+    const flow = { client, ref, finalizer: FIN, fieldManager: 'fm', onPatched: (b: KubeObject, a: KubeObject | undefined) => patched.push([b.metadata.resourceVersion, a?.metadata.resourceVersion]) };
+    const result = await reconcileWithFinalizer(flow, dm(), {
+      apply: async (o) => { applied.push(o); return Action.requeueAfter(1000); },
+      cleanup: async () => { throw new Error('not deleting'); },
+    });
+    expect(result).toEqual(Action.requeueAfter(1000));
     expect(client.calls).toEqual([`patch ns/m {"metadata":{"resourceVersion":"7","finalizers":["${FIN}"]}}`]);
+    expect(applied.map((o) => [o.metadata.resourceVersion, o.metadata.finalizers])).toEqual([['8', [FIN]]]);
+    expect(patched).toEqual([['7', '8']]);
+  });
+
+  it('live without the finalizer, deleted before the patch (404): nothing to apply', async () => {
+    const client = new RecordingClient(dm());
+    client.patchErrors.push(new ApiError(409, 'Conflict', 'conflict', {}));
+    client.gone = true;
+    const h = handlers(true);
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, dm(), h)).toEqual(Action.done());
     expect(h.seen).toEqual([]);
+  });
+
+  it('deleting, cleanup done: released runs once the finalizer is gone', async () => {
+    const obj = dm({ finalizers: [FIN], deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const client = new RecordingClient(obj);
+    const order: string[] = [];
+    await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, {
+      apply: async () => Action.done(),
+      cleanup: async () => { order.push('cleanup'); return { done: true, result: Action.done() }; },
+      released: () => order.push(`released after ${client.calls.length} call(s)`),
+    });
+    expect(order).toEqual(['cleanup', 'released after 1 call(s)']);
   });
 
   it('live with the finalizer: applies and makes no API call itself', async () => {
     const obj = dm({ finalizers: [FIN] });
     const client = new RecordingClient(obj);
     const h = handlers(true);
-    expect(await reconcileWithFinalizer(client, ref, FIN, obj, h)).toEqual(Action.requeueAfter(1000));
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, h)).toEqual(Action.requeueAfter(1000));
     expect(client.calls).toEqual([]);
     expect(h.seen).toEqual(['apply']);
   });
@@ -63,7 +92,7 @@ describe('reconcileWithFinalizer', () => {
     const obj = dm({ finalizers: ['other/x', FIN], deletionTimestamp: '2026-01-01T00:00:00Z' });
     const client = new RecordingClient(obj);
     const h = handlers(true);
-    expect(await reconcileWithFinalizer(client, ref, FIN, obj, h)).toEqual(Action.done());
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, h)).toEqual(Action.done());
     expect(h.seen).toEqual(['cleanup']);
     expect(client.calls).toEqual(['patch ns/m {"metadata":{"resourceVersion":"7","finalizers":["other/x"]}}']);
   });
@@ -71,7 +100,7 @@ describe('reconcileWithFinalizer', () => {
   it('deleting but cleanup not finished (UndeployBlocked): keeps the finalizer and returns the cleanup result', async () => {
     const obj = dm({ finalizers: [FIN], deletionTimestamp: '2026-01-01T00:00:00Z' });
     const client = new RecordingClient(obj);
-    expect(await reconcileWithFinalizer(client, ref, FIN, obj, handlers(false))).toEqual(Action.requeueAfter(5000));
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, handlers(false))).toEqual(Action.requeueAfter(5000));
     expect(client.calls).toEqual([]);
   });
 
@@ -79,7 +108,7 @@ describe('reconcileWithFinalizer', () => {
     const obj = dm({ finalizers: ['other/x'], deletionTimestamp: '2026-01-01T00:00:00Z' });
     const client = new RecordingClient(obj);
     const h = handlers(true);
-    expect(await reconcileWithFinalizer(client, ref, FIN, obj, h)).toEqual(Action.done());
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, h)).toEqual(Action.done());
     expect(client.calls).toEqual([]);
     expect(h.seen).toEqual([]);
   });
@@ -88,7 +117,7 @@ describe('reconcileWithFinalizer', () => {
     const client = new RecordingClient(dm());
     client.bump(['other/late']);
     client.patchErrors.push(new ApiError(409, 'Conflict', 'the object has been modified', {}));
-    await reconcileWithFinalizer(client, ref, FIN, dm(), handlers(true));
+    await reconcileWithFinalizer({ client, ref, finalizer: FIN }, dm(), handlers(true));
     expect(client.calls).toEqual([
       `patch ns/m {"metadata":{"resourceVersion":"7","finalizers":["${FIN}"]}}`,
       'get ns/m',
@@ -100,6 +129,6 @@ describe('reconcileWithFinalizer', () => {
     const obj = dm({ finalizers: [FIN], deletionTimestamp: '2026-01-01T00:00:00Z' });
     const client = new RecordingClient(obj);
     client.patchErrors.push(new ApiError(404, 'NotFound', 'gone', {}));
-    expect(await reconcileWithFinalizer(client, ref, FIN, obj, handlers(true))).toEqual(Action.done());
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, handlers(true))).toEqual(Action.done());
   });
 });

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMergePatch, deepEqual } from '../../../src/runtime/json-diff.js';
-import { statusChanged } from '../../../src/runtime/status.js';
 
 /** RFC 7386 MergePatch, the reference algorithm, to check the patches we create. */
 function applyMergePatch(target: unknown, patch: unknown): unknown {
@@ -22,13 +21,6 @@ describe('status diff', () => {
     expect(deepEqual({ a: 1, b: undefined }, { a: 1 })).toBe(true);
     expect(deepEqual(1, '1')).toBe(false);
     expect(deepEqual(null, {})).toBe(false);
-  });
-
-  it('statusChanged is false for the same status in another key order', () => {
-    const obj = { metadata: { name: 'a' }, status: { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'True' }] } };
-    expect(statusChanged(obj, { conditions: [{ status: 'True', type: 'Ready' }], observedGeneration: 2 })).toBe(false);
-    expect(statusChanged(obj, { conditions: [{ status: 'False', type: 'Ready' }], observedGeneration: 2 })).toBe(true);
-    expect(statusChanged({ metadata: {} }, { observedGeneration: 1 })).toBe(true);
   });
 
   it('createMergePatch returns undefined when nothing changed and nulls for removed keys', () => {

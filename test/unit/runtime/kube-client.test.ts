@@ -70,6 +70,23 @@ describe('KubeClient transport limits', () => {
     client.close();
   });
 
+  it('aborts a request in flight when its signal aborts, and sends none with an aborted signal', async () => {
+    let received = 0;
+    const client = await clientFor(() => { received++; }, { requestTimeoutMs: 10_000 });
+    const ctl = new AbortController();
+    const pending = client.patch(cms, 'ns', 'slow', { data: {} }, { type: 'merge', signal: ctl.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toBe(1);
+    const started = Date.now();
+    ctl.abort();
+    await expect(pending).rejects.toThrow(/abort/i);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await expect(client.get(cms, 'ns', 'x', { signal: ctl.signal })).rejects.toThrow(/abort/i);
+    await expect(client.list(cms, 'ns', { signal: ctl.signal })).rejects.toThrow(/abort/i);
+    expect(received).toBe(1);
+    client.close();
+  });
+
   it('refuses a response larger than the limit', async () => {
     const client = await clientFor((_req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ items: [], pad: 'x'.repeat(5000) })), { maxResponseBytes: 1000 });
     await expect(client.list(cms, 'ns')).rejects.toThrow(/exceeds 1000 bytes/);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { fieldErrors, type FieldError } from '../../../src/api/common/field-error.js';
 import type { KindDefinition } from '../../../src/api/common/kind.js';
-import { isPlainObject } from '../../../src/api/common/text.js';
+import { isRecord } from '../../../src/api/common/text.js';
 
 /**
  * A small kind with the rule shapes the real kinds have (a range, a required field, an immutable
@@ -27,12 +27,12 @@ export const widgetKind: KindDefinition = {
       validate(obj, oldObj) {
         const errors: FieldError[] = [];
         const warnings: string[] = [];
-        const spec = isPlainObject(obj) && isPlainObject(obj.spec) ? obj.spec : {};
+        const spec = isRecord(obj) && isRecord(obj.spec) ? obj.spec : {};
         if (spec.id === undefined) errors.push(fieldErrors.required('spec.id', 'spec.id is required'));
         if (typeof spec.port === 'number' && (spec.port < 0 || spec.port > 65535)) errors.push(fieldErrors.invalid('spec.port', spec.port, 'must be between 0 and 65535, inclusive'));
         if (spec.legacy === true) warnings.push('spec.legacy is deprecated: remove it');
         if (spec.explode === true) throw new Error('boom');
-        const oldSpec = isPlainObject(oldObj) && isPlainObject(oldObj.spec) ? oldObj.spec : undefined;
+        const oldSpec = isRecord(oldObj) && isRecord(oldObj.spec) ? oldObj.spec : undefined;
         if (oldSpec && oldSpec.id !== spec.id) errors.push(fieldErrors.invalid('spec.id', spec.id, 'field is immutable'));
         return { errors, warnings };
       },

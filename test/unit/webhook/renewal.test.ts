@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ensureWebhookCertificates } from '../../../src/webhook/certificate-secret.js';
 import { startCertificateRenewal } from '../../../src/webhook/renewal.js';
-import type { TlsMaterial, WebhookServer } from '../../../src/webhook/server.js';
+import type { ServingCertificate, WebhookServer } from '../../../src/webhook/server.js';
 import { localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
 import { FakeApi } from './fake-api.js';
 
@@ -12,8 +12,8 @@ const WAIT = { timeout: 15_000, interval: 20 };
 const t0 = new Date('2026-03-01T00:00:00Z');
 const settings: WebhookSettings = { ...localWebhookSettings(8443), namespace: 'eo-system', caValidityDays: 30, servingValidityDays: 9 };
 
-function fakeServer(): WebhookServer & { installed: TlsMaterial[] } {
-  const installed: TlsMaterial[] = [];
+function fakeServer(): WebhookServer & { installed: ServingCertificate[] } {
+  const installed: ServingCertificate[] = [];
   return { port: 8443, installed, setTls: (tls) => installed.push(tls), close: () => Promise.resolve() };
 }
 

@@ -27,7 +27,7 @@ export const adminUserKind: KindDefinition = {
       served: true,
       storage: true,
       spec: adminUserSpecSchema,
-      status: basicStatusSchema,
+      status: basicStatusSchema('AdminUser'),
       printerColumns: [
         { name: 'Email', type: 'string', jsonPath: '.spec.email' },
         { name: 'Role', type: 'string', jsonPath: '.spec.role' },

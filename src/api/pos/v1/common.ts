@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
+import { conditionsSchema, Reasons, type ConditionKind } from '../../common/conditions.js';
 import type { PrinterColumn } from '../../common/kind.js';
 
 export const POS_GROUP = 'pos.endpoint-operator.dev';
@@ -48,26 +49,20 @@ export const secretKeySelectorSchema = z
   .meta({ description: 'passwordSecretRef names the Secret key holding the argon2id password hash; required.' });
 export type SecretKeySelector = z.infer<typeof secretKeySelectorSchema>;
 
-export const conditionSchema = z.object({
-  type: z.string().max(316).meta({ description: 'type of the condition, for example Ready.' }),
-  status: z.enum(['True', 'False', 'Unknown']).meta({ description: 'status of the condition: True, False or Unknown.' }),
-  observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation the condition was computed from.' }),
-  lastTransitionTime: z.string().meta({ description: 'lastTransitionTime is when the status last changed (RFC 3339).' }),
-  reason: z.string().max(1024).meta({ description: 'reason is a CamelCase code for the last transition.' }),
-  message: z.string().max(32768).meta({ description: 'message is a human-readable explanation naming the field and the fix.' }),
-});
+/** `status` of a POS kind: observedGeneration and the kind's conditions. */
+export function basicStatusSchema(kind: ConditionKind) {
+  return z.object({
+    observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation last processed.' }),
+    conditions: conditionsSchema(kind),
+  });
+}
 
-export const basicStatusSchema = z.object({
-  observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation last processed.' }),
-  conditions: z.array(conditionSchema).optional().meta({ description: 'conditions hold Ready and its reason.' }),
-});
-
-/** Condition reasons used by the POS kinds. */
+/** The POS reasons of the catalogue (`Reasons` in src/api/common/conditions.ts), kept for src/signin. */
 export const PosReasons = {
-  Reconciled: 'Reconciled',
-  InvalidSpec: 'InvalidSpec',
+  Reconciled: Reasons.Reconciled,
+  InvalidSpec: Reasons.InvalidSpec,
   /** Two identities share an email: neither can sign in until one is changed. */
-  DuplicateEmail: 'DuplicateEmail',
+  DuplicateEmail: Reasons.DuplicateEmail,
 } as const;
 
 export const readyColumns: readonly PrinterColumn[] = [

@@ -33,7 +33,7 @@ export const shopUserSpecSchema = z.object({
 });
 export type ShopUserSpec = z.infer<typeof shopUserSpecSchema>;
 
-export const shopUserStatusSchema = basicStatusSchema;
+export const shopUserStatusSchema = basicStatusSchema('ShopUser');
 
 function shopUserRules(spec: ShopUserSpec): FieldError[] {
   const errors = emailErrors('spec.email', spec.email);

@@ -17,7 +17,7 @@ export const shopSpecSchema = z.object({
 });
 export type ShopSpec = z.infer<typeof shopSpecSchema>;
 
-export const shopStatusSchema = basicStatusSchema;
+export const shopStatusSchema = basicStatusSchema('Shop');
 
 export const shopKind: KindDefinition = {
   group: POS_GROUP,

@@ -68,7 +68,7 @@ export const signInSessionKind: KindDefinition = {
       served: true,
       storage: true,
       spec: signInSessionSpecSchema,
-      status: basicStatusSchema,
+      status: basicStatusSchema('SignInSession'),
       printerColumns: [
         { name: 'Purpose', type: 'string', jsonPath: '.spec.purpose' },
         { name: 'Subject', type: 'string', jsonPath: '.spec.subject.name' },

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { decode } from '../../common/decode.js';
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
-import { isPlainObject } from '../../common/text.js';
+import { isRecord } from '../../common/text.js';
 
 /**
  * Decodes an object field by field, so one bad field does not hide the others: the caller gets
@@ -17,7 +17,7 @@ export function decodeFields<Shape extends z.core.$ZodLooseShape>(
 ): { value: Partial<z.output<z.ZodObject<Shape>>>; raw: Record<string, unknown>; errors: FieldError[] } {
   const path = root.join('.');
   if (input === undefined || input === null) return { value: {}, raw: {}, errors: [fieldErrors.required(path, `${path} is required`)] };
-  if (!isPlainObject(input)) return { value: {}, raw: {}, errors: [fieldErrors.typeInvalid(path, input, 'must be an object')] };
+  if (!isRecord(input)) return { value: {}, raw: {}, errors: [fieldErrors.typeInvalid(path, input, 'must be an object')] };
   const value: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   const shape = schema.shape as Record<string, z.ZodType>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conditionsSchema } from './conditions.js';
+import { conditionsSchema } from '../../common/conditions.js';
 import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
 
 /**
@@ -112,7 +112,7 @@ export const deployedModelStatusSchema = z.object({
   endpoint: z.string().optional().meta({ description: "endpoint is the endpoint's resource name, projects/{project}/locations/{location}/endpoints/{name}; optional." }),
   deployTime: z.string().optional().meta({ description: 'deployTime is when the model was deployed, RFC 3339; optional.', format: 'date-time' }),
   observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation this status describes; optional.' }),
-  conditions: conditionsSchema,
+  conditions: conditionsSchema('DeployedModel'),
 });
 
 export type DeployedModelStatus = z.infer<typeof deployedModelStatusSchema>;

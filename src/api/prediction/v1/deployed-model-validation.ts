@@ -1,4 +1,4 @@
-import { codePointLength, isPlainObject } from '../../common/text.js';
+import { codePointLength, isRecord } from '../../common/text.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
@@ -8,17 +8,17 @@ import { DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS, deployedModelSpecSchema, t
 const spec = FieldPath.root('spec');
 
 /**
- * Every rule of a DeployedModel (DESIGN.md "DeployedModel"; where it is silent, Vertex AI's
+ * Every rule of a DeployedModel (the README's DeployedModel rules; where they are silent, Vertex AI's
  * DeployedModel). `oldObj` is the stored object on UPDATE, anything else on CREATE. Pure; never throws.
  */
 export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
-  if (!isPlainObject(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a DeployedModel must be an object')], warnings: [] };
+  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a DeployedModel must be an object')], warnings: [] };
   const decoded = decodeFields(deployedModelSpecSchema, obj.spec, ['spec']);
   const errors = [...decoded.errors];
-  if (isPlainObject(obj.spec)) {
+  if (isRecord(obj.spec)) {
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...resourcesErrors(obj.spec, decoded.value));
-    if (isPlainObject(oldObj)) errors.push(...immutabilityErrors(obj.spec, oldObj));
+    if (isRecord(oldObj)) errors.push(...immutabilityErrors(obj.spec, oldObj));
   }
   return { errors, warnings: [] };
 }
@@ -73,7 +73,7 @@ function resourcesErrors(raw: Record<string, unknown>, value: Partial<DeployedMo
  */
 function immutabilityErrors(raw: Record<string, unknown>, oldObj: Record<string, unknown>): FieldError[] {
   const oldSpec = oldObj.spec;
-  if (!isPlainObject(oldSpec)) return [];
+  if (!isRecord(oldSpec)) return [];
   const errors: FieldError[] = [];
   const idPath = spec.child('id').toString();
   const oldId = typeof oldSpec.id === 'string' ? oldSpec.id : undefined;
@@ -83,7 +83,7 @@ function immutabilityErrors(raw: Record<string, unknown>, oldObj: Record<string,
   } else if (oldId !== undefined && newId !== oldId) {
     errors.push(fieldErrors.invalid(idPath, newId, `is immutable (it is ${JSON.stringify(oldId)}); to use another id, delete this DeployedModel and create a new one`));
   } else if (oldId === undefined && newId !== undefined) {
-    const assigned = isPlainObject(oldObj.status) && typeof oldObj.status.id === 'string' ? oldObj.status.id : undefined;
+    const assigned = isRecord(oldObj.status) && typeof oldObj.status.id === 'string' ? oldObj.status.id : undefined;
     if (newId !== assigned) {
       const detail = assigned === undefined
         ? 'is immutable and may not be added after creation'
@@ -91,8 +91,8 @@ function immutabilityErrors(raw: Record<string, unknown>, oldObj: Record<string,
       errors.push(fieldErrors.invalid(idPath, newId, detail));
     }
   }
-  const oldEndpoint = isPlainObject(oldSpec.endpointRef) ? oldSpec.endpointRef.name : undefined;
-  const newEndpoint = isPlainObject(raw.endpointRef) ? raw.endpointRef.name : undefined;
+  const oldEndpoint = isRecord(oldSpec.endpointRef) ? oldSpec.endpointRef.name : undefined;
+  const newEndpoint = isRecord(raw.endpointRef) ? raw.endpointRef.name : undefined;
   if (typeof oldEndpoint === 'string' && typeof newEndpoint === 'string' && oldEndpoint !== newEndpoint) {
     errors.push(
       fieldErrors.invalid(

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conditionsSchema } from './conditions.js';
+import { conditionsSchema } from '../../common/conditions.js';
 import { BQ_URI_PREFIX, KMS_KEY_NAME, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, NETWORK, networkNameDetail } from './names.js';
 
 /**
@@ -136,7 +136,7 @@ export const predictionEndpointStatusSchema = z.object({
     .meta({ description: 'modelDeploymentMonitoringJob is the resource name of the monitoring job of this endpoint, if any; optional.' }),
   etag: z.string().optional().meta({ description: 'etag is the fingerprint of the current spec; copy it to spec.etag for a consistent read-modify-write; optional.' }),
   observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation this status describes; optional.' }),
-  conditions: conditionsSchema,
+  conditions: conditionsSchema('PredictionEndpoint'),
 });
 
 export type PredictionEndpointStatus = z.infer<typeof predictionEndpointStatusSchema>;

@@ -1,4 +1,4 @@
-import { codePointLength, isPlainObject } from '../../common/text.js';
+import { codePointLength, isRecord } from '../../common/text.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
@@ -16,15 +16,15 @@ function keyInPath(key: string): string {
 }
 
 /**
- * Every rule of a PredictionEndpoint (DESIGN.md "PredictionEndpoint"; where it is silent, Vertex AI's
+ * Every rule of a PredictionEndpoint (the README's PredictionEndpoint rules; where they are silent, Vertex AI's
  * Endpoint). `oldObj` is the stored object on UPDATE, anything else on CREATE. Pure; never throws.
  */
 export function validatePredictionEndpoint(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
-  if (!isPlainObject(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
+  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
   const decoded = decodeFields(predictionEndpointSpecSchema, obj.spec, ['spec'], ['labels', 'trafficSplit']);
   const errors = [...decoded.errors];
   const warnings: string[] = [];
-  if (isPlainObject(obj.spec)) {
+  if (isRecord(obj.spec)) {
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...labelErrors(obj.spec.labels));
     errors.push(...trafficSplitErrors(obj.spec.trafficSplit));
@@ -48,7 +48,7 @@ function displayNameErrors(value: Partial<PredictionEndpointSpec>): FieldError[]
 export function labelErrors(labels: unknown): FieldError[] {
   const path = spec.child('labels');
   if (labels === undefined || labels === null) return [];
-  if (!isPlainObject(labels)) return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
+  if (!isRecord(labels)) return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
   const errors: FieldError[] = [];
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) {
@@ -74,7 +74,7 @@ export function labelErrors(labels: unknown): FieldError[] {
 export function trafficSplitErrors(split: unknown): FieldError[] {
   const path = spec.child('trafficSplit');
   if (split === undefined || split === null) return [];
-  if (!isPlainObject(split)) return [fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage')];
+  if (!isRecord(split)) return [fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage')];
   const errors: FieldError[] = [];
   let sum = 0;
   let allValid = true;
@@ -127,9 +127,9 @@ function loggingErrors(value: Partial<PredictionEndpointSpec>): FieldError[] {
  */
 function etagErrors(newSpec: Record<string, unknown>, oldObj: unknown): FieldError[] {
   const etag = newSpec.etag;
-  if (typeof etag !== 'string' || etag === '' || !isPlainObject(oldObj)) return [];
+  if (typeof etag !== 'string' || etag === '' || !isRecord(oldObj)) return [];
   if (!specChanged(oldObj.spec, newSpec)) return [];
-  const current = isPlainObject(oldObj.status) && typeof oldObj.status.etag === 'string' ? oldObj.status.etag : undefined;
+  const current = isRecord(oldObj.status) && typeof oldObj.status.etag === 'string' ? oldObj.status.etag : undefined;
   if (etag === current) return [];
   const why = current === undefined ? 'the stored object has no status.etag yet (the operator has not reconciled it)' : `the stored object's status.etag is ${JSON.stringify(current)}`;
   return [
@@ -143,7 +143,7 @@ function etagErrors(newSpec: Record<string, unknown>, oldObj: unknown): FieldErr
 
 /** Whether two specs differ other than in `etag`, independent of key order. */
 function specChanged(oldSpec: unknown, newSpec: Record<string, unknown>): boolean {
-  if (!isPlainObject(oldSpec)) return true;
+  if (!isRecord(oldSpec)) return true;
   const { etag: _old, ...oldRest } = oldSpec;
   const { etag: _new, ...newRest } = newSpec;
   return !jsonEqual(oldRest, newRest);

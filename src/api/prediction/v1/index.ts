@@ -10,7 +10,6 @@ export {
 export { deployedModelSpecSchema, deployedModelStatusSchema, type DeployedModelSpec, type DeployedModelStatus } from './deployed-model-schema.js';
 export { validatePredictionEndpoint } from './endpoint-validation.js';
 export { validateDeployedModel } from './deployed-model-validation.js';
-export { conditionSchema, type Condition, ConditionType, PredictionEndpointReason, DeployedModelReason } from './conditions.js';
 export { computeEtag, canonicalJson, jsonEqual } from './etag.js';
-export { trafficSplitProblems, nextDeployedModelId, compareIds } from './traffic.js';
+export { trafficSplitProblems, compareIds } from './traffic.js';
 export { endpointResourceName, PREDICTION_GROUP } from './names.js';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ValidationResult } from '../../common/field-error.js';
 import type { ValidationOptions } from '../../common/kind.js';
 import { addressCheck, addressSchema, annotationsSchema, endpointNameCheck, endpointNameSchema, portCheck, portSchema } from '../fields.js';
-import { conditionsSchema, observedGenerationSchema, stringMapSchema } from '../status.js';
+import { conditionsSchema } from '../../common/conditions.js';
+import { observedGenerationSchema, stringMapSchema } from '../status.js';
 import { validateRegistrySpec, type SpecRules } from '../validate-spec.js';
 
 /** RegistryEndpoint v1, the storage version and the hub of conversion. */
@@ -20,7 +21,7 @@ export const registryEndpointV1StatusSchema = z.object({
   updateTime: z.string().optional().meta({ format: 'date-time', description: 'updateTime is when the endpoint spec last changed (RFC 3339); optional.' }),
   effectiveAnnotations: stringMapSchema.optional().meta({ description: 'effectiveAnnotations are spec.annotations without the reserved-prefix keys, as clients see them; optional.' }),
   observedGeneration: observedGenerationSchema,
-  conditions: conditionsSchema,
+  conditions: conditionsSchema('RegistryEndpoint'),
 });
 export type RegistryEndpointV1Status = z.infer<typeof registryEndpointV1StatusSchema>;
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ValidationResult } from '../../common/field-error.js';
 import type { ValidationOptions } from '../../common/kind.js';
 import { annotationsSchema, serviceNameCheck, serviceNameSchema } from '../fields.js';
-import { conditionsSchema, observedGenerationSchema, stringMapSchema } from '../status.js';
+import { conditionsSchema } from '../../common/conditions.js';
+import { observedGenerationSchema, stringMapSchema } from '../status.js';
 import { validateRegistrySpec, type SpecRules } from '../validate-spec.js';
 
 /** Opt-in cluster DNS: a selector-less headless Service and EndpointSlices holding the Ready endpoints. */
@@ -39,7 +40,7 @@ export const registryServiceStatusSchema = z.object({
     .meta({ description: 'endpoints are the service\'s ready RegistryEndpoints in the namespace, sorted by name; optional.' }),
   effectiveAnnotations: stringMapSchema.optional().meta({ description: 'effectiveAnnotations are spec.annotations without the reserved-prefix keys; optional.' }),
   observedGeneration: observedGenerationSchema,
-  conditions: conditionsSchema,
+  conditions: conditionsSchema('RegistryService'),
 });
 export type RegistryServiceStatus = z.infer<typeof registryServiceStatusSchema>;
 

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { ValidationResult } from '../../common/field-error.js';
 import type { ValidationOptions } from '../../common/kind.js';
 import { addressCheck, addressSchema, annotationsSchema, endpointNameCheck, endpointNameSchema, networkCheck, networkSchema, portCheck, portSchema } from '../fields.js';
-import { conditionsSchema, observedGenerationSchema, stringMapSchema } from '../status.js';
+import { conditionsSchema } from '../../common/conditions.js';
+import { observedGenerationSchema, stringMapSchema } from '../status.js';
 import { validateRegistrySpec, type SpecRules } from '../validate-spec.js';
 
 /**
@@ -30,7 +31,7 @@ export const registryEndpointV1beta1StatusSchema = z.object({
   createTime: z.string().optional().meta({ format: 'date-time', description: 'createTime is when the endpoint was registered (RFC 3339); optional.' }),
   updateTime: z.string().optional().meta({ format: 'date-time', description: 'updateTime is when the endpoint was last changed (RFC 3339); optional.' }),
   observedGeneration: observedGenerationSchema,
-  conditions: conditionsSchema,
+  conditions: conditionsSchema('RegistryEndpoint'),
 });
 export type RegistryEndpointV1beta1Status = z.infer<typeof registryEndpointV1beta1StatusSchema>;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import { hashPassword } from '../signin/passwords.js';
 import type { KubeObject } from '../runtime/kube-client.js';
 
@@ -24,10 +24,10 @@ export async function demoSecrets(objects: readonly unknown[], password: string)
   const seen = new Set<string>();
   const hash = await hashPassword(password);
   for (const obj of objects) {
-    if (!isPlainObject(obj) || (obj.kind !== 'ShopUser' && obj.kind !== 'AdminUser')) continue;
-    const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
-    const spec = isPlainObject(obj.spec) ? obj.spec : {};
-    const ref = isPlainObject(spec.passwordSecretRef) ? spec.passwordSecretRef : undefined;
+    if (!isRecord(obj) || (obj.kind !== 'ShopUser' && obj.kind !== 'AdminUser')) continue;
+    const meta = isRecord(obj.metadata) ? obj.metadata : {};
+    const spec = isRecord(obj.spec) ? obj.spec : {};
+    const ref = isRecord(spec.passwordSecretRef) ? spec.passwordSecretRef : undefined;
     const namespace = typeof meta.namespace === 'string' ? meta.namespace : 'default';
     if (!ref || typeof ref.name !== 'string') continue;
     const key = typeof ref.key === 'string' ? ref.key : 'password';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReady, renderStatusTable, statusRow } from '../../../src/dev/status-table.js';
+import { isReady, renderStatusTable, statusRow } from '../../../src/dev-environment/status-table.js';
 
 const ready = (generation: number, observed: number, status = 'True') => ({
   kind: 'PredictionEndpoint',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { registryLookupLines } from '../../../src/dev/registry-lines.js';
+import { registryLookupLines } from '../../../src/dev-environment/registry-lines.js';
 import { compileFilter } from '../../../src/gateway/registry/filter.js';
 import { loadExamples } from '../../support/examples.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';

@@ -1,4 +1,4 @@
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 
 export interface StatusRow {
   readonly kind: string;
@@ -11,11 +11,11 @@ export interface StatusRow {
 
 /** The Ready condition of an object as a table row (`Unknown`/`Pending` until the operator reports). */
 export function statusRow(obj: unknown): StatusRow {
-  const o = isPlainObject(obj) ? obj : {};
-  const meta = isPlainObject(o.metadata) ? o.metadata : {};
-  const status = isPlainObject(o.status) ? o.status : {};
+  const o = isRecord(obj) ? obj : {};
+  const meta = isRecord(o.metadata) ? o.metadata : {};
+  const status = isRecord(o.status) ? o.status : {};
   const conditions = Array.isArray(status.conditions) ? status.conditions : [];
-  const ready = conditions.find((c): c is Record<string, unknown> => isPlainObject(c) && c.type === 'Ready');
+  const ready = conditions.find((c): c is Record<string, unknown> => isRecord(c) && c.type === 'Ready');
   const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
   const observed = ready && typeof ready.observedGeneration === 'number' ? ready.observedGeneration : undefined;
   const stale = generation !== undefined && observed !== undefined && observed < generation;

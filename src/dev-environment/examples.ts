@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import { isPlainObject } from '../api/common/text.js';
+import { isRecord } from '../api/common/text.js';
 import { expandPaths, parseManifests, readSource } from '../manifests/load.js';
 import type { KubeObject } from '../runtime/kube-client.js';
 
-/** `examples/valid/` of this checkout or package (src/dev → ../../examples; dist/src/dev → ../../../examples). */
+/** `examples/valid/` of this checkout or package (src/dev-environment → ../../examples; dist/src/dev-environment → ../../../examples). */
 export function defaultExamplesDir(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
   const root = here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url);
@@ -16,7 +16,7 @@ export async function loadExampleObjects(dir: string): Promise<KubeObject[]> {
   for (const file of await expandPaths([dir])) {
     for (const doc of parseManifests(file, await readSource(file))) {
       const o = doc.object;
-      if (isPlainObject(o) && typeof o.kind === 'string' && typeof o.apiVersion === 'string' && isPlainObject(o.metadata)) objects.push(o as unknown as KubeObject);
+      if (isRecord(o) && typeof o.kind === 'string' && typeof o.apiVersion === 'string' && isRecord(o.metadata)) objects.push(o as unknown as KubeObject);
     }
   }
   return objects.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));

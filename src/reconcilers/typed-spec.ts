@@ -1,0 +1,40 @@
+/**
+ * Specs decoded at the cache boundary, typed by the CRD's own zod schema: each top-level field of a
+ * cached object's spec is parsed with its field schema, once per cached instance (the informer
+ * replaces an object on every change, so the memo never goes stale). A field that breaks its schema
+ * is absent here (the validator reports it as InvalidSpec); the others stay usable, so an object
+ * with one bad field is still found by its references (a DeployedModel with a bad `model` still
+ * blocks its endpoint's deletion).
+ */
+import type { z } from 'zod';
+import { isRecord, type KubeObject } from '../runtime/kube-object.js';
+import { deployedModelSpecSchema } from '../api/prediction/v1/deployed-model-schema.js';
+import { predictionEndpointSpecSchema } from '../api/prediction/v1/endpoint-schema.js';
+import { registryServiceSpecSchema } from '../api/registry/v1/service.js';
+
+export type SpecView<S extends z.ZodObject> = Partial<z.infer<S>>;
+
+export function specDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObject) => SpecView<S> {
+  const memo = new WeakMap<KubeObject, SpecView<S>>();
+  const fields = Object.entries(schema.shape as Record<string, z.ZodType>);
+  return (obj) => {
+    const known = memo.get(obj);
+    if (known !== undefined) return known;
+    const raw = isRecord(obj.spec) ? obj.spec : {};
+    const view: Record<string, unknown> = {};
+    for (const [key, field] of fields) {
+      if (raw[key] === undefined) continue;
+      const parsed = field.safeParse(raw[key]);
+      if (parsed.success) view[key] = parsed.data;
+    }
+    memo.set(obj, view as SpecView<S>);
+    return view as SpecView<S>;
+  };
+}
+
+/** The typed specs the reconcilers read. */
+export const specOf = {
+  deployedModel: specDecoder(deployedModelSpecSchema),
+  predictionEndpoint: specDecoder(predictionEndpointSpecSchema),
+  registryService: specDecoder(registryServiceSpecSchema),
+} as const;

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { specOf } from '../../../src/reconcilers/typed-spec.js';
+import { deployedModel, registryService } from './fixtures.js';
+
+describe('specs decoded at the cache boundary', () => {
+  it('gives typed fields, leaves out a field that breaks its schema and keeps the others', () => {
+    const ok = deployedModel('dm', 'ep', { id: '1234567890' }).build();
+    expect(specOf.deployedModel(ok).endpointRef?.name).toBe('ep');
+    expect(specOf.deployedModel(ok).id).toBe('1234567890');
+    const bad = deployedModel('dm', 'ep', { model: 42, id: 'not-digits' }).build();
+    const view = specOf.deployedModel(bad);
+    expect(view.endpointRef?.name).toBe('ep'); // still found by its reference
+    expect(view.model).toBeUndefined();
+    expect(view.id).toBeUndefined();
+    expect(specOf.registryService(registryService('svc', 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments').build()).name).toBe('projects/demo-project/locations/europe-west4/namespaces/shop/services/payments');
+  });
+
+  it('decodes once per cached instance', () => {
+    const obj = deployedModel('dm', 'ep').build();
+    expect(specOf.deployedModel(obj)).toBe(specOf.deployedModel(obj));
+    expect(specOf.deployedModel(structuredClone(obj))).not.toBe(specOf.deployedModel(obj));
+    expect(specOf.deployedModel({ metadata: { name: 'x' } })).toEqual({});
+  });
+});
