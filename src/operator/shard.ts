@@ -28,7 +28,7 @@ import { objectKey } from '../runtime/kube-object.js';
 import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
 import { DNS_MANAGED_BY, dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
-import { stringAt } from '../reconcilers/status-common.js';
+import { specOf } from '../reconcilers/typed-spec.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
 const DNS_NAME_INDEX = 'byDnsServiceName';
@@ -96,10 +96,10 @@ export function createShard(options: ShardOptions): Shard {
   coreServices.addIndex(CONTROLLER_INDEX, controllerKey);
   dnsSlices.addIndex(CONTROLLER_INDEX, controllerKey);
   informers.registryServices.addIndex(DNS_NAME_INDEX, (s) => {
-    const name = stringAt(s.spec, 'name');
+    const name = specOf.registryService(s).name;
     return name === undefined ? [] : [objectKey(s.metadata.namespace, dnsServiceName(name))];
   });
-  informers.registryServices.addIndex(SPEC_NAME_INDEX, (s) => optional(stringAt(s.spec, 'name')));
+  informers.registryServices.addIndex(SPEC_NAME_INDEX, (s) => optional(specOf.registryService(s).name));
   const { claims } = registry;
   claims.observe(informers.registryServices);
   const dnsOutcomes = new DnsOutcomes();

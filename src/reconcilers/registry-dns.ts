@@ -21,7 +21,7 @@ import {
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { readyEndpoints } from './registry-status.js';
 import { Reasons, type ReadyVerdict, type RegistryServiceReason } from '../api/common/conditions.js';
-import { isRecord, stringAt } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 /** What the projection reports into the RegistryService's Ready condition. */
 export type DnsOutcome = ReadyVerdict<RegistryServiceReason>;
@@ -56,8 +56,7 @@ export interface DnsProjection {
 }
 
 export function dnsEnabled(service: KubeObject): boolean {
-  const dns = isRecord(service.spec) ? service.spec.dns : undefined;
-  return isRecord(dns) && dns.enabled === true;
+  return specOf.registryService(service).dns?.enabled === true;
 }
 
 export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection): (req: ReconcileRequest) => Promise<ReconcileResult> {
@@ -65,8 +64,8 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
   const validEndpoint = specValidator(registryEndpointKind, ctx.settings);
   const sliceRef: ResourceRef = endpointSlicesResource(dns.sliceVersion);
 
-  const remove = async (ref: ResourceRef, objs: readonly KubeObject[]): Promise<void> => {
-    for (const o of objs) await ctx.client.delete(ref, o.metadata.namespace, o.metadata.name ?? '', { preconditions: { uid: o.metadata.uid ?? '' } }).catch(ignoreGone);
+  const remove = async (ref: ResourceRef, objs: readonly KubeObject[], signal: AbortSignal): Promise<void> => {
+    for (const o of objs) await ctx.client.delete(ref, o.metadata.namespace, o.metadata.name ?? '', { preconditions: { uid: o.metadata.uid ?? '' }, signal }).catch(ignoreGone);
   };
 
   const report = (key: string, outcome: DnsOutcome | undefined): void => {
@@ -74,20 +73,21 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
   };
 
   return async (req) => {
+    const { signal } = req;
     const namespace = req.namespace ?? '';
     const rs = ctx.informers.registryServices.get(req.namespace, req.name);
     // Controlled by a RegistryService of this name, any incarnation: the uid is checked below.
     const ownedSlices = dns.controlled('slices', req.key);
     const ownedServices = dns.controlled('services', req.key);
-    const specName = rs === undefined ? undefined : stringAt(rs.spec, 'name');
+    const specName = rs === undefined ? undefined : specOf.registryService(rs).name;
     const uid = rs?.metadata.uid ?? '';
     const wanted =
       rs !== undefined && specName !== undefined && rs.metadata.deletionTimestamp === undefined && dnsEnabled(rs) &&
       validService(rs).length === 0 && dns.claims.claims(specName).owner?.metadata.uid === uid;
     // Slices and Services of an earlier incarnation (same name, other uid) are not ours to keep.
     const stale = (o: KubeObject): boolean => !wanted || !isControlledBy(o, uid);
-    await remove(sliceRef, ownedSlices.filter(stale));
-    await remove(servicesResource, ownedServices.filter((s) => stale(s) || s.metadata.name !== dnsServiceName(specName ?? '')));
+    await remove(sliceRef, ownedSlices.filter(stale), signal);
+    await remove(servicesResource, ownedServices.filter((s) => stale(s) || s.metadata.name !== dnsServiceName(specName ?? '')), signal);
     if (!wanted || rs === undefined || specName === undefined) {
       report(req.key, undefined);
       return Action.done();
@@ -97,7 +97,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     const svcName = dnsServiceName(specName);
     const live = dns.services.get(namespace, svcName);
     if (live !== undefined && !isControlledBy(live, uid)) {
-      await remove(sliceRef, ownedSlices);
+      await remove(sliceRef, ownedSlices, signal);
       report(req.key, {
         status: 'False',
         reason: Reasons.DnsServiceConflict,
@@ -114,8 +114,8 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     }).map((e) => ({ id: lastSegment(e.name), address: e.address ?? '', port: e.port ?? 0 }));
 
     const wantService = serviceManifest(ref, endpoints);
-    if (live === undefined) await ctx.client.create(servicesResource, namespace, wantService);
-    else if (serviceDiffers(live, wantService)) await ctx.client.replace(servicesResource, namespace, svcName, overlay(live, wantService));
+    if (live === undefined) await ctx.client.create(servicesResource, namespace, wantService, { signal });
+    else if (serviceDiffers(live, wantService)) await ctx.client.replace(servicesResource, namespace, svcName, overlay(live, wantService), { signal });
 
     const current = ownedSlices.filter((s) => isControlledBy(s, uid));
     const plans = planSlices(svcName, endpoints, current);
@@ -123,14 +123,14 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     for (const plan of plans) {
       const want = sliceManifest(ref, plan, dns.sliceVersion);
       const liveSlice = current.find((s) => s.metadata.name === plan.name);
-      if (liveSlice === undefined) await createOrReplace(ctx, sliceRef, namespace, want);
+      if (liveSlice === undefined) await createOrReplace(ctx, sliceRef, namespace, want, signal);
       else if (liveSlice.addressType !== want.addressType) {
         // addressType is immutable: replace the slice.
-        await remove(sliceRef, [liveSlice]);
-        await ctx.client.create(sliceRef, namespace, want);
-      } else if (sliceDiffers(liveSlice, want)) await ctx.client.replace(sliceRef, namespace, plan.name, overlay(liveSlice, want));
+        await remove(sliceRef, [liveSlice], signal);
+        await ctx.client.create(sliceRef, namespace, want, { signal });
+      } else if (sliceDiffers(liveSlice, want)) await ctx.client.replace(sliceRef, namespace, plan.name, overlay(liveSlice, want), { signal });
     }
-    await remove(sliceRef, current.filter((s) => !planned.has(s.metadata.name ?? '')));
+    await remove(sliceRef, current.filter((s) => !planned.has(s.metadata.name ?? '')), signal);
     report(req.key, { status: 'True', reason: Reasons.Reconciled, message: `in cluster DNS as ${svcName}.${namespace}.svc` });
     return Action.done();
   };
@@ -141,15 +141,15 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
  * managed-by label, so the label-selected watch dropped it), it is read and overwritten when this
  * RegistryService controls it, and reported otherwise.
  */
-async function createOrReplace(ctx: ReconcilerContext, ref: ResourceRef, namespace: string, want: KubeObject): Promise<void> {
+async function createOrReplace(ctx: ReconcilerContext, ref: ResourceRef, namespace: string, want: KubeObject, signal: AbortSignal): Promise<void> {
   try {
-    await ctx.client.create(ref, namespace, want);
+    await ctx.client.create(ref, namespace, want, { signal });
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
-    const live = await ctx.client.get(ref, namespace, want.metadata.name ?? '');
+    const live = await ctx.client.get(ref, namespace, want.metadata.name ?? '', { signal });
     const owner = want.metadata.ownerReferences?.[0]?.uid ?? '';
     if (live === undefined || !isControlledBy(live, owner)) throw err;
-    await ctx.client.replace(ref, namespace, want.metadata.name ?? '', overlay(live, want));
+    await ctx.client.replace(ref, namespace, want.metadata.name ?? '', overlay(live, want), { signal });
   }
 }
 

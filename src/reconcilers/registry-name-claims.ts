@@ -10,7 +10,7 @@ import { registryServiceKind } from '../api/registry/kinds.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { specValidator, type ReconcilerSettings } from './context.js';
-import { stringAt } from './status-common.js';
+import { specOf } from './typed-spec.js';
 
 export class RegistryNameClaims {
   /** spec.name → uid → the claimant as last seen. */
@@ -40,7 +40,7 @@ export class RegistryNameClaims {
 
   private update(old: KubeObject | undefined, obj: KubeObject | undefined): void {
     const changed = new Set<string>();
-    const oldName = old === undefined ? undefined : stringAt(old.spec, 'name');
+    const oldName = old === undefined ? undefined : specOf.registryService(old).name;
     const uid = (obj ?? old)?.metadata.uid ?? '';
     if (oldName !== undefined && this.byName.get(oldName)?.has(uid) === true) {
       const claimants = this.byName.get(oldName);
@@ -48,7 +48,7 @@ export class RegistryNameClaims {
       if (claimants?.size === 0) this.byName.delete(oldName);
       changed.add(oldName);
     }
-    const name = obj === undefined ? undefined : stringAt(obj.spec, 'name');
+    const name = obj === undefined ? undefined : specOf.registryService(obj).name;
     if (obj !== undefined && name !== undefined && this.isClaimant(obj)) {
       let claimants = this.byName.get(name);
       if (claimants === undefined) this.byName.set(name, (claimants = new Map()));
