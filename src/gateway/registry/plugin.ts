@@ -2,6 +2,15 @@
  * The registry lookup as a gateway plugin: the lookup cache over the gateway's shared informers (one per
  * kind and watched namespace, the same watches any other plugin of the gateway uses), and the routes.
  * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
+ *
+ * Integration point (the gateway process, src/gateway/server.ts, is built in parallel): one line where the
+ * gateway registers its route plugins, before `start()`:
+ *
+ *   gateway.register(registryLookupPlugin(reservedPrefixes));
+ *
+ * and in `npm start` (src/cli/dev.ts), once it runs a gateway, the lines it prints:
+ *
+ *   lines.push(...registryLookupLines(gatewayUrl, objects, namespace));   // src/dev-environment/registry-lines.ts
  */
 import type { FastifyInstance } from 'fastify';
 import { resources } from '../../reconcilers/context.js';
