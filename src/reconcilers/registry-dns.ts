@@ -8,8 +8,8 @@
  * `outcomes`, which the RegistryService status reconciler folds into its Ready condition.
  */
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
-import { isAlreadyExists } from '../runtime/api-error.js';
-import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../runtime/api-error.js';
+import { Action, isTerminal, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
@@ -72,7 +72,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     if (dns.outcomes.set(key, outcome)) dns.reportOutcome(key);
   };
 
-  return async (req) => {
+  const reconcile = async (req: ReconcileRequest): Promise<ReconcileResult> => {
     const { signal } = req;
     const namespace = req.namespace ?? '';
     const rs = ctx.informers.registryServices.get(req.namespace, req.name);
@@ -133,6 +133,22 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     await remove(sliceRef, current.filter((s) => !planned.has(s.metadata.name ?? '')), signal);
     report(req.key, { status: 'True', reason: Reasons.Reconciled, message: `in cluster DNS as ${svcName}.${namespace}.svc` });
     return Action.done();
+  };
+
+  // A failed write is reported where users look (the RegistryService's Ready condition) before the
+  // controller retries it, or, for a refusal (403/422), until the object changes.
+  return async (req) => {
+    try {
+      return await reconcile(req);
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err) && !req.signal.aborted) {
+        const why = err instanceof Error ? err.message : String(err);
+        report(req.key, isTerminal(err)
+          ? { status: 'False', reason: Reasons.RequestRejected, message: `spec.dns: the API server refused a write of the DNS projection: ${why}`.slice(0, 1024) }
+          : { status: 'Unknown', reason: Reasons.ReconcileError, message: `spec.dns: writing the DNS projection failed, retrying with backoff: ${why}`.slice(0, 1024) });
+      }
+      throw err;
+    }
   };
 }
 
