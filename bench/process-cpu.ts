@@ -28,7 +28,8 @@ function pidsOf(marker: string, name: string): number[] {
   return pids;
 }
 
-function cpuSecondsOf(pid: number): number {
+/** User + system CPU seconds of one process (10 ms resolution). */
+export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.

@@ -60,7 +60,8 @@ function wellFormed(result: { errors: { field: unknown; detail: unknown }[]; war
   }
 }
 
-describe('the prediction validators never throw', () => {
+// Thousands of property runs: CPU work whose time depends on the machine's load; the timeout only catches a hang.
+describe('the prediction validators never throw', { timeout: 60_000 }, () => {
   it('on arbitrary PredictionEndpoint-like input, on create and on update', () => {
     fc.assert(
       fc.property(object(endpointSpec), object(endpointSpec), (obj, old) => {

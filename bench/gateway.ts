@@ -1,0 +1,216 @@
+/**
+ * B6: what the gateway adds to a prediction call. The same demo model server (KServe V1 fraud scorer)
+ * is called directly and through the gateway, in one run, open-loop at a fixed offered rate over
+ * keep-alive connections on loopback, in alternating blocks so both arms see the same machine load.
+ * Reported: added p50 and p99 latency (gateway arm − direct arm), and the gateway process's CPU
+ * (user + system, from /proc) per request. The model server and the gateway each run in their own
+ * process; the gateway is the compiled `endpoint-operator gateway` binary reading a real kube-apiserver
+ * (started here) for its endpoint, deployed model, Service and EndpointSlice, as in production.
+ * Bounded in count and time.
+ *
+ *   npx tsx bench/gateway.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120]
+ *
+ * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
+ * of the gateway process to /tmp/eo-gateway-prof/.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { installCrds } from '../src/operator/crds.js';
+import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import { resources } from '../src/reconcilers/context.js';
+import { cpuSecondsOf } from './process-cpu.js';
+import { recordResults } from './results.js';
+
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'driver' },
+    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
+  },
+});
+const NS = 'bench-gateway';
+const MODEL = 'fraud';
+const RESOURCE_NAME = `projects/bench/locations/local/endpoints/fraud`;
+const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
+
+/** Child roles report `{port}` and answer 'cpu' with their CPU microseconds. */
+function serveCpu(): void {
+  process.on('message', (m) => {
+    if (m === 'cpu') {
+      const u = process.cpuUsage();
+      process.send?.({ cpuMicros: u.user + u.system });
+    } else process.exit(0);
+  });
+}
+
+async function roleModel(): Promise<void> {
+  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  process.send?.({ port: server.port });
+  serveCpu();
+}
+
+/**
+ * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
+ * as in production. Its port is read from its "gateway serving" log line.
+ */
+function startGatewayBinary(kubeconfig: string): Promise<{ child: ChildProcess; port: number }> {
+  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
+  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
+  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+  });
+}
+
+function start(role: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--role', role, ...extra], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
+  });
+}
+
+function cpuOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
+    child.send('cpu');
+  });
+}
+
+/** The objects the gateway routes by, written as the operator would leave them (status included). */
+async function writeObjects(client: KubeClient, modelPort: number): Promise<void> {
+  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
+  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+  await client.create(endpointSlicesResource(sliceVersion), NS, {
+    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice',
+    metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
+    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+  });
+  await client.create(resources.deployedModels, NS, {
+    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
+    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
+  });
+  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
+  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
+}
+
+async function driver(): Promise<void> {
+  const rate = Number(values.rate);
+  const total = Number(values.requests);
+  const blocks = Number(values.blocks);
+  const maxMs = Number(values['max-seconds']) * 1000;
+  let plane: ControlPlane | undefined;
+  const children: ChildProcess[] = [];
+  const deadline = setTimeout(() => {
+    console.error(`B6 exceeded ${maxMs / 1000} s; stopping`);
+    for (const c of children) c.kill('SIGKILL');
+    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
+  }, maxMs + 120_000);
+  try {
+    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    const model = await start('model');
+    children.push(model.child);
+    await writeObjects(client, model.port);
+    const gateway = await startGatewayBinary(plane.kubeconfigPath);
+    children.push(gateway.child);
+    client.close();
+
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const send = (port: number, path: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const started = process.hrtime.bigint();
+        const req = request({ host: '127.0.0.1', port, method: 'POST', path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } }, (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`${path}: HTTP ${res.statusCode}`))));
+        });
+        req.on('error', reject);
+        req.end(BODY);
+      });
+    const direct = (): Promise<number> => send(model.port, `/v1/models/${MODEL}:predict`);
+    const viaGateway = (): Promise<number> => send(gateway.port, `/v1/${RESOURCE_NAME}:predict`);
+    /** Open loop: request i is sent at start + i/rate whatever the answers do. */
+    const run = async (call: () => Promise<number>, count: number): Promise<number[]> => {
+      const interval = 1000 / rate;
+      const t0 = performance.now();
+      const pending: Promise<number>[] = [];
+      for (let i = 0; i < count; i++) {
+        const wait = t0 + i * interval - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        pending.push(call());
+      }
+      return Promise.all(pending);
+    };
+
+    await run(direct, 500);
+    await run(viaGateway, 1000); // warm-up: JIT, pools, caches
+    const perBlock = Math.ceil(total / blocks);
+    const latDirect: number[] = [];
+    const latGateway: number[] = [];
+    let gatewayCpu = 0;
+    let modelCpu = 0;
+    const t0 = performance.now();
+    for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
+      const modelBefore = await cpuOf(model.child);
+      latDirect.push(...(await run(direct, perBlock)));
+      modelCpu += (await cpuOf(model.child)) - modelBefore;
+      const before = cpuSecondsOf(gateway.child.pid ?? 0);
+      latGateway.push(...(await run(viaGateway, perBlock)));
+      gatewayCpu += (cpuSecondsOf(gateway.child.pid ?? 0) - before) * 1e6;
+    }
+    const pct = (xs: number[], p: number): number => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+    };
+    const d50 = pct(latDirect, 50);
+    const d99 = pct(latDirect, 99);
+    const g50 = pct(latGateway, 50);
+    const g99 = pct(latGateway, 99);
+    const cpuPerRequestUs = gatewayCpu / latGateway.length;
+    // A yardstick from the same run and machine load: the model server's own CPU per direct call
+    // (one node:http exchange plus the model), against the gateway's two exchanges plus routing.
+    const modelCpuPerRequestUs = modelCpu / latDirect.length;
+    const r3 = (x: number): number => Number(x.toFixed(3));
+    const conditions = `${latGateway.length} calls per arm at ${rate}/s offered open-loop, ${blocks} alternating blocks, HTTP/1.1 keep-alive on loopback; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`;
+    console.log(`B6 gateway: ${conditions}`);
+    console.log(`  direct  ms: p50 ${d50.toFixed(3)}  p99 ${d99.toFixed(3)}`);
+    console.log(`  gateway ms: p50 ${g50.toFixed(3)}  p99 ${g99.toFixed(3)}`);
+    console.log(`  added   ms: p50 ${(g50 - d50).toFixed(3)} (goal <= 0.3)  p99 ${(g99 - d99).toFixed(3)} (goal <= 1)`);
+    console.log(`  gateway CPU per request: ${cpuPerRequestUs.toFixed(1)} µs (goal <= 100); the model server's per direct call: ${modelCpuPerRequestUs.toFixed(1)} µs`);
+    recordResults([
+      { id: 'B6.gateway.added_p50', name: 'latency the gateway adds to a predict call, median', value: r3(g50 - d50), unit: 'ms', goal: { op: '<=', value: 0.3 }, baseline: { value: r3(d50), name: 'direct call p50, ms' }, notes: conditions },
+      { id: 'B6.gateway.added_p99', name: 'latency the gateway adds to a predict call, 99th percentile', value: r3(g99 - d99), unit: 'ms', goal: { op: '<=', value: 1 }, baseline: { value: r3(d99), name: 'direct call p99, ms' } },
+      { id: 'B6.gateway.cpu_per_request', name: 'gateway process CPU (user+system) per predict call', value: Number(cpuPerRequestUs.toFixed(1)), unit: 'µs', goal: { op: '<=', value: 100 }, baseline: { value: Number(modelCpuPerRequestUs.toFixed(1)), name: 'model server CPU per direct call (node:http + the model), µs' } },
+    ], { gateway: { direct: { p50: r3(d50), p90: r3(pct(latDirect, 90)), p99: r3(d99) }, viaGateway: { p50: r3(g50), p90: r3(pct(latGateway, 90)), p99: r3(g99) } } });
+    agent.destroy();
+  } finally {
+    clearTimeout(deadline);
+    // Asked to exit (IPC 'stop' or SIGTERM, not SIGKILL), so that a --cpu-prof profile gets written.
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+      if (c.exitCode !== null) return resolve();
+      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      c.once('exit', () => { clearTimeout(kill); resolve(); });
+      if (c.connected) c.send('stop');
+      else c.kill('SIGTERM');
+    })));
+    await plane?.stop();
+  }
+}
+
+if (values.role === 'model') await roleModel();
+else await driver();

@@ -1,0 +1,102 @@
+/**
+ * `endpoint-operator gateway`: the prediction data plane (see src/gateway/server.ts). Stateless, no
+ * leader election: run as many replicas as the traffic needs behind one ClusterIP Service.
+ */
+import { GatewayServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, type GatewayOptions } from '../gateway/server.js';
+import { KubeClient } from '../runtime/kube-client.js';
+import { createLogger } from '../runtime/logger.js';
+import { collectProcessMetrics } from '../runtime/metrics.js';
+import { Shutdown } from '../runtime/shutdown.js';
+import { UsageError, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+
+export const GATEWAY_FLAGS: readonly FlagSpec[] = [
+  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config' },
+  { name: 'namespaces', type: 'list', env: 'EO_NAMESPACES', default: [], placeholder: 'NS[,NS]', help: 'namespaces to serve; empty = all namespaces' },
+  { name: 'bind-address', type: 'string', env: 'EO_GATEWAY_BIND_ADDRESS', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the prediction API and of health and metrics' },
+  { name: 'port', type: 'number', env: 'EO_GATEWAY_PORT', default: 8090, placeholder: 'PORT', help: 'port of the prediction API (POST /v1/{endpoint}:predict, :explain, :rawPredict)' },
+  { name: 'health-port', type: 'number', env: 'EO_GATEWAY_HEALTH_PORT', default: 8091, placeholder: 'PORT', help: '/healthz, /readyz and /metrics (-1 = off)' },
+  { name: 'upstream-timeout', type: 'number', env: 'EO_GATEWAY_UPSTREAM_TIMEOUT', default: DEFAULT_UPSTREAM_TIMEOUT_MS / 1000, placeholder: 'SECONDS', help: 'deadline of one model server call, retry included (answered 504 when passed)' },
+  { name: 'connect-timeout', type: 'number', env: 'EO_GATEWAY_CONNECT_TIMEOUT', default: 2, placeholder: 'SECONDS', help: 'deadline of a connection to a model server (then the call is retried on another endpoint)' },
+  { name: 'body-limit', type: 'number', env: 'EO_GATEWAY_BODY_LIMIT', default: DEFAULT_BODY_LIMIT_BYTES, placeholder: 'BYTES', help: 'largest request body (answered 413 above it)' },
+  { name: 'sticky-header', type: 'string', env: 'EO_GATEWAY_STICKY_HEADER', default: 'x-eo-sticky-key', placeholder: 'NAME', help: "request header whose value pins calls to one deployed model while the split is unchanged ('' = off)" },
+  { name: 'log-payload-limit', type: 'number', env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT', default: 16_384, placeholder: 'BYTES', help: 'request/response bodies in sampled prediction log records are truncated to this size' },
+  { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
+];
+
+const HELP = `Usage: endpoint-operator gateway [flags]
+
+Serves PredictionEndpoints' :predict, :explain and :rawPredict (Vertex AI's REST paths) and routes each
+call by the endpoint's traffic split to the model servers named by DeployedModels' spec.backend. Every
+replica serves; there is no authentication: keep it cluster-internal. Every flag can also be set by its
+environment variable.
+
+Flags:
+${renderFlags(GATEWAY_FLAGS)}
+  --help                              show this help`;
+
+function positive(values: FlagValues, name: string): number {
+  const v = num(values, name);
+  if (!(v > 0)) throw new UsageError(`--${name} must be positive, got ${v}`);
+  return v;
+}
+
+function port(values: FlagValues, name: string, allowOff: boolean): number {
+  const v = num(values, name);
+  if (!Number.isInteger(v) || v > 65535 || v < (allowOff ? -1 : 0)) throw new UsageError(`--${name} must be a port number (0..65535${allowOff ? ', or -1 for off' : ''}), got ${v}`);
+  return v;
+}
+
+/** Flags → gateway options (pure but for the client and logger, which the caller supplies). */
+export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client' | 'log'> {
+  const host = str(values, 'bind-address') ?? '0.0.0.0';
+  const healthPort = port(values, 'health-port', true);
+  const logLimit = num(values, 'log-payload-limit');
+  if (!Number.isInteger(logLimit) || logLimit < 0) throw new UsageError(`--log-payload-limit must be a whole number of bytes, got ${logLimit}`);
+  const bodyLimit = positive(values, 'body-limit');
+  if (!Number.isInteger(bodyLimit)) throw new UsageError(`--body-limit must be a whole number of bytes, got ${bodyLimit}`);
+  return {
+    namespaces: list(values, 'namespaces'),
+    listen: { host, port: port(values, 'port', false) },
+    ...(healthPort >= 0 ? { health: { host, port: healthPort } } : {}),
+    upstreamTimeoutMs: positive(values, 'upstream-timeout') * 1000,
+    connectTimeoutMs: positive(values, 'connect-timeout') * 1000,
+    bodyLimitBytes: bodyLimit,
+    stickyHeader: str(values, 'sticky-header') ?? '',
+    requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records') },
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let values: FlagValues;
+  let config: ReturnType<typeof gatewayConfig>;
+  try {
+    values = parseFlags(GATEWAY_FLAGS, argv);
+    if (values.help === true) {
+      console.log(HELP);
+      return 0;
+    }
+    config = gatewayConfig(values);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`endpoint-operator gateway: ${err.message}\n\n${HELP}`);
+    return 2;
+  }
+  const log = createLogger();
+  collectProcessMetrics();
+  const shutdown = new Shutdown({ logger: log }).install();
+  const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
+  let gateway: GatewayServer;
+  try {
+    gateway = await GatewayServer.create({ ...config, client, log });
+    shutdown.addStep({ name: 'gateway', run: () => gateway.close() });
+    await gateway.start();
+  } catch (err) {
+    log.error({ err }, 'gateway failed to start');
+    await shutdown.run(1);
+    return 1;
+  }
+  await new Promise<void>((resolve) => shutdown.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await shutdown.run(0);
+  client.close();
+  return 0;
+}

@@ -1,0 +1,53 @@
+/**
+ * The gateway's shared informers: one per (resource, namespace), so the routing table and every route
+ * plugin (the registry lookup) read the same caches over one watch each. Informers created after
+ * `start()` start at once. Every replica runs them; nothing is elected.
+ */
+import type { HealthCheck } from '../runtime/health-server.js';
+import { Informer, kubeListerWatcher } from '../runtime/informer.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
+import type { Logger } from '../runtime/logger.js';
+
+export class InformerSet {
+  private readonly informers = new Map<string, Informer>();
+  private readonly runs: Promise<void>[] = [];
+  private signal: AbortSignal | undefined;
+
+  constructor(private readonly client: KubeClient, private readonly log: Logger) {}
+
+  /** The shared informer of `ref` in `namespace` (all namespaces when undefined). */
+  informer<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace?: string): Informer<T> {
+    const id = `${ref.group}/${ref.version}/${ref.plural}@${namespace ?? '*'}`;
+    let informer = this.informers.get(id);
+    if (informer === undefined) {
+      informer = new Informer(kubeListerWatcher(this.client, ref, namespace), { name: `${ref.group === '' ? 'core' : ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: this.log });
+      this.informers.set(id, informer);
+      if (this.signal !== undefined) this.runs.push(informer.run(this.signal));
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  /** Runs every informer (now and created later) until `signal` aborts. */
+  start(signal: AbortSignal): void {
+    if (this.signal !== undefined) return;
+    this.signal = signal;
+    for (const informer of this.informers.values()) this.runs.push(informer.run(signal));
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  readyCheck(): HealthCheck {
+    return () => {
+      const pending = [...this.informers.values()].filter((i) => !i.hasSynced()).map((i) => i.name);
+      return pending.length === 0 || `informers not synced: ${pending.join(', ')}`;
+    };
+  }
+
+  /** Resolves once every informer stopped (after the start signal aborted). */
+  async stopped(): Promise<void> {
+    await Promise.all(this.runs);
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * Vertex AI's prediction REST surface (google.cloud.aiplatform.v1.PredictionService over HTTP/JSON):
+ *
+ *   POST /v1/{endpoint status.name}:predict     {instances, parameters}                  → {predictions, deployedModelId, model, modelDisplayName, modelVersionId}
+ *   POST /v1/{endpoint status.name}:explain     {instances, parameters, deployedModelId} → {explanations, deployedModelId, predictions}
+ *   POST /v1/{endpoint status.name}:rawPredict  any body, passed unchanged               → the model server's answer, unchanged
+ *
+ * Every answer names the deployed model that served it in `X-Vertex-AI-Deployed-Model-Id` (and the
+ * endpoint in `X-Vertex-AI-Endpoint-Id`), as Vertex does for rawPredict. Errors are Google JSON errors
+ * (google-errors.ts). Request fields a call does not use are ignored, as Google's front ends do.
+ *
+ * Served on node:http directly, ahead of fastify (server.ts routes these paths here): this is the hot
+ * path of the data plane, and fastify's request/reply machinery cost as much CPU per call as the
+ * gateway's own work (B6). Everything else on the port goes through fastify and its plugins.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkSystemParameters, GoogleApiError } from './google-errors.js';
+import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
+import { answerError, failureError } from './prediction-errors.js';
+import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError, type PredictionMethod } from './protocols.js';
+import type { RequestLogger } from './request-log.js';
+import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from './routing-table.js';
+import { TensorMappingError } from './tensors.js';
+import type { TrafficSplitter } from './traffic-split.js';
+import { UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
+
+export const DEPLOYED_MODEL_HEADER = 'x-vertex-ai-deployed-model-id';
+export const ENDPOINT_HEADER = 'x-vertex-ai-endpoint-id';
+
+export interface PredictionHandlerOptions {
+  readonly routing: RoutingTable;
+  readonly splitter: TrafficSplitter;
+  readonly upstream: UpstreamClient;
+  readonly requestLog: RequestLogger;
+  /** Lower-case header name whose value pins a caller to one deployed model; `undefined` = off. */
+  readonly stickyHeader: string | undefined;
+  readonly bodyLimit: number;
+}
+
+/** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
+const PREDICTION_PATH = /^\/v1\/projects\/([^/?#]+)\/locations\/([^/?#]+)\/endpoints\/([^/?#]+)(?:\?(.*))?$/;
+
+export function isPredictionRequest(req: IncomingMessage): boolean {
+  return req.method === 'POST' && PREDICTION_PATH.test(req.url ?? '');
+}
+
+const METHODS: ReadonlySet<string> = new Set(['predict', 'explain', 'rawPredict']);
+
+interface Call {
+  endpoint: ResolvedEndpoint | undefined;
+  method: string;
+  model: ResolvedModel | undefined;
+  body: Buffer | undefined;
+  sampled: boolean;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Buffer | string;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** The JSON request of :predict / :explain, checked as Vertex checks it. */
+function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unknown; deployedModelId: unknown } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
+  }
+  if (!isObject(parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'Invalid JSON payload received. The request must be a JSON object with an "instances" list.');
+  if (!('instances' in parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'instances is required: a list of one or more instances to predict on.');
+  if (!Array.isArray(parsed.instances)) throw new GoogleApiError('INVALID_ARGUMENT', `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`);
+  if (parsed.instances.length === 0) throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
+  return { instances: parsed.instances, parameters: parsed.parameters, deployedModelId: parsed.deployedModelId };
+}
+
+/** The system parameters of a query string, in the shape checkSystemParameters reads. */
+function queryOf(query: string | undefined): Record<string, string[]> | undefined {
+  if (query === undefined || query === '') return undefined;
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of new URLSearchParams(query)) (out[k] ??= []).push(v);
+  return out;
+}
+
+/** The request body, up to `limit` bytes; beyond it a 413 (the connection is then closed, as the rest is unread). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const tooLarge = (): GoogleApiError => new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${limit} bytes.`, 413);
+  if (declared > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+export class PredictionHandler {
+  constructor(private readonly options: PredictionHandlerOptions) {}
+
+  /** Serves one request whose path matched isPredictionRequest. Never throws. */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    gatewayInFlight.inc();
+    const abort = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false };
+    this.handle(req, call, abort.signal).then(
+      (answer) => this.finish(res, call, answer, started, abort.signal, onClose),
+      (err: unknown) => {
+        const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
+        const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
+        if (error.httpCode === 413) res.setHeader('connection', 'close');
+        this.finish(res, call, answer, started, abort.signal, onClose);
+      },
+    );
+  }
+
+  private finish(res: ServerResponse, call: Call, answer: Answer, started: number, aborted: AbortSignal, onClose: () => void): void {
+    res.off('close', onClose);
+    gatewayInFlight.dec();
+    const code = aborted.aborted ? 499 : answer.status;
+    if (!aborted.aborted) {
+      if (call.model !== undefined) res.setHeader(DEPLOYED_MODEL_HEADER, call.model.id);
+      if (call.endpoint !== undefined) res.setHeader(ENDPOINT_HEADER, call.endpoint.endpointId);
+      res.writeHead(answer.status, { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const ns = call.endpoint?.namespace ?? '';
+    const ep = call.endpoint?.name ?? '';
+    const method = METHODS.has(call.method) ? call.method : 'unknown';
+    gatewayRequests.inc({ namespace: ns, endpoint: ep, deployed_model: call.model?.id ?? '', method, code: String(code) });
+    gatewayRequestDuration.observe({ namespace: ns, endpoint: ep, method }, seconds);
+    if (call.sampled && call.endpoint !== undefined) {
+      this.options.requestLog.write({
+        namespace: ns, endpoint: ep, resourceName: call.endpoint.resourceName, deployedModelId: call.model?.id, method,
+        code, latencyMs: Math.round(seconds * 1e6) / 1e3, request: call.body, response: answer.body,
+      });
+    }
+  }
+
+  /** Which deployed model serves this call, or the error that refuses it. */
+  private chooseModel(endpoint: ResolvedEndpoint, req: IncomingMessage, explicitId: unknown): ResolvedModel {
+    let id: string | undefined;
+    if (explicitId !== undefined && explicitId !== '' && explicitId !== null) {
+      // :explain's deployedModelId overrides the split (Vertex: "the deployed model to explain").
+      id = String(explicitId);
+      if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${id} not found in endpoint ${endpoint.resourceName}.`);
+    } else {
+      if (endpoint.split.length === 0) {
+        throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic: its traffic split is empty. Set spec.trafficSplit on PredictionEndpoint ${endpoint.namespace}/${endpoint.name}.`);
+      }
+      const sticky = this.options.stickyHeader === undefined ? undefined : req.headers[this.options.stickyHeader];
+      id = this.options.splitter.pick(endpoint.resourceName, endpoint.split, endpoint.signature, typeof sticky === 'string' ? sticky : undefined);
+      if (id === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic.`);
+    }
+    const model = endpoint.models.get(id);
+    if (model === undefined) {
+      throw new GoogleApiError('UNAVAILABLE', `Deployed model ${id} has traffic in the split of endpoint ${endpoint.resourceName} but is not deployed to it (no DeployedModel with that id).`);
+    }
+    if (model.unusable !== undefined) {
+      const status = model.unusable.includes('does not exist') ? 'UNAVAILABLE' : 'FAILED_PRECONDITION';
+      throw new GoogleApiError(status, `Deployed model ${id} cannot be called: ${model.unusable}.`);
+    }
+    return model;
+  }
+
+  private async handle(req: IncomingMessage, call: Call, signal: AbortSignal): Promise<Answer> {
+    const match = PREDICTION_PATH.exec(req.url ?? '') as RegExpExecArray;
+    const last = decode(match[3] ?? '');
+    const colon = last.lastIndexOf(':');
+    call.method = colon < 0 ? '' : last.slice(colon + 1);
+    const systemError = checkSystemParameters(queryOf(match[4]));
+    if (systemError !== undefined) throw systemError;
+    const resourceName = `projects/${decode(match[1] ?? '')}/locations/${decode(match[2] ?? '')}/endpoints/${colon < 0 ? last : last.slice(0, colon)}`;
+    if (!METHODS.has(call.method)) {
+      throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(call.method)} not found for ${resourceName}: the calls are :predict, :explain and :rawPredict.`);
+    }
+    const method = call.method as PredictionMethod;
+    const body = await readBody(req, this.options.bodyLimit);
+    call.body = body;
+    const endpoint = this.options.routing.endpoint(resourceName);
+    if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
+    call.endpoint = endpoint;
+    call.sampled = this.options.requestLog.sample(endpoint.logging);
+    const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
+    const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
+    call.model = model;
+    const targets = this.options.routing.targets(model);
+    if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
+    const backend = model.backend;
+    if (backend === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
+
+    let upstreamRequestBody: Buffer | string;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (json === undefined) {
+      upstreamRequestBody = body;
+      const type = req.headers['content-type'];
+      if (typeof type === 'string') headers['content-type'] = type;
+    } else {
+      try {
+        upstreamRequestBody = JSON.stringify(upstreamBody(backend.protocol, json.instances, json.parameters));
+      } catch (err) {
+        if (err instanceof TensorMappingError) throw new GoogleApiError('INVALID_ARGUMENT', `instances cannot be sent to deployed model ${model.id} as Open Inference V2 tensors: ${err.message}.`);
+        throw err;
+      }
+    }
+    const upstreamStarted = performance.now();
+    let res: UpstreamResponse;
+    try {
+      res = await this.options.upstream.call(`${model.namespace}/${model.deployedModelName}`, targets.targets, { path: upstreamPath(backend.protocol, backend.modelName, method), body: upstreamRequestBody, headers }, signal);
+    } catch (err) {
+      if (err instanceof UpstreamFailure) throw failureError(model, err);
+      throw err;
+    } finally {
+      gatewayUpstreamDuration.observe({ namespace: endpoint.namespace, endpoint: endpoint.name, deployed_model: model.id }, (performance.now() - upstreamStarted) / 1000);
+    }
+    if (res.retried) gatewayUpstreamRetries.inc();
+
+    if (json === undefined) {
+      const type = res.headers['content-type'];
+      return { status: res.status, contentType: typeof type === 'string' ? type : 'application/octet-stream', body: res.body };
+    }
+    if (res.status < 200 || res.status >= 300) throw answerError(model, res);
+    let answer: unknown;
+    try {
+      answer = JSON.parse(res.body.toString('utf8'));
+    } catch {
+      throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${res.target.origin} answered with invalid JSON.`, 502);
+    }
+    let out: Record<string, unknown>;
+    try {
+      if (method === 'predict') {
+        out = { predictions: readPredictions(backend.protocol, answer, json.instances.length), deployedModelId: model.id, model: model.model, modelDisplayName: model.modelDisplayName };
+        if (model.modelVersionId !== undefined) out.modelVersionId = model.modelVersionId;
+      } else {
+        const { explanations, predictions } = readExplanations(backend.protocol, answer, json.instances.length);
+        out = { explanations, deployedModelId: model.id };
+        if (predictions !== undefined) out.predictions = predictions;
+      }
+    } catch (err) {
+      if (err instanceof UpstreamAnswerError) throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${res.target.origin} answered badly: ${err.message}.`, 502);
+      throw err;
+    }
+    return { status: 200, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(out) };
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * What the gateway sends to a model server and how it reads the answer, per protocol:
+ *
+ * | call        | KServeV1                                   | OpenInferenceV2                                  |
+ * |-------------|--------------------------------------------|--------------------------------------------------|
+ * | :predict    | POST /v1/models/{m}:predict {instances, parameters} → {predictions} | POST /v2/models/{m}/infer (tensors, see tensors.ts) |
+ * | :explain    | POST /v1/models/{m}:explain → {explanations, predictions?}          | POST /v2/models/{m}/explain (the route KServe and MLRun V2 explainers serve) → outputs; BYTES output `explanation` holds one JSON explanation per instance |
+ * | :rawPredict | POST /v1/models/{m}:predict, body unchanged | POST /v2/models/{m}/infer, body unchanged        |
+ *
+ * Pure: the HTTP exchange is upstream.ts's job. A model server answer that cannot be read is an
+ * `UpstreamAnswerError` (a 502 naming the deployed model).
+ */
+import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import { instancesToInferRequest, isInferTensor, outputsToPredictions, TensorMappingError, type InferTensor } from './tensors.js';
+
+export type PredictionMethod = 'predict' | 'explain' | 'rawPredict';
+
+export class UpstreamAnswerError extends Error {}
+
+/** The path on the model server (after any base path of a URL backend). */
+export function upstreamPath(protocol: BackendProtocol, modelName: string, method: PredictionMethod): string {
+  const m = encodeURIComponent(modelName);
+  if (protocol === 'KServeV1') return method === 'explain' ? `/v1/models/${m}:explain` : `/v1/models/${m}:predict`;
+  return method === 'explain' ? `/v2/models/${m}/explain` : `/v2/models/${m}/infer`;
+}
+
+/** The JSON body for :predict / :explain; throws TensorMappingError for instances V2 cannot carry. */
+export function upstreamBody(protocol: BackendProtocol, instances: readonly unknown[], parameters: unknown): unknown {
+  if (protocol === 'KServeV1') return parameters === undefined ? { instances } : { instances, parameters };
+  return instancesToInferRequest(instances, parameters);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function outputsOf(answer: unknown): InferTensor[] {
+  if (!isObject(answer) || !Array.isArray(answer.outputs) || !answer.outputs.every(isInferTensor)) {
+    throw new UpstreamAnswerError('the model server answered without an "outputs" list of tensors');
+  }
+  return answer.outputs;
+}
+
+/** `predictions` out of a :predict answer. */
+export function readPredictions(protocol: BackendProtocol, answer: unknown, instanceCount: number): unknown[] {
+  if (protocol === 'KServeV1') {
+    if (!isObject(answer) || !Array.isArray(answer.predictions)) throw new UpstreamAnswerError('the model server answered without a "predictions" list');
+    return answer.predictions;
+  }
+  try {
+    return outputsToPredictions(outputsOf(answer), instanceCount);
+  } catch (err) {
+    if (err instanceof TensorMappingError) throw new UpstreamAnswerError(err.message);
+    throw err;
+  }
+}
+
+/** The V2 output carrying explanations (MLServer's alibi-explain runtime answers the same way). */
+export const V2_EXPLANATION_OUTPUT = 'explanation';
+
+/** `{explanations, predictions}` out of an :explain answer. */
+export function readExplanations(protocol: BackendProtocol, answer: unknown, instanceCount: number): { explanations: unknown[]; predictions?: unknown[] } {
+  if (protocol === 'KServeV1') {
+    if (!isObject(answer) || !Array.isArray(answer.explanations)) throw new UpstreamAnswerError('the model server answered :explain without an "explanations" list');
+    return Array.isArray(answer.predictions) ? { explanations: answer.explanations, predictions: answer.predictions } : { explanations: answer.explanations };
+  }
+  const outputs = outputsOf(answer);
+  const explanation = outputs.find((t) => t.name === V2_EXPLANATION_OUTPUT);
+  if (explanation === undefined) throw new UpstreamAnswerError(`the model server answered /explain without an output named "${V2_EXPLANATION_OUTPUT}"`);
+  if (explanation.data.length !== instanceCount) throw new UpstreamAnswerError(`output "${V2_EXPLANATION_OUTPUT}" holds ${explanation.data.length} explanations for ${instanceCount} instances`);
+  const explanations = explanation.data.map((d, i) => {
+    if (typeof d !== 'string') return d;
+    try {
+      return JSON.parse(d) as unknown;
+    } catch {
+      throw new UpstreamAnswerError(`output "${V2_EXPLANATION_OUTPUT}"[${i}] is not JSON`);
+    }
+  });
+  const rest = outputs.filter((t) => t !== explanation);
+  if (rest.length === 0) return { explanations };
+  try {
+    return { explanations, predictions: outputsToPredictions(rest, instanceCount) };
+  } catch (err) {
+    if (err instanceof TensorMappingError) throw new UpstreamAnswerError(err.message);
+    throw err;
+  }
+}

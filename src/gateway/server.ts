@@ -1,0 +1,168 @@
+/**
+ * The gateway: the data plane of PredictionEndpoints (and of the registry lookup), one fastify server
+ * fed by informers. Stateless: every replica watches for itself and serves; nothing is elected.
+ *
+ * Building one, and adding a route plugin that shares the informer caches:
+ *
+ *   const gateway = await GatewayServer.create({ client, namespaces, listen: { host, port }, log, ... });
+ *   gateway.register(async (app, ctx) => {
+ *     // ctx.informers.informer(ref, namespace) returns the SAME shared informer the routing table uses
+ *     // (one watch per resource and namespace); ctx.namespaces is the watch scope ([] = all).
+ *     const services = ctx.namespaces.length ? ctx.namespaces.map((ns) => ctx.informers.informer(ref, ns)) : [ctx.informers.informer(ref)];
+ *     app.post('/v1/projects/:project/locations/:location/namespaces/:ns/services/:call', handler);
+ *   });
+ *   await gateway.start();   // starts every informer (those plugins created too), waits for sync, listens
+ *   ...
+ *   await gateway.close();
+ *
+ * Plugins are registered before `start()`, each in its own fastify encapsulation context (so their
+ * content-type parsers and hooks stay theirs); errors they throw as `GoogleApiError` are answered in
+ * Google's JSON error form by the root error handler, as are unknown paths (404 NOT_FOUND) and
+ * oversized bodies (413). `POST /v1/projects/{p}/locations/{l}/endpoints/{e}:{method}` is answered
+ * ahead of fastify by prediction-handler.ts (the data plane's hot path), so plugins must not use that
+ * path; every other path is theirs.
+ * Health (`/healthz`, `/readyz`: informers synced) and `/metrics` are served on a separate port.
+ */
+import fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import type { Logger } from '../runtime/logger.js';
+import { GoogleApiError, sendGoogleError } from './google-errors.js';
+import { InformerSet } from './informer-set.js';
+import { gatewayEjections } from './metrics.js';
+import { OutlierDetector } from './outlier-detection.js';
+import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
+import { RequestLogger } from './request-log.js';
+import { RoutingTable } from './routing-table.js';
+import { TrafficSplitter } from './traffic-split.js';
+import { UpstreamClient } from './upstream.js';
+
+export interface GatewayOptions {
+  readonly client: KubeClient;
+  /** Namespaces to watch; empty = all. */
+  readonly namespaces: readonly string[];
+  readonly listen: { readonly host: string; readonly port: number };
+  /** /healthz, /readyz and /metrics; absent or negative = not served. */
+  readonly health?: { readonly host: string; readonly port: number };
+  readonly log: Logger;
+  /** Deadline of one model server call (retry included). Default 60 s. */
+  readonly upstreamTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  /** Largest request body; bigger ones are answered 413. Default 1.5 MB (Vertex's online prediction limit). */
+  readonly bodyLimitBytes?: number;
+  /** Header whose value pins requests to one deployed model while the split is unchanged; '' or absent = off. */
+  readonly stickyHeader?: string;
+  readonly requestLog?: { readonly payloadLimitBytes?: number; readonly maxRecordsPerSecond?: number };
+  readonly outliers?: { readonly consecutiveFailures?: number; readonly baseEjectionMs?: number };
+  /** Skips discovery (tests). */
+  readonly endpointSliceVersion?: EndpointSliceVersion;
+}
+
+/** What a route plugin gets besides its fastify scope. */
+export interface GatewayContext {
+  readonly client: KubeClient;
+  /** The gateway's shared informers: `informers.informer(ref, namespace)`. */
+  readonly informers: InformerSet;
+  readonly namespaces: readonly string[];
+  readonly routing: RoutingTable;
+  readonly log: Logger;
+}
+
+export type GatewayPlugin = (app: FastifyInstance, ctx: GatewayContext) => void | Promise<void>;
+
+export const DEFAULT_BODY_LIMIT_BYTES = 1_500_000;
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
+
+export class GatewayServer {
+  readonly app: FastifyInstance;
+  readonly context: GatewayContext;
+  readonly upstream: UpstreamClient;
+  private readonly stopping = new AbortController();
+  private health: RunningHealthServer | undefined;
+  private started = false;
+
+  private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
+    const informers = new InformerSet(options.client, options.log);
+    const routing = new RoutingTable(informers, options.namespaces, sliceVersion);
+    this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log };
+    const outliers = new OutlierDetector(options.outliers ?? {});
+    outliers.onEject = (origin, until) => {
+      gatewayEjections.inc();
+      options.log.warn({ origin, until: new Date(until).toISOString() }, 'model server endpoint ejected');
+    };
+    this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
+    const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+    const splitter = new TrafficSplitter();
+    const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
+      payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
+      maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
+    });
+    const sticky = options.stickyHeader?.trim().toLowerCase();
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit });
+    // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
+    this.app = fastify({
+      bodyLimit,
+      logger: false,
+      return503OnClosing: true,
+      serverFactory: (handler) =>
+        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => (isPredictionRequest(req) ? predictions.serve(req, res) : handler(req, res))),
+    });
+    this.app.setErrorHandler((err: FastifyError, _request, reply) => {
+      if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${bodyLimit} bytes.`, 413));
+      }
+      const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL';
+      if (status === 'INTERNAL') options.log.error({ err }, 'gateway request failed');
+      return sendGoogleError(reply, new GoogleApiError(status, err.message, err.statusCode));
+    });
+    this.app.setNotFoundHandler((request, reply) =>
+      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${request.url.split('?')[0] ?? ''} was not found on this server.`)));
+  }
+
+  static async create(options: GatewayOptions): Promise<GatewayServer> {
+    const version = options.endpointSliceVersion ?? (await discoverEndpointSliceVersion(options.client, options.namespaces[0]));
+    return new GatewayServer(options, version);
+  }
+
+  /** Adds a route plugin in its own encapsulation context; call before `start()`. */
+  register(plugin: GatewayPlugin): this {
+    if (this.started) throw new Error('GatewayServer.register must be called before start()');
+    void this.app.register(async (scope) => plugin(scope, this.context));
+    return this;
+  }
+
+  /** Starts the informers, waits until they have synced, then listens; resolves to the bound port. */
+  async start(): Promise<{ port: number; healthPort: number | undefined }> {
+    this.started = true;
+    const { informers } = this.context;
+    await this.app.ready();
+    informers.start(this.stopping.signal);
+    const checks = new HealthChecks();
+    checks.addReadyCheck('informers-synced', informers.readyCheck());
+    checks.addLiveCheck('ping', () => true);
+    if (this.options.health !== undefined && this.options.health.port >= 0) {
+      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks });
+    }
+    // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
+    while (!informers.hasSynced()) {
+      if (this.stopping.signal.aborted) throw new Error('gateway stopped before its caches synced');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await this.app.listen({ host: this.options.listen.host, port: this.options.listen.port });
+    const port = (this.app.server.address() as AddressInfo).port;
+    this.options.log.info({ port, namespaces: this.options.namespaces }, 'gateway serving');
+    return { port, healthPort: this.health?.port };
+  }
+
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.app.close();
+    await this.health?.close();
+    await this.upstream.close();
+    await this.context.informers.stopped();
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Calls to model servers over undici keep-alive pools (one pool per origin, reused across requests).
+ * Per call: round-robin over the model's ready targets, skipping ejected ones (outlier-detection.ts);
+ * a connection that cannot be made, or that is reset before any answer arrives, is retried once on
+ * another target (model servers answer predictions statelessly, so a call that never got an answer
+ * is safe to send again); one deadline covers the whole call, retry included; the caller's signal
+ * (the client went away) aborts the exchange at once.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { OutlierDetector, type FailureKind } from './outlier-detection.js';
+import type { Target } from './routing-table.js';
+
+export interface UpstreamOptions {
+  /** Deadline of one call (connect, send, answer), retry included. */
+  readonly timeoutMs: number;
+  readonly connectTimeoutMs?: number;
+  /** Most connections per origin; default 256. */
+  readonly connectionsPerOrigin?: number;
+  /** Largest answer read from a model server; default 64 MiB. */
+  readonly maxResponseBytes?: number;
+  readonly outliers?: OutlierDetector;
+}
+
+export interface UpstreamRequest {
+  readonly path: string;
+  readonly body: Buffer | string;
+  readonly headers: Record<string, string>;
+}
+
+export interface UpstreamResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Buffer;
+  readonly target: Target;
+  /** Whether a first attempt failed and this answer came from the retry. */
+  readonly retried: boolean;
+}
+
+/** Why a call got no answer; the route maps it to 503 / 504 / 499 naming the deployed model. */
+export class UpstreamFailure extends Error {
+  constructor(
+    /** connect: no connection; reset: the connection failed before an answer began; broken: during one. */
+    readonly kind: 'connect' | 'reset' | 'broken' | 'timeout' | 'cancelled' | 'too-large',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const RESET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+function codeOf(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof e?.code === 'string') return e.code;
+  if (typeof e?.cause?.code === 'string') return e.cause.code;
+  return '';
+}
+
+export class UpstreamClient {
+  readonly outliers: OutlierDetector;
+  private readonly agent: Agent;
+  private readonly cursors = new Map<string, number>();
+  private readonly maxResponseBytes: number;
+
+  constructor(private readonly options: UpstreamOptions) {
+    this.outliers = options.outliers ?? new OutlierDetector();
+    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin ?? 256,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      connect: { timeout: options.connectTimeoutMs ?? 2_000 },
+      // The whole-call deadline below is the one that counts; these only stop a stuck socket.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  /** Next target of the set named `setKey`, round-robin, ejected ones skipped unless all are. */
+  private choose(setKey: string, targets: readonly Target[], avoid?: Target): Target {
+    const start = this.cursors.get(setKey) ?? 0;
+    this.cursors.set(setKey, (start + 1) % 1_000_000_007);
+    let fallback: Target | undefined;
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(start + k) % targets.length] as Target;
+      if (t === avoid) continue;
+      if (!this.outliers.isEjected(t.origin)) return t;
+      fallback ??= t;
+    }
+    return fallback ?? avoid ?? (targets[start % targets.length] as Target);
+  }
+
+  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
+    if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
+    const onClientAbort = (): void => deadline.abort();
+    signal.addEventListener('abort', onClientAbort, { once: true });
+    try {
+      const first = this.choose(setKey, targets);
+      try {
+        return await this.once(first, request, deadline.signal, signal, false);
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
+        const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
+        return await this.once(second, request, deadline.signal, signal, true);
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onClientAbort);
+    }
+  }
+
+  private async once(target: Target, request: UpstreamRequest, deadline: AbortSignal, client: AbortSignal, retried: boolean): Promise<UpstreamResponse> {
+    try {
+      const res = await this.exchange(target, request, deadline);
+      if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
+      else this.outliers.success(target.origin);
+      return { ...res, target, retried };
+    } catch (err) {
+      if (err instanceof UpstreamFailure) throw err;
+      if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      if (deadline.aborted) {
+        this.outliers.failure(target.origin, 'gateway');
+        throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
+      }
+      const code = codeOf(err);
+      const kind: FailureKind = CONNECT_ERRORS.has(code) ? 'connect' : 'gateway';
+      this.outliers.failure(target.origin, kind);
+      const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
+      if (kind === 'connect') throw new UpstreamFailure('connect', message);
+      throw new UpstreamFailure((err as { answered?: boolean }).answered !== true && RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
+    }
+  }
+
+  /**
+   * One HTTP exchange through undici's dispatcher with a minimal handler: the answer is collected as
+   * buffers, without the stream and async-resource machinery of `request()` (the data plane's hot path).
+   */
+  private exchange(target: Target, request: UpstreamRequest, signal: AbortSignal): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let status = 0;
+      let headers: Record<string, string | string[] | undefined> = {};
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const onAbort = (): void => {
+        const err = new Error('aborted');
+        if (controller !== undefined) controller.abort(err);
+        fail(err);
+      };
+      if (signal.aborted) return fail(new Error('aborted'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.agent.dispatch(
+        { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: request.headers, body: request.body },
+        {
+          onRequestStart: (c) => {
+            controller = c;
+            if (signal.aborted) c.abort(new Error('aborted'));
+          },
+          onResponseStart: (c, statusCode, responseHeaders) => {
+            status = statusCode;
+            headers = responseHeaders as Record<string, string | string[] | undefined>;
+            const length = Number(responseHeaders['content-length'] ?? 0);
+            if (length > this.maxResponseBytes) {
+              c.abort(new UpstreamFailure('too-large', `the model server answered ${length} bytes, more than the ${this.maxResponseBytes} read`));
+            }
+          },
+          onResponseData: (c, chunk) => {
+            size += chunk.length;
+            if (size > this.maxResponseBytes) c.abort(new UpstreamFailure('too-large', `the model server answered more than ${this.maxResponseBytes} bytes`));
+            else chunks.push(chunk);
+          },
+          onResponseEnd: () => {
+            if (settled) return;
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+            resolve({ status, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+          },
+          onResponseError: (_c, err) => {
+            // Failed after the answer began: not safe to retry (`broken`), whatever the error code.
+            if (status !== 0) (err as { answered?: boolean }).answered = true;
+            fail(err);
+          },
+        },
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

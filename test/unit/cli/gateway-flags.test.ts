@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError, parseFlags } from '../../../src/cli/flags.js';
+import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
+
+describe('endpoint-operator gateway flags', () => {
+  it('defaults to all namespaces on :8090 with health and metrics on :8091', () => {
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, [], {}))).toEqual({
+      namespaces: [],
+      listen: { host: '0.0.0.0', port: 8090 },
+      health: { host: '0.0.0.0', port: 8091 },
+      upstreamTimeoutMs: 60_000,
+      connectTimeoutMs: 2_000,
+      bodyLimitBytes: 1_500_000,
+      stickyHeader: 'x-eo-sticky-key',
+      requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
+    });
+  });
+
+  it('takes environment variables, flags over them; --health-port=-1 turns health and metrics off', () => {
+    const env = { EO_NAMESPACES: 'a,b', EO_GATEWAY_PORT: '9000', EO_GATEWAY_UPSTREAM_TIMEOUT: '2.5', EO_GATEWAY_STICKY_HEADER: '' };
+    const config = gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--port', '9100', '--health-port=-1', '--bind-address', '127.0.0.1'], env));
+    expect(config).toMatchObject({ namespaces: ['a', 'b'], listen: { host: '127.0.0.1', port: 9100 }, upstreamTimeoutMs: 2500, stickyHeader: 'x-eo-sticky-key' });
+    expect(config.health).toBeUndefined();
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--sticky-header', ''], {})).stickyHeader).toBe('');
+  });
+
+  it.each([
+    [['--port', '70000'], /--port must be a port number/],
+    [['--upstream-timeout', '0'], /--upstream-timeout must be positive/],
+    [['--body-limit', '1.5'], /--body-limit must be a whole number of bytes/],
+    [['--log-payload-limit=-1'], /--log-payload-limit must be a whole number of bytes/],
+  ])('refuses %j', (argv, message) => {
+    expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(UsageError);
+    expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(message);
+  });
+});
