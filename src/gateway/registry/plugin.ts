@@ -3,12 +3,8 @@
  * kind and watched namespace, the same watches any other plugin of the gateway uses), and the routes.
  * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
  *
- * Integration point (the gateway process, src/gateway/server.ts, is built in parallel): one line where the
- * gateway registers its route plugins, before `start()`:
- *
- *   gateway.register(registryLookupPlugin(reservedPrefixes));
- *
- * and in `npm start` (src/cli/dev.ts), once it runs a gateway, the lines it prints:
+ * The gateway registers it in its constructor (src/gateway/server.ts), so every gateway serves the lookup.
+ * Integration point left for `npm start` (src/cli/dev.ts), once it runs a gateway, the lines it prints:
  *
  *   lines.push(...registryLookupLines(gatewayUrl, objects, namespace));   // src/dev-environment/registry-lines.ts
  */
@@ -21,7 +17,7 @@ import { registryLookupRoutes } from './routes.js';
 
 export interface RegistryLookupGatewayContext {
   /** The gateway's shared informers: one per resource and namespace (undefined = all namespaces). */
-  readonly manager: { informer(ref: ResourceRef, namespace?: string): Informer };
+  readonly informers: { informer(ref: ResourceRef, namespace?: string): Informer };
   /** The watch scope; empty = all namespaces. */
   readonly namespaces: readonly string[];
 }
@@ -30,8 +26,8 @@ export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app:
   return async (app, ctx) => {
     const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
     const source = new RegistryLookupCache(
-      scope.map((ns) => ctx.manager.informer(resources.registryServices, ns)),
-      scope.map((ns) => ctx.manager.informer(resources.registryEndpoints, ns)),
+      scope.map((ns) => ctx.informers.informer(resources.registryServices, ns)),
+      scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
       { reservedPrefixes },
     );
     await registryLookupRoutes(app, { source });

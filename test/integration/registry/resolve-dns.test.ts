@@ -1,14 +1,12 @@
 /**
- * Registry resolution end to end on a real kube-apiserver: the lookup API served over loopback HTTP from
- * its informer cache, the `resolve` CLI, one owner per name across namespaces, and the cluster DNS
+ * Registry resolution end to end on a real kube-apiserver: the lookup API served over loopback HTTP by the
+ * gateway (`GatewayServer`, as `endpoint-operator gateway` runs it), the `resolve` CLI, one owner per name across namespaces, and the cluster DNS
  * projection (headless Service + EndpointSlices) driven with kubectl as a user would.
  */
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RESERVED_PREFIXES } from '../../../src/api/common/kind.js';
-import { startRegistryLookup, type RunningRegistryLookup } from '../../../src/gateway/registry/cache.js';
-import { registryLookupRoutes } from '../../../src/gateway/registry/routes.js';
+import { GatewayServer } from '../../../src/gateway/server.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
@@ -58,8 +56,7 @@ describe('registry resolution and cluster DNS on a real apiserver', () => {
   let ns2: string;
   let op: TestOperator;
   let client: KubeClient;
-  let lookup: RunningRegistryLookup;
-  let app: FastifyInstance;
+  let gateway: GatewayServer;
   let base: string;
 
   beforeAll(async () => {
@@ -68,16 +65,13 @@ describe('registry resolution and cluster DNS on a real apiserver', () => {
     ns = await createTestNamespace('resolve');
     ns2 = await createTestNamespace('resolve-other');
     op = await runOperator(ns, { namespaces: [ns, ns2] });
-    lookup = startRegistryLookup({ client, reservedPrefixes: DEFAULT_RESERVED_PREFIXES });
-    await lookup.ready;
-    app = Fastify({ logger: false });
-    await registryLookupRoutes(app, { source: lookup.source });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
+    gateway = await GatewayServer.create({ client, namespaces: [], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
+    const { port } = await gateway.start();
+    base = `http://127.0.0.1:${port}`;
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close();
-    await lookup?.stop();
+    await gateway?.close();
     await op?.stop();
     client?.close();
   });

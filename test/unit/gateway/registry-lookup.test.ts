@@ -223,7 +223,7 @@ describe('registryLookupPlugin', () => {
       ['registryendpoints@team-b', staticInformer('e-b', [inNs(ep('b', { address: '10.0.0.2' }), 'team-b')])],
     ]);
     const requested: string[] = [];
-    const manager = {
+    const informers = {
       informer: ((ref: { plural: string }, namespace?: string) => {
         const key = `${ref.plural}@${namespace ?? '*'}`;
         requested.push(key);
@@ -233,7 +233,7 @@ describe('registryLookupPlugin', () => {
       }) as never,
     };
     const app = Fastify({ logger: false });
-    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { manager, namespaces: ['team-a', 'team-b'] }));
+    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { informers, namespaces: ['team-a', 'team-b'] }));
     await Promise.all([...sources.values()].map((s) => s.start()));
     await app.ready();
     try {
