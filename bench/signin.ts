@@ -40,8 +40,8 @@ async function serve(): Promise<void> {
   const bare = Fastify({ logger: false });
   // The same body /auth/pos/me returns, so the difference is the sign-in work, not the payload size.
   const profile = {
-    user: { id: 'bench', email: 'bench@example.com', displayName: 'Bench', role: 'cashier', shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' }, employeeCode: null },
-    shops: [{ id: 'shop-1', name: 'Shop 1', code: 'S-1' }],
+    shopUser: { id: 'bench', email: 'bench@example.com', displayName: 'Bench', role: 'cashier', shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' }, employeeCode: null },
+    availableShops: [{ id: 'shop-1', name: 'Shop 1', code: 'S-1' }],
   };
   bare.get('/bare', async () => profile);
   await bare.listen({ host: '127.0.0.1', port: 0 });
@@ -109,9 +109,9 @@ async function load(port: number, path: string, headers: Record<string, string>,
 /** Microseconds to verify an access token never seen before (no cache hit), over `n` distinct tokens. */
 async function coldVerifyMicros(n: number): Promise<number> {
   const tokens = new TokenService(await new MemorySigningKeyStore().load(), systemClock);
-  const minted = await Promise.all(Array.from({ length: n }, (_, i) => tokens.issueAccessToken({ kind: 'ShopUser', name: `u${i}` }, `s-${i}`)));
+  const minted = await Promise.all(Array.from({ length: n }, (_, i) => tokens.issueAccessToken({ kind: 'ShopUser', name: `u${i}` }, `s-${i}`, 'pos')));
   const t0 = performance.now();
-  for (const t of minted) if (!(await tokens.verifyAccessToken(t))) throw new Error('a fresh token failed verification');
+  for (const t of minted) if (!(await tokens.verifyAccessToken(t, 'pos'))) throw new Error('a fresh token failed verification');
   return ((performance.now() - t0) * 1000) / n;
 }
 

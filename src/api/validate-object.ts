@@ -1,7 +1,9 @@
 import { fieldErrors, type FieldError } from './common/field-error.js';
 import type { ValidationOptions } from './common/kind.js';
+import { malformedTextErrors } from './common/malformed-text.js';
 import { validateObjectMeta } from './common/object-meta.js';
 import { isRecord } from './common/text.js';
+import { unknownFieldFindings } from './common/unknown-fields.js';
 import { allKinds, findKind } from './kinds.js';
 
 /** The verdict on one manifest: `skipped` when it is not one of the operator's kinds. */
@@ -21,11 +23,21 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+export interface ObjectValidationOptions extends ValidationOptions {
+  /**
+   * Refuse fields the version does not have (kubeconform's -strict) instead of warning about them.
+   * Either way they are reported: the apiserver would drop them without a word.
+   */
+  readonly strict?: boolean;
+}
+
 /**
  * Validates one object offline exactly as the admission webhook and the reconciler would, plus
- * the metadata checks the apiserver itself makes. Never throws.
+ * what only an offline check can see: the metadata checks the apiserver itself makes, text that is
+ * not Unicode (the apiserver would replace it) and fields the version does not have (the apiserver
+ * would drop them). Never throws.
  */
-export function validateObject(obj: unknown, oldObj: unknown, options: ValidationOptions): ObjectVerdict {
+export function validateObject(obj: unknown, oldObj: unknown, options: ObjectValidationOptions): ObjectVerdict {
   if (!isRecord(obj)) {
     return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
   }
@@ -61,6 +73,8 @@ export function validateObject(obj: unknown, oldObj: unknown, options: Validatio
     // Validators promise never to throw; if one does, report it as a finding rather than crash a pipeline.
     result = { errors: [fieldErrors.internal('', `validator failed: ${(err as Error).message}`)], warnings: [] };
   }
-  const errors = [...validateObjectMeta(obj), ...result.errors];
-  return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings: result.warnings };
+  const unknown = unknownFieldFindings(found.def, found.version, obj);
+  const errors = [...validateObjectMeta(obj), ...malformedTextErrors(obj, found.version.spec), ...result.errors, ...(options.strict ? unknown : [])];
+  const warnings = [...result.warnings, ...(options.strict ? [] : unknown.map((e) => `${e.field}: ${e.detail}`))];
+  return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings };
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import yaml from 'js-yaml';
-import { DEFAULT_ARGON2_PARAMS, hashPassword, meetsMinimum, type Argon2Params } from '../signin/passwords.js';
+import { DEFAULT_ARGON2_PARAMS, hashPassword, meetsMinimum, PASSWORD_SECRET_LABEL, type Argon2Params } from '../signin/passwords.js';
 
 const HELP = `Usage: endpoint-operator hash-password [--secret NAME [--key KEY] [--namespace NS]] [--memory-kib N] [--time-cost N] [--parallelism N] < password
 
@@ -9,7 +9,8 @@ string, for the Secret a ShopUser or AdminUser names in spec.passwordSecretRef. 
 never echoed or written anywhere else.
 
 Flags:
-  --secret NAME     print a whole Secret manifest (stringData[KEY] = the hash) instead of the bare hash
+  --secret NAME     print a whole Secret manifest (stringData[KEY] = the hash, labelled
+                    pos.endpoint-operator.dev/password=true, which the sign-in API watches) instead of the bare hash
   --key KEY         data key in the Secret (default: password)
   --namespace NS    metadata.namespace of the Secret
   --memory-kib N    argon2id memory in KiB (default ${DEFAULT_ARGON2_PARAMS.memoryCost}, OWASP minimum)
@@ -122,7 +123,7 @@ export async function main(argv: string[]): Promise<number> {
   const manifest = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: secretName, ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}) },
+    metadata: { name: secretName, ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}), labels: { [PASSWORD_SECRET_LABEL]: 'true' } },
     type: 'Opaque',
     stringData: { [typeof values.key === 'string' ? values.key : 'password']: phc },
   };

@@ -7,6 +7,7 @@ import { Shutdown } from '../runtime/shutdown.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -36,6 +37,13 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'signin-namespace', type: 'string', env: 'EO_SIGNIN_NAMESPACE', placeholder: 'NS', help: 'namespace of the Shops and users the sign-in API serves (default: the operator namespace)' },
   { name: 'signin-port', type: 'number', env: 'EO_SIGNIN_PORT', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API' },
   { name: 'signin-host', type: 'string', env: 'EO_SIGNIN_HOST', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the sign-in API' },
+  {
+    name: 'signin-trusted-proxies',
+    type: 'string',
+    env: 'EO_SIGNIN_TRUSTED_PROXIES',
+    placeholder: 'HOPS|CIDRS',
+    help: 'proxies in front of the sign-in API whose X-Forwarded-For names the client (for the per-address limits): a hop count (1 = one ingress) or comma-separated proxy addresses/CIDRs; default none (the TCP peer is the client)',
+  },
 ];
 
 const HELP = `Usage: endpoint-operator run [flags]
@@ -113,9 +121,19 @@ export function runConfig(values: FlagValues): ProcessConfig {
     },
     ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
     ...(bool(values, 'signin')
-      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port') } }
+      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values) } }
       : {}),
   };
+}
+
+function trustedProxiesOf(values: FlagValues): { trustedProxies?: TrustedProxies } {
+  const text = str(values, 'signin-trusted-proxies');
+  if (text === undefined || text.trim() === '') return {};
+  try {
+    return { trustedProxies: parseTrustedProxies(text) };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,18 +1,28 @@
 import { parseArgs } from 'node:util';
-import { boundedJson, renderValue, type FieldError } from '../api/common/field-error.js';
-import { DEFAULT_RESERVED_PREFIXES, type ValidationOptions } from '../api/common/kind.js';
-import { validateObject, type ObjectVerdict } from '../api/validate-object.js';
+import { boundedJson, nonFiniteText, renderValue, type FieldError } from '../api/common/field-error.js';
+import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { codePointLength, truncateText } from '../api/common/text.js';
+import { checkManifestSet, type SetMember } from '../api/manifest-set.js';
+import { validateObject, type ObjectValidationOptions, type ObjectVerdict } from '../api/validate-object.js';
 import { ManifestReadError, expandPaths, parseManifests, readSource } from '../manifests/load.js';
 
-const HELP = `Usage: endpoint-operator validate -f PATH [-f PATH...] [-o text|json]
+const HELP = `Usage: endpoint-operator validate -f PATH [-f PATH...] [-o text|json] [--strict] [--no-set-checks]
 
 Validates manifests offline with the same rules as the admission webhook and the reconciler.
 PATH is a file, a directory (searched recursively for .yaml, .yml and .json) or - for stdin.
 Objects of other kinds are reported as skipped.
 
+The files are also checked as one manifest set (what a GitOps tool applies together): a
+trafficSplit key that no DeployedModel in the set deploys, a DeployedModel whose endpointRef
+names no PredictionEndpoint in the set, a RegistryEndpoint whose parent RegistryService is not in
+the set, two RegistryServices with one spec.name, two DeployedModels with one id on an endpoint.
+
 Flags:
   -f, --filename PATH       a file, directory or - (repeatable; bare arguments are taken as paths too)
   -o, --output FORMAT       text (default) or json
+      --strict              refuse (instead of warn about) fields a version does not have, which the
+                            apiserver would drop, and the findings of the manifest-set checks
+      --no-set-checks       the files are part of a set: skip the manifest-set checks
       --reserved-prefix P   an annotation prefix the operator ignores (repeatable; default:
                             ${DEFAULT_RESERVED_PREFIXES.join(', ')})
   -h, --help                show this help
@@ -38,7 +48,14 @@ const MAX_JSON_STRING = 1024;
 
 /** Keeps `value` usable in JSON output without echoing megabytes back. */
 function jsonValue(value: unknown): unknown {
-  if (typeof value === 'string' && value.length > MAX_JSON_STRING) return `${value.slice(0, MAX_JSON_STRING)}...(${value.length} chars)`;
+  // JSON has no .inf or .nan: show them as the YAML that holds them, not as null.
+  if (typeof value === 'number' && !Number.isFinite(value)) return nonFiniteText(value);
+  if (typeof value === 'string' && value.length > MAX_JSON_STRING) {
+    // Cut between code points; astral characters count two UTF-16 units, so halve the budget for them.
+    let shown = truncateText(value, MAX_JSON_STRING);
+    if (shown.length > MAX_JSON_STRING + 1) shown = truncateText(value, MAX_JSON_STRING / 2);
+    if (shown !== value) return `${shown} (${codePointLength(value)} characters)`;
+  }
   if (typeof value === 'object' && value !== null) {
     // Echo a small object as is; a large one (or a YAML alias bomb) as the start of its JSON text.
     const { text, truncated } = boundedJson(value, MAX_JSON_STRING);
@@ -57,8 +74,8 @@ function toEntry(file: string, index: number, v: ObjectVerdict): ValidateReportE
     name: v.name ?? null,
     valid: v.outcome !== 'invalid',
     skipped: v.outcome === 'skipped',
-    errors: v.errors.map((e) => ({ field: e.field, type: e.type, value: jsonValue(e.value), detail: e.detail })),
-    warnings: v.warnings,
+    errors: v.errors.map(toJsonError),
+    warnings: [...v.warnings],
   };
 }
 
@@ -72,8 +89,11 @@ const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': 
  * report line stays one line: a name holding "\nKind ns/other: ok" must not forge a line of the report.
  */
 export function printable(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
+
+/** A lone UTF-16 surrogate cannot be written as UTF-8: escape it rather than print U+FFFD. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function errorLine(e: FieldError): string {
   const field = e.field === '' ? '(document)' : printable(e.field);
@@ -95,6 +115,8 @@ interface Args {
   paths: string[];
   output: 'text' | 'json';
   reservedPrefixes: string[];
+  strict: boolean;
+  setChecks: boolean;
 }
 
 function parse(argv: string[]): Args | 'help' | string {
@@ -108,6 +130,8 @@ function parse(argv: string[]): Args | 'help' | string {
         filename: { type: 'string', short: 'f', multiple: true },
         output: { type: 'string', short: 'o', default: 'text' },
         'reserved-prefix': { type: 'string', multiple: true },
+        strict: { type: 'boolean', default: false },
+        'no-set-checks': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -119,7 +143,53 @@ function parse(argv: string[]): Args | 'help' | string {
   const paths = [...(values.filename ?? []), ...positionals];
   if (paths.length === 0) return 'no input: pass -f PATH (a file, a directory, or - for stdin)';
   if (values.output !== 'text' && values.output !== 'json') return `unsupported output format "${values.output}": use text or json`;
-  return { paths, output: values.output, reservedPrefixes: values['reserved-prefix'] ?? [...DEFAULT_RESERVED_PREFIXES] };
+  return {
+    paths,
+    output: values.output,
+    reservedPrefixes: values['reserved-prefix'] ?? [...DEFAULT_RESERVED_PREFIXES],
+    strict: values.strict === true,
+    setChecks: values['no-set-checks'] !== true,
+  };
+}
+
+/** A validated document: its report entry, the object (for the set checks) and its errors. */
+interface Checked {
+  entry: ValidateReportEntry;
+  object: unknown;
+  errors: FieldError[];
+}
+
+/** Adds the manifest-set findings to the entries they are about: errors under --strict, else warnings. */
+function applySetChecks(checked: Checked[], strict: boolean): void {
+  const byPlace = new Map(checked.map((c) => [`${c.entry.file}\n${c.entry.document}`, c]));
+  const members: SetMember[] = checked.filter((c) => !c.entry.skipped).map((c) => ({ file: c.entry.file, document: c.entry.document, object: c.object }));
+  for (const finding of checkManifestSet(members)) {
+    const c = byPlace.get(`${finding.subject.file}\n${finding.subject.document}`);
+    if (c === undefined) continue;
+    if (strict) {
+      c.errors.push(finding.error);
+      c.entry.errors.push(toJsonError(finding.error));
+      c.entry.valid = false;
+    } else {
+      c.entry.warnings.push(`${finding.error.field}: ${finding.error.detail}`);
+    }
+  }
+}
+
+function toJsonError(e: FieldError): ValidateReportEntry['errors'][number] {
+  return { field: e.field, type: e.type, value: jsonValue(e.value), detail: e.detail };
+}
+
+function textLines(c: Checked): string[] {
+  const { entry } = c;
+  const lines: string[] = [];
+  if (entry.skipped) lines.push(`${describe(entry)}: skipped (not an endpoint-operator kind)`);
+  else if (entry.valid) lines.push(`${describe(entry)}: ok`);
+  else lines.push(`${location(entry)}: ${describe(entry)}: invalid`);
+  for (const e of c.errors) lines.push(errorLine(e));
+  // A warning about a valid object still needs its place, for a pipeline log over many files.
+  for (const w of entry.warnings) lines.push(`  warning: ${entry.valid && !entry.skipped ? `${location(entry)}: ` : ''}${printable(w)}`);
+  return lines;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -132,8 +202,8 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`endpoint-operator validate: ${args}\n\n${HELP}`);
     return 2;
   }
-  const options: ValidationOptions = { reservedPrefixes: args.reservedPrefixes };
-  const entries: ValidateReportEntry[] = [];
+  const options: ObjectValidationOptions = { reservedPrefixes: args.reservedPrefixes, strict: args.strict };
+  const checked: Checked[] = [];
   const readErrors: string[] = [];
   let files: string[] = [];
   try {
@@ -142,7 +212,6 @@ export async function main(argv: string[]): Promise<number> {
     if (!(err instanceof ManifestReadError)) throw err;
     readErrors.push(err.message);
   }
-  const out: string[] = [];
   for (const file of files) {
     let docs;
     try {
@@ -154,19 +223,13 @@ export async function main(argv: string[]): Promise<number> {
     }
     for (const doc of docs) {
       const verdict = validateObject(doc.object, undefined, options);
-      const entry = toEntry(doc.file, doc.index, verdict);
-      entries.push(entry);
-      if (args.output === 'text') {
-        if (entry.skipped) out.push(`${describe(entry)}: skipped (not an endpoint-operator kind)`);
-        else if (entry.valid) out.push(`${describe(entry)}: ok`);
-        else out.push(`${location(entry)}: ${describe(entry)}: invalid`);
-        for (const e of verdict.errors) out.push(errorLine(e));
-        for (const w of entry.warnings) out.push(`  warning: ${printable(w)}`);
-      }
+      checked.push({ entry: toEntry(doc.file, doc.index, verdict), object: doc.object, errors: [...verdict.errors] });
     }
   }
+  if (args.setChecks) applySetChecks(checked, args.strict);
+  const entries = checked.map((c) => c.entry);
   if (args.output === 'json') process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-  else if (out.length > 0) process.stdout.write(`${out.join('\n')}\n`);
+  else if (checked.length > 0) process.stdout.write(`${checked.flatMap(textLines).join('\n')}\n`);
   for (const message of readErrors) console.error(`error: ${message}`);
   if (args.output === 'text') {
     const invalid = entries.filter((e) => !e.valid).length;

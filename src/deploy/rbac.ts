@@ -3,11 +3,13 @@
  * src/reconcilers, src/signin/kube): no wildcards, namespaced Roles wherever the object lives in
  * a known namespace.
  */
+import { SIGNIN_KEY_SECRET } from '../signin/kube/signing-key.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  resourceNames?: string[];
   verbs: string[];
 }
 
@@ -61,7 +63,13 @@ export function signinNamespaceRules(): PolicyRule[] {
     { apiGroups: [POS], resources: ['shops', 'shopusers', 'adminusers'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [POS], resources: ['shops/status', 'shopusers/status', 'adminusers/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [POS], resources: ['signinsessions'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    // Password Secrets are watched by label (pos.endpoint-operator.dev/password=true), which RBAC cannot
+    // express, so list/watch stay namespace-wide; writes are only the signing-key Secret's: created
+    // once (create cannot be limited by name) and updated by a key rotation.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [SIGNIN_KEY_SECRET], verbs: ['update'] },
+    // The per-account sign-in attempt budget shared by replicas (src/signin/kube/attempt-ledger.ts).
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
   ];
 }
 

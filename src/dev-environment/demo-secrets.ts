@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isRecord } from '../api/common/text.js';
-import { hashPassword } from '../signin/passwords.js';
+import { hashPassword, PASSWORD_SECRET_LABEL } from '../signin/passwords.js';
 import type { KubeObject } from '../runtime/kube-client.js';
 
 export interface DemoSecret {
@@ -40,7 +40,7 @@ export async function demoSecrets(objects: readonly unknown[], password: string)
       secret: {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: ref.name, namespace, labels: { 'app.kubernetes.io/managed-by': 'endpoint-operator-dev' } },
+        metadata: { name: ref.name, namespace, labels: { 'app.kubernetes.io/managed-by': 'endpoint-operator-dev', [PASSWORD_SECRET_LABEL]: 'true' } },
         type: 'Opaque',
         stringData: { [key]: hash },
       },

@@ -8,6 +8,7 @@ import type { ValidationOptions } from '../api/common/kind.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
+import type { TrustedProxies } from '../signin/trusted-proxies.js';
 import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
 import type { WebhookSettings } from '../webhook/settings.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
@@ -17,7 +18,7 @@ export interface ProcessConfig {
   /** Absent: no webhook server (for example when another replica set serves them). */
   readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
   /** Absent: no sign-in API. */
-  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number };
+  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies };
 }
 
 export interface RunningProcess {
@@ -45,6 +46,7 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
         namespace: config.signin.namespace,
         host: config.signin.host,
         port: config.signin.port,
+        ...(config.signin.trustedProxies === undefined ? {} : { trustedProxies: config.signin.trustedProxies }),
         logger: log.child({ component: 'signin' }),
         signal,
       });

@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import { isRecord, type KubeObject } from '../runtime/kube-object.js';
+import { withoutUnset } from '../api/common/unset.js';
 import { deployedModelSpecSchema } from '../api/prediction/v1/deployed-model-schema.js';
 import { predictionEndpointSpecSchema } from '../api/prediction/v1/endpoint-schema.js';
 import { registryServiceSpecSchema } from '../api/registry/v1/service.js';
@@ -20,7 +21,10 @@ export function specDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObject)
   return (obj) => {
     const known = memo.get(obj);
     if (known !== undefined) return known;
-    const raw = isRecord(obj.spec) ? obj.spec : {};
+    // `""` and `null` mean unset (the seed's defaults): dropped first, so a nested `acceleratorType: ""`
+    // does not make the whole `dedicatedResources` fail its schema and vanish from the view.
+    const spec = withoutUnset(schema, obj.spec);
+    const raw = isRecord(spec) ? spec : {};
     const view: Record<string, unknown> = {};
     for (const [key, field] of fields) {
       if (raw[key] === undefined) continue;

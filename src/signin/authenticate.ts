@@ -1,61 +1,81 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SignInContext } from './context.js';
-import { isActive, membershipOf, type Identity, type ShopEntry, type ShopUserEntry, type MembershipEntry } from './directory.js';
+import { isActive, membershipOf, type Identity, type MembershipEntry, type ShopEntry, type ShopUserEntry } from './directory.js';
 import { SignInProblem } from './problems.js';
-import type { VerifiedToken } from './tokens.js';
+import type { Admission, Reservation } from './throttle.js';
 
 const GENERIC_FAILURE = 'the email or the password is wrong, or the account cannot sign in';
+
+/** The email as every throttle and lookup keys it. */
+export function accountKeyOf(email: string): string {
+  return email.trim().toLowerCase();
+}
 
 /**
  * Checks credentials the same way whatever is wrong: unknown email, ambiguous email, missing Secret,
  * disabled account and wrong password all run one argon2id verification and end in the same 401, so
- * neither the answer nor its timing tells an attacker which accounts exist. Failures are counted per
- * account and per client address; past the limit the answer is 429 with Retry-After. `accept` picks
- * the kind of identity this endpoint serves; another kind fails exactly like a wrong password.
+ * neither the answer nor its timing tells an attacker which accounts exist. Every attempt is
+ * admitted by the throttles BEFORE the verification (see `admitAttempt`), and a success remembers
+ * the client as a trusted device of the account. `accept` picks the kind of identity this endpoint
+ * serves; another kind fails exactly like a wrong password.
  */
-export async function authenticate<T extends Identity>(ctx: SignInContext, email: string, password: string, clientIp: string, accept: (identity: Identity) => identity is T): Promise<T> {
-  const accountKey = email.trim().toLowerCase();
-  for (const decision of [ctx.accountThrottle.check(accountKey), ctx.ipThrottle.check(clientIp)]) {
-    if (!decision.allowed) throw new SignInProblem('tooManyAttempts', 'too many failed sign-ins; try again later', { retryAfterSeconds: decision.retryAfterSeconds });
+export async function authenticate<T extends Identity>(
+  ctx: SignInContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  credentials: { readonly email: string; readonly password: string },
+  accept: (identity: Identity) => identity is T,
+): Promise<T> {
+  const accountKey = accountKeyOf(credentials.email);
+  const attempt = await admitAttempt(ctx, request, accountKey);
+  let identity: Identity | undefined;
+  let ok = false;
+  try {
+    const lookup = ctx.directory.lookupEmail(accountKey);
+    identity = lookup.outcome === 'found' ? lookup.identity : undefined;
+    const hash = identity ? ctx.directory.passwordHash(identity.passwordSecretRef) : undefined;
+    ok = (await ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams())) && identity !== undefined && isActive(identity) && accept(identity);
+  } finally {
+    for (const r of attempt.reservations) r.settle(!ok);
   }
-  const lookup = ctx.directory.lookupEmail(accountKey);
-  const identity = lookup.outcome === 'found' ? lookup.identity : undefined;
-  const hash = identity ? ctx.directory.passwordHash(identity.passwordSecretRef) : undefined;
-  const ok = await ctx.passwords.verify(hash, password);
-  if (!ok || !identity || !isActive(identity) || !accept(identity)) {
-    ctx.accountThrottle.recordFailure(accountKey);
-    ctx.ipThrottle.recordFailure(clientIp);
-    throw new SignInProblem('invalidCredentials', GENERIC_FAILURE);
-  }
+  if (!ok || !identity || !accept(identity)) throw new SignInProblem('invalidCredentials', GENERIC_FAILURE);
+  ctx.throttles.sources.reset(attempt.sourceKey);
+  await ctx.throttles.devices.remember(reply, accountKey);
   return identity;
 }
 
-/** RFC 6750 §2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
-export function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
-  return m?.[1];
-}
-
 /**
- * The caller behind the access token, re-checked against the directory on every request so that a
- * disabled or deleted user loses access at once rather than when the token expires.
+ * OWASP's Authentication Cheat Sheet, in order: a client with a valid device token for the account
+ * is limited per device token only (a previously successful client keeps working whatever others
+ * do); any other client takes a place in the per-address limit, in the growing delays of this
+ * account from this address, and in the account's limit for unknown clients, which replicas share.
+ * Places are taken before the password is verified, so a burst gets no more attempts than a
+ * sequence; one refusal gives back the places already taken.
  */
-export async function requireAccess(ctx: SignInContext, request: FastifyRequest): Promise<{ token: VerifiedToken; identity: Identity }> {
-  const raw = bearerToken(request);
-  if (raw === undefined) throw new SignInProblem('invalidToken', 'an access token is required in the Authorization header (Bearer)');
-  const token = await ctx.tokens.verifyAccessToken(raw);
-  if (!token) throw new SignInProblem('invalidToken', 'the access token is invalid or expired');
-  const identity = ctx.directory.identity(token.subject);
-  if (!identity || !isActive(identity)) throw new SignInProblem('invalidToken', 'the account of this token no longer exists or is disabled');
-  return { token, identity };
-}
-
-export async function requireShopUser(ctx: SignInContext, request: FastifyRequest): Promise<{ token: VerifiedToken; user: ShopUserEntry }> {
-  const { token, identity } = await requireAccess(ctx, request);
-  if (identity.kind !== 'ShopUser') throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
-  return { token, user: identity };
+async function admitAttempt(ctx: SignInContext, request: FastifyRequest, accountKey: string): Promise<{ reservations: Reservation[]; sourceKey: string }> {
+  const sourceKey = `${accountKey}\n${request.ip}`;
+  const device = await ctx.throttles.devices.admit(request, accountKey);
+  if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey };
+  const taken: Reservation[] = [];
+  const refuse = (retryAfterSeconds: number): never => {
+    for (const r of taken) r.settle(false);
+    throw new SignInProblem('tooManyAttempts', 'too many failed sign-ins; try again later', { retryAfterSeconds });
+  };
+  for (const admission of [ctx.throttles.addresses.admit(request.ip), ctx.throttles.sources.admit(sourceKey)]) {
+    if (!admission.admitted) refuse(admission.retryAfterSeconds);
+    else taken.push(admission.reservation);
+  }
+  let account: Admission;
+  try {
+    account = await ctx.throttles.accounts.admit(accountKey);
+  } catch (err) {
+    for (const r of taken) r.settle(false);
+    request.log.error({ err }, 'the shared sign-in attempt budget could not be read or written');
+    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again');
+  }
+  if (!account.admitted) refuse(account.retryAfterSeconds);
+  else taken.push(account.reservation);
+  return { reservations: taken, sourceKey };
 }
 
 // Shop ids are Shop metadata.names: RFC 1123 subdomains.

@@ -1,4 +1,5 @@
 import type { AccountStatus, AdminRole, SecretKeySelector, ShopRole } from '../api/pos/v1/index.js';
+import type { Argon2Params } from './passwords.js';
 import type { Subject } from './tokens.js';
 
 /** A Shop as the sign-in API sees it: the id is the Shop's metadata.name. */
@@ -54,6 +55,8 @@ export interface IdentityDirectory {
   shop(id: string): ShopEntry | undefined;
   /** The PHC string in the referenced Secret key, if the Secret and key exist. */
   passwordHash(ref: SecretKeySelector): string | undefined;
+  /** The parameters of the costliest argon2id hash any identity uses (for the dummy verification of unknown emails). */
+  strongestPasswordParams(): Argon2Params | undefined;
   /** Every email held by more than one identity, with the holders (for status reporting). */
   duplicateEmails(): ReadonlyMap<string, readonly Subject[]>;
   /** Called after every change; returns the unsubscribe function. */

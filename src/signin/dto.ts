@@ -54,12 +54,6 @@ export const shopUserDetailDto = z
   .register(dtoRegistry, { id: 'ShopUserDetailDto' });
 export type ShopUserDetailDto = z.infer<typeof shopUserDetailDto>;
 
-export const shopMembershipDto = z.object({ shop: shopListItemDto, role: z.enum(SHOP_ROLES) }).register(dtoRegistry, { id: 'ShopMembershipDto' });
-
-export const shopUserSummaryDto = z
-  .object({ id: z.string(), email: z.string(), displayName: z.string() })
-  .register(dtoRegistry, { id: 'ShopUserSummaryDto' });
-
 export const adminUserDto = z
   .object({ id: z.string(), email: z.string(), name: z.string(), role: z.enum(ADMIN_ROLES) })
   .register(dtoRegistry, { id: 'AdminUserDto' });
@@ -77,13 +71,17 @@ export type TokenResponse = z.infer<typeof tokenResponse>;
 
 export const adminLoginResponse = z.object({ ...tokenFields, user: adminUserDto }).register(dtoRegistry, { id: 'AdminLoginResponse' });
 
-/** Back-office sign-in of a shop user: the shops where the user is owner or manager. */
+/**
+ * Back-office sign-in of a shop user (the seed's ShopUserLoginResponse): the profile on the first
+ * shop, in declaration order, where the user is owner or manager.
+ */
 export const shopUserLoginResponse = z
-  .object({ ...tokenFields, user: shopUserSummaryDto, shops: z.array(shopMembershipDto) })
+  .object({ ...tokenFields, shopUser: shopUserDetailDto })
+  .meta({ description: 'shopUser is the profile on the first shop the user runs (owner or manager role).' })
   .register(dtoRegistry, { id: 'ShopUserLoginResponse' });
 
 export const posAuthenticatedResponse = z
-  .object({ status: z.literal('authenticated'), ...tokenFields, user: shopUserDetailDto })
+  .object({ status: z.literal('authenticated'), ...tokenFields, shopUser: shopUserDetailDto })
   .register(dtoRegistry, { id: 'PosAuthenticatedResponse' });
 export type PosAuthenticatedResponse = z.infer<typeof posAuthenticatedResponse>;
 
@@ -100,11 +98,15 @@ export const posLoginResponse = z.discriminatedUnion('status', [posAuthenticated
 export type PosLoginResponse = z.infer<typeof posLoginResponse>;
 
 export const posProfileResponse = z
-  .object({ user: shopUserDetailDto, shops: z.array(shopListItemDto).meta({ description: 'shops the user may switch to.' }) })
+  .object({
+    shopUser: shopUserDetailDto,
+    availableShops: z.array(shopListItemDto).meta({ description: 'availableShops: every shop the user is attached to (the shops it may switch to).' }),
+  })
+  .meta({ description: 'The profile on the shop named by X-Shop-Id.' })
   .register(dtoRegistry, { id: 'PosProfileResponse' });
 
 export const switchShopResponse = z
-  .object({ shopId: z.string(), user: shopUserDetailDto })
+  .object({ shopUser: shopUserDetailDto })
   .meta({ description: 'The profile in the new shop; no token: the access token is shop-agnostic, send the new X-Shop-Id.' })
   .register(dtoRegistry, { id: 'SwitchShopResponse' });
 

@@ -1,5 +1,6 @@
 import { adminUserSpecSchema, shopSpecSchema, shopUserSpecSchema, type SecretKeySelector } from '../api/pos/v1/index.js';
 import type { AdminUserEntry, EmailLookup, Identity, IdentityDirectory, ShopEntry, ShopUserEntry } from './directory.js';
+import { hashCost, parsePhc, type Argon2Params } from './passwords.js';
 import type { Subject, SubjectKind } from './tokens.js';
 
 /** The parts of a Kubernetes object the index reads; anything else is ignored. */
@@ -21,6 +22,8 @@ export class IdentityIndex implements IdentityDirectory {
   private readonly byEmail = new Map<string, Set<string>>();
   private readonly secrets = new Map<string, Record<string, unknown>>();
   private readonly listeners = new Set<() => void>();
+  /** Cached answer of strongestPasswordParams; recomputed after a change. */
+  private strongest: Argon2Params | undefined | 'stale' = 'stale';
 
   upsertShop(obj: ObjectLike): void {
     const id = obj.metadata?.name;
@@ -115,6 +118,19 @@ export class IdentityIndex implements IdentityDirectory {
     return Buffer.from(value, 'base64').toString('utf8').trim();
   }
 
+  strongestPasswordParams(): Argon2Params | undefined {
+    if (this.strongest === 'stale') {
+      let best: Argon2Params | undefined;
+      for (const identity of this.identities.values()) {
+        const phc = this.passwordHash(identity.passwordSecretRef);
+        const p = phc === undefined ? undefined : parsePhc(phc);
+        if (p && (!best || hashCost(p) > hashCost(best))) best = p;
+      }
+      this.strongest = best;
+    }
+    return this.strongest;
+  }
+
   duplicateEmails(): ReadonlyMap<string, readonly Subject[]> {
     const out = new Map<string, Subject[]>();
     for (const [email, keys] of this.byEmail) {
@@ -150,6 +166,7 @@ export class IdentityIndex implements IdentityDirectory {
   }
 
   private changed(): void {
+    this.strongest = 'stale';
     for (const l of this.listeners) {
       try {
         l();

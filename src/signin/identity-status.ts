@@ -2,7 +2,7 @@ import { formatFieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
 import { adminUserKind, PosReasons, shopKind, shopUserKind, type SecretKeySelector } from '../api/pos/v1/index.js';
 import type { IdentityDirectory } from './directory.js';
-import { meetsMinimum, parsePhc } from './passwords.js';
+import { meetsMinimum, parsePhc, PASSWORD_SECRET_LABEL } from './passwords.js';
 import type { SubjectKind } from './tokens.js';
 
 /** The Ready condition a POS object should carry, as computed from the directory. */
@@ -33,7 +33,7 @@ function invalid(kind: KindDefinition, obj: unknown): ReadyVerdict | undefined {
 function passwordVerdict(directory: IdentityDirectory, ref: SecretKeySelector): ReadyVerdict | undefined {
   const phc = directory.passwordHash(ref);
   if (phc === undefined) {
-    return { status: 'False', reason: IdentityReasons.SecretNotFound, message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} with key ${JSON.stringify(ref.key)} not found; create it with \`endpoint-operator hash-password --secret ${ref.name} --key ${ref.key}\`` };
+    return { status: 'False', reason: IdentityReasons.SecretNotFound, message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} with key ${JSON.stringify(ref.key)} not found (the sign-in API reads only Secrets labelled ${PASSWORD_SECRET_LABEL}=true); create it with \`endpoint-operator hash-password --secret ${ref.name} --key ${ref.key}\`` };
   }
   const params = parsePhc(phc);
   if (!params || !meetsMinimum(params)) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dtoRegistry } from './dto.js';
-import { ProblemTypes } from './problems.js';
-import { jsonSchemaOf, type RouteSpec } from './route-kit.js';
+import { hasBearerChallenge, ProblemTypes } from './problems.js';
+import { jsonSchemaOf, type Route } from './route-kit.js';
 
 const COMPONENTS = '#/components/schemas/';
 
@@ -24,10 +24,10 @@ function schemaRef(schema: z.ZodType): Record<string, unknown> {
 }
 
 /** The OpenAPI 3.0 document of the API, generated from the same route table fastify serves. */
-export function openApiDocument(routes: readonly RouteSpec[], version = '0.1.0'): Record<string, unknown> {
+export function openApiDocument(routes: readonly Route[], version = '0.1.0'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const problem = { $ref: `${COMPONENTS}Problem` };
-  for (const r of routes) {
+  for (const { info: r } of routes) {
     const responses: Record<string, unknown> = r.response
       ? { '200': { description: 'OK', content: { 'application/json': { schema: schemaRef(r.response) } } } }
       : { '204': { description: 'No Content' } };
@@ -39,7 +39,7 @@ export function openApiDocument(routes: readonly RouteSpec[], version = '0.1.0')
         description: previous ? `${previous}; ${t.title} (${t.type})` : `${t.title} (${t.type})`,
         content: { 'application/problem+json': { schema: problem } },
         ...(t.status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
-        ...(kind === 'invalidToken' ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 Bearer challenge' } } } : {}),
+        ...(hasBearerChallenge(kind) ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 Bearer challenge' } } } : {}),
       };
     }
     const parameters = r.shopHeader ? [{ name: 'X-Shop-Id', in: 'header', required: true, description: 'id of the shop the till works in', schema: { type: 'string', maxLength: 253 } }] : [];

@@ -11,6 +11,12 @@ export interface Argon2Params {
   readonly parallelism: number;
 }
 
+/**
+ * The label a password Secret must carry: the sign-in API watches only Secrets with it, so the
+ * operator does not cache every Secret of the namespace (`hash-password --secret` sets it).
+ */
+export const PASSWORD_SECRET_LABEL = 'pos.endpoint-operator.dev/password';
+
 export const OWASP_MINIMUM: Argon2Params = { memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 export const DEFAULT_ARGON2_PARAMS: Argon2Params = OWASP_MINIMUM;
 
@@ -53,23 +59,34 @@ export function meetsMinimum(p: Argon2Params, min: Argon2Params = OWASP_MINIMUM)
   return floor.some(([m, t]) => p.memoryCost >= m && p.timeCost >= t);
 }
 
+/** Roughly what a verification costs: argon2 fills `memoryCost` KiB `timeCost` times. */
+export function hashCost(p: Argon2Params): number {
+  return p.memoryCost * p.timeCost;
+}
+
 /**
  * Verifies passwords so that an unknown email, an unusable hash and a wrong password cost the same:
- * each runs one argon2id verification (against a dummy hash made at start-up with the same
- * parameters when there is nothing real to compare with), so timing does not reveal which accounts exist.
+ * each runs one argon2id verification, against a dummy hash when there is nothing real to compare
+ * with. The dummy has the parameters of the costliest real hash (`strongest`, from the directory;
+ * never below those given at start-up), so an unknown email is not answered faster than a user
+ * whose hash is stronger than the default. Dummies are made once per parameter set.
  */
 export class PasswordVerifier {
-  private constructor(private readonly dummyHash: string, private readonly minimum: Argon2Params) {}
+  private readonly dummies = new Map<string, Promise<string>>();
+
+  private constructor(private readonly base: Argon2Params, private readonly minimum: Argon2Params) {}
 
   static async create(params: Argon2Params = DEFAULT_ARGON2_PARAMS, minimum: Argon2Params = OWASP_MINIMUM): Promise<PasswordVerifier> {
-    return new PasswordVerifier(await hashPassword(`dummy-${Math.random()}`, params), minimum);
+    const verifier = new PasswordVerifier(params, minimum);
+    await verifier.dummyFor(undefined);
+    return verifier;
   }
 
-  /** True only when `phc` is a strong-enough argon2id hash of `password`. */
-  async verify(phc: string | undefined, password: string): Promise<boolean> {
+  /** True only when `phc` is a strong-enough argon2id hash of `password`; `strongest`: the costliest real hash's parameters. */
+  async verify(phc: string | undefined, password: string, strongest?: Argon2Params): Promise<boolean> {
     const params = phc === undefined ? undefined : parsePhc(phc);
     if (phc === undefined || params === undefined || !meetsMinimum(params, this.minimum)) {
-      await this.burn(password);
+      await this.burn(password, strongest);
       return false;
     }
     try {
@@ -79,9 +96,26 @@ export class PasswordVerifier {
     }
   }
 
-  private async burn(password: string): Promise<void> {
+  /** The parameters a dummy verification uses: the strongest real hash's, if costlier than the base. */
+  dummyParams(strongest: Argon2Params | undefined): Argon2Params {
+    return strongest && hashCost(strongest) > hashCost(this.base) ? strongest : this.base;
+  }
+
+  private dummyFor(strongest: Argon2Params | undefined): Promise<string> {
+    const p = this.dummyParams(strongest);
+    const key = `${p.memoryCost},${p.timeCost},${p.parallelism}`;
+    let dummy = this.dummies.get(key);
+    if (!dummy) {
+      dummy = hashPassword(`dummy-${Math.random()}`, p);
+      this.dummies.set(key, dummy);
+      dummy.catch(() => this.dummies.delete(key));
+    }
+    return dummy;
+  }
+
+  private async burn(password: string, strongest: Argon2Params | undefined): Promise<void> {
     try {
-      await argon2.verify(this.dummyHash, password);
+      await argon2.verify(await this.dummyFor(strongest), password);
     } catch {
       // the dummy hash is our own; a failure here changes nothing about the answer
     }

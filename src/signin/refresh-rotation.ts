@@ -1,7 +1,7 @@
 import { MAX_PREVIOUS_TOKEN_HASHES } from '../api/pos/v1/index.js';
 import type { Clock } from './clock.js';
 import type { RevokedReason, SessionRecord, SessionStore } from './sessions.js';
-import { hashesEqual, newRefreshToken, newSessionId, parseRefreshToken, tokenHash, type Subject } from './tokens.js';
+import { hashesEqual, newRefreshToken, newSessionId, parseRefreshToken, tokenHash, type Audience, type Subject } from './tokens.js';
 
 export type RotationResult =
   | { readonly outcome: 'rotated'; readonly session: SessionRecord; readonly refreshToken: string }
@@ -23,21 +23,30 @@ export class RefreshTokens {
     private readonly store: SessionStore,
     private readonly clock: Clock,
     private readonly ttlSeconds: number,
+    /** Active families per subject; starting one more revokes the oldest (default 10). */
+    private readonly maxFamilies = 10,
   ) {}
 
-  /** Starts a family; returns its first refresh token. */
-  async start(subject: Subject): Promise<{ session: SessionRecord; refreshToken: string }> {
+  /**
+   * Starts a family; returns its first refresh token. A subject keeps at most `maxFamilies` active
+   * families (its tills and browsers): the oldest beyond that are revoked, so logins that never log
+   * out cannot pile up SignInSessions, and a forgotten device loses access first.
+   */
+  async start(subject: Subject, audience: Audience): Promise<{ session: SessionRecord; refreshToken: string }> {
     const id = newSessionId();
     const refreshToken = newRefreshToken(id);
     const session = await this.store.create({
       id,
       purpose: 'refresh',
       subject,
+      audience,
       tokenHash: tokenHash(refreshToken),
       previousTokenHashes: [],
       expiresAt: this.clock.now() + this.ttlSeconds * 1000,
       revoked: false,
     });
+    const others = this.store.activeFamilies(subject, this.clock.now()).filter((r) => r.id !== id);
+    for (const old of others.slice(0, Math.max(0, others.length - (this.maxFamilies - 1)))) await this.revoke(old.id, 'SessionLimit');
     return { session, refreshToken };
   }
 
@@ -83,7 +92,7 @@ export class RefreshTokens {
       const session = await this.store.get(id);
       if (!session) return undefined;
       if (session.revoked) return session;
-      const next = await this.store.compareAndSwap(session, { ...session, revoked: true, revokedReason: reason });
+      const next = await this.store.compareAndSwap(session, { ...session, revoked: true, revokedReason: reason, revokedAt: this.clock.now() });
       if (next === 'gone') return undefined;
       if (next !== 'conflict') return next;
     }

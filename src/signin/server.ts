@@ -1,13 +1,15 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { Duplex } from 'node:stream';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { openApiDocument } from './openapi.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
-import { SignInProblem, sendProblem } from './problems.js';
+import { problemBody, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
-import { registerRoute, type RouteSpec } from './route-kit.js';
+import { bearerAuthPlugin } from './bearer-auth.js';
+import type { Route } from './route-kit.js';
 import { adminRoutes } from './routes/admin.js';
 import { posRoutes } from './routes/pos.js';
 import { shopRoutes } from './routes/shop.js';
@@ -15,7 +17,10 @@ import { tokenRoutes } from './routes/tokens.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 import type { SessionStore } from './sessions.js';
 import type { SigningKeyStore } from './signing-key.js';
-import { FailureThrottle } from './throttle.js';
+import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedger } from './account-budget.js';
+import { DeviceTrust } from './device-trust.js';
+import { FailureWindow, GrowingDelay } from './throttle.js';
+import { fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
 
 export interface SignInServerOptions {
@@ -28,14 +33,25 @@ export interface SignInServerOptions {
   readonly tokens?: Partial<TokenSettings>;
   /** Parameters of the dummy hash that unknown emails are verified against; match your real hashes. */
   readonly argon2?: Argon2Params;
-  /** Failed logins allowed per hour per account (default 100) and per client address (default 1000). */
+  /**
+   * Password guessing (OWASP): sign-in attempts per hour per account from clients without a device
+   * token, shared by replicas through `attemptLedger` (default 100); failures per hour per client
+   * address across accounts (default 1000); free failures per account and address before delays
+   * start doubling (default 5); failures per hour per device token (default 10).
+   */
   readonly accountFailuresPerHour?: number;
   readonly ipFailuresPerHour?: number;
+  readonly sourceFreeFailures?: number;
+  readonly deviceFailuresPerHour?: number;
+  /** Where the per-account budget lives: a Kubernetes Lease per account on a cluster; default this process. */
+  readonly attemptLedger?: AttemptLedger;
   readonly bodyLimitBytes?: number; // default 16 KiB
+  /** Active refresh families per user; one more login revokes the oldest (default 10). */
+  readonly maxSessionsPerUser?: number;
   /** A pino logger, or false for none; default: pino at `info` with redaction. */
   readonly logger?: Logger | false;
-  /** Trust X-Forwarded-For (behind an ingress) so throttling sees the real client address. */
-  readonly trustProxy?: boolean;
+  /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
+  readonly trustedProxies?: TrustedProxies;
 }
 
 /** Never logged, whatever a future log line includes (pino redaction paths). */
@@ -56,19 +72,51 @@ export const REDACTED_PATHS = [
 
 const HOUR_MS = 3_600_000;
 
-export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: RouteSpec[] }> {
+/**
+ * On every answer: nothing is sniffed or framed (the API serves JSON only), and nothing is cached
+ * unless the route says so (tokens and profiles must not sit in a shared or browser cache).
+ */
+function setSecurityHeaders(reply: FastifyReply): void {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+  if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+}
+
+/**
+ * Node answers headers over its limit (16 KiB) itself, before fastify sees a request: answer that
+ * in the API's problem+json form too.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, kind, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
+  const body = JSON.stringify(problemBody(kind, detail));
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
   const clock = options.clock ?? systemClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
-  const key = await options.signingKeys.load();
-  const tokens = new TokenService(key, clock, settings);
+  const tokens = new TokenService(await options.signingKeys.load(), clock, settings);
+  const offKeys = options.signingKeys.onChange((keys) => tokens.setKeys(keys));
   const context: SignInContext = {
     directory: options.directory,
     sessions: options.sessions,
-    refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds),
+    refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds, options.maxSessionsPerUser),
     tokens,
     passwords: await PasswordVerifier.create(options.argon2 ?? DEFAULT_ARGON2_PARAMS),
-    accountThrottle: new FailureThrottle(options.accountFailuresPerHour ?? 100, HOUR_MS, clock),
-    ipThrottle: new FailureThrottle(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
+    throttles: {
+      devices: new DeviceTrust(tokens, clock, { ...(options.deviceFailuresPerHour === undefined ? {} : { failuresPerHour: options.deviceFailuresPerHour }) }),
+      accounts: new AccountBudget(options.attemptLedger ?? new MemoryAttemptLedger(clock), options.accountFailuresPerHour ?? 100, ATTEMPT_WINDOW_MS, clock),
+      sources: new GrowingDelay(clock, { ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }) }),
+      addresses: new FailureWindow(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
+    },
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };
@@ -82,7 +130,8 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: fastifyTrustProxy(options.trustedProxies),
+    clientErrorHandler,
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler((error, request, reply) => {
@@ -97,12 +146,30 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  app.setNotFoundHandler((request, reply) => sendProblem(reply, new SignInProblem('notFound', `${request.method} ${request.url.split('?')[0] ?? ''} is not a route of this API`)));
+  app.addHook('onClose', async () => offKeys());
+  app.addHook('onSend', async (_request, reply) => {
+    setSecurityHeaders(reply);
+  });
 
   const routes = [...adminRoutes(context), ...shopRoutes(context), ...posRoutes(context), ...tokenRoutes(context), ...wellKnownRoutes(context)];
-  for (const r of routes) registerRoute(app, r);
+  for (const r of routes) if (!r.info.bearer) r.register(app);
+  // Protected routes live in the bearer-auth plugin's scope: its onRequest hook authenticates before the body is read.
+  await app.register(async (scope) => {
+    // Every protected route is the point of sale's: back-office and admin tokens have another `aud`.
+    await bearerAuthPlugin(context, 'pos')(scope);
+    for (const r of routes) if (r.info.bearer) r.register(scope);
+  });
   const document = openApiDocument(routes);
   app.get('/openapi.json', async () => document);
+  const methodsByUrl = new Map<string, string[]>([['/openapi.json', ['GET', 'HEAD']]]);
+  for (const r of routes) methodsByUrl.set(r.info.url, [...(methodsByUrl.get(r.info.url) ?? []), r.info.method, ...(r.info.method === 'GET' ? ['HEAD'] : [])]);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = methodsByUrl.get(path);
+    // RFC 9110 §15.5.6: a known resource with another method is 405 with the methods it allows.
+    if (allowed) return sendProblem(reply.header('Allow', allowed.join(', ')), new SignInProblem('methodNotAllowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`));
+    return sendProblem(reply, new SignInProblem('notFound', `${request.method} ${path} is not a route of this API`));
+  });
   return { app, context, routes };
 }
 

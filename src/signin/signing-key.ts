@@ -7,10 +7,26 @@ export interface SigningKey {
   readonly publicJwk: JWK;
 }
 
-/** Where the key lives: a Secret shared by every replica, or memory in tests. */
+/**
+ * The keys in use: `current` signs; during a rotation the key it replaced stays in `previous` (public
+ * part only) so tokens it signed still verify and the JWKS publishes both.
+ */
+export interface SigningKeys {
+  readonly current: SigningKey;
+  readonly previous: readonly JWK[];
+}
+
+/** Where the keys live: a Secret shared by every replica, or memory in tests. */
 export interface SigningKeyStore {
-  /** The shared key, created once on first use; every caller (and every replica) gets the same one. */
-  load(): Promise<SigningKey>;
+  /** The shared keys, created once on first use; every caller (and every replica) gets the same ones. */
+  load(): Promise<SigningKeys>;
+  /** Calls `listener` with the new keys after a rotation (made on any replica); returns the unsubscribe function. */
+  onChange(listener: (keys: SigningKeys) => void): () => void;
+}
+
+/** The public JWK of a key (what the JWKS serves). */
+export function publicJwkOf(privateJwk: JWK): JWK {
+  return { kty: 'OKP', crv: 'Ed25519', x: privateJwk.x, ...(privateJwk.kid === undefined ? {} : { kid: privateJwk.kid }), alg: JWS_ALGORITHM, use: 'sig' };
 }
 
 export const JWS_ALGORITHM = 'EdDSA';
@@ -32,9 +48,25 @@ export async function signingKeyFromJwk(privateJwk: JWK): Promise<SigningKey> {
 }
 
 export class MemorySigningKeyStore implements SigningKeyStore {
-  private key: Promise<SigningKey> | undefined;
-  load(): Promise<SigningKey> {
-    this.key ??= generatePrivateJwk().then(signingKeyFromJwk);
-    return this.key;
+  private keys: Promise<SigningKeys> | undefined;
+  private readonly listeners = new Set<(keys: SigningKeys) => void>();
+
+  load(): Promise<SigningKeys> {
+    this.keys ??= generatePrivateJwk().then(signingKeyFromJwk).then((current) => ({ current, previous: [] }));
+    return this.keys;
+  }
+
+  onChange(listener: (keys: SigningKeys) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A new current key; the old one stays as the previous key. */
+  async rotate(): Promise<SigningKeys> {
+    const old = await this.load();
+    const next = { current: await signingKeyFromJwk(await generatePrivateJwk()), previous: [old.current.publicJwk] };
+    this.keys = Promise.resolve(next);
+    for (const l of this.listeners) l(next);
+    return next;
   }
 }

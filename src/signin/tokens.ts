@@ -1,7 +1,7 @@
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT, createLocalJWKSet, type JSONWebKeySet } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT, createLocalJWKSet, type JSONWebKeySet, type JWK } from 'jose';
 import type { Clock } from './clock.js';
-import { JWS_ALGORITHM, type SigningKey } from './signing-key.js';
+import { JWS_ALGORITHM, type SigningKey, type SigningKeys } from './signing-key.js';
 
 export type SubjectKind = 'ShopUser' | 'AdminUser';
 export interface Subject {
@@ -17,11 +17,25 @@ export interface Subject {
 export const TokenTypes = {
   access: 'at+jwt', // RFC 9068
   shopSelection: 'pos-shop-selection+jwt',
+  /** OWASP's device cookie: proof that this client signed in to the account before. */
+  device: 'signin-device+jwt',
 } as const;
+
+/** A verified device token: which account it was issued for (a hash of the email) and its id. */
+export interface DeviceToken {
+  readonly accountHash: string;
+  readonly deviceId: string;
+}
+
+/**
+ * Each kind of access token has its own `aud` (RFC 9068 §3), so a resource server that checks `aud`
+ * cannot take a back-office or admin token for a till's, or the other way round.
+ */
+export const AUDIENCES = ['pos', 'back-office', 'admin'] as const;
+export type Audience = (typeof AUDIENCES)[number];
 
 export interface TokenSettings {
   readonly issuer: string;
-  readonly audience: string;
   readonly accessTokenTtlSeconds: number;
   readonly sessionTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
@@ -29,7 +43,6 @@ export interface TokenSettings {
 
 export const DEFAULT_TOKEN_SETTINGS: TokenSettings = {
   issuer: 'endpoint-operator-signin',
-  audience: 'pos',
   accessTokenTtlSeconds: 15 * 60,
   sessionTokenTtlSeconds: 5 * 60,
   refreshTokenTtlSeconds: 30 * 24 * 3600,
@@ -37,18 +50,23 @@ export const DEFAULT_TOKEN_SETTINGS: TokenSettings = {
 
 export interface VerifiedToken {
   readonly subject: Subject;
+  readonly audience: Audience;
   /** The SignInSession behind it: the refresh family of an access token, the selection of a sessionToken. */
   readonly sessionId: string;
   readonly expiresAtMs: number;
 }
 
 const CLAIM_KIND = 'knd';
+/** Device tokens are for this server only: no resource server that checks `aud` accepts one. */
+const DEVICE_AUDIENCE = 'endpoint-operator-signin-device';
 
 /** How many verified access tokens are remembered (one per active till, typically). */
 const VERIFIED_CACHE_SIZE = 10_000;
 
 export class TokenService {
-  private readonly jwks: ReturnType<typeof createLocalJWKSet>;
+  private jwks: ReturnType<typeof createLocalJWKSet>;
+  private key: SigningKey;
+  private previous: readonly JWK[];
   /**
    * Access tokens already verified, until they expire. An Ed25519 verification costs 0.2-0.5 ms here,
    * more than the rest of a /auth/pos/me request, and a till presents the same token for its whole
@@ -58,32 +76,43 @@ export class TokenService {
   private readonly verified = new Map<string, { token: VerifiedToken; expiresAtMs: number }>();
 
   constructor(
-    private readonly key: SigningKey,
+    keys: SigningKeys,
     private readonly clock: Clock,
     readonly settings: TokenSettings = DEFAULT_TOKEN_SETTINGS,
   ) {
+    this.key = keys.current;
+    this.previous = keys.previous;
     this.jwks = createLocalJWKSet(this.publicJwks());
   }
 
-  publicJwks(): JSONWebKeySet {
-    return { keys: [this.key.publicJwk] };
+  /** After a rotation: sign with the new key, verify with both. Cached verifications stay valid (the old key still is). */
+  setKeys(keys: SigningKeys): void {
+    this.key = keys.current;
+    this.previous = keys.previous;
+    this.jwks = createLocalJWKSet(this.publicJwks());
   }
 
-  issueAccessToken(subject: Subject, sessionId: string): Promise<string> {
-    return this.sign(TokenTypes.access, subject, sessionId, this.settings.accessTokenTtlSeconds);
+  /** The current key first, then the one it replaced during a rotation. */
+  publicJwks(): JSONWebKeySet {
+    return { keys: [this.key.publicJwk, ...this.previous.filter((k) => k.kid !== this.key.kid)] };
+  }
+
+  issueAccessToken(subject: Subject, sessionId: string, audience: Audience): Promise<string> {
+    return this.sign(TokenTypes.access, subject, sessionId, audience, this.settings.accessTokenTtlSeconds);
   }
 
   issueSessionToken(subject: Subject, selectionId: string): Promise<string> {
-    return this.sign(TokenTypes.shopSelection, subject, selectionId, this.settings.sessionTokenTtlSeconds);
+    return this.sign(TokenTypes.shopSelection, subject, selectionId, 'pos', this.settings.sessionTokenTtlSeconds);
   }
 
-  async verifyAccessToken(token: string): Promise<VerifiedToken | undefined> {
+  /** Undefined unless `token` is a valid, unexpired access token for `audience`. */
+  async verifyAccessToken(token: string, audience: Audience): Promise<VerifiedToken | undefined> {
     const cached = this.verified.get(token);
     if (cached !== undefined) {
-      if (cached.expiresAtMs > this.clock.now()) return cached.token;
+      if (cached.expiresAtMs > this.clock.now()) return cached.token.audience === audience ? cached.token : undefined;
       this.verified.delete(token);
     }
-    const verified = await this.verify(token, TokenTypes.access);
+    const verified = await this.verify(token, TokenTypes.access, audience);
     if (verified !== undefined) {
       if (this.verified.size >= VERIFIED_CACHE_SIZE) {
         const oldest = this.verified.keys().next();
@@ -95,15 +124,46 @@ export class TokenService {
   }
 
   verifySessionToken(token: string): Promise<VerifiedToken | undefined> {
-    return this.verify(token, TokenTypes.shopSelection);
+    return this.verify(token, TokenTypes.shopSelection, 'pos');
   }
 
-  private async sign(typ: string, subject: Subject, sid: string, ttl: number): Promise<string> {
+  /** A device token for the account, valid `ttlSeconds`; signed by the shared key, so every replica accepts it. */
+  issueDeviceToken(accountHash: string, ttlSeconds: number): Promise<string> {
+    const now = Math.floor(this.clock.now() / 1000);
+    return new SignJWT({})
+      .setProtectedHeader({ alg: JWS_ALGORITHM, typ: TokenTypes.device, kid: this.key.kid })
+      .setIssuer(this.settings.issuer)
+      .setAudience(DEVICE_AUDIENCE)
+      .setSubject(accountHash)
+      .setJti(randomBytes(16).toString('base64url'))
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(this.key.privateKey);
+  }
+
+  async verifyDeviceToken(token: string): Promise<DeviceToken | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.jwks, {
+        algorithms: [JWS_ALGORITHM],
+        typ: TokenTypes.device,
+        issuer: this.settings.issuer,
+        audience: DEVICE_AUDIENCE,
+        currentDate: new Date(this.clock.now()),
+        requiredClaims: ['sub', 'exp', 'jti'],
+      });
+      return payload.sub === undefined || payload.jti === undefined ? undefined : { accountHash: payload.sub, deviceId: payload.jti };
+    } catch (e) {
+      if (e instanceof joseErrors.JOSEError) return undefined;
+      throw e;
+    }
+  }
+
+  private async sign(typ: string, subject: Subject, sid: string, audience: Audience, ttl: number): Promise<string> {
     const now = Math.floor(this.clock.now() / 1000);
     return new SignJWT({ [CLAIM_KIND]: subject.kind, sid })
       .setProtectedHeader({ alg: JWS_ALGORITHM, typ, kid: this.key.kid })
       .setIssuer(this.settings.issuer)
-      .setAudience(this.settings.audience)
+      .setAudience(audience)
       .setSubject(subject.name)
       .setJti(randomBytes(16).toString('base64url'))
       .setIssuedAt(now)
@@ -112,20 +172,20 @@ export class TokenService {
   }
 
   /** Undefined for anything but a valid, unexpired token of exactly this `typ`. */
-  private async verify(token: string, typ: string): Promise<VerifiedToken | undefined> {
+  private async verify(token: string, typ: string, audience: Audience): Promise<VerifiedToken | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.jwks, {
         algorithms: [JWS_ALGORITHM],
         typ,
         issuer: this.settings.issuer,
-        audience: this.settings.audience,
+        audience,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'iat', 'jti'],
       });
       const kind = payload[CLAIM_KIND];
       const sid = payload.sid;
       if ((kind !== 'ShopUser' && kind !== 'AdminUser') || typeof sid !== 'string' || payload.sub === undefined || payload.exp === undefined) return undefined;
-      return { subject: { kind, name: payload.sub }, sessionId: sid, expiresAtMs: payload.exp * 1000 };
+      return { subject: { kind, name: payload.sub }, audience, sessionId: sid, expiresAtMs: payload.exp * 1000 };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;

@@ -2,6 +2,7 @@ import { fieldErrors, formatFieldError, type FieldError } from '../api/common/fi
 import type { KindDefinition, KindVersion, ValidationOptions } from '../api/common/kind.js';
 import { isRecord } from '../api/common/text.js';
 import { causeMessage, type AdmissionRequest, type AdmissionResponse, type StatusCause } from './admission-review.js';
+import { unknownFieldWarnings } from './admission-unknown-fields.js';
 
 const MAX_CAUSES = 100;
 
@@ -94,6 +95,12 @@ export function reviewAdmission(request: AdmissionRequest, ctx: AdmissionContext
   } catch (err) {
     errors = [fieldErrors.internal('', `validator failed: ${err instanceof Error ? err.message : String(err)}`)];
     warnings = [];
+  }
+  // Fields the version does not have were pruned before this review; the applied manifest still shows them.
+  try {
+    warnings = [...warnings, ...unknownFieldWarnings(request, ctx.kinds)];
+  } catch {
+    // A warning is advice: failing to compute one must not change the decision.
   }
   return errors.length === 0 ? allow(warnings) : deny(request, base, served.def, errors, warnings);
 }

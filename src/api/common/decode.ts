@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { fieldErrors, type FieldError } from './field-error.js';
 import { formatPath } from './field-path.js';
+import { isRecordAt } from './schema-walk.js';
 
 /**
  * Parses `input` with a zod schema and turns every zod issue into a Kubernetes-style
@@ -30,6 +31,9 @@ function issueToFieldError(schema: z.ZodType, input: unknown, issue: Issue, root
   switch (issue.code) {
     case 'invalid_type':
       if (value === undefined) return fieldErrors.required(field, issue.message === 'Required' || issue.message.startsWith('Invalid input') ? `${field || 'value'} is required` : issue.message);
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        return fieldErrors.typeInvalid(field, value, 'must be a finite number: JSON has no .inf or .nan, so kubectl cannot send this manifest');
+      }
       return fieldErrors.typeInvalid(field, value, `must be of type ${issue.expected}`);
     case 'too_big':
       if (issue.origin === 'string') return fieldErrors.tooLong(field, value, Number(issue.maximum));
@@ -52,47 +56,4 @@ export function valueAt(input: unknown, segments: readonly PropertyKey[]): unkno
     current = (current as Record<PropertyKey, unknown>)[segment];
   }
   return current;
-}
-
-interface SchemaDef {
-  type: string;
-  shape?: Record<string, z.ZodType>;
-  element?: z.ZodType;
-  valueType?: z.ZodType;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  options?: z.ZodType[];
-  getter?: () => z.ZodType;
-}
-
-function defOf(schema: z.ZodType): SchemaDef {
-  return (schema as unknown as { _zod: { def: SchemaDef } })._zod.def;
-}
-
-function unwrap(schema: z.ZodType): z.ZodType {
-  let s = schema;
-  for (let i = 0; i < 32; i++) {
-    const def = defOf(s);
-    if ((def.type === 'optional' || def.type === 'nullable' || def.type === 'default' || def.type === 'readonly' || def.type === 'catch' || def.type === 'prefault' || def.type === 'nonoptional') && def.innerType) s = def.innerType;
-    else if (def.type === 'pipe' && def.in) s = def.in;
-    else if (def.type === 'lazy' && def.getter) s = def.getter();
-    else return s;
-  }
-  return s;
-}
-
-/** True when the schema node reached by `segments` is a record (map), so the next segment is a map key. */
-export function isRecordAt(schema: z.ZodType, segments: readonly PropertyKey[]): boolean {
-  let node: z.ZodType | undefined = unwrap(schema);
-  for (const segment of segments) {
-    if (!node) return false;
-    const def = defOf(node);
-    if (def.type === 'object' && def.shape) node = def.shape[String(segment)];
-    else if (def.type === 'array' && def.element) node = def.element;
-    else if (def.type === 'record' && def.valueType) node = def.valueType;
-    else if (def.type === 'union' && def.options) node = def.options.map(unwrap).map((o) => defOf(o).shape?.[String(segment)]).find((s) => s !== undefined);
-    else return false;
-    if (node) node = unwrap(node);
-  }
-  return node !== undefined && defOf(node).type === 'record';
 }

@@ -1,3 +1,5 @@
+import { codePointLength, truncateText } from './text.js';
+
 /**
  * Field errors in the shape Kubernetes uses (k8s.io/apimachinery/pkg/util/validation/field),
  * so that admission denials, `status.conditions` messages and `endpoint-operator validate`
@@ -33,15 +35,30 @@ export interface ValidationResult {
 
 const MAX_VALUE_CHARS = 80;
 
-/** A short, printable rendering of a bad value (a 1 MB string must not flood a terminal or an event). */
+/**
+ * A short, printable rendering of a bad value (a 1 MB string must not flood a terminal or an event).
+ * A long string is cut between code points and its length given in characters (code points), the
+ * unit every length rule here uses.
+ */
 export function renderValue(value: unknown): string {
   if (value === undefined) return '<nil>';
   if (typeof value === 'string') {
-    const text = JSON.stringify(value);
-    return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS)}...(${text.length} chars)` : text;
+    const shown = truncateText(value, MAX_VALUE_CHARS);
+    return shown === value ? JSON.stringify(value) : `${JSON.stringify(shown)} (${codePointLength(value)} characters)`;
   }
   const { text, truncated } = boundedJson(value, MAX_VALUE_CHARS);
   return truncated ? `${text}...(truncated)` : text;
+}
+
+/**
+ * A number JSON cannot carry, as YAML writes it (`.inf`, `-.inf`, `.nan`): JSON.stringify would
+ * print `null`, which is not what the manifest says. Only YAML can produce one, and kubectl refuses it.
+ */
+export function nonFiniteText(n: number): string | undefined {
+  if (Number.isNaN(n)) return '.nan';
+  if (n === Infinity) return '.inf';
+  if (n === -Infinity) return '-.inf';
+  return undefined;
 }
 
 class BudgetExceeded extends Error {}
@@ -60,7 +77,8 @@ export function boundedJson(value: unknown, maxChars: number): { text: string; t
   const walk = (v: unknown, inArray: boolean): void => {
     const json = (v as { toJSON?: unknown } | null)?.toJSON;
     if (typeof json === 'function') v = (json as () => unknown).call(v);
-    if (typeof v === 'string') emit(JSON.stringify(v.length > maxChars ? v.slice(0, maxChars + 1) : v));
+    if (typeof v === 'string') emit(JSON.stringify(v.length > maxChars ? truncateText(v, maxChars + 1) : v));
+    else if (typeof v === 'number' && !Number.isFinite(v)) emit(nonFiniteText(v) ?? 'null');
     else if (typeof v === 'number' || typeof v === 'boolean' || v === null || v instanceof Number || v instanceof Boolean) emit(JSON.stringify(v) ?? 'null');
     else if (v instanceof String) walk(String(v), inArray);
     else if (typeof v === 'bigint') emit(String(v));
@@ -88,10 +106,21 @@ export function boundedJson(value: unknown, maxChars: number): { text: string; t
     walk(value, false);
     return { text: out, truncated: false };
   } catch (err) {
-    if (err instanceof BudgetExceeded) return { text: out.slice(0, maxChars), truncated: true };
+    if (err instanceof BudgetExceeded) {
+      // Never end inside a surrogate pair (an emoji in a key or value).
+      const end = /[\ud800-\udbff]/.test(out.charAt(maxChars - 1)) ? maxChars - 1 : maxChars;
+      return { text: out.slice(0, end), truncated: true };
+    }
     // A getter or toJSON that throws: name the type rather than call String(), which joins arrays in full.
     return { text: Object.prototype.toString.call(value), truncated: false };
   }
+}
+
+/** The units length rules are stated in: characters and code points are the same count (runes). */
+export type LengthUnit = 'characters' | 'code points' | 'UTF-8 bytes';
+
+export function lengthIn(s: string, unit: LengthUnit): number {
+  return unit === 'UTF-8 bytes' ? Buffer.byteLength(s, 'utf8') : codePointLength(s);
 }
 
 const typeWords: Record<FieldErrorType, string> = {
@@ -125,12 +154,11 @@ export const fieldErrors = {
     detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
   }),
   forbidden: (field: string, detail: string): FieldError => ({ field, type: 'FieldValueForbidden', value: undefined, detail }),
-  tooLong: (field: string, value: unknown, max: number, unit = 'characters'): FieldError => ({
-    field,
-    type: 'FieldValueTooLong',
-    value,
-    detail: `must have at most ${max} ${unit}`,
-  }),
+  /** `129 characters; at most 128`: the length in the rule's own unit, next to the limit. */
+  tooLong: (field: string, value: unknown, max: number, unit: LengthUnit = 'characters'): FieldError => {
+    const actual = typeof value === 'string' ? lengthIn(value, unit) : undefined;
+    return { field, type: 'FieldValueTooLong', value, detail: actual === undefined ? `must have at most ${max} ${unit}` : `${actual} ${unit}; at most ${max}` };
+  },
   duplicate: (field: string, value: unknown, detail = 'must be unique'): FieldError => ({ field, type: 'FieldValueDuplicate', value, detail }),
   typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueTypeInvalid', value, detail }),
   notFound: (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueNotFound', value, detail }),

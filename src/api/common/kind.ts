@@ -45,6 +45,11 @@ export interface KindVersion {
    * anything at all; `oldObj` is the stored object on UPDATE. Never throws.
    */
   validate(obj: unknown, oldObj: unknown, options: ValidationOptions): ValidationResult;
+  /**
+   * What to say about a field this version does not have but a user may well write (another
+   * version's name for it), keyed by path: `{ 'spec.metadata': 'v1 calls it spec.annotations' }`.
+   */
+  readonly unknownFieldHints?: Readonly<Record<string, string>>;
 }
 
 /** Everything the CRD generator, the webhook, the validate CLI and the controllers need to know about a kind. */

@@ -34,7 +34,11 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
     }
     if (key === 'properties') {
       const props: Record<string, JSONSchemaProps> = {};
-      for (const [name, child] of Object.entries(value as Record<string, Record<string, unknown>>)) props[name] = structural(child, `${where}.${name}`);
+      const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
+      for (const [name, child] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+        const prop = structural(child, `${where}.${name}`);
+        props[name] = required.has(name) ? prop : emptyMeansUnset(prop);
+      }
       out.properties = props;
     } else if (key === 'items') {
       out.items = structural(value as Record<string, unknown>, `${where}[]`);
@@ -54,6 +58,21 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
   if (out.type === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true && out['x-kubernetes-int-or-string'] !== true) {
     throw new Error(`${where}: every node of a structural schema needs a type`);
   }
+  return out;
+}
+
+/**
+ * An optional string field accepts `""`, which means unset (the seed: "string fields are empty
+ * strings" when unset; the validators' side is common/unset.ts): its pattern applies only to a
+ * non-empty value. A field with a minimum length keeps it (isEmptyUnset in common/schema-walk.ts). Done here, once, so every optional string field of every kind,
+ * present and future, gets it.
+ */
+function emptyMeansUnset(prop: JSONSchemaProps): JSONSchemaProps {
+  if (prop.type !== 'string') return prop;
+  // A field declared with a minimum length (`.min(1)`) says that "" is not a value for it: left as is.
+  if (typeof prop.minLength === 'number' && prop.minLength > 0) return prop;
+  const out: JSONSchemaProps = { ...prop };
+  if (typeof out.pattern === 'string' && !new RegExp(out.pattern, 'u').test('')) out.pattern = `^$|${out.pattern}`;
   return out;
 }
 

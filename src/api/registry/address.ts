@@ -1,3 +1,5 @@
+import { codePointLength } from '../common/text.js';
+
 /**
  * Endpoint addresses as Service Directory accepts them: a bare IPv4 or IPv6 address and nothing
  * else. Anything a client would have to strip first (a port, URL brackets, a zone index, a prefix
@@ -69,7 +71,10 @@ function ipv6Problem(text: string): string | undefined {
  * The empty string is not an address; whether an empty `address` is allowed is the caller's rule.
  */
 export function addressProblem(address: string): string | undefined {
-  if (address.length > MAX_ADDRESS_LENGTH) return `must have at most ${MAX_ADDRESS_LENGTH} characters`;
+  const length = codePointLength(address);
+  if (length > MAX_ADDRESS_LENGTH) return `${length} characters; at most ${MAX_ADDRESS_LENGTH}`;
+  const character = characterProblem(address);
+  if (character !== undefined) return character;
   if (address.startsWith('[')) {
     return address.includes(']:')
       ? 'must be a bare IP address: brackets and a port are URL syntax (put the port in spec.port)'
@@ -87,9 +92,46 @@ export function addressProblem(address: string): string | undefined {
     }
     return `must be a bare IPv4 or IPv6 address: ${problem}`;
   }
-  if (/[^0-9.]/.test(address)) return 'must be a bare IPv4 or IPv6 address such as 10.0.0.5 or 2001:db8::5 (host names are not accepted)';
-  const problem = ipv4Problem(address);
-  return problem === undefined ? undefined : `must be a bare IPv4 or IPv6 address: ${problem}`;
+  const hex = address.split('.').find((octet) => /^0[xX][0-9A-Fa-f]*$/.test(octet));
+  if (hex !== undefined) {
+    const value = hex.length > 2 ? ` (${hex} is ${Number.parseInt(hex.slice(2), 16)})` : '';
+    return `must be a bare IPv4 address in dotted decimal: IPv4 octet ${JSON.stringify(hex)} is hexadecimal; write each octet in decimal${value}`;
+  }
+  if (/^[0-9.]*$/.test(address)) {
+    const problem = ipv4Problem(address);
+    return problem === undefined ? undefined : `must be a bare IPv4 or IPv6 address: ${problem}`;
+  }
+  if (/^[A-Za-z0-9.-]+$/.test(address) && /[A-Za-z]/.test(address)) {
+    return 'must be a bare IPv4 or IPv6 address such as 10.0.0.5 or 2001:db8::5, not a host name (resolve it first)';
+  }
+  return `must be a bare IPv4 or IPv6 address such as 10.0.0.5 or 2001:db8::5: ${JSON.stringify(firstOutside(address))} cannot occur in one`;
+}
+
+/** Characters that are never part of an address and deserve their own words: whitespace, non-ASCII. */
+function characterProblem(address: string): string | undefined {
+  let position = 0;
+  for (const c of address) {
+    position++;
+    if (/\s/u.test(c)) {
+      const name = WHITESPACE_NAMES[c] ?? `whitespace (U+${hex4(c)})`;
+      return `must not contain whitespace: found ${name} at character ${position}${position === 1 || position === codePointLength(address) ? ' (leading and trailing whitespace is not trimmed)' : ''}`;
+    }
+    if (c > '\u007f') {
+      const kind = /\p{Nd}/u.test(c) ? 'non-ASCII digit' : 'non-ASCII character';
+      return `must be written in ASCII: found the ${kind} ${JSON.stringify(c)} (U+${hex4(c)}) at character ${position}${kind === 'non-ASCII digit' ? '; write the digits 0-9' : ''}`;
+    }
+  }
+  return undefined;
+}
+
+const WHITESPACE_NAMES: Record<string, string> = { ' ': 'a space', '\t': 'a tab', '\n': 'a line break', '\r': 'a carriage return' };
+
+function hex4(c: string): string {
+  return (c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+}
+
+function firstOutside(address: string): string {
+  return /[^0-9A-Fa-f:.]/.exec(address)?.[0] ?? address;
 }
 
 /** True for a bare IPv4 or IPv6 address of at most 45 characters. */

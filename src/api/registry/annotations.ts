@@ -1,7 +1,7 @@
 import { fieldErrors, type FieldError } from '../common/field-error.js';
 import type { FieldPath } from '../common/field-path.js';
 import { isDns1123Subdomain } from '../common/object-meta.js';
-import { codePointLength } from '../common/text.js';
+import { codePointLength, keyInPath, truncateText } from '../common/text.js';
 
 /**
  * Registry annotations (v1 `annotations`, v1beta1 `metadata`: the same stored data), with Service
@@ -17,6 +17,8 @@ export const MAX_ANNOTATION_NAME_LENGTH = 63;
 export const MAX_ANNOTATION_PREFIX_LENGTH = 253;
 
 const ANNOTATION_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** RFC 1035 §2.3.4: a DNS label has at most 63 characters. */
+export const MAX_DNS_LABEL_LENGTH = 63;
 
 /** A reserved prefix as configured (`endpoint-operator.dev` or `endpoint-operator.dev/`), without the slash, lowercased. */
 function normalisePrefix(prefix: string): string {
@@ -54,11 +56,19 @@ export function annotationKeyProblem(key: string): string | undefined {
   if (parts.length === 2) {
     const prefix = parts[0] ?? '';
     if (prefix === '') return "the prefix before '/' must not be empty (write name, or example.com/name)";
-    if (prefix.length > MAX_ANNOTATION_PREFIX_LENGTH) return `the prefix must have at most ${MAX_ANNOTATION_PREFIX_LENGTH} characters`;
+    const prefixLength = codePointLength(prefix);
+    if (prefixLength > MAX_ANNOTATION_PREFIX_LENGTH) return `the prefix has ${prefixLength} characters; at most ${MAX_ANNOTATION_PREFIX_LENGTH}`;
     if (!isDns1123Subdomain(prefix)) return "the prefix must be a DNS subdomain: lowercase labels of letters, digits and '-', separated by '.'";
+    // isDns1123Subdomain, like Kubernetes' IsDNS1123Subdomain, checks only the total length; the
+    // seed's prefix is "dot-separated DNS labels", and a label has at most 63 characters.
+    const longLabel = prefix.split('.').find((label) => label.length > MAX_DNS_LABEL_LENGTH);
+    if (longLabel !== undefined) {
+      return `the prefix label ${JSON.stringify(truncateText(longLabel, 24))} has ${longLabel.length} characters; a DNS label has at most ${MAX_DNS_LABEL_LENGTH}`;
+    }
   }
   if (name === '') return 'the name must not be empty';
-  if (name.length > MAX_ANNOTATION_NAME_LENGTH) return `the name must have at most ${MAX_ANNOTATION_NAME_LENGTH} characters`;
+  const nameLength = codePointLength(name);
+  if (nameLength > MAX_ANNOTATION_NAME_LENGTH) return `the name has ${nameLength} characters; at most ${MAX_ANNOTATION_NAME_LENGTH}`;
   if (!ANNOTATION_NAME.test(name)) return "the name must begin and end with a letter or digit, with only letters, digits, '-', '_' and '.' between";
   return undefined;
 }
@@ -78,15 +88,18 @@ export function validateAnnotations(annotations: Readonly<Record<string, string>
   const warnings: string[] = [];
   let used = 0;
   for (const [key, value] of Object.entries(annotations)) {
-    const problem = annotationKeyProblem(key);
-    if (problem !== undefined) errors.push(fieldErrors.invalid(path.key(key).toString(), key, `invalid key: ${problem}`));
+    const at = path.key(keyInPath(key)).toString();
+    // The seed: a key under a reserved prefix is "not an error: the entry is silently ignored". It is
+    // not judged either: its syntax is the prefix owner's business, so only a warning names it.
     if (isReservedKey(key, reservedPrefixes)) {
       warnings.push(
-        `${path.key(key).toString()}: the key is under a reserved prefix (${reservedPrefixes.map(normalisePrefix).join(', ')} and their subdomains) and is ignored: kept in spec, left out of the effective annotations and of the ${ANNOTATIONS_BUDGET}-character budget`,
+        `${at}: the key is under a reserved prefix (${reservedPrefixes.map(normalisePrefix).join(', ')} and their subdomains) and is ignored: kept in spec, not validated, left out of the effective annotations and of the ${ANNOTATIONS_BUDGET}-character budget`,
       );
-    } else {
-      used += codePointLength(key) + codePointLength(value);
+      continue;
     }
+    const problem = annotationKeyProblem(key);
+    if (problem !== undefined) errors.push(fieldErrors.invalid(at, key, `invalid key: ${problem}`));
+    used += codePointLength(key) + codePointLength(value);
   }
   if (used > ANNOTATIONS_BUDGET) {
     errors.push({

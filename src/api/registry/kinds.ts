@@ -56,6 +56,7 @@ export const registryEndpointKind: KindDefinition = {
       status: registryEndpointV1StatusSchema,
       printerColumns: [...endpointColumns, ageColumn],
       validate: validateRegistryEndpointV1,
+      unknownFieldHints: { 'spec.metadata': 'v1 calls it spec.annotations (the same stored data as v1beta1 spec.metadata): rename it' },
     },
     {
       name: 'v1beta1',
@@ -65,6 +66,7 @@ export const registryEndpointKind: KindDefinition = {
       status: registryEndpointV1beta1StatusSchema,
       printerColumns: [...endpointColumns, { name: 'Network', type: 'string', jsonPath: '.spec.network', priority: 1 }, ageColumn],
       validate: validateRegistryEndpointV1beta1,
+      unknownFieldHints: { 'spec.annotations': 'v1beta1 calls it spec.metadata (the same stored data as v1 spec.annotations): rename it' },
     },
   ],
 };

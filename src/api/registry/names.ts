@@ -1,3 +1,6 @@
+import { PROJECT_NUMBER_PATTERN, projectNumberDigitsProblem } from '../common/project-number.js';
+import { truncateText } from '../common/text.js';
+
 /**
  * Service Directory resource names, as `spec.name` carries them:
  * `projects/{project}/locations/{location}/namespaces/{namespace}/services/{service}[/endpoints/{endpoint}]`,
@@ -12,7 +15,7 @@
 
 const RFC1035_ID = '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?';
 const PROJECT_ID = '[a-z][-a-z0-9]{4,28}[a-z0-9]';
-const PROJECT_NUMBER = '[1-9][0-9]{0,18}';
+const PROJECT_NUMBER = PROJECT_NUMBER_PATTERN;
 
 const SERVICE_COLLECTIONS = ['projects', 'locations', 'namespaces', 'services'] as const;
 const ENDPOINT_COLLECTIONS = [...SERVICE_COLLECTIONS, 'endpoints'] as const;
@@ -52,9 +55,9 @@ function segmentsProblem(name: string, collections: readonly string[], format: s
   for (const [i, collection] of collections.entries()) {
     const label = parts[2 * i] ?? '';
     const id = parts[2 * i + 1] ?? '';
-    if (label !== collection) return `must have the form ${format}: segment ${2 * i + 1} must be ${JSON.stringify(collection)}, not ${JSON.stringify(label)}`;
+    if (label !== collection) return `must have the form ${format}: segment ${2 * i + 1} must be ${JSON.stringify(collection)}, not ${quoted(label)}`;
     if (i === 0 ? !PROJECT.test(id) : !ID.test(id)) {
-      return `must have the form ${format}: the ${collection} id ${JSON.stringify(id)} must be ${i === 0 ? PROJECT_RULE : ID_RULE}`;
+      return `must have the form ${format}: the ${collection} id ${quoted(id)} must be ${i === 0 ? PROJECT_RULE : ID_RULE}`;
     }
   }
   return undefined;
@@ -77,11 +80,11 @@ export function networkNameProblem(network: string): string | undefined {
     const project = parts[1] ?? '';
     if (!NUMBER.test(project)) {
       return PROJECT.test(project)
-        ? `must name the project by its number, not its ID ${JSON.stringify(project)} (${NETWORK_NAME_FORMAT}; see \`gcloud projects describe ${project} --format='value(projectNumber)'\`)`
-        : `must have the form ${NETWORK_NAME_FORMAT}: ${JSON.stringify(project)} is not a project number`;
+        ? `must name the project by its number, not its ID ${quoted(project)} (${NETWORK_NAME_FORMAT}; see \`gcloud projects describe ${project} --format='value(projectNumber)'\`)`
+        : `must have the form ${NETWORK_NAME_FORMAT}: ${projectNumberDigitsProblem(project) ?? `${quoted(project)} is not a project number`}`;
     }
-    if (parts[3] !== 'global') return `must have the form ${NETWORK_NAME_FORMAT}: VPC networks are global, so the location must be "global", not ${JSON.stringify(parts[3])}`;
-    if (!ID.test(parts[5] ?? '')) return `must have the form ${NETWORK_NAME_FORMAT}: the network name ${JSON.stringify(parts[5])} must be ${ID_RULE}`;
+    if (parts[3] !== 'global') return `must have the form ${NETWORK_NAME_FORMAT}: VPC networks are global, so the location must be "global", not ${quoted(parts[3])}`;
+    if (!ID.test(parts[5] ?? '')) return `must have the form ${NETWORK_NAME_FORMAT}: the network name ${quoted(parts[5])} must be ${ID_RULE}`;
     return undefined;
   }
   return `must have the form ${NETWORK_NAME_FORMAT}`;
@@ -94,4 +97,9 @@ export function networkNameProblem(network: string): string | undefined {
 export function parentServiceName(endpointName: string): string | undefined {
   if (endpointNameProblem(endpointName) !== undefined) return undefined;
   return endpointName.slice(0, endpointName.lastIndexOf('/endpoints/'));
+}
+
+/** A piece of a name in a message: quoted, and cut (between code points) when a name is huge. */
+function quoted(s: string | undefined): string {
+  return JSON.stringify(truncateText(s ?? '', 64));
 }

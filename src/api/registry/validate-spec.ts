@@ -3,6 +3,7 @@ import { decode } from '../common/decode.js';
 import { fieldErrors, renderValue, type FieldError, type ValidationResult } from '../common/field-error.js';
 import { FieldPath } from '../common/field-path.js';
 import { isRecord } from '../common/text.js';
+import { withoutUnset } from '../common/unset.js';
 import { validateAnnotations } from './annotations.js';
 
 /**
@@ -49,7 +50,8 @@ function specOf(obj: unknown): unknown {
  */
 export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPrefixes: readonly string[], rules: SpecRules): ValidationResult {
   if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'must be an object with apiVersion, kind, metadata and spec')], warnings: [] };
-  const raw = obj.spec;
+  // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
+  const raw = withoutUnset(rules.schema, obj.spec);
   if (raw === undefined || raw === null) return { errors: [fieldErrors.required('spec', 'spec is required')], warnings: [] };
   const decoded = decode(rules.schema, raw, ['spec']);
   if (!isRecord(raw)) return { errors: decoded.errors, warnings: [] };
@@ -75,7 +77,7 @@ export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPref
     }
   }
 
-  const oldSpec = specOf(oldObj);
+  const oldSpec = withoutUnset(rules.schema, specOf(oldObj));
   if (isRecord(oldSpec)) {
     for (const name of rules.immutable) {
       if (!sameValue(raw[name], oldSpec[name])) {

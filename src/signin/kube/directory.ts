@@ -3,13 +3,14 @@ import type { KubeClient } from '../../runtime/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../runtime/kube-object.js';
 import type { Logger } from '../../runtime/logger.js';
 import { IdentityIndex } from '../identity-index.js';
+import { PASSWORD_SECRET_LABEL } from '../passwords.js';
 import { posResources } from './resources.js';
 
 export interface KubernetesDirectoryOptions {
   readonly client: KubeClient;
   /** The namespace whose Shops, ShopUsers, AdminUsers and Secrets are served. */
   readonly namespace: string;
-  /** Narrows the Secret watch (for example `endpoint-operator.dev/password=true`); default all Secrets of the namespace. */
+  /** The Secret watch; default the password Secrets only (label `pos.endpoint-operator.dev/password=true`). */
   readonly secretSelectors?: Selectors;
   readonly logger?: Logger;
 }
@@ -32,7 +33,7 @@ export class KubernetesIdentityDirectory {
     this.shops = make(posResources.shops, 'shops');
     this.shopUsers = make(posResources.shopUsers, 'shopusers');
     this.adminUsers = make(posResources.adminUsers, 'adminusers');
-    this.secrets = make(posResources.secrets, 'secrets', options.secretSelectors);
+    this.secrets = make(posResources.secrets, 'password secrets', options.secretSelectors ?? { labelSelector: `${PASSWORD_SECRET_LABEL}=true` });
     const idx = this.index;
     const name = (o: KubeObject): string => o.metadata.name ?? '';
     this.shops.addEventHandler({ onAdd: (o) => idx.upsertShop(o), onUpdate: (_, o) => idx.upsertShop(o), onDelete: (o) => idx.removeShop(name(o)) });

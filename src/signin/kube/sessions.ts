@@ -1,9 +1,12 @@
 import { MAX_PREVIOUS_TOKEN_HASHES, type SignInSessionSpec } from '../../api/pos/v1/index.js';
 import { isConflict, isNotFound } from '../../runtime/api-error.js';
+import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
+import type { Logger } from '../../runtime/logger.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
-import type { Clock } from '../clock.js';
-import type { SessionData, SessionRecord, SessionStore } from '../sessions.js';
+import { systemClock, type Clock } from '../clock.js';
+import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
+import type { Subject } from '../tokens.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';
 
 const API_VERSION = 'pos.endpoint-operator.dev/v1';
@@ -15,11 +18,13 @@ function toObject(data: SessionData, resourceVersion?: string): KubeObject {
   const spec: SignInSessionSpec = {
     purpose: data.purpose,
     subject: { kind: data.subject.kind, name: data.subject.name },
+    audience: data.audience,
     tokenHash: data.tokenHash,
     previousTokenHashes: data.previousTokenHashes.slice(0, MAX_PREVIOUS_TOKEN_HASHES),
     expiresAt: new Date(data.expiresAt).toISOString(),
     revoked: data.revoked,
     ...(data.revokedReason === undefined ? {} : { revokedReason: data.revokedReason }),
+    ...(data.revokedAt === undefined ? {} : { revokedAt: new Date(data.revokedAt).toISOString() }),
   };
   return {
     apiVersion: API_VERSION,
@@ -33,7 +38,7 @@ function toObject(data: SessionData, resourceVersion?: string): KubeObject {
   };
 }
 
-function fromObject(obj: KubeObject): SessionRecord | undefined {
+export function fromObject(obj: KubeObject): SessionRecord | undefined {
   const spec = obj.spec as Partial<SignInSessionSpec> | undefined;
   const id = obj.metadata.name;
   const version = obj.metadata.resourceVersion;
@@ -46,11 +51,14 @@ function fromObject(obj: KubeObject): SessionRecord | undefined {
     version,
     purpose: spec.purpose,
     subject: { kind: spec.subject.kind, name: spec.subject.name },
+    // Families written before audiences existed: an admin's are admin, a shop user's the till's.
+    audience: spec.audience ?? (spec.subject.kind === 'AdminUser' ? 'admin' : 'pos'),
     tokenHash: spec.tokenHash,
     previousTokenHashes: spec.previousTokenHashes ?? [],
     expiresAt,
     revoked: spec.revoked ?? false,
     ...(spec.revokedReason === undefined ? {} : { revokedReason: spec.revokedReason }),
+    ...(spec.revokedAt === undefined || Number.isNaN(Date.parse(spec.revokedAt)) ? {} : { revokedAt: Date.parse(spec.revokedAt) }),
   };
 }
 
@@ -58,12 +66,82 @@ function fromObject(obj: KubeObject): SessionRecord | undefined {
  * SignInSessions as the shared session store of every replica. A rotation is a PUT carrying the
  * resourceVersion it read: the apiserver refuses it with 409 Conflict if anyone (this replica or
  * another) wrote in between, which is what makes refresh-token reuse detection hold across replicas.
+ *
+ * Revocation is read from a watch of the refresh families (`isRevoked`), so every authenticated
+ * request checks it without an API call, and a logout or a detected reuse on one replica reaches
+ * the others as fast as the watch delivers the update. A revoked family is kept until its last
+ * access token has expired (`revokedAt` + the access-token lifetime) so a replica that starts
+ * meanwhile still sees it; a family deleted while this replica watched is remembered as long.
  */
 export class KubernetesSessionStore implements SessionStore {
+  readonly families: Informer;
+  private readonly deleted = new Map<string, number>(); // id → until when it stays refused (ms)
+
   constructor(
     private readonly client: KubeClient,
     private readonly namespace: string,
-  ) {}
+    private readonly options: { readonly clock?: Clock; readonly accessTokenTtlMs?: number; readonly logger?: Logger } = {},
+  ) {
+    this.families = new Informer(kubeListerWatcher(client, posResources.signInSessions, namespace, { labelSelector: `${LABEL_PURPOSE}=refresh` }), {
+      name: `signinsessions in ${namespace}`,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    this.families.addEventHandler({
+      onDelete: (obj) => {
+        const id = obj.metadata.name;
+        if (id === undefined) return;
+        const now = this.now();
+        // Forget the families whose access tokens have all expired (insertion order is expiry order).
+        for (const [old, until] of this.deleted) {
+          if (until > now) break;
+          this.deleted.delete(old);
+        }
+        this.deleted.set(id, now + this.accessTtlMs());
+      },
+    });
+  }
+
+  /** Watches the refresh families until `signal` aborts; resolves once listed (false if aborted first). */
+  start(signal: AbortSignal): Promise<boolean> {
+    void this.families.run(signal);
+    return this.families.waitForSync(signal);
+  }
+
+  isRevoked(id: string): boolean {
+    const obj = this.families.get(this.namespace, id);
+    if (obj) return (obj.spec as Partial<SignInSessionSpec> | undefined)?.revoked === true;
+    const until = this.deleted.get(id);
+    if (until === undefined) return false; // not seen yet: created a moment ago on another replica
+    if (until > this.now()) return true;
+    this.deleted.delete(id);
+    return false;
+  }
+
+  activeFamilies(subject: Subject, now: number): SessionRecord[] {
+    return activeFamiliesOf(this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []), subject, now);
+  }
+
+  /** Refresh families in the watch cache by state, for the `signin_sessions` gauge. */
+  countFamilies(): { active: number; revoked: number; expired: number } {
+    const counts = { active: 0, revoked: 0, expired: 0 };
+    const now = this.now();
+    for (const obj of this.families.list(this.namespace)) {
+      const r = fromObject(obj);
+      if (!r) continue;
+      if (r.revoked) counts.revoked++;
+      else if (r.expiresAt <= now) counts.expired++;
+      else counts.active++;
+    }
+    return counts;
+  }
+
+  private now(): number {
+    return (this.options.clock ?? systemClock).now();
+  }
+
+  private accessTtlMs(): number {
+    return this.options.accessTokenTtlMs ?? 15 * 60_000;
+  }
 
   async create(data: SessionData): Promise<SessionRecord> {
     const created = await this.client.create<KubeObject>(posResources.signInSessions, this.namespace, toObject(data), { fieldManager: SIGNIN_FIELD_MANAGER });
@@ -98,18 +176,28 @@ export class KubernetesSessionStore implements SessionStore {
     }
   }
 
-  /** Deletes sessions past their expiry (revoked ones are kept until then, so a late replay is still recognised). */
+  /**
+   * Deletes sessions past their expiry, and revoked families once their access tokens have expired
+   * (a replay of their refresh token then finds nothing and gets the same 401). Shop selections are
+   * listed (they are not watched); refresh families are read from the watch cache when it runs.
+   */
   async sweepExpired(clock: Clock): Promise<number> {
+    const accessTtl = this.accessTtlMs();
+    const done = (r: SessionRecord): boolean => r.expiresAt <= clock.now() || (r.revoked && (r.revokedAt ?? 0) + accessTtl <= clock.now());
+    const candidates: SessionRecord[] = [];
+    // Refresh families from the watch cache when it runs (no list call), else from a list like the selections.
+    const purposes = this.families.hasSynced() ? ['shop-selection'] : ['shop-selection', 'refresh'];
+    if (this.families.hasSynced()) candidates.push(...this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []));
+    for (const purpose of purposes) {
+      let cont: string | undefined;
+      do {
+        const page = await this.client.list<KubeObject>(posResources.signInSessions, this.namespace, { labelSelector: `${LABEL_PURPOSE}=${purpose}`, limit: 500, ...(cont ? { continue: cont } : {}) });
+        candidates.push(...page.items.flatMap((o) => fromObject(o) ?? []));
+        cont = page.continue;
+      } while (cont);
+    }
     let removed = 0;
-    let cont: string | undefined;
-    do {
-      const page = await this.client.list<KubeObject>(posResources.signInSessions, this.namespace, { limit: 500, ...(cont ? { continue: cont } : {}) });
-      for (const obj of page.items) {
-        const rec = fromObject(obj);
-        if (rec && rec.expiresAt <= clock.now() && (await this.delete(rec.id))) removed++;
-      }
-      cont = page.continue;
-    } while (cont);
+    for (const rec of candidates) if (done(rec) && (await this.delete(rec.id))) removed++;
     return removed;
   }
 }

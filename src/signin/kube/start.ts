@@ -1,11 +1,15 @@
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import { systemClock } from '../clock.js';
+import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';
 import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
+import { ATTEMPT_WINDOW_MS } from '../account-budget.js';
+import { KubernetesAttemptLedger } from './attempt-ledger.js';
 import { KubernetesIdentityDirectory } from './directory.js';
+import { reportSessions } from './metrics.js';
 import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
-import { IdentityStatusReporter } from './status-reporter.js';
+import { runStatusControllers } from './status-controllers.js';
 
 export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'directory' | 'sessions' | 'signingKeys' | 'logger'> {
   readonly client: KubeClient;
@@ -14,9 +18,9 @@ export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'dire
   /** Namespace and name of the signing-key Secret (default: `namespace`, `endpoint-operator-signin-key`). */
   readonly keySecretNamespace?: string;
   readonly keySecretName?: string;
-  /** Write Ready conditions on Shops, ShopUsers and AdminUsers (default true). */
+  /** Take part in electing the replica that writes Ready on Shops, ShopUsers and AdminUsers (default true). */
   readonly reportStatus?: boolean;
-  /** How often expired SignInSessions are deleted (default 10 minutes; 0 = never). */
+  /** How often expired SignInSessions, and revoked ones whose access tokens have expired, are deleted (default 1 minute; 0 = never). */
   readonly sweepIntervalMs?: number;
   readonly logger?: Logger;
   /** How long to wait for the first list of every informer (default 60 s). */
@@ -28,13 +32,13 @@ export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'dire
 export interface RunningKubernetesSignIn extends RunningSignInServer {
   readonly directory: KubernetesIdentityDirectory;
   readonly sessions: KubernetesSessionStore;
-  readonly reporter: IdentityStatusReporter | undefined;
 }
 
 /**
  * The sign-in API on a cluster: waits for the watch cache to hold every Shop, user and Secret
  * (answering before that would turn every login into a 401), loads or creates the shared signing
- * key, then listens. `close()` stops the server, the informers, the status reporter and the sweeper.
+ * key, then listens; the replica holding the status Lease also writes Ready on Shops and users
+ * (status-controllers.ts). `close()` stops the server, the informers, the status controllers and the sweeper.
  */
 export async function startKubernetesSignIn(options: KubernetesSignInOptions): Promise<RunningKubernetesSignIn> {
   const stop = new AbortController();
@@ -42,7 +46,8 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const { client, namespace, logger } = options;
   const directory = new KubernetesIdentityDirectory({ client, namespace, ...(logger ? { logger } : {}) });
-  let offReporter: (() => void) | undefined;
+  let statusRun: Promise<void> | undefined;
+  let offMetrics: (() => void) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
     const syncMs = options.syncTimeoutMs ?? 60_000;
@@ -50,37 +55,51 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), syncMs);
     });
-    const synced = await Promise.race([directory.start(stop.signal), timedOut]);
+    const sessions = new KubernetesSessionStore(client, namespace, {
+      accessTokenTtlMs: (options.tokens?.accessTokenTtlSeconds ?? DEFAULT_TOKEN_SETTINGS.accessTokenTtlSeconds) * 1000,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(logger ? { logger } : {}),
+    });
+    // Serving before the revocation watch has listed would accept the tokens of families revoked before start.
+    const bothSynced = Promise.all([directory.start(stop.signal), sessions.start(stop.signal)]).then((r) => r.every(Boolean));
+    const synced = await Promise.race([bothSynced, timedOut]);
     clearTimeout(timer);
     if (synced === 'timeout') {
-      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers and Secrets there?`);
+      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers, SignInSessions and Secrets there?`);
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
-    const sessions = new KubernetesSessionStore(client, namespace);
-    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName);
-    const server = await startSignInServer({ ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
-    const reporter = options.reportStatus === false ? undefined : new IdentityStatusReporter(client, directory, logger);
-    offReporter = reporter?.start();
-    const sweepMs = options.sweepIntervalMs ?? 600_000;
+    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName, logger);
+    await signingKeys.load();
+    void signingKeys.watch(stop.signal);
+    offMetrics = reportSessions(sessions);
+    const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
+    const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
+    if (options.reportStatus !== false) {
+      statusRun = runStatusControllers({ client, namespace, directory, ...(logger ? { logger } : {}) }, stop.signal).catch((err: unknown) =>
+        logger?.error({ err }, 'the sign-in status controllers stopped'),
+      );
+    }
+    const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
         sessions.sweepExpired(options.clock ?? systemClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
+        attemptLedger.sweep(ATTEMPT_WINDOW_MS).catch((err: unknown) => logger?.warn({ err }, 'deleting sign-in attempt Leases of past windows failed'));
       }, sweepMs);
       sweeper.unref();
     }
     const close = async (): Promise<void> => {
       options.signal?.removeEventListener('abort', onAbort);
       if (sweeper) clearInterval(sweeper);
-      offReporter?.();
+      offMetrics?.();
       stop.abort();
       await server.close();
-      await reporter?.idle();
+      await statusRun;
     };
-    return { ...server, close, directory, sessions, reporter };
+    return { ...server, close, directory, sessions };
   } catch (err) {
     options.signal?.removeEventListener('abort', onAbort);
     if (sweeper) clearInterval(sweeper);
-    offReporter?.();
+    offMetrics?.();
     stop.abort();
     throw err;
   }

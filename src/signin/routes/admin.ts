@@ -3,9 +3,9 @@ import type { SignInContext } from '../context.js';
 import { adminLoginResponse, credentialsRequest } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
 import { adminUserDto, isAdminUser } from '../mappers.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { route, type Route } from '../route-kit.js';
 
-export function adminRoutes(ctx: SignInContext): RouteSpec[] {
+export function adminRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'POST',
@@ -14,10 +14,10 @@ export function adminRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'admin',
       body: credentialsRequest,
       response: adminLoginResponse,
-      problems: ['invalidRequest', 'invalidCredentials', 'tooManyAttempts', 'payloadTooLarge'],
-      handler: async ({ body, request }) => {
-        const admin = await authenticate(ctx, body.email, body.password, request.ip, isAdminUser);
-        return { ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id })), user: adminUserDto(admin) };
+      problems: ['invalidCredentials', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }) => {
+        const admin = await authenticate(ctx, request, reply, body, isAdminUser);
+        return { ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id }, 'admin')), user: adminUserDto(admin) };
       },
     }),
   ];

@@ -1,20 +1,21 @@
-import { attachedShop, authenticate, isShopId, requireShopUser, shopFromHeader } from '../authenticate.js';
+import { attachedShop, authenticate, isShopId, shopFromHeader } from '../authenticate.js';
+import { shopUserOf } from '../bearer-auth.js';
 import type { SignInContext } from '../context.js';
 import { activeMemberships, isActive } from '../directory.js';
 import { credentialsRequest, posAuthenticatedResponse, posLoginResponse, posProfileResponse, selectShopRequest, switchShopRequest, switchShopResponse, type PosAuthenticatedResponse, type PosLoginResponse } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
 import { isShopUser, shopListItem, shopUserDetail } from '../mappers.js';
 import { SignInProblem } from '../problems.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { noBody, route, type Route } from '../route-kit.js';
 import { hashesEqual, newSessionId, tokenHash } from '../tokens.js';
 import type { MembershipEntry, ShopEntry, ShopUserEntry } from '../directory.js';
 
 async function authenticated(ctx: SignInContext, user: ShopUserEntry, m: { membership: MembershipEntry; shop: ShopEntry }): Promise<PosAuthenticatedResponse> {
-  const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id });
-  return { status: 'authenticated', ...pair, user: shopUserDetail(user, m.membership, m.shop) };
+  const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'pos');
+  return { status: 'authenticated', ...pair, shopUser: shopUserDetail(user, m.membership, m.shop) };
 }
 
-export function posRoutes(ctx: SignInContext): RouteSpec[] {
+export function posRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'POST',
@@ -23,9 +24,9 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'pos',
       body: credentialsRequest,
       response: posLoginResponse,
-      problems: ['invalidRequest', 'invalidCredentials', 'noShop', 'tooManyAttempts', 'payloadTooLarge'],
-      handler: async ({ body, request }): Promise<PosLoginResponse> => {
-        const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
+      problems: ['invalidCredentials', 'noShop', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }): Promise<PosLoginResponse> => {
+        const user = await authenticate(ctx, request, reply, body, isShopUser);
         const shops = activeMemberships(ctx.directory, user);
         const [only] = shops;
         if (only === undefined) throw new SignInProblem('noShop', 'the user has no membership of an existing shop');
@@ -38,6 +39,7 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
           id,
           purpose: 'shop-selection',
           subject,
+          audience: 'pos',
           tokenHash: tokenHash(sessionToken),
           previousTokenHashes: [],
           expiresAt: ctx.clock.now() + ctx.tokens.settings.sessionTokenTtlSeconds * 1000,
@@ -53,7 +55,7 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'pos',
       body: selectShopRequest,
       response: posAuthenticatedResponse,
-      problems: ['invalidRequest', 'invalidSessionToken', 'notAttachedToShop', 'payloadTooLarge'],
+      problems: ['invalidSessionToken', 'notAttachedToShop'],
       handler: async ({ body }) => {
         const invalid = new SignInProblem('invalidSessionToken', 'log in again at /auth/pos/login');
         const verified = await ctx.tokens.verifySessionToken(body.sessionToken);
@@ -75,12 +77,13 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'pos',
       bearer: true,
       shopHeader: true,
+      body: noBody,
       response: posProfileResponse,
-      problems: ['invalidToken', 'invalidShopHeader', 'notAttachedToShop', 'forbiddenRole'],
-      handler: async ({ request }) => {
-        const { user } = await requireShopUser(ctx, request);
+      problems: ['invalidShopHeader', 'notAttachedToShop'],
+      handler: async ({ request, caller }) => {
+        const user = shopUserOf(caller);
         const { membership, shop } = shopFromHeader(ctx, request, user);
-        return { user: shopUserDetail(user, membership, shop), shops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
+        return { shopUser: shopUserDetail(user, membership, shop), availableShops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
       },
     }),
     route({
@@ -91,11 +94,11 @@ export function posRoutes(ctx: SignInContext): RouteSpec[] {
       bearer: true,
       body: switchShopRequest,
       response: switchShopResponse,
-      problems: ['invalidRequest', 'invalidToken', 'notAttachedToShop', 'forbiddenRole', 'payloadTooLarge'],
-      handler: async ({ body, request }) => {
-        const { user } = await requireShopUser(ctx, request);
+      problems: ['notAttachedToShop'],
+      handler: async ({ body, caller }) => {
+        const user = shopUserOf(caller);
         const { membership, shop } = attachedShop(ctx, user, body.shopId);
-        return { shopId: shop.id, user: shopUserDetail(user, membership, shop) };
+        return { shopUser: shopUserDetail(user, membership, shop) };
       },
     }),
   ];

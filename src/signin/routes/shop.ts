@@ -3,14 +3,14 @@ import type { SignInContext } from '../context.js';
 import { activeMemberships } from '../directory.js';
 import { credentialsRequest, shopUserLoginResponse } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
-import { isShopUser, shopListItem } from '../mappers.js';
+import { isShopUser, shopUserDetail } from '../mappers.js';
 import { SignInProblem } from '../problems.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { route, type Route } from '../route-kit.js';
 
 /** The back office is for people who run a shop; cashiers use the point of sale only. */
 const BACK_OFFICE_ROLES = new Set(['owner', 'manager']);
 
-export function shopRoutes(ctx: SignInContext): RouteSpec[] {
+export function shopRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'POST',
@@ -19,16 +19,12 @@ export function shopRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'shop',
       body: credentialsRequest,
       response: shopUserLoginResponse,
-      problems: ['invalidRequest', 'invalidCredentials', 'forbiddenRole', 'tooManyAttempts', 'payloadTooLarge'],
-      handler: async ({ body, request }) => {
-        const user = await authenticate(ctx, body.email, body.password, request.ip, isShopUser);
-        const managed = activeMemberships(ctx.directory, user).filter((m) => BACK_OFFICE_ROLES.has(m.membership.role));
-        if (managed.length === 0) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
-        return {
-          ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id })),
-          user: { id: user.id, email: user.email, displayName: user.displayName },
-          shops: managed.map((m) => ({ shop: shopListItem(m.shop), role: m.membership.role })),
-        };
+      problems: ['invalidCredentials', 'forbiddenRole', 'tooManyAttempts', 'unavailable'],
+      handler: async ({ body, request, reply }) => {
+        const user = await authenticate(ctx, request, reply, body, isShopUser);
+        const managed = activeMemberships(ctx.directory, user).find((m) => BACK_OFFICE_ROLES.has(m.membership.role));
+        if (managed === undefined) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
+        return { ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'back-office')), shopUser: shopUserDetail(user, managed.membership, managed.shop) };
       },
     }),
   ];

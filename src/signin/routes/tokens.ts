@@ -2,9 +2,9 @@ import type { SignInContext } from '../context.js';
 import { isActive } from '../directory.js';
 import { refreshTokenRequest, tokenResponse } from '../dto.js';
 import { SignInProblem } from '../problems.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { route, type Route } from '../route-kit.js';
 
-export function tokenRoutes(ctx: SignInContext): RouteSpec[] {
+export function tokenRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'POST',
@@ -13,7 +13,7 @@ export function tokenRoutes(ctx: SignInContext): RouteSpec[] {
       tag: 'tokens',
       body: refreshTokenRequest,
       response: tokenResponse,
-      problems: ['invalidRequest', 'invalidRefreshToken', 'payloadTooLarge'],
+      problems: ['invalidRefreshToken'],
       handler: async ({ body, request }) => {
         const result = await ctx.refreshTokens.rotate(body.refreshToken);
         if (result.outcome === 'reused') {
@@ -27,7 +27,7 @@ export function tokenRoutes(ctx: SignInContext): RouteSpec[] {
           await ctx.refreshTokens.revoke(session.id, 'IdentityRemoved');
           throw new SignInProblem('invalidRefreshToken', 'the account no longer exists or is disabled');
         }
-        const accessToken = await ctx.tokens.issueAccessToken(session.subject, session.id);
+        const accessToken = await ctx.tokens.issueAccessToken(session.subject, session.id, session.audience);
         return { accessToken, refreshToken, tokenType: 'Bearer' as const, expiresIn: ctx.tokens.settings.accessTokenTtlSeconds };
       },
     }),
@@ -37,7 +37,7 @@ export function tokenRoutes(ctx: SignInContext): RouteSpec[] {
       summary: 'Revokes the refresh-token family of the given refresh token. Always 204, so it reveals nothing about the token.',
       tag: 'tokens',
       body: refreshTokenRequest,
-      problems: ['invalidRequest', 'payloadTooLarge'],
+      problems: [],
       handler: async ({ body }) => {
         const session = await ctx.refreshTokens.current(body.refreshToken);
         if (session) await ctx.refreshTokens.revoke(session.id, 'Logout');

@@ -1,14 +1,15 @@
 import type { SignInContext } from '../context.js';
 import { jwksResponse } from '../dto.js';
-import { route, type RouteSpec } from '../route-kit.js';
+import { noBody, route, type Route } from '../route-kit.js';
 
-export function wellKnownRoutes(ctx: SignInContext): RouteSpec[] {
+export function wellKnownRoutes(ctx: SignInContext): Route[] {
   return [
     route({
       method: 'GET',
       url: '/.well-known/jwks.json',
       summary: 'The public keys that verify access tokens (RFC 7517).',
       tag: 'keys',
+      body: noBody,
       response: jwksResponse,
       problems: [],
       handler: async ({ reply }) => {

@@ -45,9 +45,9 @@ beforeAll(async () => {
   const applied = await kubectl(['apply', '-f', '-'], { input: posExamples(ns) });
   expect(applied.code, applied.stderr).toBe(0);
   client = testClient();
-  // trustProxy: each test speaks from its own X-Forwarded-For address, so the per-address limit of one
-  // test does not throttle the next.
-  api = await startKubernetesSignIn({ client, namespace: ns, port: 0, logger: pino({ level: 'trace' }, sink), reportStatus: false, sweepIntervalMs: 0, clock, accountFailuresPerHour: ACCOUNT_LIMIT, ipFailuresPerHour: ADDRESS_LIMIT, trustProxy: true });
+  // The test client is the trusted proxy (loopback): each test speaks from its own X-Forwarded-For
+  // address, so the per-address limit of one test does not throttle the next.
+  api = await startKubernetesSignIn({ client, namespace: ns, port: 0, logger: pino({ level: 'trace' }, sink), reportStatus: false, sweepIntervalMs: 0, clock, accountFailuresPerHour: ACCOUNT_LIMIT, ipFailuresPerHour: ADDRESS_LIMIT, trustedProxies: ['127.0.0.1', '::1'] });
 });
 
 afterAll(async () => {
@@ -206,14 +206,21 @@ describe('sign-in abuse on a real apiserver', { timeout: 120_000 }, () => {
     const doc = (await call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const posts = Object.entries(doc.paths).filter(([, ops]) => 'post' in ops).map(([path]) => path);
     expect(posts.sort()).toEqual(['/auth/admin/login', '/auth/logout', '/auth/pos/login', '/auth/pos/select-shop', '/auth/pos/switch-shop', '/auth/refresh', '/auth/shop/login']);
+    // Protected routes authenticate before they read the body: without a valid token every one of these is 401.
+    const access = remember((await login('/auth/pos/login', 'ana.silva@example.com', PASSWORD, '192.0.2.77')).body).accessToken as string;
     for (const path of posts) {
+      const headers = { authorization: `Bearer ${path === '/auth/pos/switch-shop' ? access : 'x'}` };
       // Just over the 16 KiB default, and 8 MiB: refused without being read to the end.
-      for (const size of [16 * 1024 + 1, 8 * 1024 * 1024]) expectProblem(await call('POST', path, { raw: JSON.stringify({ email: 'x'.repeat(size), password: PASSWORD }) }), 413, 'payload-too-large');
-      expect(await chunkedPost(path, 1024 * 1024), `${path} chunked`).toMatchObject({ status: 413, contentType: expect.stringMatching(/^application\/problem\+json/) });
-      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) expectProblem(await call('POST', path, { raw: 'email=a&password=b', contentType }), 415, 'unsupported-media-type');
+      for (const size of [16 * 1024 + 1, 8 * 1024 * 1024]) expectProblem(await call('POST', path, { raw: JSON.stringify({ email: 'x'.repeat(size), password: PASSWORD }), headers }), 413, 'payload-too-large');
+      expect(await chunkedPost(path, 1024 * 1024, headers), `${path} chunked`).toMatchObject({ status: 413, contentType: expect.stringMatching(/^application\/problem\+json/) });
+      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) expectProblem(await call('POST', path, { raw: 'email=a&password=b', contentType, headers }), 415, 'unsupported-media-type');
       for (const raw of ['{"email": "ana.silva@example.com", "password": ', '{"a":1}}', 'nul', '[]', '"x"', '42', 'null', '{}', '{"email": 1, "password": ["x"], "refreshToken": {}, "shopId": 5, "sessionToken": false}']) {
-        const res = await call('POST', path, { raw, headers: { authorization: 'Bearer x' } });
+        const res = await call('POST', path, { raw, headers });
         expectProblem(res, 400, 'invalid-request');
+      }
+      if (path === '/auth/pos/switch-shop') {
+        for (const size of [16 * 1024 + 1, 8 * 1024 * 1024]) expectProblem(await call('POST', path, { raw: JSON.stringify({ shopId: 'x'.repeat(size) }) }), 401, 'missing-token');
+        expectProblem(await call('POST', path, { raw: 'shopId=a', contentType: 'text/plain', headers: { authorization: 'Bearer x' } }), 401, 'invalid-token');
       }
     }
   });
@@ -229,9 +236,9 @@ describe('sign-in abuse on a real apiserver', { timeout: 120_000 }, () => {
 });
 
 /** A body sent in chunks with no Content-Length: the limit must hold while reading, not only from the header. */
-function chunkedPost(path: string, bytes: number): Promise<{ status: number; contentType: string }> {
+function chunkedPost(path: string, bytes: number, headers: Record<string, string>): Promise<{ status: number; contentType: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+    const req = httpRequest(`${api.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
       res.resume();
       res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']) }));
     });

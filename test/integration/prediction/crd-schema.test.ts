@@ -22,6 +22,7 @@ const ENFORCED_BY_SCHEMA = new Set([
   'pe-traffic-split-value-out-of-range',
   'pe-traffic-split-value-not-integer',
   'pe-network-project-id',
+  'pe-network-project-number-leading-zero',
   'pe-sampling-rate-zero',
   'pe-sampling-rate-above-one',
   'pe-bigquery-uri-scheme',

@@ -2,12 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
+import { coreResources } from '../../../src/runtime/kube-object.js';
+import { ATTEMPTS_LABEL, attemptLeaseName } from '../../../src/signin/kube/attempt-ledger.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
+import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, eventually, installPosCrds, posExamples, testClient } from './helpers.js';
 
 const PASSWORD = 'Till-password 4 demo!';
+// The test client plays the ingress, so X-Forwarded-For names the client.
+const LOOPBACK = ['127.0.0.1', '::1'];
 let ns: string;
 let client: KubeClient;
 let a: RunningKubernetesSignIn;
@@ -41,8 +46,8 @@ beforeAll(async () => {
   client = testClient();
   // Two replicas on one namespace: they must share the signing key and the sessions.
   [a, b] = await Promise.all([
-    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, sweepIntervalMs: 0 }),
-    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, reportStatus: false, sweepIntervalMs: 0 }),
+    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, sweepIntervalMs: 0, trustedProxies: LOOPBACK }),
+    startKubernetesSignIn({ client, namespace: ns, port: 0, logger: silentLogger, reportStatus: false, sweepIntervalMs: 0, trustedProxies: LOOPBACK }),
   ]);
 });
 
@@ -55,7 +60,7 @@ describe('sign-in on a real apiserver', () => {
   it('users declared with kubectl apply sign in: one shop → authenticated', async () => {
     const res = await login(a, 'ana.silva@example.com');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ status: 'authenticated', user: { id: 'ana-silva', role: 'cashier', shop: { id: 'lisbon-baixa', code: 'LIS-001' }, employeeCode: 'E-0017' } });
+    expect(res.body).toMatchObject({ status: 'authenticated', shopUser: { id: 'ana-silva', role: 'cashier', shop: { id: 'lisbon-baixa', code: 'LIS-001' }, employeeCode: 'E-0017' } });
     expect((await me(a, res.body!.accessToken as string, 'lisbon-baixa')).status).toBe(200);
     expect((await me(a, res.body!.accessToken as string, 'porto-ribeira')).status).toBe(403);
   });
@@ -69,7 +74,7 @@ describe('sign-in on a real apiserver', () => {
     // accepted by the other replica, once
     const chosen = await call(b, 'POST', '/auth/pos/select-shop', { sessionToken: first.body!.sessionToken, shopId: 'porto-ribeira' });
     expect(chosen.status).toBe(200);
-    expect(chosen.body).toMatchObject({ status: 'authenticated', user: { displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-ribeira' } } });
+    expect(chosen.body).toMatchObject({ status: 'authenticated', shopUser: { displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-ribeira' } } });
     expect((await call(a, 'POST', '/auth/pos/select-shop', { sessionToken: first.body!.sessionToken, shopId: 'porto-ribeira' })).status).toBe(401);
     // a sessionToken is not an access token
     expect((await me(a, first.body!.sessionToken as string, 'porto-ribeira')).status).toBe(401);
@@ -128,6 +133,13 @@ spec: { email: ana.silva@example.com, name: Ana Silva, role: support, passwordSe
     expect(cond.status).toBe('False');
     expect(cond.message).toContain('AdminUser/ana-admin');
     await eventually('AdminUser ana-admin DuplicateEmail', async () => (await readyOf('adminusers', 'ana-admin'))?.reason === 'DuplicateEmail');
+    // a transition is also an Event, written by the status controller of the replica holding the status Lease
+    await eventually('a DuplicateEmail Event on ana-silva', async () => {
+      const r = await kubectl(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=ana-silva', '-o', 'json']);
+      return (JSON.parse(r.stdout) as { items: { reason: string; type: string }[] }).items.some((e) => e.reason === 'DuplicateEmail' && e.type === 'Warning');
+    });
+    const lease = await kubectl(['get', 'lease', 'endpoint-operator-signin-status', '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
+    expect(lease.stdout).not.toBe('');
     expect((await login(a, 'ana.silva@example.com')).status).toBe(401);
     expect((await kubectl(['delete', 'adminuser', 'ana-admin', '-n', ns])).code).toBe(0);
     await eventually('ana to sign in again', async () => (await login(b, 'ana.silva@example.com')).status === 200);
@@ -159,7 +171,66 @@ spec: { email: dora@example.com, displayName: Dora, passwordSecretRef: { name: d
     expect((await kubectl(['apply', '-f', '-'], { input: user })).code).toBe(0);
     await eventually('dora SecretNotFound', async () => (await readyOf('shopusers', 'dora'))?.reason === 'SecretNotFound');
     expect((await login(a, 'dora@example.com')).status).toBe(401);
+    // A Secret without the password label is not watched, hence not used.
+    const hashed = await runCli(['hash-password'], { input: PASSWORD });
+    expect((await kubectl(['create', 'secret', 'generic', 'dora-password', '-n', ns, `--from-literal=password=${hashed.stdout.trim()}`])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await login(a, 'dora@example.com')).status).toBe(401);
     await createPasswordSecret(ns, 'dora-password', PASSWORD);
     await eventually('dora signs in', async () => (await login(a, 'dora@example.com')).status === 200);
+  });
+
+  it('after logout the access token is refused within 1 s on both replicas', async () => {
+    const first = (await login(a, 'ana.silva@example.com')).body!;
+    const token = first.accessToken as string;
+    expect((await me(a, token, 'lisbon-baixa')).status).toBe(200);
+    expect((await me(b, token, 'lisbon-baixa')).status).toBe(200);
+    const loggedOut = Date.now();
+    expect((await call(a, 'POST', '/auth/logout', { refreshToken: first.refreshToken })).status).toBe(204);
+    const refusedAfter = await Promise.all(
+      [a, b].map(async (server) => {
+        for (;;) {
+          const res = await me(server, token, 'lisbon-baixa');
+          if (res.status === 401) return Date.now() - loggedOut;
+          expect(res.status).toBe(200);
+          if (Date.now() - loggedOut > 5000) return Infinity;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }),
+    );
+    console.log(`access token refused after logout: replica a after ${refusedAfter[0]} ms, replica b after ${refusedAfter[1]} ms`);
+    expect(refusedAfter[0]).toBeLessThan(1000);
+    expect(refusedAfter[1]).toBeLessThan(1000);
+    // and a refresh-token reuse ends the family's access tokens on the other replica too
+    const second = (await login(b, 'ana.silva@example.com')).body!;
+    const rotated = (await call(b, 'POST', '/auth/refresh', { refreshToken: second.refreshToken })).body!;
+    expect((await call(a, 'POST', '/auth/refresh', { refreshToken: second.refreshToken })).status).toBe(401);
+    await eventually('the rotated access token refused on b', async () => (await me(b, rotated.accessToken as string, 'lisbon-baixa')).status === 401, 1000);
+  });
+
+  it('a burst of 500 parallel wrong guesses over both replicas yields at most the account limit of 401s; a till that signed in before still gets in', async () => {
+    const email = 'rita@example.com';
+    const admin = (password: string, server: RunningKubernetesSignIn, from: string, cookie?: string) =>
+      call(server, 'POST', '/auth/admin/login', { email, password }, { 'x-forwarded-for': from, ...(cookie ? { cookie } : {}) });
+    const before = await admin(PASSWORD, a, '192.0.2.50');
+    expect(before.status).toBe(200);
+    const cookie = (before.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(cookie).toMatch(/^eo_device_/);
+    const codes = (await Promise.all(Array.from({ length: 500 }, (_, i) => admin(`guess-${i}`, i % 2 === 0 ? a : b, `198.51.${i >> 8}.${i & 255}`)))).map((r) => r.status);
+    const failures = codes.filter((c) => c === 401).length;
+    expect(codes.filter((c) => c !== 401 && c !== 429)).toEqual([]);
+    expect(failures).toBeLessThanOrEqual(100); // the default accountFailuresPerHour
+    expect(failures).toBeGreaterThan(50);
+    // the shared count is one Lease, written in blocks
+    const leases = await client.list<KubeObject>(coreResources.leases, ns, { labelSelector: `${ATTEMPTS_LABEL}=true` });
+    const lease = leases.items.find((l) => l.metadata.name === attemptLeaseName(email));
+    const claimed = Number(lease?.metadata.annotations?.['pos.endpoint-operator.dev/claimed']);
+    expect(claimed).toBeLessThanOrEqual(100);
+    expect(Number(lease?.metadata.resourceVersion)).toBeGreaterThan(0);
+    console.log(`burst of 500 over two replicas: ${failures} × 401, ${codes.length - failures} × 429, ${claimed} attempts claimed in the shared Lease`);
+    // an unknown client with the right password waits; the till that signed in before does not, on either replica
+    expect((await admin(PASSWORD, b, '192.0.2.51')).status).toBe(429);
+    expect((await admin(PASSWORD, b, '192.0.2.50', cookie)).status).toBe(200);
+    expect((await admin(PASSWORD, a, '192.0.2.52', cookie)).status).toBe(200);
   });
 });

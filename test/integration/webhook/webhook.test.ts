@@ -94,7 +94,22 @@ describe('kubectl apply of the examples', () => {
     expect(valid.length).toBeGreaterThan(0);
   });
 
-  for (const example of invalid) {
+  for (const example of invalid.filter((e) => e.cluster !== undefined)) {
+    // Rules only `endpoint-operator validate --strict` enforces: what the cluster does instead.
+    it(`${example.cluster === 'unsendable' ? 'cannot send' : 'accepts'} ${example.path} (${example.cluster}) naming ${example.expectField ?? '?'}`, async () => {
+      const r = await apply(inNamespace(example.text), '--validate=false');
+      if (example.cluster === 'unsendable') {
+        expect(r.code, `${example.path} was sent:\n${r.stdout}`).not.toBe(0);
+        expect(r.stderr).toMatch(/invalid Unicode character escape/);
+        return;
+      }
+      expect(r.code, r.stderr).toBe(0);
+      // The apiserver pruned the field before admission; the webhook read it from the applied manifest.
+      if (example.cluster === 'accepted-with-warning') expect(r.stderr).toMatch(new RegExp(`Warning: ${example.expectField?.replace(/[.[\]]/g, '\\$&') ?? ''}: unknown field: `));
+    });
+  }
+
+  for (const example of invalid.filter((e) => e.cluster === undefined)) {
     it(`refuses ${example.path} naming ${example.expectField ?? '(no expect-field header)'}`, async () => {
       expect(example.expectField, `${example.path} needs a "# expect-field:" header`).toBeDefined();
       // --validate=false: the refusal must come from the API server (schema or webhook), not from kubectl.
@@ -194,6 +209,45 @@ spec:
 `);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Warning: spec\.enablePrivateServiceConnect is deprecated/);
+  });
+
+  it('takes "" and null as unset, at the schema and the webhook alike (network "" with enablePrivateServiceConnect, v1beta1 network "", port null)', async () => {
+    const r = await apply(`
+apiVersion: prediction.endpoint-operator.dev/v1
+kind: PredictionEndpoint
+metadata:
+  name: unset-network
+spec:
+  displayName: Unset network
+  network: ""
+  enablePrivateServiceConnect: true
+---
+apiVersion: registry.endpoint-operator.dev/v1beta1
+kind: RegistryEndpoint
+metadata:
+  name: unset-beta
+spec:
+  name: ${endpointName.replace('ledger-1', 'unset-1')}
+  address: ""
+  port: null
+  network: ""
+`);
+    expect(r.code, r.stderr).toBe(0);
+    // The apiserver pruned the null; "" stays, and v1beta1 reads it back as it was written.
+    const beta = await kubectl(['get', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev', 'unset-beta', '-o', 'json']);
+    const spec = (JSON.parse(beta.stdout) as { spec: Record<string, unknown> }).spec;
+    expect(spec.port).toBeUndefined();
+    expect(spec.network).toBe('');
+    // Applying it again unchanged is no change of the immutable network.
+    expect((await apply(`
+apiVersion: registry.endpoint-operator.dev/v1beta1
+kind: RegistryEndpoint
+metadata:
+  name: unset-beta
+spec:
+  name: ${endpointName.replace('ledger-1', 'unset-1')}
+  network: ""
+`)).code).toBe(0);
   });
 
   it('refuses a change of an immutable field with the field path', async () => {

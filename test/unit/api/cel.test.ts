@@ -70,4 +70,17 @@ describe('CEL rules in the CRDs', () => {
       expect(typeof program({ self: a })).toBe('boolean');
     }
   });
+
+  it('treats an absent v1beta1 spec.network and "" as the same (unset) value, and refuses adding or removing one', () => {
+    const rule = located.find((l) => l.kind === 'RegistryEndpoint' && l.version === 'v1beta1' && l.path === 'spec' && l.rule.includes('network'));
+    expect(rule).toBeDefined();
+    const program = parse(rule?.rule ?? 'false');
+    const network = 'projects/123/locations/global/networks/a';
+    expect(program({ self: { network: '' }, oldSelf: {} })).toBe(true);
+    expect(program({ self: {}, oldSelf: { network: '' } })).toBe(true);
+    expect(program({ self: { network }, oldSelf: { network } })).toBe(true);
+    expect(program({ self: { network }, oldSelf: {} })).toBe(false);
+    expect(program({ self: {}, oldSelf: { network } })).toBe(false);
+    expect(program({ self: { network: '' }, oldSelf: { network } })).toBe(false);
+  });
 });

@@ -67,7 +67,9 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as Record<string, unknown>[];
     expect(report).toHaveLength(2);
-    expect(report[0]).toMatchObject({ kind: 'PredictionEndpoint', apiVersion: 'prediction.endpoint-operator.dev/v1', namespace: 'team-a', name: 'churn-bad', valid: false, warnings: [] });
+    expect(report[0]).toMatchObject({ kind: 'PredictionEndpoint', apiVersion: 'prediction.endpoint-operator.dev/v1', namespace: 'team-a', name: 'churn-bad', valid: false });
+    // No DeployedModel in the set deploys ids 1 and 2: the manifest-set checks say so.
+    expect(report[0]!.warnings).toEqual([expect.stringMatching(/^spec\.trafficSplit\[1\]: manifest set: /), expect.stringMatching(/^spec\.trafficSplit\[2\]: manifest set: /)]);
     expect(report[0]!.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'spec.trafficSplit', type: expect.any(String), detail: expect.any(String) })]));
     expect(report[1]).toMatchObject({ kind: 'ConfigMap', valid: true, skipped: true, errors: [] });
   });
@@ -143,4 +145,70 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
     expect(byName['no-api-version']).toEqual(['apiVersion']);
     expect(byName.future).toEqual(['apiVersion']);
   });
+
+  const typo = `apiVersion: registry.endpoint-operator.dev/v1
+kind: RegistryService
+metadata: {name: checkout, namespace: team-a}
+spec:
+  name: projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout
+  anotations: {team: payments}
+`;
+  const orphan = `apiVersion: registry.endpoint-operator.dev/v1beta1
+kind: RegistryEndpoint
+metadata: {name: ledger-1, namespace: team-a}
+spec:
+  name: projects/shop-platform/locations/europe-west1/namespaces/payments/services/ledger/endpoints/ledger-1
+  network: ""
+  port: null
+`;
+
+  it('warns about a field the version does not have, and refuses it with --strict', async () => {
+    const file = tempFile('typo.yaml', typo);
+    const warned = await runCli(['validate', '-f', file]);
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toContain('RegistryService team-a/checkout: ok');
+    expect(warned.stdout).toMatch(/^ {2}warning: .*typo\.yaml \(document 1\): spec\.anotations: unknown field: .*prunes.*did you mean spec\.annotations\?$/m);
+    const strict = await runCli(['validate', '--strict', '-f', file]);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('typo.yaml (document 1): RegistryService team-a/checkout: invalid');
+    expect(strict.stdout).toMatch(/^ {2}spec\.anotations: unknown field: /m);
+  });
+
+  it('checks the files as one manifest set: warnings naming both files and documents, errors with --strict, off with --no-set-checks', async () => {
+    const dir = join(tempFile('a.yaml', typo.replace('  anotations: {team: payments}\n', '')), '..');
+    writeFileSync(join(dir, 'b.yaml'), `${orphan}---\n${typo.replace('name: checkout,', 'name: checkout-copy,').replace('  anotations: {team: payments}\n', '')}`);
+    const warned = await runCli(['validate', '-f', dir]);
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toMatch(/warning: .*b\.yaml \(document 1\): spec\.name: manifest set: its parent RegistryService .*services\/ledger.* is not in the set/);
+    expect(warned.stdout).toMatch(/warning: .*b\.yaml \(document 2\): spec\.name: manifest set: RegistryService team-a\/checkout in .*a\.yaml \(document 1\) has the same spec\.name/);
+    const strict = await runCli(['validate', '--strict', '-o', 'json', '-f', dir]);
+    expect(strict.code).toBe(1);
+    const report = JSON.parse(strict.stdout) as { file: string; document: number; valid: boolean; errors: { field: string; type: string }[] }[];
+    expect(report.map((e) => [e.file.replace(/^.*\//, ''), e.document, e.valid, e.errors.map((x) => `${x.field} ${x.type}`)])).toEqual([
+      ['a.yaml', 1, true, []],
+      ['b.yaml', 1, false, ['spec.name FieldValueNotFound']],
+      ['b.yaml', 2, false, ['spec.name FieldValueDuplicate']],
+    ]);
+    const partial = await runCli(['validate', '--strict', '--no-set-checks', '-f', dir]);
+    expect(partial.code).toBe(0);
+    expect(partial.stdout).not.toContain('manifest set');
+  });
+
+  it('shows a non-finite number as written in YAML, in text and in JSON', async () => {
+    const file = tempFile('inf.yaml', orphan.replace('port: null', 'port: .inf'));
+    const text = await runCli(['validate', '--no-set-checks', '-f', file]);
+    expect(text.stdout).toMatch(/^ {2}spec\.port: .*\(\.inf\)$/m);
+    const json = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
+    expect((JSON.parse(json.stdout) as { errors: { value: unknown }[] }[])[0]?.errors[0]?.value).toBe('.inf');
+  });
+
+  it('cuts a long value in -o json between code points, within its size bound, with its length in characters', async () => {
+    const file = tempFile('emoji.yaml', good.replace('Churn model', '🚀'.repeat(3000)));
+    const r = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
+    const value = (JSON.parse(r.stdout) as { errors: { detail: string; value: string }[] }[])[0]?.errors[0];
+    expect(value?.detail).toBe('3000 characters; at most 128');
+    expect(value?.value.length).toBeLessThan(1100);
+    expect(value?.value).toMatch(/^🚀+…🚀+ \(3000 characters\)$/u);
+  });
 });
+

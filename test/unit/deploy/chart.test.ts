@@ -1,48 +1,56 @@
 /**
- * Checks of the Helm chart without a Helm binary: its values.yaml is DeployValues' defaults, its crds/
- * are the generated ones, and every template is well-formed YAML once the template actions are
- * neutralised (control lines dropped, every other `{{ ... }}` replaced by a placeholder). The
- * untemplated parts (RBAC rules, kinds and names) are compared with the generator.
+ * The Helm chart, rendered with Helm's engine semantics (test/support/helm.ts): at its default
+ * values it installs exactly the objects of deploy/endpoint-operator.yaml, and with every option on
+ * exactly what the generator makes of the same values. The comparisons run over whatever objects
+ * the generator makes, so a new object needs no change here, only in the chart.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
-import { clusterRules, operatorNamespaceRules, signinNamespaceRules } from '../../../src/deploy/rbac.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
-import { CHART_CRDS_DIR } from '../../../src/deploy/write.js';
+import { CHART_CRDS_DIR, DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { MiniHelm } from './mini-helm.js';
+import { ensureHelmRenderer, renderChart, type RenderedChart } from '../../support/helm.js';
 
 const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
-const PLACEHOLDER = 'TEMPLATED';
 
-type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; rules?: unknown };
+type Obj = { kind: string; metadata: { name: string; namespace?: string } };
+const keyOf = (o: unknown): string => {
+  const d = o as Obj;
+  return `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`;
+};
+const byKey = (objects: unknown[]): unknown[] => [...objects].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+const isCrd = (o: unknown): boolean => (o as Obj).kind === 'CustomResourceDefinition';
 
-/**
- * Drops lines that are only control actions (if/else/end/range/with/define, comments); a line that
- * is only an include/toYaml action (it expands to mapping entries) becomes one placeholder entry;
- * every other action becomes a placeholder scalar.
- */
-function neutralise(template: string): string {
-  let n = 0;
-  return template
-    .split('\n')
-    .filter((line) => !/^\s*\{\{-?\s*(if|else|end|range|with|define|\/\*)[\s\S]*\}\}\s*$/.test(line))
-    .map((line) => line.replace(/^(\s*)\{\{-?\s*(include|toYaml)\b[^}]*\}\}\s*$/, (_, indent: string) => `${indent}templated-${++n}: ${PLACEHOLDER}`))
-    .map((line) => line.replace(/\{\{-?[\s\S]*?-?\}\}/g, PLACEHOLDER))
-    .join('\n');
+/** Every `enabled: false` switch turned on, wherever it sits in the values. */
+function everySwitchOn(values: unknown): unknown {
+  if (Array.isArray(values) || values === null || typeof values !== 'object') return values;
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, k === 'enabled' && v === false ? true : everySwitchOn(v)]));
 }
 
-function templates(): { name: string; docs: Doc[] }[] {
-  return readdirSync(join(CHART, 'templates'))
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()
-    .map((name) => ({ name, docs: (yaml.loadAll(neutralise(readFileSync(join(CHART, 'templates', name), 'utf8'))) as (Doc | null)[]).filter((d): d is Doc => d !== null) }));
-}
+const EVERY_OPTION_ON = {
+  ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues),
+  namespace: 'ops',
+  replicas: 3,
+  leaderElection: false,
+  image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const },
+  project: 'acme',
+  location: 'europe-west4',
+  reservedPrefixes: ['a.example.com', 'b.example.com'],
+  podDisruptionBudget: { minAvailable: 2 },
+};
+
+/** The generator's objects for `values` as plain JSON (what the chart's YAML decodes to). */
+const generated = (values: DeployValues): unknown[] => deployManifests(values).map((m) => JSON.parse(JSON.stringify(m)) as unknown);
 
 describe('the Helm chart', () => {
+  let renderer: string;
+  beforeAll(async () => {
+    renderer = await ensureHelmRenderer(); // installs Go and sprig and builds the renderer on a fresh machine
+  }, 600_000);
+
   it('has values.yaml equal to the generator defaults', () => {
     expect(yaml.load(readFileSync(join(CHART, 'values.yaml'), 'utf8'))).toEqual(DEFAULT_DEPLOY_VALUES);
   });
@@ -55,48 +63,36 @@ describe('the Helm chart', () => {
   });
 
   it('ships crds/ identical to the generated crds/', () => {
-    const generated = readdirSync(join(REPO_ROOT, 'crds')).sort();
-    expect(readdirSync(join(REPO_ROOT, CHART_CRDS_DIR)).sort()).toEqual(generated);
-    for (const f of generated) expect(readFileSync(join(REPO_ROOT, CHART_CRDS_DIR, f), 'utf8'), f).toBe(readFileSync(join(REPO_ROOT, 'crds', f), 'utf8'));
+    const files = readdirSync(join(REPO_ROOT, 'crds')).sort();
+    expect(readdirSync(join(REPO_ROOT, CHART_CRDS_DIR)).sort()).toEqual(files);
+    for (const f of files) expect(readFileSync(join(REPO_ROOT, CHART_CRDS_DIR, f), 'utf8'), f).toBe(readFileSync(join(REPO_ROOT, 'crds', f), 'utf8'));
   });
 
-  it('has templates that parse as YAML, each document a Kubernetes object', () => {
-    for (const t of templates()) {
-      expect(t.docs.length, t.name).toBeGreaterThan(0);
-      for (const d of t.docs) expect(typeof d.apiVersion === 'string' && typeof d.kind === 'string' && typeof d.metadata?.name === 'string', `${t.name}: ${JSON.stringify(d).slice(0, 80)}`).toBe(true);
-    }
+  it(`installs at its default values exactly the objects of ${DEPLOY_FILE}`, async () => {
+    const chart = await renderChart(renderer, CHART, {}); // no values: `helm template --include-crds`
+    const deployFile = (yaml.loadAll(readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8')) as unknown[]).filter((d) => d !== null && d !== undefined);
+    expect(chart.crds.length).toBeGreaterThan(0);
+    expect(chart.manifests.length).toBeGreaterThan(0);
+    expect(byKey([...chart.crds, ...chart.manifests.map((m) => m.object)])).toEqual(byKey(deployFile));
   });
 
-  it('renders the same objects as the generator with every option on (CRDs come from crds/)', () => {
-    const all = deployManifests({ ...DEFAULT_DEPLOY_VALUES, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true }, serviceMonitor: { enabled: true } });
-    const expected = all.filter((m) => m.kind !== 'CustomResourceDefinition').map((m) => `${m.kind}/${m.kind === 'Namespace' ? PLACEHOLDER : m.metadata.name}`).sort();
-    const rendered = templates().flatMap((t) => t.docs.map((d) => `${d.kind}/${d.metadata.name}`)).sort();
-    expect(rendered).toEqual(expected);
-  });
+  describe('with every option on', () => {
+    let chart: RenderedChart;
+    beforeAll(async () => {
+      chart = await renderChart(renderer, CHART, EVERY_OPTION_ON, { name: 'endpoint-operator', namespace: EVERY_OPTION_ON.namespace });
+    });
 
-  it('grants exactly the generator RBAC rules', () => {
-    const roles = templates().flatMap((t) => t.docs).filter((d) => d.kind === 'ClusterRole' || d.kind === 'Role');
-    const rulesOf = (kind: string, name: string): unknown => roles.find((r) => r.kind === kind && r.metadata.name === name)?.rules;
-    expect(rulesOf('ClusterRole', 'endpoint-operator')).toEqual(clusterRules());
-    expect(rulesOf('Role', 'endpoint-operator')).toEqual(operatorNamespaceRules());
-    expect(rulesOf('Role', 'endpoint-operator-signin')).toEqual(signinNamespaceRules());
-  });
+    it('renders exactly the generator objects for the same values (CRDs come from crds/)', () => {
+      expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(EVERY_OPTION_ON).filter((o) => !isCrd(o))));
+    });
 
-  const helm = new MiniHelm(readFileSync(join(CHART, 'templates/_helpers.tpl'), 'utf8'));
-  const render = (values: DeployValues): unknown[] =>
-    readdirSync(join(CHART, 'templates'))
-      .filter((f) => f.endsWith('.yaml'))
-      .sort()
-      .flatMap((f) => yaml.loadAll(helm.render(readFileSync(join(CHART, 'templates', f), 'utf8'), values)))
-      .filter((d) => d !== null && d !== undefined);
-  const sortKey = (o: unknown): string => { const d = o as Doc; return `${d.kind}/${d.metadata.namespace ?? ''}/${d.metadata.name}`; };
-  const generated = (values: DeployValues): unknown[] => deployManifests(values).filter((m) => m.kind !== 'CustomResourceDefinition').map((m) => JSON.parse(JSON.stringify(m)) as unknown);
+    it('names every object once', () => {
+      const keys = chart.manifests.map((m) => keyOf(m.object));
+      expect(new Set(keys).size).toBe(keys.length);
+    });
 
-  it.each([
-    ['the default values (what deploy/endpoint-operator.yaml holds)', DEFAULT_DEPLOY_VALUES],
-    ['sign-in, ServiceMonitor, another namespace and image', { ...DEFAULT_DEPLOY_VALUES, namespace: 'ops', replicas: 3, leaderElection: false, image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const }, reservedPrefixes: ['a.example.com'], signin: { enabled: true, namespace: 'shops', port: 9443 }, serviceMonitor: { enabled: true }, podDisruptionBudget: { minAvailable: 2 } }],
-  ])('renders (by a Go-template subset evaluator) exactly the generator objects for %s', (_, values) => {
-    const byKey = (a: unknown, b: unknown): number => sortKey(a).localeCompare(sortKey(b));
-    expect(render(values).sort(byKey)).toEqual(generated(values).sort(byKey));
+    it('prints NOTES.txt with the chart version and the chosen namespace', () => {
+      expect(chart.notes).toContain(`endpoint-operator ${DEFAULT_DEPLOY_VALUES.image.tag} is installed in namespace ops`);
+    });
   });
 });

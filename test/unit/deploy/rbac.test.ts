@@ -12,7 +12,8 @@ const objects = deployManifests(values) as unknown as RoleObject[];
 function grants(kind: string, namespace?: string): string[] {
   const roles = objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace);
   expect(roles, `${kind} in ${namespace ?? 'the cluster'}`).toHaveLength(1);
-  return roles.flatMap((r) => r.rules.flatMap((rule) => rule.apiGroups.flatMap((g) => rule.resources.flatMap((res) => rule.verbs.map((v) => `${g}/${res}: ${v}`))))).sort();
+  const named = (rule: PolicyRule, res: string): string[] => (rule.resourceNames ?? ['']).map((n) => (n === '' ? res : `${res}/${n}`));
+  return roles.flatMap((r) => r.rules.flatMap((rule) => rule.apiGroups.flatMap((g) => rule.resources.flatMap((res) => named(rule, res).flatMap((nr) => rule.verbs.map((v) => `${g}/${nr}: ${v}`)))))).sort();
 }
 
 function expand(group: string, resources: string[], verbs: string[]): string[] {
@@ -57,7 +58,10 @@ describe('RBAC', () => {
       ...expand(pos, ['shops', 'shopusers', 'adminusers'], ['get', 'list', 'watch']),
       ...expand(pos, ['shops/status', 'shopusers/status', 'adminusers/status'], ['get', 'update', 'patch']),
       ...expand(pos, ['signinsessions'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
-      ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
+      // password Secrets are read by label; only the signing-key Secret is ever updated
+      ...expand('', ['secrets'], ['get', 'list', 'watch', 'create']),
+      ...expand('', ['secrets/endpoint-operator-signin-key'], ['update']),
+      ...expand('coordination.k8s.io', ['leases'], ['get', 'list', 'create', 'update', 'delete']),
     ].sort());
   });
 

@@ -41,7 +41,9 @@ describe('DeployedModel validation', () => {
   it('takes spec.id as 1 to 10 digits', () => {
     expect(errorsAt({ id: '0' })).toEqual([]);
     expect(errorsAt({ id: '9999999999' })).toEqual([]);
-    expect(errorsAt({ id: '' })).toEqual(['spec.id']);
+    // "" in an optional string field means unset (the id is then assigned), as null does.
+    expect(errorsAt({ id: '' })).toEqual([]);
+    expect(errorsAt({ id: null })).toEqual([]);
     expect(errorsAt({ id: 'abc' })).toEqual(['spec.id']);
     expect(errorsAt({ id: 12 })).toEqual(['spec.id']);
     expect(new Set(errorsAt({ id: '12345678901' }))).toEqual(new Set(['spec.id']));

@@ -15,6 +15,16 @@ describe('specs decoded at the cache boundary', () => {
     expect(specOf.registryService(registryService('svc', 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments').build()).name).toBe('projects/demo-project/locations/europe-west4/namespaces/shop/services/payments');
   });
 
+  it('treats nested "" and null as unset, as the validators do, instead of dropping the enclosing field', () => {
+    const obj = deployedModel('dm', 'ep', {
+      id: '',
+      dedicatedResources: { machineSpec: { machineType: 'n1-standard-4', acceleratorType: '' }, minReplicaCount: 1, maxReplicaCount: null },
+    }).build();
+    const view = specOf.deployedModel(obj);
+    expect(view.dedicatedResources).toEqual({ machineSpec: { machineType: 'n1-standard-4' }, minReplicaCount: 1 });
+    expect(view.id).toBeUndefined();
+  });
+
   it('decodes once per cached instance', () => {
     const obj = deployedModel('dm', 'ep').build();
     expect(specOf.deployedModel(obj)).toBe(specOf.deployedModel(obj));

@@ -33,9 +33,19 @@ describe('addressProblem', () => {
     ['1.2.3.4::', /1 to 4 hexadecimal digits/],
     ['1.2.3.4:5:6:7:8:9:10:11', /hexadecimal/],
     [':1::', /empty groups/],
-    ['example.com', /host names are not accepted/],
-    ['localhost', /host names/],
-    [' 8.8.8.8', /host names/],
+    ['example.com', /not a host name/],
+    ['localhost', /not a host name/],
+    [' 8.8.8.8', /whitespace: found a space at character 1/],
+    ['8.8.8.8 ', /whitespace: found a space at character 8/],
+    ['10.0.0.1\n', /whitespace: found a line break/],
+    ['10.0.\t0.1', /whitespace: found a tab at character 6/],
+    ['１０.0.0.1', /non-ASCII digit "１" \(U\+FF11\).*write the digits 0-9/],
+    ['١٠.٠.٠.١', /non-ASCII digit "١" \(U\+0661\)/],
+    ['10.0.0.1\u00a0', /whitespace/],
+    ['10.0.0.é', /non-ASCII character "é" \(U\+00E9\)/],
+    ['0x0a.0.0.1', /octet "0x0a" is hexadecimal; write each octet in decimal \(0x0a is 10\)/],
+    ['10.0.0.0XFF', /octet "0XFF" is hexadecimal/],
+    ['10.0.0.1!', /"!" cannot occur in one/],
   ])('rejects %s', (address, reason) => {
     expect(addressProblem(address)).toMatch(reason);
   });
@@ -44,7 +54,10 @@ describe('addressProblem', () => {
     const long = '0000:0000:0000:0000:0000:0000:255.255.255.255';
     expect(long.length).toBe(45);
     expect(addressProblem(long)).toBeUndefined();
-    expect(addressProblem(`0${long}`)).toMatch(/at most 45 characters/);
+    expect(addressProblem(`0${long}`)).toBe('46 characters; at most 45');
+    // Counted in characters (code points), the rule's unit, not UTF-16 units.
+    expect(addressProblem('🚀'.repeat(46))).toBe('46 characters; at most 45');
+    expect(addressProblem('🚀'.repeat(23))).toMatch(/non-ASCII character "🚀" \(U\+1F680\) at character 1/);
   });
 
   it('accepts every address fast-check generates', () => {

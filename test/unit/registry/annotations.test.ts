@@ -18,8 +18,10 @@ describe('annotationKeyProblem', () => {
     ['Example.com/team', /DNS subdomain/],
     ['-example.com/team', /DNS subdomain/],
     ['example..com/team', /DNS subdomain/],
-    [`${'p'.repeat(254)}/n`, /prefix must have at most 253/],
-    [`${'a'.repeat(64)}`, /name must have at most 63/],
+    [`${'p'.repeat(254)}/n`, /^the prefix has 254 characters; at most 253$/],
+    [`${'a'.repeat(64)}`, /^the name has 64 characters; at most 63$/],
+    [`${'a'.repeat(64)}.example.com/team`, /prefix label "a{16}…a{7}" has 64 characters; a DNS label has at most 63/],
+    [`example.${'b'.repeat(64)}/team`, /has 64 characters; a DNS label has at most 63/],
     ['-team', /begin and end with a letter or digit/],
     ['team_', /begin and end/],
     ['te am', /letters, digits/],
@@ -92,8 +94,30 @@ describe('validateAnnotations', () => {
     expect(result.warnings).toEqual([expect.stringMatching(/^spec\.annotations\[corp\.example\/x\]/)]);
   });
 
-  it('reports a bad key at its map path, whether reserved or not', () => {
-    const result = validateAnnotations({ 'Bad/x': '1', 'endpoint-operator.dev/-x': '2' }, FieldPath.root('spec').child('metadata'), DEFAULT_RESERVED_PREFIXES);
-    expect(result.errors.map((e) => e.field)).toEqual(['spec.metadata[Bad/x]', 'spec.metadata[endpoint-operator.dev/-x]']);
+  it('reports a bad key at its map path', () => {
+    const result = validateAnnotations({ 'Bad/x': '1' }, FieldPath.root('spec').child('metadata'), DEFAULT_RESERVED_PREFIXES);
+    expect(result.errors.map((e) => e.field)).toEqual(['spec.metadata[Bad/x]']);
+  });
+
+  it('ignores a key under a reserved prefix without judging its syntax (the seed: "not an error: silently ignored"), and warns once', () => {
+    const result = validateAnnotations(
+      { 'endpoint-operator.dev/-bad': '1', 'x.endpoint-operator.io/a/b': '2', [`endpoint-operator.dev/${'n'.repeat(600)}`]: '3' },
+      FieldPath.root('spec').child('metadata'),
+      DEFAULT_RESERVED_PREFIXES,
+    );
+    expect(result.errors).toEqual([]);
+    expect(result.warnings).toHaveLength(3);
+    expect(result.warnings[0]).toMatch(/^spec\.metadata\[endpoint-operator\.dev\/-bad\]: .*reserved prefix.*not validated/);
+    expect(result.warnings.every((w) => !/invalid/i.test(w))).toBe(true);
+  });
+
+  it('accepts a 63-character prefix label and refuses a 64-character one, in v1 annotations and v1beta1 metadata alike', () => {
+    const label63 = `${'a'.repeat(63)}.example.com/team`;
+    const label64 = `${'a'.repeat(64)}.example.com/team`;
+    for (const field of ['annotations', 'metadata']) {
+      const path = FieldPath.root('spec').child(field);
+      expect(validateAnnotations({ [label63]: 'x' }, path, DEFAULT_RESERVED_PREFIXES).errors).toEqual([]);
+      expect(validateAnnotations({ [label64]: 'x' }, path, DEFAULT_RESERVED_PREFIXES).errors.map((e) => e.field)).toEqual([`spec.${field}[${label64}]`]);
+    }
   });
 });

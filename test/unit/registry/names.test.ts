@@ -97,7 +97,7 @@ describe('networkNameProblem', () => {
 
   it.each([
     ['projects/my-project/locations/global/networks/default', /by its number, not its ID "my-project"/],
-    ['projects/0123/locations/global/networks/default', /"0123" is not a project number/],
+    ['projects/0123/locations/global/networks/default', /project number "0123" has a leading zero/],
     ['projects/123/locations/us-east1/networks/default', /location must be "global"/],
     ['projects/123/locations/global/networks/Default', /network name "Default"/],
     ['projects/123/global/networks/default', /must have the form/],

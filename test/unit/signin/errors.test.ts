@@ -46,16 +46,25 @@ describe('credentials', { timeout: 30_000 }, () => {
     expect(ok.json().accessToken).toMatch(/^ey/);
     const shopUser = await post('/auth/admin/login', { email: 'bruno@example.com', password: PASSWORD });
     expect(shopUser.statusCode).toBe(401);
-    // An admin token is not a POS token.
-    const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${ok.json().accessToken}`, 'x-shop-id': 'lisbon-1' } });
-    expect(me.statusCode).toBe(403);
+    // An admin token is not a POS token, nor is a back-office token: each has its own aud.
+    const { decodeJwt } = await import('jose');
+    const backOffice = (await post('/auth/shop/login', { email: 'bruno@example.com', password: PASSWORD })).json();
+    const pos = (await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).json();
+    expect([ok, { json: () => backOffice }, { json: () => pos }].map((r) => decodeJwt(r.json().accessToken).aud)).toEqual(['admin', 'back-office', 'pos']);
+    for (const token of [ok.json().accessToken, backOffice.accessToken]) {
+      const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+      expect(me.statusCode).toBe(401);
+      expect(me.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+    }
+    // and the audience survives a refresh
+    const refreshed = (await post('/auth/refresh', { refreshToken: backOffice.refreshToken })).json();
+    expect(decodeJwt(refreshed.accessToken).aud).toBe('back-office');
   });
 
-  it('shop (back-office) login lists managed shops and refuses cashiers', async () => {
+  it('shop (back-office) login answers the profile on the first managed shop and refuses cashiers', async () => {
     const manager = await post('/auth/shop/login', { email: 'bruno@example.com', password: PASSWORD });
     expect(manager.statusCode).toBe(200);
-    expect(manager.json().shops).toEqual([{ shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, role: 'manager' }]);
-    expect(manager.json().user).toEqual({ id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno Costa' });
+    expect(manager.json().shopUser).toEqual({ id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno Costa', role: 'manager', shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, employeeCode: null });
     const cashier = await post('/auth/shop/login', { email: 'ana@example.com', password: PASSWORD });
     expect(cashier.statusCode).toBe(403);
     expect(cashier.json().type).toBe('urn:endpoint-operator:signin:forbidden-role');
@@ -133,7 +142,7 @@ describe('documents', { timeout: 30_000 }, () => {
   it('/openapi.json documents every route with its problem responses', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(doc.openapi).toBe('3.0.3');
-    for (const r of t.routes) expect(doc.paths[r.url][r.method.toLowerCase()]).toBeDefined();
+    for (const { info: r } of t.routes) expect(doc.paths[r.url][r.method.toLowerCase()]).toBeDefined();
     expect(Object.keys(doc.paths['/auth/pos/me'].get.responses).sort()).toEqual(['200', '400', '401', '403']);
     expect(doc.paths['/auth/pos/login'].post.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PosLoginResponse' });
     expect(doc.components.schemas.PosLoginResponse.oneOf).toHaveLength(2);

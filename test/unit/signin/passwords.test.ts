@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword, meetsMinimum, parsePhc, PasswordVerifier } from '../../../src/signin/passwords.js';
 import { runCli } from '../../support/cli.js';
-import { PARAMS } from './fixtures.js';
+import { IdentityIndex } from '../../../src/signin/identity-index.js';
+import { PARAMS, passwordHash, secret } from './fixtures.js';
 
 describe('passwords', { timeout: 30_000 }, () => {
   it('hash with argon2id at the OWASP minimum and verify', async () => {
@@ -12,6 +13,23 @@ describe('passwords', { timeout: 30_000 }, () => {
     expect(await v.verify(phc, 's3cret')).toBe(true);
     expect(await v.verify(phc, 's3cret ')).toBe(false);
     expect(await v.verify(undefined, 's3cret')).toBe(false);
+  });
+
+  it('verify unknown emails against a dummy as costly as the strongest hash in the directory', async () => {
+    const index = new IdentityIndex();
+    const strong = { memoryCost: 19_456, timeCost: 3, parallelism: 1 };
+    expect(index.strongestPasswordParams()).toBeUndefined();
+    index.upsertSecret(secret('pw', 'default', await passwordHash()));
+    index.upsertShopUser({ metadata: { name: 'a' }, spec: { email: 'a@example.com', displayName: 'A', passwordSecretRef: { name: 'pw', key: 'default' }, memberships: [] } });
+    expect(index.strongestPasswordParams()).toEqual(PARAMS);
+    index.upsertSecret(secret('pw-strong', 'strong', await hashPassword('x', strong)));
+    expect(index.strongestPasswordParams()).toEqual(PARAMS); // no identity uses it yet
+    index.upsertShopUser({ metadata: { name: 'b' }, spec: { email: 'b@example.com', displayName: 'B', passwordSecretRef: { name: 'pw-strong', key: 'strong' }, memberships: [] } });
+    expect(index.strongestPasswordParams()).toEqual(strong);
+    const v = await PasswordVerifier.create(PARAMS);
+    expect(v.dummyParams(index.strongestPasswordParams())).toEqual(strong);
+    expect(v.dummyParams({ memoryCost: 19_456, timeCost: 1, parallelism: 1 })).toEqual(PARAMS); // never below the base
+    expect(await v.verify(undefined, 'x', strong)).toBe(false);
   });
 
   it('refuse hashes weaker than the minimum, other algorithms and junk', async () => {
@@ -43,6 +61,7 @@ describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
     const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], { input: 'x' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/kind: Secret\n/);
+    expect(r.stdout).toContain('pos.endpoint-operator.dev/password: \'true\'');
     expect(r.stdout).toMatch(/namespace: shop/);
     expect(r.stdout).toMatch(/pw: \$argon2id\$/);
   });

@@ -24,7 +24,7 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
     expect(body.status).toBe('authenticated');
     expect(body.tokenType).toBe('Bearer');
     expect(body.expiresIn).toBe(900);
-    expect(body.user).toEqual({ id: 'ana', email: 'ana@example.com', displayName: 'Ana Silva', role: 'cashier', shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, employeeCode: 'E-17' });
+    expect(body.shopUser).toEqual({ id: 'ana', email: 'ana@example.com', displayName: 'Ana Silva', role: 'cashier', shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, employeeCode: 'E-17' });
     expect(body.sessionToken).toBeUndefined();
   });
 
@@ -52,9 +52,9 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
     expect(selected.statusCode).toBe(200);
     const auth = selected.json();
     expect(auth.status).toBe('authenticated');
-    expect(auth.user.shop.id).toBe('porto-1');
-    expect(auth.user.displayName).toBe('Bruno C.');
-    expect(auth.user.role).toBe('cashier');
+    expect(auth.shopUser.shop.id).toBe('porto-1');
+    expect(auth.shopUser.displayName).toBe('Bruno C.');
+    expect(auth.shopUser.role).toBe('cashier');
 
     const again = await post('/auth/pos/select-shop', { sessionToken: body.sessionToken, shopId: 'porto-1' });
     expect(again.statusCode).toBe(401);
@@ -89,10 +89,10 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
 
     const lisbon = await me('lisbon-1');
     expect(lisbon.statusCode).toBe(200);
-    expect(lisbon.json().user).toMatchObject({ role: 'manager', displayName: 'Bruno Costa', shop: { id: 'lisbon-1' }, employeeCode: null });
-    expect(lisbon.json().shops.map((s: { id: string }) => s.id)).toEqual(['lisbon-1', 'porto-1']);
+    expect(lisbon.json().shopUser).toMatchObject({ role: 'manager', displayName: 'Bruno Costa', shop: { id: 'lisbon-1' }, employeeCode: null });
+    expect(lisbon.json().availableShops.map((s: { id: string }) => s.id)).toEqual(['lisbon-1', 'porto-1']);
     const porto = await me('porto-1');
-    expect(porto.json().user).toMatchObject({ role: 'cashier', displayName: 'Bruno C.', shop: { id: 'porto-1', code: 'OPO-001' } });
+    expect(porto.json().shopUser).toMatchObject({ role: 'cashier', displayName: 'Bruno C.', shop: { id: 'porto-1', code: 'OPO-001' } });
 
     expect((await me()).statusCode).toBe(400);
     const bad = await me('Not A Shop!');
@@ -109,7 +109,7 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
     const res = await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, bearer(auth.accessToken));
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toEqual({ shopId: 'porto-1', user: { id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-1', name: 'Porto Ribeira', code: 'OPO-001' }, employeeCode: null } });
+    expect(body).toEqual({ shopUser: { id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-1', name: 'Porto Ribeira', code: 'OPO-001' }, employeeCode: null } });
     expect(JSON.stringify(body)).not.toMatch(/token/i);
     const foreign = await post('/auth/pos/switch-shop', { shopId: 'faro-1' }, bearer(auth.accessToken));
     expect(foreign.statusCode).toBe(403);

@@ -104,13 +104,16 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
     expect((await post('/auth/refresh', { refreshToken: auth.refreshToken })).statusCode).toBe(401);
 
     t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec });
-    // the refresh family was revoked when the disabled user tried it; the access token works again
-    expect((await me(auth.accessToken)).statusCode).toBe(200);
+    // the refresh family was revoked when the disabled user tried it: its access token stays refused
+    expect((await me(auth.accessToken)).statusCode).toBe(401);
+    const again = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
+    const fresh = (await post('/auth/pos/select-shop', { sessionToken: again.sessionToken, shopId: 'lisbon-1' })).json();
+    expect((await me(fresh.accessToken)).statusCode).toBe(200);
     // a removed membership: 403 for that shop at once
     t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec: { ...spec, memberships: [{ shop: 'lisbon-1', role: 'manager' }] } });
-    expect((await me(auth.accessToken, 'porto-1')).statusCode).toBe(403);
-    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${auth.accessToken}` })).statusCode).toBe(403);
-    expect((await me(auth.accessToken, 'lisbon-1')).statusCode).toBe(200);
+    expect((await me(fresh.accessToken, 'porto-1')).statusCode).toBe(403);
+    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${fresh.accessToken}` })).statusCode).toBe(403);
+    expect((await me(fresh.accessToken, 'lisbon-1')).statusCode).toBe(200);
   });
 
   it('a deleted user fails the next request', async () => {
@@ -118,5 +121,26 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
     t.directory.removeIdentity('ShopUser', 'ana');
     expect((await me(first.accessToken)).statusCode).toBe(401);
     expect((await post('/auth/refresh', { refreshToken: first.refreshToken })).statusCode).toBe(401);
+  });
+});
+
+describe('refresh families per user', { timeout: 30_000 }, () => {
+  it('are capped: the login past the cap revokes the oldest family, and its access token with it', async () => {
+    const capped = await (await import('./fixtures.js')).testApp({ maxSessionsPerUser: 3 });
+    try {
+      const login = async () => (await capped.app.inject({ method: 'POST', url: '/auth/pos/login', ...json({ email: 'ana@example.com', password: PASSWORD }) })).json();
+      const meOn = (token: string) => capped.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+      const logins = [];
+      for (let i = 0; i < 5; i++) {
+        logins.push(await login());
+        capped.clock.advance(1000);
+      }
+      expect(capped.sessions.activeFamilies({ kind: 'ShopUser', name: 'ana' }, capped.clock.now())).toHaveLength(3);
+      expect(await Promise.all(logins.map(async (l) => (await meOn(l.accessToken)).statusCode))).toEqual([401, 401, 200, 200, 200]);
+      const oldest = logins[0].refreshToken.split('.')[0];
+      expect((await capped.sessions.get(oldest))?.revokedReason).toBe('SessionLimit');
+    } finally {
+      await capped.app.close();
+    }
   });
 });

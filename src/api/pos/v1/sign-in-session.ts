@@ -13,6 +13,9 @@ const RFC3339_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2
 
 const tokenHashSchema = z.string().regex(TOKEN_HASH_PATTERN, { error: 'must be a base64url SHA-256 digest (43 characters)' });
 
+export const REVOKED_REASONS = ['Logout', 'RefreshTokenReuse', 'IdentityRemoved', 'SessionLimit'] as const;
+export type RevokedReason = (typeof REVOKED_REASONS)[number];
+
 export const SESSION_PURPOSES = ['refresh', 'shop-selection'] as const;
 export type SessionPurpose = (typeof SESSION_PURPOSES)[number];
 
@@ -32,6 +35,10 @@ export const signInSessionSpecSchema = z.object({
       description: 'subject is the identity the session belongs to; required, immutable.',
       'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subject is immutable' }],
     }),
+  audience: z
+    .enum(['pos', 'back-office', 'admin'])
+    .optional()
+    .meta({ description: 'audience is the aud of the access tokens of this family (pos, back-office or admin); optional (older families: admin for an AdminUser, else pos).' }),
   tokenHash: tokenHashSchema.meta({ description: 'tokenHash is the SHA-256 of the current refresh token (the token itself is never stored); required.' }),
   previousTokenHashes: z
     .array(tokenHashSchema)
@@ -40,7 +47,12 @@ export const signInSessionSpecSchema = z.object({
     .meta({ description: `previousTokenHashes are the hashes of superseded refresh tokens, newest first; presenting one is reuse and revokes the family (at most ${MAX_PREVIOUS_TOKEN_HASHES}); optional.` }),
   expiresAt: z.string().regex(RFC3339_PATTERN, { error: 'must be an RFC 3339 timestamp' }).meta({ description: 'expiresAt is when the session ends whatever happens (RFC 3339); required.' }),
   revoked: z.boolean().default(false).meta({ description: 'revoked is true once the family was logged out or a reused token was seen; optional.' }),
-  revokedReason: z.enum(['Logout', 'RefreshTokenReuse', 'IdentityRemoved']).optional().meta({ description: 'revokedReason says why the session was revoked; optional.' }),
+  revokedReason: z.enum(REVOKED_REASONS).optional().meta({ description: 'revokedReason says why the session was revoked; optional.' }),
+  revokedAt: z
+    .string()
+    .regex(RFC3339_PATTERN, { error: 'must be an RFC 3339 timestamp' })
+    .optional()
+    .meta({ description: 'revokedAt is when the session was revoked (RFC 3339); the record is kept until its access tokens have expired, so every replica keeps refusing them; optional.' }),
 });
 export type SignInSessionSpec = z.infer<typeof signInSessionSpecSchema>;
 
@@ -48,6 +60,8 @@ function sessionRules(spec: SignInSessionSpec): FieldError[] {
   const errors: FieldError[] = [];
   if (Number.isNaN(Date.parse(spec.expiresAt))) errors.push(fieldErrors.invalid('spec.expiresAt', spec.expiresAt, 'must be a valid date and time'));
   if (spec.revokedReason !== undefined && !spec.revoked) errors.push(fieldErrors.forbidden('spec.revokedReason', 'may only be set when spec.revoked is true'));
+  if (spec.revokedAt !== undefined && !spec.revoked) errors.push(fieldErrors.forbidden('spec.revokedAt', 'may only be set when spec.revoked is true'));
+  if (spec.revokedAt !== undefined && Number.isNaN(Date.parse(spec.revokedAt))) errors.push(fieldErrors.invalid('spec.revokedAt', spec.revokedAt, 'must be a valid date and time'));
   const i = spec.previousTokenHashes.indexOf(spec.tokenHash);
   if (i >= 0) errors.push(fieldErrors.invalid(`spec.previousTokenHashes[${i}]`, spec.tokenHash, 'must not repeat spec.tokenHash'));
   return errors;

@@ -1,4 +1,5 @@
 import { codePointLength, isRecord } from '../../common/text.js';
+import { withoutUnset } from '../../common/unset.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
@@ -13,12 +14,14 @@ const spec = FieldPath.root('spec');
  */
 export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
   if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a DeployedModel must be an object')], warnings: [] };
-  const decoded = decodeFields(deployedModelSpecSchema, obj.spec, ['spec']);
+  // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
+  const raw = withoutUnset(deployedModelSpecSchema, obj.spec);
+  const decoded = decodeFields(deployedModelSpecSchema, raw, ['spec']);
   const errors = [...decoded.errors];
-  if (isRecord(obj.spec)) {
+  if (isRecord(raw)) {
     errors.push(...displayNameErrors(decoded.value));
-    errors.push(...resourcesErrors(obj.spec, decoded.value));
-    if (isRecord(oldObj)) errors.push(...immutabilityErrors(obj.spec, oldObj));
+    errors.push(...resourcesErrors(raw, decoded.value));
+    if (isRecord(oldObj)) errors.push(...immutabilityErrors(raw, { ...oldObj, spec: withoutUnset(deployedModelSpecSchema, oldObj.spec) }));
   }
   return { errors, warnings: [] };
 }

@@ -1,4 +1,5 @@
-import { codePointLength, isRecord } from '../../common/text.js';
+import { codePointLength, isRecord, keyInPath } from '../../common/text.js';
+import { withoutUnset } from '../../common/unset.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
@@ -8,12 +9,6 @@ import { DISPLAY_NAME_MAX_CODE_POINTS, predictionEndpointSpecSchema, type Predic
 import { DEPLOYED_MODEL_ID, LABEL_KEY, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, bigQueryUriProblem } from './names.js';
 
 const spec = FieldPath.root('spec');
-const MAX_KEY_IN_PATH = 100;
-
-/** A map key as it appears in a field path; a megabyte-long key must not make a megabyte-long message. */
-function keyInPath(key: string): string {
-  return key.length > MAX_KEY_IN_PATH ? `${key.slice(0, MAX_KEY_IN_PATH)}...` : key;
-}
 
 /**
  * Every rule of a PredictionEndpoint (the README's PredictionEndpoint rules; where they are silent, Vertex AI's
@@ -21,16 +16,19 @@ function keyInPath(key: string): string {
  */
 export function validatePredictionEndpoint(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
   if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
-  const decoded = decodeFields(predictionEndpointSpecSchema, obj.spec, ['spec'], ['labels', 'trafficSplit']);
+  // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
+  const raw = withoutUnset(predictionEndpointSpecSchema, obj.spec);
+  const decoded = decodeFields(predictionEndpointSpecSchema, raw, ['spec'], ['labels', 'trafficSplit']);
   const errors = [...decoded.errors];
   const warnings: string[] = [];
-  if (isRecord(obj.spec)) {
+  if (isRecord(raw)) {
     errors.push(...displayNameErrors(decoded.value));
-    errors.push(...labelErrors(obj.spec.labels));
-    errors.push(...trafficSplitErrors(obj.spec.trafficSplit));
-    errors.push(...networkErrors(obj.spec, warnings));
+    errors.push(...labelErrors(raw.labels));
+    errors.push(...trafficSplitErrors(raw.trafficSplit));
+    errors.push(...networkErrors(raw, warnings));
     errors.push(...loggingErrors(decoded.value));
-    errors.push(...etagErrors(obj.spec, oldObj));
+    const oldSpec = isRecord(oldObj) ? withoutUnset(predictionEndpointSpecSchema, oldObj.spec) : undefined;
+    errors.push(...etagErrors(raw, isRecord(oldObj) ? { ...oldObj, spec: oldSpec } : oldObj));
   }
   return { errors, warnings };
 }
@@ -57,12 +55,12 @@ export function labelErrors(labels: unknown): FieldError[] {
   for (const [key, value] of entries) {
     const at = path.key(keyInPath(key)).toString();
     if (key === '') errors.push(fieldErrors.invalid(at, key, 'label keys may not be empty'));
-    else if (codePointLength(key) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, key, LABEL_MAX_CODE_POINTS));
+    else if (codePointLength(key) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, key, LABEL_MAX_CODE_POINTS, 'code points'));
     else if (!LABEL_KEY.test(key)) {
       errors.push(fieldErrors.invalid(at, key, 'label keys must start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes'));
     }
     if (typeof value !== 'string') errors.push(fieldErrors.typeInvalid(at, value, 'label values must be strings'));
-    else if (codePointLength(value) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, value, LABEL_MAX_CODE_POINTS));
+    else if (codePointLength(value) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, value, LABEL_MAX_CODE_POINTS, 'code points'));
     else if (!LABEL_VALUE.test(value)) {
       errors.push(fieldErrors.invalid(at, value, 'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes'));
     }
@@ -101,7 +99,7 @@ function networkErrors(raw: Record<string, unknown>, warnings: string[]): FieldE
   const psc = raw.enablePrivateServiceConnect;
   if (psc === undefined || psc === null) return [];
   warnings.push('spec.enablePrivateServiceConnect is deprecated: use spec.network to connect the endpoint to a VPC network');
-  if (psc === true && typeof raw.network === 'string' && raw.network !== '') {
+  if (psc === true && raw.network !== undefined) {
     return [
       fieldErrors.forbidden(
         spec.child('enablePrivateServiceConnect').toString(),

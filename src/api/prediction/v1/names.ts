@@ -1,3 +1,6 @@
+import { PROJECT_NUMBER_PATTERN, projectNumberDigitsProblem } from '../../common/project-number.js';
+import { truncateText } from '../../common/text.js';
+
 /**
  * The resource-name and identifier formats of the prediction API, shared by the zod schemas
  * (which copy the RE2-compatible patterns into the CRD) and the validators (which add the rules a
@@ -40,7 +43,7 @@ export const MAX_LABELS = 64;
  * `projects/{project number}/global/networks/{network}`: a VPC network, named by the project NUMBER
  * (Vertex AI refuses a project id there) and a Compute Engine resource name (RFC 1035 label, ≤63).
  */
-export const NETWORK = /^projects\/[0-9]{1,19}\/global\/networks\/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const NETWORK = new RegExp(`^projects/${PROJECT_NUMBER_PATTERN}/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`);
 
 /** The detail of a refused network name: says so when a project id was given where the number belongs. */
 export function networkNameDetail(input: unknown): string {
@@ -48,6 +51,8 @@ export function networkNameDetail(input: unknown): string {
   if (typeof input !== 'string') return shape;
   const match = /^projects\/([^/]+)\/global\/networks\/[^/]+$/.exec(input);
   if (match && !/^[0-9]+$/.test(match[1] ?? '')) return `${shape}: the project must be the project NUMBER (digits), not a project id such as ${JSON.stringify(truncate(match[1] ?? ''))}`;
+  const numberProblem = match ? projectNumberDigitsProblem(match[1] ?? '') : undefined;
+  if (numberProblem !== undefined) return `${shape}: ${numberProblem}`;
   if (match) return `${shape}: the network name must be a lowercase RFC 1035 label of at most 63 characters`;
   return shape;
 }
@@ -124,5 +129,5 @@ export function bigQueryUriProblem(uri: string): string | undefined {
 }
 
 function truncate(s: string): string {
-  return s.length > 64 ? `${s.slice(0, 64)}...` : s;
+  return truncateText(s, 64);
 }

@@ -20,8 +20,14 @@ export const registryEndpointV1beta1SpecSchema = z
     network: networkSchema,
   })
   .meta({
-    // `self == oldSelf` on spec.network only runs when both values exist; this one also stops adding or removing it.
-    'x-kubernetes-validations': [{ rule: 'has(self.network) == has(oldSelf.network)', message: 'spec.network can be set only when the endpoint is created, and cannot be removed' }],
+    // `self == oldSelf` on spec.network only runs when both values exist; this one also stops adding or
+    // removing it. "" is the unset network (the seed's default), so absent and "" are the same value.
+    'x-kubernetes-validations': [
+      {
+        rule: "(has(self.network) ? self.network : '') == (has(oldSelf.network) ? oldSelf.network : '')",
+        message: 'spec.network can be set only when the endpoint is created, and cannot be removed',
+      },
+    ],
   });
 export type RegistryEndpointV1beta1Spec = z.infer<typeof registryEndpointV1beta1SpecSchema>;
 
