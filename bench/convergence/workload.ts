@@ -88,11 +88,11 @@ function finalStatus(obj: KubeObject, all: Map<string, KubeObject>): unknown {
   switch (obj.kind) {
     case 'PredictionEndpoint': {
       const models = ['1', '2'].map((id) => all.get(`DeployedModel/${obj.metadata.name ?? ''}-m${id}`)).filter((m): m is KubeObject => m !== undefined);
-      return computePredictionEndpointStatus({ endpoint: obj, models, states: resolveModelStates(models, () => true, new Map()), specErrors: [], project: PROJECT, location: LOCATION, now }).status;
+      return computePredictionEndpointStatus({ endpoint: obj, models, states: resolveModelStates(models, () => true, new Map()), specErrors: [], modelReadiness: () => ({ status: 'True', reason: 'Reconciled' }), project: PROJECT, location: LOCATION, now }).status;
     }
     case 'DeployedModel': {
       const endpoint = all.get(`PredictionEndpoint/${(spec.endpointRef as { name: string }).name}`) ?? obj;
-      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], project: PROJECT, location: LOCATION, now }).status;
+      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], backend: { state: 'none' }, project: PROJECT, location: LOCATION, now }).status;
     }
     case 'RegistryService': {
       const endpoints = [...all.values()].filter((o) => o.kind === 'RegistryEndpoint' && String((o.spec as { name: string }).name).startsWith(`${String(spec.name)}/`));

@@ -80,7 +80,7 @@ export class OperatorUnderTest {
         '--kubeconfig', options.kubeconfig,
         '--namespaces', options.namespace,
         '--operator-namespace', options.namespace,
-        '--project', 'bench-project', '--location', 'europe-west4',
+        '--project', 'bench-{namespace}', '--location', 'europe-west4',
         '--no-webhook', '--leader-elect=false',
         '--bind-address', '127.0.0.1', '--health-port', String(port), '--metrics-port', String(port),
         '--workers', String(options.workers),

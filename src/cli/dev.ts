@@ -3,18 +3,24 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
 import { startControlPlane, cacheRoot, type ControlPlane } from '../devcluster/index.js';
 import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev-environment/apply.js';
 import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examples.js';
+import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
+import { callableEndpoint, curlLines, listEndpoints, sampleSplit } from '../dev-environment/demo-calls.js';
+import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type DemoBackendPlan, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
+import { GatewayServer } from '../gateway/server.js';
+import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { localWebhookSettings } from '../webhook/settings.js';
-import { UsageError, bool, num, parseFlags, renderFlags, str, type FlagSpec } from './flags.js';
+import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local control plane' },
@@ -23,18 +29,45 @@ const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'examples', type: 'string', placeholder: 'DIR', help: 'manifests to apply (default: examples/valid of this checkout)' },
   { name: 'apply-examples', type: 'boolean', default: true, help: 'apply the examples and create the demo users\' password Secrets' },
   { name: 'signin-port', type: 'number', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API on 127.0.0.1 (0 = any free port)' },
+  { name: 'webhook-port', type: 'number', default: 0, placeholder: 'PORT', help: 'port of the admission and conversion webhooks on 127.0.0.1 (0 = any free port)' },
+  { name: 'gateway-port', type: 'number', default: 8090, placeholder: 'PORT', help: 'port of the prediction gateway on 127.0.0.1 (0 = any free port)' },
+  { name: 'model-ports', type: 'list', default: ['8701', '8702'], placeholder: 'PORT[,PORT]', help: "ports of the demo model servers on 127.0.0.1, one per backend Service of the examples' DeployedModels (0 = any free port)" },
   { name: 'wait', type: 'number', default: 120, placeholder: 'SECONDS', help: 'how long the live table waits for every resource to be Ready' },
 ];
 
 const HELP = `Usage: endpoint-operator dev [flags]
 
 The embedded default (what \`npm start\` runs): starts (or reuses, with --kubeconfig) a local control
-plane, installs the CRDs and webhooks, runs the operator, webhooks and sign-in API in this process,
-applies the examples, and shows every resource's Ready condition while they converge. Ctrl-C stops.
+plane, installs the CRDs and webhooks, runs the operator, webhooks, sign-in API and prediction gateway
+in this process, starts the demo model servers the examples' DeployedModels name (with Services and
+loopback EndpointSlices for them), applies the examples, and shows every resource's Ready condition
+while they converge; then prints a working curl of :predict. Every port is checked before anything
+starts. Ctrl-C stops.
 
 Flags:
 ${renderFlags(DEV_FLAGS)}
   --help                  show this help`;
+
+const LOOPBACK = '127.0.0.1';
+
+/** `--model-ports` as numbers, one per planned demo server (0 where the list is short). */
+function modelPorts(values: FlagValues, count: number): number[] {
+  const given = list(values, 'model-ports').map((p) => Number(p));
+  const bad = given.find((p) => !Number.isInteger(p) || p < 0 || p > 65535);
+  if (bad !== undefined) throw new UsageError(`--model-ports takes port numbers (0..65535), got ${String(bad)}`);
+  return Array.from({ length: count }, (_, i) => given[i] ?? 0);
+}
+
+/** The ports `dev` opens, each with the flag that moves it. */
+function plannedPorts(values: FlagValues, demo: readonly DemoBackendPlan[]): PlannedPort[] {
+  const models = modelPorts(values, demo.length);
+  return [
+    { what: 'the sign-in API', host: LOOPBACK, port: num(values, 'signin-port'), flag: '--signin-port' },
+    { what: 'the webhooks', host: LOOPBACK, port: num(values, 'webhook-port'), flag: '--webhook-port' },
+    { what: 'the prediction gateway', host: LOOPBACK, port: num(values, 'gateway-port'), flag: '--gateway-port' },
+    ...demo.map((d, i) => ({ what: `the demo model server of Service ${d.ref.name}`, host: LOOPBACK, port: models[i] ?? 0, flag: '--model-ports' })),
+  ];
+}
 
 function say(line: string): void {
   process.stderr.write(`dev: ${line}\n`);
@@ -105,7 +138,19 @@ export async function main(argv: string[]): Promise<number> {
   // The /metrics it prints carries the process figures, as under `run`.
   collectProcessMetrics();
   let running: Awaited<ReturnType<typeof startOperatorProcess>> | undefined;
+  let gateway: GatewayServer | undefined;
+  let demoBackends: RunningDemoBackend[] = [];
   try {
+    const applyExamples = bool(values, 'apply-examples');
+    const examplesDir = str(values, 'examples') ?? defaultExamplesDir();
+    const objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
+    const demo = demoBackendPlan(objects);
+    // Every port this process opens, checked before the control plane is built and started.
+    const problems = await portProblems(plannedPorts(values, demo));
+    if (problems.length > 0) {
+      for (const p of problems) say(p);
+      return 2;
+    }
     if (kubeconfig === undefined) {
       say('starting the local control plane (etcd + kube-apiserver on loopback)');
       plane = await startControlPlane({ log: (line) => say(line) });
@@ -119,10 +164,21 @@ export async function main(argv: string[]): Promise<number> {
     await ensureNamespace(client, operatorNamespace);
     await ensureNamespace(client, namespace);
 
+    if (demo.length > 0) {
+      demoBackends = await startDemoBackends(demo, modelPorts(values, demo.length), LOOPBACK);
+      for (const b of demoBackends) say(`demo model server ${b.server.url} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
+    }
+    // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
+    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }) });
+    const gatewayPort = (await gateway.start()).port;
+    const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
+    say(`prediction gateway on ${gatewayUrl}`);
+
     const config: ProcessConfig = {
       operator: {
-        project: 'endpoint-operator',
+        project: DEFAULT_PROJECT_TEMPLATE,
         location: 'us-central1',
+        gatewayUrl,
         workers: 4,
         reservedPrefixes: DEFAULT_RESERVED_PREFIXES,
         // One process in dev: no Lease to wait for after an earlier run was killed.
@@ -131,7 +187,7 @@ export async function main(argv: string[]): Promise<number> {
         metricsPort: 0,
         bindAddress: '127.0.0.1',
       },
-      webhook: { settings: localWebhookSettings(0, { namespace: operatorNamespace }), listen: { host: '127.0.0.1', port: 0 } },
+      webhook: { settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }), listen: { host: LOOPBACK, port: num(values, 'webhook-port') } },
       signin: { namespace, host: '127.0.0.1', port: num(values, 'signin-port') },
     };
     say(`starting the operator, webhooks and sign-in API (logs: ${logFile})`);
@@ -141,15 +197,15 @@ export async function main(argv: string[]): Promise<number> {
     const applyStarted = Date.now();
     let password: string | undefined;
     let users: { email: string; kind: string }[] = [];
-    if (bool(values, 'apply-examples')) {
-      const dir = str(values, 'examples') ?? defaultExamplesDir();
-      const objects: KubeObject[] = await loadExampleObjects(dir);
+    if (applyExamples) {
       password = demoPassword();
       const secrets = await demoSecrets(objects, password);
       users = secrets.map((s) => ({ email: s.email, kind: s.kind }));
       for (const s of secrets) await applyObject(client, s.secret);
-      say(`applying ${objects.length} objects from ${dir}`);
+      say(`applying ${objects.length} objects from ${examplesDir}`);
       for (const obj of objects) await applyObject(client, obj);
+      // No controller-manager here: the demo servers' Services get their loopback EndpointSlices from us.
+      await publishDemoBackends(client, demoBackends, LOOPBACK, await discoverEndpointSliceVersion(client, namespace));
     }
     const { rows, seconds } = await watchConvergence(client, namespace, num(values, 'wait'), stop.signal, applyStarted);
     const notReady = rows.filter((r) => !isReady(r));
@@ -178,15 +234,30 @@ export async function main(argv: string[]): Promise<number> {
         );
       }
     }
+    const callable = callableEndpoint(await listEndpoints(client, namespace));
+    if (callable !== undefined) {
+      // Proven before it is printed: ten calls through the gateway, counted by the model that answered.
+      const counts = await sampleSplit(callable.url, 10);
+      const seen = [...counts].map(([id, n]) => `${n} × ${id}`).join(', ');
+      lines.push('', `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen})`, ...curlLines(callable.url));
+    } else {
+      lines.push('', `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`);
+    }
     lines.push('', 'Press Ctrl-C to stop.');
     process.stdout.write(`${lines.join('\n')}\n`);
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
     return 0;
   } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`endpoint-operator dev: ${err.message}\n\n${HELP}`);
+      return 2;
+    }
     say(`failed: ${(err as Error).message}`);
     return 1;
   } finally {
     say('stopping');
+    await gateway?.close().catch((err: unknown) => say(`stopping the gateway failed: ${(err as Error).message}`));
+    await stopDemoBackends(demoBackends);
     await running?.stop().catch((err: unknown) => say(`stopping the operator failed: ${(err as Error).message}`));
     await plane?.stop();
     log.flush();

@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { DEFAULT_PROJECT_TEMPLATE, gatewayUrlProblem, projectTemplateProblem } from '../api/prediction/v1/names.js';
+import { defaultGatewayUrl } from '../deploy/values.js';
 import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
@@ -13,8 +15,9 @@ const podNamespace = process.env.POD_NAMESPACE;
 
 export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config' },
-  { name: 'project', type: 'string', env: 'EO_PROJECT', default: 'endpoint-operator', help: 'project in PredictionEndpoint status.name (projects/{project}/...)' },
+  { name: 'project', type: 'string', env: 'EO_PROJECT', default: DEFAULT_PROJECT_TEMPLATE, placeholder: 'TEMPLATE', help: 'project in PredictionEndpoint status.name (projects/{project}/...); {namespace} is replaced and must appear, so names are unique' },
   { name: 'location', type: 'string', env: 'EO_LOCATION', default: 'us-central1', help: 'location in PredictionEndpoint status.name' },
+  { name: 'gateway-url', type: 'string', env: 'EO_GATEWAY_URL', placeholder: 'URL', help: 'base URL of the gateway, published in PredictionEndpoint status.url (default http://endpoint-operator-gateway.{operator namespace}.svc)' },
   { name: 'namespaces', type: 'list', env: 'EO_NAMESPACES', default: [], placeholder: 'NS[,NS]', help: 'namespaces to watch; empty = all namespaces' },
   { name: 'workers', type: 'number', env: 'EO_WORKERS', default: 4, placeholder: 'N', help: 'concurrent reconciles per controller' },
   { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes that are kept but ignored (repeatable; subdomains included)' },
@@ -88,6 +91,12 @@ export function runConfig(values: FlagValues): ProcessConfig {
   const workers = num(values, 'workers');
   if (!Number.isInteger(workers) || workers < 1) throw new UsageError(`--workers must be a positive integer, got ${workers}`);
   const leaseTimings = leaseTimingsOf(values);
+  const project = str(values, 'project') ?? DEFAULT_PROJECT_TEMPLATE;
+  const projectProblem = projectTemplateProblem(project);
+  if (projectProblem !== undefined) throw new UsageError(`--project ${JSON.stringify(project)} ${projectProblem}`);
+  const gatewayUrl = str(values, 'gateway-url') ?? defaultGatewayUrl(operatorNamespace);
+  const gatewayProblem = gatewayUrlProblem(gatewayUrl);
+  if (gatewayProblem !== undefined) throw new UsageError(`--gateway-url ${JSON.stringify(gatewayUrl)} ${gatewayProblem}`);
   const bindAddress = str(values, 'bind-address') ?? '0.0.0.0';
   const webhookPort = num(values, 'webhook-port');
   const urlHost = str(values, 'webhook-url-host');
@@ -103,8 +112,9 @@ export function runConfig(values: FlagValues): ProcessConfig {
     : { ...DEFAULT_WEBHOOK_SETTINGS, ...webhookOverrides, endpoint: { mode: 'in-cluster', port: webhookPort } };
   return {
     operator: {
-      project: str(values, 'project') ?? 'endpoint-operator',
+      project,
       location: str(values, 'location') ?? 'us-central1',
+      gatewayUrl,
       namespaces: list(values, 'namespaces'),
       workers,
       reservedPrefixes,

@@ -6,6 +6,7 @@ import yaml from 'js-yaml';
 import { generateCrds } from '../api/crd/generate.js';
 import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/configuration.js';
 import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
+import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 import { deployment, podDisruptionBudget, serviceMonitor, services } from './workload.js';
@@ -30,6 +31,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     webhookConfiguration(webhookSettings),
     mutatingWebhookConfiguration(webhookSettings),
     ...(values.serviceMonitor.enabled ? [serviceMonitor(values)] : []),
+    ...gatewayManifests(values),
   ];
   return objects as Manifest[];
 }

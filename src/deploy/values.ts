@@ -1,4 +1,5 @@
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -9,9 +10,14 @@ export interface DeployValues {
   namespace: string;
   image: { repository: string; tag: string; pullPolicy: 'Always' | 'IfNotPresent' | 'Never' };
   replicas: number;
-  /** `--project` / `--location`: the PredictionEndpoint status.name prefix. */
+  /**
+   * `--project` / `--location`: the PredictionEndpoint status.name prefix. `project` is a template in
+   * which `{namespace}` is replaced and must appear, so that names are unique in the cluster.
+   */
   project: string;
   location: string;
+  /** The data plane (`endpoint-operator gateway`): stateless, every replica serves, no leader election. */
+  gateway: GatewayValues;
   /** `--reserved-prefix`: annotation prefixes kept but ignored by validation. */
   reservedPrefixes: string[];
   /** `--leader-elect`: one active replica of the controllers (every replica serves webhooks). */
@@ -24,12 +30,31 @@ export interface DeployValues {
   podDisruptionBudget: { minAvailable: number };
 }
 
+export interface GatewayValues {
+  replicas: number;
+  /** `--gateway-url` of the operator (status.url); '' = the gateway Service, http://endpoint-operator-gateway.{namespace}.svc. */
+  url: string;
+  resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
+  /**
+   * The prediction calls carry no authentication (the seed shows none), so the gateway is a
+   * ClusterIP Service; this NetworkPolicy further admits its API port only from namespaces carrying
+   * the label `clientNamespaceLabel: "true"` (health and metrics stay reachable for probes and scraping).
+   */
+  networkPolicy: { enabled: boolean; clientNamespaceLabel: string };
+}
+
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   namespace: 'endpoint-operator-system',
   image: { repository: 'ghcr.io/endpoint-operator/endpoint-operator', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
   replicas: 2,
-  project: 'endpoint-operator',
+  project: DEFAULT_PROJECT_TEMPLATE,
   location: 'us-central1',
+  gateway: {
+    replicas: 2,
+    url: '',
+    resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
+    networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
+  },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
   signin: { enabled: false, namespace: 'endpoint-demo', port: 8443 },
@@ -48,4 +73,20 @@ export function selectorLabels(): Record<string, string> {
 
 export function commonLabels(component?: string): Record<string, string> {
   return { ...selectorLabels(), 'app.kubernetes.io/part-of': NAME, ...(component ? { 'app.kubernetes.io/component': component } : {}) };
+}
+
+export const GATEWAY_NAME = `${NAME}-gateway`;
+
+/** What picks the gateway's pods: not the operator's selector, which would adopt them. */
+export function gatewaySelectorLabels(): Record<string, string> {
+  return { 'app.kubernetes.io/name': GATEWAY_NAME, 'app.kubernetes.io/instance': NAME };
+}
+
+export function gatewayLabels(): Record<string, string> {
+  return { ...gatewaySelectorLabels(), 'app.kubernetes.io/part-of': NAME, 'app.kubernetes.io/component': 'gateway' };
+}
+
+/** The in-cluster URL of the gateway Service (port 80): the default `--gateway-url` of `run`. */
+export function defaultGatewayUrl(namespace: string): string {
+  return `http://${GATEWAY_NAME}.${namespace}.svc`;
 }

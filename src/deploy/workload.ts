@@ -10,6 +10,7 @@ export function runArgs(values: DeployValues): string[] {
     'run',
     `--project=${values.project}`,
     `--location=${values.location}`,
+    ...(values.gateway.url === '' ? [] : [`--gateway-url=${values.gateway.url}`]),
     ...values.reservedPrefixes.map((p) => `--reserved-prefix=${p}`),
     `--leader-elect=${values.leaderElection}`,
     `--webhook-port=${PORTS.webhook}`,

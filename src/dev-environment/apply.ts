@@ -8,6 +8,9 @@ const CORE: Record<string, ResourceRef> = {
   'v1/Namespace': { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   'v1/Secret': { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   'v1/ConfigMap': { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+  'v1/Service': { group: '', version: 'v1', plural: 'services', namespaced: true },
+  'discovery.k8s.io/v1/EndpointSlice': { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
+  'discovery.k8s.io/v1beta1/EndpointSlice': { group: 'discovery.k8s.io', version: 'v1beta1', plural: 'endpointslices', namespaced: true },
 };
 
 /** The REST resource of a manifest: the operator's kinds and the few core kinds the examples use. */

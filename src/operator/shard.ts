@@ -4,6 +4,7 @@
  * one shard per namespace.
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
+import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
@@ -14,6 +15,7 @@ import {
   addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
   type Informers, type ReconcilerContext, type ReconcilerSettings,
 } from '../reconcilers/context.js';
+import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
@@ -23,10 +25,9 @@ import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js'
 import { registryServiceReconciler } from '../reconcilers/registry-service.js';
 import { withErrorReporting } from '../reconcilers/status-write.js';
 import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
-import { endpointSlicesResource, MANAGED_BY_LABEL, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { objectKey } from '../runtime/kube-object.js';
 import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
-import { DNS_MANAGED_BY, dnsServiceName } from '../reconcilers/registry-dns-plan.js';
+import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 import { specOf } from '../reconcilers/typed-spec.js';
 
@@ -64,7 +65,9 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
-  /** Shared by every shard of an operator (start.ts); default: this shard alone, EndpointSlices v1. */
+  /** The EndpointSlice version the server serves (discoverEndpointSliceVersion). */
+  readonly endpointSliceVersion: EndpointSliceVersion;
+  /** Shared by every shard of an operator (start.ts); default: this shard alone. */
   readonly registry?: RegistrySharing;
 }
 
@@ -83,16 +86,15 @@ export function createShard(options: ShardOptions): Shard {
     deployedModels: informer(resources.deployedModels),
     registryServices: informer(resources.registryServices),
     registryEndpoints: informer(resources.registryEndpoints),
+    services: informer(servicesResource),
+    endpointSlices: informer(endpointSlicesResource(options.endpointSliceVersion)),
   };
   addIndexes(informers);
-  const registry = options.registry ?? { claims: registryNameClaims(options.settings), sliceVersion: 'v1' };
-  // The DNS projection reads every Service of the scope (a foreign one of the same name must be seen)
-  // but only the slices it manages.
-  const coreServices = new Informer(kubeListerWatcher(client, servicesResource, namespace), { name: `v1/services${namespace ? `@${namespace}` : ''}`, logger: log });
-  const dnsSlices = new Informer(kubeListerWatcher(client, endpointSlicesResource(registry.sliceVersion), namespace, { labelSelector: `${MANAGED_BY_LABEL}=${DNS_MANAGED_BY}` }), {
-    name: `discovery.k8s.io/${registry.sliceVersion}/endpointslices${namespace ? `@${namespace}` : ''}`,
-    logger: log,
-  });
+  const registry = options.registry ?? { claims: registryNameClaims(options.settings), sliceVersion: options.endpointSliceVersion };
+  // The DNS projection shares the backends' Service and EndpointSlice informers: every Service of the scope
+  // (a foreign one of the same name must be seen); of the slices it reads only those a RegistryService controls.
+  const coreServices = informers.services;
+  const dnsSlices = informers.endpointSlices;
   coreServices.addIndex(CONTROLLER_INDEX, controllerKey);
   dnsSlices.addIndex(CONTROLLER_INDEX, controllerKey);
   informers.registryServices.addIndex(DNS_NAME_INDEX, (s) => {
@@ -160,6 +162,12 @@ export function createShard(options: ShardOptions): Shard {
   services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
   // ...and the DNS projection's slices, after a shorter wait: a slice follows an endpoint well within a second.
   dns.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e, dnsEnabled), { delayMs: DNS_COALESCE_MS });
+  // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
+  // the endpoint's status.deployedModels[].ready.
+  models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOf));
+  models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
+  endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
+  endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
 
   // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
   // (however it went: our finalizer or not).
@@ -176,7 +184,7 @@ export function createShard(options: ShardOptions): Shard {
   return {
     informers,
     controllers: [endpoints, models, services, regEndpoints, dns],
-    allInformers: () => [...Object.values(informers), coreServices, dnsSlices],
+    allInformers: () => Object.values(informers),
   };
 }
 

@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import type { Controller } from '../runtime/controller.js';
+import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { EventRecorder } from '../runtime/events.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
@@ -20,7 +21,6 @@ import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
-import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
 export interface LeaderElectionSettings {
@@ -36,8 +36,11 @@ export interface LeaderElectionSettings {
 }
 
 export interface OperatorSettings {
+  /** Template of the project in endpoint names; `{namespace}` is replaced (names/endpointProject). */
   readonly project: string;
   readonly location: string;
+  /** The gateway's base URL, published in PredictionEndpoint `status.url`; absent = not published. */
+  readonly gatewayUrl?: string | undefined;
   /** Namespaces to watch; empty or absent = all namespaces. */
   readonly namespaces?: readonly string[];
   /** Concurrent reconciles per controller. */
@@ -85,16 +88,15 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const ids = new IdAssignments();
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
+  const endpointSliceVersion = await discoverEndpointSliceVersion(client, namespaces[0]);
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
-  const registry: RegistrySharing = {
-    claims: registryNameClaims({ reservedPrefixes }),
-    sliceVersion: await discoverEndpointSliceVersion(client, namespaces[0]),
-  };
+  const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }), sliceVersion: endpointSliceVersion };
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
-      settings: { project: settings.project, location: settings.location, reservedPrefixes },
+      settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes },
+      endpointSliceVersion,
       registry,
       workers: settings.workers,
       events,

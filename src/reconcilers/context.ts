@@ -14,6 +14,7 @@ import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-ob
 import { StatusWriter } from '../runtime/status.js';
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
+import { addBackendIndexes } from './backends.js';
 import type { IdAssignments } from './deployed-model-ids.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
@@ -23,9 +24,14 @@ import { specOf } from './typed-spec.js';
 export const FIELD_MANAGER = 'endpoint-operator';
 
 export interface ReconcilerSettings {
-  /** `status.name` of endpoints is `projects/{project}/locations/{location}/endpoints/{name}`. */
+  /**
+   * `status.name` of endpoints is `projects/{project}/locations/{location}/endpoints/{name}`, where
+   * `project` is this template with `{namespace}` replaced (names/endpointProject).
+   */
   readonly project: string;
   readonly location: string;
+  /** The gateway's base URL, published in PredictionEndpoint `status.url`; absent = not published. */
+  readonly gatewayUrl?: string | undefined;
   readonly reservedPrefixes: readonly string[];
 }
 
@@ -72,6 +78,9 @@ export interface Informers {
   readonly deployedModels: Informer;
   readonly registryServices: Informer;
   readonly registryEndpoints: Informer;
+  /** core/v1 Services and their EndpointSlices: where DeployedModel backends get their readiness (backends.ts). */
+  readonly services: Informer;
+  readonly endpointSlices: Informer;
 }
 
 /** Adds the indexes the reconcilers look objects up by; call once, before the informers sync. */
@@ -79,6 +88,7 @@ export function addIndexes(informers: Informers): void {
   informers.deployedModels.addIndex(Index.modelsByEndpoint, (m) => optional(modelEndpointKey(m)));
   informers.registryEndpoints.addIndex(Index.endpointsByParent, (e) => optional(endpointParentKey(e)));
   informers.registryServices.addIndex(Index.servicesByName, (s) => optional(serviceNameKey(s)));
+  addBackendIndexes(informers);
 }
 
 function optional(v: string | undefined): string[] {

@@ -6,7 +6,8 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { Reasons, type DeployedModelReason, type Written } from '../api/common/conditions.js';
 import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/deployed-model-schema.js';
-import { endpointResourceName } from '../api/prediction/v1/names.js';
+import { endpointNameOf } from '../api/prediction/v1/names.js';
+import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
@@ -22,6 +23,9 @@ export interface DeployedModelWorld {
   /** From resolveModelStates over the endpoint's models; `undefined` when there is no endpoint. */
   readonly state: ModelState | undefined;
   readonly specErrors: readonly FieldError[];
+  /** Whether `spec.backend` can be called (backendReadiness over the Service and EndpointSlice caches). */
+  readonly backend: BackendReadiness;
+  /** The `--project` template of endpoint names (`{namespace}` replaced). */
   readonly project: string;
   readonly location: string;
   readonly now: string;
@@ -34,18 +38,33 @@ export interface DeployedModelOutcome {
   readonly releaseFinalizer: boolean;
 }
 
+/** The traffic the endpoint still gives a model being deleted (what holds its undeploy). */
+function trafficWhileDeleting(world: DeployedModelWorld): number {
+  const { model, endpoint, state } = world;
+  return model.metadata.deletionTimestamp !== undefined && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+}
+
+/**
+ * The model's Ready verdict alone. The endpoint's status lists it for each deployed model, computed
+ * from the same world rather than read back from the model's status: the endpoint is then written
+ * once with the final answer, not once more when the model's own status catches up.
+ */
+export function deployedModelVerdict(world: DeployedModelWorld): ReadyVerdict {
+  return readyVerdict(world, trafficWhileDeleting(world));
+}
+
 export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedModelOutcome {
   const { model, endpoint, state } = world;
   const previous = isRecord(model.status) ? model.status : {};
   const generation = model.metadata.generation ?? 0;
   const deleting = model.metadata.deletionTimestamp !== undefined;
   const id = state?.state === 'deployed' || state?.state === 'duplicate' ? state.id : stringAt(previous, 'id');
-  const traffic = deleting && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+  const traffic = trafficWhileDeleting(world);
   const verdict = readyVerdict(world, traffic);
 
   const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now) };
   if (id !== undefined) status.id = id;
-  if (endpoint !== undefined) status.endpoint = endpointResourceName(world.project, world.location, endpoint.metadata.name ?? '');
+  if (endpoint !== undefined) status.endpoint = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   else {
     const recorded = stringAt(previous, 'endpoint');
     if (recorded !== undefined) status.endpoint = recorded;
@@ -88,9 +107,21 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
   if (state?.state !== 'deployed') {
     return { status: 'Unknown', reason: Reasons.Deploying, message: 'an id is being assigned' };
   }
-  return {
-    status: 'True',
-    reason: Reasons.Reconciled,
-    message: `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`,
-  };
+  const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`;
+  const backend = world.backend;
+  if (backend.state === 'unavailable') {
+    return { status: 'False', reason: Reasons.BackendUnavailable, message: `${deployed}, but its model server cannot be called: ${backend.message}` };
+  }
+  return { status: 'True', reason: Reasons.Reconciled, message: `${deployed}; ${backendNote(backend)}` };
+}
+
+function backendNote(backend: BackendReadiness): string {
+  switch (backend.state) {
+    case 'ready':
+      return `served by ${backend.summary}`;
+    case 'url':
+      return `served by ${backend.url} (a URL backend is not probed)`;
+    default:
+      return 'no spec.backend: recorded, not callable';
+  }
 }

@@ -7,6 +7,7 @@ import { deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { reconcileWithFinalizer } from '../runtime/finalizers.js';
 import type { KubeObject } from '../runtime/kube-object.js';
+import { readinessOf } from './backends.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
 import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
@@ -45,7 +46,8 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     // The model as the cache sees it may be older than `model` (a conflict re-read): resolve with `model` itself.
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
+    const backend = readinessOf(ctx.informers, model);
+    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
   };
 
   return async (req) => {

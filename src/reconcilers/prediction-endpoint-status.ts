@@ -6,7 +6,7 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { Reasons, type PredictionEndpointReason, type Written } from '../api/common/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
-import { endpointResourceName } from '../api/prediction/v1/names.js';
+import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
 import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
@@ -24,8 +24,13 @@ export interface PredictionEndpointWorld {
   readonly states: ReadonlyMap<string, ModelState>;
   /** The endpoint's validation errors (the webhook's rules, run again). */
   readonly specErrors: readonly FieldError[];
+  /** The `--project` template of endpoint names (`{namespace}` replaced): names are unique in the cluster. */
   readonly project: string;
   readonly location: string;
+  /** Each deployed model's Ready verdict (deployedModelVerdict over the same caches); undefined = Unknown. */
+  readonly modelReadiness: (model: KubeObject) => Pick<ReadyVerdict, 'status' | 'reason'> | undefined;
+  /** The gateway's base URL; `status.url` is published when it is set. */
+  readonly gatewayUrl?: string | undefined;
   /** RFC 3339, second precision. */
   readonly now: string;
 }
@@ -43,13 +48,15 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   const deployedModels = models
     .flatMap((m) => {
       const state = states.get(m.metadata.name ?? '');
-      return state?.state === 'deployed' ? [summarise(m, state.id, endpoint)] : [];
+      return state?.state === 'deployed' ? [summarise(m, state.id, endpoint, world.modelReadiness)] : [];
     })
     .sort((a, b) => compareIds(a.id, b.id));
   const verdict = readyVerdict(world, deployedModels.map((d) => d.id));
   const generation = endpoint.metadata.generation ?? 0;
+  const name = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   const status: PredictionEndpointStatus = {
-    name: endpointResourceName(world.project, world.location, endpoint.metadata.name ?? ''),
+    name,
+    ...(world.gatewayUrl === undefined ? {} : { url: endpointUrl(world.gatewayUrl, name) }),
     deployedModels,
     deployedModelCount: deployedModels.length,
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
@@ -116,9 +123,11 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
 }
 
 /** Called for deployed models only, whose spec passed validation: every field is there, typed. */
-function summarise(model: KubeObject, id: string, endpoint: KubeObject): DeployedModelSummary {
+function summarise(model: KubeObject, id: string, endpoint: KubeObject, readiness: PredictionEndpointWorld['modelReadiness']): DeployedModelSummary {
   const spec = specOf.deployedModel(model);
-  const summary: DeployedModelSummary = { id, model: spec.model ?? '', deployedModelRef: model.metadata.name ?? '' };
+  const ready = readiness(model);
+  const summary: DeployedModelSummary = { id, model: spec.model ?? '', deployedModelRef: model.metadata.name ?? '', ready: ready?.status ?? 'Unknown' };
+  if (ready !== undefined) summary.reason = ready.reason;
   if (spec.displayName !== undefined) summary.displayName = spec.displayName;
   const createTime = deployTimeOf(model, endpoint);
   if (createTime !== undefined) summary.createTime = createTime;

@@ -7,7 +7,9 @@ import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { reconcileWithFinalizer } from '../runtime/finalizers.js';
 import { objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { readinessOf } from './backends.js';
 import { resolveModelStates } from './deployed-model-ids.js';
+import { deployedModelVerdict } from './deployed-model-status.js';
 import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
 import { rfc3339 } from './status-common.js';
@@ -23,14 +25,21 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
 
   const compute = (endpoint: KubeObject): ReturnType<typeof computePredictionEndpointStatus> => {
     const models = modelsOf(endpoint);
+    const states = resolveModelStates(models, isValidModel, ctx.ids.view);
+    const { project, location } = ctx.settings;
+    const now = rfc3339(ctx.now());
     return computePredictionEndpointStatus({
       endpoint,
       models,
-      states: resolveModelStates(models, isValidModel, ctx.ids.view),
+      states,
       specErrors: validateEndpoint(endpoint),
-      project: ctx.settings.project,
-      location: ctx.settings.location,
-      now: rfc3339(ctx.now()),
+      // Only deployed (so valid) models are listed: the model's own verdict, from the same caches.
+      modelReadiness: (model) =>
+        deployedModelVerdict({ model, endpoint, state: states.get(model.metadata.name ?? ''), specErrors: [], backend: readinessOf(ctx.informers, model), project, location, now }),
+      project,
+      location,
+      gatewayUrl: ctx.settings.gatewayUrl,
+      now,
     });
   };
 

@@ -12,3 +12,16 @@ app.kubernetes.io/part-of: endpoint-operator
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
+
+{{/* The gateway's selector labels: not the operator's selector, which would adopt its pods. */}}
+{{- define "endpoint-operator.gatewaySelectorLabels" -}}
+app.kubernetes.io/name: endpoint-operator-gateway
+app.kubernetes.io/instance: endpoint-operator
+{{- end }}
+
+{{/* Labels on every gateway object. */}}
+{{- define "endpoint-operator.gatewayLabels" -}}
+{{ include "endpoint-operator.gatewaySelectorLabels" . }}
+app.kubernetes.io/part-of: endpoint-operator
+app.kubernetes.io/component: gateway
+{{- end }}

@@ -49,6 +49,8 @@ export const Reasons = {
   UndeployBlocked: 'UndeployBlocked',
   /** False: the endpoint gives the DeployedModel no traffic; the deletion completes. */
   Undeploying: 'Undeploying',
+  /** False: a DeployedModel's spec.backend.service is missing, lacks the port, or has no ready endpoint on it. */
+  BackendUnavailable: 'BackendUnavailable',
   /** False: a RegistryEndpoint's parent RegistryService does not exist (yet). */
   ParentNotFound: 'ParentNotFound',
   /** False: RegistryServices in other namespaces claim the same spec.name; the oldest keeps resolving. */
@@ -80,6 +82,7 @@ export const REASON_READY: Readonly<Record<Reason, ConditionStatus>> = {
   Deploying: 'Unknown',
   UndeployBlocked: 'False',
   Undeploying: 'False',
+  BackendUnavailable: 'False',
   ParentNotFound: 'False',
   NameConflict: 'False',
   DnsServiceConflict: 'False',
@@ -96,7 +99,7 @@ const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmai
 /** The reasons each kind's `Ready` condition can carry: exactly these, no others. */
 export const KIND_REASONS = {
   PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.DeletionBlocked, Reasons.Deleting],
-  DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying],
+  DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],
   RegistryEndpoint: [...reconciled, Reasons.ParentNotFound],
   Shop: [Reasons.Reconciled, Reasons.InvalidSpec],

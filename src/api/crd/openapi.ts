@@ -25,7 +25,22 @@ export function toStructuralSchema(schema: z.ZodType, where: string): JSONSchema
 
 const DROPPED_KEYS = new Set(['$schema', 'id', '$id', 'title', 'examples']);
 
+/** The types of a zod union of an integer and a string: Kubernetes' IntOrString (a Service port, a percentage). */
+function isIntOrString(node: Record<string, unknown>): boolean {
+  const members = node.anyOf;
+  if (!Array.isArray(members) || members.length !== 2) return false;
+  const types = members.map((m) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>).type : undefined)).sort();
+  return types[0] === 'integer' && types[1] === 'string';
+}
+
 function structural(node: Record<string, unknown>, where: string): JSONSchemaProps {
+  if (isIntOrString(node)) {
+    // A structural schema can say "integer or string" only this way; the branches' own bounds and
+    // patterns cannot follow (the apiserver allows exactly `anyOf: [{type: integer}, {type: string}]`),
+    // so they are enforced by the validator, in the webhook, the reconciler and `validate`.
+    const { anyOf: _members, ...rest } = node;
+    return structural({ ...rest, 'x-kubernetes-int-or-string': true }, where);
+  }
   const out: JSONSchemaProps = {};
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYS.has(key)) continue;

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
+import { deployManifests } from '../../../src/deploy/manifests.js';
+import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 import { kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 
@@ -44,5 +46,16 @@ describe('deploy/endpoint-operator.yaml', () => {
     }
     for (const d of checkable) expect(stdout, `${d.kind}/${d.metadata.name}`).toContain(`${d.metadata.name} `);
     expect(stdout.match(/\(server dry run\)/g)?.length).toBe(checkable.length);
+  });
+});
+
+describe('the optional gateway NetworkPolicy', () => {
+  it('passes server-side dry-run apply', async () => {
+    const values = { ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } } };
+    const policies = deployManifests(values).filter((m) => m.kind === 'NetworkPolicy');
+    expect(policies.map((p) => p.metadata.name)).toEqual(['endpoint-operator-gateway']);
+    const r = await kubectl(['apply', '--dry-run=server', '--validate=false', '-f', '-'], { input: policies.map((d) => yaml.dump(d)).join('---\n') });
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('networkpolicy.networking.k8s.io/endpoint-operator-gateway created (server dry run)');
   });
 });

@@ -13,10 +13,13 @@ import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
+import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { metricValue, restClientRequests } from '../../../src/runtime/metrics.js';
 import { localWebhookSettings } from '../../../src/webhook/settings.js';
 import { testCluster } from '../../support/cluster.js';
@@ -130,6 +133,9 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await can('delete', 'predictionendpoints.prediction.endpoint-operator.dev', '-n', DEMO_NS)).toBe('no');
     expect(await can('create', 'signinsessions.pos.endpoint-operator.dev', '-n', DEMO_NS)).toBe('yes');
     expect(await can('create', 'signinsessions.pos.endpoint-operator.dev', '-n', 'default')).toBe('no');
+    expect(await can('watch', 'endpointslices.discovery.k8s.io', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('watch', 'services', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('create', 'services', '-n', DEMO_NS)).toBe('no');
   });
 
   it('reconciles every kind to Ready, through the webhooks and conversion, without a single 403', async () => {
@@ -141,7 +147,13 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
       example('registry/endpoint-v1beta1.yaml'),
       example('pos/shops.yaml'),
     ];
-    await admin(['apply', '--validate=false', '-f', '-'], manifests.join('\n---\n'));
+    // The DeployedModels' backend Services and their (loopback) EndpointSlices: readiness reads them through a watch.
+    const sliceVersion = await discoverEndpointSliceVersion(client!);
+    const backends = backendServiceRefs(manifests.flatMap((m) => yaml.loadAll(m) as KubeObject[]))
+      .map((ref) => loopbackBackendFor(ref, '127.0.0.1', 9))
+      .flatMap((b) => [backendService(b), backendEndpointSlice(b, sliceVersion)]);
+    expect(backends.length).toBeGreaterThan(0);
+    await admin(['apply', '--validate=false', '-f', '-'], [...manifests, ...backends.map((o) => yaml.dump(o))].join('\n---\n'));
     await admin(['wait', '-n', DEMO_NS, '--for=condition=Ready', '--timeout=90s', 'predictionendpoints,deployedmodels,registryservices,registryendpoints,shops', '--all']);
 
     // An object that is not Ready on its first status records an Event (a first Ready=True does not):

@@ -36,6 +36,11 @@ const ENFORCED_BY_SCHEMA = new Set([
   'dm-dedicated-min-replicas-zero',
   'dm-machine-type-required',
   'dm-automatic-min-replicas-zero',
+  'dm-backend-service-name-invalid',
+  'dm-backend-protocol-unknown',
+  'dm-backend-protocol-required',
+  'dm-backend-model-name-invalid',
+  'dm-backend-url-scheme',
 ]);
 
 function inNamespace(file: ExampleFile, namespace: string): string {

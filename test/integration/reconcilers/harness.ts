@@ -1,7 +1,9 @@
 /** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
 import yaml from 'js-yaml';
 import { pino } from 'pino';
+import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
+import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
 import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
@@ -45,7 +47,7 @@ export async function runOperator(namespace: string, overrides: Partial<Operator
   const operator = await startOperator({
     client,
     settings: {
-      project: 'demo-project',
+      project: '{namespace}',
       location: 'europe-west4',
       namespaces: [namespace],
       workers: 4,
@@ -76,6 +78,23 @@ export function examplesIn(area: string, namespace: string): string {
       return obj;
     });
   return docs.map((d) => yaml.dump(d)).join('---\n');
+}
+
+/**
+ * Services and EndpointSlices (loopback, ready) for every backend Service the valid examples of
+ * `area` name, as `dev` makes them: the examples' DeployedModels are Ready only when their model
+ * servers have a ready endpoint. Nothing listens there: readiness is the slices', not a probe's.
+ */
+export async function exampleBackendsIn(area: string, namespace: string): Promise<string> {
+  const objects = (yaml.loadAll(examplesIn(area, namespace)) as KubeObject[]).filter((o) => o !== null);
+  const client = testClient();
+  const version = await discoverEndpointSliceVersion(client);
+  client.close();
+  return backendServiceRefs(objects)
+    .map((ref, i) => loopbackBackendFor(ref, '127.0.0.1', 9 + i))
+    .flatMap((b) => [backendService(b), backendEndpointSlice(b, version)])
+    .map((o) => yaml.dump(o))
+    .join('---\n');
 }
 
 export async function apply(namespace: string, manifest: string): Promise<void> {
@@ -146,7 +165,7 @@ export async function runOperatorWith(client: KubeClient, namespace: string, ove
   const operator = await startOperator({
     client,
     settings: {
-      project: 'demo-project',
+      project: '{namespace}',
       location: 'europe-west4',
       namespaces: [namespace],
       workers: 4,

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { apply, eventually, examplesIn, getJson, installCrds, InstrumentedClient, readyOf, runOperatorWith, testClient, waitReady } from './harness.js';
+import { apply, eventually, exampleBackendsIn, examplesIn, getJson, installCrds, InstrumentedClient, readyOf, runOperatorWith, testClient, waitReady } from './harness.js';
 
 const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments';
 
@@ -35,6 +35,7 @@ describe('the operator on a real apiserver', () => {
       const first = InstrumentedClient.forTestCluster();
       const op1 = await runOperatorWith(first, ns);
       await apply(ns, examplesIn('prediction', ns));
+      await apply(ns, await exampleBackendsIn('prediction', ns));
       await apply(ns, `
 apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryService

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { apply, eventually, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
+import { apply, eventually, exampleBackendsIn, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
 
 describe('prediction reconcilers on a real apiserver', () => {
   let ns: string;
@@ -20,9 +20,10 @@ describe('prediction reconcilers on a real apiserver', () => {
 
   it('converges the valid examples to Ready', async () => {
     await apply(ns, examplesIn('prediction', ns));
+    await apply(ns, await exampleBackendsIn('prediction', ns));
     await waitReady(ns, 'predictionendpoints,deployedmodels --all');
     const ep = await getJson(ns, 'predictionendpoint/fraud-scoring');
-    expect(ep.status?.name).toBe('projects/demo-project/locations/europe-west4/endpoints/fraud-scoring');
+    expect(ep.status?.name).toBe(`projects/${ns}/locations/europe-west4/endpoints/fraud-scoring`);
     expect((ep.status?.deployedModels as Array<{ id: string }>).map((d) => d.id)).toEqual(['4712380917', '8815520493']);
     expect(readyOf(ep)).toMatchObject({ status: 'True', reason: 'Reconciled', observedGeneration: ep.metadata.generation });
     expect(ep.metadata.finalizers).toContain('prediction.endpoint-operator.dev/finalizer');

@@ -5,20 +5,28 @@ import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
 describe('endpoint-operator run flags', () => {
   it('defaults to a leader-elected operator with webhooks in-cluster and no sign-in', () => {
     const config = runConfig(parseFlags(RUN_FLAGS, [], {}));
-    expect(config.operator).toMatchObject({ project: 'endpoint-operator', location: 'us-central1', workers: 4, namespaces: [], healthPort: 8081, metricsPort: 8080 });
+    expect(config.operator).toMatchObject({ project: '{namespace}', location: 'us-central1', workers: 4, namespaces: [], healthPort: 8081, metricsPort: 8080 });
+    expect(config.operator.gatewayUrl).toBe('http://endpoint-operator-gateway.endpoint-operator-system.svc');
     expect(config.operator.leaderElection).toMatchObject({ enabled: true, namespace: 'endpoint-operator-system', leaseName: 'endpoint-operator-leader' });
     expect(config.webhook?.settings.endpoint).toEqual({ mode: 'in-cluster', port: 9443 });
     expect(config.signin).toBeUndefined();
   });
 
   it('takes environment variables, and flags over them', () => {
-    const env = { EO_PROJECT: 'from-env', EO_WORKERS: '8', EO_NAMESPACES: 'a, b', EO_LEADER_ELECT: 'false', POD_NAMESPACE: 'ops' };
-    const config = runConfig(parseFlags(RUN_FLAGS, ['--project', 'from-flag', '--signin'], env));
-    expect(config.operator.project).toBe('from-flag');
+    const env = { EO_PROJECT: 'env-{namespace}', EO_WORKERS: '8', EO_NAMESPACES: 'a, b', EO_LEADER_ELECT: 'false', POD_NAMESPACE: 'ops' };
+    const config = runConfig(parseFlags(RUN_FLAGS, ['--project', 'flag-{namespace}', '--signin'], env));
+    expect(config.operator.project).toBe('flag-{namespace}');
+    expect(config.operator.gatewayUrl).toBe('http://endpoint-operator-gateway.ops.svc');
     expect(config.operator.workers).toBe(8);
     expect(config.operator.namespaces).toEqual(['a', 'b']);
     expect(config.operator.leaderElection.enabled).toBe(false);
     expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443 });
+  });
+
+  it('refuses a --project without {namespace} (names would collide across namespaces) and a --gateway-url that is no http URL', () => {
+    expect(() => runConfig(parseFlags(RUN_FLAGS, ['--project', 'endpoint-operator'], {}))).toThrow(/--project "endpoint-operator" must contain \{namespace\}/);
+    expect(() => runConfig(parseFlags(RUN_FLAGS, [], { EO_GATEWAY_URL: 'gateway:8090' }))).toThrow(/--gateway-url "gateway:8090" must be an (absolute )?http or https URL/);
+    expect(runConfig(parseFlags(RUN_FLAGS, ['--gateway-url', 'https://predict.example.com'], {})).operator.gatewayUrl).toBe('https://predict.example.com');
   });
 
   it('accepts --no-x and --x=false for booleans, and a URL host for webhooks outside the cluster', () => {

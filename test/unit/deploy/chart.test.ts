@@ -40,6 +40,7 @@ const EVERY_OPTION_ON = {
   location: 'europe-west4',
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
+  gateway: { ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
 };
 
 /** The generator's objects for `values` as plain JSON (what the chart's YAML decodes to). */

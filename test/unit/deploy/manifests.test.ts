@@ -97,8 +97,9 @@ describe('the Deployment', () => {
 
   it('passes args that `endpoint-operator run` accepts and that mean the values', () => {
     const values = withValues((v) => {
-      v.project = 'p1';
+      v.project = 'p1-{namespace}';
       v.location = 'l1';
+      v.gateway.url = 'https://predict.example.com';
       v.reservedPrefixes = ['a.example.com', 'b.example.com'];
       v.leaderElection = false;
       v.signin = { enabled: true, namespace: 'shops', port: 9000 };
@@ -106,7 +107,7 @@ describe('the Deployment', () => {
     const [command, ...flags] = runArgs(values);
     expect(command).toBe('run');
     const config = runConfig(parseFlags(RUN_FLAGS, flags, { POD_NAMESPACE: 'ops' }));
-    expect(config.operator).toMatchObject({ project: 'p1', location: 'l1', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
+    expect(config.operator).toMatchObject({ project: 'p1-{namespace}', location: 'l1', gatewayUrl: 'https://predict.example.com', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
     expect(config.operator.leaderElection.enabled).toBe(false);
     expect(config.signin).toEqual({ namespace: 'shops', host: '0.0.0.0', port: 9000 });
     expect(config.webhook?.listen.port).toBe(9443);

@@ -9,8 +9,8 @@ const values = { ...DEFAULT_DEPLOY_VALUES, signin: { enabled: true, namespace: '
 const objects = deployManifests(values) as unknown as RoleObject[];
 
 /** Flattens rules to `group/resource: verb` grants, so the comparison ignores how rules are grouped. */
-function grants(kind: string, namespace?: string): string[] {
-  const roles = objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace);
+function grants(kind: string, namespace?: string, name = namespace === 'shops' ? 'endpoint-operator-signin' : 'endpoint-operator'): string[] {
+  const roles = objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace && o.metadata.name === name);
   expect(roles, `${kind} in ${namespace ?? 'the cluster'}`).toHaveLength(1);
   const named = (rule: PolicyRule, res: string): string[] => (rule.resourceNames ?? ['']).map((n) => (n === '' ? res : `${res}/${n}`));
   return roles.flatMap((r) => r.rules.flatMap((rule) => rule.apiGroups.flatMap((g) => rule.resources.flatMap((res) => named(rule, res).flatMap((nr) => rule.verbs.map((v) => `${g}/${nr}: ${v}`)))))).sort();
@@ -65,10 +65,20 @@ describe('RBAC', () => {
     ].sort());
   });
 
-  it('binds every Role to the operator ServiceAccount', () => {
+  it('binds every Role to the ServiceAccount of its name: the operator, or the gateway', () => {
     for (const b of objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') as unknown as { metadata: { name: string }; roleRef: { name: string }; subjects: unknown[] }[]) {
       expect(b.roleRef.name).toBe(b.metadata.name);
-      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'endpoint-operator', namespace: 'endpoint-operator-system' }]);
+      const account = b.metadata.name === 'endpoint-operator-gateway' ? 'endpoint-operator-gateway' : 'endpoint-operator';
+      expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: account, namespace: 'endpoint-operator-system' }]);
     }
+  });
+
+  it('lets the gateway only read: endpoints, deployed models, Services, EndpointSlices and the registry kinds', () => {
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-gateway')).toEqual([
+      ...expand('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels'], ['get', 'list', 'watch']),
+      ...expand('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints'], ['get', 'list', 'watch']),
+      ...expand('', ['services'], ['get', 'list', 'watch']),
+      ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch']),
+    ].sort());
   });
 });

@@ -65,6 +65,15 @@ describe('prediction CRDs', () => {
     expect(spec.properties!.endpointRef!.properties!.name!['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: 'spec.endpointRef.name is immutable' }]);
   });
 
+  it('types the backend port as Kubernetes IntOrString, its bounds left to the validator', () => {
+    const backend = schemaOf(deployedModelKind).properties!.spec!.properties!.backend!;
+    const port = backend.properties!.service!.properties!.port!;
+    expect(port['x-kubernetes-int-or-string']).toBe(true);
+    expect(port.type).toBeUndefined();
+    expect(port.anyOf).toBeUndefined();
+    expect(backend.required).toEqual(['protocol', 'modelName']);
+  });
+
   it('has the printer columns users look at', () => {
     const columns = (kind: typeof predictionEndpointKind): string[] => kind.versions[0]!.printerColumns.map((c) => `${c.name}=${c.jsonPath}`);
     expect(columns(predictionEndpointKind)).toEqual(

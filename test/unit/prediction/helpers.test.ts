@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, computeEtag, jsonEqual } from '../../../src/api/prediction/v1/etag.js';
-import { bigQueryUriProblem, endpointResourceName, LABEL_KEY, LABEL_VALUE } from '../../../src/api/prediction/v1/names.js';
+import { bigQueryUriProblem, DEFAULT_PROJECT_TEMPLATE, endpointNameOf, endpointResourceName, endpointUrl, gatewayUrlProblem, LABEL_KEY, LABEL_VALUE, projectTemplateProblem } from '../../../src/api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../../../src/api/prediction/v1/traffic.js';
 import { nextDeployedModelId } from '../../../src/reconcilers/deployed-model-ids.js';
 
@@ -135,5 +135,26 @@ describe('label character classes', () => {
     for (const key of ['Team', 'Ǆ', '1a', '-a', '_a', 'a b', 'a.b', 'a/b', '🚀', 'ー']) expect(LABEL_KEY.test(key), key).toBe(false);
     for (const value of ['', '1', '-', '_x', '٣', 'ー']) expect(LABEL_VALUE.test(value), value).toBe(true);
     for (const value of ['A', 'a b', 'a:b', '🚀']) expect(LABEL_VALUE.test(value), value).toBe(false);
+  });
+});
+
+describe('endpoint names (unique in the cluster) and URLs', () => {
+  it('puts the namespace in the project, through the --project template', () => {
+    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, DEFAULT_PROJECT_TEMPLATE, 'us-central1')).toBe('projects/risk/locations/us-central1/endpoints/fraud');
+    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, 'acme-{namespace}', 'europe-west4')).toBe('projects/acme-risk/locations/europe-west4/endpoints/fraud');
+  });
+
+  it('refuses a template that could give two namespaces the same name', () => {
+    expect(projectTemplateProblem('{namespace}')).toBeUndefined();
+    expect(projectTemplateProblem('prod-{namespace}-ml')).toBeUndefined();
+    expect(projectTemplateProblem('endpoint-operator')).toContain('must contain {namespace}');
+    expect(projectTemplateProblem('a/{namespace}')).toContain('only lowercase letters, digits and dashes');
+  });
+
+  it('builds the URL to call from the gateway base URL', () => {
+    expect(endpointUrl('http://127.0.0.1:8090', 'projects/p/locations/l/endpoints/e')).toBe('http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e');
+    expect(endpointUrl('https://gw.example.com/prefix//', 'projects/p/locations/l/endpoints/e')).toBe('https://gw.example.com/prefix/v1/projects/p/locations/l/endpoints/e');
+    expect(gatewayUrlProblem('http://endpoint-operator-gateway.endpoint-operator-system.svc')).toBeUndefined();
+    for (const bad of ['gateway:8080', 'ftp://gw', 'http://gw/?x=1']) expect(gatewayUrlProblem(bad), bad).toBeDefined();
   });
 });

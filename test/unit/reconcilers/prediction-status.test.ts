@@ -16,6 +16,7 @@ function endpointWorld(ep: KubeObject, models: KubeObject[], overrides: Partial<
     models,
     states: resolveModelStates(models, () => true, new Map()),
     specErrors: [],
+    modelReadiness: () => undefined,
     project: 'demo',
     location: 'us-central1',
     now: NOW,
@@ -25,7 +26,7 @@ function endpointWorld(ep: KubeObject, models: KubeObject[], overrides: Partial<
 
 function modelWorld(model: KubeObject, ep: KubeObject | undefined, siblings: KubeObject[] = [model], overrides: Partial<DeployedModelWorld> = {}): DeployedModelWorld {
   const state: ModelState | undefined = ep === undefined ? undefined : resolveModelStates(siblings, () => true, new Map()).get(model.metadata.name ?? '');
-  return { model, endpoint: ep, state, specErrors: [], project: 'demo', location: 'us-central1', now: NOW, ...overrides };
+  return { model, endpoint: ep, state, specErrors: [], backend: { state: 'none' }, project: 'demo', location: 'us-central1', now: NOW, ...overrides };
 }
 
 function ready(status: { conditions: Condition[] }): Condition | undefined {
@@ -44,7 +45,7 @@ describe('PredictionEndpoint status', () => {
     expect(status.observedGeneration).toBe(3);
     expect(status.createTime).toBe('2026-01-01T00:00:00Z');
     expect(status.deployedModels).toEqual([
-      { id: '1', model: 'projects/demo/locations/us-central1/models/m1', displayName: 'one', createTime: '2026-01-05T00:00:00Z', deployedModelRef: 'dm1', automaticResources: { minReplicaCount: 1 } },
+      { id: '1', model: 'projects/demo/locations/us-central1/models/m1', displayName: 'one', createTime: '2026-01-05T00:00:00Z', deployedModelRef: 'dm1', automaticResources: { minReplicaCount: 1 }, ready: 'Unknown' },
     ]);
     expect(ready(status)).toMatchObject({ status: 'True', observedGeneration: 3, lastTransitionTime: NOW });
   });

@@ -32,21 +32,24 @@ export const backendServiceRefSchema = z.object({
     .regex(DNS1035_LABEL, { error: 'must be the name of a Service in the same namespace (an RFC 1035 label)' })
     .meta({ description: 'name of the Service in the DeployedModel\'s namespace whose ready endpoints serve the model; required.' }),
   port: z
-    .union([
-      z.number().int({ error: 'must be an integer' }).min(1).max(65535),
-      z.string().min(1).max(15).regex(IANA_SVC_NAME, { error: 'must be a Service port name (an IANA service name)' }),
-    ])
+    .union(
+      [
+        z.number().int({ error: 'must be an integer' }).min(1, { error: 'must be a port number from 1 to 65535' }).max(65535, { error: 'must be a port number from 1 to 65535' }),
+        z.string().min(1).max(15).regex(IANA_SVC_NAME, { error: 'must be a Service port name (an IANA service name)' }),
+      ],
+      { error: 'must be a port number (1..65535) or the name of a port of the Service' },
+    )
     .meta({ description: 'port of the Service: its number (1..65535) or its name; required.' }),
 });
 
 export const backendSchema = z.object({
-  service: backendServiceRefSchema.optional().meta({ description: 'service names a Service in the same namespace; exactly one of service and url.' }),
+  service: backendServiceRefSchema.optional().meta({ description: 'service names a Service in the same namespace; exactly one of service and url is required.' }),
   url: z
     .string()
     .max(2048)
     .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, { error: 'must be an http or https URL without query or fragment' })
     .optional()
-    .meta({ description: 'url of a model server outside the cluster, for example https://models.example.com:8443; exactly one of service and url.' }),
+    .meta({ description: 'url of a model server outside the cluster, for example https://models.example.com:8443; not probed for readiness; exactly one of service and url is required.' }),
   protocol: z.enum(BACKEND_PROTOCOLS).meta({ description: 'protocol the model server speaks: KServeV1 or OpenInferenceV2; required.' }),
   modelName: z
     .string()

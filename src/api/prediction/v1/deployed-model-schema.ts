@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { conditionsSchema } from '../../common/conditions.js';
-import { backendSchema, backendServiceRefSchema } from './backend.js';
+import { backendSchema } from './backend.js';
 import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
 
 /**
@@ -102,19 +102,11 @@ export const deployedModelSpecSchema = z.object({
   automaticResources: automaticResourcesSchema
     .optional()
     .meta({ description: 'automaticResources lets the platform manage the resources; exactly one of dedicatedResources and automaticResources; optional.' }),
+  backend: backendSchema
+    .optional()
+    .meta({ description: 'backend is the model server that answers predict and explain calls for this model (a Service or a URL, its protocol and the model name); optional (without it the model is recorded but not callable).' }),
   enableAccessLogging: z.boolean().optional().meta({ description: 'enableAccessLogging writes prediction access logs to Cloud Logging; optional (default false).' }),
   disableContainerLogging: z.boolean().optional().meta({ description: "disableContainerLogging stops the container's stdout/stderr from reaching Cloud Logging; optional (default false)." }),
-  // Temporary (gateway branch i19a): the API side of issue 19 (i19b) owns this field, its validation and examples.
-  // The port (number or name) is int-or-string in the CRD; the gateway checks it with backendSchema itself.
-  backend: backendSchema
-    .extend({
-      service: backendServiceRefSchema
-        .extend({ port: z.unknown().meta({ 'x-kubernetes-int-or-string': true, description: 'port of the Service: its number or its name; required.' }) })
-        .optional()
-        .meta({ description: 'service names a Service in the same namespace; exactly one of service and url; optional.' }),
-      url: backendSchema.shape.url.meta({ description: 'url of a model server outside the cluster, for example https://models.example.com:8443; exactly one of service and url; optional.' }),
-    })
-    .optional().meta({ description: 'backend is the model server that serves this deployed model (a Service port or a URL, its protocol and model name); without it the model is recorded, not callable; optional.' }),
 });
 
 export type DeployedModelSpec = z.infer<typeof deployedModelSpecSchema>;

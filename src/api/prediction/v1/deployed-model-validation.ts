@@ -3,6 +3,7 @@ import { withoutUnset } from '../../common/unset.js';
 import { fieldErrors, type FieldError, type ValidationResult } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
+import { backendErrors } from './backend-validation.js';
 import { decodeFields } from './decode-fields.js';
 import { DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS, deployedModelSpecSchema, type DeployedModelSpec } from './deployed-model-schema.js';
 
@@ -21,6 +22,7 @@ export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: V
   if (isRecord(raw)) {
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...resourcesErrors(raw, decoded.value));
+    errors.push(...backendErrors(raw.backend, decoded.value.backend));
     if (isRecord(oldObj)) errors.push(...immutabilityErrors(raw, { ...oldObj, spec: withoutUnset(deployedModelSpecSchema, oldObj.spec) }));
   }
   return { errors, warnings: [] };

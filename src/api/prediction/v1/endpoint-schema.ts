@@ -108,12 +108,24 @@ export const deployedModelSummarySchema = z.object({
     })
     .optional()
     .meta({ description: 'automaticResources, when the model runs on automatically managed resources; optional.' }),
+  ready: z
+    .enum(['True', 'False', 'Unknown'])
+    .optional()
+    .meta({ description: "ready is the status of the DeployedModel's Ready condition: whether calls routed to it can be answered; optional." }),
+  reason: z.string().optional().meta({ description: "reason is the reason of the DeployedModel's Ready condition, for example BackendUnavailable; optional." }),
 });
 
 export type DeployedModelSummary = z.infer<typeof deployedModelSummarySchema>;
 
 export const predictionEndpointStatusSchema = z.object({
-  name: z.string().optional().meta({ description: 'name is the resource name, projects/{project}/locations/{location}/endpoints/{metadata.name}; optional.' }),
+  name: z
+    .string()
+    .optional()
+    .meta({ description: 'name is the resource name, projects/{project}/locations/{location}/endpoints/{metadata.name}, unique in the cluster (the project is the namespace, or the operator\'s --project template); optional.' }),
+  url: z
+    .string()
+    .optional()
+    .meta({ description: 'url is the address to call: the gateway base URL and /v1/{name}; append :predict, :explain or :rawPredict; optional.' }),
   deployedModels: z
     .array(deployedModelSummarySchema)
     .optional()

@@ -81,6 +81,59 @@ export function endpointResourceName(project: string, location: string, name: st
   return `projects/${project}/locations/${location}/endpoints/${name}`;
 }
 
+/**
+ * The project of an endpoint's resource name. A PredictionEndpoint's `status.name` must be unique
+ * in the cluster (the gateway finds endpoints by it), and `metadata.name` is unique only within a
+ * namespace, so the namespace is the project, as Config Connector maps a namespace to a project.
+ * The operator's `--project` setting is a template in which `{namespace}` is replaced (default
+ * `{namespace}`; e.g. `acme-{namespace}` when several clusters share one name space of projects).
+ */
+export const NAMESPACE_PLACEHOLDER = '{namespace}';
+export const DEFAULT_PROJECT_TEMPLATE = NAMESPACE_PLACEHOLDER;
+
+export function endpointProject(template: string, namespace: string): string {
+  return template.split(NAMESPACE_PLACEHOLDER).join(namespace);
+}
+
+/** Why a `--project` template cannot give every endpoint a unique name, or undefined when it can. */
+export function projectTemplateProblem(template: string): string | undefined {
+  if (!template.includes(NAMESPACE_PLACEHOLDER)) {
+    return `must contain ${NAMESPACE_PLACEHOLDER} (a fixed project would give endpoints of the same name in two namespaces the same status.name)`;
+  }
+  // Namespace names are DNS-1123 labels; what surrounds them must keep the name one URL path segment.
+  if (!/^[a-z0-9-]*$/.test(template.split(NAMESPACE_PLACEHOLDER).join(''))) {
+    return `may contain only lowercase letters, digits and dashes besides ${NAMESPACE_PLACEHOLDER}`;
+  }
+  return undefined;
+}
+
+/** The endpoint's `status.name` under the operator's project template and location. */
+export function endpointNameOf(endpoint: { namespace: string; name: string }, projectTemplate: string, location: string): string {
+  return endpointResourceName(endpointProject(projectTemplate, endpoint.namespace), location, endpoint.name);
+}
+
+/**
+ * The URL to call, published in `status.url` as KServe publishes an InferenceService's: the
+ * gateway's base URL and the Vertex AI REST path of the endpoint (append `:predict`, `:explain`
+ * or `:rawPredict`).
+ */
+export function endpointUrl(gatewayBaseUrl: string, resourceName: string): string {
+  return `${gatewayBaseUrl.replace(/\/+$/, '')}/v1/${resourceName}`;
+}
+
+/** Why a gateway base URL is not usable in `status.url`, or undefined when it is. */
+export function gatewayUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'must be an absolute http or https URL, for example http://endpoint-operator-gateway.endpoint-operator-system.svc';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'must be an http or https URL';
+  if (parsed.search !== '' || parsed.hash !== '') return 'must have no query or fragment';
+  return undefined;
+}
+
 const BQ_SCHEME = 'bq://';
 /** BigQuery project ids: 6–30 characters, lowercase letters, digits and hyphens, a letter first, no hyphen last. */
 const BQ_PROJECT_ID = /^[a-z][-a-z0-9]{4,28}[a-z0-9]$/;

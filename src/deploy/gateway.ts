@@ -1,0 +1,122 @@
+/**
+ * The data plane's objects: `endpoint-operator gateway` as a stateless Deployment (every replica
+ * serves, no leader election), its ClusterIP Service, its own ServiceAccount with read-only RBAC,
+ * and an optional NetworkPolicy. The gateway is cluster-internal by default: the prediction calls
+ * carry no authentication (the seed shows none).
+ */
+import type { PolicyRule } from './rbac.js';
+import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues } from './values.js';
+
+export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
+/** The Service port: the default `--gateway-url` has no port. */
+export const GATEWAY_SERVICE_PORT = 80;
+
+/** `endpoint-operator gateway` flags; everything else keeps its default (see the gateway's flags). */
+export function gatewayArgs(): string[] {
+  return ['gateway', `--port=${GATEWAY_PORTS.http}`, `--health-port=${GATEWAY_PORTS.health}`];
+}
+
+/**
+ * Read-only, and only what the gateway reads: endpoints and deployed models (routes and splits),
+ * Services and EndpointSlices (where the model servers are; v1 and v1beta1 share the group), and
+ * the registry kinds for the Service Directory lookup.
+ */
+export function gatewayRules(): PolicyRule[] {
+  const read = ['get', 'list', 'watch'];
+  return [
+    { apiGroups: ['prediction.endpoint-operator.dev'], resources: ['predictionendpoints', 'deployedmodels'], verbs: read },
+    { apiGroups: ['registry.endpoint-operator.dev'], resources: ['registryservices', 'registryendpoints'], verbs: read },
+    { apiGroups: [''], resources: ['services'], verbs: read },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: read },
+  ];
+}
+
+function gatewayContainer(values: DeployValues): object {
+  return {
+    name: 'gateway',
+    image: `${values.image.repository}:${values.image.tag}`,
+    imagePullPolicy: values.image.pullPolicy,
+    args: gatewayArgs(),
+    ports: [
+      { name: 'http', containerPort: GATEWAY_PORTS.http, protocol: 'TCP' },
+      { name: 'health', containerPort: GATEWAY_PORTS.health, protocol: 'TCP' },
+    ],
+    livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
+    resources: values.gateway.resources,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+  };
+}
+
+export function gatewayManifests(values: DeployValues): object[] {
+  const ns = values.namespace;
+  const labels = gatewayLabels();
+  const selector = gatewaySelectorLabels();
+  const cluster = { name: GATEWAY_NAME, labels };
+  const objects: object[] = [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GATEWAY_NAME, namespace: ns, labels } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: cluster, rules: gatewayRules() },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: cluster,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: GATEWAY_NAME },
+      subjects: [{ kind: 'ServiceAccount', name: GATEWAY_NAME, namespace: ns }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: GATEWAY_NAME, namespace: ns, labels },
+      spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port: GATEWAY_SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }] },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: GATEWAY_NAME, namespace: ns, labels },
+      spec: {
+        replicas: values.gateway.replicas,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: GATEWAY_NAME,
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
+            // In-flight calls finish (the gateway drains on SIGTERM) while the endpoint leaves the Service.
+            terminationGracePeriodSeconds: 30,
+            containers: [gatewayContainer(values)],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+          },
+        },
+      },
+    },
+  ];
+  if (values.gateway.networkPolicy.enabled) objects.push(gatewayNetworkPolicy(values));
+  return objects;
+}
+
+function gatewayNetworkPolicy(values: DeployValues): object {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: GATEWAY_NAME, namespace: values.namespace, labels: gatewayLabels() },
+    spec: {
+      podSelector: { matchLabels: gatewaySelectorLabels() },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [{ namespaceSelector: { matchLabels: { [values.gateway.networkPolicy.clientNamespaceLabel]: 'true' } } }], ports: [{ port: 'http', protocol: 'TCP' }] },
+        // Probes and Prometheus scraping reach /healthz, /readyz and /metrics.
+        { ports: [{ port: 'health', protocol: 'TCP' }] },
+      ],
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * The demo's model servers for `dev`: one demo fraud model (src/demo-models) per backend Service the
+ * examples' DeployedModels name, speaking the protocol and answering to the model name the
+ * DeployedModel says, on loopback; then, since the local control plane has no controller-manager,
+ * a selector-less Service and a loopback EndpointSlice for each (backend-services.ts), so the
+ * operator sees them ready and the gateway routes to them.
+ */
+import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import { startDemoModelServer, type RunningDemoModelServer } from '../demo-models/index.js';
+import type { EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import type { KubeObject } from '../runtime/kube-object.js';
+import { applyObject } from './apply.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor, type BackendServiceRef } from './backend-services.js';
+
+export interface DemoBackendPlan {
+  readonly ref: BackendServiceRef;
+  readonly protocol: BackendProtocol;
+  readonly modelName: string;
+  /** The demo model's version: the first backend serves v1, the next v2 (two versions, so a split shows). */
+  readonly version: 'v1' | 'v2';
+}
+
+export interface RunningDemoBackend extends DemoBackendPlan {
+  readonly server: RunningDemoModelServer;
+}
+
+/** One plan per backend Service among the DeployedModels of `objects`, in the order they appear. */
+export function demoBackendPlan(objects: readonly KubeObject[]): DemoBackendPlan[] {
+  return backendServiceRefs(objects).flatMap((ref, i) => {
+    const model = objects.find((o) => o.kind === 'DeployedModel' && (o.metadata.namespace ?? 'default') === ref.namespace && backendOfObject(o)?.service?.name === ref.name);
+    const backend = model === undefined ? undefined : backendOfObject(model);
+    if (backend?.protocol === undefined || backend.modelName === undefined) return [];
+    return [{ ref, protocol: backend.protocol, modelName: backend.modelName, version: i % 2 === 0 ? 'v1' : 'v2' }];
+  });
+}
+
+function backendOfObject(o: KubeObject): { service?: { name?: unknown }; protocol?: BackendProtocol; modelName?: string } | undefined {
+  const backend = (o.spec as { backend?: unknown } | undefined)?.backend;
+  if (typeof backend !== 'object' || backend === null) return undefined;
+  const b = backend as Record<string, unknown>;
+  const protocol = b.protocol === 'KServeV1' || b.protocol === 'OpenInferenceV2' ? b.protocol : undefined;
+  return {
+    ...(typeof b.service === 'object' && b.service !== null ? { service: b.service as { name?: unknown } } : {}),
+    ...(protocol === undefined ? {} : { protocol }),
+    ...(typeof b.modelName === 'string' ? { modelName: b.modelName } : {}),
+  };
+}
+
+/** Starts one demo model server per plan, on `ports[i]` (0 or absent = any free port); stops them all on failure. */
+export async function startDemoBackends(plans: readonly DemoBackendPlan[], ports: readonly number[], host: string): Promise<RunningDemoBackend[]> {
+  const running: RunningDemoBackend[] = [];
+  try {
+    for (const [i, plan] of plans.entries()) {
+      const server = await startDemoModelServer({ protocol: plan.protocol, modelName: plan.modelName, version: plan.version, host, port: ports[i] ?? 0 });
+      running.push({ ...plan, server });
+    }
+  } catch (err) {
+    await stopDemoBackends(running);
+    throw err;
+  }
+  return running;
+}
+
+export async function stopDemoBackends(backends: readonly RunningDemoBackend[]): Promise<void> {
+  await Promise.allSettled(backends.map((b) => b.server.close()));
+}
+
+/** The Service and loopback EndpointSlice of each running demo server, applied. */
+export async function publishDemoBackends(client: KubeClient, backends: readonly RunningDemoBackend[], host: string, version: EndpointSliceVersion): Promise<void> {
+  for (const b of backends) {
+    const loopback = loopbackBackendFor(b.ref, host, b.server.port);
+    await applyObject(client, backendService(loopback));
+    await applyObject(client, backendEndpointSlice(loopback, version));
+  }
+}
