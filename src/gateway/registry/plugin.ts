@@ -3,10 +3,8 @@
  * kind and watched namespace, the same watches any other plugin of the gateway uses), and the routes.
  * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
  *
- * The gateway registers it in its constructor (src/gateway/server.ts), so every gateway serves the lookup.
- * Integration point left for `npm start` (src/cli/dev.ts), once it runs a gateway, the lines it prints:
- *
- *   lines.push(...registryLookupLines(gatewayUrl, objects, namespace));   // src/dev-environment/registry-lines.ts
+ * The gateway registers it in its constructor (src/gateway/server.ts), so every gateway serves the lookup,
+ * `npm start`'s in-process one included (which prints a working resolve curl: src/dev-environment/registry-lines.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { resources } from '../../reconcilers/context.js';
