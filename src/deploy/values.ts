@@ -23,7 +23,7 @@ export interface DeployValues {
   /** `--leader-elect`: one active replica of the controllers (every replica serves webhooks). */
   leaderElection: boolean;
   /** The point-of-sale sign-in API; `namespace` holds the Shops, users and their password Secrets. */
-  signin: { enabled: boolean; namespace: string; port: number };
+  signin: { enabled: boolean; namespace: string; port: number; /** `--signin-trusted-proxies`: hop count or CIDRs of the ingress in front; '' trusts no X-Forwarded-For. */ trustedProxies: string };
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /** A prometheus-operator ServiceMonitor for the metrics Service (needs its CRD). */
   serviceMonitor: { enabled: boolean };
@@ -57,7 +57,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
-  signin: { enabled: false, namespace: 'endpoint-demo', port: 8443 },
+  signin: { enabled: false, namespace: 'endpoint-demo', port: 8443, trustedProxies: '' },
   // No CPU limit: CFS throttling of a mostly idle process only adds webhook latency spikes.
   resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
   serviceMonitor: { enabled: false },

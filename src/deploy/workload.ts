@@ -16,7 +16,7 @@ export function runArgs(values: DeployValues): string[] {
     `--webhook-port=${PORTS.webhook}`,
     `--metrics-port=${PORTS.metrics}`,
     `--health-port=${PORTS.health}`,
-    ...(values.signin.enabled ? ['--signin=true', `--signin-namespace=${values.signin.namespace}`, `--signin-port=${values.signin.port}`] : []),
+    ...(values.signin.enabled ? ['--signin=true', `--signin-namespace=${values.signin.namespace}`, `--signin-port=${values.signin.port}`, ...(values.signin.trustedProxies === '' ? [] : [`--signin-trusted-proxies=${values.signin.trustedProxies}`])] : []),
   ];
 }
 

@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { olderFirst, stringAt } from './status-common.js';
-import { specOf } from './typed-spec.js';
+import { olderFirst } from './status-common.js';
+import { specOf, statusOf } from './typed-spec.js';
 
 export type ModelState =
   | { readonly state: 'deployed'; readonly id: string }
@@ -18,7 +18,7 @@ export type ModelState =
 
 /** spec.id, else the id written to status earlier, else one this process assigned and has not seen written back yet. */
 export function effectiveId(model: KubeObject, assigned: ReadonlyMap<string, string>): string | undefined {
-  return specOf.deployedModel(model).id ?? stringAt(model.status, 'id') ?? assigned.get(model.metadata.uid ?? '');
+  return specOf.deployedModel(model).id ?? statusOf.deployedModel(model).id ?? assigned.get(model.metadata.uid ?? '');
 }
 
 /**

@@ -10,8 +10,8 @@ import { endpointNameOf } from '../api/prediction/v1/names.js';
 import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
-import { conditionsOf, invalidSpecMessage, isRecord, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
-import { specOf } from './typed-spec.js';
+import { conditionsOf, invalidSpecMessage, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { specOf, statusOf } from './typed-spec.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
 export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;
@@ -55,21 +55,21 @@ export function deployedModelVerdict(world: DeployedModelWorld): ReadyVerdict {
 
 export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedModelOutcome {
   const { model, endpoint, state } = world;
-  const previous = isRecord(model.status) ? model.status : {};
+  const previous = statusOf.deployedModel(model);
   const generation = model.metadata.generation ?? 0;
   const deleting = model.metadata.deletionTimestamp !== undefined;
-  const id = state?.state === 'deployed' || state?.state === 'duplicate' ? state.id : stringAt(previous, 'id');
+  const id = state?.state === 'deployed' || state?.state === 'duplicate' ? state.id : previous.id;
   const traffic = trafficWhileDeleting(world);
   const verdict = readyVerdict(world, traffic);
 
-  const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now) };
+  const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(model.status), verdict, generation, world.now) };
   if (id !== undefined) status.id = id;
   if (endpoint !== undefined) status.endpoint = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   else {
-    const recorded = stringAt(previous, 'endpoint');
+    const recorded = previous.endpoint;
     if (recorded !== undefined) status.endpoint = recorded;
   }
-  const deployTime = stringAt(previous, 'deployTime') ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
+  const deployTime = previous.deployTime ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
   if (deployTime !== undefined) status.deployTime = deployTime;
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
 }

@@ -10,8 +10,8 @@ import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
 import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
-import { specOf } from './typed-spec.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { specOf, statusOf } from './typed-spec.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
 export type PredictionEndpointStatus = Written<StoredStatus, 'name' | 'deployedModels' | 'deployedModelCount' | 'createTime' | 'updateTime' | 'etag' | 'observedGeneration' | 'conditions'>;
@@ -44,7 +44,7 @@ export interface PredictionEndpointOutcome {
 
 export function computePredictionEndpointStatus(world: PredictionEndpointWorld): PredictionEndpointOutcome {
   const { endpoint, models, states } = world;
-  const previous = isRecord(endpoint.status) ? endpoint.status : {};
+  const previous = statusOf.predictionEndpoint(endpoint);
   const deployedModels = models
     .flatMap((m) => {
       const state = states.get(m.metadata.name ?? '');
@@ -62,9 +62,9 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
     etag: computeEtag(endpoint.spec),
     observedGeneration: generation,
-    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+    conditions: withReadyCondition(conditionsOf(endpoint.status), verdict, generation, world.now),
   };
-  const job = stringAt(previous, 'modelDeploymentMonitoringJob');
+  const job = statusOf.predictionEndpoint(endpoint).modelDeploymentMonitoringJob;
   if (job !== undefined) status.modelDeploymentMonitoringJob = job;
   const deleting = endpoint.metadata.deletionTimestamp !== undefined;
   return { status, verdict, releaseFinalizer: deleting && models.length === 0 };

@@ -1,5 +1,5 @@
 /**
- * Specs decoded at the cache boundary, typed by the CRD's own zod schema: each top-level field of a
+ * Specs (and previous statuses) decoded at the cache boundary, typed by the CRD's own zod schema: each top-level field of a
  * cached object's spec is parsed with its field schema, once per cached instance (the informer
  * replaces an object on every change, so the memo never goes stale). A field that breaks its schema
  * is absent here (the validator reports it as InvalidSpec); the others stay usable, so an object
@@ -9,31 +9,41 @@
 import type { z } from 'zod';
 import { isRecord, type KubeObject } from '../runtime/kube-object.js';
 import { withoutUnset } from '../api/common/unset.js';
-import { deployedModelSpecSchema } from '../api/prediction/v1/deployed-model-schema.js';
-import { predictionEndpointSpecSchema } from '../api/prediction/v1/endpoint-schema.js';
+import { deployedModelSpecSchema, deployedModelStatusSchema } from '../api/prediction/v1/deployed-model-schema.js';
+import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from '../api/prediction/v1/endpoint-schema.js';
 import { registryServiceSpecSchema } from '../api/registry/v1/service.js';
 
 export type SpecView<S extends z.ZodObject> = Partial<z.infer<S>>;
+/** A status as last written, field by field: what a reconciler carries over (ids, times, recorded names). */
+export type StatusView<S extends z.ZodObject> = Partial<z.infer<S>>;
 
-export function specDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObject) => SpecView<S> {
-  const memo = new WeakMap<KubeObject, SpecView<S>>();
+function fieldsDecoder<S extends z.ZodObject>(schema: S, part: (obj: KubeObject) => unknown): (obj: KubeObject) => Partial<z.infer<S>> {
+  const memo = new WeakMap<KubeObject, Partial<z.infer<S>>>();
   const fields = Object.entries(schema.shape as Record<string, z.ZodType>);
   return (obj) => {
     const known = memo.get(obj);
     if (known !== undefined) return known;
-    // `""` and `null` mean unset (the seed's defaults): dropped first, so a nested `acceleratorType: ""`
-    // does not make the whole `dedicatedResources` fail its schema and vanish from the view.
-    const spec = withoutUnset(schema, obj.spec);
-    const raw = isRecord(spec) ? spec : {};
+    const value = part(obj);
+    const raw = isRecord(value) ? value : {};
     const view: Record<string, unknown> = {};
     for (const [key, field] of fields) {
       if (raw[key] === undefined) continue;
       const parsed = field.safeParse(raw[key]);
       if (parsed.success) view[key] = parsed.data;
     }
-    memo.set(obj, view as SpecView<S>);
-    return view as SpecView<S>;
+    memo.set(obj, view as Partial<z.infer<S>>);
+    return view as Partial<z.infer<S>>;
   };
+}
+
+export function specDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObject) => SpecView<S> {
+  // `""` and `null` mean unset (the seed's defaults): dropped first, so a nested `acceleratorType: ""`
+  // does not make the whole `dedicatedResources` fail its schema and vanish from the view.
+  return fieldsDecoder(schema, (obj) => withoutUnset(schema, obj.spec));
+}
+
+export function statusDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObject) => StatusView<S> {
+  return fieldsDecoder(schema, (obj) => obj.status);
 }
 
 /** The typed specs the reconcilers read. */
@@ -41,4 +51,10 @@ export const specOf = {
   deployedModel: specDecoder(deployedModelSpecSchema),
   predictionEndpoint: specDecoder(predictionEndpointSpecSchema),
   registryService: specDecoder(registryServiceSpecSchema),
+} as const;
+
+/** The typed previous statuses the reconcilers carry fields over from. */
+export const statusOf = {
+  deployedModel: statusDecoder(deployedModelStatusSchema),
+  predictionEndpoint: statusDecoder(predictionEndpointStatusSchema),
 } as const;

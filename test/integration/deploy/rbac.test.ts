@@ -28,7 +28,7 @@ import { REPO_ROOT } from '../../support/examples.js';
 const OPERATOR_NS = 'endpoint-operator-system';
 const DEMO_NS = 'endpoint-demo';
 const SA_TOKEN = randomBytes(24).toString('hex');
-const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, namespace: OPERATOR_NS, signin: { enabled: true, namespace: DEMO_NS, port: 8443 } };
+const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, namespace: OPERATOR_NS, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true, namespace: DEMO_NS } };
 
 let plane: ControlPlane | undefined;
 let running: RunningProcess | undefined;

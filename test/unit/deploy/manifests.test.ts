@@ -102,14 +102,14 @@ describe('the Deployment', () => {
       v.gateway.url = 'https://predict.example.com';
       v.reservedPrefixes = ['a.example.com', 'b.example.com'];
       v.leaderElection = false;
-      v.signin = { enabled: true, namespace: 'shops', port: 9000 };
+      v.signin = { enabled: true, namespace: 'shops', port: 9000, trustedProxies: '2' };
     });
     const [command, ...flags] = runArgs(values);
     expect(command).toBe('run');
     const config = runConfig(parseFlags(RUN_FLAGS, flags, { POD_NAMESPACE: 'ops' }));
     expect(config.operator).toMatchObject({ project: 'p1-{namespace}', location: 'l1', gatewayUrl: 'https://predict.example.com', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
     expect(config.operator.leaderElection.enabled).toBe(false);
-    expect(config.signin).toEqual({ namespace: 'shops', host: '0.0.0.0', port: 9000 });
+    expect(config.signin).toEqual({ namespace: 'shops', host: '0.0.0.0', port: 9000, trustedProxies: 2 });
     expect(config.webhook?.listen.port).toBe(9443);
   });
 
@@ -126,7 +126,7 @@ describe('the Deployment', () => {
     const other = deployManifests(withValues((v) => {
       v.namespace = 'ops';
       v.serviceMonitor.enabled = true;
-      v.signin = { enabled: true, namespace: 'shops', port: 8443 };
+      v.signin = { ...v.signin, enabled: true, namespace: 'shops' };
     }));
     for (const o of other) if (o.metadata.namespace !== undefined) expect(['ops', 'shops'], `${o.kind}/${o.metadata.name}`).toContain(o.metadata.namespace);
     expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);

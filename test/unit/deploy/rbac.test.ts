@@ -5,7 +5,7 @@ import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 
 type RoleObject = { kind: string; metadata: { name: string; namespace?: string }; rules: PolicyRule[] };
 
-const values = { ...DEFAULT_DEPLOY_VALUES, signin: { enabled: true, namespace: 'shops', port: 8443 } };
+const values = { ...DEFAULT_DEPLOY_VALUES, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true, namespace: 'shops' } };
 const objects = deployManifests(values) as unknown as RoleObject[];
 
 /** Flattens rules to `group/resource: verb` grants, so the comparison ignores how rules are grouped. */

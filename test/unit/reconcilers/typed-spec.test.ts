@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { specOf } from '../../../src/reconcilers/typed-spec.js';
+import { specOf, statusOf } from '../../../src/reconcilers/typed-spec.js';
 import { deployedModel, registryService } from './fixtures.js';
 
 describe('specs decoded at the cache boundary', () => {
@@ -30,5 +30,11 @@ describe('specs decoded at the cache boundary', () => {
     expect(specOf.deployedModel(obj)).toBe(specOf.deployedModel(obj));
     expect(specOf.deployedModel(structuredClone(obj))).not.toBe(specOf.deployedModel(obj));
     expect(specOf.deployedModel({ metadata: { name: 'x' } })).toEqual({});
+  });
+
+  it('decodes a previous status field by field: a field that breaks its schema is absent, the others are carried over', () => {
+    const obj = { ...deployedModel('dm', 'ep').build(), status: { id: '42', deployTime: 7, endpoint: 'projects/p/locations/l/endpoints/ep', conditions: 'garbage' } };
+    expect(statusOf.deployedModel(obj)).toEqual({ id: '42', endpoint: 'projects/p/locations/l/endpoints/ep' });
+    expect(statusOf.predictionEndpoint({ metadata: { name: 'x' } })).toEqual({});
   });
 });
