@@ -12,6 +12,7 @@ import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type 
 import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
 import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
+import type { NameClaims } from '../api/registry/name-owner.js';
 import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 /** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
@@ -84,19 +85,53 @@ export interface RegistryServiceWorld {
   readonly endpointErrors: (endpoint: KubeObject) => readonly FieldError[];
   readonly reservedPrefixes: readonly string[];
   readonly now: string;
+  /** The RegistryServices (any namespace) that claim this spec.name; absent = this one alone. */
+  readonly claims?: NameClaims<KubeObject>;
+  /** The cluster DNS projection's outcome when spec.dns is enabled (Ready=True with a note, or why not). */
+  readonly dns?: ReadyVerdict<RegistryServiceReason>;
+}
+
+/** The service's Ready endpoints (valid, not being deleted, the endpoint's own readiness rule), sorted by name. */
+export function readyEndpoints(world: Pick<RegistryServiceWorld, 'endpoints' | 'endpointErrors' | 'reservedPrefixes' | 'now'>): ResolvedEndpoint[] {
+  return world.endpoints
+    .filter((e) => e.metadata.deletionTimestamp === undefined)
+    .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
+    .map((e) => resolve(e, world.reservedPrefixes))
+    .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
+}
+
+function describeClaimant(c: KubeObject): string {
+  return `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+}
+
+function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdict<RegistryServiceReason> {
+  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  const name = stringAt(world.service.spec, 'name') ?? '';
+  const claims = world.claims;
+  if (claims !== undefined && claims.others.length > 0) {
+    const isOwner = claims.owner?.metadata.uid === world.service.metadata.uid;
+    return isOwner
+      ? {
+          status: 'False',
+          reason: Reasons.NameConflict,
+          message: `spec.name: ${JSON.stringify(name)} is also claimed by RegistryService ${claims.others.map(describeClaimant).join(', ')} (created later); this one is the older and keeps resolving; rename or delete the other one`,
+        }
+      : {
+          status: 'False',
+          reason: Reasons.NameConflict,
+          message: `spec.name: ${JSON.stringify(name)} is already claimed by the older RegistryService ${claims.owner === undefined ? '?' : describeClaimant(claims.owner)}, which resolves; this one does not resolve (nor appear in DNS) until that one is gone; choose another spec.name`,
+        };
+  }
+  if (world.dns !== undefined && world.dns.status !== 'True') return world.dns;
+  const dns = world.dns !== undefined ? `; ${world.dns.message}` : '';
+  return { status: 'True', reason: Reasons.Reconciled, message: `${ready} ready endpoint(s)${dns}` };
 }
 
 export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
   const { service } = world;
   const previous = isRecord(service.status) ? service.status : {};
-  const resolved = world.endpoints
-    .filter((e) => e.metadata.deletionTimestamp === undefined)
-    .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
-    .map((e) => resolve(e, world.reservedPrefixes))
-    .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
-  const verdict: ReadyVerdict<RegistryServiceReason> = world.specErrors.length > 0
-    ? { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) }
-    : { status: 'True', reason: Reasons.Reconciled, message: `${resolved.length} ready endpoint(s)` };
+  const resolved = readyEndpoints(world);
+  const verdict = serviceVerdict(world, resolved.length);
   const generation = service.metadata.generation ?? 0;
   const status: RegistryServiceStatus = {
     endpoints: resolved,
