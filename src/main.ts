@@ -15,6 +15,7 @@ export const subcommands: Record<string, Subcommand> = {
   run: { summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster', load: () => import('./cli/run.js') },
   gateway: { summary: 'serve PredictionEndpoints\' :predict, :explain and :rawPredict, routed by the traffic split to the model servers (every replica serves)', load: () => import('./cli/gateway.js') },
   crds: { summary: 'print the CustomResourceDefinitions (the same YAML as crds/)', load: () => import('./cli/crds.js') },
+  resolve: { summary: 'resolve a registry service as the lookup API does: NAME [--filter EXPR] [--max N]', load: () => import('./cli/resolve.js') },
   cluster: { summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up', load: () => import('./cli/cluster.js') },
 };
 

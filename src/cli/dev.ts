@@ -13,6 +13,7 @@ import { portProblems, type PlannedPort } from '../dev-environment/port-check.js
 import { callableEndpoint, curlLines, listEndpoints, sampleSplit } from '../dev-environment/demo-calls.js';
 import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type DemoBackendPlan, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
 import { GatewayServer } from '../gateway/server.js';
+import { registryLookupLines } from '../dev-environment/registry-lines.js';
 import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
@@ -243,6 +244,7 @@ export async function main(argv: string[]): Promise<number> {
     } else {
       lines.push('', `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`);
     }
+    lines.push(...registryLookupLines(gatewayUrl, objects, namespace));
     lines.push('', 'Press Ctrl-C to stop.');
     process.stdout.write(`${lines.join('\n')}\n`);
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));

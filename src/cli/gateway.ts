@@ -2,6 +2,7 @@
  * `endpoint-operator gateway`: the prediction data plane (see src/gateway/server.ts). Stateless, no
  * leader election: run as many replicas as the traffic needs behind one ClusterIP Service.
  */
+import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, type GatewayOptions } from '../gateway/server.js';
 import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
@@ -20,13 +21,15 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'body-limit', type: 'number', env: 'EO_GATEWAY_BODY_LIMIT', default: DEFAULT_BODY_LIMIT_BYTES, placeholder: 'BYTES', help: 'largest request body (answered 413 above it)' },
   { name: 'sticky-header', type: 'string', env: 'EO_GATEWAY_STICKY_HEADER', default: 'x-eo-sticky-key', placeholder: 'NAME', help: "request header whose value pins calls to one deployed model while the split is unchanged ('' = off)" },
   { name: 'log-payload-limit', type: 'number', env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT', default: 16_384, placeholder: 'BYTES', help: 'request/response bodies in sampled prediction log records are truncated to this size' },
+  { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)' },
   { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
 ];
 
 const HELP = `Usage: endpoint-operator gateway [flags]
 
 Serves PredictionEndpoints' :predict, :explain and :rawPredict (Vertex AI's REST paths) and routes each
-call by the endpoint's traffic split to the model servers named by DeployedModels' spec.backend. Every
+call by the endpoint's traffic split to the model servers named by DeployedModels' spec.backend; and
+Service Directory's lookup of RegistryServices (POST /v1/{service}:resolve, GET /v1/{service}[/endpoints]). Every
 replica serves; there is no authentication: keep it cluster-internal. Every flag can also be set by its
 environment variable.
 
@@ -63,6 +66,7 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     bodyLimitBytes: bodyLimit,
     stickyHeader: str(values, 'sticky-header') ?? '',
     requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records') },
+    reservedPrefixes: list(values, 'reserved-prefix'),
   };
 }
 

@@ -33,9 +33,11 @@ export function clusterRules(): PolicyRule[] {
   return [
     ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels']),
     ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
-    // DeployedModel backends: their Service and its EndpointSlices decide BackendUnavailable (watched, not polled).
-    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+    // DeployedModel backends (their Service and its EndpointSlices decide BackendUnavailable, watched) and the cluster
+    // DNS of RegistryServices (spec.dns: a headless Service and its EndpointSlices per service, created, corrected and
+    // removed by the operator; every Service is watched to see a foreign one of the name).
+    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     // The event recorder creates an Event, then patches its count when the same event repeats.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     // The operator registers its webhook configurations and keeps their caBundle current.

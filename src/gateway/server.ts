@@ -30,7 +30,9 @@ import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runt
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
+import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
+import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
@@ -59,6 +61,8 @@ export interface GatewayOptions {
   readonly outliers?: { readonly consecutiveFailures?: number; readonly baseEjectionMs?: number };
   /** Skips discovery (tests). */
   readonly endpointSliceVersion?: EndpointSliceVersion;
+  /** Annotation prefixes the registry lookup leaves out of effective annotations; default the operator's. */
+  readonly reservedPrefixes?: readonly string[];
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -121,6 +125,8 @@ export class GatewayServer {
     });
     this.app.setNotFoundHandler((request, reply) =>
       sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${request.url.split('?')[0] ?? ''} was not found on this server.`)));
+    // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
+    this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
   }
 
   static async create(options: GatewayOptions): Promise<GatewayServer> {

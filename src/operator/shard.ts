@@ -25,10 +25,33 @@ import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js'
 import { registryServiceReconciler } from '../reconcilers/registry-service.js';
 import { withErrorReporting } from '../reconcilers/status-write.js';
 import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
+import { objectKey } from '../runtime/kube-object.js';
+import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
+import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
+import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
+import { specOf } from '../reconcilers/typed-spec.js';
+
+/** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
+const DNS_NAME_INDEX = 'byDnsServiceName';
+const SPEC_NAME_INDEX = 'bySpecName';
+/** Services and slices by `namespace/name` of the RegistryService that controls them. */
+const CONTROLLER_INDEX = 'byRegistryService';
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 
 /** How long a RegistryService waits for more endpoint changes before it rewrites its list. */
 export const SERVICE_COALESCE_MS = 1_000;
+/**
+ * How long the DNS projection waits for more endpoint changes before it writes slices: short, so a
+ * slice follows an endpoint change well within a second, yet a burst (a GitOps sync) is one write.
+ */
+export const DNS_COALESCE_MS = 100;
+
+/** What the registry's cross-namespace rules and the DNS projection share between shards. */
+export interface RegistrySharing {
+  readonly claims: RegistryNameClaims;
+  /** The EndpointSlice API version the server serves (v1, or v1beta1 before Kubernetes 1.21). */
+  readonly sliceVersion: EndpointSliceVersion;
+}
 
 export interface ShardOptions {
   readonly client: KubeClient;
@@ -44,6 +67,8 @@ export interface ShardOptions {
   readonly grace?: OrderingGrace;
   /** The EndpointSlice version the server serves (discoverEndpointSliceVersion). */
   readonly endpointSliceVersion: EndpointSliceVersion;
+  /** Shared by every shard of an operator (start.ts); default: this shard alone. */
+  readonly registry?: RegistrySharing;
 }
 
 export interface Shard {
@@ -65,6 +90,21 @@ export function createShard(options: ShardOptions): Shard {
     endpointSlices: informer(endpointSlicesResource(options.endpointSliceVersion)),
   };
   addIndexes(informers);
+  const registry = options.registry ?? { claims: registryNameClaims(options.settings), sliceVersion: options.endpointSliceVersion };
+  // The DNS projection shares the backends' Service and EndpointSlice informers: every Service of the scope
+  // (a foreign one of the same name must be seen); of the slices it reads only those a RegistryService controls.
+  const coreServices = informers.services;
+  const dnsSlices = informers.endpointSlices;
+  coreServices.addIndex(CONTROLLER_INDEX, controllerKey);
+  dnsSlices.addIndex(CONTROLLER_INDEX, controllerKey);
+  informers.registryServices.addIndex(DNS_NAME_INDEX, (s) => {
+    const name = specOf.registryService(s).name;
+    return name === undefined ? [] : [objectKey(s.metadata.namespace, dnsServiceName(name))];
+  });
+  informers.registryServices.addIndex(SPEC_NAME_INDEX, (s) => optional(specOf.registryService(s).name));
+  const { claims } = registry;
+  claims.observe(informers.registryServices);
+  const dnsOutcomes = new DnsOutcomes();
   const grace = options.grace ?? new OrderingGrace();
   const ownWrites = new OwnWrites();
   const ctx: ReconcilerContext = {
@@ -83,7 +123,27 @@ export function createShard(options: ShardOptions): Shard {
 
   const endpoints = controller('predictionendpoint', 'PredictionEndpoint', informers.predictionEndpoints, withErrorReporting(ctx, 'predictionEndpoints', predictionEndpointKind, getter(informers.predictionEndpoints), predictionEndpointReconciler(ctx)));
   const models = controller('deployedmodel', 'DeployedModel', informers.deployedModels, withErrorReporting(ctx, 'deployedModels', deployedModelKind, getter(informers.deployedModels), deployedModelReconciler(ctx)));
-  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx)));
+  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx, { claims, dnsOutcomes })));
+  const dns = controller('registrydns', 'RegistryService', informers.registryServices, registryDnsReconciler(ctx, {
+    controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
+    services: coreServices,
+    sliceVersion: registry.sliceVersion,
+    claims,
+    outcomes: dnsOutcomes,
+    reportOutcome: (key) => services.enqueue(key),
+  }));
+  // A managed Service or slice changed (a hand edit, a deletion): revert it. A Service that takes the
+  // name of a projected one (or frees it) changes whether the projection conflicts.
+  dns.watches(dnsSlices, controllerKey);
+  dns.watches(coreServices, (svc) => [...controllerKey(svc), ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOf(svc)).map(keyOf)]);
+  // Ownership of a name moved (a claim appeared, went, became valid or invalid): every claimant's status,
+  // and its DNS projection, change.
+  claims.onChange((name) => {
+    for (const svc of informers.registryServices.byIndex(SPEC_NAME_INDEX, name)) {
+      services.enqueue(keyOf(svc));
+      dns.enqueue(keyOf(svc));
+    }
+  });
   const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
 
   // Every relation a reconciler follows, declared where it is used: "when an object of this
@@ -100,6 +160,8 @@ export function createShard(options: ShardOptions): Shard {
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
   // instead of rewriting a growing list once per endpoint.
   services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
+  // ...and the DNS projection's slices, after a shorter wait: a slice follows an endpoint well within a second.
+  dns.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e, dnsEnabled), { delayMs: DNS_COALESCE_MS });
   // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
   // the endpoint's status.deployedModels[].ready.
   models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOf));
@@ -121,7 +183,7 @@ export function createShard(options: ShardOptions): Shard {
 
   return {
     informers,
-    controllers: [endpoints, models, services, regEndpoints],
+    controllers: [endpoints, models, services, regEndpoints, dns],
     allInformers: () => Object.values(informers),
   };
 }
@@ -141,9 +203,9 @@ function childEndpointKeys(informers: Informers, service: KubeObject): string[] 
   return key === undefined ? [] : informers.registryEndpoints.byIndex(Index.endpointsByParent, key).map(keyOf);
 }
 
-function parentServiceKeys(informers: Informers, endpoint: KubeObject): string[] {
+function parentServiceKeys(informers: Informers, endpoint: KubeObject, which: (service: KubeObject) => boolean = () => true): string[] {
   const key = endpointParentKey(endpoint);
-  return key === undefined ? [] : informers.registryServices.byIndex(Index.servicesByName, key).map(keyOf);
+  return key === undefined ? [] : informers.registryServices.byIndex(Index.servicesByName, key).filter(which).map(keyOf);
 }
 
 function optional(v: string | undefined): string[] {

@@ -5,6 +5,7 @@
  * Free of CLI parsing: `endpoint-operator run`/`dev` map flags onto OperatorSettings.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
@@ -19,7 +20,8 @@ import { metricsRegistry } from '../runtime/metrics.js';
 import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { createShard, type Shard } from './shard.js';
+import { createShard, type RegistrySharing, type Shard } from './shard.js';
+import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
 export interface LeaderElectionSettings {
   readonly enabled: boolean;
@@ -85,13 +87,17 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const events = new EventRecorder({ client, component: 'endpoint-operator', instance: settings.leaderElection.identity ?? hostname(), logger: log });
   const ids = new IdAssignments();
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
+  const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
   const endpointSliceVersion = await discoverEndpointSliceVersion(client, namespaces[0]);
+  // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
+  const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }), sliceVersion: endpointSliceVersion };
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
-      settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes: settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES },
+      settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes },
       endpointSliceVersion,
+      registry,
       workers: settings.workers,
       events,
       ids,
@@ -100,6 +106,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
     }),
   );
   const informers = shards.flatMap((s) => s.allInformers());
+  // Every informer listens on the stop signal while it runs and while it is waited for: a few per informer, not a leak.
+  setMaxListeners(10 + 3 * informers.length, stopping.signal);
   const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);
 
   const informerRuns = informers.map((i) => i.run(stopping.signal));

@@ -1,14 +1,22 @@
 /** RegistryService reconciler: lists the service's ready endpoints (sorted) in its status. */
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { dnsEnabled, type DnsOutcome, type DnsOutcomes } from './registry-dns.js';
+import type { RegistryNameClaims } from './registry-name-claims.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
 import { rfc3339 } from './status-common.js';
 import { specOf } from './typed-spec.js';
 import { writeStatus } from './status-write.js';
 
-export function registryServiceReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
+/** What the status reads beyond the shard's own caches: name claims over every namespace, and the DNS projection's outcome. */
+export interface RegistryServiceExtras {
+  readonly claims: RegistryNameClaims;
+  readonly dnsOutcomes: DnsOutcomes;
+}
+
+export function registryServiceReconciler(ctx: ReconcilerContext, extras?: RegistryServiceExtras): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateService = specValidator(registryServiceKind, ctx.settings);
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
 
@@ -22,6 +30,8 @@ export function registryServiceReconciler(ctx: ReconcilerContext): (req: Reconci
       endpointErrors: validateEndpoint,
       reservedPrefixes: ctx.settings.reservedPrefixes,
       now: rfc3339(ctx.now()),
+      ...(extras !== undefined && name !== undefined ? { claims: extras.claims.claims(name) } : {}),
+      ...(extras !== undefined && dnsEnabled(service) ? optionalDns(extras.dnsOutcomes.get(keyOf(service))) : {}),
     });
   };
 
@@ -32,4 +42,8 @@ export function registryServiceReconciler(ctx: ReconcilerContext): (req: Reconci
     await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
     return Action.done();
   };
+}
+
+function optionalDns(outcome: DnsOutcome | undefined): { dns?: DnsOutcome } {
+  return outcome === undefined ? {} : { dns: outcome };
 }

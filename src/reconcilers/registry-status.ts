@@ -12,7 +12,9 @@ import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type 
 import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
 import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, stringAt, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import type { NameClaims } from '../api/registry/name-owner.js';
+import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { specOf, statusOf } from './typed-spec.js';
 
 /** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
 export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;
@@ -30,15 +32,15 @@ export interface RegistryEndpointWorld {
 
 /** The parent service's spec.name of a RegistryEndpoint, when its spec.name is well-formed. */
 export function parentOf(endpoint: KubeObject): string | undefined {
-  const name = stringAt(endpoint.spec, 'name');
+  const name = specOf.registryEndpoint(endpoint).name;
   return name === undefined ? undefined : parentServiceName(name);
 }
 
 export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict<RegistryEndpointReason> {
   const { endpoint } = world;
   if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
-  const name = stringAt(endpoint.spec, 'name') ?? '';
-  const recorded = stringAt(endpoint.status, 'name');
+  const name = specOf.registryEndpoint(endpoint).name ?? '';
+  const recorded = statusOf.registryEndpoint(endpoint).name;
   if (recorded !== undefined && recorded !== name) {
     // spec.name is immutable (CEL on 1.25+, the webhook otherwise); this change got past both.
     return {
@@ -59,17 +61,17 @@ export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerd
 
 export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict<RegistryEndpointReason> } {
   const { endpoint } = world;
-  const previous = isRecord(endpoint.status) ? endpoint.status : {};
+  const previous = statusOf.registryEndpoint(endpoint);
   const verdict = registryEndpointVerdict(world);
   const generation = endpoint.metadata.generation ?? 0;
   const status: RegistryEndpointStatus = {
     effectiveAnnotations: effectiveAnnotations(annotationsOf(endpoint.spec), world.reservedPrefixes),
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
     observedGeneration: generation,
-    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+    conditions: withReadyCondition(conditionsOf(endpoint.status), verdict, generation, world.now),
   };
-  const recorded = stringAt(previous, 'name');
-  const name = stringAt(endpoint.spec, 'name');
+  const recorded = previous.name;
+  const name = specOf.registryEndpoint(endpoint).name;
   if (recorded !== undefined) status.name = recorded;
   else if (name !== undefined && world.specErrors.length === 0) status.name = name;
   return { status, verdict };
@@ -84,36 +86,69 @@ export interface RegistryServiceWorld {
   readonly endpointErrors: (endpoint: KubeObject) => readonly FieldError[];
   readonly reservedPrefixes: readonly string[];
   readonly now: string;
+  /** The RegistryServices (any namespace) that claim this spec.name; absent = this one alone. */
+  readonly claims?: NameClaims<KubeObject>;
+  /** The cluster DNS projection's outcome when spec.dns is enabled (Ready=True with a note, or why not). */
+  readonly dns?: ReadyVerdict<RegistryServiceReason>;
 }
 
-export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
-  const { service } = world;
-  const previous = isRecord(service.status) ? service.status : {};
-  const resolved = world.endpoints
+/** The service's Ready endpoints (valid, not being deleted, the endpoint's own readiness rule), sorted by name. */
+export function readyEndpoints(world: Pick<RegistryServiceWorld, 'endpoints' | 'endpointErrors' | 'reservedPrefixes' | 'now'>): ResolvedEndpoint[] {
+  return world.endpoints
     .filter((e) => e.metadata.deletionTimestamp === undefined)
     .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
     .map((e) => resolve(e, world.reservedPrefixes))
     .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
-  const verdict: ReadyVerdict<RegistryServiceReason> = world.specErrors.length > 0
-    ? { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) }
-    : { status: 'True', reason: Reasons.Reconciled, message: `${resolved.length} ready endpoint(s)` };
+}
+
+function describeClaimant(c: KubeObject): string {
+  return `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+}
+
+function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdict<RegistryServiceReason> {
+  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  const name = specOf.registryService(world.service).name ?? '';
+  const claims = world.claims;
+  if (claims !== undefined && claims.others.length > 0) {
+    const isOwner = claims.owner?.metadata.uid === world.service.metadata.uid;
+    return isOwner
+      ? {
+          status: 'False',
+          reason: Reasons.NameConflict,
+          message: `spec.name: ${JSON.stringify(name)} is also claimed by RegistryService ${claims.others.map(describeClaimant).join(', ')} (created later); this one is the older and keeps resolving; rename or delete the other one`,
+        }
+      : {
+          status: 'False',
+          reason: Reasons.NameConflict,
+          message: `spec.name: ${JSON.stringify(name)} is already claimed by the older RegistryService ${claims.owner === undefined ? '?' : describeClaimant(claims.owner)}, which resolves; this one does not resolve (nor appear in DNS) until that one is gone; choose another spec.name`,
+        };
+  }
+  if (world.dns !== undefined && world.dns.status !== 'True') return world.dns;
+  const dns = world.dns !== undefined ? `; ${world.dns.message}` : '';
+  return { status: 'True', reason: Reasons.Reconciled, message: `${ready} ready endpoint(s)${dns}` };
+}
+
+export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
+  const { service } = world;
+  const resolved = readyEndpoints(world);
+  const verdict = serviceVerdict(world, resolved.length);
   const generation = service.metadata.generation ?? 0;
   const status: RegistryServiceStatus = {
     endpoints: resolved,
     effectiveAnnotations: effectiveAnnotations(annotationsOf(service.spec), world.reservedPrefixes),
     observedGeneration: generation,
-    conditions: withReadyCondition(conditionsOf(previous), verdict, generation, world.now),
+    conditions: withReadyCondition(conditionsOf(service.status), verdict, generation, world.now),
   };
   return { status, verdict };
 }
 
 function resolve(endpoint: KubeObject, reservedPrefixes: readonly string[]): ResolvedEndpoint {
-  const spec = isRecord(endpoint.spec) ? endpoint.spec : {};
-  const out: ResolvedEndpoint = { name: stringAt(spec, 'name') ?? '' };
-  const address = stringAt(spec, 'address');
-  if (address !== undefined && address !== '') out.address = address;
-  if (typeof spec.port === 'number') out.port = spec.port;
-  const annotations = effectiveAnnotations(annotationsOf(spec), reservedPrefixes);
+  const spec = specOf.registryEndpoint(endpoint);
+  const out: ResolvedEndpoint = { name: spec.name ?? '' };
+  if (spec.address !== undefined && spec.address !== '') out.address = spec.address;
+  if (spec.port !== undefined) out.port = spec.port;
+  // Annotations stay the lenient raw map: keys under a reserved prefix are kept unjudged, not dropped with the map.
+  const annotations = effectiveAnnotations(annotationsOf(endpoint.spec), reservedPrefixes);
   if (Object.keys(annotations).length > 0) out.annotations = annotations;
   return out;
 }

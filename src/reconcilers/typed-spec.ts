@@ -11,6 +11,7 @@ import { isRecord, type KubeObject } from '../runtime/kube-object.js';
 import { withoutUnset } from '../api/common/unset.js';
 import { deployedModelSpecSchema, deployedModelStatusSchema } from '../api/prediction/v1/deployed-model-schema.js';
 import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from '../api/prediction/v1/endpoint-schema.js';
+import { registryEndpointV1SpecSchema, registryEndpointV1StatusSchema } from '../api/registry/v1/endpoint.js';
 import { registryServiceSpecSchema } from '../api/registry/v1/service.js';
 
 export type SpecView<S extends z.ZodObject> = Partial<z.infer<S>>;
@@ -51,10 +52,13 @@ export const specOf = {
   deployedModel: specDecoder(deployedModelSpecSchema),
   predictionEndpoint: specDecoder(predictionEndpointSpecSchema),
   registryService: specDecoder(registryServiceSpecSchema),
+  /** RegistryEndpoints are cached as stored: v1, the storage version. */
+  registryEndpoint: specDecoder(registryEndpointV1SpecSchema),
 } as const;
 
 /** The typed previous statuses the reconcilers carry fields over from. */
 export const statusOf = {
   deployedModel: statusDecoder(deployedModelStatusSchema),
   predictionEndpoint: statusDecoder(predictionEndpointStatusSchema),
+  registryEndpoint: statusDecoder(registryEndpointV1StatusSchema),
 } as const;

@@ -53,6 +53,10 @@ export const Reasons = {
   BackendUnavailable: 'BackendUnavailable',
   /** False: a RegistryEndpoint's parent RegistryService does not exist (yet). */
   ParentNotFound: 'ParentNotFound',
+  /** False: RegistryServices in other namespaces claim the same spec.name; the oldest keeps resolving. */
+  NameConflict: 'NameConflict',
+  /** False: spec.dns is on, but a Service of that name exists that the operator does not manage; it is left alone. */
+  DnsServiceConflict: 'DnsServiceConflict',
   /** False: two identities share an email. */
   DuplicateEmail: 'DuplicateEmail',
   /** False: the password Secret or its key is missing. */
@@ -80,6 +84,8 @@ export const REASON_READY: Readonly<Record<Reason, ConditionStatus>> = {
   Undeploying: 'False',
   BackendUnavailable: 'False',
   ParentNotFound: 'False',
+  NameConflict: 'False',
+  DnsServiceConflict: 'False',
   DuplicateEmail: 'False',
   SecretNotFound: 'False',
   InvalidPasswordHash: 'False',
@@ -94,7 +100,7 @@ const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmai
 export const KIND_REASONS = {
   PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.DeletionBlocked, Reasons.Deleting],
   DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable],
-  RegistryService: [...reconciled],
+  RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],
   RegistryEndpoint: [...reconciled, Reasons.ParentNotFound],
   Shop: [Reasons.Reconciled, Reasons.InvalidSpec],
   ShopUser: [...identity, Reasons.ShopNotFound],

@@ -13,6 +13,7 @@ describe('endpoint-operator gateway flags', () => {
       bodyLimitBytes: 1_500_000,
       stickyHeader: 'x-eo-sticky-key',
       requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
+      reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
     });
   });
 

@@ -33,12 +33,12 @@ describe('RBAC', () => {
     }
   });
 
-  it('grants cluster-wide exactly the reconciled kinds, Events, the webhook configurations and CRD caBundle injection', () => {
+  it('grants cluster-wide exactly the reconciled kinds, the DNS projection, Events, the webhook configurations and CRD caBundle injection', () => {
     expect(grants('ClusterRole')).toEqual([
       ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
-      ...expand('', ['services'], ['get', 'list', 'watch']),
-      ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch']),
+      ...expand('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'delete']),
+      ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch', 'create', 'update', 'delete']),
       ...expand('', ['events'], ['create', 'patch']),
       ...expand('admissionregistration.k8s.io', ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
       ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),

@@ -37,6 +37,11 @@ export class ObjectBuilder {
     };
   }
 
+  inNamespace(namespace: string): this {
+    this.obj.metadata.namespace = namespace;
+    return this;
+  }
+
   created(ts: string): this {
     this.obj.metadata.creationTimestamp = ts;
     return this;

@@ -14,6 +14,8 @@ export class RecordingApi {
   readonly calls: string[] = [];
   /** Refuse object (not status) patches of these names with this HTTP status. */
   refuse: { names: Set<string>; status: 403 | 500 } = { names: new Set(), status: 500 };
+  /** Refuse creating objects of these plurals (403 Forbidden), as an RBAC without the verb would. */
+  refuseCreate = new Set<string>();
   private rv = 100;
   private readonly store = new Map<string, Map<string, KubeObject>>(); // plural → key → object
   private readonly watchers = new Map<string, Set<Listener>>();
@@ -113,9 +115,36 @@ export class RecordingApi {
         }
         return structuredClone(o) as T;
       },
-      create: async <T,>(_ref: ResourceRef, _ns: string | undefined, body: T): Promise<T> => {
-        this.calls.push('create event');
-        return body;
+      create: async <T,>(ref: ResourceRef, ns: string | undefined, body: T): Promise<T> => {
+        if (ref.plural === 'events') {
+          this.calls.push('create event');
+          return body;
+        }
+        const o = structuredClone(body) as KubeObject;
+        o.metadata = { ...o.metadata, namespace: ns ?? '', uid: `uid-${o.metadata.name ?? ''}-${this.rv}` };
+        this.calls.push(`create ${ref.plural} ${ns}/${o.metadata.name ?? ''}`);
+        if (this.refuseCreate.has(ref.plural)) throw new ApiError(403, 'Forbidden', `${ref.plural} is forbidden`, {});
+        if (this.bucket(ref.plural).has(keyOf(o))) throw new ApiError(409, 'AlreadyExists', `${o.metadata.name ?? ''} already exists`, {});
+        this.create(ref.plural, o);
+        return structuredClone(this.bucket(ref.plural).get(keyOf(o))) as T;
+      },
+      replace: async <T,>(ref: ResourceRef, ns: string | undefined, name: string, body: KubeObject): Promise<T> => {
+        this.calls.push(`replace ${ref.plural} ${ns}/${name}`);
+        const o = this.bucket(ref.plural).get(`${ns}/${name}`);
+        if (!o) throw new ApiError(404, 'NotFound', `${name} not found`, {});
+        if (body.metadata.resourceVersion !== undefined && body.metadata.resourceVersion !== o.metadata.resourceVersion) throw new ApiError(409, 'Conflict', 'the object has been modified', {});
+        const next = { ...structuredClone(body), metadata: { ...structuredClone(body.metadata), resourceVersion: String(++this.rv) } };
+        this.bucket(ref.plural).set(`${ns}/${name}`, next);
+        this.emit(ref.plural, 'MODIFIED', next);
+        return structuredClone(next) as T;
+      },
+      delete: async (ref: ResourceRef, ns: string | undefined, name: string): Promise<boolean> => {
+        this.calls.push(`delete ${ref.plural} ${ns}/${name}`);
+        const o = this.bucket(ref.plural).get(`${ns}/${name}`);
+        if (!o) return false;
+        this.bucket(ref.plural).delete(`${ns}/${name}`);
+        this.emit(ref.plural, 'DELETED', o);
+        return true;
       },
     };
     return fake as unknown as KubeClient;

@@ -6,9 +6,21 @@ import { conditionsSchema } from '../../common/conditions.js';
 import { observedGenerationSchema, stringMapSchema } from '../status.js';
 import { validateRegistrySpec, type SpecRules } from '../validate-spec.js';
 
+/** Opt-in cluster DNS: a selector-less headless Service and EndpointSlices holding the Ready endpoints. */
+export const registryServiceDnsSchema = z
+  .object({
+    enabled: z.boolean().meta({
+      description:
+        'enabled makes the operator maintain a headless Service named after the service id (the last segment of spec.name) in this namespace, with EndpointSlices holding the Ready endpoints, so in-cluster clients resolve {service}.{namespace}.svc (A/AAAA, and SRV per port named port-{number}); a Service of that name the operator does not manage is never touched (reported as Ready=False, DnsServiceConflict); false or absent removes what the operator created; required.',
+    }),
+  })
+  .optional()
+  .meta({ description: 'dns projects the Ready endpoints into cluster DNS; optional (absent: no DNS records).' });
+
 export const registryServiceSpecSchema = z.object({
   name: serviceNameSchema,
   annotations: annotationsSchema('annotations', 'service'),
+  dns: registryServiceDnsSchema,
 });
 export type RegistryServiceSpec = z.infer<typeof registryServiceSpecSchema>;
 

@@ -1,0 +1,33 @@
+/**
+ * The registry lookup as a gateway plugin: the lookup cache over the gateway's shared informers (one per
+ * kind and watched namespace, the same watches any other plugin of the gateway uses), and the routes.
+ * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
+ *
+ * The gateway registers it in its constructor (src/gateway/server.ts), so every gateway serves the lookup,
+ * `npm start`'s in-process one included (which prints a working resolve curl: src/dev-environment/registry-lines.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import { resources } from '../../reconcilers/context.js';
+import type { Informer } from '../../runtime/informer.js';
+import type { ResourceRef } from '../../runtime/kube-object.js';
+import { RegistryLookupCache } from './cache.js';
+import { registryLookupRoutes } from './routes.js';
+
+export interface RegistryLookupGatewayContext {
+  /** The gateway's shared informers: one per resource and namespace (undefined = all namespaces). */
+  readonly informers: { informer(ref: ResourceRef, namespace?: string): Informer };
+  /** The watch scope; empty = all namespaces. */
+  readonly namespaces: readonly string[];
+}
+
+export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
+  return async (app, ctx) => {
+    const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
+    const source = new RegistryLookupCache(
+      scope.map((ns) => ctx.informers.informer(resources.registryServices, ns)),
+      scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
+      { reservedPrefixes },
+    );
+    await registryLookupRoutes(app, { source });
+  };
+}

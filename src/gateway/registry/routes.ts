@@ -1,0 +1,118 @@
+/**
+ * Service Directory's lookup REST surface as a fastify plugin, mounted by the gateway:
+ *   POST /v1/{service name}:resolve            {maxEndpoints, endpointFilter} → {service}
+ *   GET  /v1/{service name}                    → Service (without endpoints)
+ *   GET  /v1/{service name}/endpoints          ?filter&pageSize&pageToken → {endpoints, nextPageToken}
+ * where {service name} is `projects/*\/locations/*\/namespaces/*\/services/*` (a RegistryService's spec.name).
+ * The routes sit under `.../namespaces/...`, so they never overlap Vertex AI's `.../endpoints/...` routes
+ * on the same gateway. Errors, including fastify's own (bad JSON, wrong content type), leave in Google's
+ * JSON error form through this plugin's encapsulated error handler.
+ */
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { checkSystemParameters, GoogleApiError, sendGoogleError } from '../google-errors.js';
+import { getService, listEndpoints, resolveServiceText, type RegistryLookupSource } from './lookup.js';
+
+export interface RegistryLookupRoutesOptions {
+  readonly source: RegistryLookupSource;
+}
+
+const SERVICES_PREFIX = '/v1/projects/:project/locations/:location/namespaces/:namespace/services/*';
+
+interface ServicePathParams {
+  project: string;
+  location: string;
+  namespace: string;
+  '*': string;
+}
+
+function serviceName(p: ServicePathParams, id: string): string {
+  return `projects/${p.project}/locations/${p.location}/namespaces/${p.namespace}/services/${id}`;
+}
+
+function notRouted(req: FastifyRequest): GoogleApiError {
+  return new GoogleApiError('NOT_FOUND', `no method ${req.method} ${req.url.split('?')[0] ?? ''}; the lookup API serves POST {service}:resolve, GET {service} and GET {service}/endpoints`);
+}
+
+/** proto3 JSON: an int32 arrives as a number or a decimal string. */
+function int32Field(body: Record<string, unknown>, field: string): number | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  const n = typeof v === 'string' && /^-?[0-9]+$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < -2147483648 || n > 2147483647) {
+    throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${JSON.stringify(v)}; it must be a 32-bit integer`);
+  }
+  return n;
+}
+
+function stringField(body: Record<string, unknown>, field: string): string | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${JSON.stringify(v)}; it must be a string`);
+  return v;
+}
+
+function queryObject(q: unknown): Record<string, unknown> {
+  return typeof q === 'object' && q !== null ? (q as Record<string, unknown>) : {};
+}
+
+function firstQuery(q: Record<string, unknown>, field: string): unknown {
+  const v = q[field];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function systemParameters(req: FastifyRequest): void {
+  const problem = checkSystemParameters(req.query);
+  if (problem !== undefined) throw problem;
+}
+
+const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, options) => {
+  const { source } = options;
+
+  app.setErrorHandler((err: FastifyError | GoogleApiError, _req: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
+    const code = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (code >= 400 && code < 500) return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message));
+    return sendGoogleError(reply, new GoogleApiError('INTERNAL', 'internal error'));
+  });
+
+  app.post<{ Params: ServicePathParams }>(SERVICES_PREFIX, async (req, reply) => {
+    systemParameters(req);
+    const rest = req.params['*'];
+    const colon = rest.indexOf(':');
+    if (colon < 0 || rest.slice(colon + 1) !== 'resolve' || rest.slice(0, colon).includes('/')) throw notRouted(req);
+    const body = req.body ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw new GoogleApiError('INVALID_ARGUMENT', 'the request body must be a JSON object {maxEndpoints, endpointFilter}');
+    const fields = body as Record<string, unknown>;
+    const maxEndpoints = int32Field(fields, 'maxEndpoints');
+    const endpointFilter = stringField(fields, 'endpointFilter');
+    const answer = resolveServiceText(source, serviceName(req.params, rest.slice(0, colon)), {
+      ...(maxEndpoints !== undefined ? { maxEndpoints } : {}),
+      ...(endpointFilter !== undefined ? { endpointFilter } : {}),
+    });
+    return reply.header('content-type', 'application/json; charset=UTF-8').send(answer);
+  });
+
+  app.get<{ Params: ServicePathParams }>(SERVICES_PREFIX, async (req, reply) => {
+    systemParameters(req);
+    const parts = req.params['*'].split('/');
+    const id = parts[0] ?? '';
+    if (id === '' || id.includes(':') || parts.length > 2 || (parts.length === 2 && parts[1] !== 'endpoints')) throw notRouted(req);
+    const name = serviceName(req.params, id);
+    if (parts.length === 1) return reply.header('content-type', 'application/json; charset=UTF-8').send(getService(source, name));
+    const q = queryObject(req.query);
+    const filter = stringField({ filter: firstQuery(q, 'filter') }, 'filter');
+    const pageSize = int32Field({ pageSize: firstQuery(q, 'pageSize') }, 'pageSize');
+    const pageToken = stringField({ pageToken: firstQuery(q, 'pageToken') }, 'pageToken');
+    const page = listEndpoints(source, name, {
+      ...(filter !== undefined ? { filter } : {}),
+      ...(pageSize !== undefined ? { pageSize } : {}),
+      ...(pageToken !== undefined ? { pageToken } : {}),
+    });
+    return reply.header('content-type', 'application/json; charset=UTF-8').send(page);
+  });
+};
+
+/** Registers the lookup routes on `app` (encapsulated: the Google error handler applies to these routes only). */
+export async function registryLookupRoutes(app: FastifyInstance, options: RegistryLookupRoutesOptions): Promise<void> {
+  await app.register(plugin, options);
+}
