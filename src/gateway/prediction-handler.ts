@@ -65,6 +65,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function decode(segment: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
@@ -147,9 +148,11 @@ export class PredictionHandler {
     gatewayInFlight.dec();
     const code = aborted.aborted ? 499 : answer.status;
     if (!aborted.aborted) {
-      if (call.model !== undefined) res.setHeader(DEPLOYED_MODEL_HEADER, call.model.id);
-      if (call.endpoint !== undefined) res.setHeader(ENDPOINT_HEADER, call.endpoint.endpointId);
-      res.writeHead(answer.status, { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body) }).end(answer.body);
+      // The flat [name, value, ...] form: node:http writes it as is, without building a header object.
+      const headers: (string | number)[] = ['content-type', answer.contentType, 'content-length', Buffer.byteLength(answer.body)];
+      if (call.model !== undefined) headers.push(DEPLOYED_MODEL_HEADER, call.model.id);
+      if (call.endpoint !== undefined) headers.push(ENDPOINT_HEADER, call.endpoint.endpointId);
+      res.writeHead(answer.status, headers).end(answer.body);
     }
     const seconds = (performance.now() - started) / 1000;
     const ns = call.endpoint?.namespace ?? '';

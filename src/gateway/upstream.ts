@@ -142,7 +142,7 @@ export class UpstreamClient {
       const res = await this.exchange(target, request, deadline);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
-      return { ...res, target, retried };
+      return { status: res.status, headers: res.headers, body: res.body, target, retried };
     } catch (err) {
       if (err instanceof UpstreamFailure) throw err;
       if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
