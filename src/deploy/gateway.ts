@@ -5,6 +5,7 @@
  * carry no authentication (the seed shows none).
  */
 import type { PolicyRule } from './rbac.js';
+import { HARDENED_CONTAINER } from './workload.js';
 import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues } from './values.js';
 
 export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
@@ -44,15 +45,7 @@ function gatewayContainer(values: DeployValues): object {
     livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
     readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
     resources: values.gateway.resources,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: 65532,
-      runAsGroup: 65532,
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: HARDENED_CONTAINER,
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
   };
 }

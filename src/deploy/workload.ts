@@ -4,6 +4,17 @@ import { NAME, commonLabels, selectorLabels, type DeployValues } from './values.
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
 
+/** Every container of the chart: the distroless image's non-root uid, read-only root, no capabilities (restricted PSS). */
+export const HARDENED_CONTAINER = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  readOnlyRootFilesystem: true,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+} as const;
+
 /** `endpoint-operator run` flags for the values; everything else keeps its default (see RUN_FLAGS). */
 export function runArgs(values: DeployValues): string[] {
   return [
@@ -41,15 +52,7 @@ function container(values: DeployValues): object {
     livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
     readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
     resources: values.resources,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: 65532,
-      runAsGroup: 65532,
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: HARDENED_CONTAINER,
     // Node and libraries may still want a scratch directory; the root filesystem is read-only.
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
   };

@@ -135,7 +135,10 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await can('create', 'signinsessions.pos.endpoint-operator.dev', '-n', 'default')).toBe('no');
     expect(await can('watch', 'endpointslices.discovery.k8s.io', '-n', DEMO_NS)).toBe('yes');
     expect(await can('watch', 'services', '-n', DEMO_NS)).toBe('yes');
-    expect(await can('create', 'services', '-n', DEMO_NS)).toBe('no');
+    // Registry DNS projection: the operator writes selector-less Services and their EndpointSlices.
+    expect(await can('create', 'services', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('update', 'endpointslices.discovery.k8s.io', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('create', 'pods', '-n', DEMO_NS)).toBe('no');
   });
 
   it('reconciles every kind to Ready, through the webhooks and conversion, without a single 403', async () => {
