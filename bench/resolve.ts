@@ -10,7 +10,7 @@
  * The server runs in a child process so the load generator does not steal its CPU. Bounded: three
  * phases of PHASE_SECONDS at RATE requests per second.
  */
-import { spawn } from 'node:child_process';
+import { startServeChild } from './serve-child.js';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -149,34 +149,11 @@ async function offeredLoad(port: number, filter: string | undefined | null, seco
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const server = startServeChild(fileURLToPath(import.meta.url));
+  const { child } = server;
   try {
-    const lines: string[] = [];
-    const waiters: ((line: string) => void)[] = [];
-    let buf = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const w = waiters.shift();
-        if (w) w(line);
-        else lines.push(line);
-      }
-    });
-    child.once('exit', (code) => {
-      if (code !== null && code !== 0) process.exitCode = 1;
-    });
-    const nextLine = (): Promise<string> => new Promise((resolve) => {
-      const ready = lines.shift();
-      if (ready !== undefined) resolve(ready);
-      else waiters.push(resolve);
-    });
-    const info = JSON.parse(await nextLine()) as { port: number; endpoints: number };
-    const serverCpu = async (): Promise<number> => {
-      child.stdin.write('cpu\n');
-      return (JSON.parse(await nextLine()) as { cpuMicros: number }).cpuMicros;
-    };
+    const info = JSON.parse(await server.nextLine()) as { port: number; endpoints: number };
+    const serverCpu = (): Promise<number> => server.cpuMicros();
     console.log(`${info.endpoints} endpoints over ${SERVICES} services cached; offered ${RATE} resolves/s for ${PHASE_SECONDS} s per phase`);
     await offeredLoad(info.port, undefined, 1); // JIT warm-up, also fills the materialised views
 
@@ -200,7 +177,7 @@ async function main(): Promise<void> {
       let pure = { p50: NaN, p99: NaN };
       if (phase.filter !== null) {
         child.stdin.write(`inprocess ${phase.filter ?? ''}\n`);
-        pure = JSON.parse(await nextLine()) as { p50: number; p99: number };
+        pure = JSON.parse(await server.nextLine()) as { p50: number; p99: number };
         console.log(`  in-process resolve (no HTTP): p50 ${pure.p50.toFixed(1)} µs, p99 ${pure.p99.toFixed(1)} µs`);
       }
       const notes = `${r.latencies.length} requests at ${RATE}/s offered, ${r.returned.toFixed(1)} endpoints per answer, HTTP over loopback`;

@@ -11,7 +11,7 @@
  * alternate (bare, me, bare, me, ...) so background load on a shared machine hits both alike.
  * Bounded: 2 × ROUNDS phases of PHASE_SECONDS and LOGINS sequential logins (about 25 s).
  */
-import { spawn } from 'node:child_process';
+import { startServeChild } from './serve-child.js';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
@@ -120,41 +120,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const server = startServeChild(fileURLToPath(import.meta.url));
+  const { child } = server;
   try {
-    const lines: string[] = [];
-    const waiters: ((line: string) => void)[] = [];
-    let buf = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const w = waiters.shift();
-        failed.shift();
-        if (w) w(line);
-        else lines.push(line);
-      }
-    });
-    let exited: Error | undefined;
-    const failed: ((err: Error) => void)[] = [];
-    child.once('exit', (code) => {
-      exited = new Error(`server process exited with ${String(code)}`);
-      for (const f of failed.splice(0)) f(exited);
-    });
-    const nextLine = (): Promise<string> =>
-      new Promise((resolve, reject) => {
-        const ready = lines.shift();
-        if (ready !== undefined) return resolve(ready);
-        if (exited) return reject(exited);
-        waiters.push(resolve);
-        failed.push(reject);
-      });
-    const info = JSON.parse(await nextLine()) as ServeInfo;
-    const serverCpu = async (): Promise<number> => {
-      child.stdin.write('cpu\n');
-      return (JSON.parse(await nextLine()) as { cpuMicros: number }).cpuMicros;
-    };
+    const info = JSON.parse(await server.nextLine()) as ServeInfo;
+    const serverCpu = (): Promise<number> => server.cpuMicros();
     /** Requests per second, and server CPU microseconds per request, of one phase. */
     const phase = async (port: number, path: string, headers: Record<string, string>): Promise<{ perSecond: number; cpuPerRequest: number }> => {
       const before = await serverCpu();
