@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { Admission } from './throttle.js';
+import { admittedOnce, type Admission } from './throttle.js';
 
 /** The window of the per-account budget. */
 export const ATTEMPT_WINDOW_MS = 3_600_000;
@@ -75,17 +75,9 @@ export class AccountBudget {
       if (pool.slots > 0) {
         pool.slots--;
         const window = pool.windowEndsAt;
-        let settled = false;
-        return {
-          admitted: true,
-          reservation: {
-            settle: (failed) => {
-              if (settled) return;
-              settled = true;
-              if (!failed && pool.windowEndsAt === window && this.clock.now() < window) pool.slots++;
-            },
-          },
-        };
+        return admittedOnce((failed) => {
+          if (!failed && pool.windowEndsAt === window && this.clock.now() < window) pool.slots++;
+        });
       }
       if (pool.exhausted) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((pool.windowEndsAt - now) / 1000)) };
       if (pool.claiming === undefined) {

@@ -8,6 +8,21 @@ export interface Reservation {
 
 export type Admission = { readonly admitted: true; readonly reservation: Reservation } | { readonly admitted: false; readonly retryAfterSeconds: number };
 
+/** An admission whose reservation settles at most once: a second settle (a retry, a double finally) counts nothing. */
+export function admittedOnce(settle: (failed: boolean) => void): Admission {
+  let settled = false;
+  return {
+    admitted: true,
+    reservation: {
+      settle: (failed) => {
+        if (settled) return;
+        settled = true;
+        settle(failed);
+      },
+    },
+  };
+}
+
 /**
  * Failures per key in a sliding window, counted BEFORE verification: an attempt takes a place
  * (`admit`) while its password is verified, so however many arrive at once, at most `limit` can be
@@ -35,20 +50,12 @@ export class FailureWindow {
       return { admitted: false, retryAfterSeconds: Math.max(1, wait) };
     }
     this.inFlight.set(key, pending + 1);
-    let settled = false;
-    return {
-      admitted: true,
-      reservation: {
-        settle: (failed) => {
-          if (settled) return;
-          settled = true;
-          const left = (this.inFlight.get(key) ?? 1) - 1;
-          if (left > 0) this.inFlight.set(key, left);
-          else this.inFlight.delete(key);
-          if (failed) this.recordFailure(key);
-        },
-      },
-    };
+    return admittedOnce((failed) => {
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
+      if (failed) this.recordFailure(key);
+    });
   }
 
   /** Forgets the key's failures (after a success, for limits that reset on success). */
@@ -139,25 +146,17 @@ export class GrowingDelay {
     }
     s.inFlight++;
     const state = s;
-    let settled = false;
-    return {
-      admitted: true,
-      reservation: {
-        settle: (failed) => {
-          if (settled) return;
-          settled = true;
-          state.inFlight--;
-          if (!failed) {
-            if (state.inFlight === 0 && state.failures === 0) this.states.delete(key);
-            return;
-          }
-          state.failures++;
-          state.lastFailure = this.clock.now();
-          const over = state.failures - this.free;
-          if (over >= 0) state.notBefore = state.lastFailure + Math.min(this.max, this.base * 2 ** Math.min(over, 30));
-        },
-      },
-    };
+    return admittedOnce((failed) => {
+      state.inFlight--;
+      if (!failed) {
+        if (state.inFlight === 0 && state.failures === 0) this.states.delete(key);
+        return;
+      }
+      state.failures++;
+      state.lastFailure = this.clock.now();
+      const over = state.failures - this.free;
+      if (over >= 0) state.notBefore = state.lastFailure + Math.min(this.max, this.base * 2 ** Math.min(over, 30));
+    });
   }
 
   /** A success from this key: its failures are forgotten. */
