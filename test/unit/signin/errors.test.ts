@@ -2,7 +2,7 @@ import argon2 from 'argon2';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { json, PASSWORD, testApp } from './fixtures.js';
+import { PASSWORD, postJson, testApp } from './fixtures.js';
 
 type App = Awaited<ReturnType<typeof testApp>>;
 let t: App;
@@ -21,10 +21,7 @@ afterAll(async () => {
   await t.app.close();
 });
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = json(body);
-  return t.app.inject({ method: 'POST', url, payload: r.payload, headers: { ...r.headers, ...headers } });
-}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(t.app, url, body, headers);
 
 describe('credentials', { timeout: 30_000 }, () => {
   it('unknown email and wrong password get the same answer, and both run argon2', async () => {

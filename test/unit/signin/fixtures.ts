@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { ManualClock } from '../../../src/signin/clock.js';
 import { IdentityIndex } from '../../../src/signin/identity-index.js';
 import { hashPassword, type Argon2Params } from '../../../src/signin/passwords.js';
@@ -57,4 +58,10 @@ export async function testApp(overrides: Partial<SignInServerOptions> = {}) {
 
 export function json(body: unknown) {
   return { payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } };
+}
+
+/** POSTs `body` as JSON to the app (fastify inject), with extra headers. */
+export function postJson(app: FastifyInstance, url: string, body: unknown, headers: Record<string, string> = {}) {
+  const r = json(body);
+  return app.inject({ method: 'POST', url, payload: r.payload, headers: { ...r.headers, ...headers } });
 }

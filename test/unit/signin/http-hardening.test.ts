@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, PASSWORD, testApp } from './fixtures.js';
+import { PASSWORD, postJson, testApp } from './fixtures.js';
 
 type App = Awaited<ReturnType<typeof testApp>>;
 let t: App;
@@ -11,10 +11,7 @@ afterAll(async () => {
   await t.app.close();
 });
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = json(body);
-  return t.app.inject({ method: 'POST', url, payload: r.payload, headers: { ...r.headers, ...headers } });
-}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(t.app, url, body, headers);
 
 describe('the sign-in API over HTTP', { timeout: 30_000 }, () => {
   it('authenticates before it reads the body: a bad, huge or non-JSON body without a valid token is 401', async () => {

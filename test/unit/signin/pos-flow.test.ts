@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, PASSWORD, testApp } from './fixtures.js';
+import { PASSWORD, postJson, testApp } from './fixtures.js';
 
 type App = Awaited<ReturnType<typeof testApp>>;
 let t: App;
@@ -10,10 +10,7 @@ afterAll(async () => {
   await t.app.close();
 });
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = json(body);
-  return t.app.inject({ method: 'POST', url, payload: r.payload, headers: { ...r.headers, ...headers } });
-}
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(t.app, url, body, headers);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('POS sign-in flow', { timeout: 30_000 }, () => {
