@@ -1,6 +1,13 @@
 # syntax=docker/dockerfile:1
+# The base: the official Node image by default. The test suite builds with a stand-in made from the same
+# parts (a Debian bookworm root filesystem and Node's official linux-x64 binary), see src/image/.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
 # Build: compile the TypeScript with the full (dev) dependency set.
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
+# A CA bundle for a TLS-inspecting proxy between the build and the npm registry: mount it and pass its
+# path (`--build-arg NODE_EXTRA_CA_CERTS=...`); an ARG is seen by RUN but never kept in the image.
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are copied; the build runs below.
@@ -13,19 +20,21 @@ RUN npm run build
 # from source against this very base image: its prebuilt linux-x64 binary is not loadable
 # everywhere (it segfaults on load on some hosts, see test/integration/deploy/production-install.test.ts),
 # and the build tools stay out of the runtime image.
-FROM node:20-bookworm-slim AS deps
+FROM ${NODE_IMAGE} AS deps
+ARG NODE_EXTRA_CA_CERTS
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# nodedir: the image's own headers, so node-gyp downloads nothing.
-RUN npm ci --omit=dev --ignore-scripts \
+# nodedir: the image's own headers, so node-gyp downloads nothing. --omit=optional: @kubernetes/client-node
+# serves only kubeconfig auth-provider users, which a pod never has (it is imported on demand).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts \
  && npm_config_build_from_source=true npm_config_nodedir=/usr/local npm rebuild argon2 \
  && node -e "import('argon2').then((a) => a.hash('probe')).then(() => console.log('argon2 loads'))"
 
 # Runtime: no compiler, no npm cache, non-root, nothing written to the root filesystem.
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOME=/tmp
 WORKDIR /app

@@ -113,7 +113,7 @@ export class ClientNodeAuthProvider implements CredentialSource {
   }
 
   private async load(): Promise<KubeConfig> {
-    const { KubeConfig } = await import('@kubernetes/client-node');
+    const { KubeConfig } = await importClientNode(this.user);
     const config = new KubeConfig();
     // Only the user matters here: the TLS material is ours. The providers write refreshed tokens
     // into their config object, so each load starts from a copy of the kubeconfig's.
@@ -124,5 +124,22 @@ export class ClientNodeAuthProvider implements CredentialSource {
       currentContext: 'selected',
     });
     return config;
+  }
+}
+
+/**
+ * @kubernetes/client-node is an optional dependency: the image omits it (a pod has no auth-provider user), and
+ * so may any `npm install --omit=optional`. The one user who needs it is told what to install.
+ */
+async function importClientNode(user: KubeconfigUser): Promise<{ KubeConfig: typeof KubeConfig }> {
+  try {
+    return await import('@kubernetes/client-node');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new Error(
+      `users[${user.name}].user.auth-provider (${user.authProvider?.name}) in ${user.file} needs the optional package ` +
+        `@kubernetes/client-node, which is not installed: run \`npm install @kubernetes/client-node@~1.4.0\` next to endpoint-operator, ` +
+        `or switch the user to an exec credential plugin (kubelogin, gke-gcloud-auth-plugin) or a token`,
+    );
   }
 }

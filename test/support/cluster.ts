@@ -30,10 +30,10 @@ export interface KubectlResult {
 }
 
 /** Runs the real kubectl against the test cluster (`--kubeconfig` is added); never throws on a non-zero exit. */
-export function kubectl(args: readonly string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+export function kubectl(args: readonly string[], opts: { input?: string; timeoutMs?: number; /** another cluster than the run's */ kubeconfig?: string } = {}): Promise<KubectlResult> {
   const cluster = testCluster();
   return new Promise((resolve) => {
-    const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cluster.kubectl, ['--kubeconfig', opts.kubeconfig ?? cluster.kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
