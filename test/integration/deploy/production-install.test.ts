@@ -1,6 +1,6 @@
 /**
  * What the Dockerfile's runtime stage does, without a container engine: a production install
- * (`npm ci --omit=dev --ignore-scripts`, then `npm rebuild argon2` from source) of package*.json next
+ * (`npm ci --omit=dev --omit=optional --ignore-scripts`, then `npm rebuild argon2` from source) of package*.json next
  * to a fresh build and bin/, then the CLI run from there. Proves the image needs no dev dependency
  * and no other install script, and that the commands write nothing into the app directory, which is
  * read-only in the pod.
@@ -36,7 +36,7 @@ beforeAll(() => {
   const tsc = spawnSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json'), '--outDir', join(app, 'dist')], { encoding: 'utf8', timeout: 240_000 });
   if (tsc.status !== 0) throw new Error(`tsc failed (${tsc.status}): ${tsc.stdout}${tsc.stderr}`);
   // --prefer-offline: the packages are in this machine's npm cache; the registry is asked only for a miss.
-  const ci = run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], 240_000);
+  const ci = run('npm', ['ci', '--omit=dev', '--omit=optional', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], 240_000);
   if (ci.code !== 0) throw new Error(`npm ci --omit=dev failed (${ci.code}): ${ci.stderr}`);
   // As the Dockerfile's deps stage: argon2 compiled here, because its prebuilt binary segfaults on
   // load on some hosts (this one among them) and --ignore-scripts skipped its install script.
@@ -51,13 +51,27 @@ afterAll(() => {
 describe('a production install (the image runtime stage)', () => {
   it('holds the runtime dependencies and none of the dev ones', () => {
     for (const dev of ['vitest', 'typescript', 'tsx', 'eslint', 'fast-check', '@marcbachmann/cel-js']) expect(existsSync(join(app, 'node_modules', dev)), dev).toBe(false);
-    for (const dep of ['argon2', 'fastify', 'zod', '@kubernetes/client-node']) expect(existsSync(join(app, 'node_modules', dep)), dep).toBe(true);
+    for (const dep of ['argon2', 'fastify', 'zod']) expect(existsSync(join(app, 'node_modules', dep)), dep).toBe(true);
+    // Optional, for kubeconfig auth-provider users only (imported on demand): the image leaves it out.
+    expect(existsSync(join(app, 'node_modules/@kubernetes/client-node'))).toBe(false);
   });
 
   it('loads argon2 built without any other install script, and hashes with it', () => {
     const r = run(process.execPath, ['--input-type=module', '-e', "const a = await import('argon2'); const h = await a.hash('s3cret'); console.log(h.startsWith('$argon2id$'), await a.verify(h, 's3cret'))"], 60_000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('true true');
+  });
+
+  it('tells an auth-provider kubeconfig user without the optional @kubernetes/client-node what to install', () => {
+    const script = [
+      "const { ClientNodeAuthProvider } = await import('./dist/src/runtime/credentials.js');",
+      "const user = { name: 'legacy', file: '/k', authProvider: { name: 'gcp', config: {} } };",
+      "const cluster = { name: 'c', file: '/k', server: 'https://k', insecureSkipTlsVerify: false };",
+      'await new ClientNodeAuthProvider(user, cluster).credentials(false);',
+    ].join('\n');
+    const r = run(process.execPath, ['--input-type=module', '-e', script], 30_000);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('users[legacy].user.auth-provider (gcp) in /k needs the optional package @kubernetes/client-node, which is not installed: run `npm install @kubernetes/client-node@~1.4.0`');
   });
 
   it('runs the CLI: help, run --help, validate of a valid and an invalid example, without writing to its directory', () => {
