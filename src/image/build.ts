@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { acquireFileLock } from '../devcluster/file-lock.js';
 import { runLogged } from '../devcluster/exec.js';
 import { cacheRoot } from '../devcluster/paths.js';
-import { ensurePodman, imageLogDir, imageSize } from './podman.js';
+import { ensurePodman, imageLogDir, imageSize, podmanOk } from './podman.js';
 import { ensureStandInBase } from './stand-in-base.js';
 
 /** The name `npm run image` and the image tests give the build. */
@@ -17,6 +17,8 @@ export const LOCAL_IMAGE_NAME = 'localhost/endpoint-operator:dev';
 
 export interface BuiltImage {
   readonly name: string;
+  /** The image ID: what to run, as another build may move the name meanwhile. */
+  readonly id: string;
   readonly base: string;
   readonly sizeBytes: number;
   readonly baseSizeBytes: number;
@@ -63,7 +65,8 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
       { logFile },
     );
     if (code !== 0) throw new Error(`podman build of ${opts.name} failed (exit ${code}); see ${logFile}`);
-    return { name: opts.name, base, sizeBytes: await imageSize(opts.name), baseSizeBytes: await imageSize(base), seconds: (Date.now() - started) / 1000 };
+    const id = await podmanOk(['image', 'inspect', '--format', '{{.Id}}', opts.name]);
+    return { name: opts.name, id, base, sizeBytes: await imageSize(opts.name), baseSizeBytes: await imageSize(base), seconds: (Date.now() - started) / 1000 };
   } finally {
     await lock.release();
   }

@@ -7,10 +7,14 @@
  *
  * This file starts its own control plane: it installs cluster-wide webhook configurations pointing at the
  * container, which would intercept every other test file's objects on the shared one.
+ * `podman kube play` of the Deployments was tried (podman 4.3.1): with the host network it refuses the containerPorts
+ * ("PortMappings can only be used with Bridge or slirp4netns networking"), and it mounts no service account, so the
+ * objects would have to be edited anyway; `podman run` lines derived from them say the same without a pause image.
  * Differences from a cluster, each forced by running on one host: the containers share the host's network
  * (ports moved to free ones), the webhooks are registered by URL (`--webhook-url-host`: the kube-apiserver has
  * no route to a Service), and the model servers run on loopback behind selector-less Services.
  */
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
@@ -41,6 +45,9 @@ type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespa
 const OPERATOR_NS = DEFAULT_DEPLOY_VALUES.namespace;
 const EXAMPLES_NS = 'endpoint-demo';
 const LEASE = 'endpoint-operator-leader';
+/** Container names are machine-wide: another run's containers must not be taken for (or removed as) this run's. */
+const RUN = randomBytes(3).toString('hex');
+const runName = (name: string): string => `${name}-${RUN}`;
 /** The audience of a caller's token for the gateway (issue 22's `--auth-audiences` default). */
 const GATEWAY_AUDIENCE = 'endpoint-operator-gateway';
 
@@ -94,7 +101,7 @@ describe('the container image, run as the chart runs it', () => {
     const dir = await serviceAccountDir({ kubeconfig: plane.kubeconfigPath, caFile: plane.caFile, namespace: OPERATOR_NS, serviceAccount: d.spec.template.spec.serviceAccountName });
     saDirs.push(dir);
     const apiserver = new URL(plane.server);
-    const plan = podmanRunPlan(deployment, container, { image: image.name, podName, hostPorts, serviceAccountDir: dir, apiserver: { host: apiserver.hostname, port: Number(apiserver.port) }, extraArgs });
+    const plan = podmanRunPlan(deployment, container, { image: image.id, podName, hostPorts, serviceAccountDir: dir, apiserver: { host: apiserver.hostname, port: Number(apiserver.port) }, extraArgs });
     const c = await ImageContainer.start(podName, plan);
     containers.push(c);
     await c.waitReady();
@@ -116,8 +123,8 @@ describe('the container image, run as the chart runs it', () => {
 
     const objects = await loadExampleObjects(defaultExamplesDir());
     backends = await startDemoBackends(demoBackendPlan(objects), [], '127.0.0.1');
-    operatorA = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', 'endpoint-operator-a', ['--webhook-url-host=127.0.0.1']);
-    gateway = await startContainer(deploymentOf(committed, 'endpoint-operator-gateway'), 'gateway', 'endpoint-operator-gateway-a');
+    operatorA = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', runName('endpoint-operator-a'), ['--webhook-url-host=127.0.0.1']);
+    gateway = await startContainer(deploymentOf(committed, 'endpoint-operator-gateway'), 'gateway', runName('endpoint-operator-gateway'));
 
     password = demoPassword();
     const secrets = (await demoSecrets(objects, password)).map((s) => yaml.dump(s.secret)).join('---\n');
@@ -127,7 +134,7 @@ describe('the container image, run as the chart runs it', () => {
     const rbac = await k(['apply', '-f', '-'], CALLER_RBAC);
     expect(rbac.code, rbac.stderr).toBe(0);
     callerToken = await serviceAccountToken(plane.kubeconfigPath, EXAMPLES_NS, 'image-test-caller', [GATEWAY_AUDIENCE]);
-  }, 600_000);
+  }, 900_000);
 
   afterAll(async () => {
     for (const c of containers) await c.remove();
@@ -220,17 +227,17 @@ describe('the container image, run as the chart runs it', () => {
   });
 
   it('stops on SIGTERM within the grace period with exit code 0, handing the lease to the other replica at once', async () => {
-    const operatorB = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', 'endpoint-operator-b', ['--webhook-url-host=127.0.0.1']);
+    const operatorB = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', runName('endpoint-operator-b'), ['--webhook-url-host=127.0.0.1']);
     const holder = async (): Promise<string | undefined> => {
       const r = await k(['get', 'lease', LEASE, '-n', OPERATOR_NS, '-o', 'jsonpath={.spec.holderIdentity}']);
       return r.code === 0 ? r.stdout.trim() : undefined;
     };
-    expect(await holder()).toBe('endpoint-operator-a');
+    expect(await holder()).toBe(runName('endpoint-operator-a'));
     const stopped = await operatorA.stop();
     expect(stopped.exitCode, await operatorA.logTail()).toBe(0);
     expect(stopped.seconds).toBeLessThan(operatorA.plan.graceSeconds);
     const handedOver = Date.now();
-    await eventually('replica b holds the lease', async () => ((await holder()) === 'endpoint-operator-b' ? true : undefined), 30_000);
+    await eventually('replica b holds the lease', async () => ((await holder()) === runName('endpoint-operator-b') ? true : undefined), 30_000);
     const takeover = (Date.now() - handedOver) / 1000;
     console.log(`operator a stopped in ${stopped.seconds.toFixed(1)} s; b took the lease ${takeover.toFixed(1)} s later`);
     // The lease lasts 15 s: a released one is taken on the follower's next try (retry period 2 s).
