@@ -65,6 +65,9 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
       { logFile },
     );
     if (code !== 0) throw new Error(`podman build of ${opts.name} failed (exit ${code}); see ${logFile}`);
+    // Every source change leaves the previous build's stages behind, untagged; they are also the layer cache of the
+    // next build, so only those a day old go (a warm build then redoes `npm ci` at most once a day).
+    await podmanOk(['image', 'prune', '--force', '--filter', 'until=24h']);
     const id = await podmanOk(['image', 'inspect', '--format', '{{.Id}}', opts.name]);
     return { name: opts.name, id, base, sizeBytes: await imageSize(opts.name), baseSizeBytes: await imageSize(base), seconds: (Date.now() - started) / 1000 };
   } finally {
