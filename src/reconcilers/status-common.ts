@@ -77,15 +77,6 @@ export function invalidSpecMessage(errors: readonly FieldError[]): string {
 
 export { isRecord };
 
-export function stringAt(obj: unknown, ...path: string[]): string | undefined {
-  let cur: unknown = obj;
-  for (const p of path) {
-    if (!isRecord(cur)) return undefined;
-    cur = cur[p];
-  }
-  return typeof cur === 'string' ? cur : undefined;
-}
-
 /** `metadata.creationTimestamp` then name: the order in which claims on a shared value are honoured. */
 export function olderFirst(a: { metadata: { creationTimestamp?: string; name?: string } }, b: { metadata: { creationTimestamp?: string; name?: string } }): number {
   const ta = a.metadata.creationTimestamp ?? '';
