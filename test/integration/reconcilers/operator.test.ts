@@ -144,8 +144,11 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
         const c = readyOf(await getJson(ns, 'predictionendpoint/refused-0'));
         return c?.status === 'Unknown' && c.reason === 'ReconcileError' && c.message?.includes('injected failure');
       });
+      // Retried without a person: kstatus reads it in progress (Reconciling=True), not failed.
+      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('InProgress');
       client.failObjectPatchFor = () => false;
       await waitReady(ns, 'predictionendpoint/refused-0', 90);
+      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('Current');
       await op.stop();
       client.close();
     });
