@@ -1,12 +1,14 @@
 /**
  * `node dist/src/deploy/write.js`: writes deploy/endpoint-operator.yaml from the default values and
- * the Helm chart's crds/ (Helm installs those files verbatim, so they are copies of crds/).
+ * the Helm chart's crds/ (Helm installs those files verbatim, so they are copies of crds/), and
+ * deploy/argocd/argocd-cm-health.yaml from the Argo CD health scripts.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crdFileName, crdFor, crdYaml } from '../api/crd/generate.js';
 import { allKinds } from '../api/kinds.js';
+import { ARGOCD_CM_FILE, argocdCmYaml } from './argocd-health.js';
 import { deployYaml } from './manifests.js';
 import { DEFAULT_DEPLOY_VALUES } from './values.js';
 
@@ -25,6 +27,9 @@ export async function writeDeploy(root = '.'): Promise<string[]> {
     await writeFile(path, crdYaml(crdFor(def)));
     written.push(path);
   }
+  const argocdPath = resolve(root, ARGOCD_CM_FILE);
+  await writeFile(argocdPath, await argocdCmYaml(root));
+  written.push(argocdPath);
   return written;
 }
 

@@ -6,25 +6,21 @@
 import { isRecord } from '../runtime/kube-object.js';
 import { formatFieldError, type FieldError } from '../api/common/field-error.js';
 import { ConditionType, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
-import { setCondition } from '../runtime/conditions.js';
+import { withVerdictConditions } from '../runtime/conditions.js';
 
 export type { Condition, ConditionStatus, ReadyVerdict } from '../api/common/conditions.js';
 export { rfc3339 } from '../runtime/conditions.js';
 
 export const READY = ConditionType.Ready;
 
-/**
- * `conditions` with Ready set to `verdict` for `generation`; lastTransitionTime moves only when
- * `status` changes, so a reconcile that reaches the same conclusion produces an identical list
- * (and therefore no status write).
- */
+/** `conditions` with the verdict's Ready and kstatus conditions for `generation` (see `withVerdictConditions`). */
 export function withReadyCondition(
   existing: readonly Condition[] | undefined,
   verdict: ReadyVerdict,
   generation: number | undefined,
   now: string,
 ): Condition[] {
-  return setCondition(existing, { type: READY, ...verdict, observedGeneration: generation ?? 0 }, new Date(now));
+  return withVerdictConditions(existing, verdict, generation, new Date(now));
 }
 
 /** The Ready condition of an object as stored, if any. */
@@ -80,15 +76,6 @@ export function invalidSpecMessage(errors: readonly FieldError[]): string {
 }
 
 export { isRecord };
-
-export function stringAt(obj: unknown, ...path: string[]): string | undefined {
-  let cur: unknown = obj;
-  for (const p of path) {
-    if (!isRecord(cur)) return undefined;
-    cur = cur[p];
-  }
-  return typeof cur === 'string' ? cur : undefined;
-}
 
 /** `metadata.creationTimestamp` then name: the order in which claims on a shared value are honoured. */
 export function olderFirst(a: { metadata: { creationTimestamp?: string; name?: string } }, b: { metadata: { creationTimestamp?: string; name?: string } }): number {

@@ -78,7 +78,10 @@ export function withErrorReporting(
           await ctx.statusWriters[which].update(obj, (current) => {
             const previous = isRecord(current.status) ? current.status : {};
             const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, rfc3339(ctx.now()));
-            return asStored(def, { ...previous, conditions });
+            // A refusal is a conclusion about this generation (kstatus reads Stalled only once the generation
+            // is observed); a retryable error is not, and the kinds' updateTime keys off observedGeneration.
+            const observed = terminal && current.metadata.generation !== undefined ? { observedGeneration: current.metadata.generation } : {};
+            return asStored(def, { ...previous, ...observed, conditions });
           }, req.signal);
         } catch (reportErr) {
           req.log.debug({ err: reportErr instanceof Error ? reportErr.message : String(reportErr) }, 'could not report the failure in status');

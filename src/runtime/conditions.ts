@@ -4,7 +4,7 @@
  * `kubectl wait` and alerting see real transitions, not every reconcile. The schema and the
  * reason catalogue are in src/api/common/conditions.ts.
  */
-import type { Condition } from '../api/common/conditions.js';
+import { ConditionType, REASON_READING, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
 
 export type { Condition, ConditionStatus } from '../api/common/conditions.js';
 
@@ -34,5 +34,28 @@ export function setCondition(conditions: readonly Condition[] | undefined, cond:
   };
   if (i >= 0) list[i] = next;
   else list.push(next);
+  return list;
+}
+
+/** Returns a new list without the condition of `type` (`meta.RemoveStatusCondition`). */
+export function removeCondition(conditions: readonly Condition[], type: string): Condition[] {
+  return conditions.filter((c) => c.type !== type);
+}
+
+/**
+ * `conditions` with the verdict set for `generation`: `Ready`, and the kstatus condition its reason
+ * sets (`Reconciling` or `Stalled`, True, with Ready's reason and message), the other one removed,
+ * so kstatus, Flux and Argo CD read the object from conditions alone. Conditions of other types are
+ * kept. The same verdict for the same generation yields an identical list, hence no status write.
+ */
+export function withVerdictConditions(existing: readonly Condition[] | undefined, verdict: ReadyVerdict, generation: number | undefined, now: Date): Condition[] {
+  const observedGeneration = generation ?? 0;
+  let list = setCondition(existing, { type: ConditionType.Ready, ...verdict, observedGeneration }, now);
+  const progress = REASON_READING[verdict.reason].progress;
+  for (const type of [ConditionType.Reconciling, ConditionType.Stalled]) {
+    list = type === progress
+      ? setCondition(list, { type, status: 'True', reason: verdict.reason, message: verdict.message, observedGeneration }, now)
+      : removeCondition(list, type);
+  }
   return list;
 }

@@ -21,75 +21,106 @@ export const conditionSchema = z.object({
 export type Condition = z.infer<typeof conditionSchema>;
 export type ConditionStatus = Condition['status'];
 
-export const ConditionType = { Ready: 'Ready' } as const;
+/**
+ * `Ready` is the summary (`kubectl wait --for=condition=Ready`); `Reconciling` and `Stalled` are
+ * kstatus's "abnormal-true" conditions (sigs.k8s.io/cli-utils/pkg/kstatus): present and `True` only
+ * while they apply, absent otherwise, so a reader never has to tell a stale `False` from a fresh one.
+ */
+export const ConditionType = { Ready: 'Ready', Reconciling: 'Reconciling', Stalled: 'Stalled' } as const;
 
-/** Every reason of a `Ready` condition, with the status it goes with. */
+/** Every reason of a `Ready` condition; how each is read is in `REASON_READING`. */
 export const Reasons = {
-  /** True: the spec is realised. */
+  /** The spec is realised. */
   Reconciled: 'Reconciled',
-  /** False: a rule of the spec is broken (the webhook was down or bypassed); the message names the field path and the fix. */
+  /** A rule of the spec is broken (the webhook was down or bypassed); the message names the field path and the fix. */
   InvalidSpec: 'InvalidSpec',
-  /** Unknown: an unexpected failure talking to the API server; retried with backoff. */
+  /** An unexpected failure talking to the API server; retried with backoff. */
   ReconcileError: 'ReconcileError',
-  /** False: the API server refused a request as forbidden (403) or invalid (422); not retried until the object changes. */
+  /** The API server refused a request as forbidden (403) or invalid (422); not retried until the object changes. */
   RequestRejected: 'RequestRejected',
-  /** False: a PredictionEndpoint's traffic-split key names no deployed model (yet). */
+  /** A PredictionEndpoint's traffic-split key names no deployed model (yet). */
   TrafficSplitUnresolved: 'TrafficSplitUnresolved',
-  /** False: a PredictionEndpoint's deletion waits for the DeployedModels that reference it. */
+  /** A PredictionEndpoint's deletion waits for the DeployedModels that reference it. */
   DeletionBlocked: 'DeletionBlocked',
-  /** False: no DeployedModel references the PredictionEndpoint any more; the deletion completes. */
+  /** No DeployedModel references the PredictionEndpoint any more; the deletion completes. */
   Deleting: 'Deleting',
-  /** False: a DeployedModel's endpointRef names no PredictionEndpoint (yet). */
+  /** A DeployedModel's endpointRef names no PredictionEndpoint (yet). */
   EndpointNotFound: 'EndpointNotFound',
-  /** False: another DeployedModel of the endpoint has this spec.id. */
+  /** Another DeployedModel of the endpoint has this spec.id. */
   DuplicateId: 'DuplicateId',
-  /** Unknown: a DeployedModel's id is being assigned. */
+  /** A DeployedModel's id is being assigned. */
   Deploying: 'Deploying',
-  /** False: a DeployedModel being deleted still receives traffic. */
+  /** A DeployedModel being deleted still receives traffic. */
   UndeployBlocked: 'UndeployBlocked',
-  /** False: the endpoint gives the DeployedModel no traffic; the deletion completes. */
+  /** The endpoint gives the DeployedModel no traffic; the deletion completes. */
   Undeploying: 'Undeploying',
-  /** False: a DeployedModel's spec.backend.service is missing, lacks the port, or has no ready endpoint on it. */
+  /** A DeployedModel's spec.backend.service is missing, lacks the port, or has no ready endpoint on it. */
   BackendUnavailable: 'BackendUnavailable',
-  /** False: a RegistryEndpoint's parent RegistryService does not exist (yet). */
+  /** A RegistryEndpoint's parent RegistryService does not exist (yet). */
   ParentNotFound: 'ParentNotFound',
-  /** False: RegistryServices in other namespaces claim the same spec.name; the oldest keeps resolving. */
+  /** RegistryServices in other namespaces claim the same spec.name; the oldest keeps resolving. */
   NameConflict: 'NameConflict',
-  /** False: spec.dns is on, but a Service of that name exists that the operator does not manage; it is left alone. */
+  /** spec.dns is on, but a Service of that name exists that the operator does not manage; it is left alone. */
   DnsServiceConflict: 'DnsServiceConflict',
-  /** False: two identities share an email. */
+  /** Two identities share an email: neither can sign in until one is changed. */
   DuplicateEmail: 'DuplicateEmail',
-  /** False: the password Secret or its key is missing. */
+  /** The password Secret or its key is missing (GitOps may apply it later). */
   SecretNotFound: 'SecretNotFound',
-  /** False: the password Secret holds no argon2id PHC string at OWASP's minimum. */
+  /** The password Secret holds no argon2id PHC string at OWASP's minimum. */
   InvalidPasswordHash: 'InvalidPasswordHash',
-  /** False: a ShopUser's membership names a Shop that does not exist (yet). */
+  /** A ShopUser's membership names a Shop that does not exist (yet): GitOps may apply the Shop later. */
   ShopNotFound: 'ShopNotFound',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
-/** The `Ready` status each reason goes with (the README's table shows it). */
-export const REASON_READY: Readonly<Record<Reason, ConditionStatus>> = {
-  Reconciled: 'True',
-  InvalidSpec: 'False',
-  ReconcileError: 'Unknown',
-  RequestRejected: 'False',
-  TrafficSplitUnresolved: 'False',
-  DeletionBlocked: 'False',
-  Deleting: 'False',
-  EndpointNotFound: 'False',
-  DuplicateId: 'False',
-  Deploying: 'Unknown',
-  UndeployBlocked: 'False',
-  Undeploying: 'False',
-  BackendUnavailable: 'False',
-  ParentNotFound: 'False',
-  NameConflict: 'False',
-  DnsServiceConflict: 'False',
-  DuplicateEmail: 'False',
-  SecretNotFound: 'False',
-  InvalidPasswordHash: 'False',
-  ShopNotFound: 'False',
+/** The kstatus condition a reason sets to True: waiting (`Reconciling`), stuck until a person acts (`Stalled`), or none. */
+export type ProgressCondition = typeof ConditionType.Reconciling | typeof ConditionType.Stalled;
+/** cli-utils `status.Status` values a reason leads to (Terminating: the object has a deletionTimestamp). */
+export type KstatusResult = 'Current' | 'InProgress' | 'Failed' | 'Terminating';
+/** Argo CD `health.HealthStatusCode` values (gitops-engine pkg/health). */
+export type ArgoHealth = 'Healthy' | 'Progressing' | 'Degraded' | 'Suspended';
+
+export interface ReasonReading {
+  readonly ready: ConditionStatus;
+  readonly progress: ProgressCondition | undefined;
+  readonly kstatus: KstatusResult;
+  readonly argo: ArgoHealth;
+}
+
+const healthy: ReasonReading = { ready: 'True', progress: undefined, kstatus: 'Current', argo: 'Healthy' };
+const waiting = (ready: ConditionStatus): ReasonReading => ({ ready, progress: ConditionType.Reconciling, kstatus: 'InProgress', argo: 'Progressing' });
+const stuck: ReasonReading = { ready: 'False', progress: ConditionType.Stalled, kstatus: 'Failed', argo: 'Degraded' };
+// The deletion reasons are only reported with a deletionTimestamp, which kstatus reads first.
+const deleting: ReasonReading = { ready: 'False', progress: ConditionType.Reconciling, kstatus: 'Terminating', argo: 'Progressing' };
+
+/**
+ * The one table of how each reason is read: its `Ready` status, the kstatus condition it sets, and
+ * what kstatus (Flux `wait`, kpt, cli-utils) and Argo CD's health scripts conclude. Waiting means
+ * another object, an id, a backend or a retry will change things without a person; stuck means the
+ * controller cannot progress until someone changes a manifest, a Secret or another object's name.
+ * The README's troubleshooting table and the CRDs' conditions descriptions are rendered from it.
+ */
+export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
+  Reconciled: healthy,
+  InvalidSpec: stuck,
+  ReconcileError: waiting('Unknown'),
+  RequestRejected: stuck,
+  TrafficSplitUnresolved: waiting('False'),
+  DeletionBlocked: deleting,
+  Deleting: deleting,
+  EndpointNotFound: waiting('False'),
+  DuplicateId: stuck,
+  Deploying: waiting('Unknown'),
+  UndeployBlocked: deleting,
+  Undeploying: deleting,
+  BackendUnavailable: waiting('False'),
+  ParentNotFound: waiting('False'),
+  NameConflict: stuck,
+  DnsServiceConflict: stuck,
+  DuplicateEmail: stuck,
+  SecretNotFound: waiting('False'),
+  InvalidPasswordHash: stuck,
+  ShopNotFound: waiting('False'),
 };
 
 /** What every kind the operator's controllers reconcile can report (`withErrorReporting`). */
@@ -128,18 +159,30 @@ export interface ReadyVerdict<R extends Reason = Reason> {
 /** A status type as the reconciler writes it: the schema's (`z.infer`) with the fields it always sets. */
 export type Written<S, K extends keyof S> = S & { [P in K]-?: Exclude<S[P], undefined> };
 
-/** The prefix of a conditions description before its reason list (the reasons test parses it). */
+/** The labels of a conditions description's reason lists (the reasons test parses them). */
 export const REASONS_PREFIX = 'Ready reasons: ';
+export const PROGRESS_PREFIX: Readonly<Record<ProgressCondition, string>> = { Reconciling: 'Reconciling=True reasons: ', Stalled: 'Stalled=True reasons: ' };
+
+/** The reasons of `kind` that set `progress` to True (kstatus's reading of them). */
+export function reasonsSetting(kind: ConditionKind, progress: ProgressCondition): Reason[] {
+  return (KIND_REASONS[kind] as readonly Reason[]).filter((r) => REASON_READING[r].progress === progress);
+}
 
 /**
  * `status.conditions` of `kind`: a list keyed by `type` (server-side apply merges one condition at
- * a time), described with the kind's reasons.
+ * a time), described with the kind's reasons and which of them mean waiting or stuck.
  */
 export function conditionsSchema(kind: ConditionKind) {
   const reasons: readonly Reason[] = KIND_REASONS[kind];
+  const lists = [
+    `${REASONS_PREFIX}${reasons.join(', ')}`,
+    ...(['Reconciling', 'Stalled'] as const).map((p) => `${PROGRESS_PREFIX[p]}${reasonsSetting(kind, p).join(', ') || 'none'}`),
+  ];
   const description = reasons.length === 0
     ? 'conditions are not set for this kind; optional.'
-    : `conditions are the latest observations; Ready is always present once reconciled. ${REASONS_PREFIX}${reasons.join(', ')}; optional.`;
+    : 'conditions are the latest observations, each with the observedGeneration it was computed from. Ready is always present once reconciled; ' +
+      'Reconciling=True while the operator waits for something that will come without a person, Stalled=True when a person must change something ' +
+      `(kstatus conventions: each is absent otherwise, carrying Ready's reason and message). ${lists.join('; ')}; optional.`;
   return z.array(conditionSchema).optional().meta({
     description,
     'x-kubernetes-list-type': 'map',

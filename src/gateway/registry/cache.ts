@@ -7,6 +7,7 @@
  * the reconcilers use), not a read of the objects' status, so resolution follows an endpoint change
  * as soon as the watch delivers it instead of after the operator's (coalesced) status write.
  */
+import { z } from 'zod';
 import { registryEndpointKind, registryServiceKind } from '../../api/registry/kinds.js';
 import { effectiveAnnotations } from '../../api/registry/annotations.js';
 import { CONVERSION_DATA_ANNOTATION } from '../../api/registry/conversion.js';
@@ -14,7 +15,7 @@ import { nameClaims } from '../../api/registry/name-owner.js';
 import { endpointParentKey, resources, specValidator } from '../../reconcilers/context.js';
 import { registryEndpointVerdict } from '../../reconcilers/registry-status.js';
 import { compareStrings } from '../../reconcilers/order.js';
-import { isRecord, stringAt } from '../../reconcilers/status-common.js';
+import { specOf } from '../../reconcilers/typed-spec.js';
 import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import { objectKey, type KubeObject } from '../../runtime/kube-object.js';
@@ -46,10 +47,10 @@ export class RegistryLookupCache implements RegistryLookupSource {
     this.validService = (o) => serviceErrors(o).length === 0;
     this.validEndpoint = (o) =>
       registryEndpointVerdict({ endpoint: o, parentExists: true, specErrors: endpointErrors(o), reservedPrefixes: options.reservedPrefixes, now: '' }).status === 'True';
-    const forgetService = (s: KubeObject): void => this.forget(stringAt(s.spec, 'name'));
+    const forgetService = (s: KubeObject): void => this.forget(specOf.registryService(s).name);
     const forgetEndpoint = (e: KubeObject): void => this.forget(parentNameOf(e));
     for (const informer of services) {
-      informer.addIndex(BY_NAME, (s) => optional(stringAt(s.spec, 'name')));
+      informer.addIndex(BY_NAME, (s) => optional(specOf.registryService(s).name));
       informer.addEventHandler({ onAdd: forgetService, onUpdate: (a, b) => (forgetService(a), forgetService(b)), onDelete: forgetService });
     }
     for (const informer of endpoints) {
@@ -88,7 +89,7 @@ export class RegistryLookupCache implements RegistryLookupSource {
     endpoints.sort((a, b) => compareStrings(a.name, b.name));
     return {
       name,
-      annotations: effectiveAnnotations(stringMap(isRecord(owner.spec) ? owner.spec.annotations : undefined), this.options.reservedPrefixes),
+      annotations: effectiveAnnotations(specOf.registryService(owner).annotations, this.options.reservedPrefixes),
       uid: owner.metadata.uid ?? '',
       endpoints,
     };
@@ -105,24 +106,27 @@ export class RegistryLookupCache implements RegistryLookupSource {
 }
 
 function toLookupEndpoint(e: KubeObject, reservedPrefixes: readonly string[]): LookupEndpoint {
-  const spec = isRecord(e.spec) ? e.spec : {};
+  const spec = specOf.registryEndpoint(e);
   return {
-    name: stringAt(spec, 'name') ?? '',
-    address: stringAt(spec, 'address') ?? '',
-    port: typeof spec.port === 'number' ? spec.port : 0,
-    annotations: effectiveAnnotations(stringMap(spec.annotations), reservedPrefixes),
+    name: spec.name ?? '',
+    address: spec.address ?? '',
+    port: spec.port ?? 0,
+    annotations: effectiveAnnotations(spec.annotations, reservedPrefixes),
     network: networkOf(e),
     uid: e.metadata.uid ?? '',
   };
 }
+
+/** The part of the conversion annotation the lookup reads. */
+const conversionNetworkSchema = z.object({ spec: z.object({ network: z.string() }) });
 
 /** v1beta1's `spec.network` travels in the conversion annotation while the object is stored as v1 (see conversion.ts). */
 function networkOf(e: KubeObject): string {
   const text = e.metadata.annotations?.[CONVERSION_DATA_ANNOTATION];
   if (text === undefined) return '';
   try {
-    const data: unknown = JSON.parse(text);
-    return stringAt(data, 'spec', 'network') ?? '';
+    const parsed = conversionNetworkSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.spec.network : '';
   } catch {
     return '';
   }
@@ -131,13 +135,6 @@ function networkOf(e: KubeObject): string {
 function parentNameOf(e: KubeObject): string | undefined {
   const key = endpointParentKey(e);
   return key === undefined ? undefined : key.slice(key.indexOf('/') + 1);
-}
-
-function stringMap(v: unknown): Record<string, string> | undefined {
-  if (!isRecord(v)) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
-  return out;
 }
 
 function optional(v: string | undefined): string[] {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { setCondition, type Condition } from '../../runtime/conditions.js';
+import { withVerdictConditions, type Condition } from '../../runtime/conditions.js';
+import type { ReadyVerdict } from '../../api/common/conditions.js';
 import { Action, Controller, type ReconcileRequest, type ReconcileResult } from '../../runtime/controller.js';
 import { EventRecorder } from '../../runtime/events.js';
 import type { Informer } from '../../runtime/informer.js';
@@ -10,7 +11,7 @@ import { LeaderElector } from '../../runtime/leader-election.js';
 import { Predicates } from '../../runtime/predicates.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';
 import { StatusWriter } from '../../runtime/status.js';
-import { identityVerdict, shopVerdict, type ReadyVerdict } from '../identity-status.js';
+import { identityVerdict, shopVerdict } from '../identity-status.js';
 import type { KubernetesIdentityDirectory } from './directory.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';
 
@@ -92,7 +93,7 @@ function readyOf(obj: KubeObject): Condition | undefined {
 function desiredStatus(obj: KubeObject, verdict: ReadyVerdict): Record<string, unknown> {
   const status = (typeof obj.status === 'object' && obj.status !== null ? obj.status : {}) as { conditions?: Condition[] };
   const generation = obj.metadata.generation;
-  const conditions = setCondition(status.conditions, { type: 'Ready', status: verdict.status, reason: verdict.reason, message: verdict.message, ...(generation === undefined ? {} : { observedGeneration: generation }) }, new Date());
+  const conditions = withVerdictConditions(status.conditions, verdict, generation, new Date());
   return { ...status, ...(generation === undefined ? {} : { observedGeneration: generation }), conditions };
 }
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { apply, eventually, exampleBackendsIn, examplesIn, getJson, installCrds, InstrumentedClient, readyOf, runOperatorWith, testClient, waitReady } from './harness.js';
+import { kstatus } from '../../support/kstatus.js';
 
 const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments';
 
@@ -143,8 +144,11 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
         const c = readyOf(await getJson(ns, 'predictionendpoint/refused-0'));
         return c?.status === 'Unknown' && c.reason === 'ReconcileError' && c.message?.includes('injected failure');
       });
+      // Retried without a person: kstatus reads it in progress (Reconciling=True), not failed.
+      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('InProgress');
       client.failObjectPatchFor = () => false;
       await waitReady(ns, 'predictionendpoint/refused-0', 90);
+      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('Current');
       await op.stop();
       client.close();
     });
@@ -159,6 +163,8 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
         const c = readyOf(await getJson(ns, 'predictionendpoint/forbidden-0'));
         return c?.status === 'False' && c.reason === 'RequestRejected' && c.message?.includes('injected refusal');
       });
+      // Stuck until someone acts: kstatus (Flux `wait`, kpt) fails fast on it instead of waiting out a timeout.
+      expect(kstatus(await getJson(ns, 'predictionendpoint/forbidden-0')).status).toBe('Failed');
       // Terminal: no backoff retries. (The report's own status write re-queues it once, which
       // meets the same refusal and reports nothing new.)
       const attempts = client.objectPatchAttempts.get('forbidden-0') ?? 0;

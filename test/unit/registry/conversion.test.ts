@@ -165,6 +165,23 @@ describe('convertRegistryEndpoint', () => {
     expect(foreign).toBeGreaterThan(20);
   });
 
+  it('keeps conditions (with their observedGeneration), status.observedGeneration and metadata.generation unchanged, both ways', () => {
+    const generations = (o: Record<string, unknown>) => {
+      const status = o.status as { observedGeneration?: unknown; conditions?: unknown } | undefined;
+      return { generation: (o.metadata as { generation?: unknown } | undefined)?.generation, observed: status?.observedGeneration, conditions: status?.conditions };
+    };
+    let withConditions = 0;
+    fc.assert(
+      fc.property(fc.oneof(v1beta1, v1).map(asJson), (obj) => {
+        const to = obj.apiVersion === REGISTRY_V1 ? REGISTRY_V1BETA1 : REGISTRY_V1;
+        if (Array.isArray(generations(obj).conditions) && (generations(obj).conditions as unknown[]).length > 0) withConditions++;
+        expect(generations(convert(obj, to))).toStrictEqual(generations(obj));
+      }),
+      { numRuns: 1000 },
+    );
+    expect(withConditions).toBeGreaterThan(100);
+  });
+
   it('turns a valid v1beta1 endpoint into a valid v1 one and back', () => {
     const validBeta = fc.record(
       {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
-import { conditionsSchema, Reasons, type ConditionKind } from '../../common/conditions.js';
+import { conditionsSchema, type ConditionKind } from '../../common/conditions.js';
 import type { PrinterColumn } from '../../common/kind.js';
 
 export const POS_GROUP = 'pos.endpoint-operator.dev';
@@ -56,14 +56,6 @@ export function basicStatusSchema(kind: ConditionKind) {
     conditions: conditionsSchema(kind),
   });
 }
-
-/** The POS reasons of the catalogue (`Reasons` in src/api/common/conditions.ts), kept for src/signin. */
-export const PosReasons = {
-  Reconciled: Reasons.Reconciled,
-  InvalidSpec: Reasons.InvalidSpec,
-  /** Two identities share an email: neither can sign in until one is changed. */
-  DuplicateEmail: Reasons.DuplicateEmail,
-} as const;
 
 export const readyColumns: readonly PrinterColumn[] = [
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
