@@ -8,6 +8,7 @@ import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
+import { startTelemetry } from '../runtime/telemetry.js';
 import { UsageError, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
@@ -87,12 +88,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   const log = createLogger();
   collectProcessMetrics();
+  // Before the gateway is built: it checks once whether an SDK is registered.
+  const telemetry = startTelemetry('endpoint-operator-gateway');
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let gateway: GatewayServer;
   try {
     gateway = await GatewayServer.create({ ...config, client, log });
     shutdown.addStep({ name: 'gateway', run: () => gateway.close() });
+    if (telemetry !== undefined) shutdown.addStep({ name: 'telemetry', run: () => telemetry.shutdown() });
     await gateway.start();
   } catch (err) {
     log.error({ err }, 'gateway failed to start');

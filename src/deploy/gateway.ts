@@ -7,6 +7,7 @@
 import type { PolicyRule } from './rbac.js';
 import { HARDENED_CONTAINER } from './workload.js';
 import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues } from './values.js';
+import { tracingEnv } from './tracing.js';
 
 export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 /** The Service port: the default `--gateway-url` has no port. */
@@ -38,6 +39,7 @@ function gatewayContainer(values: DeployValues): object {
     image: `${values.image.repository}:${values.image.tag}`,
     imagePullPolicy: values.image.pullPolicy,
     args: gatewayArgs(),
+    ...(tracingEnv(values, GATEWAY_NAME).length > 0 ? { env: tracingEnv(values, GATEWAY_NAME) } : {}),
     ports: [
       { name: 'http', containerPort: GATEWAY_PORTS.http, protocol: 'TCP' },
       { name: 'health', containerPort: GATEWAY_PORTS.health, protocol: 'TCP' },

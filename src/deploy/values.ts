@@ -27,6 +27,11 @@ export interface DeployValues {
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /** A prometheus-operator ServiceMonitor for the metrics Service (needs its CRD). */
   serviceMonitor: { enabled: boolean };
+  /**
+   * OpenTelemetry tracing of the operator and the gateway (OTEL_* environment): spans go over
+   * OTLP/HTTP to `otlpEndpoint` ('' = off); `sampler`/`samplerArg` are OTEL_TRACES_SAMPLER and _ARG.
+   */
+  tracing: { otlpEndpoint: string; sampler: string; samplerArg: string };
   podDisruptionBudget: { minAvailable: number };
 }
 
@@ -61,6 +66,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   // No CPU limit: CFS throttling of a mostly idle process only adds webhook latency spikes.
   resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
   serviceMonitor: { enabled: false },
+  tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
   podDisruptionBudget: { minAvailable: 1 },
 };
 

@@ -39,6 +39,7 @@ import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
 import { RequestLogger } from './request-log.js';
 import { RoutingTable } from './routing-table.js';
+import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
 import { UpstreamClient } from './upstream.js';
 
@@ -105,7 +106,7 @@ export class GatewayServer {
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
     });
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing() });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,

@@ -13,6 +13,7 @@ import { keyOf, splitKey, type KubeObject } from './kube-object.js';
 import { objectLogger, silentLogger, type Logger } from './logger.js';
 import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
 import { Predicates, type Predicate } from './predicates.js';
+import { startReconcileSpan } from './reconcile-span.js';
 import { WorkQueue } from './work-queue.js';
 
 /** What to do after a successful reconcile. */
@@ -219,23 +220,27 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = objectLogger(this.log, { kind: this.options.kind, ...(namespace !== undefined ? { namespace } : {}), name });
     const started = this.clock.now();
     activeWorkers.inc({ controller: this.name });
+    const span = startReconcileSpan(this.name, this.options.kind, namespace, name);
     try {
       const result = await this.options.reconcile({ key, namespace, name, log, signal: this.cancel.signal });
       switch (result.action) {
         case 'done':
           this.queue.forget(key);
           reconcileTotal.inc({ controller: this.name, result: 'success' });
+          span.end('success');
           break;
         case 'requeueAfter':
           this.queue.forget(key);
           this.queue.addAfter(key, result.requeueAfterMs);
           reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+          span.end('requeue_after');
           break;
       }
     } catch (err) {
       const kind = errorKind(err instanceof TerminalError ? err.cause : err);
       reconcileTotal.inc({ controller: this.name, result: 'error' });
       reconcileErrors.inc({ controller: this.name, kind });
+      span.end('error', kind);
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
       if (isTerminal(err)) {
         // Reported where users look by the reconciler; retrying would only repeat the refusal.

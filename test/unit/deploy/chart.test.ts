@@ -40,6 +40,7 @@ const EVERY_OPTION_ON = {
   location: 'europe-west4',
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
+  tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
   signin: { enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8' },
   gateway: { ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
 };
