@@ -32,6 +32,12 @@ export interface DeployValues {
    * OTLP/HTTP to `otlpEndpoint` ('' = off); `sampler`/`samplerArg` are OTEL_TRACES_SAMPLER and _ARG.
    */
   tracing: { otlpEndpoint: string; sampler: string; samplerArg: string };
+  /**
+   * `prometheusRule`: a prometheus-operator PrometheusRule with the alerts of src/deploy/alerts.ts
+   * (needs its CRD); `grafanaDashboard`: a ConfigMap labelled `grafana_dashboard: "1"` holding the
+   * dashboard of src/deploy/dashboard.ts, for Grafana's dashboard sidecar.
+   */
+  metrics: { prometheusRule: { enabled: boolean }; grafanaDashboard: { enabled: boolean } };
   podDisruptionBudget: { minAvailable: number };
 }
 
@@ -67,6 +73,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
   serviceMonitor: { enabled: false },
   tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
+  metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
 };
 

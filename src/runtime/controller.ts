@@ -99,6 +99,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger).child({ controller: options.name });
+    // As controller-runtime's initMetrics: every result exists from the start, so a rate of errors reads 0, not "no data".
+    for (const result of ['success', 'error', 'requeue_after']) reconcileTotal.inc({ controller: options.name, result }, 0);
     // Every in-flight request of every worker listens on the reconcile signal: with --workers 16
     // that is 16 listeners by design, not the leak Node's default limit of 10 warns about.
     setMaxListeners(Math.max(1, options.workers ?? 2) + 10, this.cancel.signal);

@@ -202,10 +202,9 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
 describe('with no exporter configured', () => {
   it.each([
-    ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none' }],
-    ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }],
-  ])('%s: sends nothing, and the caller\'s context reaches the model server unchanged', async (_name, off) => {
-    const traceId = off.OTEL_TRACES_EXPORTER === 'none' ? '11111111111111111111111111111111' : '22222222222222222222222222222222';
+    ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none' }, '11111111111111111111111111111111'],
+    ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }, '22222222222222222222222222222222'],
+  ])('%s: sends nothing, and the caller\'s context reaches the model server unchanged', async (_name, off: Record<string, string>, traceId) => {
     const base = await startCliGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'gateway-off', ...off });
     const before = model.received.length;
     const traceparent = `00-${traceId}-${CALLER_SPAN}-01`;
