@@ -7,6 +7,7 @@ import { generateCrds } from '../api/crd/generate.js';
 import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/configuration.js';
 import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
 import { prometheusRule } from './alerts.js';
+import { grafanaDashboardConfigMap } from './dashboard.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -34,6 +35,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     ...(values.serviceMonitor.enabled ? [serviceMonitor(values)] : []),
     ...gatewayManifests(values),
     ...(values.metrics.prometheusRule.enabled ? [prometheusRule(values)] : []),
+    ...(values.metrics.grafanaDashboard.enabled ? [grafanaDashboardConfigMap(values)] : []),
   ];
   return objects as Manifest[];
 }

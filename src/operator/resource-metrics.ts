@@ -1,8 +1,11 @@
 /**
- * `endpoint_operator_resource_ready{kind, namespace, name}`: 1 while an object's `Ready` condition
- * is True, 0 otherwise (False, Unknown, or not written yet), read from the operator's informer
- * caches at scrape time, as kube-state-metrics reports `kube_pod_status_ready`. What the
- * "not Ready for 10 minutes" alert reads; every replica reports (its caches run without the lease).
+ * State of the declared resources, read from the operator's informer caches at scrape time, as
+ * kube-state-metrics reports `kube_pod_status_ready` (every replica reports: its caches run without
+ * the lease):
+ * - `endpoint_operator_resource_ready{kind, namespace, name}`: 1 while the `Ready` condition is
+ *   True, 0 otherwise (False, Unknown, or not written yet); what the "not Ready for 10 minutes" alert reads;
+ * - `endpoint_operator_traffic_split_percent{namespace, endpoint, deployed_model}`: a
+ *   PredictionEndpoint's declared `spec.trafficSplit`, which the dashboard sets beside the realised split.
  */
 import { Gauge } from 'prom-client';
 import type { Condition } from '../api/common/conditions.js';
@@ -38,6 +41,24 @@ new Gauge({
       for (const [informer, kind] of Object.entries(READINESS_KINDS) as [keyof typeof READINESS_KINDS, string][]) {
         for (const obj of cached(informer)) {
           this.set({ kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }, isReady(obj) ? 1 : 0);
+        }
+      }
+    }
+  },
+});
+
+new Gauge({
+  name: 'endpoint_operator_traffic_split_percent',
+  help: 'The traffic split a PredictionEndpoint declares (spec.trafficSplit), by namespace, endpoint (metadata.name) and deployed model id.',
+  labelNames: ['namespace', 'endpoint', 'deployed_model'] as const,
+  registers: [metricsRegistry],
+  collect() {
+    this.reset();
+    for (const cached of sources) {
+      for (const obj of cached('predictionEndpoints')) {
+        const split = (obj as { spec?: { trafficSplit?: Record<string, unknown> } }).spec?.trafficSplit ?? {};
+        for (const [id, percent] of Object.entries(split)) {
+          if (typeof percent === 'number') this.set({ namespace: obj.metadata.namespace ?? '', endpoint: obj.metadata.name ?? '', deployed_model: id }, percent);
         }
       }
     }
