@@ -52,6 +52,11 @@ export interface GatewayValues {
    * the label `clientNamespaceLabel: "true"` (health and metrics stay reachable for probes and scraping).
    */
   networkPolicy: { enabled: boolean; clientNamespaceLabel: string };
+  /**
+   * `--request-log-sink`: an HTTP(S) URL that sampled calls (predictRequestResponseLoggingConfig) are
+   * also sent to as KServe-compatible CloudEvents (a Knative broker, any collector); '' = only the log.
+   */
+  requestLogSink: string;
 }
 
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
@@ -65,6 +70,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     url: '',
     resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
     networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
+    requestLogSink: '',
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,

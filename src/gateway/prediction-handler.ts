@@ -55,6 +55,7 @@ interface Call {
   body: Buffer | undefined;
   sampled: boolean;
   trace: CallTrace | undefined;
+  requestType: string | undefined;
 }
 
 interface Answer {
@@ -134,7 +135,7 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers) };
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers), requestType: undefined };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
@@ -168,6 +169,7 @@ export class PredictionHandler {
       this.options.requestLog.write({
         namespace: ns, endpoint: ep, resourceName: call.endpoint.resourceName, deployedModelId: call.model?.id, method,
         code, latencyMs: Math.round(seconds * 1e6) / 1e3, request: call.body, response: answer.body,
+        requestContentType: call.requestType, responseContentType: answer.contentType,
       });
     }
   }
@@ -217,6 +219,7 @@ export class PredictionHandler {
     call.endpoint = endpoint;
     call.trace?.describe(method, endpoint.namespace, endpoint.name, endpoint.resourceName);
     call.sampled = this.options.requestLog.sample(endpoint.logging);
+    if (call.sampled) call.requestType = req.headers['content-type'];
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;
