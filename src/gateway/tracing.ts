@@ -39,12 +39,29 @@ export interface UpstreamTrace {
   attempt(target: Target, headers: Record<string, string>, retry: boolean): AttemptTrace;
 }
 
+const NO_END = (): void => {};
+
+/** server.address / server.port of an origin, parsed once per origin (model server endpoints are few). */
+const addresses = new Map<string, { host: string; port: number }>();
+function addressOf(origin: string): { host: string; port: number } {
+  let a = addresses.get(origin);
+  if (a === undefined) {
+    const url = new URL(origin);
+    a = { host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+    if (addresses.size >= 10_000) addresses.clear();
+    addresses.set(origin, a);
+  }
+  return a;
+}
+
 /** The SERVER span of one prediction call. */
 export class CallTrace implements UpstreamTrace {
   private readonly context: Context;
+  private readonly recording: boolean;
 
   constructor(private readonly tracer: Tracer, private readonly span: Span, parent: Context) {
     this.context = trace.setSpan(parent, span);
+    this.recording = span.isRecording();
   }
 
   /** Names the call once the path is parsed (low cardinality: the method, not the endpoint). */
@@ -57,17 +74,22 @@ export class CallTrace implements UpstreamTrace {
   }
 
   attempt(target: Target, headers: Record<string, string>, retry: boolean): AttemptTrace {
-    const url = new URL(target.origin);
+    const sent = { ...headers };
+    if (!this.recording) {
+      // A trace not sampled here records nothing: its context (sampled flag off) goes on as it is.
+      propagation.inject(this.context, sent);
+      return { headers: sent, end: NO_END };
+    }
+    const address = addressOf(target.origin);
     const span = this.tracer.startSpan('POST', {
       kind: SpanKind.CLIENT,
       attributes: {
         [ATTR_HTTP_REQUEST_METHOD]: 'POST',
-        [ATTR_SERVER_ADDRESS]: url.hostname,
-        [ATTR_SERVER_PORT]: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        [ATTR_SERVER_ADDRESS]: address.host,
+        [ATTR_SERVER_PORT]: address.port,
         [SPAN_ATTRIBUTES.retry]: retry,
       },
     }, this.context);
-    const sent = { ...headers };
     propagation.inject(trace.setSpan(this.context, span), sent);
     return {
       headers: sent,

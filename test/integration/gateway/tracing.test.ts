@@ -179,6 +179,20 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(server.parentSpanId).toBe('');
   });
 
+  it("honours a caller's decision not to sample: the context goes on with the flag off, nothing is exported", async () => {
+    const traceId = 'cccccccccccccccccccccccccccccccc';
+    const before = model.received.length;
+    expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[6]] }, { traceparent: `00-${traceId}-${CALLER_SPAN}-00` })).status).toBe(200);
+    const [, sentTrace, , flags] = String(model.received[before]?.traceparent).split('-');
+    expect(sentTrace).toBe(traceId);
+    expect(flags).toBe('00');
+    // A later sampled call's spans arrive; none of the unsampled trace's ever do.
+    const marker = 'dddddddddddddddddddddddddddddddd';
+    expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[7]] }, { traceparent: `00-${marker}-${CALLER_SPAN}-01` })).status).toBe(200);
+    await eventually('the sampled call exported', () => spansOf(marker, 'gateway-under-test').length >= 2);
+    expect(spansOf(traceId, 'gateway-under-test')).toEqual([]);
+  });
+
   it('shows a retry on a reset connection as two client spans under one server span', async () => {
     const traceId = 'aaaabbbbccccddddeeeeffff00001111';
     model.resetNext = true;

@@ -11,19 +11,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateCrds } from '../../../src/api/crd/generate.js';
 import { alertExpressions } from '../../../src/deploy/alerts.js';
 import { dashboardQueries } from '../../../src/deploy/dashboard.js';
 import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
-import { CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../../src/webhook/install.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { PrometheusServer } from '../../support/prometheus-server.js';
 import { apply, endpointManifest, eventually, post, serviceManifest, waitDeployed } from '../gateway/harness.js';
 import { installCrds, testClient } from '../reconcilers/harness.js';
+import { uninstallWebhooks } from '../webhook/harness.js';
 
 /**
  * The gateway authentication metrics (issue 22's contract), not exported by this branch yet: queries
@@ -149,12 +148,7 @@ afterAll(async () => {
   await model?.close();
   // The operator registered its webhooks by URL on this process's ports: take them out of the shared cluster.
   const client = testClient();
-  await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, DEFAULT_WEBHOOK_SETTINGS.configurationName).catch(() => false);
-  await client.delete(MUTATING_WEBHOOK_CONFIGURATIONS, undefined, DEFAULT_WEBHOOK_SETTINGS.configurationName).catch(() => false);
-  for (const crd of generateCrds()) {
-    if (crd.spec.conversion === undefined) continue;
-    await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);
-  }
+  await uninstallWebhooks(client, DEFAULT_WEBHOOK_SETTINGS.configurationName);
   client.close();
   if (namespace !== '') await kubectl(['delete', 'clusterrole,clusterrolebinding', clusterRole(), '--ignore-not-found']);
 }, 120_000);
