@@ -9,7 +9,8 @@
  *
  *   npx tsx bench/tracing.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120]
  *
- * Needs dist/ (`npm run build`; `npm run bench` builds).
+ * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of
+ * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -34,6 +35,7 @@ const { values } = parseArgs({
 const NS = 'bench-tracing';
 const MODEL = 'fraud';
 const RESOURCE_NAME = 'projects/bench/locations/local/endpoints/fraud';
+const EXPORT_DELAY_MS = 200;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 
 interface Arm {
@@ -64,7 +66,8 @@ function startGateway(kubeconfig: string, env: Record<string, string>): Promise<
   if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
   // EO_GATEWAY_AUTH=none: the calls here carry no token (gateway authentication, once merged, is on by default).
-  const child = spawn(process.execPath, [bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], {
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=/tmp/eo-tracing-prof/${env['OTEL_TRACES_SAMPLER_ARG'] ?? 'off'}`] : [];
+  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], {
     stdio: ['ignore', 'pipe', 'inherit'], env: { ...base, EO_GATEWAY_AUTH: 'none', ...env },
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
@@ -116,6 +119,8 @@ async function driver(): Promise<void> {
     client.close();
     const traced = (ratio: string): Record<string, string> => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_SERVICE_NAME: 'bench-gateway',
+      // Exports every 200 ms instead of 5 s, so a block can wait for its spans' export without long idle windows.
+      OTEL_BSP_SCHEDULE_DELAY: String(EXPORT_DELAY_MS),
     });
     const arms: Arm[] = [{ name: 'off', env: {} }, { name: 'sampled-0.01', env: traced('0.01') }, { name: 'sampled-1.0', env: traced('1.0') }];
     const gateways = [];
@@ -150,19 +155,13 @@ async function driver(): Promise<void> {
     for (const g of gateways) await run(g.port, 1000); // warm-up: JIT, pools, the SDK's first exports
     const t0 = performance.now();
     for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
-      for (const g of gateways) {
+      // The arms take turns going first: whatever the machine does after one arm's block is not always charged to the same next arm.
+      for (const g of [...gateways.slice(b % gateways.length), ...gateways.slice(0, b % gateways.length)]) {
         const before = cpuSecondsOf(g.child.pid ?? 0);
         g.latencies.push(...(await run(g.port, perBlock)));
-        // The batch processor exports every 5 s (OTEL_BSP_SCHEDULE_DELAY): wait for it inside the block, so its CPU counts.
-        if (g.arm.name !== 'off') await new Promise((r) => setTimeout(r, 5_500));
+        // Every arm waits past the export delay inside its block: the traced arms' exports are charged, and idle CPU alike.
+        await new Promise((r) => setTimeout(r, EXPORT_DELAY_MS + 800));
         g.cpuMicros += (cpuSecondsOf(g.child.pid ?? 0) - before) * 1e6;
-      }
-      // The untraced arm waits as long without work, so idle CPU (timers, GC) is charged alike.
-      const off = gateways[0];
-      if (off !== undefined) {
-        const before = cpuSecondsOf(off.child.pid ?? 0);
-        await new Promise((r) => setTimeout(r, 5_500));
-        off.cpuMicros += (cpuSecondsOf(off.child.pid ?? 0) - before) * 1e6;
       }
     }
     agent.destroy();
