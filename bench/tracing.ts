@@ -26,6 +26,8 @@ import { installCrds } from '../src/operator/crds.js';
 import { resources } from '../src/reconcilers/context.js';
 import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
+import { GatewayTracing } from '../src/gateway/tracing.js';
+import { startTelemetry } from '../src/runtime/telemetry.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
@@ -97,6 +99,42 @@ function pct(xs: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/**
+ * The tracing code path alone, in this process, with the real SDK exporting to the loopback receiver:
+ * what one gateway call runs of it (server span continued from a traceparent-less call, one client
+ * span, injection, ends), CPU per call including the export of every sampled span (a queue large
+ * enough to drop none, in batches of 20,000 so that the exporter's concurrency limit is never hit, flushed
+ * inside the measurement). Independent of the other processes' load,
+ * unlike the per-process figures.
+ */
+async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): Promise<number> {
+  const env: Record<string, string> = ratio === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_BSP_MAX_QUEUE_SIZE: '200000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20000' };
+  Object.assign(process.env, env);
+  const telemetry = startTelemetry('bench-path', env);
+  const tracing = new GatewayTracing();
+  const incoming = { 'content-type': 'application/json', host: 'gateway', 'content-length': '120' };
+  const target = { origin: 'http://127.0.0.1:9000', basePath: '' };
+  const once = (): void => {
+    const call = tracing.startCall(incoming);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (call === undefined) return GatewayTracing.forward(incoming, headers);
+    call.describe('predict', NS, 'fraud', RESOURCE_NAME);
+    call.attempt(target, headers, false).end(200);
+    call.end(200, '1');
+  };
+  for (let i = 0; i < 20_000; i++) once();
+  const calls = 100_000;
+  const before = process.cpuUsage();
+  for (let i = 0; i < calls; i++) {
+    once();
+    if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await telemetry?.shutdown(); // flushes every span still queued
+  const used = process.cpuUsage(before);
+  for (const key of Object.keys(env)) delete process.env[key];
+  return (used.user + used.system) / calls;
+}
+
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
   const blocks = Number(values.blocks);
@@ -166,6 +204,7 @@ async function driver(): Promise<void> {
     }
     agent.destroy();
 
+    const path = { off: await pathCpuPerCall(receiver.url, undefined), low: await pathCpuPerCall(receiver.url, '0.01'), full: await pathCpuPerCall(receiver.url, '1.0') };
     const r3 = (x: number): number => Number(x.toFixed(3));
     const figures = gateways.map((g) => ({ arm: g.arm.name, calls: g.latencies.length, p50: pct(g.latencies, 50), p99: pct(g.latencies, 99), cpuUs: g.cpuMicros / g.latencies.length }));
     const [off, low, full] = figures as [typeof figures[number], typeof figures[number], typeof figures[number]];
@@ -174,11 +213,15 @@ async function driver(): Promise<void> {
     for (const f of figures) console.log(`  ${f.arm.padEnd(13)} p50 ${f.p50.toFixed(3)} ms  p99 ${f.p99.toFixed(3)} ms  gateway CPU ${f.cpuUs.toFixed(1)} µs/call`);
     console.log(`  added by sampling 0.01: CPU ${(low.cpuUs - off.cpuUs).toFixed(1)} µs/call (goal <= 5), p50 ${(low.p50 - off.p50).toFixed(3)} ms, p99 ${(low.p99 - off.p99).toFixed(3)} ms`);
     console.log(`  added by sampling 1.0:  CPU ${(full.cpuUs - off.cpuUs).toFixed(1)} µs/call (goal <= 40), p50 ${(full.p50 - off.p50).toFixed(3)} ms, p99 ${(full.p99 - off.p99).toFixed(3)} ms`);
+    console.log(`  the tracing path alone, in-process (100,000 calls, exports flushed): off ${path.off.toFixed(2)} µs/call, 0.01 ${path.low.toFixed(2)} µs/call, 1.0 ${path.full.toFixed(2)} µs/call`);
     const baseline = { value: Number(off.cpuUs.toFixed(1)), name: 'gateway CPU per call with tracing off, µs' };
     recordResults([
       { id: 'B6.tracing.off.cpu_per_request', name: 'gateway CPU per predict call, tracing off (no OTEL_* set)', value: Number(off.cpuUs.toFixed(1)), unit: 'µs', notes: conditions },
       { id: 'B6.tracing.sampled_0_01.added_cpu', name: 'gateway CPU per call added by tracing with the sampler at 0.01', value: Number((low.cpuUs - off.cpuUs).toFixed(1)), unit: 'µs', goal: { op: '<=', value: 5 }, baseline },
       { id: 'B6.tracing.sampled_1_0.added_cpu', name: 'gateway CPU per call added by tracing every call (sampler 1.0)', value: Number((full.cpuUs - off.cpuUs).toFixed(1)), unit: 'µs', goal: { op: '<=', value: 40 }, baseline },
+      { id: 'B6.tracing.path.off', name: 'CPU of the tracing code path per call, in-process, tracing off', value: Number(path.off.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 0.5 } },
+      { id: 'B6.tracing.path.sampled_0_01', name: 'CPU of the tracing code path per call, in-process, sampler 0.01, exports included', value: Number(path.low.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 5 } },
+      { id: 'B6.tracing.path.sampled_1_0', name: 'CPU of the tracing code path per call, in-process, every call traced, exports included', value: Number(path.full.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 40 } },
       { id: 'B6.tracing.sampled_0_01.added_p50', name: 'median latency added by tracing at 0.01', value: r3(low.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
       { id: 'B6.tracing.sampled_0_01.added_p99', name: 'p99 latency added by tracing at 0.01', value: r3(low.p99 - off.p99), unit: 'ms', baseline: { value: r3(off.p99), name: 'p99 with tracing off, ms' } },
       { id: 'B6.tracing.sampled_1_0.added_p50', name: 'median latency added by tracing every call', value: r3(full.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
