@@ -8,6 +8,7 @@ import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
+import { startTelemetry } from '../runtime/telemetry.js';
 import { UsageError, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
@@ -22,6 +23,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'sticky-header', type: 'string', env: 'EO_GATEWAY_STICKY_HEADER', default: 'x-eo-sticky-key', placeholder: 'NAME', help: "request header whose value pins calls to one deployed model while the split is unchanged ('' = off)" },
   { name: 'log-payload-limit', type: 'number', env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT', default: 16_384, placeholder: 'BYTES', help: 'request/response bodies in sampled prediction log records are truncated to this size' },
   { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)' },
+  { name: 'request-log-sink', type: 'string', env: 'EO_GATEWAY_REQUEST_LOG_SINK', default: '', placeholder: 'URL', help: "also send sampled calls (predictRequestResponseLoggingConfig) to this URL as KServe-compatible CloudEvents ('' = only the log)" },
   { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
 ];
 
@@ -36,6 +38,20 @@ environment variable.
 Flags:
 ${renderFlags(GATEWAY_FLAGS)}
   --help                              show this help`;
+
+/** --request-log-sink: '' (off) or an http(s) URL. */
+function requestLogSink(values: FlagValues): string | undefined {
+  const raw = (str(values, 'request-log-sink') ?? '').trim();
+  if (raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--request-log-sink must be an http or https URL, got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--request-log-sink must be an http or https URL, got ${JSON.stringify(raw)}`);
+  return raw;
+}
 
 function positive(values: FlagValues, name: string): number {
   const v = num(values, name);
@@ -65,7 +81,7 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     connectTimeoutMs: positive(values, 'connect-timeout') * 1000,
     bodyLimitBytes: bodyLimit,
     stickyHeader: str(values, 'sticky-header') ?? '',
-    requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records') },
+    requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records'), sink: requestLogSink(values) },
     reservedPrefixes: list(values, 'reserved-prefix'),
   };
 }
@@ -87,12 +103,15 @@ export async function main(argv: string[]): Promise<number> {
   }
   const log = createLogger();
   collectProcessMetrics();
+  // Before the gateway is built: it checks once whether an SDK is registered.
+  const telemetry = startTelemetry('endpoint-operator-gateway');
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let gateway: GatewayServer;
   try {
     gateway = await GatewayServer.create({ ...config, client, log });
     shutdown.addStep({ name: 'gateway', run: () => gateway.close() });
+    if (telemetry !== undefined) shutdown.addStep({ name: 'telemetry', run: () => telemetry.shutdown() });
     await gateway.start();
   } catch (err) {
     log.error({ err }, 'gateway failed to start');

@@ -6,6 +6,7 @@ import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
+import { startTelemetry } from '../runtime/telemetry.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
@@ -164,6 +165,7 @@ export async function main(argv: string[]): Promise<number> {
   const log = createLogger();
   // process_resident_memory_bytes, nodejs_heap_*, event-loop lag: what memory and CPU alerts are written against.
   collectProcessMetrics();
+  const telemetry = startTelemetry('endpoint-operator');
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let running;
@@ -177,6 +179,7 @@ export async function main(argv: string[]): Promise<number> {
   log.info({ identity: config.operator.leaderElection.identity ?? hostname(), webhook: config.webhook !== undefined, signin: config.signin?.port }, 'endpoint-operator running');
   const proc = running;
   shutdown.addStep({ name: 'operator', run: () => proc.stop() });
+  if (telemetry !== undefined) shutdown.addStep({ name: 'telemetry', run: () => telemetry.shutdown() });
   const outcome = await Promise.race([proc.operator.done, new Promise<'signal'>((resolve) => shutdown.signal.addEventListener('abort', () => resolve('signal'), { once: true }))]);
   if (outcome === 'leadershipLost') {
     // Like controller-runtime: a replica that lost its lease exits so that it restarts clean.

@@ -7,6 +7,7 @@
 import type { PolicyRule } from './rbac.js';
 import { HARDENED_CONTAINER } from './workload.js';
 import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues } from './values.js';
+import { tracingEnv } from './tracing.js';
 
 export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 /** The Service port: the default `--gateway-url` has no port. */
@@ -32,12 +33,19 @@ export function gatewayRules(): PolicyRule[] {
   ];
 }
 
+/** OTEL_* (tracing) and the CloudEvents sink of sampled calls. */
+function gatewayEnv(values: DeployValues): { name: string; value: string }[] {
+  const sink = values.gateway.requestLogSink;
+  return [...tracingEnv(values, GATEWAY_NAME), ...(sink === '' ? [] : [{ name: 'EO_GATEWAY_REQUEST_LOG_SINK', value: sink }])];
+}
+
 function gatewayContainer(values: DeployValues): object {
   return {
     name: 'gateway',
     image: `${values.image.repository}:${values.image.tag}`,
     imagePullPolicy: values.image.pullPolicy,
     args: gatewayArgs(),
+    ...(gatewayEnv(values).length > 0 ? { env: gatewayEnv(values) } : {}),
     ports: [
       { name: 'http', containerPort: GATEWAY_PORTS.http, protocol: 'TCP' },
       { name: 'health', containerPort: GATEWAY_PORTS.health, protocol: 'TCP' },

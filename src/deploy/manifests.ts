@@ -6,6 +6,8 @@ import yaml from 'js-yaml';
 import { generateCrds } from '../api/crd/generate.js';
 import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/configuration.js';
 import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
+import { prometheusRule } from './alerts.js';
+import { grafanaDashboardConfigMap } from './dashboard.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -32,6 +34,8 @@ export function deployManifests(values: DeployValues): Manifest[] {
     mutatingWebhookConfiguration(webhookSettings),
     ...(values.serviceMonitor.enabled ? [serviceMonitor(values)] : []),
     ...gatewayManifests(values),
+    ...(values.metrics.prometheusRule.enabled ? [prometheusRule(values)] : []),
+    ...(values.metrics.grafanaDashboard.enabled ? [grafanaDashboardConfigMap(values)] : []),
   ];
   return objects as Manifest[];
 }

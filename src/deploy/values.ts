@@ -27,6 +27,17 @@ export interface DeployValues {
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /** A prometheus-operator ServiceMonitor for the metrics Service (needs its CRD). */
   serviceMonitor: { enabled: boolean };
+  /**
+   * OpenTelemetry tracing of the operator and the gateway (OTEL_* environment): spans go over
+   * OTLP/HTTP to `otlpEndpoint` ('' = off); `sampler`/`samplerArg` are OTEL_TRACES_SAMPLER and _ARG.
+   */
+  tracing: { otlpEndpoint: string; sampler: string; samplerArg: string };
+  /**
+   * `prometheusRule`: a prometheus-operator PrometheusRule with the alerts of src/deploy/alerts.ts
+   * (needs its CRD); `grafanaDashboard`: a ConfigMap labelled `grafana_dashboard: "1"` holding the
+   * dashboard of src/deploy/dashboard.ts, for Grafana's dashboard sidecar.
+   */
+  metrics: { prometheusRule: { enabled: boolean }; grafanaDashboard: { enabled: boolean } };
   podDisruptionBudget: { minAvailable: number };
 }
 
@@ -41,6 +52,11 @@ export interface GatewayValues {
    * the label `clientNamespaceLabel: "true"` (health and metrics stay reachable for probes and scraping).
    */
   networkPolicy: { enabled: boolean; clientNamespaceLabel: string };
+  /**
+   * `--request-log-sink`: an HTTP(S) URL that sampled calls (predictRequestResponseLoggingConfig) are
+   * also sent to as KServe-compatible CloudEvents (a Knative broker, any collector); '' = only the log.
+   */
+  requestLogSink: string;
 }
 
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
@@ -54,6 +70,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     url: '',
     resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
     networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
+    requestLogSink: '',
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
@@ -61,6 +78,8 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   // No CPU limit: CFS throttling of a mostly idle process only adds webhook latency spikes.
   resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
   serviceMonitor: { enabled: false },
+  tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
+  metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
 };
 

@@ -1,5 +1,6 @@
 /** The operator's pods and what fronts them: Deployment, Services, PodDisruptionBudget, ServiceMonitor. */
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
+import { tracingEnv } from './tracing.js';
 import { NAME, commonLabels, selectorLabels, type DeployValues } from './values.js';
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
@@ -42,7 +43,7 @@ function container(values: DeployValues): object {
     imagePullPolicy: values.image.pullPolicy,
     args: runArgs(values),
     // The operator's namespace (Lease, webhook Secret) and its Lease identity come from the pod itself.
-    env: [fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('POD_NAME', 'metadata.name')],
+    env: [fieldEnv('POD_NAMESPACE', 'metadata.namespace'), fieldEnv('POD_NAME', 'metadata.name'), ...tracingEnv(values, NAME)],
     ports: [
       { name: 'webhook', containerPort: PORTS.webhook, protocol: 'TCP' },
       { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },

@@ -21,6 +21,7 @@ import { readExplanations, readPredictions, upstreamBody, upstreamPath, Upstream
 import type { RequestLogger } from './request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from './routing-table.js';
 import { TensorMappingError } from './tensors.js';
+import { GatewayTracing, type CallTrace } from './tracing.js';
 import type { TrafficSplitter } from './traffic-split.js';
 import { Cancellation, UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
 
@@ -35,6 +36,7 @@ export interface PredictionHandlerOptions {
   /** Lower-case header name whose value pins a caller to one deployed model; `undefined` = off. */
   readonly stickyHeader: string | undefined;
   readonly bodyLimit: number;
+  readonly tracing: GatewayTracing;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -52,6 +54,8 @@ interface Call {
   model: ResolvedModel | undefined;
   body: Buffer | undefined;
   sampled: boolean;
+  trace: CallTrace | undefined;
+  requestType: string | undefined;
 }
 
 interface Answer {
@@ -131,7 +135,7 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false };
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers), requestType: undefined };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
@@ -154,6 +158,7 @@ export class PredictionHandler {
       if (call.endpoint !== undefined) headers.push(ENDPOINT_HEADER, call.endpoint.endpointId);
       res.writeHead(answer.status, headers).end(answer.body);
     }
+    call.trace?.end(code, call.model?.id);
     const seconds = (performance.now() - started) / 1000;
     const ns = call.endpoint?.namespace ?? '';
     const ep = call.endpoint?.name ?? '';
@@ -164,6 +169,7 @@ export class PredictionHandler {
       this.options.requestLog.write({
         namespace: ns, endpoint: ep, resourceName: call.endpoint.resourceName, deployedModelId: call.model?.id, method,
         code, latencyMs: Math.round(seconds * 1e6) / 1e3, request: call.body, response: answer.body,
+        requestContentType: call.requestType, responseContentType: answer.contentType,
       });
     }
   }
@@ -211,7 +217,9 @@ export class PredictionHandler {
     const endpoint = this.options.routing.endpoint(resourceName);
     if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
     call.endpoint = endpoint;
+    call.trace?.describe(method, endpoint.namespace, endpoint.name, endpoint.resourceName);
     call.sampled = this.options.requestLog.sample(endpoint.logging);
+    if (call.sampled) call.requestType = req.headers['content-type'];
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;
@@ -222,6 +230,7 @@ export class PredictionHandler {
 
     let upstreamRequestBody: Buffer | string;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (call.trace === undefined) GatewayTracing.forward(req.headers, headers);
     if (json === undefined) {
       upstreamRequestBody = body;
       const type = req.headers['content-type'];
@@ -237,7 +246,7 @@ export class PredictionHandler {
     const upstreamStarted = performance.now();
     let res: UpstreamResponse;
     try {
-      res = await this.options.upstream.call(`${model.namespace}/${model.deployedModelName}`, targets.targets, { path: upstreamPath(backend.protocol, backend.modelName, method), body: upstreamRequestBody, headers }, signal);
+      res = await this.options.upstream.call(`${model.namespace}/${model.deployedModelName}`, targets.targets, { path: upstreamPath(backend.protocol, backend.modelName, method), body: upstreamRequestBody, headers, trace: call.trace }, signal);
     } catch (err) {
       if (err instanceof UpstreamFailure) throw failureError(model, err);
       throw err;

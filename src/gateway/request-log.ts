@@ -6,15 +6,18 @@
  * say when). `bigqueryDestination` is kept in the spec and not written: the records go to the
  * gateway's log stream, from where a log pipeline can load them. A cap of records per second
  * protects that stream from a high sampling rate under load (dropped samples are counted in the next
- * record's `droppedSamples`).
+ * record's `droppedSamples`). With a sink (`--request-log-sink`), every sampled call is also sent
+ * there as a pair of KServe-compatible CloudEvents (cloudevents-sink.ts), whatever the log cap.
  */
 import type { Logger } from '../runtime/logger.js';
+import type { CloudEventSink } from './cloudevents-sink.js';
 
 export interface RequestLogOptions {
   readonly payloadLimitBytes: number;
   readonly maxRecordsPerSecond: number;
   readonly random?: () => number;
   readonly now?: () => number;
+  readonly sink?: CloudEventSink | undefined;
 }
 
 export interface PredictionRecord {
@@ -27,6 +30,9 @@ export interface PredictionRecord {
   readonly latencyMs: number;
   readonly request: Buffer | undefined;
   readonly response: Buffer | string | undefined;
+  /** Content types of the bodies (CloudEvents carry them); JSON when absent. */
+  readonly requestContentType?: string | undefined;
+  readonly responseContentType?: string | undefined;
 }
 
 /** The first `limit` bytes of a body as UTF-8 text (a cut inside a character drops that character). */
@@ -55,6 +61,7 @@ export class RequestLogger {
   }
 
   write(record: PredictionRecord): void {
+    this.options.sink?.enqueue(record);
     const now = this.now();
     if (now - this.windowStart >= 1000) {
       this.windowStart = now;
@@ -83,5 +90,9 @@ export class RequestLogger {
       ...(response.truncated ? { responseTruncated: true } : {}),
       ...(dropped > 0 ? { droppedSamples: dropped } : {}),
     }, 'prediction');
+  }
+
+  async close(): Promise<void> {
+    await this.options.sink?.close();
   }
 }

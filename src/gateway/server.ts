@@ -37,8 +37,10 @@ import { InformerSet } from './informer-set.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
+import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
 import { RoutingTable } from './routing-table.js';
+import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
 import { UpstreamClient } from './upstream.js';
 
@@ -57,7 +59,13 @@ export interface GatewayOptions {
   readonly bodyLimitBytes?: number;
   /** Header whose value pins requests to one deployed model while the split is unchanged; '' or absent = off. */
   readonly stickyHeader?: string;
-  readonly requestLog?: { readonly payloadLimitBytes?: number; readonly maxRecordsPerSecond?: number };
+  readonly requestLog?: {
+    readonly payloadLimitBytes?: number;
+    readonly maxRecordsPerSecond?: number;
+    /** URL that sampled calls are also sent to as KServe-compatible CloudEvents; absent = only the log. */
+    readonly sink?: string | undefined;
+    readonly sinkQueue?: { readonly maxEvents?: number; readonly timeoutMs?: number };
+  };
   readonly outliers?: { readonly consecutiveFailures?: number; readonly baseEjectionMs?: number };
   /** Skips discovery (tests). */
   readonly endpointSliceVersion?: EndpointSliceVersion;
@@ -86,6 +94,7 @@ export class GatewayServer {
   readonly upstream: UpstreamClient;
   private readonly stopping = new AbortController();
   private health: RunningHealthServer | undefined;
+  private readonly requestLog: RequestLogger;
   private started = false;
 
   private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
@@ -100,12 +109,19 @@ export class GatewayServer {
     this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
     const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
     const splitter = new TrafficSplitter();
+    const sink = options.requestLog?.sink;
     const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
       payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
+      sink: sink === undefined || sink === '' ? undefined : new CloudEventSink({
+        url: sink, log: options.log.child({ component: 'request-log-sink' }),
+        ...(options.requestLog?.sinkQueue?.maxEvents !== undefined ? { maxQueuedEvents: options.requestLog.sinkQueue.maxEvents } : {}),
+        ...(options.requestLog?.sinkQueue?.timeoutMs !== undefined ? { timeoutMs: options.requestLog.sinkQueue.timeoutMs } : {}),
+      }),
     });
+    this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing() });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
@@ -169,6 +185,7 @@ export class GatewayServer {
     await this.app.close();
     await this.health?.close();
     await this.upstream.close();
+    await this.requestLog.close();
     await this.context.informers.stopped();
   }
 }

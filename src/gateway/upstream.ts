@@ -9,6 +9,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { OutlierDetector, type FailureKind } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
+import type { UpstreamTrace } from './tracing.js';
 
 export interface UpstreamOptions {
   /** Deadline of one call (connect, send, answer), retry included. */
@@ -25,6 +26,8 @@ export interface UpstreamRequest {
   readonly path: string;
   readonly body: Buffer | string;
   readonly headers: Record<string, string>;
+  /** The call's span, when traced: each attempt gets a client span and its own traceparent. */
+  readonly trace?: UpstreamTrace | undefined;
 }
 
 export interface UpstreamResponse {
@@ -138,12 +141,15 @@ export class UpstreamClient {
   }
 
   private async once(target: Target, request: UpstreamRequest, deadline: Cancellation, client: Cancellation, retried: boolean): Promise<UpstreamResponse> {
+    const attempt = request.trace?.attempt(target, request.headers, retried);
     try {
-      const res = await this.exchange(target, request, deadline);
+      const res = await this.exchange(target, attempt === undefined ? request : { ...request, headers: attempt.headers }, deadline);
+      attempt?.end(res.status);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
       return { status: res.status, headers: res.headers, body: res.body, target, retried };
     } catch (err) {
+      attempt?.end(undefined, err instanceof UpstreamFailure ? err.kind : codeOf(err) || (err as Error).message);
       if (err instanceof UpstreamFailure) throw err;
       if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
       if (deadline.aborted) {

@@ -19,6 +19,7 @@ import type { Logger } from '../runtime/logger.js';
 import { metricsRegistry } from '../runtime/metrics.js';
 import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
+import { reportReadiness } from './resource-metrics.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
@@ -111,6 +112,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);
 
   const informerRuns = informers.map((i) => i.run(stopping.signal));
+  const unreportReadiness = reportReadiness((kind) => shards.flatMap((s) => s.informers[kind].list()));
   const ready = Promise.all(informers.map((i) => i.waitForSync(stopping.signal))).then(() => undefined);
 
   const checks = new HealthChecks();
@@ -186,6 +188,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       // Drain in-flight reconciles before the lease is released, so the next leader never overlaps with us.
       await Promise.all(controllers.map((c) => c.shutdown(DRAIN_TIMEOUT_MS)));
       stopping.abort();
+      unreportReadiness();
       await Promise.allSettled([electorRun, ...controllerRuns, ...informerRuns]);
       await Promise.all(servers.map((s) => s.close()));
       resolveDone(why);

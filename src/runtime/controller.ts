@@ -13,6 +13,7 @@ import { keyOf, splitKey, type KubeObject } from './kube-object.js';
 import { objectLogger, silentLogger, type Logger } from './logger.js';
 import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
 import { Predicates, type Predicate } from './predicates.js';
+import { startReconcileSpan } from './reconcile-span.js';
 import { WorkQueue } from './work-queue.js';
 
 /** What to do after a successful reconcile. */
@@ -98,6 +99,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger).child({ controller: options.name });
+    // As controller-runtime's initMetrics: every result exists from the start, so a rate of errors reads 0, not "no data".
+    for (const result of ['success', 'error', 'requeue_after']) reconcileTotal.inc({ controller: options.name, result }, 0);
     // Every in-flight request of every worker listens on the reconcile signal: with --workers 16
     // that is 16 listeners by design, not the leak Node's default limit of 10 warns about.
     setMaxListeners(Math.max(1, options.workers ?? 2) + 10, this.cancel.signal);
@@ -219,23 +222,27 @@ export class Controller<T extends KubeObject = KubeObject> {
     const log = objectLogger(this.log, { kind: this.options.kind, ...(namespace !== undefined ? { namespace } : {}), name });
     const started = this.clock.now();
     activeWorkers.inc({ controller: this.name });
+    const span = startReconcileSpan(this.name, this.options.kind, namespace, name);
     try {
       const result = await this.options.reconcile({ key, namespace, name, log, signal: this.cancel.signal });
       switch (result.action) {
         case 'done':
           this.queue.forget(key);
           reconcileTotal.inc({ controller: this.name, result: 'success' });
+          span.end('success');
           break;
         case 'requeueAfter':
           this.queue.forget(key);
           this.queue.addAfter(key, result.requeueAfterMs);
           reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+          span.end('requeue_after');
           break;
       }
     } catch (err) {
       const kind = errorKind(err instanceof TerminalError ? err.cause : err);
       reconcileTotal.inc({ controller: this.name, result: 'error' });
       reconcileErrors.inc({ controller: this.name, kind });
+      span.end('error', kind);
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
       if (isTerminal(err)) {
         // Reported where users look by the reconciler; retrying would only repeat the refusal.

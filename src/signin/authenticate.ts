@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SignInContext } from './context.js';
 import { isActive, membershipOf, type Identity, type MembershipEntry, type ShopEntry, type ShopUserEntry } from './directory.js';
+import { loginAttempts } from './metrics.js';
 import { SignInProblem } from './problems.js';
 import type { Admission, Reservation } from './throttle.js';
 
@@ -38,6 +39,7 @@ export async function authenticate<T extends Identity>(
   } finally {
     for (const r of attempt.reservations) r.settle(!ok);
   }
+  loginAttempts.inc({ outcome: ok ? 'success' : 'failure' });
   if (!ok || !identity || !accept(identity)) throw new SignInProblem('invalidCredentials', GENERIC_FAILURE);
   ctx.throttles.sources.reset(attempt.sourceKey);
   await ctx.throttles.devices.remember(reply, accountKey);
@@ -59,6 +61,7 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
   const taken: Reservation[] = [];
   const refuse = (retryAfterSeconds: number): never => {
     for (const r of taken) r.settle(false);
+    loginAttempts.inc({ outcome: 'throttled' });
     throw new SignInProblem('tooManyAttempts', 'too many failed sign-ins; try again later', { retryAfterSeconds });
   };
   for (const admission of [ctx.throttles.addresses.admit(request.ip), ctx.throttles.sources.admit(sourceKey)]) {
@@ -71,6 +74,7 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
   } catch (err) {
     for (const r of taken) r.settle(false);
     request.log.error({ err }, 'the shared sign-in attempt budget could not be read or written');
+    loginAttempts.inc({ outcome: 'unavailable' });
     throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again');
   }
   if (!account.admitted) refuse(account.retryAfterSeconds);

@@ -10,6 +10,7 @@ import { conversionReviewResponse, decodeConversionReview, reviewConversion } fr
 import { converters as defaultConverters, type ConverterTable } from './converters.js';
 import { reviewFinalizers } from './finalizers.js';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from './settings.js';
+import { recordServingCertificate, trackWebhookRequest } from './metrics.js';
 
 export interface ServingCertificate {
   /** PEM serving certificate (chain). */
@@ -118,6 +119,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     const started = process.hrtime.bigint();
     const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    if (path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH) trackWebhookRequest(path, res);
     try {
       if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
         send(res, 200, { status: 'ok' });
@@ -167,6 +169,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', keepAliveTimeout: 60_000 }, (req, res) => {
     void handle(req, res);
   });
+  recordServingCertificate(opts.tls.cert);
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -181,6 +184,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     port,
     setTls(tls: ServingCertificate): void {
       server.setSecureContext({ cert: tls.cert, key: tls.key });
+      recordServingCertificate(tls.cert);
     },
     close(): Promise<void> {
       return new Promise((resolve) => {

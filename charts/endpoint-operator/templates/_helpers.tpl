@@ -25,3 +25,17 @@ app.kubernetes.io/instance: endpoint-operator
 app.kubernetes.io/part-of: endpoint-operator
 app.kubernetes.io/component: gateway
 {{- end }}
+
+{{/* The OTEL_* environment of a container (src/deploy/tracing.ts); none when tracing.otlpEndpoint is ''. Call with (dict "tracing" .Values.tracing "service" NAME). */}}
+{{- define "endpoint-operator.tracingEnv" -}}
+{{- if .tracing.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .tracing.otlpEndpoint | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .tracing.sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .tracing.samplerArg | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ .service | quote }}
+{{- end }}
+{{- end }}

@@ -20,6 +20,19 @@ export interface WebhookHarness {
   stop(): Promise<void>;
 }
 
+/** Takes the webhook configurations out of the shared cluster and turns the CRDs' conversion webhook off again. */
+export async function uninstallWebhooks(client: KubeClient, configurationName: string): Promise<void> {
+  // Later test files share this API server: a configuration left pointing at a closed server
+  // would refuse all their writes (failurePolicy Fail), and the CRDs' conversion would fail.
+  await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, configurationName).catch(() => false);
+  // failurePolicy Ignore, but every create would still wait on a refused connection and log a warning.
+  await client.delete(MUTATING_WEBHOOK_CONFIGURATIONS, undefined, configurationName).catch(() => false);
+  for (const crd of generateCrds()) {
+    if (crd.spec.conversion === undefined) continue;
+    await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);
+  }
+}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -56,15 +69,7 @@ export async function startWebhookHarness(): Promise<WebhookHarness> {
     install,
     operatorNamespace,
     async stop() {
-      // Later test files share this API server: a configuration left pointing at a closed server
-      // would refuse all their writes (failurePolicy Fail), and the CRDs' conversion would fail.
-      await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, settings.configurationName).catch(() => false);
-      // failurePolicy Ignore, but every create would still wait on a refused connection and log a warning.
-      await client.delete(MUTATING_WEBHOOK_CONFIGURATIONS, undefined, settings.configurationName).catch(() => false);
-      for (const crd of generateCrds()) {
-        if (crd.spec.conversion === undefined) continue;
-        await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);
-      }
+      await uninstallWebhooks(client, settings.configurationName);
       abort.abort();
       await running.close();
       client.close();

@@ -4,8 +4,9 @@
 // lookup (empty, as in `helm template`); missingkey=zero with "<no value>" removed; templates parsed
 // deepest path first; files whose name starts with _ only define. Each rendered file is split like
 // releaseutil.SplitManifests and every document turned into JSON by sigs.k8s.io/yaml, as Helm's
-// kube client reads it. Left out: toToml (no TOML library in Debian's gocode), .Files, .Capabilities
-// and subcharts (the chart has none).
+// kube client reads it. .Files offers Get over the chart's files/ directory (the only files the
+// chart reads). Left out: toToml (no TOML library in Debian's gocode), the rest of .Files,
+// .Capabilities and subcharts (the chart has none).
 //
 // usage: helm-render CHART_DIR VALUES_JSON_FILE RELEASE_NAME RELEASE_NAMESPACE
 // prints {"manifests":[{"template":..., "object":...}], "crds":[...], "notes":"..."}
@@ -26,6 +27,29 @@ import (
 )
 
 type values = map[string]interface{}
+
+// chartFiles is Helm's .Files (chart.Files) as far as the chart uses it: Get returns a file's text, "" when absent.
+type chartFiles map[string]string
+
+func (f chartFiles) Get(name string) string { return f[name] }
+
+func readChartFiles(chartDir string) (chartFiles, error) {
+	files := chartFiles{}
+	dir := filepath.Join(chartDir, "files")
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return files, nil
+	}
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(chartDir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	return files, err
+}
 
 // Helm's includes stop at this depth (engine.recursionMaxNums).
 const recursionMaxNums = 1000
@@ -242,7 +266,12 @@ func render(chartDir, valuesFile, releaseName, releaseNamespace string) (interfa
 			return nil, err
 		}
 	}
+	files, err := readChartFiles(chartDir)
+	if err != nil {
+		return nil, err
+	}
 	top := values{
+		"Files":   files,
 		"Values":  coalesce(chartValues, userValues),
 		"Chart":   chart,
 		"Release": values{"Name": releaseName, "Namespace": releaseNamespace, "IsInstall": true, "IsUpgrade": false, "Revision": 1, "Service": "Helm"},

@@ -25,11 +25,18 @@ describe('endpoint-operator gateway flags', () => {
     expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--sticky-header', ''], {})).stickyHeader).toBe('');
   });
 
+  it('takes --request-log-sink (EO_GATEWAY_REQUEST_LOG_SINK) as the CloudEvents sink', () => {
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, [], { EO_GATEWAY_REQUEST_LOG_SINK: 'http://broker/ns/default' })).requestLog?.sink).toBe('http://broker/ns/default');
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--request-log-sink', ''], {})).requestLog?.sink).toBeUndefined();
+  });
+
   it.each([
     [['--port', '70000'], /--port must be a port number/],
     [['--upstream-timeout', '0'], /--upstream-timeout must be positive/],
     [['--body-limit', '1.5'], /--body-limit must be a whole number of bytes/],
     [['--log-payload-limit=-1'], /--log-payload-limit must be a whole number of bytes/],
+    [['--request-log-sink', 'broker.knative-eventing'], /--request-log-sink must be an http or https URL, got "broker.knative-eventing"/],
+    [['--request-log-sink', 'ftp://collector/'], /--request-log-sink must be an http or https URL/],
   ])('refuses %j', (argv, message) => {
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(UsageError);
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(message);

@@ -40,8 +40,9 @@ const EVERY_OPTION_ON = {
   location: 'europe-west4',
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
+  tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
   signin: { enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8' },
-  gateway: { ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
+  gateway: { ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
 };
 
 /** The generator's objects for `values` as plain JSON (what the chart's YAML decodes to). */
@@ -76,6 +77,12 @@ describe('the Helm chart', () => {
     expect(chart.crds.length).toBeGreaterThan(0);
     expect(chart.manifests.length).toBeGreaterThan(0);
     expect(byKey([...chart.crds, ...chart.manifests.map((m) => m.object)])).toEqual(byKey(deployFile));
+  });
+
+  it('renders the generator objects with the request log sink set and tracing off (the gateway env alone)', async () => {
+    const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, requestLogSink: 'http://collector.logging:8080/' } };
+    const chart = await renderChart(renderer, CHART, { gateway: { requestLogSink: 'http://collector.logging:8080/' } });
+    expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(values).filter((o) => !isCrd(o))));
   });
 
   describe('with every option on', () => {

@@ -1,0 +1,244 @@
+/**
+ * B6 with tracing: what OpenTelemetry costs the gateway. Three `endpoint-operator gateway` processes
+ * (the compiled binary) serve the same endpoint of a real kube-apiserver (started here) in front of
+ * the same model server: tracing off (no OTEL_* set), and exporting OTLP/HTTP to a loopback receiver
+ * with the sampler at 0.01 and at 1.0. They are called open-loop at a fixed offered rate in
+ * alternating blocks, so all three see the same machine load. Reported per arm: the gateway
+ * process's CPU per call (from /proc) and p50/p99 latency; for the two traced arms what they add to
+ * the untraced one. Bounded in count and time.
+ *
+ *   npx tsx bench/tracing.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120]
+ *
+ * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of
+ * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { installCrds } from '../src/operator/crds.js';
+import { resources } from '../src/reconcilers/context.js';
+import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import { GatewayTracing } from '../src/gateway/tracing.js';
+import { startTelemetry } from '../src/runtime/telemetry.js';
+import { cpuSecondsOf } from './process-cpu.js';
+import { recordResults } from './results.js';
+
+const { values } = parseArgs({
+  options: { rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' } },
+});
+const NS = 'bench-tracing';
+const MODEL = 'fraud';
+const RESOURCE_NAME = 'projects/bench/locations/local/endpoints/fraud';
+const EXPORT_DELAY_MS = 200;
+const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
+
+interface Arm {
+  readonly name: 'off' | 'sampled-0.01' | 'sampled-1.0';
+  readonly env: Record<string, string>;
+}
+
+/** The routed objects, written as the operator leaves them (status included), so no operator runs. */
+async function writeObjects(client: KubeClient, modelPort: number): Promise<void> {
+  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
+  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+  await client.create(endpointSlicesResource(sliceVersion), NS, {
+    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice', metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
+    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+  });
+  await client.create(resources.deployedModels, NS, {
+    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
+    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
+  });
+  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
+  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
+}
+
+/** A gateway binary with `env` added (and any inherited OTEL_* removed); its port from its "gateway serving" line. */
+function startGateway(kubeconfig: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
+  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+  // EO_GATEWAY_AUTH=none: the calls here carry no token (gateway authentication, once merged, is on by default).
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=/tmp/eo-tracing-prof/${env['OTEL_TRACES_SAMPLER_ARG'] ?? 'off'}`] : [];
+  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], {
+    stdio: ['ignore', 'pipe', 'inherit'], env: { ...base, EO_GATEWAY_AUTH: 'none', ...env },
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+  });
+}
+
+/** An OTLP/HTTP receiver that accepts every export and counts the bytes. */
+async function startReceiver(): Promise<{ url: string; bytes: () => number; close: () => void }> {
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (c: Buffer) => (bytes += c.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bytes: () => bytes, close: () => server.close() };
+}
+
+function pct(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+/**
+ * The tracing code path alone, in this process, with the real SDK exporting to the loopback receiver:
+ * what one gateway call runs of it (server span continued from a traceparent-less call, one client
+ * span, injection, ends), CPU per call including the export of every sampled span (a queue large
+ * enough to drop none, in batches of 20,000 so that the exporter's concurrency limit is never hit, flushed
+ * inside the measurement). Independent of the other processes' load,
+ * unlike the per-process figures.
+ */
+async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): Promise<number> {
+  const env: Record<string, string> = ratio === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_BSP_MAX_QUEUE_SIZE: '200000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20000' };
+  Object.assign(process.env, env);
+  const telemetry = startTelemetry('bench-path', env);
+  const tracing = new GatewayTracing();
+  const incoming = { 'content-type': 'application/json', host: 'gateway', 'content-length': '120' };
+  const target = { origin: 'http://127.0.0.1:9000', basePath: '' };
+  const once = (): void => {
+    const call = tracing.startCall(incoming);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (call === undefined) return GatewayTracing.forward(incoming, headers);
+    call.describe('predict', NS, 'fraud', RESOURCE_NAME);
+    call.attempt(target, headers, false).end(200);
+    call.end(200, '1');
+  };
+  for (let i = 0; i < 20_000; i++) once();
+  const calls = 100_000;
+  const before = process.cpuUsage();
+  for (let i = 0; i < calls; i++) {
+    once();
+    if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await telemetry?.shutdown(); // flushes every span still queued
+  const used = process.cpuUsage(before);
+  for (const key of Object.keys(env)) delete process.env[key];
+  return (used.user + used.system) / calls;
+}
+
+async function driver(): Promise<void> {
+  const rate = Number(values.rate);
+  const blocks = Number(values.blocks);
+  const perBlock = Math.ceil(Number(values.requests) / blocks);
+  const maxMs = Number(values['max-seconds']) * 1000;
+  let plane: ControlPlane | undefined;
+  const children: ChildProcess[] = [];
+  const deadline = setTimeout(() => {
+    console.error(`B6 tracing exceeded ${maxMs / 1000} s; stopping`);
+    for (const c of children) c.kill('SIGKILL');
+    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
+  }, maxMs + 120_000);
+  const receiver = await startReceiver();
+  const model = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  try {
+    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    await writeObjects(client, model.port);
+    client.close();
+    const traced = (ratio: string): Record<string, string> => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_SERVICE_NAME: 'bench-gateway',
+      // Exports every 200 ms instead of 5 s, so a block can wait for its spans' export without long idle windows.
+      OTEL_BSP_SCHEDULE_DELAY: String(EXPORT_DELAY_MS),
+    });
+    const arms: Arm[] = [{ name: 'off', env: {} }, { name: 'sampled-0.01', env: traced('0.01') }, { name: 'sampled-1.0', env: traced('1.0') }];
+    const gateways = [];
+    for (const arm of arms) {
+      const g = await startGateway(plane.kubeconfigPath, arm.env);
+      children.push(g.child);
+      gateways.push({ arm, ...g, latencies: [] as number[], cpuMicros: 0 });
+    }
+
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const send = (port: number): Promise<number> => new Promise((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/v1/${RESOURCE_NAME}:predict`, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`HTTP ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end(BODY);
+    });
+    /** Open loop: call i is sent at start + i/rate whatever the answers do. */
+    const run = async (port: number, count: number): Promise<number[]> => {
+      const t0 = performance.now();
+      const pending: Promise<number>[] = [];
+      for (let i = 0; i < count; i++) {
+        const wait = t0 + (i * 1000) / rate - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        pending.push(send(port));
+      }
+      return Promise.all(pending);
+    };
+
+    for (const g of gateways) await run(g.port, 1000); // warm-up: JIT, pools, the SDK's first exports
+    const t0 = performance.now();
+    for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
+      // The arms take turns going first: whatever the machine does after one arm's block is not always charged to the same next arm.
+      for (const g of [...gateways.slice(b % gateways.length), ...gateways.slice(0, b % gateways.length)]) {
+        const before = cpuSecondsOf(g.child.pid ?? 0);
+        g.latencies.push(...(await run(g.port, perBlock)));
+        // Every arm waits past the export delay inside its block: the traced arms' exports are charged, and idle CPU alike.
+        await new Promise((r) => setTimeout(r, EXPORT_DELAY_MS + 800));
+        g.cpuMicros += (cpuSecondsOf(g.child.pid ?? 0) - before) * 1e6;
+      }
+    }
+    agent.destroy();
+
+    const path = { off: await pathCpuPerCall(receiver.url, undefined), low: await pathCpuPerCall(receiver.url, '0.01'), full: await pathCpuPerCall(receiver.url, '1.0') };
+    const r3 = (x: number): number => Number(x.toFixed(3));
+    const figures = gateways.map((g) => ({ arm: g.arm.name, calls: g.latencies.length, p50: pct(g.latencies, 50), p99: pct(g.latencies, 99), cpuUs: g.cpuMicros / g.latencies.length }));
+    const [off, low, full] = figures as [typeof figures[number], typeof figures[number], typeof figures[number]];
+    const conditions = `${off.calls} calls per arm at ${rate}/s offered open-loop, ${blocks} alternating blocks, loopback; OTLP/HTTP JSON to a loopback receiver (${receiver.bytes()} bytes received); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`;
+    console.log(`B6 tracing: ${conditions}`);
+    for (const f of figures) console.log(`  ${f.arm.padEnd(13)} p50 ${f.p50.toFixed(3)} ms  p99 ${f.p99.toFixed(3)} ms  gateway CPU ${f.cpuUs.toFixed(1)} µs/call`);
+    console.log(`  added by sampling 0.01: CPU ${(low.cpuUs - off.cpuUs).toFixed(1)} µs/call (goal <= 5), p50 ${(low.p50 - off.p50).toFixed(3)} ms, p99 ${(low.p99 - off.p99).toFixed(3)} ms`);
+    console.log(`  added by sampling 1.0:  CPU ${(full.cpuUs - off.cpuUs).toFixed(1)} µs/call (goal <= 40), p50 ${(full.p50 - off.p50).toFixed(3)} ms, p99 ${(full.p99 - off.p99).toFixed(3)} ms`);
+    console.log(`  the tracing path alone, in-process (100,000 calls, exports flushed): off ${path.off.toFixed(2)} µs/call, 0.01 ${path.low.toFixed(2)} µs/call, 1.0 ${path.full.toFixed(2)} µs/call`);
+    const baseline = { value: Number(off.cpuUs.toFixed(1)), name: 'gateway CPU per call with tracing off, µs' };
+    recordResults([
+      { id: 'B6.tracing.off.cpu_per_request', name: 'gateway CPU per predict call, tracing off (no OTEL_* set)', value: Number(off.cpuUs.toFixed(1)), unit: 'µs', notes: conditions },
+      { id: 'B6.tracing.sampled_0_01.added_cpu', name: 'gateway CPU per call added by tracing with the sampler at 0.01', value: Number((low.cpuUs - off.cpuUs).toFixed(1)), unit: 'µs', goal: { op: '<=', value: 5 }, baseline },
+      { id: 'B6.tracing.sampled_1_0.added_cpu', name: 'gateway CPU per call added by tracing every call (sampler 1.0)', value: Number((full.cpuUs - off.cpuUs).toFixed(1)), unit: 'µs', goal: { op: '<=', value: 40 }, baseline },
+      { id: 'B6.tracing.path.off', name: 'CPU of the tracing code path per call, in-process, tracing off', value: Number(path.off.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 0.5 } },
+      { id: 'B6.tracing.path.sampled_0_01', name: 'CPU of the tracing code path per call, in-process, sampler 0.01, exports included', value: Number(path.low.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 5 } },
+      { id: 'B6.tracing.path.sampled_1_0', name: 'CPU of the tracing code path per call, in-process, every call traced, exports included', value: Number(path.full.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 40 } },
+      { id: 'B6.tracing.sampled_0_01.added_p50', name: 'median latency added by tracing at 0.01', value: r3(low.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
+      { id: 'B6.tracing.sampled_0_01.added_p99', name: 'p99 latency added by tracing at 0.01', value: r3(low.p99 - off.p99), unit: 'ms', baseline: { value: r3(off.p99), name: 'p99 with tracing off, ms' } },
+      { id: 'B6.tracing.sampled_1_0.added_p50', name: 'median latency added by tracing every call', value: r3(full.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
+      { id: 'B6.tracing.sampled_1_0.added_p99', name: 'p99 latency added by tracing every call', value: r3(full.p99 - off.p99), unit: 'ms', baseline: { value: r3(off.p99), name: 'p99 with tracing off, ms' } },
+    ], { tracing: Object.fromEntries(figures.map((f) => [f.arm, { p50: r3(f.p50), p99: r3(f.p99), cpuPerCallUs: Number(f.cpuUs.toFixed(1)) }])) });
+  } finally {
+    clearTimeout(deadline);
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+      if (c.exitCode !== null) return resolve();
+      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      c.once('exit', () => { clearTimeout(kill); resolve(); });
+      c.kill('SIGTERM');
+    })));
+    await model.close();
+    receiver.close();
+    await plane?.stop();
+  }
+}
+
+await driver();

@@ -1,0 +1,188 @@
+/**
+ * The dashboard and the alerts against a real Prometheus (Debian's binary) scraping, on loopback,
+ * `endpoint-operator run` (controllers, webhooks, sign-in API) and `endpoint-operator gateway` as
+ * separate processes of the test cluster, with a ServiceAccount token allowed to `get` /metrics.
+ * After objects are applied through the webhooks and calls are sent through the gateway, every
+ * dashboard panel query and every alert expression (its comparisons made `bool`, so a healthy
+ * cluster still answers) must return at least one series: a metric renamed in the code breaks this
+ * test, not a dashboard in production.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alertExpressions } from '../../../src/deploy/alerts.js';
+import { dashboardQueries } from '../../../src/deploy/dashboard.js';
+import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
+import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
+import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
+import { REPO_ROOT } from '../../support/examples.js';
+import { PrometheusServer } from '../../support/prometheus-server.js';
+import { apply, endpointManifest, eventually, post, serviceManifest, waitDeployed } from '../gateway/harness.js';
+import { installCrds, testClient } from '../reconcilers/harness.js';
+import { uninstallWebhooks } from '../webhook/harness.js';
+
+/**
+ * The gateway authentication metrics (issue 22's contract), not exported by this branch yet: queries
+ * reading them are skipped. Empty this list when the gateway authenticates calls.
+ */
+const METRICS_AWAITING_GATEWAY_AUTH: readonly string[] = [
+  'endpoint_operator_gateway_auth_enabled',
+  'endpoint_operator_gateway_auth_decisions_total',
+  'endpoint_operator_gateway_auth_reviews_total',
+  'endpoint_operator_gateway_auth_review_duration_seconds',
+  'endpoint_operator_gateway_auth_cache_requests_total',
+  'endpoint_operator_gateway_auth_cache_entries',
+];
+
+const awaitingAuth = (expr: string): boolean => METRICS_AWAITING_GATEWAY_AUTH.some((m) => expr.includes(m));
+
+/** An alert expression that answers in a healthy cluster too: every comparison filter becomes a `bool` comparison. */
+export function answeringAlways(expr: string): string {
+  return expr.replace(/\s(==|!=|>=|<=|>|<)\s/g, ' $1 bool ');
+}
+
+const children: ChildProcess[] = [];
+let namespace = '';
+let prometheus: PrometheusServer | undefined;
+let model: RunningDemoModelServer | undefined;
+let gatewayUrl = '';
+const clusterRole = (): string => `eo-test-metrics-reader-${namespace}`;
+
+function startCli(name: string, args: string[]): ChildProcess {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(EO_|POD_|OTEL_|KUBECONFIG$)/.test(k)));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], env });
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') console.error(`${name} exited with ${code ?? signal}`);
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitHttp(url: string): Promise<void> {
+  await eventually(`${url} answers 200`, async () => {
+    try {
+      return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).status === 200;
+    } catch {
+      return false;
+    }
+  }, 90_000);
+}
+
+/** A token of ServiceAccount `prometheus`, bound to a ClusterRole that may `get` the non-resource URL /metrics. */
+async function metricsReaderToken(): Promise<string> {
+  const rbac = [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'prometheus', namespace } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: clusterRole() }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: clusterRole() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole() },
+      subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace }],
+    },
+  ];
+  const applied = await kubectl(['apply', '-f', '-'], { input: rbac.map((o) => yaml.dump(o)).join('---\n') });
+  expect(applied.code, applied.stderr).toBe(0);
+  // Kubernetes 1.20's kubectl has no `create token`: the TokenRequest API, with the API server's default audience.
+  const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } };
+  const minted = await kubectl(['create', '--raw', `/api/v1/namespaces/${namespace}/serviceaccounts/prometheus/token`, '-f', '-'], { input: JSON.stringify(request) });
+  expect(minted.code, minted.stderr).toBe(0);
+  return (JSON.parse(minted.stdout) as { status: { token: string } }).status.token;
+}
+
+beforeAll(async () => {
+  namespace = await createTestNamespace('observability');
+  const client = testClient();
+  await installCrds(client);
+  const sliceVersion = await discoverEndpointSliceVersion(client, namespace);
+  client.close();
+  const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await freeLoopbackPorts(6)) as [number, number, number, number, number, number];
+  const kubeconfig = testCluster().kubeconfig;
+  startCli('operator', ['run', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--operator-namespace', namespace, '--bind-address', '127.0.0.1',
+    '--health-port', String(health), '--metrics-port', String(metrics), '--webhook-port', String(webhook), '--webhook-url-host', '127.0.0.1',
+    '--lease-name', 'observability-test', '--signin', '--signin-namespace', namespace, '--signin-host', '127.0.0.1', '--signin-port', String(signin)]);
+  startCli('gateway', ['gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', String(gatewayPort), '--health-port', String(gatewayHealth)]);
+  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  await waitHttp(`http://127.0.0.1:${health}/readyz`);
+  await waitHttp(`http://127.0.0.1:${gatewayHealth}/readyz`);
+
+  prometheus = await PrometheusServer.start([{ name: 'endpoint-operator', target: `127.0.0.1:${metrics}` }, { name: 'endpoint-operator-gateway', target: `127.0.0.1:${gatewayHealth}` }], await metricsReaderToken());
+  // A first scrape of both before anything happens, so that rates see the increases that follow.
+  await eventually('both targets scraped', async () => {
+    const up = await prometheus?.query('up == 1');
+    return up !== undefined && up.length === 2;
+  }, 60_000);
+
+  // Through the webhooks (the operator registered them), reconciled, then called through the gateway.
+  model = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }, sliceVersion));
+  await apply(namespace, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }]));
+  await apply(namespace, endpointManifest('nowhere', { '8': 100 }, [{ name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } }]));
+  const fraud = await waitDeployed(namespace, 'fraud', ['1']);
+  const nowhere = await waitDeployed(namespace, 'nowhere', ['8']);
+  const instance = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, transactionsLast24h: 2 };
+  await eventually('the gateway serves the endpoint', async () => (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] })).status === 200, 60_000);
+  for (let i = 0; i < 20; i++) expect((await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] })).status).toBe(200);
+  for (let i = 0; i < 3; i++) expect((await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] })).status).toBe(503);
+  // A wrong password: the sign-in API's attempts counter moves.
+  const login = await fetch(`http://127.0.0.1:${signin}/auth/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' }) });
+  expect(login.status).toBe(401);
+  // Two more scrapes of each target after the calls.
+  const scraped = await prometheus.query('max(timestamp(up))');
+  const after = Number(scraped[0]?.value[1] ?? 0);
+  await eventually('two scrapes after the calls', async () => {
+    const r = await prometheus?.query('min(timestamp(up))');
+    return Number(r?.[0]?.value[1] ?? 0) >= after + 2;
+  }, 30_000);
+}, 600_000);
+
+afterAll(async () => {
+  for (const child of children) {
+    if (child.exitCode !== null) continue;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await prometheus?.stop();
+  await model?.close();
+  // The operator registered its webhooks by URL on this process's ports: take them out of the shared cluster.
+  const client = testClient();
+  await uninstallWebhooks(client, DEFAULT_WEBHOOK_SETTINGS.configurationName);
+  client.close();
+  if (namespace !== '') await kubectl(['delete', 'clusterrole,clusterrolebinding', clusterRole(), '--ignore-not-found']);
+}, 120_000);
+
+describe('a real Prometheus scraping the operator and the gateway', () => {
+  it('scrapes both with the metrics-reader token', async () => {
+    const targets = await prometheus?.targets();
+    expect(targets?.map((t) => `${t.job} ${t.health} ${t.lastError}`).sort()).toEqual(['endpoint-operator up ', 'endpoint-operator-gateway up ']);
+  });
+
+  it('answers every dashboard panel query with at least one series', async () => {
+    const empty: string[] = [];
+    for (const { panel, expr } of dashboardQueries()) {
+      if (awaitingAuth(expr)) continue;
+      if ((await prometheus?.query(expr))?.length === 0) empty.push(`${panel}: ${expr}`);
+    }
+    expect(empty).toEqual([]);
+  });
+
+  it('answers every alert expression with at least one series', async () => {
+    const empty: string[] = [];
+    for (const { alert, expr } of alertExpressions()) {
+      if (awaitingAuth(expr)) continue;
+      if ((await prometheus?.query(answeringAlways(expr)))?.length === 0) empty.push(`${alert}: ${answeringAlways(expr)}`);
+    }
+    expect(empty).toEqual([]);
+  });
+
+  it('finds no alert condition but on the endpoint whose model server does not exist', async () => {
+    const conditions: string[] = [];
+    for (const { alert, expr } of alertExpressions()) {
+      for (const series of (await prometheus?.query(expr)) ?? []) conditions.push(`${alert} ${JSON.stringify(series.metric)}`);
+    }
+    // "nowhere" answers only 503s and its DeployedModel is not Ready (an instant query ignores `for`).
+    expect(conditions.filter((c) => !c.includes('nowhere'))).toEqual([]);
+  });
+});
