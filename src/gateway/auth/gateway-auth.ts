@@ -1,0 +1,197 @@
+/**
+ * The gateway's guard (controller-runtime's WithAuthenticationAndAuthorization, in two steps so the
+ * registry can authenticate in an `onRequest` hook before it knows the object): a bearer token →
+ * cached TokenReview → Caller; then Caller + the call's attributes → cached SubjectAccessReview.
+ * Failures leave as Google JSON errors: 401 UNAUTHENTICATED (with `WWW-Authenticate: Bearer`), 403
+ * PERMISSION_DENIED, 503 UNAVAILABLE (the apiserver could not answer), 429 RESOURCE_EXHAUSTED (the
+ * review limiter refused). No user name or token reaches a label or a log line.
+ */
+import type { IncomingMessage } from 'node:http';
+import { realClock, type Clock } from '../../runtime/clock.js';
+import type { KubeClient } from '../../runtime/kube-client.js';
+import type { Logger } from '../../runtime/logger.js';
+import { GoogleApiError } from '../google-errors.js';
+import { accessAttributes, attributesKey, permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
+import { DecisionCache } from './decision-cache.js';
+import { jwtExpiryMs, Keyer } from './keys.js';
+import { authDecisions, authEnabled } from './metrics.js';
+import { ReviewLimiter, ReviewThrottledError } from './review-limiter.js';
+import { ReviewUnavailableError, SubjectAccessReviewAuthorizer, TokenReviewAuthenticator, type AccessAuthorizer, type AccessVerdict, type TokenAuthenticator, type TokenVerdict, type UserInfo } from './reviews.js';
+import type { AuthSettings } from './settings.js';
+
+/** Who is calling, once authenticated. `key` is stable per principal and not reversible (keys.ts): for per-caller fairness. */
+export interface Caller {
+  readonly key: string;
+  /** undefined with --auth=none. */
+  readonly user: UserInfo | undefined;
+}
+
+const ANONYMOUS: Caller = { key: 'anonymous', user: undefined };
+const REALM = 'endpoint-operator-gateway';
+
+/** A bearer token from an Authorization header (RFC 6750 §2.1; the scheme is case-insensitive). */
+export function bearerToken(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const m = /^bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i.exec(header);
+  return m?.[1];
+}
+
+function unauthenticated(message: string, tokenPresented: boolean): GoogleApiError {
+  const err = new GoogleApiError('UNAUTHENTICATED', message);
+  // RFC 6750 §3.1: no error attribute when no credentials were presented.
+  err.headers = { 'www-authenticate': tokenPresented ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"` };
+  return err;
+}
+
+export interface GuardParts {
+  readonly authenticator: TokenAuthenticator;
+  readonly authorizer: AccessAuthorizer;
+  readonly limiter: ReviewLimiter;
+  readonly settings: AuthSettings;
+  readonly clock: Pick<Clock, 'now'>;
+  readonly keyer?: Keyer;
+}
+
+/** One audience set: cached token reviews and access reviews behind one limiter. */
+export class RequestGuard {
+  private readonly keyer: Keyer;
+  private readonly tokens: DecisionCache<TokenVerdict>;
+  private readonly access: DecisionCache<AccessVerdict>;
+
+  constructor(private readonly parts: GuardParts) {
+    this.keyer = parts.keyer ?? new Keyer();
+    this.tokens = new DecisionCache({ kind: 'token', maxEntries: parts.settings.cacheEntries, clock: parts.clock });
+    this.access = new DecisionCache({ kind: 'access', maxEntries: parts.settings.cacheEntries, clock: parts.clock });
+  }
+
+  /** The caller behind an Authorization header; throws 401, 429 or 503 as GoogleApiError. */
+  async authenticate(authorization: string | string[] | undefined): Promise<Caller> {
+    const token = bearerToken(authorization);
+    if (token === undefined) {
+      if (authorization === undefined) {
+        throw unauthenticated(`Request is missing required authentication credential: expected a bearer token (Authorization: Bearer TOKEN) minted for audience ${this.parts.settings.audiences.join(' or ')}, e.g. by kubectl create token SERVICE_ACCOUNT --audience ${this.parts.settings.audiences[0] ?? ''}.`, false);
+      }
+      throw unauthenticated('Request had invalid authentication credentials: the Authorization header is not of the form "Bearer TOKEN".', true);
+    }
+    const { settings, clock } = this.parts;
+    const verdict = await this.tokens.get(this.keyer.of('token', token), async () => {
+      const value = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token)).catch((err: unknown) => { throw reviewFailure(err); });
+      if (!value.authenticated) return { value, ttlMs: settings.tokenFailureTtlMs };
+      const exp = jwtExpiryMs(token);
+      return { value, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
+    });
+    if (!verdict.authenticated) throw unauthenticated(`Request had invalid authentication credentials: ${verdict.reason}. Expected a valid, unexpired bearer token minted for audience ${settings.audiences.join(' or ') || 'of the kube-apiserver'}.`, true);
+    return { key: this.keyer.principal(verdict.user), user: verdict.user };
+  }
+
+  /** Resolves when the caller may make `call` on `target`; throws 403, 429 or 503 as GoogleApiError. */
+  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string): Promise<void> {
+    const user = caller.user;
+    if (user === undefined) return;
+    const attributes = accessAttributes(call, target);
+    const { settings } = this.parts;
+    const verdict = await this.access.get(this.keyer.of('access', this.keyer.user(user), attributesKey(attributes)), async () => {
+      const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes)).catch((err: unknown) => { throw reviewFailure(err); });
+      return { value, ttlMs: value.allowed ? settings.accessAllowTtlMs : settings.accessDenyTtlMs };
+    });
+    if (!verdict.allowed) throw new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, target));
+  }
+}
+
+/** A review that could not be made, as the caller's answer. */
+function reviewFailure(err: unknown): unknown {
+  if (err instanceof ReviewUnavailableError) return new GoogleApiError('UNAVAILABLE', `The service is currently unavailable: ${err.message}. Retry later.`);
+  if (err instanceof ReviewThrottledError) return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many credentials to check: ${err.message}. Retry later.`);
+  return err;
+}
+
+const OUTCOMES: Partial<Record<string, 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'>> = {
+  UNAUTHENTICATED: 'unauthenticated',
+  PERMISSION_DENIED: 'forbidden',
+  UNAVAILABLE: 'unavailable',
+  RESOURCE_EXHAUSTED: 'throttled',
+};
+
+/** What the HTTP layers call: the gateway's calls (gateway audience) and /metrics (the apiserver's audience). */
+export class GatewayAuth {
+  private constructor(
+    readonly enabled: boolean,
+    private readonly calls: RequestGuard | undefined,
+    private readonly metrics: RequestGuard | undefined,
+  ) {
+    authEnabled.set(enabled ? 1 : 0);
+  }
+
+  static create(client: KubeClient, settings: AuthSettings, log: Logger, clock: Pick<Clock, 'now'> = realClock): GatewayAuth {
+    if (settings.mode === 'none') {
+      log.warn('authentication is OFF (--auth=none): anyone who reaches the gateway can call every endpoint and read every registry service');
+      return new GatewayAuth(false, undefined, undefined);
+    }
+    const limiter = new ReviewLimiter({ maxInFlight: settings.maxReviewsInFlight, perSecond: settings.reviewsPerSecond, clock });
+    const review = { timeoutMs: settings.reviewTimeoutMs };
+    const keyer = new Keyer();
+    const authorizer = new SubjectAccessReviewAuthorizer(client, review);
+    const guard = (audiences: readonly string[]): RequestGuard =>
+      new RequestGuard({ authenticator: new TokenReviewAuthenticator(client, audiences, review), authorizer, limiter, settings: { ...settings, audiences }, clock, keyer });
+    // /metrics: the apiserver's own audience, as Prometheus' ServiceAccount token is (controller-runtime's metrics filter).
+    return new GatewayAuth(true, guard(settings.audiences), guard([]));
+  }
+
+  static disabled(): GatewayAuth {
+    return new GatewayAuth(false, undefined, undefined);
+  }
+
+  /** Authentication alone (the registry's onRequest hook, before it knows which object the name belongs to). */
+  async authenticate(call: AuthCall, authorization: string | string[] | undefined): Promise<Caller> {
+    if (this.calls === undefined) return ANONYMOUS;
+    try {
+      return await this.calls.authenticate(authorization);
+    } catch (err) {
+      throw this.refused(call, err);
+    }
+  }
+
+  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string): Promise<void> {
+    if (this.calls === undefined) return;
+    try {
+      await this.calls.authorize(call, caller, target, described);
+    } catch (err) {
+      throw this.refused(call, err);
+    }
+    authDecisions.inc({ call, outcome: 'allowed' });
+  }
+
+  /** Both steps (the prediction path, whose target is read from the path). */
+  async check(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string): Promise<Caller> {
+    const caller = await this.authenticate(call, authorization);
+    await this.authorize(call, caller, target, described);
+    return caller;
+  }
+
+  /** The 403 for a name no object holds, identical to the refusal of one the caller may not use. */
+  deny(call: AuthCall, described: string): GoogleApiError {
+    authDecisions.inc({ call, outcome: 'forbidden' });
+    return new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, undefined));
+  }
+
+  /** The /metrics guard of a health server: undefined = serve; else the plain-text refusal (kube-rbac-proxy answers so). */
+  async guardMetrics(req: IncomingMessage): Promise<{ status: number; headers: Record<string, string>; body: string } | undefined> {
+    if (this.metrics === undefined) return undefined;
+    try {
+      const caller = await this.metrics.authenticate(req.headers.authorization);
+      await this.metrics.authorize('metrics', caller, undefined, '/metrics');
+      authDecisions.inc({ call: 'metrics', outcome: 'allowed' });
+      return undefined;
+    } catch (err) {
+      const refusal = this.refused('metrics', err);
+      if (!(refusal instanceof GoogleApiError)) throw refusal;
+      return { status: refusal.httpCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...refusal.headers }, body: `${refusal.message}\n` };
+    }
+  }
+
+  private refused(call: AuthCall, err: unknown): unknown {
+    const outcome = err instanceof GoogleApiError ? OUTCOMES[err.status] : undefined;
+    if (outcome !== undefined) authDecisions.inc({ call, outcome });
+    return err;
+  }
+}
