@@ -22,6 +22,7 @@ import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { NO_AUTH } from '../gateway/auth/settings.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local control plane' },
@@ -170,7 +171,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const b of demoBackends) say(`demo model server ${b.server.url} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
     }
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
-    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }) });
+    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }), auth: NO_AUTH });
     const gatewayPort = (await gateway.start()).port;
     const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
     say(`prediction gateway on ${gatewayUrl}`);

@@ -85,7 +85,8 @@ export class RequestGuard {
   }
 
   /** Resolves when the caller may make `call` on `target`; throws 403, 429 or 503 as GoogleApiError. */
-  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string): Promise<void> {
+  /** `revealTarget` false: the refusal names only `described` (the target was found by a look-up, and must not leak). */
+  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
     const user = caller.user;
     if (user === undefined) return;
     const attributes = accessAttributes(call, target);
@@ -94,7 +95,7 @@ export class RequestGuard {
       const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes)).catch((err: unknown) => { throw reviewFailure(err); });
       return { value, ttlMs: value.allowed ? settings.accessAllowTtlMs : settings.accessDenyTtlMs };
     });
-    if (!verdict.allowed) throw new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, target));
+    if (!verdict.allowed) throw new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, revealTarget ? target : undefined));
   }
 }
 
@@ -151,10 +152,10 @@ export class GatewayAuth {
     }
   }
 
-  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string): Promise<void> {
+  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
     if (this.calls === undefined) return;
     try {
-      await this.calls.authorize(call, caller, target, described);
+      await this.calls.authorize(call, caller, target, described, revealTarget);
     } catch (err) {
       throw this.refused(call, err);
     }
@@ -164,6 +165,21 @@ export class GatewayAuth {
   /** Both steps (the prediction path, whose target is read from the path). */
   async check(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string): Promise<Caller> {
     const caller = await this.authenticate(call, authorization);
+    await this.authorize(call, caller, target, described);
+    return caller;
+  }
+
+  /**
+   * A call on an object named by the path (prediction): authorised before anything is looked up. A
+   * path that no namespace can hold (its project does not fit the --project template) is NOT_FOUND once
+   * the caller is authenticated; with --auth=none the call goes on as before.
+   */
+  async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Caller> {
+    const caller = await this.authenticate(call, authorization);
+    if (target === undefined) {
+      if (this.enabled) throw notFound();
+      return caller;
+    }
     await this.authorize(call, caller, target, described);
     return caller;
   }

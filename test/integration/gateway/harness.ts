@@ -12,6 +12,7 @@ import yaml from 'js-yaml';
 import { pino, type Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
+import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer, type GatewayPlugin } from '../../../src/gateway/server.js';
 import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -117,6 +118,8 @@ export async function startGateway(
     upstreamTimeoutMs: 10_000,
     bodyLimitBytes: 64 * 1024,
     stickyHeader: 'x-eo-sticky-key',
+    // Auth is the subject of gateway/auth.test.ts only; the other gateway tests call without tokens.
+    auth: NO_AUTH,
     ...overrides,
   });
   for (const plugin of plugins) gateway.register(plugin);
