@@ -6,8 +6,8 @@
  * exactly what the gateway enforces.
  */
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
+import { REGISTRY_GROUP } from '../../api/registry/status.js';
 
-export const REGISTRY_GROUP = 'registry.endpoint-operator.dev';
 
 export type AuthCall = 'predict' | 'rawPredict' | 'explain' | 'resolve' | 'getService' | 'listEndpoints' | 'metrics';
 

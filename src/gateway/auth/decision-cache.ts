@@ -36,8 +36,10 @@ export class DecisionCache<V> {
     return this.entries.size;
   }
 
-  get(key: string, load: () => Promise<Loaded<V>>): Promise<V> {
+  /** `load` is given the value that just expired, if it was still held (a renewal rather than a stranger). */
+  get(key: string, load: (expired: V | undefined) => Promise<Loaded<V>>): Promise<V> {
     const entry = this.entries.get(key);
+    let expired: V | undefined;
     if (entry !== undefined) {
       if (entry.expiresAt > this.options.clock.now()) {
         this.entries.delete(key);
@@ -45,12 +47,13 @@ export class DecisionCache<V> {
         authCacheRequests.inc({ cache: this.options.kind, result: 'hit' });
         return Promise.resolve(entry.value);
       }
+      expired = entry.value;
       this.remove(key);
     }
     authCacheRequests.inc({ cache: this.options.kind, result: 'miss' });
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
-    const started = load().then(
+    const started = load(expired).then(
       (loaded) => {
         this.loading.delete(key);
         if (loaded.ttlMs > 0) this.put(key, { value: loaded.value, expiresAt: this.options.clock.now() + loaded.ttlMs });

@@ -74,8 +74,8 @@ export class RequestGuard {
       throw unauthenticated('Request had invalid authentication credentials: the Authorization header is not of the form "Bearer TOKEN".', true);
     }
     const { settings, clock } = this.parts;
-    const verdict = await this.tokens.get(this.keyer.of('token', token), async () => {
-      const value = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token)).catch((err: unknown) => { throw reviewFailure(err); });
+    const verdict = await this.tokens.get(this.keyer.of('token', token), async (expired) => {
+      const value = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token), expired?.authenticated === true).catch((err: unknown) => { throw reviewFailure(err); });
       if (!value.authenticated) return { value, ttlMs: settings.tokenFailureTtlMs };
       const exp = jwtExpiryMs(token);
       return { value, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
@@ -91,8 +91,8 @@ export class RequestGuard {
     if (user === undefined) return;
     const attributes = accessAttributes(call, target);
     const { settings } = this.parts;
-    const verdict = await this.access.get(this.keyer.of('access', this.keyer.user(user), attributesKey(attributes)), async () => {
-      const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes)).catch((err: unknown) => { throw reviewFailure(err); });
+    const verdict = await this.access.get(this.keyer.of('access', this.keyer.user(user), attributesKey(attributes)), async (expired) => {
+      const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes), expired?.allowed === true).catch((err: unknown) => { throw reviewFailure(err); });
       return { value, ttlMs: value.allowed ? settings.accessAllowTtlMs : settings.accessDenyTtlMs };
     });
     if (!verdict.allowed) throw new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, revealTarget ? target : undefined));

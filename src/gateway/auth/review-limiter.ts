@@ -25,13 +25,23 @@ export class ReviewLimiter {
     this.refilledAt = options.clock.now();
   }
 
-  async run<T>(review: () => Promise<T>): Promise<T> {
+  /**
+   * `renewal`: the review re-checks a decision that was positive until its TTL ran out. Renewals pass
+   * without taking from the budget (still counted in flight): their number is bounded by the cache
+   * (entries / TTL), and refusing them would let a storm of strangers lock out the callers it already knows.
+   */
+  async run<T>(review: () => Promise<T>, renewal = false): Promise<T> {
+    if (renewal) return this.admitted(review);
     const now = this.options.clock.now();
     this.tokens = Math.min(this.options.perSecond, this.tokens + ((now - this.refilledAt) / 1000) * this.options.perSecond);
     this.refilledAt = now;
     if (this.inFlight >= this.options.maxInFlight) throw new ReviewThrottledError(`${this.options.maxInFlight} reviews are already in flight at the kube-apiserver`);
     if (this.tokens < 1) throw new ReviewThrottledError(`more than ${this.options.perSecond} reviews per second would be sent to the kube-apiserver`);
     this.tokens -= 1;
+    return this.admitted(review);
+  }
+
+  private async admitted<T>(review: () => Promise<T>): Promise<T> {
     this.inFlight++;
     try {
       return await review();

@@ -108,7 +108,7 @@ export class CapturedLog {
 
 export async function startGateway(
   env: GatewayEnv, log: Logger, overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {}, plugins: readonly GatewayPlugin[] = [],
-): Promise<{ gateway: GatewayServer; url: string }> {
+): Promise<{ gateway: GatewayServer; url: string; healthPort: number | undefined }> {
   const gateway = await GatewayServer.create({
     client: env.operator.client,
     namespaces: [env.namespace],
@@ -123,8 +123,8 @@ export async function startGateway(
     ...overrides,
   });
   for (const plugin of plugins) gateway.register(plugin);
-  const { port } = await gateway.start();
-  return { gateway, url: `http://127.0.0.1:${port}` };
+  const { port, healthPort } = await gateway.start();
+  return { gateway, url: `http://127.0.0.1:${port}`, healthPort };
 }
 
 export const client = new Agent({ connections: 64, keepAliveTimeout: 10_000 });

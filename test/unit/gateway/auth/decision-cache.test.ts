@@ -67,3 +67,19 @@ describe('DecisionCache', () => {
     expect(loads()).toBe(5);
   });
 });
+
+describe('DecisionCache renewals', () => {
+  it('hands the loader the value that just expired, and nothing for a stranger', async () => {
+    let now = 0;
+    const cache = new DecisionCache<string>({ kind: 'access', maxEntries: 10, clock: { now: () => now } });
+    const seen: (string | undefined)[] = [];
+    const load = (value: string) => async (expired: string | undefined) => {
+      seen.push(expired);
+      return { value, ttlMs: 100 };
+    };
+    await cache.get('k', load('a'));
+    now += 100;
+    await cache.get('k', load('b'));
+    expect(seen).toEqual([undefined, 'a']);
+  });
+});

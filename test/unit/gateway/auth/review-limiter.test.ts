@@ -33,3 +33,15 @@ describe('ReviewLimiter', () => {
     expect(await limiter.run(async () => 'ok')).toBe('ok');
   });
 });
+
+describe('ReviewLimiter renewals', () => {
+  it('lets the renewal of a known decision through when the budget is spent', async () => {
+    const limiter = new ReviewLimiter({ maxInFlight: 1, perSecond: 1, clock: { now: () => 0 } });
+    let release!: () => void;
+    const held = limiter.run(() => new Promise<void>((r) => (release = r)));
+    await expect(limiter.run(async () => 'stranger')).rejects.toBeInstanceOf(ReviewThrottledError);
+    expect(await limiter.run(async () => 'renewal', true)).toBe('renewal');
+    release();
+    await held;
+  });
+});
