@@ -17,6 +17,7 @@ import { apply, CapturedLog, client, endpointManifest, eventually, post, service
 import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, deleteServiceAccount, mintToken, unbind } from './service-accounts.js';
 
 const AUDIENCE = 'endpoint-operator-gateway';
+const APISERVER_TOKEN_CACHE_MS = 10_000;
 const AUTH: AuthSettings = {
   ...DEFAULT_AUTH_SETTINGS,
   tokenSuccessTtlMs: 2_000,
@@ -129,9 +130,11 @@ describe('authentication', () => {
     const r = await eventually('the deleted account is refused', async () => {
       const answer = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.doomed));
       return answer.status === 401 ? answer : undefined;
-    }, 20_000);
+    }, 40_000);
     expect(r.json.error.status).toBe('UNAUTHENTICATED');
-    expect(Date.now() - deleted).toBeLessThan(AUTH.tokenSuccessTtlMs + 5_000);
+    // The kube-apiserver caches its own successful token authentications for 10 s (kube-apiserver's
+    // TokenSuccessCacheTTL), so a TokenReview can still say yes that long after the deletion.
+    expect(Date.now() - deleted).toBeLessThan(AUTH.tokenSuccessTtlMs + APISERVER_TOKEN_CACHE_MS + 5_000);
   });
 });
 
@@ -176,6 +179,8 @@ describe('authorization', () => {
     }, 20_000);
     expect(Date.now() - removed).toBeLessThan(AUTH.accessAllowTtlMs + 5_000);
     await bindRole(env.namespace, 'bound-predict', 'endpoint-operator-prediction-caller', 'bound');
+    // Granted again: allowed once the denial's window (1 s) has passed.
+    await eventually('the caller is allowed again', async () => (await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status === 200, 20_000);
   });
 });
 
@@ -217,8 +222,10 @@ describe('a storm of invalid tokens', () => {
     const seconds = (Date.now() - started) / 1000;
     const reviews = (await metricValue(authReviews, { review: 'token' })) - reviewsBefore;
     expect([...statuses.keys()].every((s) => s === 401 || s === 429), JSON.stringify([...statuses])).toBe(true);
-    // The bucket holds one second's worth and refills at reviewsPerSecond.
-    expect(reviews).toBeLessThanOrEqual(AUTH.reviewsPerSecond * (seconds + 1));
+    // The bucket holds one second's worth and refills at reviewsPerSecond; the cached caller's renewals (one per
+    // token window) pass outside the budget.
+    const renewals = Math.ceil(seconds / (AUTH.tokenSuccessTtlMs / 1000)) + 1;
+    expect(reviews).toBeLessThanOrEqual(AUTH.reviewsPerSecond * (seconds + 1) + renewals);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
     expect(cachedCaller.every((s) => s === 200), JSON.stringify(cachedCaller)).toBe(true);
     expect(await metricValue(authCacheEntries, { cache: 'token' })).toBeLessThanOrEqual(2 * AUTH.cacheEntries);
