@@ -113,13 +113,47 @@ const OUTCOMES: Partial<Record<string, 'unauthenticated' | 'forbidden' | 'unavai
   RESOURCE_EXHAUSTED: 'throttled',
 };
 
+export type MetricsRefusal = { status: number; headers: Record<string, string>; body: string };
+export type MetricsGuard = (req: IncomingMessage) => Promise<MetricsRefusal | undefined>;
+
+/**
+ * controller-runtime's metrics filter: a bearer token for the kube-apiserver's own audience (Prometheus'
+ * ServiceAccount token) whose user may `get` the non-resource URL /metrics. Refusals in plain text.
+ */
+function guardOf(guard: RequestGuard): MetricsGuard {
+  return async (req) => {
+    try {
+      const caller = await guard.authenticate(req.headers.authorization);
+      await guard.authorize('metrics', caller, undefined, '/metrics');
+      authDecisions.inc({ call: 'metrics', outcome: 'allowed' });
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof GoogleApiError)) throw err;
+      const outcome = OUTCOMES[err.status];
+      if (outcome !== undefined) authDecisions.inc({ call: 'metrics', outcome });
+      return { status: err.httpCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...err.headers }, body: `${err.message}\n` };
+    }
+  };
+}
+
+/** The /metrics guard of a process that serves no gateway calls (the operator: `run --metrics-auth`). */
+export function createMetricsGuard(client: KubeClient, settings: AuthSettings, clock: Pick<Clock, 'now'> = realClock): MetricsGuard {
+  const limiter = new ReviewLimiter({ maxInFlight: settings.maxReviewsInFlight, perSecond: settings.reviewsPerSecond, clock });
+  const review = { timeoutMs: settings.reviewTimeoutMs };
+  const authenticator = new TokenReviewAuthenticator(client, [], review);
+  return guardOf(new RequestGuard({ authenticator, authorizer: new SubjectAccessReviewAuthorizer(client, review), limiter, settings: { ...settings, audiences: [] }, clock }));
+}
+
 /** What the HTTP layers call: the gateway's calls (gateway audience) and /metrics (the apiserver's audience). */
 export class GatewayAuth {
+  private readonly metrics: MetricsGuard | undefined;
+
   private constructor(
     readonly enabled: boolean,
     private readonly calls: RequestGuard | undefined,
-    private readonly metrics: RequestGuard | undefined,
+    metrics: RequestGuard | undefined,
   ) {
+    this.metrics = metrics === undefined ? undefined : guardOf(metrics);
     authEnabled.set(enabled ? 1 : 0);
   }
 
@@ -191,18 +225,8 @@ export class GatewayAuth {
   }
 
   /** The /metrics guard of a health server: undefined = serve; else the plain-text refusal (kube-rbac-proxy answers so). */
-  async guardMetrics(req: IncomingMessage): Promise<{ status: number; headers: Record<string, string>; body: string } | undefined> {
-    if (this.metrics === undefined) return undefined;
-    try {
-      const caller = await this.metrics.authenticate(req.headers.authorization);
-      await this.metrics.authorize('metrics', caller, undefined, '/metrics');
-      authDecisions.inc({ call: 'metrics', outcome: 'allowed' });
-      return undefined;
-    } catch (err) {
-      const refusal = this.refused('metrics', err);
-      if (!(refusal instanceof GoogleApiError)) throw refusal;
-      return { status: refusal.httpCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...refusal.headers }, body: `${refusal.message}\n` };
-    }
+  guardMetrics(req: IncomingMessage): Promise<MetricsRefusal | undefined> {
+    return this.metrics === undefined ? Promise.resolve(undefined) : this.metrics(req);
   }
 
   private refused(call: AuthCall, err: unknown): unknown {

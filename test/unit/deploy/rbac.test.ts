@@ -42,6 +42,8 @@ describe('RBAC', () => {
       ...expand('', ['events'], ['create', 'patch']),
       ...expand('admissionregistration.k8s.io', ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
       ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),
+      ...expand('authentication.k8s.io', ['tokenreviews'], ['create']),
+      ...expand('authorization.k8s.io', ['subjectaccessreviews'], ['create']),
     ].sort());
   });
 
