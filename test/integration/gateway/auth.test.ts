@@ -14,7 +14,7 @@ import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { apply, CapturedLog, client, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
-import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, deleteServiceAccount, mintToken, unbind } from './service-accounts.js';
+import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, deleteServiceAccount, mintToken, unbind } from '../../support/service-accounts.js';
 
 const AUDIENCE = 'endpoint-operator-gateway';
 const APISERVER_TOKEN_CACHE_MS = 10_000;

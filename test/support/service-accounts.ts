@@ -4,14 +4,37 @@
  * and tokens minted by the TokenRequest API with the audiences asked for (Kubernetes 1.20's kubectl has
  * no `create token`: `kubectl create --raw .../serviceaccounts/NAME/token` is the same call).
  */
+import { spawn } from 'node:child_process';
 import yaml from 'js-yaml';
-import { callerRoleManifests } from '../../../src/deploy/caller-roles.js';
-import { kubectl } from '../../support/cluster.js';
+import { callerRoleManifests } from '../../src/deploy/caller-roles.js';
+import { testCluster } from './cluster.js';
 
-async function run(args: string[], input?: string): Promise<string> {
-  const r = await kubectl(args, input === undefined ? {} : { input });
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
-  return r.stdout;
+/** The real kubectl against `kubeconfig` (default: the run's shared cluster); throws on a non-zero exit. */
+function kubectlAt(kubeconfig: string | undefined, args: string[], input = ''): Promise<string> {
+  const cluster = testCluster();
+  return new Promise((resolve, reject) => {
+    const child = spawn(cluster.kubectl, ['--kubeconfig', kubeconfig ?? cluster.kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${stderr.trim()}`))));
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+  });
+}
+
+/** Set by useCluster: the kubeconfig of a test's own control plane. */
+let current: string | undefined;
+
+/** Points these helpers at another control plane (a fault test's own); undefined = the shared one. */
+export function useCluster(kubeconfig: string | undefined): void {
+  current = kubeconfig;
+}
+
+function run(args: string[], input?: string): Promise<string> {
+  return kubectlAt(current, args, input);
 }
 
 /** The ClusterRoles of the chart (endpoint-operator-prediction-caller, -registry-reader, -metrics-reader). */
