@@ -4,10 +4,13 @@
  * HTTP calls with `Authorization: Bearer`. Short cache windows (set as the flags would) make removed
  * accounts and bindings take effect within the test.
  */
+import { v1 as aiplatform } from '@google-cloud/aiplatform';
+import { v1 as servicedirectory } from '@google-cloud/service-directory';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerTokenAuth, gatewayClientOptions } from '../../../examples/gateway-client/bearer-token-auth.js';
 import { authCacheEntries, authReviews } from '../../../src/gateway/auth/metrics.js';
 import { DEFAULT_AUTH_SETTINGS, type AuthSettings } from '../../../src/gateway/auth/settings.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
@@ -198,6 +201,31 @@ describe('/metrics and health', () => {
     expect(scraped.status).toBe(200);
     expect(scraped.text).toContain('endpoint_operator_gateway_auth_decisions_total{call="predict",outcome="allowed"}');
     expect(scraped.text).toContain('endpoint_operator_gateway_auth_enabled 1');
+  });
+});
+
+describe("Google's official Node clients (REST transport) with a real token", () => {
+  // The example's auth client (examples/gateway-client), given the token instead of the projected file. The clients'
+  // types ask for google-auth-library's AuthClient class; their REST transport calls only getRequestHeaders/fetch.
+  const options = (token: string): never => gatewayClientOptions(base, bearerTokenAuth(token)) as never;
+  const codeOf = async (p: Promise<unknown>): Promise<unknown> => p.then(() => 0, (err: { code?: unknown }) => err.code);
+
+  it('Vertex AI PredictionServiceClient: allowed, then gRPC 16 UNAUTHENTICATED and 7 PERMISSION_DENIED', async () => {
+    const instances = [{ structValue: { fields: { a: { numberValue: 1 } } } }];
+    const allowed = new aiplatform.PredictionServiceClient(options(tokens.bound ?? ''));
+    const [answer] = await allowed.predict({ endpoint: endpointName, instances });
+    expect(answer.deployedModelId).toBe('1');
+    expect(answer.predictions?.[0]?.numberValue).toBe(0.5);
+    expect(await codeOf(new aiplatform.PredictionServiceClient(options('garbage')).predict({ endpoint: endpointName, instances }))).toBe(16);
+    expect(await codeOf(new aiplatform.PredictionServiceClient(options(tokens.unbound ?? '')).predict({ endpoint: endpointName, instances }))).toBe(7);
+    await allowed.close();
+  });
+
+  it('Service Directory LookupServiceClient: allowed, then gRPC 16 and 7', async () => {
+    const [resolved] = await new servicedirectory.LookupServiceClient(options(tokens.bound ?? '')).resolveService({ name: SERVICE });
+    expect(resolved.service?.endpoints?.map((e) => e.address)).toEqual(['10.0.0.1']);
+    expect(await codeOf(new servicedirectory.LookupServiceClient(options('garbage')).resolveService({ name: SERVICE }))).toBe(16);
+    expect(await codeOf(new servicedirectory.LookupServiceClient(options(tokens.unbound ?? '')).resolveService({ name: SERVICE }))).toBe(7);
   });
 });
 
