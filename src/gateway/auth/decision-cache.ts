@@ -29,11 +29,32 @@ export class DecisionCache<V> {
   /** A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used. */
   private readonly entries = new Map<string, Entry<V>>();
   private readonly loading = new Map<string, Promise<V>>();
+  // Bound once: label look-ups per call cost more than the cache itself.
+  private readonly hits: { inc(): void };
+  private readonly misses: { inc(): void };
 
-  constructor(private readonly options: DecisionCacheOptions) {}
+  constructor(private readonly options: DecisionCacheOptions) {
+    this.hits = authCacheRequests.labels(options.kind, 'hit');
+    this.misses = authCacheRequests.labels(options.kind, 'miss');
+  }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** The live value of `key`, without side effects (the synchronous fast path; `hit` records its use). */
+  peek(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAt > this.options.clock.now() ? entry.value : undefined;
+  }
+
+  /** Records a use of a live entry found by `peek`: least recently used order and the hit count. */
+  hit(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    this.hits.inc();
   }
 
   /** `load` is given the value that just expired, if it was still held (a renewal rather than a stranger). */
@@ -44,13 +65,13 @@ export class DecisionCache<V> {
       if (entry.expiresAt > this.options.clock.now()) {
         this.entries.delete(key);
         this.entries.set(key, entry);
-        authCacheRequests.inc({ cache: this.options.kind, result: 'hit' });
+        this.hits.inc();
         return Promise.resolve(entry.value);
       }
       expired = entry.value;
       this.remove(key);
     }
-    authCacheRequests.inc({ cache: this.options.kind, result: 'miss' });
+    this.misses.inc();
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
     const started = load(expired).then(

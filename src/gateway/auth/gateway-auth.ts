@@ -11,7 +11,7 @@ import { realClock, type Clock } from '../../runtime/clock.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import { GoogleApiError } from '../google-errors.js';
-import { accessAttributes, attributesKey, permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
+import { accessAttributes, attributesKey, callAccessKey, permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
 import { DecisionCache } from './decision-cache.js';
 import { jwtExpiryMs, Keyer } from './keys.js';
 import { authDecisions, authEnabled } from './metrics.js';
@@ -52,11 +52,20 @@ export interface GuardParts {
   readonly keyer?: Keyer;
 }
 
+/** A token's decision with what later calls need from it, derived once (each HMAC costs microseconds per call). */
+interface KnownToken {
+  readonly verdict: TokenVerdict;
+  readonly caller: Caller | undefined;
+  /** keyer.user of the token's user: the access cache's key prefix. */
+  readonly userKey: string;
+}
+
 /** One audience set: cached token reviews and access reviews behind one limiter. */
 export class RequestGuard {
   private readonly keyer: Keyer;
-  private readonly tokens: DecisionCache<TokenVerdict>;
+  private readonly tokens: DecisionCache<KnownToken>;
   private readonly access: DecisionCache<AccessVerdict>;
+  private readonly userKeys = new WeakMap<Caller, string>();
 
   constructor(private readonly parts: GuardParts) {
     this.keyer = parts.keyer ?? new Keyer();
@@ -74,14 +83,37 @@ export class RequestGuard {
       throw unauthenticated('Request had invalid authentication credentials: the Authorization header is not of the form "Bearer TOKEN".', true);
     }
     const { settings, clock } = this.parts;
-    const verdict = await this.tokens.get(this.keyer.of('token', token), async (expired) => {
-      const value = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token), expired?.authenticated === true).catch((err: unknown) => { throw reviewFailure(err); });
-      if (!value.authenticated) return { value, ttlMs: settings.tokenFailureTtlMs };
+    const known = await this.tokens.get(this.keyer.token(token), async (expired) => {
+      const verdict = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token), expired?.verdict.authenticated === true).catch((err: unknown) => { throw reviewFailure(err); });
+      if (!verdict.authenticated) return { value: { verdict, caller: undefined, userKey: '' }, ttlMs: settings.tokenFailureTtlMs };
+      const caller: Caller = { key: this.keyer.principal(verdict.user), user: verdict.user };
+      const userKey = this.keyer.user(verdict.user);
+      this.userKeys.set(caller, userKey);
       const exp = jwtExpiryMs(token);
-      return { value, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
+      return { value: { verdict, caller, userKey }, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
     });
-    if (!verdict.authenticated) throw unauthenticated(`Request had invalid authentication credentials: ${verdict.reason}. Expected a valid, unexpired bearer token minted for audience ${settings.audiences.join(' or ') || 'of the kube-apiserver'}.`, true);
-    return { key: this.keyer.principal(verdict.user), user: verdict.user };
+    if (known.caller === undefined) {
+      const reason = known.verdict.authenticated ? 'the token was not accepted' : known.verdict.reason;
+      throw unauthenticated(`Request had invalid authentication credentials: ${reason}. Expected a valid, unexpired bearer token minted for audience ${settings.audiences.join(' or ') || 'of the kube-apiserver'}.`, true);
+    }
+    return known.caller;
+  }
+
+  /**
+   * The caller when both its token and this access are cached and allowed, found without a promise (the
+   * hot path of every repeated call); undefined otherwise, and the caller takes authenticate + authorize.
+   */
+  cachedAllowed(authorization: string | string[] | undefined, call: AuthCall, target: CallTarget): Caller | undefined {
+    const token = bearerToken(authorization);
+    if (token === undefined) return undefined;
+    const tokenKey = this.keyer.token(token);
+    const caller = this.tokens.peek(tokenKey)?.caller;
+    if (caller === undefined) return undefined;
+    const accessKey = `${this.userKeys.get(caller) ?? ''}\u0000${callAccessKey(call, target)}`;
+    if (this.access.peek(accessKey)?.allowed !== true) return undefined;
+    this.tokens.hit(tokenKey);
+    this.access.hit(accessKey);
+    return caller;
   }
 
   /** Resolves when the caller may make `call` on `target`; throws 403, 429 or 503 as GoogleApiError. */
@@ -91,7 +123,9 @@ export class RequestGuard {
     if (user === undefined) return;
     const attributes = accessAttributes(call, target);
     const { settings } = this.parts;
-    const verdict = await this.access.get(this.keyer.of('access', this.keyer.user(user), attributesKey(attributes)), async (expired) => {
+    // The user part is already a keyed hash: the access key needs no second one.
+    const userKey = this.userKeys.get(caller) ?? this.keyer.user(user);
+    const verdict = await this.access.get(`${userKey}\u0000${attributesKey(attributes)}`, async (expired) => {
       const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes), expired?.allowed === true).catch((err: unknown) => { throw reviewFailure(err); });
       return { value, ttlMs: value.allowed ? settings.accessAllowTtlMs : settings.accessDenyTtlMs };
     });
@@ -104,6 +138,19 @@ function reviewFailure(err: unknown): unknown {
   if (err instanceof ReviewUnavailableError) return new GoogleApiError('UNAVAILABLE', `The service is currently unavailable: ${err.message}. Retry later.`);
   if (err instanceof ReviewThrottledError) return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many credentials to check: ${err.message}. Retry later.`);
   return err;
+}
+
+const decisionCounters = new Map<string, { inc(): void }>();
+
+/** authDecisions' child for (call, outcome), bound once. */
+function countDecision(call: AuthCall, outcome: 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'): void {
+  const key = `${call}/${outcome}`;
+  let counter = decisionCounters.get(key);
+  if (counter === undefined) {
+    counter = authDecisions.labels(call, outcome);
+    decisionCounters.set(key, counter);
+  }
+  counter.inc();
 }
 
 const OUTCOMES: Partial<Record<string, 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'>> = {
@@ -125,12 +172,12 @@ function guardOf(guard: RequestGuard): MetricsGuard {
     try {
       const caller = await guard.authenticate(req.headers.authorization);
       await guard.authorize('metrics', caller, undefined, '/metrics');
-      authDecisions.inc({ call: 'metrics', outcome: 'allowed' });
+      countDecision('metrics', 'allowed');
       return undefined;
     } catch (err) {
       if (!(err instanceof GoogleApiError)) throw err;
       const outcome = OUTCOMES[err.status];
-      if (outcome !== undefined) authDecisions.inc({ call: 'metrics', outcome });
+      if (outcome !== undefined) countDecision('metrics', outcome);
       return { status: err.httpCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...err.headers }, body: `${err.message}\n` };
     }
   };
@@ -193,7 +240,7 @@ export class GatewayAuth {
     } catch (err) {
       throw this.refused(call, err);
     }
-    authDecisions.inc({ call, outcome: 'allowed' });
+    countDecision(call, 'allowed');
   }
 
   /** Both steps (the prediction path, whose target is read from the path). */
@@ -209,6 +256,13 @@ export class GatewayAuth {
    * the caller is authenticated; with --auth=none the call goes on as before.
    */
   async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Caller> {
+    if (target !== undefined) {
+      const cached = this.calls?.cachedAllowed(authorization, call, target);
+      if (cached !== undefined) {
+        countDecision(call, 'allowed');
+        return cached;
+      }
+    }
     const caller = await this.authenticate(call, authorization);
     if (target === undefined) {
       if (this.enabled) throw notFound();
@@ -220,7 +274,7 @@ export class GatewayAuth {
 
   /** The 403 for a name no object holds, identical to the refusal of one the caller may not use. */
   deny(call: AuthCall, described: string): GoogleApiError {
-    authDecisions.inc({ call, outcome: 'forbidden' });
+    countDecision(call, 'forbidden');
     return new GoogleApiError('PERMISSION_DENIED', permissionDeniedMessage(call, described, undefined));
   }
 
@@ -231,7 +285,7 @@ export class GatewayAuth {
 
   private refused(call: AuthCall, err: unknown): unknown {
     const outcome = err instanceof GoogleApiError ? OUTCOMES[err.status] : undefined;
-    if (outcome !== undefined) authDecisions.inc({ call, outcome });
+    if (outcome !== undefined) countDecision(call, outcome);
     return err;
   }
 }

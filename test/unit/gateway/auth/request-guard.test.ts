@@ -103,4 +103,21 @@ describe('RequestGuard', () => {
     await rejection(w.guard.authorize('predict', caller, target, 'x'));
     expect(w.asked.access).toBe(3);
   });
+
+  it('answers repeated allowed calls from the caches without a promise, and only while both decisions live', async () => {
+    const w = world();
+    w.tokens.set('t', { authenticated: true, user: alice });
+    w.allowed.add(`${alice.username} predict ns/ep`);
+    const target = { namespace: 'ns', name: 'ep' };
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target)).toBeUndefined();
+    const caller = await w.guard.authenticate('Bearer t');
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target)).toBeUndefined(); // access not asked yet
+    await w.guard.authorize('predict', caller, target, 'x');
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target)).toBe(caller);
+    expect(w.guard.cachedAllowed('Bearer t', 'explain', target)).toBeUndefined();
+    expect(w.guard.cachedAllowed('Bearer other', 'predict', target)).toBeUndefined();
+    w.tick(60_000);
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target)).toBeUndefined();
+    expect([w.asked.token, w.asked.access]).toEqual([1, 1]);
+  });
 });
