@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
-import { RequestGuard } from '../../../../src/gateway/auth/gateway-auth.js';
+import { RequestGuard } from '../../../../src/gateway/auth/request-guard.js';
 import { ReviewLimiter } from '../../../../src/gateway/auth/review-limiter.js';
 import { ReviewUnavailableError, type AccessAuthorizer, type TokenAuthenticator, type TokenVerdict, type UserInfo } from '../../../../src/gateway/auth/reviews.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../../src/gateway/auth/settings.js';
