@@ -12,7 +12,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerTokenAuth, gatewayClientOptions } from '../../../examples/gateway-client/bearer-token-auth.js';
 import { authCacheEntries, authReviews } from '../../../src/gateway/auth/metrics.js';
+import { createMetricsGuard } from '../../../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS, type AuthSettings } from '../../../src/gateway/auth/settings.js';
+import { HealthChecks, startHealthServer } from '../../../src/runtime/health-server.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
@@ -201,6 +203,21 @@ describe('/metrics and health', () => {
     expect(scraped.status).toBe(200);
     expect(scraped.text).toContain('endpoint_operator_gateway_auth_decisions_total{call="predict",outcome="allowed"}');
     expect(scraped.text).toContain('endpoint_operator_gateway_auth_enabled 1');
+  });
+});
+
+describe("the operator's /metrics (run --metrics-auth=token-review)", () => {
+  it('serves /metrics to a token allowed to get it, refuses others, and leaves /healthz open', async () => {
+    const server = await startHealthServer({ port: 0, host: '127.0.0.1', checks: new HealthChecks(), guardMetrics: createMetricsGuard(env.operator.client, DEFAULT_AUTH_SETTINGS) });
+    try {
+      const at = `http://127.0.0.1:${server.port}`;
+      expect((await get(`${at}/healthz`)).status).toBe(200);
+      expect((await get(`${at}/metrics`)).status).toBe(401);
+      expect((await get(`${at}/metrics`, bearer(tokens.apiserverAudience))).status).toBe(403);
+      expect((await get(`${at}/metrics`, bearer(tokens.scraper))).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
 
