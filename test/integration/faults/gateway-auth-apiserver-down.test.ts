@@ -3,9 +3,11 @@
  * started again): a caller whose decisions are cached is still served, a new caller gets 503
  * UNAVAILABLE (never 401: a down apiserver is not a bad token), and all is well after the restart.
  */
+import { v1 as servicedirectory } from '@google-cloud/service-directory';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearerTokenAuth, gatewayClientOptions } from '../../../examples/gateway-client/bearer-token-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
@@ -75,6 +77,13 @@ describe('gateway auth while the kube-apiserver is down', () => {
       expect(newcomer.body.error?.status).toBe('UNAVAILABLE');
       // An error is never cached: the same newcomer is asked about again (and refused again) rather than remembered.
       expect((await resolve(tokens.newcomer ?? '')).status).toBe(503);
+      // Service Directory's own Node client raises gRPC 14 UNAVAILABLE (its retry-worthy code), not 16.
+      const sd = new servicedirectory.LookupServiceClient(gatewayClientOptions(base, bearerTokenAuth(tokens.newcomer ?? '')) as never);
+      const code = await sd.resolveService({ name: SERVICE_NAME }, {
+        // No retries: the client's default policy retries 14 until its deadline (then reports 4).
+        retry: { retryCodes: [], backoffSettings: { initialRetryDelayMillis: 100, retryDelayMultiplier: 1, maxRetryDelayMillis: 100, initialRpcTimeoutMillis: 10_000, rpcTimeoutMultiplier: 1, maxRpcTimeoutMillis: 10_000, totalTimeoutMillis: 10_000 } },
+      } as never).then(() => 0, (err: { code?: unknown }) => err.code);
+      expect(code).toBe(14);
     } finally {
       await cluster.plane.startApiserver();
     }
