@@ -89,12 +89,6 @@ export class DecisionCache<V> {
     return started;
   }
 
-  /** Drops every entry (process shutdown; tests). */
-  clear(): void {
-    authCacheEntries.dec({ cache: this.options.kind }, this.entries.size);
-    this.entries.clear();
-  }
-
   private put(key: string, entry: Entry<V>): void {
     if (this.entries.has(key)) this.remove(key);
     while (this.entries.size >= this.options.maxEntries) {
