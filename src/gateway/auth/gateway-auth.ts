@@ -36,6 +36,8 @@ function countDecision(call: AuthCall, outcome: 'allowed' | 'unauthenticated' | 
   counter.inc();
 }
 
+const UNAVAILABLE_LOG_MS = 10_000;
+
 const OUTCOMES: Partial<Record<string, 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'>> = {
   UNAUTHENTICATED: 'unauthenticated',
   PERMISSION_DENIED: 'forbidden',
@@ -77,11 +79,14 @@ export function createMetricsGuard(client: KubeClient, settings: AuthSettings, c
 /** What the HTTP layers call: the gateway's calls (gateway audience) and /metrics (the apiserver's audience). */
 export class GatewayAuth {
   private readonly metrics: MetricsGuard | undefined;
+  /** When the last "reviews fail" warning was logged: one line per UNAVAILABLE_LOG_MS, not one per call. */
+  private unavailableLoggedAt = -Infinity;
 
   private constructor(
     readonly enabled: boolean,
     private readonly calls: RequestGuard | undefined,
     metrics: RequestGuard | undefined,
+    private readonly log?: Logger,
   ) {
     this.metrics = metrics === undefined ? undefined : guardOf(metrics);
     authEnabled.set(enabled ? 1 : 0);
@@ -99,7 +104,7 @@ export class GatewayAuth {
     const guard = (audiences: readonly string[]): RequestGuard =>
       new RequestGuard({ authenticator: new TokenReviewAuthenticator(client, audiences, review), authorizer, limiter, settings: { ...settings, audiences }, clock, keyer });
     // /metrics: the apiserver's own audience, as Prometheus' ServiceAccount token is (controller-runtime's metrics filter).
-    return new GatewayAuth(true, guard(settings.audiences), guard([]));
+    return new GatewayAuth(true, guard(settings.audiences), guard([]), log);
   }
 
   static disabled(): GatewayAuth {
@@ -169,6 +174,11 @@ export class GatewayAuth {
   private refused(call: AuthCall, err: unknown): unknown {
     const outcome = err instanceof GoogleApiError ? OUTCOMES[err.status] : undefined;
     if (outcome !== undefined) countDecision(call, outcome);
+    if (outcome === 'unavailable' && this.log !== undefined && performance.now() - this.unavailableLoggedAt >= UNAVAILABLE_LOG_MS) {
+      this.unavailableLoggedAt = performance.now();
+      // The reason is the transport's (connection refused, timeout, 5xx): never a user or a token.
+      this.log.warn({ call, reason: (err as GoogleApiError).message }, 'the kube-apiserver could not review a call: answered 503 UNAVAILABLE');
+    }
     return err;
   }
 }

@@ -4,6 +4,7 @@
  * UNAVAILABLE (never 401: a down apiserver is not a bad token), and all is well after the restart.
  */
 import { v1 as servicedirectory } from '@google-cloud/service-directory';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,7 @@ describe('gateway auth while the kube-apiserver is down', () => {
   let gatewayClient: KubeClient | undefined;
   let base = '';
   const tokens: Record<string, string> = {};
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     cluster = await startFaultCluster(NS);
@@ -44,7 +46,7 @@ describe('gateway auth while the kube-apiserver is down', () => {
     // Short review deadline: the down apiserver answers connection refused at once anyway.
     gatewayClient = KubeClient.fromKubeconfig(cluster.plane.kubeconfigPath, { requestTimeoutMs: 5_000 });
     gateway = await GatewayServer.create({
-      client: gatewayClient, namespaces: [NS], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }),
+      client: gatewayClient, namespaces: [NS], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _enc, done) => { logLines.push(chunk.toString('utf8')); done(); } })),
       auth: { ...DEFAULT_AUTH_SETTINGS, reviewTimeoutMs: 3_000 },
     });
     base = `http://127.0.0.1:${(await gateway.start()).port}`;
@@ -86,6 +88,14 @@ describe('gateway auth while the kube-apiserver is down', () => {
       expect(code).toBe(14);
     } finally {
       await cluster.plane.startApiserver();
+    }
+    // One warning (rate-limited), naming neither the user nor the token.
+    const warnings = logLines.filter((l) => l.includes('could not review a call'));
+    expect(warnings.length).toBeGreaterThanOrEqual(1);
+    expect(warnings.length).toBeLessThanOrEqual(2);
+    for (const line of logLines) {
+      expect(line).not.toContain('serviceaccount');
+      for (const token of Object.values(tokens)) expect(line).not.toContain(token.slice(-20));
     }
     await eventually('the newcomer is served after the restart', async () => ((await resolve(tokens.newcomer ?? '')).status === 200 ? true : undefined), 60_000);
   }, 180_000);
