@@ -10,10 +10,10 @@ import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examples.js';
 import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
-import { callableEndpoint, curlLines, listEndpoints, sampleSplit } from '../dev-environment/demo-calls.js';
+import { callableEndpoint, CURL_AUTH_HEADER, curlLines, DEMO_INSTANCE, listEndpoints, sampleSplit, tryCall } from '../dev-environment/demo-calls.js';
 import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type DemoBackendPlan, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
 import { GatewayServer } from '../gateway/server.js';
-import { registryLookupLines } from '../dev-environment/registry-lines.js';
+import { demoResolveCall, registryLookupLines } from '../dev-environment/registry-lines.js';
 import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
@@ -22,6 +22,8 @@ import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
+import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local control plane' },
@@ -170,7 +172,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const b of demoBackends) say(`demo model server ${b.server.url} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
     }
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
-    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }) });
+    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }), auth: DEFAULT_AUTH_SETTINGS });
     const gatewayPort = (await gateway.start()).port;
     const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
     say(`prediction gateway on ${gatewayUrl}`);
@@ -235,16 +237,22 @@ export async function main(argv: string[]): Promise<number> {
         );
       }
     }
+    // The gateway authenticates: the curls below run as ServiceAccount demo-caller, with its token.
+    const token = await demoCallerToken(client, namespace);
+    lines.push(...demoCallerLines(namespace, token));
     const callable = callableEndpoint(await listEndpoints(client, namespace));
     if (callable !== undefined) {
-      // Proven before it is printed: ten calls through the gateway, counted by the model that answered.
-      const counts = await sampleSplit(callable.url, 10);
+      // Proven before it is printed: ten calls through the gateway, counted by the model that answered, and an :explain.
+      const counts = await sampleSplit(callable.url, 10, token);
       const seen = [...counts].map(([id, n]) => `${n} × ${id}`).join(', ');
-      lines.push('', `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen})`, ...curlLines(callable.url));
+      const explained = await tryCall(`${callable.url}:explain`, { instances: [DEMO_INSTANCE] }, token);
+      lines.push('', `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen}; :explain answered ${explained})`, ...curlLines(callable.url, true));
     } else {
       lines.push('', `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`);
     }
-    lines.push(...registryLookupLines(gatewayUrl, objects, namespace));
+    const resolveCall = demoResolveCall(gatewayUrl, objects);
+    if (resolveCall !== undefined) say(`resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token)}`);
+    lines.push(...registryLookupLines(gatewayUrl, objects, namespace, CURL_AUTH_HEADER));
     lines.push('', 'Press Ctrl-C to stop.');
     process.stdout.write(`${lines.join('\n')}\n`);
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));

@@ -9,6 +9,7 @@ import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
+import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
 import { UsageError, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
@@ -25,6 +26,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)' },
   { name: 'request-log-sink', type: 'string', env: 'EO_GATEWAY_REQUEST_LOG_SINK', default: '', placeholder: 'URL', help: "also send sampled calls (predictRequestResponseLoggingConfig) to this URL as KServe-compatible CloudEvents ('' = only the log)" },
   { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
+  ...GATEWAY_AUTH_FLAGS,
 ];
 
 const HELP = `Usage: endpoint-operator gateway [flags]
@@ -32,8 +34,10 @@ const HELP = `Usage: endpoint-operator gateway [flags]
 Serves PredictionEndpoints' :predict, :explain and :rawPredict (Vertex AI's REST paths) and routes each
 call by the endpoint's traffic split to the model servers named by DeployedModels' spec.backend; and
 Service Directory's lookup of RegistryServices (POST /v1/{service}:resolve, GET /v1/{service}[/endpoints]). Every
-replica serves; there is no authentication: keep it cluster-internal. Every flag can also be set by its
-environment variable.
+replica serves. Every call needs a bearer token minted for the gateway's audience (TokenReview) and RBAC
+permission on the object it names (SubjectAccessReview: verbs predict, explain on predictionendpoints;
+resolve, get on registryservices; list on registryendpoints); /metrics needs get on the URL /metrics.
+Every flag can also be set by its environment variable.
 
 Flags:
 ${renderFlags(GATEWAY_FLAGS)}
@@ -83,6 +87,7 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     stickyHeader: str(values, 'sticky-header') ?? '',
     requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records'), sink: requestLogSink(values) },
     reservedPrefixes: list(values, 'reserved-prefix'),
+    auth: gatewayAuthConfig(values),
   };
 }
 

@@ -11,6 +11,7 @@ import { startOperatorProcess, type ProcessConfig } from '../operator/process.js
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
+import { AUTH_MODES, type AuthMode } from '../gateway/auth/settings.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -31,6 +32,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'retry-period', type: 'number', env: 'EO_RETRY_PERIOD', default: 2, placeholder: 'SECONDS', help: 'interval between attempts to acquire or renew the lease' },
   { name: 'health-port', type: 'number', env: 'EO_HEALTH_PORT', default: 8081, placeholder: 'PORT', help: '/healthz and /readyz (-1 = off)' },
   { name: 'metrics-port', type: 'number', env: 'EO_METRICS_PORT', default: 8080, placeholder: 'PORT', help: '/metrics in Prometheus text format (-1 = off)' },
+  { name: 'metrics-auth', type: 'string', env: 'EO_METRICS_AUTH', default: 'token-review', placeholder: 'MODE', help: "token-review: /metrics needs a bearer token whose user may get the URL /metrics (ClusterRole endpoint-operator-metrics-reader); none: open" },
   { name: 'bind-address', type: 'string', env: 'EO_BIND_ADDRESS', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the health, metrics and webhook servers' },
   { name: 'webhook', type: 'boolean', env: 'EO_WEBHOOK', default: true, help: 'serve the admission and conversion webhooks and register them' },
   { name: 'webhook-port', type: 'number', env: 'EO_WEBHOOK_PORT', default: 9443, placeholder: 'PORT', help: 'HTTPS port of the webhooks (the Service targets it)' },
@@ -129,12 +131,19 @@ export function runConfig(values: FlagValues): ProcessConfig {
       healthPort: num(values, 'health-port'),
       metricsPort: num(values, 'metrics-port'),
       bindAddress,
+      metricsAuth: metricsAuthOf(values),
     },
     ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
     ...(bool(values, 'signin')
       ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values) } }
       : {}),
   };
+}
+
+function metricsAuthOf(values: FlagValues): AuthMode {
+  const mode = str(values, 'metrics-auth') ?? 'token-review';
+  if (!AUTH_MODES.includes(mode as AuthMode)) throw new UsageError(`--metrics-auth must be one of ${AUTH_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
+  return mode as AuthMode;
 }
 
 function trustedProxiesOf(values: FlagValues): { trustedProxies?: TrustedProxies } {

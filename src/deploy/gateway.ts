@@ -1,8 +1,8 @@
 /**
  * The data plane's objects: `endpoint-operator gateway` as a stateless Deployment (every replica
- * serves, no leader election), its ClusterIP Service, its own ServiceAccount with read-only RBAC,
- * and an optional NetworkPolicy. The gateway is cluster-internal by default: the prediction calls
- * carry no authentication (the seed shows none).
+ * serves, no leader election), its ClusterIP Service, its own ServiceAccount with read-only RBAC
+ * (plus creating TokenReviews and SubjectAccessReviews: every call is authenticated and authorised by
+ * the cluster), and an optional NetworkPolicy.
  */
 import type { PolicyRule } from './rbac.js';
 import { HARDENED_CONTAINER } from './workload.js';
@@ -14,8 +14,17 @@ export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 export const GATEWAY_SERVICE_PORT = 80;
 
 /** `endpoint-operator gateway` flags; everything else keeps its default (see the gateway's flags). */
-export function gatewayArgs(): string[] {
-  return ['gateway', `--port=${GATEWAY_PORTS.http}`, `--health-port=${GATEWAY_PORTS.health}`];
+export function gatewayArgs(values: DeployValues): string[] {
+  const a = values.gateway.auth;
+  return [
+    'gateway', `--port=${GATEWAY_PORTS.http}`, `--health-port=${GATEWAY_PORTS.health}`,
+    // The namespace of a prediction call is read from its path with the operator's project template.
+    `--project=${values.project}`,
+    `--auth=${a.mode}`, `--auth-audiences=${a.audiences.join(',')}`,
+    `--auth-token-ttl=${a.tokenTTLSeconds}`, `--auth-token-failure-ttl=${a.tokenFailureTTLSeconds}`,
+    `--auth-access-ttl=${a.accessTTLSeconds}`, `--auth-access-deny-ttl=${a.accessDenyTTLSeconds}`,
+    `--auth-cache-size=${a.cacheSize}`, `--auth-max-reviews-in-flight=${a.maxReviewsInFlight}`, `--auth-reviews-per-second=${a.reviewsPerSecond}`,
+  ];
 }
 
 /**
@@ -30,6 +39,9 @@ export function gatewayRules(): PolicyRule[] {
     { apiGroups: ['registry.endpoint-operator.dev'], resources: ['registryservices', 'registryendpoints'], verbs: read },
     { apiGroups: [''], resources: ['services'], verbs: read },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: read },
+    // Every call is authenticated (TokenReview) and authorised (SubjectAccessReview) by the cluster.
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
 }
 
@@ -44,7 +56,7 @@ function gatewayContainer(values: DeployValues): object {
     name: 'gateway',
     image: `${values.image.repository}:${values.image.tag}`,
     imagePullPolicy: values.image.pullPolicy,
-    args: gatewayArgs(),
+    args: gatewayArgs(values),
     ...(gatewayEnv(values).length > 0 ? { env: gatewayEnv(values) } : {}),
     ports: [
       { name: 'http', containerPort: GATEWAY_PORTS.http, protocol: 'TCP' },

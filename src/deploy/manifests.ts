@@ -8,6 +8,7 @@ import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/c
 import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
 import { prometheusRule } from './alerts.js';
 import { grafanaDashboardConfigMap } from './dashboard.js';
+import { callerRoleManifests } from './caller-roles.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -26,6 +27,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     ...generateCrds({ conversion: { service: { namespace: values.namespace, name: webhookSettings.serviceName, path: CONVERT_PATH, port: 443 } } }),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: values.namespace, labels: commonLabels() } },
     ...rbacManifests(values),
+    ...callerRoleManifests(),
     ...services(values),
     deployment(values),
     podDisruptionBudget(values),

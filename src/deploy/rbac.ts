@@ -44,6 +44,9 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: ['get', 'create', 'update', 'patch'] },
     // Conversion webhook address and caBundle are merge-patched into the multi-version CRDs.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'patch', 'update'] },
+    // /metrics is served only to a token whose user may get the URL /metrics (run --metrics-auth, as controller-runtime's filter).
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
 }
 

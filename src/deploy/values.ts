@@ -1,5 +1,6 @@
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
+import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -47,8 +48,7 @@ export interface GatewayValues {
   url: string;
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /**
-   * The prediction calls carry no authentication (the seed shows none), so the gateway is a
-   * ClusterIP Service; this NetworkPolicy further admits its API port only from namespaces carrying
+   * Besides authentication (`auth`), the gateway is a ClusterIP Service; this NetworkPolicy further admits its API port only from namespaces carrying
    * the label `clientNamespaceLabel: "true"` (health and metrics stay reachable for probes and scraping).
    */
   networkPolicy: { enabled: boolean; clientNamespaceLabel: string };
@@ -57,6 +57,21 @@ export interface GatewayValues {
    * also sent to as KServe-compatible CloudEvents (a Knative broker, any collector); '' = only the log.
    */
   requestLogSink: string;
+   * `--auth*` of the gateway (src/cli/gateway-auth-flags.ts): `mode` token-review (TokenReview with
+   * `audiences` + SubjectAccessReview) or none; decision cache windows in seconds, cache size, and
+   * the bound on reviews sent to the kube-apiserver.
+   */
+  auth: {
+    mode: 'token-review' | 'none';
+    audiences: string[];
+    tokenTTLSeconds: number;
+    tokenFailureTTLSeconds: number;
+    accessTTLSeconds: number;
+    accessDenyTTLSeconds: number;
+    cacheSize: number;
+    maxReviewsInFlight: number;
+    reviewsPerSecond: number;
+  };
 }
 
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
@@ -71,6 +86,17 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
     networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
     requestLogSink: '',
+    auth: {
+      mode: DEFAULT_AUTH_SETTINGS.mode,
+      audiences: [...DEFAULT_AUTH_SETTINGS.audiences],
+      tokenTTLSeconds: DEFAULT_AUTH_SETTINGS.tokenSuccessTtlMs / 1000,
+      tokenFailureTTLSeconds: DEFAULT_AUTH_SETTINGS.tokenFailureTtlMs / 1000,
+      accessTTLSeconds: DEFAULT_AUTH_SETTINGS.accessAllowTtlMs / 1000,
+      accessDenyTTLSeconds: DEFAULT_AUTH_SETTINGS.accessDenyTtlMs / 1000,
+      cacheSize: DEFAULT_AUTH_SETTINGS.cacheEntries,
+      maxReviewsInFlight: DEFAULT_AUTH_SETTINGS.maxReviewsInFlight,
+      reviewsPerSecond: DEFAULT_AUTH_SETTINGS.reviewsPerSecond,
+    },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,

@@ -118,7 +118,9 @@ export function serviceMonitor(values: DeployValues): object {
     metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('metrics') },
     spec: {
       selector: { matchLabels: { ...selectorLabels(), 'app.kubernetes.io/component': 'metrics' } },
-      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }],
+      // /metrics needs a bearer token whose user may get the URL /metrics (ClusterRole endpoint-operator-metrics-reader,
+      // bound to Prometheus' ServiceAccount): Prometheus sends its own ServiceAccount token.
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }],
     },
   };
 }

@@ -35,13 +35,31 @@ export async function listEndpoints(client: KubeClient, namespace: string): Prom
   return list.items;
 }
 
+/** The header the printed curls send: the gateway authenticates every call (`export TOKEN=…` is printed first). */
+export const CURL_AUTH_HEADER = `-H "Authorization: Bearer $TOKEN"`;
+
+function jsonHeaders(token: string | undefined): Record<string, string> {
+  return { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+}
+
+/** One POST as the printed curl makes it: its HTTP status (0 when nothing answered). */
+export async function tryCall(url: string, body: unknown, token?: string): Promise<number> {
+  try {
+    const res = await fetch(url, { method: 'POST', headers: jsonHeaders(token), body: JSON.stringify(body) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
 /** `calls` predictions through the gateway; how many each deployed model answered (failures under `error`). */
-export async function sampleSplit(url: string, calls: number): Promise<Map<string, number>> {
+export async function sampleSplit(url: string, calls: number, token?: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (let i = 0; i < calls; i++) {
     let id = 'error';
     try {
-      const res = await fetch(`${url}:predict`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instances: [DEMO_INSTANCE] }) });
+      const res = await fetch(`${url}:predict`, { method: 'POST', headers: jsonHeaders(token), body: JSON.stringify({ instances: [DEMO_INSTANCE] }) });
       const body = (await res.json()) as { deployedModelId?: unknown };
       if (res.ok && typeof body.deployedModelId === 'string') id = body.deployedModelId;
     } catch {
@@ -52,12 +70,14 @@ export async function sampleSplit(url: string, calls: number): Promise<Map<strin
   return counts;
 }
 
-/** The commands to print: one call, and ten in a row counted by the deployed model that answered. */
-export function curlLines(url: string): string[] {
+/** The commands to print: one call, ten in a row counted by the deployed model that answered, and an :explain. */
+export function curlLines(url: string, withToken = false): string[] {
   const body = JSON.stringify({ instances: [DEMO_INSTANCE] });
-  const call = `curl -s -X POST ${url}:predict -H 'content-type: application/json' -d '${body}'`;
+  const auth = withToken ? ` ${CURL_AUTH_HEADER}` : '';
+  const call = `curl -s -X POST ${url}:predict -H 'content-type: application/json'${auth} -d '${body}'`;
   return [
     `  ${call}`,
+    `  curl -s -X POST ${url}:explain -H 'content-type: application/json'${auth} -d '${body}'`,
     '',
     '  # ten calls, counted by the deployed model that answered (the 70/30 split, exactly):',
     `  for i in $(seq 10); do ${call}; echo; done | grep -o '"deployedModelId":"[0-9]*"' | sort | uniq -c`,

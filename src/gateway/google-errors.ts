@@ -37,6 +37,8 @@ export interface GoogleErrorBody {
  */
 export class GoogleApiError extends Error {
   readonly httpCode: number;
+  /** Headers the answer carries besides the body (`WWW-Authenticate` on a 401, RFC 6750 §3). */
+  headers: Readonly<Record<string, string>> | undefined;
   constructor(
     readonly status: GoogleStatus,
     message: string,
@@ -52,6 +54,7 @@ export class GoogleApiError extends Error {
 }
 
 export function sendGoogleError(reply: FastifyReply, err: GoogleApiError): FastifyReply {
+  if (err.headers !== undefined) void reply.headers(err.headers);
   return reply.code(err.httpCode).header('content-type', 'application/json; charset=UTF-8').send(err.body());
 }
 

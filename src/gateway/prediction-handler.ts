@@ -14,6 +14,8 @@
  * gateway's own work (B6). Everything else on the port goes through fastify and its plugins.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Caller, GatewayAuth } from './auth/gateway-auth.js';
+import { predictionTarget } from './auth/targets.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
 import { answerError, failureError } from './prediction-errors.js';
@@ -37,6 +39,9 @@ export interface PredictionHandlerOptions {
   readonly stickyHeader: string | undefined;
   readonly bodyLimit: number;
   readonly tracing: GatewayTracing;
+  readonly auth: GatewayAuth;
+  /** The namespace in a path's project (the --project template read backwards: auth/targets.ts). */
+  readonly readNamespace: (project: string) => string | undefined;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -56,6 +61,8 @@ interface Call {
   sampled: boolean;
   trace: CallTrace | undefined;
   requestType: string | undefined;
+  /** Who is calling, once authenticated (per-caller fairness keys on `caller.key`). */
+  caller: Caller | undefined;
 }
 
 interface Answer {
@@ -135,13 +142,14 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers), requestType: undefined };
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers), requestType: undefined, caller: undefined };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
         if (error.httpCode === 413) res.setHeader('connection', 'close');
+        if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
         this.finish(res, call, answer, started, abort, onClose);
       },
     );
@@ -212,10 +220,14 @@ export class PredictionHandler {
       throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(call.method)} not found for ${resourceName}: the calls are :predict, :explain and :rawPredict.`);
     }
     const method = call.method as PredictionMethod;
+    // Authorised on the object the path names, before the body is read or the endpoint looked up.
+    const target = predictionTarget(this.options.readNamespace, decode(match[1] ?? ''), colon < 0 ? last : last.slice(0, colon));
+    const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
+    call.caller = await this.options.auth.checkNamed(method, req.headers.authorization, target, resourceName, notFound);
     const body = await readBody(req, this.options.bodyLimit);
     call.body = body;
     const endpoint = this.options.routing.endpoint(resourceName);
-    if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
+    if (endpoint === undefined || (this.options.auth.enabled && (endpoint.namespace !== target?.namespace || endpoint.name !== target.name))) throw notFound();
     call.endpoint = endpoint;
     call.trace?.describe(method, endpoint.namespace, endpoint.name, endpoint.resourceName);
     call.sampled = this.options.requestLog.sample(endpoint.logging);

@@ -31,6 +31,9 @@ import { HealthChecks, startHealthServer, type RunningHealthServer } from '../ru
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { GatewayAuth } from './auth/gateway-auth.js';
+import type { AuthSettings } from './auth/settings.js';
+import { namespaceReader } from './auth/targets.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
@@ -71,6 +74,8 @@ export interface GatewayOptions {
   readonly endpointSliceVersion?: EndpointSliceVersion;
   /** Annotation prefixes the registry lookup leaves out of effective annotations; default the operator's. */
   readonly reservedPrefixes?: readonly string[];
+  /** Authentication and authorization of calls and /metrics (auth/settings.ts; NO_AUTH = --auth=none). */
+  readonly auth: AuthSettings;
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -81,6 +86,8 @@ export interface GatewayContext {
   readonly namespaces: readonly string[];
   readonly routing: RoutingTable;
   readonly log: Logger;
+  /** Authenticates and authorises calls (auth/gateway-auth.ts); plugins call it from an onRequest hook. */
+  readonly auth: GatewayAuth;
 }
 
 export type GatewayPlugin = (app: FastifyInstance, ctx: GatewayContext) => void | Promise<void>;
@@ -100,7 +107,8 @@ export class GatewayServer {
   private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
     const informers = new InformerSet(options.client, options.log);
     const routing = new RoutingTable(informers, options.namespaces, sliceVersion);
-    this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log };
+    const auth = GatewayAuth.create(options.client, options.auth, options.log);
+    this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log, auth };
     const outliers = new OutlierDetector(options.outliers ?? {});
     outliers.onEject = (origin, until) => {
       gatewayEjections.inc();
@@ -121,7 +129,7 @@ export class GatewayServer {
     });
     this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing() });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate) });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
@@ -167,7 +175,7 @@ export class GatewayServer {
     checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
     if (this.options.health !== undefined && this.options.health.port >= 0) {
-      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks });
+      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks, guardMetrics: (req) => this.context.auth.guardMetrics(req) });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
     while (!informers.hasSynced()) {

@@ -10,6 +10,7 @@ import { Agent, type Dispatcher } from 'undici';
 import { OutlierDetector, type FailureKind } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
 import type { UpstreamTrace } from './tracing.js';
+import { withoutCredentials } from './auth/forwarded-headers.js';
 
 export interface UpstreamOptions {
   /** Deadline of one call (connect, send, answer), retry included. */
@@ -191,7 +192,7 @@ export class UpstreamClient {
       if (signal.aborted) return fail(new Error('aborted'));
       signal.onAbort(onAbort);
       this.agent.dispatch(
-        { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: request.headers, body: request.body },
+        { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: withoutCredentials(request.headers), body: request.body },
         {
           onRequestStart: (c) => {
             controller = c;

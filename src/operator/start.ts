@@ -12,6 +12,8 @@ import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import type { Controller } from '../runtime/controller.js';
 import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { EventRecorder } from '../runtime/events.js';
+import { createMetricsGuard } from '../gateway/auth/gateway-auth.js';
+import { DEFAULT_AUTH_SETTINGS, type AuthMode } from '../gateway/auth/settings.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import { LeaderElector } from '../runtime/leader-election.js';
@@ -54,6 +56,8 @@ export interface OperatorSettings {
   readonly healthPort?: number;
   /** Bind address of those servers; default 0.0.0.0. */
   readonly bindAddress?: string;
+  /** `token-review`: /metrics needs a bearer token whose user may get the URL /metrics; absent or `none` = open. */
+  readonly metricsAuth?: AuthMode;
 }
 
 export interface StartOperatorOptions {
@@ -121,14 +125,16 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const servers: RunningHealthServer[] = [];
   const ports: { health?: number; metrics?: number } = {};
   const host = settings.bindAddress ?? '0.0.0.0';
+  const guardMetrics = settings.metricsAuth === 'token-review' ? createMetricsGuard(client, DEFAULT_AUTH_SETTINGS) : undefined;
+  const guard = guardMetrics === undefined ? {} : { guardMetrics };
   if (settings.healthPort !== undefined && settings.healthPort >= 0) {
-    const server = await startHealthServer({ port: settings.healthPort, host, checks });
+    const server = await startHealthServer({ port: settings.healthPort, host, checks, ...(settings.metricsPort === settings.healthPort ? guard : {}) });
     servers.push(server);
     ports.health = server.port;
     if (settings.metricsPort === settings.healthPort) ports.metrics = server.port;
   }
   if (settings.metricsPort !== undefined && settings.metricsPort >= 0 && settings.metricsPort !== settings.healthPort) {
-    const server = await startHealthServer({ port: settings.metricsPort, host, checks });
+    const server = await startHealthServer({ port: settings.metricsPort, host, checks, ...guard });
     servers.push(server);
     ports.metrics = server.port;
   }

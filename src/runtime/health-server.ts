@@ -53,11 +53,23 @@ export interface HealthServerOptions {
   readonly host?: string;
   readonly checks: HealthChecks;
   readonly registry?: Registry;
+  /** Decides whether a /metrics request is served (undefined) or refused (the answer); absent = open. /healthz and /readyz stay open. */
+  readonly guardMetrics?: (req: http.IncomingMessage) => Promise<{ status: number; headers: Record<string, string>; body: string } | undefined>;
 }
 
 export interface RunningHealthServer {
   readonly port: number;
   close(): Promise<void>;
+}
+
+async function serveMetrics(req: http.IncomingMessage, res: http.ServerResponse, registry: Registry, guard: HealthServerOptions['guardMetrics']): Promise<void> {
+  const refusal = guard === undefined ? undefined : await guard(req);
+  if (refusal !== undefined) {
+    res.writeHead(refusal.status, refusal.headers).end(refusal.body);
+    return;
+  }
+  const text = await registry.metrics();
+  res.writeHead(200, { 'Content-Type': registry.contentType }).end(text);
 }
 
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
@@ -69,10 +81,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
       return;
     }
     if (url.pathname === '/metrics') {
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)),
-      );
+      serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)));
       return;
     }
     if (url.pathname === '/healthz' || url.pathname === '/livez' || url.pathname === '/readyz') {

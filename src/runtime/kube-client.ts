@@ -165,6 +165,12 @@ export class KubeClient {
     return this.expectOk<T>('PATCH', path, await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type], opts.signal));
   }
 
+  /** POST to a subresource of an object, e.g. a ServiceAccount's `token` (TokenRequest). */
+  async createSubresource<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, subresource: string, body: unknown, opts: CallOptions = {}): Promise<T> {
+    const path = resourcePath(ref, namespace, name, subresource);
+    return this.expectOk<T>('POST', path, await this.request('POST', path, {}, body, undefined, opts.signal));
+  }
+
   /** `false` when the object was already gone (404); throws on a failed precondition (409) and other errors. */
   async delete(ref: ResourceRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
     const path = resourcePath(ref, namespace, name);

@@ -68,6 +68,12 @@ export class RegistryLookupCache implements RegistryLookupSource {
     return view ?? undefined;
   }
 
+  /** The RegistryService (namespace and metadata.name) that owns `name`: what a call on `name` is authorised against. */
+  ownerOf(name: string): { namespace: string; name: string } | undefined {
+    const owner = nameClaims(this.claimants(name)).owner;
+    return owner === undefined ? undefined : { namespace: owner.metadata.namespace ?? '', name: owner.metadata.name ?? '' };
+  }
+
   /** The RegistryServices claiming `name` that could resolve (valid, not being deleted); the owner is the oldest. */
   claimants(name: string): KubeObject[] {
     return this.services.flatMap((i) => i.byIndex(BY_NAME, name)).filter((s) => s.metadata.deletionTimestamp === undefined && this.validService(s));

@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { resources } from '../../reconcilers/context.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { ResourceRef } from '../../runtime/kube-object.js';
+import { registryAuthHook } from '../auth/registry-hook.js';
 import { RegistryLookupCache } from './cache.js';
 import { registryLookupRoutes } from './routes.js';
 
@@ -18,6 +19,8 @@ export interface RegistryLookupGatewayContext {
   readonly informers: { informer(ref: ResourceRef, namespace?: string): Informer };
   /** The watch scope; empty = all namespaces. */
   readonly namespaces: readonly string[];
+  /** The gateway's guard: every lookup call is authenticated and authorised (auth/registry-hook.ts). */
+  readonly auth: Parameters<typeof registryAuthHook>[0];
 }
 
 export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
@@ -28,6 +31,8 @@ export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app:
       scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
       { reservedPrefixes },
     );
+    app.decorateRequest('gatewayCaller', undefined);
+    app.addHook('onRequest', registryAuthHook(ctx.auth, source));
     await registryLookupRoutes(app, { source });
   };
 }

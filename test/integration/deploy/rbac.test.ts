@@ -23,11 +23,15 @@ import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { metricValue, restClientRequests } from '../../../src/runtime/metrics.js';
 import { localWebhookSettings } from '../../../src/webhook/settings.js';
 import { testCluster } from '../../support/cluster.js';
+import { bindRole, createServiceAccount, mintToken, useCluster } from '../../support/service-accounts.js';
+import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
+import { GatewayServer } from '../../../src/gateway/server.js';
 import { REPO_ROOT } from '../../support/examples.js';
 
 const OPERATOR_NS = 'endpoint-operator-system';
 const DEMO_NS = 'endpoint-demo';
 const SA_TOKEN = randomBytes(24).toString('hex');
+const GATEWAY_SA_TOKEN = randomBytes(24).toString('hex');
 const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, namespace: OPERATOR_NS, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true, namespace: DEMO_NS } };
 
 let plane: ControlPlane | undefined;
@@ -58,10 +62,10 @@ async function admin(args: string[], input = ''): Promise<string> {
 }
 
 /** The admin kubeconfig with the ServiceAccount's token in place of the admin's. */
-function serviceAccountKubeconfig(adminPath: string): string {
+function serviceAccountKubeconfig(adminPath: string, token = SA_TOKEN, file = 'operator-sa.kubeconfig'): string {
   const config = yaml.load(readFileSync(adminPath, 'utf8')) as { users: { user: { token?: string } }[] };
-  for (const u of config.users) u.user = { token: SA_TOKEN };
-  const path = join(plane?.dataDir ?? '', 'operator-sa.kubeconfig');
+  for (const u of config.users) u.user = { token };
+  const path = join(plane?.dataDir ?? '', file);
   writeFileSync(path, yaml.dump(config), { mode: 0o600 });
   return path;
 }
@@ -77,6 +81,12 @@ beforeAll(async () => {
         token: SA_TOKEN,
         user: `system:serviceaccount:${OPERATOR_NS}:endpoint-operator`,
         uid: 'endpoint-operator-sa-uid',
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NS}`, 'system:authenticated'],
+      },
+      {
+        token: GATEWAY_SA_TOKEN,
+        user: `system:serviceaccount:${OPERATOR_NS}:endpoint-operator-gateway`,
+        uid: 'endpoint-operator-gateway-sa-uid',
         groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_NS}`, 'system:authenticated'],
       },
     ],
@@ -139,6 +149,9 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await can('create', 'services', '-n', DEMO_NS)).toBe('yes');
     expect(await can('update', 'endpointslices.discovery.k8s.io', '-n', DEMO_NS)).toBe('yes');
     expect(await can('create', 'pods', '-n', DEMO_NS)).toBe('no');
+    // /metrics behind TokenReview + SubjectAccessReview (run --metrics-auth).
+    expect(await can('create', 'tokenreviews.authentication.k8s.io')).toBe('yes');
+    expect(await can('create', 'subjectaccessreviews.authorization.k8s.io')).toBe('yes');
   });
 
   it('reconciles every kind to Ready, through the webhooks and conversion, without a single 403', async () => {
@@ -188,5 +201,47 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-webhook-tls', '-o', 'name'])).toContain('endpoint-operator-webhook-tls');
     expect(await admin(['get', 'validatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
     expect(await admin(['get', 'mutatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
+  });
+});
+
+describe('the gateway under its ServiceAccount with the generated RBAC, and the caller ClusterRoles', () => {
+  let gateway: GatewayServer | undefined;
+  let gatewayClient: KubeClient | undefined;
+  afterAll(async () => {
+    useCluster(undefined);
+    await gateway?.close();
+    gatewayClient?.close();
+  });
+
+  it('reviews tokens and access, and the ClusterRoles grant exactly the calls they name', async () => {
+    if (plane === undefined) throw new Error('no control plane');
+    const service = (yaml.loadAll(example('registry/service.yaml')) as KubeObject[]).find((o) => o.kind === 'RegistryService');
+    const serviceName = (service?.spec as { name?: string } | undefined)?.name ?? '';
+    expect(serviceName).not.toBe('');
+    gatewayClient = KubeClient.fromKubeconfig(serviceAccountKubeconfig(plane.kubeconfigPath, GATEWAY_SA_TOKEN, 'gateway-sa.kubeconfig'));
+    gateway = await GatewayServer.create({ client: gatewayClient, namespaces: [DEMO_NS], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }), auth: DEFAULT_AUTH_SETTINGS });
+    const base = `http://127.0.0.1:${(await gateway.start()).port}`;
+    useCluster(plane.kubeconfigPath);
+    for (const sa of ['reader', 'predictor']) await createServiceAccount(DEMO_NS, sa);
+    await bindRole(DEMO_NS, 'reader-registry', 'endpoint-operator-registry-reader', 'reader');
+    await bindRole(DEMO_NS, 'predictor-predict', 'endpoint-operator-prediction-caller', 'predictor');
+    const can = async (who: string, ...args: string[]): Promise<string> =>
+      (await kubectlAt(plane?.kubeconfigPath ?? '', ['auth', 'can-i', ...args, '-n', DEMO_NS, '--as', `system:serviceaccount:${DEMO_NS}:${who}`])).stdout.trim();
+    expect(await can('predictor', 'predict', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('yes');
+    expect(await can('predictor', 'explain', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('yes');
+    expect(await can('predictor', 'get', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('no');
+    expect(await can('predictor', 'resolve', 'registryservices.registry.endpoint-operator.dev/checkout')).toBe('no');
+    expect(await can('reader', 'resolve', 'registryservices.registry.endpoint-operator.dev/checkout')).toBe('yes');
+    expect(await can('reader', 'list', 'registryendpoints.registry.endpoint-operator.dev')).toBe('yes');
+    expect(await can('reader', 'predict', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('no');
+    const resolve = async (sa: string): Promise<number> => {
+      const token = await mintToken(DEMO_NS, sa, ['endpoint-operator-gateway']);
+      const res = await fetch(`${base}/v1/${serviceName}:resolve`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    // The gateway's own rights suffice for both reviews: a 403 here would be PERMISSION_DENIED for the caller, a 503 a refused review.
+    expect(await resolve('reader')).toBe(200);
+    expect(await resolve('predictor')).toBe(403);
   });
 });

@@ -57,6 +57,7 @@ export class OperatorProcess {
         '--bind-address', '127.0.0.1',
         '--health-port', String(healthPort),
         '--metrics-port', String(metricsPort),
+        '--metrics-auth=none',
         '--lease-name', options.leaseName,
         '--identity', options.identity,
         '--workers', String(options.workers ?? 4),

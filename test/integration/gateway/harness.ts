@@ -12,6 +12,7 @@ import yaml from 'js-yaml';
 import { pino, type Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
+import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer, type GatewayPlugin } from '../../../src/gateway/server.js';
 import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -107,7 +108,7 @@ export class CapturedLog {
 
 export async function startGateway(
   env: GatewayEnv, log: Logger, overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {}, plugins: readonly GatewayPlugin[] = [],
-): Promise<{ gateway: GatewayServer; url: string }> {
+): Promise<{ gateway: GatewayServer; url: string; healthPort: number | undefined }> {
   const gateway = await GatewayServer.create({
     client: env.operator.client,
     namespaces: [env.namespace],
@@ -117,11 +118,13 @@ export async function startGateway(
     upstreamTimeoutMs: 10_000,
     bodyLimitBytes: 64 * 1024,
     stickyHeader: 'x-eo-sticky-key',
+    // Auth is the subject of gateway/auth.test.ts only; the other gateway tests call without tokens.
+    auth: NO_AUTH,
     ...overrides,
   });
   for (const plugin of plugins) gateway.register(plugin);
-  const { port } = await gateway.start();
-  return { gateway, url: `http://127.0.0.1:${port}` };
+  const { port, healthPort } = await gateway.start();
+  return { gateway, url: `http://127.0.0.1:${port}`, healthPort };
 }
 
 export const client = new Agent({ connections: 64, keepAliveTimeout: 10_000 });

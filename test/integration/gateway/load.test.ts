@@ -169,7 +169,7 @@ async function freePort(): Promise<number> {
 
 function startCliGateway(port: number): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'gateway',
-    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1'], {
+    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1', '--auth=none'], {
     cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);

@@ -11,6 +11,7 @@ import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
+import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 
 const run = randomBytes(3).toString('hex');
 const serviceName = (id: string): string => `projects/demo-project/locations/europe-west4/namespaces/shop/services/${id}-${run}`;
@@ -65,7 +66,7 @@ describe('registry resolution and cluster DNS on a real apiserver', () => {
     ns = await createTestNamespace('resolve');
     ns2 = await createTestNamespace('resolve-other');
     op = await runOperator(ns, { namespaces: [ns, ns2] });
-    gateway = await GatewayServer.create({ client, namespaces: [], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }) });
+    gateway = await GatewayServer.create({ client, namespaces: [], listen: { host: '127.0.0.1', port: 0 }, log: pino({ level: 'silent' }), auth: NO_AUTH });
     const { port } = await gateway.start();
     base = `http://127.0.0.1:${port}`;
   }, 120_000);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError, parseFlags } from '../../../src/cli/flags.js';
 import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
+import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 
 describe('endpoint-operator gateway flags', () => {
   it('defaults to all namespaces on :8090 with health and metrics on :8091', () => {
@@ -14,6 +15,7 @@ describe('endpoint-operator gateway flags', () => {
       stickyHeader: 'x-eo-sticky-key',
       requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
+      auth: DEFAULT_AUTH_SETTINGS,
     });
   });
 
@@ -30,6 +32,11 @@ describe('endpoint-operator gateway flags', () => {
     expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--request-log-sink', ''], {})).requestLog?.sink).toBeUndefined();
   });
 
+  it('reads the auth settings from flags and EO_GATEWAY_AUTH*', () => {
+    const env = { EO_GATEWAY_AUTH: 'none', EO_GATEWAY_AUTH_AUDIENCES: 'a,b' };
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--auth-token-ttl', '5', '--auth-access-deny-ttl=0.5'], env)).auth).toMatchObject({ mode: 'none', audiences: ['a', 'b'], tokenSuccessTtlMs: 5000, accessDenyTtlMs: 500 });
+  });
+
   it.each([
     [['--port', '70000'], /--port must be a port number/],
     [['--upstream-timeout', '0'], /--upstream-timeout must be positive/],
@@ -37,6 +44,10 @@ describe('endpoint-operator gateway flags', () => {
     [['--log-payload-limit=-1'], /--log-payload-limit must be a whole number of bytes/],
     [['--request-log-sink', 'broker.knative-eventing'], /--request-log-sink must be an http or https URL, got "broker.knative-eventing"/],
     [['--request-log-sink', 'ftp://collector/'], /--request-log-sink must be an http or https URL/],
+    [['--auth', 'basic'], /--auth must be one of token-review, none, got "basic"/],
+    [['--auth-audiences', ''], /--auth-audiences must name at least one audience/],
+    [['--auth-reviews-per-second', '0'], /--auth-reviews-per-second must be a whole number of at least 1/],
+    [['--project', 'fixed'], /--project "fixed" must contain \{namespace\}/],
   ])('refuses %j', (argv, message) => {
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(UsageError);
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(message);

@@ -10,6 +10,9 @@ describe('endpoint-operator run flags', () => {
     expect(config.operator.leaderElection).toMatchObject({ enabled: true, namespace: 'endpoint-operator-system', leaseName: 'endpoint-operator-leader' });
     expect(config.webhook?.settings.endpoint).toEqual({ mode: 'in-cluster', port: 9443 });
     expect(config.signin).toBeUndefined();
+    expect(config.operator.metricsAuth).toBe('token-review');
+    expect(runConfig(parseFlags(RUN_FLAGS, [], { EO_METRICS_AUTH: 'none' })).operator.metricsAuth).toBe('none');
+    expect(() => runConfig(parseFlags(RUN_FLAGS, ['--metrics-auth', 'open'], {}))).toThrow(/--metrics-auth must be one of token-review, none/);
   });
 
   it('takes environment variables, and flags over them', () => {

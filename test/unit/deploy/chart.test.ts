@@ -102,6 +102,8 @@ describe('the Helm chart', () => {
 
     it('prints NOTES.txt with the chart version and the chosen namespace', () => {
       expect(chart.notes).toContain(`endpoint-operator ${DEFAULT_DEPLOY_VALUES.image.tag} is installed in namespace ops`);
+      expect(chart.notes).toContain('kubectl -n NS create token CALLER --audience endpoint-operator-gateway');
+      expect(chart.notes).toContain('bind ClusterRole endpoint-operator-metrics-reader');
     });
   });
 });

@@ -10,6 +10,9 @@ import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/va
 import { runArgs } from '../../../src/deploy/workload.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
+import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
+import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
+import { gatewayArgs } from '../../../src/deploy/gateway.js';
 
 type Obj = Record<string, unknown>;
 
@@ -129,10 +132,23 @@ describe('the Deployment', () => {
       v.signin = { ...v.signin, enabled: true, namespace: 'shops' };
     }));
     for (const o of other) if (o.metadata.namespace !== undefined) expect(['ops', 'shops'], `${o.kind}/${o.metadata.name}`).toContain(o.metadata.namespace);
-    expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s' }]);
+    expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }]);
     expect(find(other, 'Service', 'endpoint-operator-signin')).toBeDefined();
     expect(find(other, 'Role', 'endpoint-operator-signin').metadata).toMatchObject({ namespace: 'shops' });
     const crd = find(other, 'CustomResourceDefinition', 'registryendpoints.registry.endpoint-operator.dev');
     expect(at(crd, 'spec.conversion.webhook.clientConfig.service')).toMatchObject({ namespace: 'ops', name: 'endpoint-operator-webhook' });
+  });
+});
+
+describe('the gateway Deployment', () => {
+  it('passes args that `endpoint-operator gateway` accepts and that mean the auth values', () => {
+    const values = structuredClone(DEFAULT_DEPLOY_VALUES);
+    values.project = 'acme-{namespace}';
+    values.gateway.auth = { ...values.gateway.auth, audiences: ['a', 'b'], tokenTTLSeconds: 30, reviewsPerSecond: 50 };
+    const args = gatewayArgs(values);
+    expect(args[0]).toBe('gateway');
+    const config = gatewayConfig(parseFlags(GATEWAY_FLAGS, args.slice(1), {}));
+    expect(config.auth).toEqual({ ...DEFAULT_AUTH_SETTINGS, audiences: ['a', 'b'], tokenSuccessTtlMs: 30_000, reviewsPerSecond: 50, projectTemplate: 'acme-{namespace}' });
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(DEFAULT_DEPLOY_VALUES).slice(1), {})).auth).toEqual(DEFAULT_AUTH_SETTINGS);
   });
 });

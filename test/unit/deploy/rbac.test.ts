@@ -29,7 +29,7 @@ const RECONCILED = (group: string, plurals: string[]): string[] => [
 describe('RBAC', () => {
   it('has no wildcard anywhere', () => {
     for (const o of objects.filter((x) => x.kind === 'ClusterRole' || x.kind === 'Role')) {
-      for (const rule of o.rules) for (const v of [...rule.apiGroups, ...rule.resources, ...rule.verbs]) expect(v, `${o.kind}/${o.metadata.name}`).not.toContain('*');
+      for (const rule of o.rules as (PolicyRule & { nonResourceURLs?: string[] })[]) for (const v of [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...(rule.nonResourceURLs ?? []), ...rule.verbs]) expect(v, `${o.kind}/${o.metadata.name}`).not.toContain('*');
     }
   });
 
@@ -42,6 +42,8 @@ describe('RBAC', () => {
       ...expand('', ['events'], ['create', 'patch']),
       ...expand('admissionregistration.k8s.io', ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
       ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),
+      ...expand('authentication.k8s.io', ['tokenreviews'], ['create']),
+      ...expand('authorization.k8s.io', ['subjectaccessreviews'], ['create']),
     ].sort());
   });
 
@@ -73,12 +75,24 @@ describe('RBAC', () => {
     }
   });
 
-  it('lets the gateway only read: endpoints, deployed models, Services, EndpointSlices and the registry kinds', () => {
+  it('lets the gateway only read (endpoints, deployed models, Services, EndpointSlices, the registry kinds) and ask for reviews', () => {
     expect(grants('ClusterRole', undefined, 'endpoint-operator-gateway')).toEqual([
       ...expand('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels'], ['get', 'list', 'watch']),
       ...expand('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints'], ['get', 'list', 'watch']),
       ...expand('', ['services'], ['get', 'list', 'watch']),
       ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch']),
+      ...expand('authentication.k8s.io', ['tokenreviews'], ['create']),
+      ...expand('authorization.k8s.io', ['subjectaccessreviews'], ['create']),
     ].sort());
+  });
+
+  it('ships the caller roles with exactly the gateway verbs, and the metrics reader', () => {
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-prediction-caller')).toEqual(expand('prediction.endpoint-operator.dev', ['predictionendpoints'], ['explain', 'predict']));
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-registry-reader')).toEqual([
+      ...expand('registry.endpoint-operator.dev', ['registryendpoints'], ['list']),
+      ...expand('registry.endpoint-operator.dev', ['registryservices'], ['get', 'resolve']),
+    ]);
+    const metrics = objects.find((o) => o.metadata.name === 'endpoint-operator-metrics-reader');
+    expect(metrics?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { callableEndpoint, curlLines } from '../../../src/dev-environment/demo-calls.js';
+import { callableEndpoint, CURL_AUTH_HEADER, curlLines } from '../../../src/dev-environment/demo-calls.js';
+import { demoCallerLines } from '../../../src/dev-environment/demo-caller.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 
 function ep(name: string, split: Record<string, number>, models: { id: string; ready: string }[], url?: string): KubeObject {
@@ -23,5 +24,21 @@ describe('the endpoint dev calls', () => {
     const lines = curlLines('http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e');
     expect(lines[0]).toContain("curl -s -X POST http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e:predict -H 'content-type: application/json' -d '{\"instances\":[{\"amount\":1250");
     expect(lines.at(-1)).toContain("| grep -o '\"deployedModelId\":\"[0-9]*\"' | sort | uniq -c");
+  });
+});
+
+describe('the calls dev prints with the gateway authenticating', () => {
+  it('sends the bearer token in the :predict and :explain curls', () => {
+    const lines = curlLines('http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e', true);
+    expect(lines[0]).toContain(`:predict -H 'content-type: application/json' ${CURL_AUTH_HEADER} -d`);
+    expect(lines[1]).toContain(`:explain -H 'content-type: application/json' ${CURL_AUTH_HEADER} -d`);
+    expect(CURL_AUTH_HEADER).toBe('-H "Authorization: Bearer $TOKEN"');
+  });
+
+  it('prints the token export and the commands that mint a new one for the gateway audience', () => {
+    const lines = demoCallerLines('endpoint-demo', 'tok');
+    expect(lines).toContain('  export TOKEN=tok');
+    expect(lines).toContain('  kubectl create token demo-caller -n endpoint-demo --audience endpoint-operator-gateway');
+    expect(lines.join('\n')).toContain('kubectl create --raw /api/v1/namespaces/endpoint-demo/serviceaccounts/demo-caller/token');
   });
 });

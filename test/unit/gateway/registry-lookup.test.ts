@@ -7,6 +7,7 @@ import { registryLookupRoutes } from '../../../src/gateway/registry/routes.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { staticInformer, type StaticInformer } from '../../support/static-informer.js';
 import { registryEndpoint, registryService } from '../reconcilers/fixtures.js';
+import { GatewayAuth } from '../../../src/gateway/auth/gateway-auth.js';
 
 const SVC = 'projects/my-shop/locations/us-east1/namespaces/shop/services/checkout';
 const RESERVED = ['endpoint-operator.dev'];
@@ -233,7 +234,7 @@ describe('registryLookupPlugin', () => {
       }) as never,
     };
     const app = Fastify({ logger: false });
-    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { informers, namespaces: ['team-a', 'team-b'] }));
+    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { informers, namespaces: ['team-a', 'team-b'], auth: GatewayAuth.disabled() }));
     await Promise.all([...sources.values()].map((s) => s.start()));
     await app.ready();
     try {

@@ -1,0 +1,235 @@
+/**
+ * B6 with authentication: what TokenReview + SubjectAccessReview (caches warm) add to a prediction call,
+ * and what a storm of invalid tokens costs. Two compiled gateways in their own processes read the same
+ * endpoint from a real kube-apiserver (started here): one with `--auth=none`, one with auth on, called in
+ * alternating open-loop blocks at the same offered rate over keep-alive loopback connections.
+ *
+ *   B6-auth:      added gateway CPU per call and added p50 (auth on, warm caches, minus auth off).
+ *   B6-auth-cold: distinct invalid tokens at --storm-rate for --storm-seconds against the auth gateway, while a
+ *                 caller with a valid (cached) token calls at 50/s: TokenReviews per second the gateway sent to
+ *                 the kube-apiserver (its own counter, scraped from /metrics), gateway CPU per call, the
+ *                 cached caller's p99, and how the storm was answered.
+ *
+ *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 4000] [--blocks 4] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
+ *
+ * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { startDemoModelServer } from '../src/demo-models/index.js';
+import { demoCallerToken } from '../src/dev-environment/demo-caller.js';
+import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { installCrds } from '../src/operator/crds.js';
+import { pino } from 'pino';
+import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
+import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
+import { GoogleApiError } from '../src/gateway/google-errors.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import { pctOf, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { cpuSecondsOf } from './process-cpu.js';
+import { recordResults } from './results.js';
+
+const { values } = parseArgs({
+  options: {
+    role: { type: 'string', default: 'driver' },
+    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '4000' }, blocks: { type: 'string', default: '4' },
+    'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
+  },
+});
+const NS = 'bench-gateway-auth';
+const MODEL = 'fraud';
+const RESOURCE_NAME = `projects/${NS}/locations/local/endpoints/fraud`;
+const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
+/** The auth gateway's review budget in this run (its defaults). */
+const REVIEWS_PER_SECOND = 200;
+
+async function roleModel(): Promise<void> {
+  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  process.send?.({ port: server.port });
+  process.on('message', () => process.exit(0));
+}
+
+function startModel(): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--role', 'model'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`model process exited with ${code}`)));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    }).on('error', reject);
+  });
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+
+/** One POST; resolves to [latency ms, HTTP status]. */
+function send(port: number, path: string, headers: Record<string, string> = {}): Promise<[number, number]> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve([Number(process.hrtime.bigint() - started) / 1e6, res.statusCode ?? 0]));
+    });
+    req.on('error', reject);
+    req.end(BODY);
+  });
+}
+
+/** Open loop: call i is sent at start + i/rate whatever the answers do. */
+async function openLoop(call: (i: number) => Promise<[number, number]>, count: number, rate: number): Promise<[number, number][]> {
+  const interval = 1000 / rate;
+  const t0 = performance.now();
+  const pending: Promise<[number, number]>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(call(i));
+  }
+  return Promise.all(pending);
+}
+
+function ok(results: readonly [number, number][], arm: string): number[] {
+  const bad = results.filter(([, status]) => status !== 200);
+  if (bad.length > 0) throw new Error(`${arm}: ${bad.length} calls answered ${[...new Set(bad.map(([, s]) => s))].join(', ')}`);
+  return results.map(([ms]) => ms);
+}
+
+/** The auth gateway's count of TokenReviews it sent, from its /metrics (read with the admin token, which may get /metrics). */
+async function tokenReviewsSent(healthPort: number, adminToken: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${healthPort}/metrics`, { headers: { authorization: `Bearer ${adminToken}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${text}`);
+  let sum = 0;
+  for (const m of text.matchAll(/^endpoint_operator_gateway_auth_reviews_total\{[^}]*review="token"[^}]*\} (\S+)$/gm)) sum += Number(m[1]);
+  return sum;
+}
+
+/**
+ * The warm path alone, in this process: GatewayAuth against the real apiserver, warmed by one real review
+ * of each kind, then 100,000 checks answered from its caches. Free of HTTP and of the other processes'
+ * noise, which dominates the two-gateway comparison on a loaded machine.
+ */
+async function hotPathCpuPerCall(client: KubeClient, token: string): Promise<number> {
+  const auth = GatewayAuth.create(client, DEFAULT_AUTH_SETTINGS, pino({ level: 'silent' }));
+  const target = { namespace: NS, name: 'fraud' };
+  const header = `Bearer ${token}`;
+  const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', 'no');
+  await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
+  const calls = 100_000;
+  const before = process.cpuUsage();
+  for (let i = 0; i < calls; i++) await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / calls;
+}
+
+async function driver(): Promise<void> {
+  const rate = Number(values.rate);
+  const total = Number(values.requests);
+  const blocks = Number(values.blocks);
+  const stormRate = Number(values['storm-rate']);
+  const stormSeconds = Number(values['storm-seconds']);
+  const maxMs = Number(values['max-seconds']) * 1000;
+  let plane: ControlPlane | undefined;
+  const children: ChildProcess[] = [];
+  const deadline = setTimeout(() => {
+    console.error(`B6-auth exceeded ${maxMs / 1000} s; stopping`);
+    for (const c of children) c.kill('SIGKILL');
+    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
+  }, maxMs + 120_000);
+  try {
+    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    const model = await startModel();
+    children.push(model.child);
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
+    // A caller as `npm start` makes one: a ServiceAccount bound to the caller roles, a token for the gateway's audience.
+    const token = await demoCallerToken(client, NS);
+    const hotPathUs = await hotPathCpuPerCall(client, token);
+    client.close();
+    const healthPort = await freePort();
+    const off = await startGatewayBinary(plane.kubeconfigPath, NS, ['--health-port=-1', '--auth=none']);
+    children.push(off.child);
+    const on = await startGatewayBinary(plane.kubeconfigPath, NS, [`--health-port=${healthPort}`, '--auth=token-review']);
+    children.push(on.child);
+    const path = `/v1/${RESOURCE_NAME}:predict`;
+    const viaOff = (): Promise<[number, number]> => send(off.port, path);
+    const viaOn = (): Promise<[number, number]> => send(on.port, path, { authorization: `Bearer ${token}` });
+
+    ok(await openLoop(viaOff, 1000, rate), 'warm-up off');
+    ok(await openLoop(viaOn, 1000, rate), 'warm-up on'); // JIT, pools, and the decision caches
+    const perBlock = Math.ceil(total / blocks);
+    const lat = { off: [] as number[], on: [] as number[] };
+    const cpu = { off: 0, on: 0 };
+    const t0 = performance.now();
+    for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
+      for (const [arm, gw, call] of [['off', off, viaOff], ['on', on, viaOn]] as const) {
+        const before = cpuSecondsOf(gw.child.pid ?? 0);
+        lat[arm].push(...ok(await openLoop(call, perBlock, rate), arm));
+        cpu[arm] += (cpuSecondsOf(gw.child.pid ?? 0) - before) * 1e6;
+      }
+    }
+    const cpuOff = cpu.off / lat.off.length;
+    const cpuOn = cpu.on / lat.on.length;
+
+    // The storm: distinct invalid tokens (each misses every cache) while a known caller keeps calling.
+    const reviewsBefore = await tokenReviewsSent(healthPort, plane.adminToken);
+    const stormCpuBefore = cpuSecondsOf(on.child.pid ?? 0);
+    const stormStarted = performance.now();
+    const stormCount = Math.round(stormRate * stormSeconds);
+    const [storm, cached] = await Promise.all([
+      openLoop((i) => send(on.port, path, { authorization: `Bearer storm-${i}-${Math.random().toString(36).slice(2)}` }), stormCount, stormRate),
+      openLoop(viaOn, Math.round(50 * stormSeconds), 50),
+    ]);
+    const stormElapsed = (performance.now() - stormStarted) / 1000;
+    const stormCpuPerCall = ((cpuSecondsOf(on.child.pid ?? 0) - stormCpuBefore) * 1e6) / (storm.length + cached.length);
+    const reviewsPerSecond = ((await tokenReviewsSent(healthPort, plane.adminToken)) - reviewsBefore) / stormElapsed;
+    const answered = new Map<number, number>();
+    for (const [, status] of storm) answered.set(status, (answered.get(status) ?? 0) + 1);
+    const cachedMs = ok(cached, 'cached caller during the storm');
+
+    const r3 = (x: number): number => Number(x.toFixed(3));
+    const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+    const conditions = `${lat.on.length} calls per arm at ${rate}/s offered open-loop, ${blocks} alternating blocks, keep-alive loopback; load average ${load} on ${cpus().length} cores`;
+    const [p50Off, p50On] = [pctOf(lat.off, 50), pctOf(lat.on, 50)];
+    console.log(`B6-auth: ${conditions}`);
+    console.log(`  auth off: p50 ${p50Off.toFixed(3)} ms, p99 ${pctOf(lat.off, 99).toFixed(3)} ms, CPU ${cpuOff.toFixed(1)} µs/call`);
+    console.log(`  auth on (warm caches): p50 ${p50On.toFixed(3)} ms, p99 ${pctOf(lat.on, 99).toFixed(3)} ms, CPU ${cpuOn.toFixed(1)} µs/call`);
+    console.log(`  added: CPU ${(cpuOn - cpuOff).toFixed(1)} µs/call (goal <= 15), p50 ${(p50On - p50Off).toFixed(3)} ms (goal <= 0.02)`);
+    console.log(`  the warm auth path alone, in-process: ${hotPathUs.toFixed(2)} µs CPU per call`);
+    console.log(`B6-auth-cold: ${stormCount} distinct invalid tokens at ${stormRate}/s over ${stormElapsed.toFixed(1)} s, a cached caller at 50/s`);
+    console.log(`  TokenReviews sent: ${reviewsPerSecond.toFixed(0)}/s (budget ${REVIEWS_PER_SECOND}/s); storm answered ${JSON.stringify(Object.fromEntries(answered))}`);
+    console.log(`  gateway CPU ${stormCpuPerCall.toFixed(1)} µs/call; cached caller p50 ${pctOf(cachedMs, 50).toFixed(3)} ms, p99 ${pctOf(cachedMs, 99).toFixed(3)} ms`);
+    recordResults([
+      { id: 'B6.auth.added_cpu_per_call', name: 'gateway CPU auth adds to a predict call (warm caches), on minus off', value: Number((cpuOn - cpuOff).toFixed(1)), unit: 'µs', goal: { op: '<=', value: 15 }, baseline: { value: Number(cpuOff.toFixed(1)), name: 'gateway CPU per call with --auth=none, µs' }, notes: conditions },
+      { id: 'B6.auth.hot_path_cpu_per_call', name: 'CPU of the warm auth path alone (token + access decisions from the caches), in-process, 100,000 checks', value: Number(hotPathUs.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 15 } },
+      { id: 'B6.auth.added_p50', name: 'latency auth adds to a predict call (warm caches), median, on minus off', value: r3(p50On - p50Off), unit: 'ms', goal: { op: '<=', value: 0.02 }, baseline: { value: r3(p50Off), name: 'p50 with --auth=none, ms' } },
+      { id: 'B6.auth_cold.token_reviews_per_second', name: `TokenReviews sent to the kube-apiserver during a storm of distinct invalid tokens at ${stormRate}/s`, value: Number(reviewsPerSecond.toFixed(1)), unit: '/s', goal: { op: '<=', value: REVIEWS_PER_SECOND * 1.25 }, notes: `budget ${REVIEWS_PER_SECOND}/s plus one second's burst over ${stormElapsed.toFixed(1)} s` },
+      { id: 'B6.auth_cold.cpu_per_call', name: 'gateway CPU per call during the storm', value: Number(stormCpuPerCall.toFixed(1)), unit: 'µs' },
+      { id: 'B6.auth_cold.cached_caller_p99', name: "a cached caller's p99 during the storm", value: r3(pctOf(cachedMs, 99)), unit: 'ms', baseline: { value: r3(pctOf(lat.on, 99)), name: 'p99 with auth on, no storm, ms' } },
+    ], { gatewayAuth: { off: { p50: r3(p50Off), p99: r3(pctOf(lat.off, 99)) }, on: { p50: r3(p50On), p99: r3(pctOf(lat.on, 99)) }, storm: Object.fromEntries(answered) } });
+  } finally {
+    clearTimeout(deadline);
+    agent.destroy();
+    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+      if (c.exitCode !== null) return resolve();
+      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      c.once('exit', () => { clearTimeout(kill); resolve(); });
+      if (c.connected) c.send('stop');
+      else c.kill('SIGTERM');
+    })));
+    await plane?.stop();
+  }
+}
+
+if (values.role === 'model') await roleModel();
+else await driver();

@@ -1,0 +1,66 @@
+/**
+ * What the gateway benchmarks share (B6 in gateway.ts, its auth arms in gateway-auth.ts): the objects the
+ * gateway routes by, written as the operator would leave them, and the compiled gateway in its own process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
+import type { KubeClient } from '../src/runtime/kube-client.js';
+import { resources } from '../src/reconcilers/context.js';
+
+/**
+ * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
+ * as in production. Its port is read from its "gateway serving" log line.
+ */
+export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[]): Promise<{ child: ChildProcess; port: number }> {
+  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
+  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
+  const flags = (process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+  });
+}
+
+/** The objects the gateway routes by, written as the operator would leave them (status included). */
+export interface RoutedEndpoint {
+  readonly namespace: string;
+  /** The Service, DeployedModel and model name. */
+  readonly model: string;
+  /** The endpoint's status.name. */
+  readonly resourceName: string;
+  readonly modelPort: number;
+}
+
+export async function writeObjects(client: KubeClient, target: RoutedEndpoint): Promise<void> {
+  const { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort } = target;
+  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
+  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+  await client.create(endpointSlicesResource(sliceVersion), NS, {
+    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice',
+    metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
+    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+  });
+  await client.create(resources.deployedModels, NS, {
+    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
+    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
+  });
+  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
+  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
+}
+
+export function pctOf(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+

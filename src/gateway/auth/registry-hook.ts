@@ -1,0 +1,53 @@
+/**
+ * The registry lookup's guard, a fastify `onRequest` hook (as @fastify/bearer-auth: an unauthenticated
+ * request never reaches body parsing). A Service Directory name (`.../namespaces/{sd namespace}/services/{id}`)
+ * is a RegistryService's spec.name, not a Kubernetes namespace: the owner of the name is found in the
+ * informer cache (no apiserver call) and the SubjectAccessReview is made on it. The refusal names only
+ * the requested name, and a name nobody owns is refused the same way, so the answer of a caller without
+ * permission does not tell whether (or in which namespace) the service exists.
+ */
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { AuthCall, CallTarget } from './attributes.js';
+import type { Caller, GatewayAuth } from './gateway-auth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the auth hook (undefined before it ran). */
+    gatewayCaller: Caller | undefined;
+  }
+}
+
+export interface ServiceOwners {
+  ownerOf(name: string): CallTarget | undefined;
+}
+
+const SERVICE_PATH = /^\/v1\/(projects\/[^/?#]+\/locations\/[^/?#]+\/namespaces\/[^/?#]+\/services\/[^/?#:]+)(:resolve|\/endpoints)?(?:\?|$)/;
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Which call a request is; undefined for paths and methods the routes answer 404 (nothing to protect). */
+function callOf(req: FastifyRequest): { call: AuthCall; name: string } | undefined {
+  const m = SERVICE_PATH.exec(req.url);
+  if (m === null) return undefined;
+  const call: AuthCall = m[2] === ':resolve' ? 'resolve' : m[2] === '/endpoints' ? 'listEndpoints' : 'getService';
+  if ((call === 'resolve') !== (req.method === 'POST')) return undefined;
+  return { call, name: decodePath(m[1] ?? '') };
+}
+
+export function registryAuthHook(auth: Pick<GatewayAuth, 'enabled' | 'authenticate' | 'authorize' | 'deny'>, owners: ServiceOwners): onRequestAsyncHookHandler {
+  return async (req) => {
+    const found = callOf(req);
+    if (found === undefined) return;
+    req.gatewayCaller = await auth.authenticate(found.call, req.headers.authorization);
+    if (!auth.enabled) return;
+    const owner = owners.ownerOf(found.name);
+    if (owner === undefined) throw auth.deny(found.call, found.name);
+    await auth.authorize(found.call, req.gatewayCaller, owner, found.name, false);
+  };
+}
