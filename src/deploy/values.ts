@@ -57,6 +57,7 @@ export interface GatewayValues {
    * also sent to as KServe-compatible CloudEvents (a Knative broker, any collector); '' = only the log.
    */
   requestLogSink: string;
+  /**
    * `--auth*` of the gateway (src/cli/gateway-auth-flags.ts): `mode` token-review (TokenReview with
    * `audiences` + SubjectAccessReview) or none; decision cache windows in seconds, cache size, and
    * the bound on reviews sent to the kube-apiserver.

@@ -72,7 +72,9 @@ async function startCliGateway(otel: Record<string, string>): Promise<string> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...otel };
   for (const key of OTEL_KEYS) if (!(key in otel)) delete childEnv[key];
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'gateway',
-    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1'], {
+    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1',
+    // Trace context is the subject here, not who calls: the caller's own credential must still never reach the model server.
+    '--auth=none'], {
     cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: childEnv,
   });
   children.push(child);
