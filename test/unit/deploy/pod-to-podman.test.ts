@@ -9,6 +9,8 @@ import { movePorts, podmanRunPlan, quantityBytes, SERVICE_ACCOUNT_MOUNT } from '
 
 const objects = yaml.loadAll(readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8')) as Array<{ kind?: string; metadata?: { name?: string } }>;
 const find = (name: string): unknown => objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === name);
+const containerArgs = (name: string): string[] =>
+  (find(name) as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]?.args ?? [];
 
 const opts = {
   image: 'localhost/endpoint-operator:dev',
@@ -33,7 +35,10 @@ describe('podmanRunPlan of deploy/endpoint-operator.yaml', () => {
 
   it('runs the gateway under its own service account', () => {
     const plan = podmanRunPlan(find('endpoint-operator-gateway'), 'gateway', opts);
-    expect(plan.args).toEqual(['gateway', '--port=40004', '--health-port=40005']);
+    // The ports moved; every other argument (auth, project) exactly as the Deployment gives it.
+    expect(plan.args.slice(0, 3)).toEqual(['gateway', '--port=40004', '--health-port=40005']);
+    expect(plan.args.slice(3)).toEqual(containerArgs('endpoint-operator-gateway').filter((a) => !/^--(health-)?port=/.test(a)).slice(1));
+    expect(plan.args).toContain('--auth=token-review');
     expect(plan.serviceAccountName).toBe('endpoint-operator-gateway');
     expect(plan.ports.get('http')).toBe(40004);
   });
