@@ -14,6 +14,11 @@
  * gateway's own work (B6). Everything else on the port goes through fastify and its plugins.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { userTextInMessage } from '../api/common/text.js';
+import { REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError } from '../http/server-errors.js';
+import type { Logger } from '../runtime/logger.js';
+import { parseGuardedJson, scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
 import { answerError, failureError } from './prediction-errors.js';
@@ -35,6 +40,8 @@ export interface PredictionHandlerOptions {
   /** Lower-case header name whose value pins a caller to one deployed model; `undefined` = off. */
   readonly stickyHeader: string | undefined;
   readonly bodyLimit: number;
+  /** Where 5xx answers are reported (server-errors.ts). */
+  readonly log: Logger;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -52,6 +59,7 @@ interface Call {
   model: ResolvedModel | undefined;
   body: Buffer | undefined;
   sampled: boolean;
+  requestId: string;
 }
 
 interface Answer {
@@ -77,7 +85,7 @@ function decode(segment: string): string {
 function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unknown; deployedModelId: unknown } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = parseGuardedJson(body);
   } catch (err) {
     throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
   }
@@ -86,6 +94,15 @@ function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unk
   if (!Array.isArray(parsed.instances)) throw new GoogleApiError('INVALID_ARGUMENT', `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`);
   if (parsed.instances.length === 0) throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
   return { instances: parsed.instances, parameters: parsed.parameters, deployedModelId: parsed.deployedModelId };
+}
+
+/** rawPredict forwards its body unchanged, but a JSON one still gets the nesting limit every JSON route has. */
+function rawJsonDepth(body: Buffer): void {
+  try {
+    scanJson(body);
+  } catch (err) {
+    throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
+  }
 }
 
 /** The system parameters of a query string, in the shape checkSystemParameters reads. */
@@ -131,13 +148,14 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false };
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, requestId: requestIdOf(req) };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
         if (error.httpCode === 413) res.setHeader('connection', 'close');
+        if (error.httpCode >= 500 && !abort.aborted) reportServerError(this.options.log, { server: 'gateway', route: call.method || 'prediction', requestId: call.requestId, status: error.httpCode, err, cause: err instanceof GoogleApiError ? err.status : undefined });
         this.finish(res, call, answer, started, abort, onClose);
       },
     );
@@ -149,7 +167,7 @@ export class PredictionHandler {
     const code = aborted.aborted ? 499 : answer.status;
     if (!aborted.aborted) {
       // The flat [name, value, ...] form: node:http writes it as is, without building a header object.
-      const headers: (string | number)[] = ['content-type', answer.contentType, 'content-length', Buffer.byteLength(answer.body)];
+      const headers: (string | number)[] = ['content-type', answer.contentType, 'content-length', Buffer.byteLength(answer.body), REQUEST_ID_HEADER, call.requestId];
       if (call.model !== undefined) headers.push(DEPLOYED_MODEL_HEADER, call.model.id);
       if (call.endpoint !== undefined) headers.push(ENDPOINT_HEADER, call.endpoint.endpointId);
       res.writeHead(answer.status, headers).end(answer.body);
@@ -174,7 +192,7 @@ export class PredictionHandler {
     if (explicitId !== undefined && explicitId !== '' && explicitId !== null) {
       // :explain's deployedModelId overrides the split (Vertex: "the deployed model to explain").
       id = String(explicitId);
-      if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${id} not found in endpoint ${endpoint.resourceName}.`);
+      if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${userTextInMessage(id)} not found in endpoint ${endpoint.resourceName}.`);
     } else {
       if (endpoint.split.length === 0) {
         throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic: its traffic split is empty. Set spec.trafficSplit on PredictionEndpoint ${endpoint.namespace}/${endpoint.name}.`);
@@ -203,13 +221,13 @@ export class PredictionHandler {
     if (systemError !== undefined) throw systemError;
     const resourceName = `projects/${decode(match[1] ?? '')}/locations/${decode(match[2] ?? '')}/endpoints/${colon < 0 ? last : last.slice(0, colon)}`;
     if (!METHODS.has(call.method)) {
-      throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(call.method)} not found for ${resourceName}: the calls are :predict, :explain and :rawPredict.`);
+      throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(userTextInMessage(call.method))} not found for ${userTextInMessage(resourceName)}: the calls are :predict, :explain and :rawPredict.`);
     }
     const method = call.method as PredictionMethod;
     const body = await readBody(req, this.options.bodyLimit);
     call.body = body;
     const endpoint = this.options.routing.endpoint(resourceName);
-    if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
+    if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${userTextInMessage(resourceName)} not found.`);
     call.endpoint = endpoint;
     call.sampled = this.options.requestLog.sample(endpoint.logging);
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
@@ -226,6 +244,7 @@ export class PredictionHandler {
       upstreamRequestBody = body;
       const type = req.headers['content-type'];
       if (typeof type === 'string') headers['content-type'] = type;
+      if (typeof type === 'string' && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) rawJsonDepth(body);
     } else {
       try {
         upstreamRequestBody = JSON.stringify(upstreamBody(backend.protocol, json.instances, json.parameters));

@@ -30,7 +30,9 @@ import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runt
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
+import { requestIdOf } from '../http/request-id.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import { userTextInMessage } from '../api/common/text.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
@@ -38,6 +40,7 @@ import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
 import { RequestLogger } from './request-log.js';
+import { addRequestIdHeader, admitGatewayRequest, sendInternalError } from './request-guard.js';
 import { RoutingTable } from './routing-table.js';
 import { TrafficSplitter } from './traffic-split.js';
 import { UpstreamClient } from './upstream.js';
@@ -105,26 +108,32 @@ export class GatewayServer {
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
     });
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, log: options.log });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
       logger: false,
       return503OnClosing: true,
+      genReqId: requestIdOf,
+      requestIdHeader: false,
       serverFactory: (handler) =>
-        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => (isPredictionRequest(req) ? predictions.serve(req, res) : handler(req, res))),
+        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+          if (!admitGatewayRequest(req, res)) return;
+          if (isPredictionRequest(req)) predictions.serve(req, res);
+          else handler(req, res);
+        }),
     });
-    this.app.setErrorHandler((err: FastifyError, _request, reply) => {
+    addRequestIdHeader(this.app);
+    this.app.setErrorHandler((err: FastifyError, request, reply) => {
       if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${bodyLimit} bytes.`, 413));
       }
-      const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL';
-      if (status === 'INTERNAL') options.log.error({ err }, 'gateway request failed');
-      return sendGoogleError(reply, new GoogleApiError(status, err.message, err.statusCode));
+      if (err.statusCode === undefined || err.statusCode < 400 || err.statusCode >= 500) return sendInternalError(options.log, request, reply, err);
+      return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message, err.statusCode));
     });
     this.app.setNotFoundHandler((request, reply) =>
-      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${request.url.split('?')[0] ?? ''} was not found on this server.`)));
+      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${userTextInMessage(request.url.split('?')[0] ?? '')} was not found on this server.`)));
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
   }
@@ -151,7 +160,7 @@ export class GatewayServer {
     checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
     if (this.options.health !== undefined && this.options.health.port >= 0) {
-      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks });
+      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks, log: this.options.log });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
     while (!informers.hasSynced()) {

@@ -120,13 +120,13 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const ports: { health?: number; metrics?: number } = {};
   const host = settings.bindAddress ?? '0.0.0.0';
   if (settings.healthPort !== undefined && settings.healthPort >= 0) {
-    const server = await startHealthServer({ port: settings.healthPort, host, checks });
+    const server = await startHealthServer({ port: settings.healthPort, host, checks, log });
     servers.push(server);
     ports.health = server.port;
     if (settings.metricsPort === settings.healthPort) ports.metrics = server.port;
   }
   if (settings.metricsPort !== undefined && settings.metricsPort >= 0 && settings.metricsPort !== settings.healthPort) {
-    const server = await startHealthServer({ port: settings.metricsPort, host, checks });
+    const server = await startHealthServer({ port: settings.metricsPort, host, checks, log });
     servers.push(server);
     ports.metrics = server.port;
   }

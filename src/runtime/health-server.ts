@@ -8,6 +8,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError, type ErrorLog } from '../http/server-errors.js';
 import { metricsRegistry } from './metrics.js';
 
 /** A named check: `true` passes; `false` or a string (the reason) fails. */
@@ -53,6 +55,8 @@ export interface HealthServerOptions {
   readonly host?: string;
   readonly checks: HealthChecks;
   readonly registry?: Registry;
+  /** Where a failing /metrics is reported (server-errors.ts); default nowhere but the metric. */
+  readonly log?: ErrorLog;
 }
 
 export interface RunningHealthServer {
@@ -62,7 +66,14 @@ export interface RunningHealthServer {
 
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
   const registry = options.registry ?? metricsRegistry;
+  const log: ErrorLog = options.log ?? { error: () => undefined };
   const server = http.createServer((req, res) => {
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    if (hasDuplicateHost(req)) {
+      res.writeHead(400, { 'Content-Type': 'text/plain', Connection: 'close' }).end(`${DUPLICATE_HOST_MESSAGE}\n`);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD' }).end();
@@ -71,7 +82,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
     if (url.pathname === '/metrics') {
       registry.metrics().then(
         (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)),
+        (err: unknown) => {
+          reportServerError(log, { server: 'health', route: '/metrics', requestId, status: 500, err });
+          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics could not be collected; request id ${requestId}\n`);
+        },
       );
       return;
     }

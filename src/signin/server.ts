@@ -4,7 +4,10 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
+import { installJsonBodyParser } from '../http/fastify-json.js';
+import { requestIdOf } from '../http/request-id.js';
 import { openApiDocument } from './openapi.js';
+import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
 import { problemBody, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
@@ -132,6 +135,8 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
     trustProxy: fastifyTrustProxy(options.trustedProxies),
     clientErrorHandler,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler((error, request, reply) => {
@@ -140,12 +145,14 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     if (status === 413) return sendProblem(reply, new SignInProblem('payloadTooLarge', `the body must be at most ${options.bodyLimitBytes ?? 16 * 1024} bytes`), request.url);
     if (status === 415) return sendProblem(reply, new SignInProblem('unsupportedMediaType', 'send the body as application/json'), request.url);
     if (status >= 400 && status < 500) return sendProblem(reply, new SignInProblem('invalidRequest', (error as Error).message), request.url);
-    request.log.error({ err: error }, 'sign-in request failed');
+    reportSignInServerError(request, status, error);
     return sendProblem(reply, new SignInProblem(status === 503 ? 'unavailable' : 'internal', 'the request could not be completed; try again'), request.url);
   });
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
+  guardSignInRequests(app);
+  installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {
     setSecurityHeaders(reply);

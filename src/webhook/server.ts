@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { KindDefinition, ValidationOptions } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { JsonLimitError, parseGuardedJson } from '../http/json-guard.js';
+import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError } from '../http/server-errors.js';
 import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
@@ -90,15 +93,15 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') {
+      const body = Buffer.concat(chunks);
+      if (body.toString('utf8').trim() === '') {
         reject(new HttpError(400, 'BadRequest', 'request body is empty; expected a JSON AdmissionReview or ConversionReview'));
         return;
       }
       try {
-        resolve(JSON.parse(text));
+        resolve(parseGuardedJson(body));
       } catch (err) {
-        reject(new HttpError(400, 'BadRequest', `request body is not valid JSON: ${(err as Error).message}`));
+        reject(new HttpError(400, 'BadRequest', err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`));
       }
     });
   });
@@ -118,7 +121,10 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     const started = process.hrtime.bigint();
     const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
     try {
+      if (hasDuplicateHost(req)) throw new HttpError(400, 'BadRequest', DUPLICATE_HOST_MESSAGE);
       if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
         send(res, 200, { status: 'ok' });
         return;
@@ -159,7 +165,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       if (httpError.code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) sendError(res, httpError);
       const line = { path, method: req.method, code: httpError.code, decision: 'error', message: httpError.message, ms: ms() };
-      if (httpError.code >= 500) log.error(line, 'webhook request failed');
+      if (httpError.code >= 500) reportServerError(log, { server: 'webhook', route: path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH ? path : 'unrouted', requestId, status: httpError.code, err });
       else log.warn(line, 'webhook request refused');
     }
   }
