@@ -8,8 +8,9 @@ import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
-import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { UsageError, bool, list, num, parseFlags, renderFlags, serverLimitsOf, str, type FlagSpec, type FlagValues } from './flags.js';
 import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
+import { SIGNIN_SERVER_LIMITS } from '../http/server-limits.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -47,6 +48,10 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     placeholder: 'HOPS|CIDRS',
     help: 'proxies in front of the sign-in API whose X-Forwarded-For names the client (for the per-address limits): a hop count (1 = one ingress) or comma-separated proxy addresses/CIDRs; default none (the TCP peer is the client)',
   },
+  { name: 'signin-headers-timeout', type: 'number', env: 'EO_SIGNIN_HEADERS_TIMEOUT', default: SIGNIN_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a request line and headers must arrive within it (else 408)' },
+  { name: 'signin-request-timeout', type: 'number', env: 'EO_SIGNIN_REQUEST_TIMEOUT', default: SIGNIN_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a whole request, body included, must arrive within it (else 408)' },
+  { name: 'signin-keep-alive-timeout', type: 'number', env: 'EO_SIGNIN_KEEP_ALIVE_TIMEOUT', default: SIGNIN_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: an idle kept-alive connection is closed after it' },
+  { name: 'signin-max-connections', type: 'number', env: 'EO_SIGNIN_MAX_CONNECTIONS', default: SIGNIN_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'sign-in API: open connections; at the cap a new one closes the oldest idle or slow one' },
 ];
 
 const HELP = `Usage: endpoint-operator run [flags]
@@ -131,7 +136,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
     },
     ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
     ...(bool(values, 'signin')
-      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values) } }
+      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values), serverLimits: serverLimitsOf(values, 'signin-') } }
       : {}),
   };
 }

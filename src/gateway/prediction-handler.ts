@@ -21,6 +21,7 @@ import type { Logger } from '../runtime/logger.js';
 import { parseGuardedJson, scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
+import { fairnessKeyOf, type CallerLimiter } from './fairness.js';
 import { answerError, failureError } from './prediction-errors.js';
 import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError, type PredictionMethod } from './protocols.js';
 import type { RequestLogger } from './request-log.js';
@@ -42,6 +43,8 @@ export interface PredictionHandlerOptions {
   readonly bodyLimit: number;
   /** Where 5xx answers are reported (server-errors.ts). */
   readonly log: Logger;
+  /** Calls in flight per caller (fairness.ts). */
+  readonly callers: CallerLimiter;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -60,6 +63,7 @@ interface Call {
   body: Buffer | undefined;
   sampled: boolean;
   requestId: string;
+  release: (() => void) | undefined;
 }
 
 interface Answer {
@@ -148,8 +152,9 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, requestId: requestIdOf(req) };
-    this.handle(req, call, abort).then(
+    const admission = this.options.callers.acquire(fairnessKeyOf(req));
+    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, requestId: requestIdOf(req), release: typeof admission === 'function' ? admission : undefined };
+    (typeof admission === 'function' ? this.handle(req, call, abort) : Promise.reject(admission)).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
@@ -163,6 +168,7 @@ export class PredictionHandler {
 
   private finish(res: ServerResponse, call: Call, answer: Answer, started: number, aborted: Cancellation, onClose: () => void): void {
     res.off('close', onClose);
+    call.release?.();
     gatewayInFlight.dec();
     const code = aborted.aborted ? 499 : answer.status;
     if (!aborted.aborted) {

@@ -31,11 +31,13 @@ import { HealthChecks, startHealthServer, type RunningHealthServer } from '../ru
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { requestIdOf } from '../http/request-id.js';
+import { applyServerLimits, GATEWAY_SERVER_LIMITS, serverTimeoutOptions, type ServerLimits } from '../http/server-limits.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { userTextInMessage } from '../api/common/text.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
+import { CallerLimiter, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
@@ -66,6 +68,10 @@ export interface GatewayOptions {
   readonly endpointSliceVersion?: EndpointSliceVersion;
   /** Annotation prefixes the registry lookup leaves out of effective annotations; default the operator's. */
   readonly reservedPrefixes?: readonly string[];
+  /** Timeouts and connection cap of the API port; default GATEWAY_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
+  /** Prediction calls in flight per caller; one more is answered 429 (fairness.ts). Default DEFAULT_MAX_CALLS_PER_CALLER. */
+  readonly maxCallsPerCaller?: number;
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -102,13 +108,14 @@ export class GatewayServer {
     };
     this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
     const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+    const limits: ServerLimits = { ...GATEWAY_SERVER_LIMITS, ...options.serverLimits };
     const splitter = new TrafficSplitter();
     const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
       payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
     });
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, log: options.log });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER) });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
@@ -117,13 +124,14 @@ export class GatewayServer {
       genReqId: requestIdOf,
       requestIdHeader: false,
       serverFactory: (handler) =>
-        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+        http.createServer(serverTimeoutOptions(limits), (req, res) => {
           if (!admitGatewayRequest(req, res)) return;
           if (isPredictionRequest(req)) predictions.serve(req, res);
           else handler(req, res);
         }),
     });
     addRequestIdHeader(this.app);
+    applyServerLimits(this.app.server, limits);
     this.app.setErrorHandler((err: FastifyError, request, reply) => {
       if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

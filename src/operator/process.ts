@@ -9,6 +9,7 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
 import type { TrustedProxies } from '../signin/trusted-proxies.js';
+import type { ServerLimits } from '../http/server-limits.js';
 import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
 import type { WebhookSettings } from '../webhook/settings.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
@@ -18,7 +19,7 @@ export interface ProcessConfig {
   /** Absent: no webhook server (for example when another replica set serves them). */
   readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
   /** Absent: no sign-in API. */
-  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies };
+  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits };
 }
 
 export interface RunningProcess {
@@ -47,6 +48,7 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
         host: config.signin.host,
         port: config.signin.port,
         ...(config.signin.trustedProxies === undefined ? {} : { trustedProxies: config.signin.trustedProxies }),
+        ...(config.signin.serverLimits === undefined ? {} : { serverLimits: config.signin.serverLimits }),
         logger: log.child({ component: 'signin' }),
         signal,
       });

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError, type ErrorLog } from '../http/server-errors.js';
+import { applyServerLimits, HEALTH_SERVER_LIMITS, serverTimeoutOptions } from '../http/server-limits.js';
 import { metricsRegistry } from './metrics.js';
 
 /** A named check: `true` passes; `false` or a string (the reason) fails. */
@@ -67,7 +68,7 @@ export interface RunningHealthServer {
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
   const registry = options.registry ?? metricsRegistry;
   const log: ErrorLog = options.log ?? { error: () => undefined };
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(serverTimeoutOptions(HEALTH_SERVER_LIMITS), (req, res) => {
     const requestId = requestIdOf(req);
     res.setHeader(REQUEST_ID_HEADER, requestId);
     if (hasDuplicateHost(req)) {
@@ -97,6 +98,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
   });
+  applyServerLimits(server, HEALTH_SERVER_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {

@@ -6,6 +6,7 @@ import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
+import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
 import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
@@ -55,6 +56,8 @@ export interface SignInServerOptions {
   readonly logger?: Logger | false;
   /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
   readonly trustedProxies?: TrustedProxies;
+  /** Timeouts and connection cap of the port; default SIGNIN_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
 }
 
 /** Never logged, whatever a future log line includes (pino redaction paths). */
@@ -95,9 +98,13 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const [status, kind, detail] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const
+      : isRequestTimeout(err)
+        ? [408, 'requestTimeout', 'the request did not arrive in time'] as const
+        : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
   const body = JSON.stringify(problemBody(kind, detail));
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 400: 'Bad Request' }[status];
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -123,6 +130,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };
+  const limits: ServerLimits = { ...SIGNIN_SERVER_LIMITS, ...options.serverLimits };
   // A logger handed in gets the redaction too (as a child), whatever its owner configured.
   const loggerOption =
     options.logger === false
@@ -135,9 +143,13 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
     trustProxy: fastifyTrustProxy(options.trustedProxies),
     clientErrorHandler,
+    http: serverTimeoutOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     genReqId: requestIdOf,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
+  applyServerLimits(app.server, limits);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInProblem) return sendProblem(reply, error, request.url);

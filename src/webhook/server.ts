@@ -7,6 +7,7 @@ import { allKinds } from '../api/kinds.js';
 import { JsonLimitError, parseGuardedJson } from '../http/json-guard.js';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
+import { applyServerLimits, serverTimeoutOptions, WEBHOOK_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
@@ -35,6 +36,8 @@ export interface WebhookServerOptions {
    * at most etcd's 1.5 MiB request limit, so 6 MiB leaves room for JSON overhead.
    */
   readonly maxBodyBytes?: number;
+  /** Timeouts and connection cap; default WEBHOOK_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
 }
 
 export interface WebhookServer {
@@ -170,9 +173,11 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     }
   }
 
-  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', keepAliveTimeout: 60_000 }, (req, res) => {
+  const limits: ServerLimits = { ...WEBHOOK_SERVER_LIMITS, ...opts.serverLimits };
+  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...serverTimeoutOptions(limits) }, (req, res) => {
     void handle(req, res);
   });
+  applyServerLimits(server, limits);
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

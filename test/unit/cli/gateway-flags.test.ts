@@ -14,6 +14,8 @@ describe('endpoint-operator gateway flags', () => {
       stickyHeader: 'x-eo-sticky-key',
       requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
+      serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 },
+      maxCallsPerCaller: 64,
     });
   });
 
@@ -30,6 +32,10 @@ describe('endpoint-operator gateway flags', () => {
     [['--upstream-timeout', '0'], /--upstream-timeout must be positive/],
     [['--body-limit', '1.5'], /--body-limit must be a whole number of bytes/],
     [['--log-payload-limit=-1'], /--log-payload-limit must be a whole number of bytes/],
+    [['--headers-timeout', '0'], /--headers-timeout must be a positive number of seconds/],
+    [['--headers-timeout', '90'], /must not exceed the request timeout/],
+    [['--max-connections', '0.5'], /--max-connections must be a whole number of at least 1/],
+    [['--max-calls-per-caller', '0'], /--max-calls-per-caller must be a whole number of at least 1/],
   ])('refuses %j', (argv, message) => {
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(UsageError);
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(message);
