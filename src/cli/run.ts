@@ -8,9 +8,10 @@ import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
-import { UsageError, bool, list, num, parseFlags, renderFlags, serverLimitsOf, str, type FlagSpec, type FlagValues } from './flags.js';
+import { UsageError, bool, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
 import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
 import { SIGNIN_SERVER_LIMITS } from '../http/server-limits.js';
+import { DEFAULT_VERIFICATION_LIMITS, type VerificationLimits } from '../signin/verification-queue.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -51,6 +52,9 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'signin-headers-timeout', type: 'number', env: 'EO_SIGNIN_HEADERS_TIMEOUT', default: SIGNIN_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a request line and headers must arrive within it (else 408)' },
   { name: 'signin-request-timeout', type: 'number', env: 'EO_SIGNIN_REQUEST_TIMEOUT', default: SIGNIN_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a whole request, body included, must arrive within it (else 408)' },
   { name: 'signin-keep-alive-timeout', type: 'number', env: 'EO_SIGNIN_KEEP_ALIVE_TIMEOUT', default: SIGNIN_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: an idle kept-alive connection is closed after it' },
+  { name: 'signin-verify-concurrency', type: 'number', env: 'EO_SIGNIN_VERIFY_CONCURRENCY', default: 0, placeholder: 'N', help: 'sign-in API: password verifications run at once (0 = the number of cores)' },
+  { name: 'signin-verify-per-client', type: 'number', env: 'EO_SIGNIN_VERIFY_PER_CLIENT', default: DEFAULT_VERIFICATION_LIMITS.perClient, placeholder: 'N', help: 'sign-in API: verifications one client address (or device token) may have running or queued; more are answered 429 at once' },
+  { name: 'signin-verify-queue', type: 'number', env: 'EO_SIGNIN_VERIFY_QUEUE', default: DEFAULT_VERIFICATION_LIMITS.queueLength, placeholder: 'N', help: 'sign-in API: verifications waiting in all; more are answered 429 at once' },
   { name: 'signin-max-connections', type: 'number', env: 'EO_SIGNIN_MAX_CONNECTIONS', default: SIGNIN_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'sign-in API: open connections; at the cap a new one closes the oldest idle or slow one' },
 ];
 
@@ -136,8 +140,18 @@ export function runConfig(values: FlagValues): ProcessConfig {
     },
     ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
     ...(bool(values, 'signin')
-      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values), serverLimits: serverLimitsOf(values, 'signin-') } }
+      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values), serverLimits: serverLimitsOf(values, 'signin-'), verificationLimits: verificationLimitsOf(values) } }
       : {}),
+  };
+}
+
+function verificationLimitsOf(values: FlagValues): Partial<VerificationLimits> {
+  const concurrency = num(values, 'signin-verify-concurrency');
+  if (!Number.isInteger(concurrency) || concurrency < 0) throw new UsageError(`--signin-verify-concurrency must be a whole number (0 = the number of cores), got ${concurrency}`);
+  return {
+    ...(concurrency > 0 ? { concurrency } : {}),
+    perClient: wholePositive(values, 'signin-verify-per-client'),
+    queueLength: wholePositive(values, 'signin-verify-queue'),
   };
 }
 

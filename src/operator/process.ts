@@ -10,6 +10,7 @@ import type { Logger } from '../runtime/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
 import type { TrustedProxies } from '../signin/trusted-proxies.js';
 import type { ServerLimits } from '../http/server-limits.js';
+import type { VerificationLimits } from '../signin/verification-queue.js';
 import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
 import type { WebhookSettings } from '../webhook/settings.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
@@ -19,7 +20,7 @@ export interface ProcessConfig {
   /** Absent: no webhook server (for example when another replica set serves them). */
   readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
   /** Absent: no sign-in API. */
-  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits };
+  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits; readonly verificationLimits?: Partial<VerificationLimits> };
 }
 
 export interface RunningProcess {
@@ -49,6 +50,7 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
         port: config.signin.port,
         ...(config.signin.trustedProxies === undefined ? {} : { trustedProxies: config.signin.trustedProxies }),
         ...(config.signin.serverLimits === undefined ? {} : { serverLimits: config.signin.serverLimits }),
+        ...(config.signin.verificationLimits === undefined ? {} : { verificationLimits: config.signin.verificationLimits }),
         logger: log.child({ component: 'signin' }),
         signal,
       });

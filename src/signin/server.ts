@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -23,6 +24,7 @@ import type { SessionStore } from './sessions.js';
 import type { SigningKeyStore } from './signing-key.js';
 import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedger } from './account-budget.js';
 import { DeviceTrust } from './device-trust.js';
+import { DEFAULT_VERIFICATION_LIMITS, VerificationQueue, type VerificationLimits } from './verification-queue.js';
 import { FailureWindow, GrowingDelay } from './throttle.js';
 import { fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
@@ -56,6 +58,8 @@ export interface SignInServerOptions {
   readonly logger?: Logger | false;
   /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
   readonly trustedProxies?: TrustedProxies;
+  /** Concurrent password verifications, the share of one client and the queue (verification-queue.ts); default: cores, 4, 256. */
+  readonly verificationLimits?: Partial<VerificationLimits>;
   /** Timeouts and connection cap of the port; default SIGNIN_SERVER_LIMITS. */
   readonly serverLimits?: Partial<ServerLimits>;
 }
@@ -127,6 +131,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
       sources: new GrowingDelay(clock, { ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }) }),
       addresses: new FailureWindow(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
     },
+    verifications: new VerificationQueue({ ...DEFAULT_VERIFICATION_LIMITS, concurrency: availableParallelism(), ...options.verificationLimits }),
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };

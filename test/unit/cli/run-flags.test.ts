@@ -20,7 +20,7 @@ describe('endpoint-operator run flags', () => {
     expect(config.operator.workers).toBe(8);
     expect(config.operator.namespaces).toEqual(['a', 'b']);
     expect(config.operator.leaderElection.enabled).toBe(false);
-    expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443, serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 } });
+    expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443, serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 }, verificationLimits: { perClient: 4, queueLength: 256 } });
   });
 
   it('refuses a --project without {namespace} (names would collide across namespaces) and a --gateway-url that is no http URL', () => {
