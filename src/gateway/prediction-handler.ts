@@ -101,7 +101,9 @@ function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unk
 }
 
 /** rawPredict forwards its body unchanged, but a JSON one still gets the nesting limit every JSON route has. */
-function rawJsonDepth(body: Buffer): void {
+function rawJsonDepth(req: IncomingMessage, body: Buffer): void {
+  const type = req.headers['content-type'];
+  if (typeof type !== 'string' || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) return;
   try {
     scanJson(body);
   } catch (err) {
@@ -236,6 +238,7 @@ export class PredictionHandler {
     if (endpoint === undefined) throw new GoogleApiError('NOT_FOUND', `Endpoint ${userTextInMessage(resourceName)} not found.`);
     call.endpoint = endpoint;
     call.sampled = this.options.requestLog.sample(endpoint.logging);
+    if (method === 'rawPredict') rawJsonDepth(req, body);
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;
@@ -250,7 +253,6 @@ export class PredictionHandler {
       upstreamRequestBody = body;
       const type = req.headers['content-type'];
       if (typeof type === 'string') headers['content-type'] = type;
-      if (typeof type === 'string' && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) rawJsonDepth(body);
     } else {
       try {
         upstreamRequestBody = JSON.stringify(upstreamBody(backend.protocol, json.instances, json.parameters));
