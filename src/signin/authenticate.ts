@@ -80,8 +80,8 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
     account = await ctx.throttles.accounts.admit(accountKey);
   } catch (err) {
     for (const r of taken) r.settle(false);
-    request.log.error({ err }, 'the shared sign-in attempt budget could not be read or written');
-    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again');
+    // Logged once, with the request id, by the server's error handler (the cause: the shared budget could not be read or written).
+    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again', { cause: err });
   }
   if (!account.admitted) refuse(account.retryAfterSeconds);
   else taken.push(account.reservation);

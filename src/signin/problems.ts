@@ -43,9 +43,9 @@ export class SignInProblem extends Error {
   constructor(
     readonly kind: ProblemKind,
     readonly detail: string,
-    readonly extra: { retryAfterSeconds?: number; fieldErrors?: readonly FieldError[] } = {},
+    readonly extra: { retryAfterSeconds?: number; fieldErrors?: readonly FieldError[]; cause?: unknown } = {},
   ) {
-    super(`${ProblemTypes[kind].title}: ${detail}`);
+    super(`${ProblemTypes[kind].title}: ${detail}`, extra.cause === undefined ? undefined : { cause: extra.cause });
   }
 }
 

@@ -11,7 +11,7 @@ import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVE
 import { openApiDocument } from './openapi.js';
 import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
-import { problemBody, SignInProblem, sendProblem } from './problems.js';
+import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
 import { bearerAuthPlugin } from './bearer-auth.js';
 import type { Route } from './route-kit.js';
@@ -157,7 +157,10 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   applyServerLimits(app.server, limits);
 
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof SignInProblem) return sendProblem(reply, error, request.url);
+    if (error instanceof SignInProblem) {
+      if (ProblemTypes[error.kind].status >= 500) reportSignInServerError(request, ProblemTypes[error.kind].status, error.cause ?? error);
+      return sendProblem(reply, error, request.url);
+    }
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status === 413) return sendProblem(reply, new SignInProblem('payloadTooLarge', `the body must be at most ${options.bodyLimitBytes ?? 16 * 1024} bytes`), request.url);
     if (status === 415) return sendProblem(reply, new SignInProblem('unsupportedMediaType', 'send the body as application/json'), request.url);
