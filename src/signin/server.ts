@@ -171,7 +171,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  guardSignInRequests(app);
+  guardSignInRequests(app, context.verifications);
   installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {

@@ -57,6 +57,11 @@ export class VerificationQueue {
 
   constructor(private readonly limits: VerificationLimits = DEFAULT_VERIFICATION_LIMITS) {}
 
+  /** Whether `client` already holds its whole share (checked before the body is read, to refuse a flood cheaply). */
+  isOverShare(client: string): boolean {
+    return (this.admitted.get(client) ?? 0) >= this.limits.perClient;
+  }
+
   admit(client: string): VerificationAdmission {
     const mine = this.admitted.get(client) ?? 0;
     if (mine >= this.limits.perClient) {

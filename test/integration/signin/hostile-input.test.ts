@@ -45,7 +45,7 @@ let client: KubeClient;
 let api: RunningKubernetesSignIn;
 let port = 0;
 const ledger = new FlakyLedger(systemClock);
-const agents = { a: new Agent({ connect: { localAddress: '127.0.0.2' }, connections: 128 }), b: new Agent({ connect: { localAddress: '127.0.0.3' } }) };
+const agents = { a: new Agent({ localAddress: '127.0.0.2', connections: 128 }), b: new Agent({ localAddress: '127.0.0.3' }) };
 
 beforeAll(async () => {
   await installPosCrds();
@@ -188,7 +188,7 @@ describe('fair sign-in', () => {
     try {
       for (let i = 0; i < LIMITS.maxConnections; i++) open();
       await new Promise((r) => setTimeout(r, 300));
-      const fresh = new Agent({ connect: { localAddress: '127.0.0.4' }, pipelining: 0 });
+      const fresh = new Agent({ localAddress: '127.0.0.4', pipelining: 0 });
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push((await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), { agent: fresh, headers: { connection: 'close' } })).status);
       await fresh.close();
