@@ -18,21 +18,17 @@
  * of the gateway process to /tmp/eo-gateway-prof/; EO_BENCH_GATEWAY_NODE_FLAGS='--trace-gc ...' passes node
  * flags to the gateway process (its non-JSON output lines go to stderr prefixed [gateway]).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
-import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import { resources } from '../src/reconcilers/context.js';
 import { cpuSecondsOf } from './process-cpu.js';
+import { RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-setup.js';
 import { recordResults } from './results.js';
 
 const { values } = parseArgs({
@@ -44,7 +40,6 @@ const { values } = parseArgs({
 });
 const NS = 'bench-gateway';
 const MODEL = 'fraud';
-const RESOURCE_NAME = `projects/bench/locations/local/endpoints/fraud`;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 
 /** Child roles report `{port}` and answer 'cpu' with their CPU microseconds. */
@@ -61,27 +56,6 @@ async function roleModel(): Promise<void> {
   const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
   process.send?.({ port: server.port });
   serveCpu();
-}
-
-/**
- * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
- * as in production. Its port is read from its "gateway serving" log line.
- */
-function startGatewayBinary(kubeconfig: string): Promise<{ child: ChildProcess; port: number }> {
-  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
-  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
-  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
-  const flags = (process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
-  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  return new Promise((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
-  });
 }
 
 async function roleBare(): Promise<void> {
@@ -103,24 +77,6 @@ function cpuOf(child: ChildProcess): Promise<number> {
     child.once('message', (m) => resolve((m as { cpuMicros: number }).cpuMicros));
     child.send('cpu');
   });
-}
-
-/** The objects the gateway routes by, written as the operator would leave them (status included). */
-async function writeObjects(client: KubeClient, modelPort: number): Promise<void> {
-  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
-  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
-  await client.create(endpointSlicesResource(sliceVersion), NS, {
-    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice',
-    metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
-    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
-  });
-  await client.create(resources.deployedModels, NS, {
-    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
-    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
-  });
-  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
-  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
 }
 
 function pctOf(xs: readonly number[], p: number): number {
@@ -146,8 +102,8 @@ async function driver(): Promise<void> {
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
     const model = await start('model');
     children.push(model.child);
-    await writeObjects(client, model.port);
-    const gateway = await startGatewayBinary(plane.kubeconfigPath);
+    await writeObjects(client, NS, MODEL, model.port);
+    const gateway = await startGatewayBinary(plane.kubeconfigPath, NS);
     children.push(gateway.child);
     const bare = values.yardstick ? await start('bare', ['--upstream', String(model.port)]) : undefined;
     if (bare !== undefined) children.push(bare.child);

@@ -45,6 +45,7 @@ const benches: readonly Bench[] = [
   { name: 'signin', file: 'signin.ts', what: 'B5 sign-in: /auth/pos/me against a bare fastify route, login latency', timeoutSeconds: 180 },
   { name: 'signin-flood', file: 'signin-flood.ts', what: 'B5-flood: correct logins from one address while another floods unknown-email logins (fair verification queue)', timeoutSeconds: 120 },
   { name: 'gateway', file: 'gateway.ts', what: 'B6 prediction gateway: added latency and CPU per call at 1,000 calls/s (starts a control plane)', timeoutSeconds: 300 },
+  { name: 'gateway-fair', file: 'gateway-fair.ts', what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)', timeoutSeconds: 240 },
   { name: 'resolve', file: 'resolve.ts', what: 'B7 registry resolve over 10,000 cached endpoints at a fixed rate; EndpointSlice write after an endpoint change', timeoutSeconds: 240 },
   { name: 'convergence', file: 'convergence.ts', what: 'B1/B2 objects to Ready against a bare client (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
   { name: 'memory', file: 'memory.ts', what: 'B3 operator RSS with 10,000 objects cached, heap under steady churn (starts a control plane)', timeoutSeconds: memoryBudgetSeconds() + 120 },
