@@ -4,13 +4,14 @@
  * instance (open loop). Goal: the small caller's p99 ≤ 3 × its p99 alone, measured in the same run.
  * The callers are two source addresses on loopback (127.0.0.2 big, 127.0.0.3 small), which is what the
  * gateway's per-caller limit keys on today (src/gateway/fairness.ts). The gateway is the compiled
- * binary reading a real kube-apiserver (started here), the model server the demo KServe V1 scorer in
- * this process. Bounded: two phases of BENCH_FAIR_SECONDS (default 10 s) plus set-up.
+ * binary reading a real kube-apiserver (started here); each caller's endpoint has its own demo KServe V1
+ * scorer in its own process, so the two callers share the gateway and nothing else. Bounded: two phases of BENCH_FAIR_SECONDS (default 10 s) plus set-up.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
 import { Agent, request } from 'undici';
-import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -20,6 +21,8 @@ import { recordResults } from './results.js';
 const SECONDS = Number(process.env['BENCH_FAIR_SECONDS'] ?? 10);
 const BIG_CONCURRENCY = Number(process.env['BENCH_FAIR_BIG_CONCURRENCY'] ?? 4);
 const SMALL_RATE = 50;
+/** Extra gateway flags, e.g. `--max-calls-per-caller 2` (default: the gateway's defaults). */
+const GATEWAY_FLAGS = (process.env['BENCH_FAIR_GATEWAY_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 const NS = 'bench-fair';
 const MODEL = 'fraud-fair';
 const payment = { amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 };
@@ -27,9 +30,12 @@ const SMALL = JSON.stringify({ instances: [payment] });
 /** About 1.4 MB of instances: just under the gateway's 1.5 MB body limit, as in the issue. */
 const BIG = JSON.stringify({ instances: Array.from({ length: Math.floor(1_400_000 / JSON.stringify(payment).length) }, (_, i) => ({ ...payment, amount: i })) });
 
-async function call(agent: Agent, port: number, body: string): Promise<{ status: number; ms: number }> {
+/** The big caller's endpoint: its own model server, so what the small caller meets is the gateway, not a shared model server. */
+const BULK_NAME = 'projects/bench/locations/local/endpoints/bulk';
+
+async function call(agent: Agent, port: number, body: string, endpoint = RESOURCE_NAME): Promise<{ status: number; ms: number }> {
   const started = performance.now();
-  const res = await request(`http://127.0.0.1:${port}/v1/${RESOURCE_NAME}:predict`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
+  const res = await request(`http://127.0.0.1:${port}/v1/${endpoint}:predict`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
   await res.body.dump();
   return { status: res.statusCode, ms: performance.now() - started };
 }
@@ -56,17 +62,30 @@ function pct(xs: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
+/** The demo model server in its own process: its JSON work on the big bodies must not stall this process's clocks. */
+function startModelServer(): Promise<{ child: ChildProcess; port: number }> {
+  const main = fileURLToPath(new URL('../src/demo-models/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, '--protocol', 'KServeV1', '--model', MODEL, '--version', 'v1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.once('line', (line) => resolve({ child, port: (JSON.parse(line) as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`model server exited with ${code}`)));
+  });
+}
+
 async function main(): Promise<void> {
   let plane: ControlPlane | undefined;
   let gateway: { child: ChildProcess; port: number } | undefined;
-  const model = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  const model = await startModelServer();
+  const bulkModel = await startModelServer();
   try {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
     await writeObjects(client, NS, MODEL, model.port);
+    await writeObjects(client, `${NS}-bulk`, MODEL, bulkModel.port, BULK_NAME);
     client.close();
-    gateway = await startGatewayBinary(plane.kubeconfigPath, NS);
+    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, GATEWAY_FLAGS);
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
     const load1 = loadavg()[0] ?? NaN;
@@ -76,7 +95,7 @@ async function main(): Promise<void> {
     const bigCodes = new Map<number, number>();
     const loops = Promise.all(Array.from({ length: BIG_CONCURRENCY }, async () => {
       while (looping) {
-        const r = await call(big, port, BIG).catch(() => ({ status: 0, ms: 0 }));
+        const r = await call(big, port, BIG, BULK_NAME).catch(() => ({ status: 0, ms: 0 }));
         bigCodes.set(r.status, (bigCodes.get(r.status) ?? 0) + 1);
       }
     }));
@@ -98,7 +117,8 @@ async function main(): Promise<void> {
     ]);
   } finally {
     gateway?.child.kill();
-    await model.close();
+    model.child.kill();
+    bulkModel.child.kill();
     await plane?.stop();
   }
 }

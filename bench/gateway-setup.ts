@@ -10,11 +10,14 @@ import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource 
 import type { KubeClient } from '../src/runtime/kube-client.js';
 import { resources } from '../src/reconcilers/context.js';
 
-/** `projects/bench/locations/local/endpoints/fraud`: the endpoint writeObjects creates. */
+/** `projects/bench/locations/local/endpoints/fraud`: the endpoint writeObjects creates by default. */
 export const RESOURCE_NAME = 'projects/bench/locations/local/endpoints/fraud';
 
-/** Namespace `ns` with one PredictionEndpoint (`fraud`) whose one deployed model is the KServe V1 server `model` on `modelPort`. */
-export async function writeObjects(client: KubeClient, ns: string, model: string, modelPort: number): Promise<void> {
+/**
+ * Namespace `ns` with one PredictionEndpoint (`fraud`) whose one deployed model is the KServe V1 server
+ * `model` on `modelPort`, published as `resourceName`.
+ */
+export async function writeObjects(client: KubeClient, ns: string, model: string, modelPort: number, resourceName = RESOURCE_NAME): Promise<void> {
   await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   const sliceVersion = await discoverEndpointSliceVersion(client, ns);
   await client.create(servicesResource, ns, { apiVersion: 'v1', kind: 'Service', metadata: { name: model }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
@@ -28,7 +31,7 @@ export async function writeObjects(client: KubeClient, ns: string, model: string
     spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: model, port: 'http' }, protocol: 'KServeV1', modelName: model } },
   });
   await client.create(resources.predictionEndpoints, ns, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
-  await client.patch(resources.predictionEndpoints, ns, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: model }] } }, { type: 'merge', subresource: 'status' });
+  await client.patch(resources.predictionEndpoints, ns, 'fraud', { status: { name: resourceName, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: model }] } }, { type: 'merge', subresource: 'status' });
 }
 
 /**

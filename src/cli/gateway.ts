@@ -8,7 +8,7 @@ import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
-import { DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
+import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { UsageError, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
 
@@ -29,6 +29,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'keep-alive-timeout', type: 'number', env: 'EO_GATEWAY_KEEP_ALIVE_TIMEOUT', default: GATEWAY_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'an idle kept-alive connection is closed after it' },
   { name: 'max-connections', type: 'number', env: 'EO_GATEWAY_MAX_CONNECTIONS', default: GATEWAY_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'open connections of the API port; at the cap a new one closes the oldest idle or slow one' },
   { name: 'max-calls-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_CALLS_PER_CALLER', default: DEFAULT_MAX_CALLS_PER_CALLER, placeholder: 'N', help: 'prediction calls in flight per caller; one more is answered 429 RESOURCE_EXHAUSTED' },
+  { name: 'max-body-bytes-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_BODY_BYTES_PER_CALLER', default: DEFAULT_MAX_BODY_BYTES_PER_CALLER, placeholder: 'BYTES', help: 'request-body bytes in flight per caller (Content-Length); one more call is answered 429 RESOURCE_EXHAUSTED' },
   { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
 ];
 
@@ -76,6 +77,7 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     reservedPrefixes: list(values, 'reserved-prefix'),
     serverLimits: serverLimitsOf(values, ''),
     maxCallsPerCaller: wholePositive(values, 'max-calls-per-caller'),
+    maxBodyBytesPerCaller: wholePositive(values, 'max-body-bytes-per-caller'),
   };
 }
 

@@ -1,8 +1,11 @@
 /**
  * Per-caller fairness of the prediction calls: each caller may have at most `maxInFlight` calls in
- * flight (body being read, model server being called, answer being written); one more is answered
- * at once with 429 RESOURCE_EXHAUSTED, as a Vertex AI quota answers, before its body is read. One
- * caller's burst or large bodies then take at most that share of the gateway from the others.
+ * flight (body being read, model server being called, answer being written) and at most
+ * `maxBytesInFlight` bytes of request bodies in them (a body counts its Content-Length, or the body
+ * limit when it has none: chunked). One more is answered at once with 429 RESOURCE_EXHAUSTED, as a
+ * Vertex AI quota answers, before its body is read. A burst of small calls meets the first bound,
+ * large bodies the second: the JSON work of a 1.4 MB body holds the event loop for tens of
+ * milliseconds, so a caller sending many at once delays every other caller's calls (B6-fair).
  *
  * The caller is `fairnessKeyOf(req)`: today the client address. With gateway authentication (a
  * `Caller` with a stable, non-reversible `key` per principal), that one function returns the
@@ -15,10 +18,12 @@ import { GoogleApiError } from './google-errors.js';
 
 /** Default calls in flight per caller (`--max-calls-per-caller`). */
 export const DEFAULT_MAX_CALLS_PER_CALLER = 64;
+/** Default request-body bytes in flight per caller (`--max-body-bytes-per-caller`): two bodies at the 1.5 MB limit. */
+export const DEFAULT_MAX_BODY_BYTES_PER_CALLER = 3_000_000;
 
 export const gatewayCallsThrottled = new Counter({
   name: 'endpoint_operator_gateway_calls_throttled_total',
-  help: 'Prediction calls answered 429 RESOURCE_EXHAUSTED because their caller already had --max-calls-per-caller calls in flight.',
+  help: 'Prediction calls answered 429 RESOURCE_EXHAUSTED because their caller already had --max-calls-per-caller calls or --max-body-bytes-per-caller body bytes in flight.',
   registers: [metricsRegistry],
 });
 
@@ -27,26 +32,44 @@ export function fairnessKeyOf(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 
+/** What a call's body weighs against its caller's byte budget: its declared length, or the body limit when undeclared (chunked). */
+export function bodyWeight(req: IncomingMessage, bodyLimit: number): number {
+  const declared = Number(req.headers['content-length']);
+  return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
+}
+
 export class CallerLimiter {
-  private readonly inFlight = new Map<string, number>();
+  private readonly inFlight = new Map<string, { calls: number; bytes: number }>();
 
-  constructor(readonly maxInFlight: number) {}
+  constructor(
+    readonly maxInFlight: number,
+    readonly maxBytesInFlight: number = DEFAULT_MAX_BODY_BYTES_PER_CALLER,
+  ) {}
 
-  /** A release function for an admitted call (call it once, when the call is answered), or the refusal. */
-  acquire(key: string): (() => void) | GoogleApiError {
-    const n = this.inFlight.get(key) ?? 0;
-    if (n >= this.maxInFlight) {
+  /**
+   * A release function for an admitted call of `bodyBytes` (call it once, when the call is answered),
+   * or the refusal. A caller with nothing in flight is always admitted, whatever its body's size.
+   */
+  acquire(key: string, bodyBytes = 0): (() => void) | GoogleApiError {
+    const now = this.inFlight.get(key) ?? { calls: 0, bytes: 0 };
+    if (now.calls >= this.maxInFlight) {
       gatewayCallsThrottled.inc();
       return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many concurrent calls from this caller: at most ${this.maxInFlight} calls in flight per caller; retry when one has been answered.`);
     }
-    this.inFlight.set(key, n + 1);
+    if (now.calls > 0 && now.bytes + bodyBytes > this.maxBytesInFlight) {
+      gatewayCallsThrottled.inc();
+      return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many request bytes in flight from this caller: at most ${this.maxBytesInFlight} bytes of bodies in flight per caller; retry when a call has been answered.`);
+    }
+    now.calls++;
+    now.bytes += bodyBytes;
+    this.inFlight.set(key, now);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.inFlight.get(key) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(key, left);
-      else this.inFlight.delete(key);
+      now.calls--;
+      now.bytes -= bodyBytes;
+      if (now.calls === 0) this.inFlight.delete(key);
     };
   }
 

@@ -21,7 +21,7 @@ import type { Logger } from '../runtime/logger.js';
 import { parseGuardedJson, scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
-import { fairnessKeyOf, type CallerLimiter } from './fairness.js';
+import { bodyWeight, fairnessKeyOf, type CallerLimiter } from './fairness.js';
 import { answerError, failureError } from './prediction-errors.js';
 import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError, type PredictionMethod } from './protocols.js';
 import type { RequestLogger } from './request-log.js';
@@ -154,7 +154,7 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const admission = this.options.callers.acquire(fairnessKeyOf(req));
+    const admission = this.options.callers.acquire(fairnessKeyOf(req), bodyWeight(req, this.options.bodyLimit));
     const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, requestId: requestIdOf(req), release: typeof admission === 'function' ? admission : undefined };
     (typeof admission === 'function' ? this.handle(req, call, abort) : Promise.reject(admission)).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),

@@ -37,7 +37,7 @@ import { userTextInMessage } from '../api/common/text.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
-import { CallerLimiter, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
+import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
@@ -72,6 +72,8 @@ export interface GatewayOptions {
   readonly serverLimits?: Partial<ServerLimits>;
   /** Prediction calls in flight per caller; one more is answered 429 (fairness.ts). Default DEFAULT_MAX_CALLS_PER_CALLER. */
   readonly maxCallsPerCaller?: number;
+  /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
+  readonly maxBodyBytesPerCaller?: number;
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -115,7 +117,7 @@ export class GatewayServer {
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
     });
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER) });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER) });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,

@@ -16,6 +16,7 @@ describe('endpoint-operator gateway flags', () => {
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
       serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 },
       maxCallsPerCaller: 64,
+      maxBodyBytesPerCaller: 3_000_000,
     });
   });
 
