@@ -117,6 +117,25 @@ describe('bad input is a 4xx, always', () => {
   });
 });
 
+describe('fair gateway', () => {
+  it('answers a caller over its calls in flight 429 RESOURCE_EXHAUSTED at once, before reading the body', async () => {
+    // Four calls held in flight by bodies that arrive slowly (the limit of this gateway is 4 per caller).
+    const held = Array.from({ length: 4 }, () => raw(`POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, { drip: ' ', dripMs: 100 }));
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    const over = await post(`${base}/v1/${endpointName}:predict`, { instances: [1] });
+    expect(over.status).toBe(429);
+    expect(over.json.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' });
+    expect(over.json.error.message).toContain('at most 4 calls in flight per caller');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // The held calls end (408 at the request timeout); then the caller is served again.
+    for (const r of await Promise.all(held)) expect(r.text).toMatch(/^HTTP\/1\.1 408 /);
+    const after = await post(`${base}/v1/${endpointName}:predict`, { instances: [1] });
+    expect(after.status).toBe(400);
+    expect(after.json.error.status).toBe('FAILED_PRECONDITION');
+  });
+});
+
 describe('every 5xx is logged once with its request id', () => {
   it('a forced internal error on the prediction path: one error line, the same id in X-Request-Id, no payload', async () => {
     const routing = gateway.context.routing as { endpoint: (name: string) => unknown };
