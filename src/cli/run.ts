@@ -10,7 +10,7 @@ import { startOperatorProcess, type ProcessConfig } from '../operator/process.js
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
 import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
-import { SIGNIN_SERVER_LIMITS } from '../http/server-limits.js';
+import { SIGNIN_SERVER_LIMITS, WEBHOOK_SERVER_LIMITS } from '../http/server-limits.js';
 import { DEFAULT_VERIFICATION_LIMITS, type VerificationLimits } from '../signin/verification-queue.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
@@ -38,6 +38,10 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'webhook-service', type: 'string', env: 'EO_WEBHOOK_SERVICE', default: DEFAULT_WEBHOOK_SETTINGS.serviceName, placeholder: 'NAME', help: 'Service in front of the webhooks (in-cluster mode)' },
   { name: 'webhook-url-host', type: 'string', env: 'EO_WEBHOOK_URL_HOST', placeholder: 'HOST', help: 'register the webhooks by URL https://HOST:PORT instead of the Service (an API server outside the cluster, as in dev)' },
   { name: 'cert-manager-certificate', type: 'string', env: 'EO_CERT_MANAGER_CERTIFICATE', placeholder: 'NAME', help: 'let cert-manager issue the webhook certificate (Certificate NAME in the operator namespace) instead of managing it' },
+  { name: 'webhook-headers-timeout', type: 'number', env: 'EO_WEBHOOK_HEADERS_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: a request line and headers must arrive within it (else 408)' },
+  { name: 'webhook-request-timeout', type: 'number', env: 'EO_WEBHOOK_REQUEST_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: a whole request, body included, must arrive within it (else 408)' },
+  { name: 'webhook-keep-alive-timeout', type: 'number', env: 'EO_WEBHOOK_KEEP_ALIVE_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: an idle kept-alive connection is closed after it' },
+  { name: 'webhook-max-connections', type: 'number', env: 'EO_WEBHOOK_MAX_CONNECTIONS', default: WEBHOOK_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'webhooks: open connections (more are refused)' },
   { name: 'signin', type: 'boolean', env: 'EO_SIGNIN', default: false, help: 'serve the point-of-sale sign-in API' },
   { name: 'signin-namespace', type: 'string', env: 'EO_SIGNIN_NAMESPACE', placeholder: 'NS', help: 'namespace of the Shops and users the sign-in API serves (default: the operator namespace)' },
   { name: 'signin-port', type: 'number', env: 'EO_SIGNIN_PORT', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API' },
@@ -138,7 +142,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
       metricsPort: num(values, 'metrics-port'),
       bindAddress,
     },
-    ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
+    ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort }, serverLimits: serverLimitsOf(values, 'webhook-') } } : {}),
     ...(bool(values, 'signin')
       ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values), serverLimits: serverLimitsOf(values, 'signin-'), verificationLimits: verificationLimitsOf(values) } }
       : {}),

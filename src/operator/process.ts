@@ -18,7 +18,7 @@ import { startOperator, type OperatorSettings, type RunningOperator } from './st
 export interface ProcessConfig {
   readonly operator: OperatorSettings;
   /** Absent: no webhook server (for example when another replica set serves them). */
-  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
+  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number }; readonly serverLimits?: ServerLimits };
   /** Absent: no sign-in API. */
   readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits; readonly verificationLimits?: Partial<VerificationLimits> };
 }
@@ -36,7 +36,7 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
   // Webhooks first: they must answer before anything applies objects of our kinds, and the
   // RegistryEndpoint CRD's conversion needs them before a v1beta1 object can be read.
   const webhooks = config.webhook
-    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal })
+    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal, ...(config.webhook.serverLimits === undefined ? {} : { serverLimits: config.webhook.serverLimits }) })
     : undefined;
   let operator: RunningOperator | undefined;
   let signin: RunningKubernetesSignIn | undefined;
