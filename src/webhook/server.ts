@@ -13,6 +13,7 @@ import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
 import { converters as defaultConverters, type ConverterTable } from './converters.js';
 import { reviewFinalizers } from './finalizers.js';
+import { TooDeepBody, tooDeepAnswer } from './too-deep.js';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from './settings.js';
 
 export interface ServingCertificate {
@@ -97,14 +98,16 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
     req.on('end', () => {
       if (failed) return;
       const body = Buffer.concat(chunks);
-      if (body.toString('utf8').trim() === '') {
+      const text = body.toString('utf8');
+      if (text.trim() === '') {
         reject(new HttpError(400, 'BadRequest', 'request body is empty; expected a JSON AdmissionReview or ConversionReview'));
         return;
       }
       try {
         resolve(parseGuardedJson(body));
       } catch (err) {
-        reject(new HttpError(400, 'BadRequest', err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`));
+        if (err instanceof JsonLimitError && err.rule === 'depth') reject(new TooDeepBody(text, err.message));
+        else reject(new HttpError(400, 'BadRequest', err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`));
       }
     });
   });
@@ -163,8 +166,14 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         );
       }
     } catch (err) {
+      const refusal = err instanceof TooDeepBody ? tooDeepAnswer(path === CONVERT_PATH ? 'conversion' : 'admission', err) : undefined;
+      if (refusal !== undefined) {
+        send(res, 200, refusal);
+        log.warn({ path, decision: 'denied', message: (err as Error).message, ms: ms() }, 'review refused: nested too deeply');
+        return;
+      }
       const httpError =
-        err instanceof HttpError ? err : err instanceof MalformedReviewError ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
+        err instanceof HttpError ? err : err instanceof MalformedReviewError || err instanceof TooDeepBody ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
       if (httpError.code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) sendError(res, httpError);
       const line = { path, method: req.method, code: httpError.code, decision: 'error', message: httpError.message, ms: ms() };

@@ -159,4 +159,11 @@ describe('webhook server: an internal error', () => {
     expect(res.status).toBe(400);
     expect(res.json.message).toContain('nested more than 100 levels deep');
   });
+
+  it('answers a review whose object nests too deeply with a refusal naming the limit (what the apiserver relays), not a webhook failure', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const res = await call('POST', '/validate', JSON.stringify(admissionReview({ object: '@', uid: 'deep-1' })).replace('"@"', deep));
+    expect(res.status).toBe(200);
+    expect(res.json.response).toEqual({ uid: 'deep-1', allowed: false, status: { code: 400, reason: 'BadRequest', message: expect.stringContaining('nested more than 100 levels deep') } });
+  });
 });
