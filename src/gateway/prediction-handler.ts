@@ -159,7 +159,8 @@ export class PredictionHandler {
     (typeof admission === 'function' ? this.handle(req, call, abort) : Promise.reject(admission)).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
-        const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
+        // An unexpected error's own text is not the caller's business: the log line with this request id has it.
+        const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error; request id ${call.requestId}.`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
         if (error.httpCode === 413) res.setHeader('connection', 'close');
         if (error.httpCode >= 500 && !abort.aborted) reportServerError(this.options.log, { server: 'gateway', route: call.method || 'prediction', requestId: call.requestId, status: error.httpCode, err, cause: err instanceof GoogleApiError ? err.status : undefined });

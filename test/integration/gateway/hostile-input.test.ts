@@ -148,6 +148,7 @@ describe('every 5xx is logged once with its request id', () => {
       const res = await post(`${base}/v1/${endpointName}:predict`, { instances: [{ secret: 'payload-must-not-be-logged' }] }, { 'x-request-id': 'probe-1234' });
       expect(res.status).toBe(500);
       expect(res.headers['x-request-id']).toBe('probe-1234');
+      expect(res.json.error.message).toBe('Internal error; request id probe-1234.');
       const lines = log.records.slice(before).filter((r) => r.level === 50);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatchObject({ server: 'gateway', route: 'predict', requestId: 'probe-1234', status: 500, cause: 'TypeError', msg: 'request failed with a server error' });
