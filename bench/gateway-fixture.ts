@@ -1,6 +1,7 @@
 /**
- * What the gateway benchmarks share (B6 in gateway.ts, its auth arms in gateway-auth.ts): the objects the
- * gateway routes by, written as the operator would leave them, and the compiled gateway in its own process.
+ * What the gateway benchmarks share (B6 in gateway.ts, its auth arms in gateway-auth.ts, B6-fair in
+ * gateway-fair.ts, the tracing arms in tracing.ts): the objects the gateway routes by, written as the
+ * operator would leave them, and the compiled gateway in its own process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,12 +15,12 @@ import { resources } from '../src/reconcilers/context.js';
  * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
  * as in production. Its port is read from its "gateway serving" log line.
  */
-export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[]): Promise<{ child: ChildProcess; port: number }> {
+export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[], options: { env?: NodeJS.ProcessEnv; profileDir?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
   const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
   if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
-  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-gateway-prof'] : [];
+  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir ?? '/tmp/eo-gateway-prof'}`] : [];
   const flags = (process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
-  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
     lines.on('line', (line) => {
@@ -30,6 +31,9 @@ export function startGatewayBinary(kubeconfig: string, namespace: string, gatewa
     child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
   });
 }
+
+/** `projects/bench/locations/local/endpoints/fraud`: the status.name the benchmarks publish by default. */
+export const RESOURCE_NAME = 'projects/bench/locations/local/endpoints/fraud';
 
 /** The objects the gateway routes by, written as the operator would leave them (status included). */
 export interface RoutedEndpoint {

@@ -24,7 +24,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
-import { pctOf, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { pctOf, RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -40,7 +40,6 @@ const { values } = parseArgs({
 });
 const NS = 'bench-gateway';
 const MODEL = 'fraud';
-const RESOURCE_NAME = `projects/bench/locations/local/endpoints/fraud`;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 
 /** Child roles report `{port}` and answer 'cpu' with their CPU microseconds. */

@@ -12,31 +12,26 @@
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of
  * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
-import { resources } from '../src/reconcilers/context.js';
-import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
+import { RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
 
 const { values } = parseArgs({
   options: { rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' } },
 });
 const NS = 'bench-tracing';
 const MODEL = 'fraud';
-const RESOURCE_NAME = 'projects/bench/locations/local/endpoints/fraud';
 const EXPORT_DELAY_MS = 200;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 
@@ -45,42 +40,11 @@ interface Arm {
   readonly env: Record<string, string>;
 }
 
-/** The routed objects, written as the operator leaves them (status included), so no operator runs. */
-async function writeObjects(client: KubeClient, modelPort: number): Promise<void> {
-  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
-  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
-  await client.create(endpointSlicesResource(sliceVersion), NS, {
-    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice', metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
-    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
-  });
-  await client.create(resources.deployedModels, NS, {
-    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
-    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
-  });
-  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
-  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
-}
-
 /** A gateway binary with `env` added (and any inherited OTEL_* removed); its port from its "gateway serving" line. */
 function startGateway(kubeconfig: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
-  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
-  // EO_GATEWAY_AUTH=none: the calls here carry no token (gateway authentication, once merged, is on by default).
-  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=/tmp/eo-tracing-prof/${env['OTEL_TRACES_SAMPLER_ARG'] ?? 'off'}`] : [];
-  const child = spawn(process.execPath, [...prof, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', NS, '--bind-address', '127.0.0.1', '--port', '0', '--health-port=-1'], {
-    stdio: ['ignore', 'pipe', 'inherit'], env: { ...base, EO_GATEWAY_AUTH: 'none', ...env },
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  return new Promise((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (!line.startsWith('{')) return;
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
-  });
+  // --auth=none: the calls here carry no token; what is measured is tracing.
+  return startGatewayBinary(kubeconfig, NS, ['--health-port=-1', '--auth=none'], { env: { ...base, ...env }, profileDir: `/tmp/eo-tracing-prof/${env['OTEL_TRACES_SAMPLER_ARG'] ?? 'off'}` });
 }
 
 /** An OTLP/HTTP receiver that accepts every export and counts the bytes. */
@@ -153,7 +117,7 @@ async function driver(): Promise<void> {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await writeObjects(client, model.port);
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
     client.close();
     const traced = (ratio: string): Record<string, string> => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_SERVICE_NAME: 'bench-gateway',

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { checkServerLimits, type ServerLimits } from '../http/server-limits.js';
 
 /**
  * Table-driven flags with environment-variable fallbacks: a flag beats its variable, which
@@ -102,4 +103,31 @@ export function bool(values: FlagValues, name: string): boolean {
 export function list(values: FlagValues, name: string): string[] {
   const v = values[name];
   return Array.isArray(v) ? v : [];
+}
+
+export function wholePositive(values: FlagValues, name: string): number {
+  const v = num(values, name);
+  if (!Number.isInteger(v) || v < 1) throw new UsageError(`--${name} must be a whole number of at least 1, got ${v}`);
+  return v;
+}
+
+/**
+ * `--{prefix}headers-timeout`, `request-timeout`, `keep-alive-timeout` (seconds) and
+ * `max-connections` as a port's ServerLimits (src/http/server-limits.ts).
+ */
+export function serverLimitsOf(values: FlagValues, prefix: string): ServerLimits {
+  const ms = (name: string): number => {
+    const v = num(values, `${prefix}${name}`);
+    if (!(v > 0) || !Number.isFinite(v)) throw new UsageError(`--${prefix}${name} must be a positive number of seconds, got ${v}`);
+    return Math.round(v * 1000);
+  };
+  const limits: ServerLimits = {
+    headersTimeoutMs: ms('headers-timeout'),
+    requestTimeoutMs: ms('request-timeout'),
+    keepAliveTimeoutMs: ms('keep-alive-timeout'),
+    maxConnections: wholePositive(values, `${prefix}max-connections`),
+  };
+  const problem = checkServerLimits(limits);
+  if (problem !== undefined) throw new UsageError(`--${prefix}headers-timeout/--${prefix}request-timeout: ${problem}`);
+  return limits;
 }

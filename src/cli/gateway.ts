@@ -9,8 +9,10 @@ import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
+import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
+import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
-import { UsageError, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { UsageError, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config' },
@@ -25,6 +27,12 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   { name: 'log-payload-limit', type: 'number', env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT', default: 16_384, placeholder: 'BYTES', help: 'request/response bodies in sampled prediction log records are truncated to this size' },
   { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)' },
   { name: 'request-log-sink', type: 'string', env: 'EO_GATEWAY_REQUEST_LOG_SINK', default: '', placeholder: 'URL', help: "also send sampled calls (predictRequestResponseLoggingConfig) to this URL as KServe-compatible CloudEvents ('' = only the log)" },
+  { name: 'headers-timeout', type: 'number', env: 'EO_GATEWAY_HEADERS_TIMEOUT', default: GATEWAY_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'a request line and headers must arrive within it (else 408 and the connection is closed)' },
+  { name: 'request-timeout', type: 'number', env: 'EO_GATEWAY_REQUEST_TIMEOUT', default: GATEWAY_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'a whole request, body included, must arrive within it (else 408 and the connection is closed)' },
+  { name: 'keep-alive-timeout', type: 'number', env: 'EO_GATEWAY_KEEP_ALIVE_TIMEOUT', default: GATEWAY_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'an idle kept-alive connection is closed after it' },
+  { name: 'max-connections', type: 'number', env: 'EO_GATEWAY_MAX_CONNECTIONS', default: GATEWAY_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'open connections of the API port; at the cap a new one closes the oldest idle or slow one' },
+  { name: 'max-calls-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_CALLS_PER_CALLER', default: DEFAULT_MAX_CALLS_PER_CALLER, placeholder: 'N', help: 'prediction calls in flight per caller; one more is answered 429 RESOURCE_EXHAUSTED' },
+  { name: 'max-body-bytes-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_BODY_BYTES_PER_CALLER', default: DEFAULT_MAX_BODY_BYTES_PER_CALLER, placeholder: 'BYTES', help: 'request-body bytes in flight per caller (Content-Length); one more call is answered 429 RESOURCE_EXHAUSTED' },
   { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
   ...GATEWAY_AUTH_FLAGS,
 ];
@@ -88,6 +96,9 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records'), sink: requestLogSink(values) },
     reservedPrefixes: list(values, 'reserved-prefix'),
     auth: gatewayAuthConfig(values),
+    serverLimits: serverLimitsOf(values, ''),
+    maxCallsPerCaller: wholePositive(values, 'max-calls-per-caller'),
+    maxBodyBytesPerCaller: wholePositive(values, 'max-body-bytes-per-caller'),
   };
 }
 

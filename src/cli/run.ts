@@ -9,9 +9,11 @@ import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
-import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
+import { UsageError, bool, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
 import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-proxies.js';
 import { AUTH_MODES, type AuthMode } from '../gateway/auth/settings.js';
+import { SIGNIN_SERVER_LIMITS, WEBHOOK_SERVER_LIMITS } from '../http/server-limits.js';
+import { DEFAULT_VERIFICATION_LIMITS, type VerificationLimits } from '../signin/verification-queue.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -39,6 +41,10 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'webhook-service', type: 'string', env: 'EO_WEBHOOK_SERVICE', default: DEFAULT_WEBHOOK_SETTINGS.serviceName, placeholder: 'NAME', help: 'Service in front of the webhooks (in-cluster mode)' },
   { name: 'webhook-url-host', type: 'string', env: 'EO_WEBHOOK_URL_HOST', placeholder: 'HOST', help: 'register the webhooks by URL https://HOST:PORT instead of the Service (an API server outside the cluster, as in dev)' },
   { name: 'cert-manager-certificate', type: 'string', env: 'EO_CERT_MANAGER_CERTIFICATE', placeholder: 'NAME', help: 'let cert-manager issue the webhook certificate (Certificate NAME in the operator namespace) instead of managing it' },
+  { name: 'webhook-headers-timeout', type: 'number', env: 'EO_WEBHOOK_HEADERS_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: a request line and headers must arrive within it (else 408)' },
+  { name: 'webhook-request-timeout', type: 'number', env: 'EO_WEBHOOK_REQUEST_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: a whole request, body included, must arrive within it (else 408)' },
+  { name: 'webhook-keep-alive-timeout', type: 'number', env: 'EO_WEBHOOK_KEEP_ALIVE_TIMEOUT', default: WEBHOOK_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'webhooks: an idle kept-alive connection is closed after it' },
+  { name: 'webhook-max-connections', type: 'number', env: 'EO_WEBHOOK_MAX_CONNECTIONS', default: WEBHOOK_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'webhooks: open connections (more are refused)' },
   { name: 'signin', type: 'boolean', env: 'EO_SIGNIN', default: false, help: 'serve the point-of-sale sign-in API' },
   { name: 'signin-namespace', type: 'string', env: 'EO_SIGNIN_NAMESPACE', placeholder: 'NS', help: 'namespace of the Shops and users the sign-in API serves (default: the operator namespace)' },
   { name: 'signin-port', type: 'number', env: 'EO_SIGNIN_PORT', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API' },
@@ -50,6 +56,13 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     placeholder: 'HOPS|CIDRS',
     help: 'proxies in front of the sign-in API whose X-Forwarded-For names the client (for the per-address limits): a hop count (1 = one ingress) or comma-separated proxy addresses/CIDRs; default none (the TCP peer is the client)',
   },
+  { name: 'signin-headers-timeout', type: 'number', env: 'EO_SIGNIN_HEADERS_TIMEOUT', default: SIGNIN_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a request line and headers must arrive within it (else 408)' },
+  { name: 'signin-request-timeout', type: 'number', env: 'EO_SIGNIN_REQUEST_TIMEOUT', default: SIGNIN_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: a whole request, body included, must arrive within it (else 408)' },
+  { name: 'signin-keep-alive-timeout', type: 'number', env: 'EO_SIGNIN_KEEP_ALIVE_TIMEOUT', default: SIGNIN_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'sign-in API: an idle kept-alive connection is closed after it' },
+  { name: 'signin-verify-concurrency', type: 'number', env: 'EO_SIGNIN_VERIFY_CONCURRENCY', default: 0, placeholder: 'N', help: 'sign-in API: password verifications run at once (0 = the number of cores)' },
+  { name: 'signin-verify-per-client', type: 'number', env: 'EO_SIGNIN_VERIFY_PER_CLIENT', default: DEFAULT_VERIFICATION_LIMITS.perClient, placeholder: 'N', help: 'sign-in API: verifications one client address (or device token) may have running or queued; more are answered 429 at once' },
+  { name: 'signin-verify-queue', type: 'number', env: 'EO_SIGNIN_VERIFY_QUEUE', default: DEFAULT_VERIFICATION_LIMITS.queueLength, placeholder: 'N', help: 'sign-in API: verifications waiting in all; more are answered 429 at once' },
+  { name: 'signin-max-connections', type: 'number', env: 'EO_SIGNIN_MAX_CONNECTIONS', default: SIGNIN_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'sign-in API: open connections; at the cap a new one closes the oldest idle or slow one' },
 ];
 
 const HELP = `Usage: endpoint-operator run [flags]
@@ -133,9 +146,9 @@ export function runConfig(values: FlagValues): ProcessConfig {
       bindAddress,
       metricsAuth: metricsAuthOf(values),
     },
-    ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort } } } : {}),
+    ...(bool(values, 'webhook') ? { webhook: { settings: webhookSettings, listen: { host: bindAddress, port: webhookPort }, serverLimits: serverLimitsOf(values, 'webhook-') } } : {}),
     ...(bool(values, 'signin')
-      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values) } }
+      ? { signin: { namespace: str(values, 'signin-namespace') ?? operatorNamespace, host: str(values, 'signin-host') ?? '0.0.0.0', port: num(values, 'signin-port'), ...trustedProxiesOf(values), serverLimits: serverLimitsOf(values, 'signin-'), verificationLimits: verificationLimitsOf(values) } }
       : {}),
   };
 }
@@ -144,6 +157,16 @@ function metricsAuthOf(values: FlagValues): AuthMode {
   const mode = str(values, 'metrics-auth') ?? 'token-review';
   if (!AUTH_MODES.includes(mode as AuthMode)) throw new UsageError(`--metrics-auth must be one of ${AUTH_MODES.join(', ')}, got ${JSON.stringify(mode)}`);
   return mode as AuthMode;
+}
+
+function verificationLimitsOf(values: FlagValues): Partial<VerificationLimits> {
+  const concurrency = num(values, 'signin-verify-concurrency');
+  if (!Number.isInteger(concurrency) || concurrency < 0) throw new UsageError(`--signin-verify-concurrency must be a whole number (0 = the number of cores), got ${concurrency}`);
+  return {
+    ...(concurrency > 0 ? { concurrency } : {}),
+    perClient: wholePositive(values, 'signin-verify-per-client'),
+    queueLength: wholePositive(values, 'signin-verify-queue'),
+  };
 }
 
 function trustedProxiesOf(values: FlagValues): { trustedProxies?: TrustedProxies } {

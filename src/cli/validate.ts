@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { boundedJson, nonFiniteText, renderValue, type FieldError } from '../api/common/field-error.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
-import { codePointLength, truncateText } from '../api/common/text.js';
+import { codePointLength, printable, truncateText } from '../api/common/text.js';
+
+export { printable };
 import { checkManifestSet, type SetMember } from '../api/manifest-set.js';
 import { validateObject, type ObjectValidationOptions, type ObjectVerdict } from '../api/validate-object.js';
 import { ManifestReadError, expandPaths, parseManifests, readSource } from '../manifests/load.js';
@@ -78,22 +80,6 @@ function toEntry(file: string, index: number, v: ObjectVerdict): ValidateReportE
     warnings: [...v.warnings],
   };
 }
-
-// C0 and C1 controls and the Unicode line and paragraph separators.
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/**
- * Text from a manifest (a name, a map key in a field path) with control characters escaped, so that one
- * report line stays one line: a name holding "\nKind ns/other: ok" must not forge a line of the report.
- */
-export function printable(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
-}
-
-/** A lone UTF-16 surrogate cannot be written as UTF-8: escape it rather than print U+FFFD. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function errorLine(e: FieldError): string {
   const field = e.field === '' ? '(document)' : printable(e.field);

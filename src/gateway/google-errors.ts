@@ -5,6 +5,7 @@
  * status name) follows Google's own mapping (https://cloud.google.com/apis/design/errors#handling_errors).
  */
 import type { FastifyReply } from 'fastify';
+import { renderValue } from '../api/common/field-error.js';
 
 /** google.rpc.Code names and the HTTP code Google's front ends answer them with. */
 export const GOOGLE_HTTP_CODES = {
@@ -73,7 +74,7 @@ export function checkSystemParameters(query: unknown): GoogleApiError | undefine
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) {
       if (typeof v !== 'string' || !/^json(;enum-encoding=int)?$/i.test(v)) {
-        return new GoogleApiError('INVALID_ARGUMENT', `Invalid value for system parameter "${name}": ${JSON.stringify(v)}; only "json" is served`);
+        return new GoogleApiError('INVALID_ARGUMENT', `Invalid value for system parameter "${name}": ${renderValue(v)}; only "json" is served`);
       }
     }
   }

@@ -16,8 +16,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller, GatewayAuth } from './auth/gateway-auth.js';
 import { predictionTarget } from './auth/targets.js';
+import { userTextInMessage } from '../api/common/text.js';
+import { REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError } from '../http/server-errors.js';
+import type { Logger } from '../runtime/logger.js';
+import { parseGuardedJson, scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
+import { bodyWeight, fairnessKeyOf, type CallerLimiter } from './fairness.js';
 import { answerError, failureError } from './prediction-errors.js';
 import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError, type PredictionMethod } from './protocols.js';
 import type { RequestLogger } from './request-log.js';
@@ -42,6 +48,10 @@ export interface PredictionHandlerOptions {
   readonly auth: GatewayAuth;
   /** The namespace in a path's project (the --project template read backwards: auth/targets.ts). */
   readonly readNamespace: (project: string) => string | undefined;
+  /** Where 5xx answers are reported (server-errors.ts). */
+  readonly log: Logger;
+  /** Calls in flight per caller (fairness.ts). */
+  readonly callers: CallerLimiter;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -63,6 +73,8 @@ interface Call {
   requestType: string | undefined;
   /** Who is calling, once authenticated (per-caller fairness keys on `caller.key`). */
   caller: Caller | undefined;
+  requestId: string;
+  release: (() => void) | undefined;
 }
 
 interface Answer {
@@ -88,7 +100,7 @@ function decode(segment: string): string {
 function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unknown; deployedModelId: unknown } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    parsed = parseGuardedJson(body);
   } catch (err) {
     throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
   }
@@ -97,6 +109,17 @@ function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unk
   if (!Array.isArray(parsed.instances)) throw new GoogleApiError('INVALID_ARGUMENT', `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`);
   if (parsed.instances.length === 0) throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
   return { instances: parsed.instances, parameters: parsed.parameters, deployedModelId: parsed.deployedModelId };
+}
+
+/** rawPredict forwards its body unchanged, but a JSON one still gets the nesting limit every JSON route has. */
+function rawJsonDepth(req: IncomingMessage, body: Buffer): void {
+  const type = req.headers['content-type'];
+  if (typeof type !== 'string' || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) return;
+  try {
+    scanJson(body);
+  } catch (err) {
+    throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
+  }
 }
 
 /** The system parameters of a query string, in the shape checkSystemParameters reads. */
@@ -142,14 +165,19 @@ export class PredictionHandler {
       if (!res.writableFinished) abort.abort();
     };
     res.once('close', onClose);
-    const call: Call = { endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers), requestType: undefined, caller: undefined };
+    const call: Call = {
+      endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers),
+      requestType: undefined, caller: undefined, requestId: requestIdOf(req), release: undefined,
+    };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
       (err: unknown) => {
-        const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error: ${(err as Error).message}`);
+        // An unexpected error's own text is not the caller's business: the log line with this request id has it.
+        const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error; request id ${call.requestId}.`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
         if (error.httpCode === 413) res.setHeader('connection', 'close');
         if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+        if (error.httpCode >= 500 && !abort.aborted) reportServerError(this.options.log, { server: 'gateway', route: call.method || 'prediction', requestId: call.requestId, status: error.httpCode, err, cause: err instanceof GoogleApiError ? err.status : undefined });
         this.finish(res, call, answer, started, abort, onClose);
       },
     );
@@ -157,11 +185,12 @@ export class PredictionHandler {
 
   private finish(res: ServerResponse, call: Call, answer: Answer, started: number, aborted: Cancellation, onClose: () => void): void {
     res.off('close', onClose);
+    call.release?.();
     gatewayInFlight.dec();
     const code = aborted.aborted ? 499 : answer.status;
     if (!aborted.aborted) {
       // The flat [name, value, ...] form: node:http writes it as is, without building a header object.
-      const headers: (string | number)[] = ['content-type', answer.contentType, 'content-length', Buffer.byteLength(answer.body)];
+      const headers: (string | number)[] = ['content-type', answer.contentType, 'content-length', Buffer.byteLength(answer.body), REQUEST_ID_HEADER, call.requestId];
       if (call.model !== undefined) headers.push(DEPLOYED_MODEL_HEADER, call.model.id);
       if (call.endpoint !== undefined) headers.push(ENDPOINT_HEADER, call.endpoint.endpointId);
       res.writeHead(answer.status, headers).end(answer.body);
@@ -188,7 +217,7 @@ export class PredictionHandler {
     if (explicitId !== undefined && explicitId !== '' && explicitId !== null) {
       // :explain's deployedModelId overrides the split (Vertex: "the deployed model to explain").
       id = String(explicitId);
-      if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${id} not found in endpoint ${endpoint.resourceName}.`);
+      if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${userTextInMessage(id)} not found in endpoint ${endpoint.resourceName}.`);
     } else {
       if (endpoint.split.length === 0) {
         throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic: its traffic split is empty. Set spec.trafficSplit on PredictionEndpoint ${endpoint.namespace}/${endpoint.name}.`);
@@ -217,13 +246,17 @@ export class PredictionHandler {
     if (systemError !== undefined) throw systemError;
     const resourceName = `projects/${decode(match[1] ?? '')}/locations/${decode(match[2] ?? '')}/endpoints/${colon < 0 ? last : last.slice(0, colon)}`;
     if (!METHODS.has(call.method)) {
-      throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(call.method)} not found for ${resourceName}: the calls are :predict, :explain and :rawPredict.`);
+      throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(userTextInMessage(call.method))} not found for ${userTextInMessage(resourceName)}: the calls are :predict, :explain and :rawPredict.`);
     }
     const method = call.method as PredictionMethod;
     // Authorised on the object the path names, before the body is read or the endpoint looked up.
     const target = predictionTarget(this.options.readNamespace, decode(match[1] ?? ''), colon < 0 ? last : last.slice(0, colon));
-    const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', `Endpoint ${resourceName} not found.`);
+    const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', `Endpoint ${userTextInMessage(resourceName)} not found.`);
     call.caller = await this.options.auth.checkNamed(method, req.headers.authorization, target, resourceName, notFound);
+    // Counted against its caller before its body is read: one caller's bursts or large bodies cannot take the gateway from the others.
+    const admission = this.options.callers.acquire(fairnessKeyOf(req, call.caller), bodyWeight(req, this.options.bodyLimit));
+    if (typeof admission !== 'function') throw admission;
+    call.release = admission;
     const body = await readBody(req, this.options.bodyLimit);
     call.body = body;
     const endpoint = this.options.routing.endpoint(resourceName);
@@ -232,6 +265,7 @@ export class PredictionHandler {
     call.trace?.describe(method, endpoint.namespace, endpoint.name, endpoint.resourceName);
     call.sampled = this.options.requestLog.sample(endpoint.logging);
     if (call.sampled) call.requestType = req.headers['content-type'];
+    if (method === 'rawPredict') rawJsonDepth(req, body);
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;

@@ -30,18 +30,23 @@ import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runt
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
+import { requestIdOf } from '../http/request-id.js';
+import { applyServerLimits, GATEWAY_SERVER_LIMITS, serverTimeoutOptions, type ServerLimits } from '../http/server-limits.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayAuth } from './auth/gateway-auth.js';
 import type { AuthSettings } from './auth/settings.js';
 import { namespaceReader } from './auth/targets.js';
+import { userTextInMessage } from '../api/common/text.js';
 import { GoogleApiError, sendGoogleError } from './google-errors.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
+import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
+import { addRequestIdHeader, admitGatewayRequest, sendInternalError } from './request-guard.js';
 import { RoutingTable } from './routing-table.js';
 import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
@@ -76,6 +81,12 @@ export interface GatewayOptions {
   readonly reservedPrefixes?: readonly string[];
   /** Authentication and authorization of calls and /metrics (auth/settings.ts; NO_AUTH = --auth=none). */
   readonly auth: AuthSettings;
+  /** Timeouts and connection cap of the API port; default GATEWAY_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
+  /** Prediction calls in flight per caller; one more is answered 429 (fairness.ts). Default DEFAULT_MAX_CALLS_PER_CALLER. */
+  readonly maxCallsPerCaller?: number;
+  /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
+  readonly maxBodyBytesPerCaller?: number;
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -116,6 +127,7 @@ export class GatewayServer {
     };
     this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
     const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+    const limits: ServerLimits = { ...GATEWAY_SERVER_LIMITS, ...options.serverLimits };
     const splitter = new TrafficSplitter();
     const sink = options.requestLog?.sink;
     const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
@@ -129,26 +141,33 @@ export class GatewayServer {
     });
     this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate) });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER) });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
       logger: false,
       return503OnClosing: true,
+      genReqId: requestIdOf,
+      requestIdHeader: false,
       serverFactory: (handler) =>
-        http.createServer({ keepAliveTimeout: 65_000 }, (req, res) => (isPredictionRequest(req) ? predictions.serve(req, res) : handler(req, res))),
+        http.createServer(serverTimeoutOptions(limits), (req, res) => {
+          if (!admitGatewayRequest(req, res)) return;
+          if (isPredictionRequest(req)) predictions.serve(req, res);
+          else handler(req, res);
+        }),
     });
-    this.app.setErrorHandler((err: FastifyError, _request, reply) => {
+    addRequestIdHeader(this.app);
+    applyServerLimits(this.app.server, limits);
+    this.app.setErrorHandler((err: FastifyError, request, reply) => {
       if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
       if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
         return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${bodyLimit} bytes.`, 413));
       }
-      const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL';
-      if (status === 'INTERNAL') options.log.error({ err }, 'gateway request failed');
-      return sendGoogleError(reply, new GoogleApiError(status, err.message, err.statusCode));
+      if (err.statusCode === undefined || err.statusCode < 400 || err.statusCode >= 500) return sendInternalError(options.log, request, reply, err);
+      return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message, err.statusCode));
     });
     this.app.setNotFoundHandler((request, reply) =>
-      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${request.url.split('?')[0] ?? ''} was not found on this server.`)));
+      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${userTextInMessage(request.url.split('?')[0] ?? '')} was not found on this server.`)));
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
   }
@@ -175,7 +194,7 @@ export class GatewayServer {
     checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
     if (this.options.health !== undefined && this.options.health.port >= 0) {
-      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks, guardMetrics: (req) => this.context.auth.guardMetrics(req) });
+      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks, guardMetrics: (req) => this.context.auth.guardMetrics(req), log: this.options.log });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
     while (!informers.hasSynced()) {

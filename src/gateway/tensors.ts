@@ -18,6 +18,7 @@
  *   `{outputName: row i}`.
  * An output whose first dimension is not `n` is refused as a bad answer of the model server.
  */
+import { MAX_JSON_DEPTH } from '../http/json-guard.js';
 
 export type Datatype = 'BOOL' | 'INT64' | 'FP64' | 'BYTES';
 
@@ -49,11 +50,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Shape of a nested array (rectangular) and its scalars, row-major. */
-function flatten(value: unknown, where: string): { shape: number[]; data: unknown[] } {
+/**
+ * Shape of a nested array (rectangular) and its scalars, row-major. The recursion is bounded by the
+ * JSON nesting limit (a tensor of more than MAX_JSON_DEPTH dimensions is refused), whatever the caller checked.
+ */
+function flatten(value: unknown, where: string, depth = 0): { shape: number[]; data: unknown[] } {
   if (!Array.isArray(value)) return { shape: [], data: [value] };
+  if (depth >= MAX_JSON_DEPTH) throw new TensorMappingError(`${where.length > 80 ? `${where.slice(0, 80)}…` : where} nests arrays more than ${MAX_JSON_DEPTH} deep: a tensor has at most ${MAX_JSON_DEPTH} dimensions`);
   if (value.length === 0) return { shape: [0], data: [] };
-  const parts = value.map((v, i) => flatten(v, `${where}[${i}]`));
+  const parts = value.map((v, i) => flatten(v, `${where}[${i}]`, depth + 1));
   const inner = parts[0]?.shape ?? [];
   for (const [i, p] of parts.entries()) {
     if (p.shape.length !== inner.length || p.shape.some((d, k) => d !== inner[k])) {

@@ -1,6 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import yaml from 'js-yaml';
+import { MAX_MANIFEST_DEPTH, valueDepth, yamlDepthProblem } from './depth.js';
 
 /** One document of a manifest file, with where it came from. */
 export interface ManifestDocument {
@@ -76,6 +77,8 @@ export async function readSource(file: string): Promise<string> {
  * a `kind: List` is expanded into its items. A syntax error names the file and line.
  */
 export function parseManifests(file: string, text: string): ManifestDocument[] {
+  const tooDeep = yamlDepthProblem(text);
+  if (tooDeep !== undefined) throw new ManifestReadError(file, `nested more than ${MAX_MANIFEST_DEPTH} levels deep at line ${tooDeep.line}; the limit is ${MAX_MANIFEST_DEPTH} nested mappings, sequences and brackets`);
   let docs: unknown[];
   try {
     // CORE_SCHEMA: YAML 1.2 scalars, and dates stay strings (the apiserver stores RFC 3339 strings).
@@ -90,8 +93,10 @@ export function parseManifests(file: string, text: string): ManifestDocument[] {
     throw new ManifestReadError(file, `cannot parse: ${(err as Error).message}`);
   }
   const out: ManifestDocument[] = [];
-  for (const doc of docs) {
+  for (const [i, doc] of docs.entries()) {
     if (doc === null || doc === undefined) continue;
+    // Aliases can nest what the text does not (each anchor holding the previous one): measured once parsed.
+    if (valueDepth(doc) > MAX_MANIFEST_DEPTH) throw new ManifestReadError(file, `document ${i + 1} is nested more than ${MAX_MANIFEST_DEPTH} levels deep (through YAML aliases); the limit is ${MAX_MANIFEST_DEPTH}`);
     if (isList(doc)) for (const item of doc.items) out.push({ file, index: out.length, object: item });
     else out.push({ file, index: out.length, object: doc });
   }

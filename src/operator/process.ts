@@ -9,6 +9,8 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
 import type { TrustedProxies } from '../signin/trusted-proxies.js';
+import type { ServerLimits } from '../http/server-limits.js';
+import type { VerificationLimits } from '../signin/verification-queue.js';
 import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
 import type { WebhookSettings } from '../webhook/settings.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
@@ -16,9 +18,9 @@ import { startOperator, type OperatorSettings, type RunningOperator } from './st
 export interface ProcessConfig {
   readonly operator: OperatorSettings;
   /** Absent: no webhook server (for example when another replica set serves them). */
-  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number } };
+  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number }; readonly serverLimits?: ServerLimits };
   /** Absent: no sign-in API. */
-  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies };
+  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits; readonly verificationLimits?: Partial<VerificationLimits> };
 }
 
 export interface RunningProcess {
@@ -34,7 +36,7 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
   // Webhooks first: they must answer before anything applies objects of our kinds, and the
   // RegistryEndpoint CRD's conversion needs them before a v1beta1 object can be read.
   const webhooks = config.webhook
-    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal })
+    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal, ...(config.webhook.serverLimits === undefined ? {} : { serverLimits: config.webhook.serverLimits }) })
     : undefined;
   let operator: RunningOperator | undefined;
   let signin: RunningKubernetesSignIn | undefined;
@@ -47,6 +49,8 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
         host: config.signin.host,
         port: config.signin.port,
         ...(config.signin.trustedProxies === undefined ? {} : { trustedProxies: config.signin.trustedProxies }),
+        ...(config.signin.serverLimits === undefined ? {} : { serverLimits: config.signin.serverLimits }),
+        ...(config.signin.verificationLimits === undefined ? {} : { verificationLimits: config.signin.verificationLimits }),
         logger: log.child({ component: 'signin' }),
         signal,
       });

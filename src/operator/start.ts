@@ -128,13 +128,13 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const guardMetrics = settings.metricsAuth === 'token-review' ? createMetricsGuard(client, DEFAULT_AUTH_SETTINGS) : undefined;
   const guard = guardMetrics === undefined ? {} : { guardMetrics };
   if (settings.healthPort !== undefined && settings.healthPort >= 0) {
-    const server = await startHealthServer({ port: settings.healthPort, host, checks, ...(settings.metricsPort === settings.healthPort ? guard : {}) });
+    const server = await startHealthServer({ port: settings.healthPort, host, checks, log, ...(settings.metricsPort === settings.healthPort ? guard : {}) });
     servers.push(server);
     ports.health = server.port;
     if (settings.metricsPort === settings.healthPort) ports.metrics = server.port;
   }
   if (settings.metricsPort !== undefined && settings.metricsPort >= 0 && settings.metricsPort !== settings.healthPort) {
-    const server = await startHealthServer({ port: settings.metricsPort, host, checks, ...guard });
+    const server = await startHealthServer({ port: settings.metricsPort, host, checks, log, ...guard });
     servers.push(server);
     ports.metrics = server.port;
   }

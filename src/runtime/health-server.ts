@@ -8,6 +8,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError, type ErrorLog } from '../http/server-errors.js';
+import { applyServerLimits, HEALTH_SERVER_LIMITS, serverTimeoutOptions } from '../http/server-limits.js';
 import { metricsRegistry } from './metrics.js';
 
 /** A named check: `true` passes; `false` or a string (the reason) fails. */
@@ -55,6 +58,8 @@ export interface HealthServerOptions {
   readonly registry?: Registry;
   /** Decides whether a /metrics request is served (undefined) or refused (the answer); absent = open. /healthz and /readyz stay open. */
   readonly guardMetrics?: (req: http.IncomingMessage) => Promise<{ status: number; headers: Record<string, string>; body: string } | undefined>;
+  /** Where a failing /metrics is reported (server-errors.ts); default nowhere but the metric. */
+  readonly log?: ErrorLog;
 }
 
 export interface RunningHealthServer {
@@ -74,14 +79,24 @@ async function serveMetrics(req: http.IncomingMessage, res: http.ServerResponse,
 
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
   const registry = options.registry ?? metricsRegistry;
-  const server = http.createServer((req, res) => {
+  const log: ErrorLog = options.log ?? { error: () => undefined };
+  const server = http.createServer(serverTimeoutOptions(HEALTH_SERVER_LIMITS), (req, res) => {
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    if (hasDuplicateHost(req)) {
+      res.writeHead(400, { 'Content-Type': 'text/plain', Connection: 'close' }).end(`${DUPLICATE_HOST_MESSAGE}\n`);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD' }).end();
       return;
     }
     if (url.pathname === '/metrics') {
-      serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(err)));
+      serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => {
+        reportServerError(log, { server: 'health', route: '/metrics', requestId, status: 500, err });
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics could not be collected; request id ${requestId}\n`);
+      });
       return;
     }
     if (url.pathname === '/healthz' || url.pathname === '/livez' || url.pathname === '/readyz') {
@@ -92,6 +107,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
   });
+  applyServerLimits(server, HEALTH_SERVER_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {

@@ -29,14 +29,23 @@ export async function authenticate<T extends Identity>(
 ): Promise<T> {
   const accountKey = accountKeyOf(credentials.email);
   const attempt = await admitAttempt(ctx, request, accountKey);
+  // Over its share of verifications, a client is refused here, before any hashing, and its places
+  // in the throttles are given back (a refusal is not a failed guess).
+  const slot = ctx.verifications.admit(attempt.clientKey);
+  if (!slot.admitted) {
+    for (const r of attempt.reservations) r.settle(false);
+    throw new SignInProblem('tooManyAttempts', 'too many sign-ins in progress from this client; try again in a moment', { retryAfterSeconds: slot.retryAfterSeconds });
+  }
   let identity: Identity | undefined;
   let ok = false;
   try {
     const lookup = ctx.directory.lookupEmail(accountKey);
     identity = lookup.outcome === 'found' ? lookup.identity : undefined;
     const hash = identity ? ctx.directory.passwordHash(identity.passwordSecretRef) : undefined;
-    ok = (await ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams())) && identity !== undefined && isActive(identity) && accept(identity);
+    const verified = await slot.ticket.run(() => ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams()));
+    ok = verified && identity !== undefined && isActive(identity) && accept(identity);
   } finally {
+    slot.ticket.cancel();
     for (const r of attempt.reservations) r.settle(!ok);
   }
   loginAttempts.inc({ outcome: ok ? 'success' : 'failure' });
@@ -54,10 +63,11 @@ export async function authenticate<T extends Identity>(
  * Places are taken before the password is verified, so a burst gets no more attempts than a
  * sequence; one refusal gives back the places already taken.
  */
-async function admitAttempt(ctx: SignInContext, request: FastifyRequest, accountKey: string): Promise<{ reservations: Reservation[]; sourceKey: string }> {
+async function admitAttempt(ctx: SignInContext, request: FastifyRequest, accountKey: string): Promise<{ reservations: Reservation[]; sourceKey: string; clientKey: string }> {
   const sourceKey = `${accountKey}\n${request.ip}`;
+  const clientKey = `address ${request.ip}`;
   const device = await ctx.throttles.devices.admit(request, accountKey);
-  if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey };
+  if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey, clientKey: `device ${device.deviceId}` };
   const taken: Reservation[] = [];
   const refuse = (retryAfterSeconds: number): never => {
     for (const r of taken) r.settle(false);
@@ -73,13 +83,13 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
     account = await ctx.throttles.accounts.admit(accountKey);
   } catch (err) {
     for (const r of taken) r.settle(false);
-    request.log.error({ err }, 'the shared sign-in attempt budget could not be read or written');
     loginAttempts.inc({ outcome: 'unavailable' });
-    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again');
+    // Logged once, with the request id, by the server's error handler (the cause: the shared budget could not be read or written).
+    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again', { cause: err });
   }
   if (!account.admitted) refuse(account.retryAfterSeconds);
   else taken.push(account.reservation);
-  return { reservations: taken, sourceKey };
+  return { reservations: taken, sourceKey, clientKey };
 }
 
 // Shop ids are Shop metadata.names: RFC 1123 subdomains.

@@ -7,6 +7,7 @@ import type { AccountBudget } from './account-budget.js';
 import type { DeviceTrust } from './device-trust.js';
 import type { FailureWindow, GrowingDelay } from './throttle.js';
 import type { TokenService } from './tokens.js';
+import type { VerificationQueue } from './verification-queue.js';
 
 /** Everything a route handler needs; built once by the server. */
 export interface SignInContext {
@@ -16,6 +17,8 @@ export interface SignInContext {
   readonly tokens: TokenService;
   readonly passwords: PasswordVerifier;
   readonly throttles: SignInThrottles;
+  /** Password verifications: bounded concurrency, a fair share per client (verification-queue.ts). */
+  readonly verifications: VerificationQueue;
   readonly clock: Clock;
 }
 

@@ -21,6 +21,7 @@ export const ProblemTypes = {
   methodNotAllowed: { type: 'urn:endpoint-operator:signin:method-not-allowed', title: 'The method is not allowed on this route', status: 405 },
   unsupportedMediaType: { type: 'urn:endpoint-operator:signin:unsupported-media-type', title: 'The body must be application/json', status: 415 },
   payloadTooLarge: { type: 'urn:endpoint-operator:signin:payload-too-large', title: 'The request body is too large', status: 413 },
+  requestTimeout: { type: 'urn:endpoint-operator:signin:request-timeout', title: 'The request did not arrive in time', status: 408 },
   headersTooLarge: { type: 'urn:endpoint-operator:signin:headers-too-large', title: 'The request headers are too large', status: 431 },
   tooManyAttempts: { type: 'urn:endpoint-operator:signin:too-many-attempts', title: 'Too many failed sign-in attempts', status: 429 },
   unavailable: { type: 'urn:endpoint-operator:signin:unavailable', title: 'The sign-in service is temporarily unavailable', status: 503 },
@@ -42,9 +43,9 @@ export class SignInProblem extends Error {
   constructor(
     readonly kind: ProblemKind,
     readonly detail: string,
-    readonly extra: { retryAfterSeconds?: number; fieldErrors?: readonly FieldError[] } = {},
+    readonly extra: { retryAfterSeconds?: number; fieldErrors?: readonly FieldError[]; cause?: unknown } = {},
   ) {
-    super(`${ProblemTypes[kind].title}: ${detail}`);
+    super(`${ProblemTypes[kind].title}: ${detail}`, extra.cause === undefined ? undefined : { cause: extra.cause });
   }
 }
 

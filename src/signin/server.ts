@@ -1,12 +1,17 @@
+import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
+import { installJsonBodyParser } from '../http/fastify-json.js';
+import { requestIdOf } from '../http/request-id.js';
+import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
+import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
-import { problemBody, SignInProblem, sendProblem } from './problems.js';
+import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
 import { bearerAuthPlugin } from './bearer-auth.js';
 import type { Route } from './route-kit.js';
@@ -19,6 +24,7 @@ import type { SessionStore } from './sessions.js';
 import type { SigningKeyStore } from './signing-key.js';
 import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedger } from './account-budget.js';
 import { DeviceTrust } from './device-trust.js';
+import { DEFAULT_VERIFICATION_LIMITS, VerificationQueue, type VerificationLimits } from './verification-queue.js';
 import { FailureWindow, GrowingDelay } from './throttle.js';
 import { fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
@@ -52,6 +58,10 @@ export interface SignInServerOptions {
   readonly logger?: Logger | false;
   /** The proxies whose X-Forwarded-For says who the client is (see trusted-proxies.ts); default none. */
   readonly trustedProxies?: TrustedProxies;
+  /** Concurrent password verifications, the share of one client and the queue (verification-queue.ts); default: cores, 4, 256. */
+  readonly verificationLimits?: Partial<VerificationLimits>;
+  /** Timeouts and connection cap of the port; default SIGNIN_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
 }
 
 /** Never logged, whatever a future log line includes (pino redaction paths). */
@@ -92,9 +102,13 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const [status, kind, detail] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const
+      : isRequestTimeout(err)
+        ? [408, 'requestTimeout', 'the request did not arrive in time'] as const
+        : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
   const body = JSON.stringify(problemBody(kind, detail));
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  const reason = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 400: 'Bad Request' }[status];
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -117,9 +131,11 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
       sources: new GrowingDelay(clock, { ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }) }),
       addresses: new FailureWindow(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
     },
+    verifications: new VerificationQueue({ ...DEFAULT_VERIFICATION_LIMITS, concurrency: availableParallelism(), ...options.verificationLimits }),
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };
+  const limits: ServerLimits = { ...SIGNIN_SERVER_LIMITS, ...options.serverLimits };
   // A logger handed in gets the redaction too (as a child), whatever its owner configured.
   const loggerOption =
     options.logger === false
@@ -132,20 +148,31 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
     trustProxy: fastifyTrustProxy(options.trustedProxies),
     clientErrorHandler,
+    http: serverTimeoutOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    genReqId: requestIdOf,
+    requestIdHeader: false,
   }) as unknown as FastifyInstance;
+  applyServerLimits(app.server, limits);
 
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof SignInProblem) return sendProblem(reply, error, request.url);
+    if (error instanceof SignInProblem) {
+      if (ProblemTypes[error.kind].status >= 500) reportSignInServerError(request, ProblemTypes[error.kind].status, error.cause ?? error);
+      return sendProblem(reply, error, request.url);
+    }
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status === 413) return sendProblem(reply, new SignInProblem('payloadTooLarge', `the body must be at most ${options.bodyLimitBytes ?? 16 * 1024} bytes`), request.url);
     if (status === 415) return sendProblem(reply, new SignInProblem('unsupportedMediaType', 'send the body as application/json'), request.url);
     if (status >= 400 && status < 500) return sendProblem(reply, new SignInProblem('invalidRequest', (error as Error).message), request.url);
-    request.log.error({ err: error }, 'sign-in request failed');
+    reportSignInServerError(request, status, error);
     return sendProblem(reply, new SignInProblem(status === 503 ? 'unavailable' : 'internal', 'the request could not be completed; try again'), request.url);
   });
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
+  guardSignInRequests(app, context.verifications);
+  installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {
     setSecurityHeaders(reply);

@@ -3,6 +3,7 @@ import type { KindDefinition, ValidationOptions } from '../api/common/kind.js';
 import { ensureWebhookCertificates, type ServingCertificates, type WebhookKubeApi } from './certificate-secret.js';
 import { installWebhooks, type InstallReport } from './install.js';
 import { startCertificateRenewal } from './renewal.js';
+import type { ServerLimits } from '../http/server-limits.js';
 import { startWebhookServer, type WebhookServer } from './server.js';
 import type { WebhookSettings } from './settings.js';
 
@@ -16,6 +17,8 @@ export interface RunWebhooksOptions {
   readonly log: Logger;
   readonly signal: AbortSignal;
   readonly kinds?: readonly KindDefinition[];
+  /** Timeouts and connection cap of the HTTPS port; default WEBHOOK_SERVER_LIMITS. */
+  readonly serverLimits?: ServerLimits;
 }
 
 export interface RunningWebhooks {
@@ -45,6 +48,7 @@ export async function runWebhooks(opts: RunWebhooksOptions): Promise<RunningWebh
     options: opts.options,
     log,
     ...(opts.kinds === undefined ? {} : { kinds: opts.kinds }),
+    ...(opts.serverLimits === undefined ? {} : { serverLimits: opts.serverLimits }),
   });
   try {
     const endpoint = opts.settings.endpoint;

@@ -4,11 +4,16 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { KindDefinition, ValidationOptions } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { JsonLimitError, parseGuardedJson } from '../http/json-guard.js';
+import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { reportServerError } from '../http/server-errors.js';
+import { applyServerLimits, serverTimeoutOptions, WEBHOOK_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
 import { converters as defaultConverters, type ConverterTable } from './converters.js';
 import { reviewFinalizers } from './finalizers.js';
+import { TooDeepBody, tooDeepAnswer } from './too-deep.js';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from './settings.js';
 import { recordServingCertificate, trackWebhookRequest } from './metrics.js';
 
@@ -33,6 +38,8 @@ export interface WebhookServerOptions {
    * at most etcd's 1.5 MiB request limit, so 6 MiB leaves room for JSON overhead.
    */
   readonly maxBodyBytes?: number;
+  /** Timeouts and connection cap; default WEBHOOK_SERVER_LIMITS. */
+  readonly serverLimits?: Partial<ServerLimits>;
 }
 
 export interface WebhookServer {
@@ -91,15 +98,17 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
     });
     req.on('end', () => {
       if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
+      const body = Buffer.concat(chunks);
+      const text = body.toString('utf8');
       if (text.trim() === '') {
         reject(new HttpError(400, 'BadRequest', 'request body is empty; expected a JSON AdmissionReview or ConversionReview'));
         return;
       }
       try {
-        resolve(JSON.parse(text));
+        resolve(parseGuardedJson(body));
       } catch (err) {
-        reject(new HttpError(400, 'BadRequest', `request body is not valid JSON: ${(err as Error).message}`));
+        if (err instanceof JsonLimitError && err.rule === 'depth') reject(new TooDeepBody(text, err.message));
+        else reject(new HttpError(400, 'BadRequest', err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`));
       }
     });
   });
@@ -119,8 +128,11 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     const started = process.hrtime.bigint();
     const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const requestId = requestIdOf(req);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
     if (path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH) trackWebhookRequest(path, res);
     try {
+      if (hasDuplicateHost(req)) throw new HttpError(400, 'BadRequest', DUPLICATE_HOST_MESSAGE);
       if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
         send(res, 200, { status: 'ok' });
         return;
@@ -156,20 +168,28 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         );
       }
     } catch (err) {
+      const refusal = err instanceof TooDeepBody ? tooDeepAnswer(path === CONVERT_PATH ? 'conversion' : 'admission', err) : undefined;
+      if (refusal !== undefined) {
+        send(res, 200, refusal);
+        log.warn({ path, decision: 'denied', message: (err as Error).message, ms: ms() }, 'review refused: nested too deeply');
+        return;
+      }
       const httpError =
-        err instanceof HttpError ? err : err instanceof MalformedReviewError ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
+        err instanceof HttpError ? err : err instanceof MalformedReviewError || err instanceof TooDeepBody ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
       if (httpError.code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) sendError(res, httpError);
       const line = { path, method: req.method, code: httpError.code, decision: 'error', message: httpError.message, ms: ms() };
-      if (httpError.code >= 500) log.error(line, 'webhook request failed');
+      if (httpError.code >= 500) reportServerError(log, { server: 'webhook', route: path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH ? path : 'unrouted', requestId, status: httpError.code, err });
       else log.warn(line, 'webhook request refused');
     }
   }
 
-  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', keepAliveTimeout: 60_000 }, (req, res) => {
+  const limits: ServerLimits = { ...WEBHOOK_SERVER_LIMITS, ...opts.serverLimits };
+  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...serverTimeoutOptions(limits) }, (req, res) => {
     void handle(req, res);
   });
   recordServingCertificate(opts.tls.cert);
+  applyServerLimits(server, limits);
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -40,3 +40,30 @@ export function keyInPath(key: string): string {
 export function isWellFormedText(s: string): boolean {
   return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
+
+// C0 and C1 controls and the Unicode line and paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text from a manifest (a name, a map key in a field path) with control characters escaped, so that one
+ * report line stays one line: a name holding "\nKind ns/other: ok" must not forge a line of the report.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+}
+
+/** A lone UTF-16 surrogate cannot be written as UTF-8: escape it rather than print U+FFFD. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** The longest piece of a caller's text (an id, a path segment) quoted inside an error message. */
+export const MAX_USER_TEXT_IN_MESSAGE = 120;
+
+/**
+ * A caller's text as an error message quotes it: cut to a bounded length (head and tail kept) and
+ * with control characters escaped, so a 16 KB id or a `%00` in a path cannot flood or forge a log line.
+ */
+export function userTextInMessage(text: string, max = MAX_USER_TEXT_IN_MESSAGE): string {
+  return printable(truncateText(text, max));
+}

@@ -15,8 +15,15 @@
  *   or `'` (backslash escapes the quote and itself); an IPv6 address must be quoted.
  * - A field the endpoint does not have (`doesnotexist.foo=bar`) makes the whole filter match nothing,
  *   as Service Directory answers such a filter with an empty list.
- * Syntax errors throw FilterSyntaxError with the 1-based character position.
+ * Syntax errors throw FilterSyntaxError with the 1-based character position; so do a filter longer than
+ * MAX_FILTER_LENGTH and nesting deeper than MAX_FILTER_DEPTH, checked as the text is read (the parser
+ * recurses only into parentheses and NOT, so it never gets near the stack's limit).
  */
+
+/** Longest filter accepted (characters): tokens, the tree and evaluation are all bounded by it. */
+export const MAX_FILTER_LENGTH = 4096;
+/** Deepest nesting of parentheses and NOT (protobuf's recursion limit, as for JSON bodies). */
+export const MAX_FILTER_DEPTH = 100;
 
 export interface FilterableEndpoint {
   readonly name: string;
@@ -46,7 +53,7 @@ type Field =
   | { readonly kind: 'unknown' };
 
 type Node =
-  | { readonly type: 'and' | 'or'; readonly left: Node; readonly right: Node }
+  | { readonly type: 'and' | 'or'; readonly operands: readonly Node[] }
   | { readonly type: 'not'; readonly operand: Node }
   | { readonly type: 'present'; readonly field: Field }
   | { readonly type: 'compare'; readonly field: Field; readonly op: Operator; readonly value: string; readonly number: number };
@@ -140,6 +147,7 @@ const isKeyword = (t: Token, word: 'AND' | 'OR' | 'NOT'): boolean => t.kind === 
 
 class Parser {
   private i = 0;
+  private depth = 0;
   unknownField = false;
   constructor(private readonly tokens: readonly Token[]) {}
 
@@ -161,24 +169,30 @@ class Parser {
     return node;
   }
 
-  // expression := factor { AND factor }
+  // expression := factor { AND factor }. AND and OR chains are n-ary nodes, so a chain of 1,000
+  // connectors is one level deep, not 1,000 (evaluation recurses only into parentheses and NOT).
   private expression(): Node {
-    let left = this.factor();
+    const operands = [this.factor()];
     while (isKeyword(this.peek(), 'AND')) {
       this.next();
-      left = { type: 'and', left, right: this.factor() };
+      operands.push(this.factor());
     }
-    return left;
+    return operands.length === 1 ? (operands[0] as Node) : { type: 'and', operands };
   }
 
   // factor := term { OR term }
   private factor(): Node {
-    let left = this.term();
+    const operands = [this.term()];
     while (isKeyword(this.peek(), 'OR')) {
       this.next();
-      left = { type: 'or', left, right: this.term() };
+      operands.push(this.term());
     }
-    return left;
+    return operands.length === 1 ? (operands[0] as Node) : { type: 'or', operands };
+  }
+
+  /** Parentheses and NOTs open here; the recursion (and the tree's depth) stops at MAX_FILTER_DEPTH. */
+  private nest(t: Token): void {
+    if (++this.depth > MAX_FILTER_DEPTH) throw new FilterSyntaxError(t.pos, `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`);
   }
 
   // term := NOT term | '(' expression ')' | restriction
@@ -186,11 +200,16 @@ class Parser {
     const t = this.peek();
     if (isKeyword(t, 'NOT')) {
       this.next();
-      return { type: 'not', operand: this.term() };
+      this.nest(t);
+      const operand = this.term();
+      this.depth--;
+      return { type: 'not', operand };
     }
     if (t.kind === '(') {
       this.next();
+      this.nest(t);
       const inner = this.expression();
+      this.depth--;
       const close = this.next();
       if (close.kind !== ')') throw new FilterSyntaxError(close.pos, `expected ')' to close the '(' at position ${t.pos}, found ${describe(close)}`);
       return inner;
@@ -254,9 +273,9 @@ function compare<T extends string | number>(op: Operator, a: T, b: T): boolean {
 function evaluate(node: Node, e: FilterableEndpoint): boolean {
   switch (node.type) {
     case 'and':
-      return evaluate(node.left, e) && evaluate(node.right, e);
+      return node.operands.every((n) => evaluate(n, e));
     case 'or':
-      return evaluate(node.left, e) || evaluate(node.right, e);
+      return node.operands.some((n) => evaluate(n, e));
     case 'not':
       return !evaluate(node.operand, e);
     case 'present':
@@ -301,6 +320,7 @@ const MATCH_ALL: (text: string) => CompiledFilter = (text) => ({ text, matches: 
 
 /** Parses `text` once; the result is evaluated per endpoint. An empty filter matches every endpoint. Throws FilterSyntaxError. */
 export function compileFilter(text: string): CompiledFilter {
+  if (text.length > MAX_FILTER_LENGTH) throw new FilterSyntaxError(MAX_FILTER_LENGTH + 1, `the filter is ${text.length} characters long; the limit is ${MAX_FILTER_LENGTH}`);
   if (text.trim() === '') return MATCH_ALL(text);
   const parser = new Parser(tokenize(text));
   const root = parser.parseFilter();

@@ -4,6 +4,7 @@
  * (`filter`, `pageSize`, `pageToken`), answering in the REST JSON shapes of servicedirectory/v1
  * (proto3 JSON: fields at their default value are left out, as Google's front ends do).
  */
+import { renderValue } from '../../api/common/field-error.js';
 import { GoogleApiError } from '../google-errors.js';
 import { compileFilter, FilterSyntaxError, type CompiledFilter, type FilterableEndpoint } from './filter.js';
 
@@ -102,7 +103,7 @@ export function parseFilterField(field: string, text: string | undefined): Compi
 }
 
 export function notFound(name: string): GoogleApiError {
-  return new GoogleApiError('NOT_FOUND', `Service ${JSON.stringify(name)} not found`);
+  return new GoogleApiError('NOT_FOUND', `Service ${renderValue(name)} not found`);
 }
 
 export interface ResolveRequest {
@@ -178,7 +179,7 @@ function decodeToken(token: string, filter: string): PageToken {
   }
   const t = parsed as Partial<PageToken> | undefined;
   if (typeof t !== 'object' || t === null || typeof t.a !== 'string' || typeof t.f !== 'string') {
-    throw new GoogleApiError('INVALID_ARGUMENT', `pageToken: ${JSON.stringify(token)} is not a token this API issued; pass nextPageToken of the previous response, or omit it for the first page`);
+    throw new GoogleApiError('INVALID_ARGUMENT', `pageToken: ${renderValue(token)} is not a token this API issued; pass nextPageToken of the previous response, or omit it for the first page`);
   }
   if (t.f !== filter) throw new GoogleApiError('INVALID_ARGUMENT', 'pageToken: the token was issued for another filter; send the same filter with every page');
   return { a: t.a, f: t.f };

@@ -9,6 +9,9 @@
  * JSON error form through this plugin's encapsulated error handler.
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { renderValue } from '../../api/common/field-error.js';
+import { userTextInMessage } from '../../api/common/text.js';
+import { installJsonBodyParser } from '../../http/fastify-json.js';
 import { checkSystemParameters, GoogleApiError, sendGoogleError } from '../google-errors.js';
 import { getService, listEndpoints, resolveServiceText, type RegistryLookupSource } from './lookup.js';
 
@@ -30,7 +33,7 @@ function serviceName(p: ServicePathParams, id: string): string {
 }
 
 function notRouted(req: FastifyRequest): GoogleApiError {
-  return new GoogleApiError('NOT_FOUND', `no method ${req.method} ${req.url.split('?')[0] ?? ''}; the lookup API serves POST {service}:resolve, GET {service} and GET {service}/endpoints`);
+  return new GoogleApiError('NOT_FOUND', `no method ${req.method} ${userTextInMessage(req.url.split('?')[0] ?? '')}; the lookup API serves POST {service}:resolve, GET {service} and GET {service}/endpoints`);
 }
 
 /** proto3 JSON: an int32 arrives as a number or a decimal string. */
@@ -39,7 +42,7 @@ function int32Field(body: Record<string, unknown>, field: string): number | unde
   if (v === undefined || v === null) return undefined;
   const n = typeof v === 'string' && /^-?[0-9]+$/.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < -2147483648 || n > 2147483647) {
-    throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${JSON.stringify(v)}; it must be a 32-bit integer`);
+    throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${renderValue(v)}; it must be a 32-bit integer`);
   }
   return n;
 }
@@ -47,7 +50,7 @@ function int32Field(body: Record<string, unknown>, field: string): number | unde
 function stringField(body: Record<string, unknown>, field: string): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${JSON.stringify(v)}; it must be a string`);
+  if (typeof v !== 'string') throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${renderValue(v)}; it must be a string`);
   return v;
 }
 
@@ -67,12 +70,14 @@ function systemParameters(req: FastifyRequest): void {
 
 const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, options) => {
   const { source } = options;
+  installJsonBodyParser(app);
 
   app.setErrorHandler((err: FastifyError | GoogleApiError, _req: FastifyRequest, reply: FastifyReply) => {
     if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
     const code = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (code >= 400 && code < 500) return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message));
-    return sendGoogleError(reply, new GoogleApiError('INTERNAL', 'internal error'));
+    // The gateway's root error handler logs, counts and answers every server error the same way.
+    throw err;
   });
 
   app.post<{ Params: ServicePathParams }>(SERVICES_PREFIX, async (req, reply) => {

@@ -16,6 +16,9 @@ describe('endpoint-operator gateway flags', () => {
       requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
       auth: DEFAULT_AUTH_SETTINGS,
+      serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 },
+      maxCallsPerCaller: 64,
+      maxBodyBytesPerCaller: 3_000_000,
     });
   });
 
@@ -48,6 +51,10 @@ describe('endpoint-operator gateway flags', () => {
     [['--auth-audiences', ''], /--auth-audiences must name at least one audience/],
     [['--auth-reviews-per-second', '0'], /--auth-reviews-per-second must be a whole number of at least 1/],
     [['--project', 'fixed'], /--project "fixed" must contain \{namespace\}/],
+    [['--headers-timeout', '0'], /--headers-timeout must be a positive number of seconds/],
+    [['--headers-timeout', '90'], /must not exceed the request timeout/],
+    [['--max-connections', '0.5'], /--max-connections must be a whole number of at least 1/],
+    [['--max-calls-per-caller', '0'], /--max-calls-per-caller must be a whole number of at least 1/],
   ])('refuses %j', (argv, message) => {
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(UsageError);
     expect(() => gatewayConfig(parseFlags(GATEWAY_FLAGS, argv, {}))).toThrow(message);

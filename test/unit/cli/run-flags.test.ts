@@ -15,6 +15,14 @@ describe('endpoint-operator run flags', () => {
     expect(() => runConfig(parseFlags(RUN_FLAGS, ['--metrics-auth', 'open'], {}))).toThrow(/--metrics-auth must be one of token-review, none/);
   });
 
+  it('bounds the webhook and sign-in ports by flags, refusing a headers timeout above the request timeout', () => {
+    const config = runConfig(parseFlags(RUN_FLAGS, ['--webhook-request-timeout', '20', '--webhook-max-connections', '50', '--signin', '--signin-headers-timeout', '2.5'], {}));
+    expect(config.webhook?.serverLimits).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 60_000, maxConnections: 50 });
+    expect(config.signin?.serverLimits?.headersTimeoutMs).toBe(2_500);
+    expect(() => runConfig(parseFlags(RUN_FLAGS, ['--webhook-headers-timeout', '40'], {}))).toThrow(/must not exceed the request timeout/);
+    expect(() => runConfig(parseFlags(RUN_FLAGS, ['--signin', '--signin-verify-per-client', '0'], {}))).toThrow(/--signin-verify-per-client must be a whole number of at least 1/);
+  });
+
   it('takes environment variables, and flags over them', () => {
     const env = { EO_PROJECT: 'env-{namespace}', EO_WORKERS: '8', EO_NAMESPACES: 'a, b', EO_LEADER_ELECT: 'false', POD_NAMESPACE: 'ops' };
     const config = runConfig(parseFlags(RUN_FLAGS, ['--project', 'flag-{namespace}', '--signin'], env));
@@ -23,7 +31,7 @@ describe('endpoint-operator run flags', () => {
     expect(config.operator.workers).toBe(8);
     expect(config.operator.namespaces).toEqual(['a', 'b']);
     expect(config.operator.leaderElection.enabled).toBe(false);
-    expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443 });
+    expect(config.signin).toEqual({ namespace: 'ops', host: '0.0.0.0', port: 8443, serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 }, verificationLimits: { perClient: 4, queueLength: 256 } });
   });
 
   it('refuses a --project without {namespace} (names would collide across namespaces) and a --gateway-url that is no http URL', () => {

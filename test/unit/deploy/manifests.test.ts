@@ -112,7 +112,7 @@ describe('the Deployment', () => {
     const config = runConfig(parseFlags(RUN_FLAGS, flags, { POD_NAMESPACE: 'ops' }));
     expect(config.operator).toMatchObject({ project: 'p1-{namespace}', location: 'l1', gatewayUrl: 'https://predict.example.com', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
     expect(config.operator.leaderElection.enabled).toBe(false);
-    expect(config.signin).toEqual({ namespace: 'shops', host: '0.0.0.0', port: 9000, trustedProxies: 2 });
+    expect(config.signin).toMatchObject({ namespace: 'shops', host: '0.0.0.0', port: 9000, trustedProxies: 2 });
     expect(config.webhook?.listen.port).toBe(9443);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilter, FilterSyntaxError, type FilterableEndpoint } from '../../../src/gateway/registry/filter.js';
+import { compileFilter, FilterSyntaxError, MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, type FilterableEndpoint } from '../../../src/gateway/registry/filter.js';
 
 const S = 'projects/my-shop/locations/us-east1/namespaces/ns/services/svc';
 const endpoints: Record<string, FilterableEndpoint> = {
@@ -118,5 +118,24 @@ describe('endpoint filter: syntax errors name the position', () => {
     expect(e.position).toBe(position);
     expect(e.message).toContain(`position ${position}`);
     expect(e.detail).toContain(detail);
+  });
+});
+
+describe('endpoint filter: bounded by construction', () => {
+  it('refuses nesting deeper than MAX_FILTER_DEPTH at the offending position, however deep the text goes', () => {
+    expect(run(`${'('.repeat(MAX_FILTER_DEPTH)}port=80${')'.repeat(MAX_FILTER_DEPTH)}`)).toBe('a');
+    const tooDeep = `${'('.repeat(MAX_FILTER_DEPTH + 1)}port=80${')'.repeat(MAX_FILTER_DEPTH + 1)}`;
+    expect(() => compileFilter(tooDeep)).toThrow(new FilterSyntaxError(MAX_FILTER_DEPTH + 1, `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`));
+    expect(() => compileFilter('NOT '.repeat(MAX_FILTER_DEPTH + 1) + 'port=80')).toThrow(/more than 100 levels deep/);
+    expect(() => compileFilter('('.repeat(4000))).toThrow(FilterSyntaxError);
+  });
+
+  it('reads long AND/OR chains flat (no recursion per connector) and refuses text over MAX_FILTER_LENGTH', () => {
+    const chain = Array.from({ length: 300 }, () => 'port>=1').join(' AND ');
+    expect(chain.length).toBeLessThanOrEqual(MAX_FILTER_LENGTH);
+    expect(run(chain)).toBe('abc');
+    expect(run(Array.from({ length: 300 }, (_, i) => `port=${i + 440}`).join(' OR '))).toBe('c');
+    const tooLong = Array.from({ length: 20_000 }, () => 'port=80').join(' AND ');
+    expect(() => compileFilter(tooLong)).toThrow(`invalid filter at position ${MAX_FILTER_LENGTH + 1}: the filter is ${tooLong.length} characters long; the limit is ${MAX_FILTER_LENGTH}`);
   });
 });

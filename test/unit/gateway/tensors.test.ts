@@ -59,3 +59,11 @@ describe('V2 outputs → predictions', () => {
     expect(outputsToPredictions(req.inputs, 2)).toEqual(instances);
   });
 });
+
+describe('tensor mapping depth', () => {
+  it('refuses a tensor of more dimensions than the JSON nesting limit, naming it', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 150; i++) deep = [deep];
+    expect(() => instancesToInferRequest([deep])).toThrow(/nests arrays more than 100 deep: a tensor has at most 100 dimensions/);
+  });
+});

@@ -126,3 +126,44 @@ describe('webhook server', () => {
     expect(res).toBe(413);
   });
 });
+
+describe('webhook server: an internal error', () => {
+  it('is answered 500 with the request id, and logged once with the route, the id, the cause and its stack', async () => {
+    const identity = servingIdentity('svc', 'ns', { host: '127.0.0.1' });
+    const certs = await issueCertificates({ action: 'renew-all', reason: 'test' }, undefined, identity, new Date(), { caDays: 10, servingDays: 5 });
+    // A kind table that fails when the mutating webhook reads it: the fault is inside the server, not in the request.
+    const broken = Object.defineProperty({ ...widgetKind }, 'finalizer', { get: () => { throw new RangeError('forced kind-table fault'); } });
+    const faulty = await startWebhookServer({ port: 0, host: '127.0.0.1', tls: { cert: certs.cert, key: certs.key }, options: defaultValidationOptions, log: pino({ level: 'info' }, sink), kinds: [broken] });
+    try {
+      const before = logLines.length;
+      const status = await new Promise<{ code: number; id: string | undefined }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: faulty.port, method: 'POST', path: '/mutate', ca: certs.caBundle, headers: { 'content-type': 'application/json', 'x-request-id': 'apiserver-42' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ code: res.statusCode ?? 0, id: res.headers['x-request-id'] as string | undefined }));
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(admissionReview({ object: widget({}) })));
+      });
+      expect(status).toEqual({ code: 500, id: 'apiserver-42' });
+      const errors = logLines.slice(before).filter((l) => l.level === 50);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ server: 'webhook', route: '/mutate', requestId: 'apiserver-42', status: 500, cause: 'RangeError', msg: 'request failed with a server error' });
+      expect((errors[0]?.err as { stack: string }).stack).toContain('forced kind-table fault');
+    } finally {
+      await faulty.close();
+    }
+  });
+
+  it('refuses JSON nested deeper than the limit with 400 naming it', async () => {
+    const res = await call('POST', '/validate', `{"request":${'['.repeat(5_000)}${']'.repeat(5_000)}}`);
+    expect(res.status).toBe(400);
+    expect(res.json.message).toContain('nested more than 100 levels deep');
+  });
+
+  it('answers a review whose object nests too deeply with a refusal naming the limit (what the apiserver relays), not a webhook failure', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const res = await call('POST', '/validate', JSON.stringify(admissionReview({ object: '@', uid: 'deep-1' })).replace('"@"', deep));
+    expect(res.status).toBe(200);
+    expect(res.json.response).toEqual({ uid: 'deep-1', allowed: false, status: { code: 400, reason: 'BadRequest', message: expect.stringContaining('nested more than 100 levels deep') } });
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * B6-fair (`npm run bench -- gateway-fair`): one caller loops 1.4 MB :predict bodies at full speed
+ * (BENCH_FAIR_BIG_CONCURRENCY calls in flight, default 4) while another calls at 50/s with one small
+ * instance (open loop). Goal: the small caller's p99 ≤ 3 × its p99 alone, measured in the same run.
+ * The callers are two source addresses on loopback (127.0.0.2 big, 127.0.0.3 small), which is what the
+ * gateway's per-caller limit keys on today (src/gateway/fairness.ts). The gateway is the compiled
+ * binary reading a real kube-apiserver (started here); each caller's endpoint has its own demo KServe V1
+ * scorer in its own process, so the two callers share the gateway and nothing else. Bounded: two phases of BENCH_FAIR_SECONDS (default 10 s) plus set-up.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { loadavg } from 'node:os';
+import { Agent, request } from 'undici';
+import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { installCrds } from '../src/operator/crds.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import { RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { recordResults } from './results.js';
+
+const SECONDS = Number(process.env['BENCH_FAIR_SECONDS'] ?? 10);
+const BIG_CONCURRENCY = Number(process.env['BENCH_FAIR_BIG_CONCURRENCY'] ?? 4);
+const SMALL_RATE = 50;
+/** Extra gateway flags, e.g. `--max-calls-per-caller 2` (default: the gateway's defaults). */
+const GATEWAY_FLAGS = (process.env['BENCH_FAIR_GATEWAY_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+const NS = 'bench-fair';
+const MODEL = 'fraud-fair';
+const payment = { amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 };
+const SMALL = JSON.stringify({ instances: [payment] });
+/** About 1.4 MB of instances: just under the gateway's 1.5 MB body limit, as in the issue. */
+const BIG = JSON.stringify({ instances: Array.from({ length: Math.floor(1_400_000 / JSON.stringify(payment).length) }, (_, i) => ({ ...payment, amount: i })) });
+
+/** The big caller's endpoint: its own model server, so what the small caller meets is the gateway, not a shared model server. */
+const BULK_NAME = 'projects/bench/locations/local/endpoints/bulk';
+
+async function call(agent: Agent, port: number, body: string, endpoint = RESOURCE_NAME): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  const res = await request(`http://127.0.0.1:${port}/v1/${endpoint}:predict`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
+  await res.body.dump();
+  return { status: res.statusCode, ms: performance.now() - started };
+}
+
+/** The small caller: SMALL_RATE calls/s, open loop, for SECONDS; each call's latency (failures throw). */
+async function smallCaller(port: number): Promise<number[]> {
+  const agent = new Agent({ localAddress: '127.0.0.3', connections: 32 });
+  const t0 = performance.now();
+  const pending: Promise<{ status: number; ms: number }>[] = [];
+  for (let i = 0; i < SECONDS * SMALL_RATE; i++) {
+    const wait = t0 + (i * 1000) / SMALL_RATE - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    pending.push(call(agent, port, SMALL));
+  }
+  const results = await Promise.all(pending);
+  await agent.close();
+  const failed = results.filter((r) => r.status !== 200);
+  if (failed.length > 0) throw new Error(`${failed.length} small calls failed (first: HTTP ${failed[0]?.status})`);
+  return results.map((r) => r.ms);
+}
+
+function pct(xs: readonly number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** The demo model server in its own process: its JSON work on the big bodies must not stall this process's clocks. */
+function startModelServer(): Promise<{ child: ChildProcess; port: number }> {
+  const main = fileURLToPath(new URL('../src/demo-models/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, '--protocol', 'KServeV1', '--model', MODEL, '--version', 'v1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  return new Promise((resolve, reject) => {
+    lines.once('line', (line) => resolve({ child, port: (JSON.parse(line) as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`model server exited with ${code}`)));
+  });
+}
+
+async function main(): Promise<void> {
+  let plane: ControlPlane | undefined;
+  let gateway: { child: ChildProcess; port: number } | undefined;
+  const model = await startModelServer();
+  const bulkModel = await startModelServer();
+  try {
+    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
+    await writeObjects(client, { namespace: `${NS}-bulk`, model: MODEL, resourceName: BULK_NAME, modelPort: bulkModel.port });
+    client.close();
+    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, ['--health-port=-1', '--auth=none', ...GATEWAY_FLAGS]);
+    const port = gateway.port;
+    await smallCaller(port).catch(() => undefined); // warm-up
+    const load1 = loadavg()[0] ?? NaN;
+    const alone = await smallCaller(port);
+    const big = new Agent({ localAddress: '127.0.0.2', connections: BIG_CONCURRENCY });
+    let looping = true;
+    const bigCodes = new Map<number, number>();
+    const loops = Promise.all(Array.from({ length: BIG_CONCURRENCY }, async () => {
+      while (looping) {
+        const r = await call(big, port, BIG, BULK_NAME).catch(() => ({ status: 0, ms: 0 }));
+        bigCodes.set(r.status, (bigCodes.get(r.status) ?? 0) + 1);
+      }
+    }));
+    await new Promise((r) => setTimeout(r, 500));
+    const contended = await smallCaller(port);
+    looping = false;
+    await loops;
+    await big.close();
+    const aloneP99 = pct(alone, 99);
+    const contendedP99 = pct(contended, 99);
+    const ratio = contendedP99 / aloneP99;
+    const bigSummary = [...bigCodes.entries()].map(([c, n]) => `${n} × ${c}`).join(', ');
+    console.log(`load average at start ${load1.toFixed(2)}; big body ${(BIG.length / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${SECONDS} s`);
+    console.log(`small caller at ${SMALL_RATE}/s alone: p50 ${pct(alone, 50).toFixed(1)} ms, p99 ${aloneP99.toFixed(1)} ms`);
+    console.log(`small caller beside the big one: p50 ${pct(contended, 50).toFixed(1)} ms, p99 ${contendedP99.toFixed(1)} ms (${ratio.toFixed(1)} × alone; goal ≤ 3)`);
+    recordResults([
+      { id: 'B6.fair.small_p99_ratio', name: `small caller p99 beside a caller looping ${(BIG.length / 1e6).toFixed(1)} MB bodies ÷ its p99 alone`, value: Number(ratio.toFixed(2)), unit: 'ratio', goal: { op: '<=', value: 3 },
+        baseline: { value: Number(aloneP99.toFixed(1)), name: 'small caller alone, p99 ms' }, notes: `beside: p99 ${contendedP99.toFixed(1)} ms; big caller: ${bigSummary}; load ${load1.toFixed(2)}` },
+    ]);
+  } finally {
+    gateway?.child.kill();
+    model.child.kill();
+    bulkModel.child.kill();
+    await plane?.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,81 @@
+/**
+ * Per-caller fairness of the prediction calls: each caller may have at most `maxInFlight` calls in
+ * flight (body being read, model server being called, answer being written) and at most
+ * `maxBytesInFlight` bytes of request bodies in them (a body counts its Content-Length, or the body
+ * limit when it has none: chunked). One more is answered at once with 429 RESOURCE_EXHAUSTED, as a
+ * Vertex AI quota answers, before its body is read. A burst of small calls meets the first bound,
+ * large bodies the second: the JSON work of a 1.4 MB body holds the event loop for tens of
+ * milliseconds, so a caller sending many at once delays every other caller's calls (B6-fair).
+ *
+ * The caller is `fairnessKeyOf(req, caller)`: the authenticated principal's stable, non-reversible
+ * key (auth/keys.ts), so callers behind one proxy or NAT are told apart and one principal calling
+ * from many pods shares one budget; with `--auth=none` there is no principal, so the client address.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Counter } from 'prom-client';
+import { metricsRegistry } from '../runtime/metrics.js';
+import type { Caller } from './auth/request-guard.js';
+import { GoogleApiError } from './google-errors.js';
+
+/** Default calls in flight per caller (`--max-calls-per-caller`). */
+export const DEFAULT_MAX_CALLS_PER_CALLER = 64;
+/** Default request-body bytes in flight per caller (`--max-body-bytes-per-caller`): two bodies at the 1.5 MB limit. */
+export const DEFAULT_MAX_BODY_BYTES_PER_CALLER = 3_000_000;
+
+export const gatewayCallsThrottled = new Counter({
+  name: 'endpoint_operator_gateway_calls_throttled_total',
+  help: 'Prediction calls answered 429 RESOURCE_EXHAUSTED because their caller already had --max-calls-per-caller calls or --max-body-bytes-per-caller body bytes in flight.',
+  registers: [metricsRegistry],
+});
+
+/** Who a call counts against: the authenticated principal, or (auth off) the client address. */
+export function fairnessKeyOf(req: IncomingMessage, caller: Caller | undefined): string {
+  return caller?.user !== undefined ? caller.key : `address:${req.socket.remoteAddress ?? 'unknown'}`;
+}
+
+/** What a call's body weighs against its caller's byte budget: its declared length, or the body limit when undeclared (chunked). */
+export function bodyWeight(req: IncomingMessage, bodyLimit: number): number {
+  const declared = Number(req.headers['content-length']);
+  return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
+}
+
+export class CallerLimiter {
+  private readonly inFlight = new Map<string, { calls: number; bytes: number }>();
+
+  constructor(
+    readonly maxInFlight: number,
+    readonly maxBytesInFlight: number = DEFAULT_MAX_BODY_BYTES_PER_CALLER,
+  ) {}
+
+  /**
+   * A release function for an admitted call of `bodyBytes` (call it once, when the call is answered),
+   * or the refusal. A caller with nothing in flight is always admitted, whatever its body's size.
+   */
+  acquire(key: string, bodyBytes = 0): (() => void) | GoogleApiError {
+    const now = this.inFlight.get(key) ?? { calls: 0, bytes: 0 };
+    if (now.calls >= this.maxInFlight) {
+      gatewayCallsThrottled.inc();
+      return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many concurrent calls from this caller: at most ${this.maxInFlight} calls in flight per caller; retry when one has been answered.`);
+    }
+    if (now.calls > 0 && now.bytes + bodyBytes > this.maxBytesInFlight) {
+      gatewayCallsThrottled.inc();
+      return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many request bytes in flight from this caller: at most ${this.maxBytesInFlight} bytes of bodies in flight per caller; retry when a call has been answered.`);
+    }
+    now.calls++;
+    now.bytes += bodyBytes;
+    this.inFlight.set(key, now);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      now.calls--;
+      now.bytes -= bodyBytes;
+      if (now.calls === 0) this.inFlight.delete(key);
+    };
+  }
+
+  /** Callers with a call in flight (memory is bounded by them: an idle caller has no entry). */
+  get callers(): number {
+    return this.inFlight.size;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The request id every answer carries in `X-Request-Id` and every server-error log line names, so an
+ * operator can find the line a caller quotes. An id sent by the caller (or a proxy in front) is kept
+ * when it is sane: short, and only characters that cannot forge a log line or a header.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** The caller's X-Request-Id when sane (one header, ≤128 safe characters), else a new random UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers[REQUEST_ID_HEADER];
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/**
+ * Whether the request has more than one Host header. RFC 9112 §3.2: a server MUST answer 400 to a
+ * request with more than one Host field; Node keeps the first and drops the rest silently, so a
+ * proxy reading the last one and this server would disagree about the target.
+ */
+export function hasDuplicateHost(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return true;
+  }
+  return false;
+}
+
+export const DUPLICATE_HOST_MESSAGE = 'the request has more than one Host header (RFC 9112 §3.2 allows exactly one)';

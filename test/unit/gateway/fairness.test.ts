@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { GoogleApiError } from '../../../src/gateway/google-errors.js';
+import { CallerLimiter } from '../../../src/gateway/fairness.js';
+
+describe('per-caller limits of the gateway', () => {
+  it('admits up to the call count per caller, refuses one more with RESOURCE_EXHAUSTED, and other callers are unaffected', () => {
+    const limiter = new CallerLimiter(2, 10_000);
+    const a1 = limiter.acquire('a', 10);
+    const a2 = limiter.acquire('a', 10);
+    const a3 = limiter.acquire('a', 10);
+    expect(a3).toBeInstanceOf(GoogleApiError);
+    expect((a3 as GoogleApiError).status).toBe('RESOURCE_EXHAUSTED');
+    expect((a3 as GoogleApiError).httpCode).toBe(429);
+    expect(limiter.acquire('b', 10)).toBeTypeOf('function');
+    if (typeof a1 !== 'function' || typeof a2 !== 'function') throw new Error('admitted expected');
+    a1();
+    a1(); // a second release counts nothing
+    expect(limiter.acquire('a', 10)).toBeTypeOf('function');
+    expect(limiter.acquire('a', 10)).toBeInstanceOf(GoogleApiError);
+  });
+
+  it('bounds the body bytes in flight per caller, but always admits a caller with nothing in flight', () => {
+    const limiter = new CallerLimiter(64, 3_000_000);
+    const big1 = limiter.acquire('bulk', 1_400_000);
+    const big2 = limiter.acquire('bulk', 1_400_000);
+    const big3 = limiter.acquire('bulk', 1_400_000);
+    expect(typeof big1).toBe('function');
+    expect(typeof big2).toBe('function');
+    expect((big3 as GoogleApiError).message).toMatch(/at most 3000000 bytes of bodies in flight per caller/);
+    expect(typeof limiter.acquire('bulk', 100)).toBe('function');
+    const huge = new CallerLimiter(64, 1_000).acquire('x', 5_000);
+    expect(typeof huge).toBe('function');
+  });
+});
