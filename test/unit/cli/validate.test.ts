@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/cli.js';
 
 const good = `apiVersion: prediction.endpoint-operator.dev/v1
@@ -33,8 +33,14 @@ metadata:
 data: {}
 `;
 
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function tempFile(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'eo-validate-'));
+  tempDirs.push(dir);
   const file = join(dir, name);
   writeFileSync(file, text);
   return file;

@@ -6,12 +6,12 @@
  * tests pin down is when an alert fires; the templates are checked by `check rules`.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALERT_GROUPS, rulesFileYaml } from '../../../src/deploy/alerts.js';
 import { observabilityFiles } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -139,6 +139,7 @@ describe('the shipped alerts', () => {
     tools = await ensurePrometheus();
     dir = await mkdtemp(join(tmpdir(), 'eo-alerts-'));
   }, 600_000);
+  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('are the committed generated files (npm run generate)', async () => {
     for (const [file, content] of Object.entries(observabilityFiles())) expect(await readFile(join(REPO_ROOT, file), 'utf8'), file).toBe(content);
