@@ -12,11 +12,20 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import { Counter } from 'prom-client';
+import { metricsRegistry } from '../runtime/metrics.js';
 import { GoogleApiError, type GoogleStatus } from './google-errors.js';
 import type { ServingModel } from './prediction-json.js';
 
 /** Default size from which a body's JSON work leaves the event loop. */
 export const DEFAULT_LARGE_BODY_BYTES = 256 * 1024;
+
+export const gatewayJsonWorkerTasks = new Counter({
+  name: 'endpoint_operator_gateway_json_worker_tasks_total',
+  help: 'JSON work of large prediction bodies done on worker threads, by kind (request: the caller\'s body; answer: the model server\'s) and outcome (ok, refused: a 4xx/5xx for the caller, failed: a worker fault, overloaded: the queue was full).',
+  labelNames: ['kind', 'outcome'],
+  registers: [metricsRegistry],
+});
 
 export type JsonTask =
   | { readonly kind: 'request'; readonly body: Uint8Array; readonly protocol: BackendProtocol | undefined; readonly modelId: string }
@@ -72,6 +81,7 @@ export class JsonWorkerPool {
   run(task: JsonTask): Promise<JsonTaskResult> {
     if (this.closed) return Promise.reject(new Error('the JSON worker pool is closed'));
     if (this.queue.length >= this.maxQueued) {
+      gatewayJsonWorkerTasks.inc({ kind: task.kind, outcome: 'overloaded' });
       return Promise.reject(new GoogleApiError('UNAVAILABLE', `The gateway is overloaded: ${this.queue.length} large bodies already wait for a JSON worker. Retry later.`));
     }
     return new Promise((resolve, reject) => {
@@ -104,6 +114,7 @@ export class JsonWorkerPool {
       const pending = slot.busy;
       if (pending === undefined || pending.id !== reply.id) return;
       slot.busy = undefined;
+      gatewayJsonWorkerTasks.inc({ kind: pending.task.kind, outcome: 'bytes' in reply ? 'ok' : 'refusal' in reply ? 'refused' : 'failed' });
       if ('bytes' in reply) pending.resolve({ bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength), instanceCount: reply.instanceCount });
       else if ('refusal' in reply) pending.reject(new GoogleApiError(reply.refusal.status, reply.refusal.message, reply.refusal.httpCode));
       else pending.reject(new Error(`JSON worker: ${reply.failure}`));
@@ -113,6 +124,7 @@ export class JsonWorkerPool {
       const index = this.slots.indexOf(slot);
       if (index < 0) return;
       this.slots.splice(index, 1);
+      if (slot.busy !== undefined) gatewayJsonWorkerTasks.inc({ kind: slot.busy.task.kind, outcome: 'failed' });
       slot.busy?.reject(err);
       slot.busy = undefined;
       if (!this.closed) this.dispatch();
