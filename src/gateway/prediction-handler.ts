@@ -82,6 +82,13 @@ interface Call {
   release: (() => void) | undefined;
 }
 
+/** Where a chosen deployed model is called: its ready targets, and its backend's protocol and model name. */
+interface Serving {
+  readonly targets: readonly Target[];
+  readonly protocol: BackendProtocol;
+  readonly modelName: string;
+}
+
 interface Answer {
   readonly status: number;
   readonly contentType: string;
@@ -271,7 +278,7 @@ export class PredictionHandler {
   }
 
   /** The model's targets and backend protocol, or the error that says why it cannot be called. */
-  private serving(model: ResolvedModel): { targets: readonly Target[]; protocol: BackendProtocol; modelName: string } {
+  private serving(model: ResolvedModel): Serving {
     const targets = this.options.routing.targets(model);
     if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
     const backend = model.backend;
@@ -291,7 +298,7 @@ export class PredictionHandler {
    * choice does not read the body), then the tensor mapping.
    */
   private async predictLarge(req: IncomingMessage, call: Call, body: Buffer, endpoint: ResolvedEndpoint, signal: Cancellation): Promise<Answer> {
-    let chosen: { model: ResolvedModel; serving: ReturnType<PredictionHandler['serving']> } | undefined;
+    let chosen: { model: ResolvedModel; serving: Serving } | undefined;
     let refusal: unknown;
     try {
       const model = this.chooseModel(endpoint, req, undefined);
@@ -306,7 +313,7 @@ export class PredictionHandler {
     return this.exchange(call, endpoint, chosen.model, chosen.serving, 'predict', prepared.bytes, headers, { instanceCount: prepared.instanceCount ?? 0 }, signal);
   }
 
-  private async exchange(call: Call, endpoint: ResolvedEndpoint, model: ResolvedModel, serving: ReturnType<PredictionHandler['serving']>, method: PredictionMethod, upstreamRequestBody: Buffer | string, headers: Record<string, string>, json: JsonRequest | { instanceCount: number } | undefined, signal: Cancellation): Promise<Answer> {
+  private async exchange(call: Call, endpoint: ResolvedEndpoint, model: ResolvedModel, serving: Serving, method: PredictionMethod, upstreamRequestBody: Buffer | string, headers: Record<string, string>, json: JsonRequest | { instanceCount: number } | undefined, signal: Cancellation): Promise<Answer> {
     const upstreamStarted = performance.now();
     let res: UpstreamResponse;
     try {
