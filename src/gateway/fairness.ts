@@ -4,8 +4,9 @@
  * `maxBytesInFlight` bytes of request bodies in them (a body counts its Content-Length, or the body
  * limit when it has none: chunked). One more is answered at once with 429 RESOURCE_EXHAUSTED, as a
  * Vertex AI quota answers, before its body is read. A burst of small calls meets the first bound,
- * large bodies the second: the JSON work of a 1.4 MB body holds the event loop for tens of
- * milliseconds, so a caller sending many at once delays every other caller's calls (B6-fair).
+ * large bodies the second: even with their JSON work on worker threads (json-worker-pool.ts), reading
+ * and writing a 1.4 MB body is event-loop work, so a caller sending many at once delays every other
+ * caller's calls (B6-fair).
  *
  * The caller is `fairnessKeyOf(req, caller)`: the authenticated principal's stable, non-reversible
  * key (auth/keys.ts), so callers behind one proxy or NAT are told apart and one principal calling

@@ -20,15 +20,17 @@ import { userTextInMessage } from '../api/common/text.js';
 import { REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
 import type { Logger } from '../runtime/logger.js';
-import { parseGuardedJson, scanJson } from '../http/json-guard.js';
+import { scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
 import { gatewayInFlight, gatewayRequestDuration, gatewayRequests, gatewayUpstreamDuration, gatewayUpstreamRetries } from './metrics.js';
 import { bodyWeight, fairnessKeyOf, type CallerLimiter } from './fairness.js';
 import { answerError, failureError } from './prediction-errors.js';
-import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError, type PredictionMethod } from './protocols.js';
+import { upstreamPath, type PredictionMethod } from './protocols.js';
+import type { JsonWorkerPool } from './json-worker-pool.js';
+import { parseJsonRequest, serializeUpstreamRequest, vertexAnswer, type JsonRequest, type ServingModel } from './prediction-json.js';
 import type { RequestLogger } from './request-log.js';
-import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from './routing-table.js';
-import { TensorMappingError } from './tensors.js';
+import type { ResolvedEndpoint, ResolvedModel, RoutingTable, Target } from './routing-table.js';
+import type { BackendProtocol } from '../api/prediction/v1/backend.js';
 import { GatewayTracing, type CallTrace } from './tracing.js';
 import type { TrafficSplitter } from './traffic-split.js';
 import { Cancellation, UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
@@ -52,6 +54,9 @@ export interface PredictionHandlerOptions {
   readonly log: Logger;
   /** Calls in flight per caller (fairness.ts). */
   readonly callers: CallerLimiter;
+  /** Where the JSON work of bodies (request or answer) of `largeBodyBytes` and more is done, off the event loop. */
+  readonly jsonWorkers: JsonWorkerPool;
+  readonly largeBodyBytes: number;
 }
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths this handler serves (any method name). */
@@ -77,14 +82,17 @@ interface Call {
   release: (() => void) | undefined;
 }
 
+/** Where a chosen deployed model is called: its ready targets, and its backend's protocol and model name. */
+interface Serving {
+  readonly targets: readonly Target[];
+  readonly protocol: BackendProtocol;
+  readonly modelName: string;
+}
+
 interface Answer {
   readonly status: number;
   readonly contentType: string;
   readonly body: Buffer | string;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function decode(segment: string): string {
@@ -94,21 +102,6 @@ function decode(segment: string): string {
   } catch {
     return segment;
   }
-}
-
-/** The JSON request of :predict / :explain, checked as Vertex checks it. */
-function parseJsonRequest(body: Buffer): { instances: unknown[]; parameters: unknown; deployedModelId: unknown } {
-  let parsed: unknown;
-  try {
-    parsed = parseGuardedJson(body);
-  } catch (err) {
-    throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
-  }
-  if (!isObject(parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'Invalid JSON payload received. The request must be a JSON object with an "instances" list.');
-  if (!('instances' in parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'instances is required: a list of one or more instances to predict on.');
-  if (!Array.isArray(parsed.instances)) throw new GoogleApiError('INVALID_ARGUMENT', `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`);
-  if (parsed.instances.length === 0) throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
-  return { instances: parsed.instances, parameters: parsed.parameters, deployedModelId: parsed.deployedModelId };
 }
 
 /** rawPredict forwards its body unchanged, but a JSON one still gets the nesting limit every JSON route has. */
@@ -266,33 +259,65 @@ export class PredictionHandler {
     call.sampled = this.options.requestLog.sample(endpoint.logging);
     if (call.sampled) call.requestType = req.headers['content-type'];
     if (method === 'rawPredict') rawJsonDepth(req, body);
+    const offloaded = method === 'predict' && body.length >= this.options.largeBodyBytes;
+    if (offloaded) return this.predictLarge(req, call, body, endpoint, signal);
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;
-    const targets = this.options.routing.targets(model);
-    if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
-    const backend = model.backend;
-    if (backend === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
-
+    const targets = this.serving(model);
+    const headers = this.upstreamHeaders(req, call);
     let upstreamRequestBody: Buffer | string;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (call.trace === undefined) GatewayTracing.forward(req.headers, headers);
     if (json === undefined) {
       upstreamRequestBody = body;
       const type = req.headers['content-type'];
       if (typeof type === 'string') headers['content-type'] = type;
     } else {
-      try {
-        upstreamRequestBody = JSON.stringify(upstreamBody(backend.protocol, json.instances, json.parameters));
-      } catch (err) {
-        if (err instanceof TensorMappingError) throw new GoogleApiError('INVALID_ARGUMENT', `instances cannot be sent to deployed model ${model.id} as Open Inference V2 tensors: ${err.message}.`);
-        throw err;
-      }
+      upstreamRequestBody = serializeUpstreamRequest(targets.protocol, json, model.id);
     }
+    return this.exchange(call, endpoint, model, targets, method, upstreamRequestBody, headers, json, signal);
+  }
+
+  /** The model's targets and backend protocol, or the error that says why it cannot be called. */
+  private serving(model: ResolvedModel): Serving {
+    const targets = this.options.routing.targets(model);
+    if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
+    const backend = model.backend;
+    if (backend === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
+    return { targets: targets.targets, protocol: backend.protocol, modelName: backend.modelName };
+  }
+
+  private upstreamHeaders(req: IncomingMessage, call: Call): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (call.trace === undefined) GatewayTracing.forward(req.headers, headers);
+    return headers;
+  }
+
+  /**
+   * :predict with a large body, its JSON work on a worker thread. The refusals come in the order of
+   * the event-loop path: the body's own faults first, then the model's (chosen before, as :predict's
+   * choice does not read the body), then the tensor mapping.
+   */
+  private async predictLarge(req: IncomingMessage, call: Call, body: Buffer, endpoint: ResolvedEndpoint, signal: Cancellation): Promise<Answer> {
+    let chosen: { model: ResolvedModel; serving: Serving } | undefined;
+    let refusal: unknown;
+    try {
+      const model = this.chooseModel(endpoint, req, undefined);
+      call.model = model;
+      chosen = { model, serving: this.serving(model) };
+    } catch (err) {
+      refusal = err;
+    }
+    const prepared = await this.options.jsonWorkers.run({ kind: 'request', body, protocol: chosen?.serving.protocol, modelId: chosen?.model.id ?? '' });
+    if (chosen === undefined) throw refusal;
+    const headers = this.upstreamHeaders(req, call);
+    return this.exchange(call, endpoint, chosen.model, chosen.serving, 'predict', prepared.bytes, headers, { instanceCount: prepared.instanceCount ?? 0 }, signal);
+  }
+
+  private async exchange(call: Call, endpoint: ResolvedEndpoint, model: ResolvedModel, serving: Serving, method: PredictionMethod, upstreamRequestBody: Buffer | string, headers: Record<string, string>, json: JsonRequest | { instanceCount: number } | undefined, signal: Cancellation): Promise<Answer> {
     const upstreamStarted = performance.now();
     let res: UpstreamResponse;
     try {
-      res = await this.options.upstream.call(`${model.namespace}/${model.deployedModelName}`, targets.targets, { path: upstreamPath(backend.protocol, backend.modelName, method), body: upstreamRequestBody, headers, trace: call.trace }, signal);
+      res = await this.options.upstream.call(`${model.namespace}/${model.deployedModelName}`, serving.targets, { path: upstreamPath(serving.protocol, serving.modelName, method), body: upstreamRequestBody, headers, trace: call.trace }, signal);
     } catch (err) {
       if (err instanceof UpstreamFailure) throw failureError(model, err);
       throw err;
@@ -306,26 +331,12 @@ export class PredictionHandler {
       return { status: res.status, contentType: typeof type === 'string' ? type : 'application/octet-stream', body: res.body };
     }
     if (res.status < 200 || res.status >= 300) throw answerError(model, res);
-    let answer: unknown;
-    try {
-      answer = JSON.parse(res.body.toString('utf8'));
-    } catch {
-      throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${res.target.origin} answered with invalid JSON.`, 502);
-    }
-    let out: Record<string, unknown>;
-    try {
-      if (method === 'predict') {
-        out = { predictions: readPredictions(backend.protocol, answer, json.instances.length), deployedModelId: model.id, model: model.model, modelDisplayName: model.modelDisplayName };
-        if (model.modelVersionId !== undefined) out.modelVersionId = model.modelVersionId;
-      } else {
-        const { explanations, predictions } = readExplanations(backend.protocol, answer, json.instances.length);
-        out = { explanations, deployedModelId: model.id };
-        if (predictions !== undefined) out.predictions = predictions;
-      }
-    } catch (err) {
-      if (err instanceof UpstreamAnswerError) throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${res.target.origin} answered badly: ${err.message}.`, 502);
-      throw err;
-    }
-    return { status: 200, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(out) };
+    const instanceCount = 'instances' in json ? json.instances.length : json.instanceCount;
+    const jsonMethod = method === 'explain' ? 'explain' : 'predict';
+    const servedBy: ServingModel = { id: model.id, deployedModelName: model.deployedModelName, model: model.model, modelDisplayName: model.modelDisplayName, modelVersionId: model.modelVersionId, origin: res.target.origin };
+    const body = res.body.length >= this.options.largeBodyBytes
+      ? (await this.options.jsonWorkers.run({ kind: 'answer', body: res.body, method: jsonMethod, protocol: serving.protocol, instanceCount, model: servedBy })).bytes
+      : vertexAnswer(jsonMethod, serving.protocol, res.body, instanceCount, servedBy);
+    return { status: 200, contentType: 'application/json; charset=UTF-8', body };
   }
 }

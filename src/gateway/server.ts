@@ -44,6 +44,7 @@ import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
+import { DEFAULT_LARGE_BODY_BYTES, JsonWorkerPool } from './json-worker-pool.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
 import { addRequestIdHeader, admitGatewayRequest, sendInternalError } from './request-guard.js';
@@ -87,6 +88,8 @@ export interface GatewayOptions {
   readonly maxCallsPerCaller?: number;
   /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
   readonly maxBodyBytesPerCaller?: number;
+  /** Request and answer bodies from this size up have their JSON work done on worker threads (json-worker-pool.ts); default 256 KiB. */
+  readonly largeBodyBytes?: number;
 }
 
 /** What a route plugin gets besides its fastify scope. */
@@ -113,6 +116,7 @@ export class GatewayServer {
   private readonly stopping = new AbortController();
   private health: RunningHealthServer | undefined;
   private readonly requestLog: RequestLogger;
+  private readonly jsonWorkers = new JsonWorkerPool();
   private started = false;
 
   private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
@@ -141,7 +145,7 @@ export class GatewayServer {
     });
     this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER) });
+    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER), jsonWorkers: this.jsonWorkers, largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES });
     // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
@@ -213,6 +217,7 @@ export class GatewayServer {
     await this.health?.close();
     await this.upstream.close();
     await this.requestLog.close();
+    await this.jsonWorkers.close();
     await this.context.informers.stopped();
   }
 }

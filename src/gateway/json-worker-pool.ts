@@ -1,0 +1,137 @@
+/**
+ * Worker threads for the JSON work of large prediction bodies. Parsing a 1.4 MB :predict body,
+ * building the model server's request and reading its answer back costs the event loop tens of
+ * milliseconds; every other caller's call, however small, waited behind it (B6-fair: a 50/s caller's
+ * p99 went 19× up beside one caller looping such bodies). Bodies from `largeBodyBytes` up are handed
+ * to this pool instead; smaller ones stay on the event loop, where a worker round trip would cost more
+ * than the work. Bounded: one worker per core, at most `maxQueued` tasks waiting (beyond: 503, as a
+ * Google front end answers when overloaded). A worker that dies fails its task (a 500) and is replaced.
+ */
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import { Counter } from 'prom-client';
+import { metricsRegistry } from '../runtime/metrics.js';
+import { GoogleApiError, type GoogleStatus } from './google-errors.js';
+import type { ServingModel } from './prediction-json.js';
+
+/** Default size from which a body's JSON work leaves the event loop. */
+export const DEFAULT_LARGE_BODY_BYTES = 256 * 1024;
+
+export const gatewayJsonWorkerTasks = new Counter({
+  name: 'endpoint_operator_gateway_json_worker_tasks_total',
+  help: 'JSON work of large prediction bodies done on worker threads, by kind (request: the caller\'s body; answer: the model server\'s) and outcome (ok, refused: a 4xx/5xx for the caller, failed: a worker fault, overloaded: the queue was full).',
+  labelNames: ['kind', 'outcome'],
+  registers: [metricsRegistry],
+});
+
+export type JsonTask =
+  | { readonly kind: 'request'; readonly body: Uint8Array; readonly protocol: BackendProtocol | undefined; readonly modelId: string }
+  | { readonly kind: 'answer'; readonly body: Uint8Array; readonly method: 'predict' | 'explain'; readonly protocol: BackendProtocol; readonly instanceCount: number; readonly model: ServingModel };
+
+export type JsonTaskReply =
+  | { readonly id: number; readonly bytes: Uint8Array; readonly instanceCount: number | undefined }
+  | { readonly id: number; readonly refusal: { readonly status: GoogleStatus; readonly message: string; readonly httpCode: number } }
+  | { readonly id: number; readonly failure: string };
+
+export interface JsonTaskResult {
+  readonly bytes: Buffer;
+  /** For a request task: how many instances it holds. */
+  readonly instanceCount: number | undefined;
+}
+
+interface Pending {
+  readonly id: number;
+  readonly task: JsonTask;
+  readonly resolve: (result: JsonTaskResult) => void;
+  readonly reject: (err: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  busy: Pending | undefined;
+}
+
+/**
+ * The compiled worker next to this file; from sources (tests, tsx), the .ts one, loaded after tsx's
+ * loader is registered in the worker (a worker's `--import` does not reach its own module graph on Node 20).
+ */
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./json-worker.js', import.meta.url));
+  // tsx's ESM API (its package exports map `import` to index.mjs beside the CommonJS index.cjs resolved here).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const entry = new URL('./json-worker.ts', import.meta.url).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
+}
+
+export class JsonWorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(
+    readonly size = availableParallelism(),
+    readonly maxQueued = 64,
+  ) {}
+
+  /** Runs `task` on a worker. The body is copied to the worker, so the caller's Buffer stays usable. */
+  run(task: JsonTask): Promise<JsonTaskResult> {
+    if (this.closed) return Promise.reject(new Error('the JSON worker pool is closed'));
+    if (this.queue.length >= this.maxQueued) {
+      gatewayJsonWorkerTasks.inc({ kind: task.kind, outcome: 'overloaded' });
+      return Promise.reject(new GoogleApiError('UNAVAILABLE', `The gateway is overloaded: ${this.queue.length} large bodies already wait for a JSON worker. Retry later.`));
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiting of this.queue.splice(0)) waiting.reject(new Error('the JSON worker pool is closed'));
+    await Promise.all(this.slots.splice(0).map((slot) => slot.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => s.busy === undefined) ?? (this.slots.length < this.size ? this.spawn() : undefined);
+      if (slot === undefined) return;
+      const next = this.queue.shift() as Pending;
+      slot.busy = next;
+      slot.worker.postMessage({ id: next.id, task: next.task });
+    }
+  }
+
+  private spawn(): Slot {
+    const slot: Slot = { worker: startWorker(), busy: undefined };
+    // Idle workers must not keep a stopping process alive; a task in flight has its server's socket doing that.
+    slot.worker.unref();
+    slot.worker.on('message', (reply: JsonTaskReply) => {
+      const pending = slot.busy;
+      if (pending === undefined || pending.id !== reply.id) return;
+      slot.busy = undefined;
+      gatewayJsonWorkerTasks.inc({ kind: pending.task.kind, outcome: 'bytes' in reply ? 'ok' : 'refusal' in reply ? 'refused' : 'failed' });
+      if ('bytes' in reply) pending.resolve({ bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength), instanceCount: reply.instanceCount });
+      else if ('refusal' in reply) pending.reject(new GoogleApiError(reply.refusal.status, reply.refusal.message, reply.refusal.httpCode));
+      else pending.reject(new Error(`JSON worker: ${reply.failure}`));
+      this.dispatch();
+    });
+    const lost = (err: Error): void => {
+      const index = this.slots.indexOf(slot);
+      if (index < 0) return;
+      this.slots.splice(index, 1);
+      if (slot.busy !== undefined) gatewayJsonWorkerTasks.inc({ kind: slot.busy.task.kind, outcome: 'failed' });
+      slot.busy?.reject(err);
+      slot.busy = undefined;
+      if (!this.closed) this.dispatch();
+    };
+    slot.worker.on('error', lost);
+    slot.worker.on('exit', (code) => lost(new Error(`JSON worker exited with code ${code}`)));
+    this.slots.push(slot);
+    return slot;
+  }
+}
