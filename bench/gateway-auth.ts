@@ -28,7 +28,7 @@ import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import { pctOf, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
@@ -220,13 +220,7 @@ async function driver(): Promise<void> {
   } finally {
     clearTimeout(deadline);
     agent.destroy();
-    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-      if (c.exitCode !== null) return resolve();
-      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-      c.once('exit', () => { clearTimeout(kill); resolve(); });
-      if (c.connected) c.send('stop');
-      else c.kill('SIGTERM');
-    })));
+    await stopChildren(children);
     await plane?.stop();
   }
 }

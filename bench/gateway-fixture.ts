@@ -68,3 +68,16 @@ export function pctOf(xs: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/**
+ * Stops the benchmark's child processes and waits for them: asked to exit (IPC 'stop' where there is a
+ * channel, else SIGTERM; never SIGKILL first) so that a --cpu-prof profile gets written, killed after 10 s.
+ */
+export async function stopChildren(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+    if (c.exitCode !== null) return resolve();
+    const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+    c.once('exit', () => { clearTimeout(kill); resolve(); });
+    if (c.connected) c.send('stop');
+    else c.kill('SIGTERM');
+  })));
+}

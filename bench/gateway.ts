@@ -24,7 +24,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
-import { pctOf, RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -189,14 +189,7 @@ async function driver(): Promise<void> {
     agent.destroy();
   } finally {
     clearTimeout(deadline);
-    // Asked to exit (IPC 'stop' or SIGTERM, not SIGKILL), so that a --cpu-prof profile gets written.
-    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-      if (c.exitCode !== null) return resolve();
-      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-      c.once('exit', () => { clearTimeout(kill); resolve(); });
-      if (c.connected) c.send('stop');
-      else c.kill('SIGTERM');
-    })));
+    await stopChildren(children);
     await plane?.stop();
   }
 }

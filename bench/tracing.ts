@@ -25,7 +25,7 @@ import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
-import { RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { pctOf as pct, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 
 const { values } = parseArgs({
   options: { rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' } },
@@ -56,11 +56,6 @@ async function startReceiver(): Promise<{ url: string; bytes: () => number; clos
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bytes: () => bytes, close: () => server.close() };
-}
-
-function pct(xs: readonly number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 /**
@@ -193,12 +188,7 @@ async function driver(): Promise<void> {
     ], { tracing: Object.fromEntries(figures.map((f) => [f.arm, { p50: r3(f.p50), p99: r3(f.p99), cpuPerCallUs: Number(f.cpuUs.toFixed(1)) }])) });
   } finally {
     clearTimeout(deadline);
-    await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-      if (c.exitCode !== null) return resolve();
-      const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-      c.once('exit', () => { clearTimeout(kill); resolve(); });
-      c.kill('SIGTERM');
-    })));
+    await stopChildren(children);
     await model.close();
     receiver.close();
     await plane?.stop();
