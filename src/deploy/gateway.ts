@@ -16,6 +16,7 @@ export const GATEWAY_SERVICE_PORT = 80;
 /** `endpoint-operator gateway` flags; everything else keeps its default (see the gateway's flags). */
 export function gatewayArgs(values: DeployValues): string[] {
   const a = values.gateway.auth;
+  const l = values.gateway.limits;
   return [
     'gateway', `--port=${GATEWAY_PORTS.http}`, `--health-port=${GATEWAY_PORTS.health}`,
     // The namespace of a prediction call is read from its path with the operator's project template.
@@ -24,6 +25,8 @@ export function gatewayArgs(values: DeployValues): string[] {
     `--auth-token-ttl=${a.tokenTTLSeconds}`, `--auth-token-failure-ttl=${a.tokenFailureTTLSeconds}`,
     `--auth-access-ttl=${a.accessTTLSeconds}`, `--auth-access-deny-ttl=${a.accessDenyTTLSeconds}`,
     `--auth-cache-size=${a.cacheSize}`, `--auth-max-reviews-in-flight=${a.maxReviewsInFlight}`, `--auth-reviews-per-second=${a.reviewsPerSecond}`,
+    `--headers-timeout=${l.headersTimeoutSeconds}`, `--request-timeout=${l.requestTimeoutSeconds}`, `--keep-alive-timeout=${l.keepAliveTimeoutSeconds}`,
+    `--max-connections=${l.maxConnections}`, `--max-calls-per-caller=${l.maxCallsPerCaller}`, `--max-body-bytes-per-caller=${l.maxBodyBytesPerCaller}`,
   ];
 }
 

@@ -1,6 +1,9 @@
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
 import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
+import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
+import { GATEWAY_SERVER_LIMITS, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
+import { DEFAULT_VERIFICATION_LIMITS } from '../signin/verification-queue.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -24,7 +27,7 @@ export interface DeployValues {
   /** `--leader-elect`: one active replica of the controllers (every replica serves webhooks). */
   leaderElection: boolean;
   /** The point-of-sale sign-in API; `namespace` holds the Shops, users and their password Secrets. */
-  signin: { enabled: boolean; namespace: string; port: number; /** `--signin-trusted-proxies`: hop count or CIDRs of the ingress in front; '' trusts no X-Forwarded-For. */ trustedProxies: string };
+  signin: SigninValues;
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /** A prometheus-operator ServiceMonitor for the metrics Service (needs its CRD). */
   serviceMonitor: { enabled: boolean };
@@ -40,6 +43,27 @@ export interface DeployValues {
    */
   metrics: { prometheusRule: { enabled: boolean }; grafanaDashboard: { enabled: boolean } };
   podDisruptionBudget: { minAvailable: number };
+}
+
+/** A port's time and connection limits (src/http/server-limits.ts), in the flags' units: seconds. */
+export interface PortLimitValues {
+  headersTimeoutSeconds: number;
+  requestTimeoutSeconds: number;
+  keepAliveTimeoutSeconds: number;
+  maxConnections: number;
+}
+
+export interface SigninValues {
+  enabled: boolean;
+  namespace: string;
+  port: number;
+  /** `--signin-trusted-proxies`: hop count or CIDRs of the ingress in front; '' trusts no X-Forwarded-For. */
+  trustedProxies: string;
+  /**
+   * `--signin-*-timeout`, `--signin-max-connections` and the fair password verifications
+   * (`--signin-verify-*`; src/signin/verification-queue.ts): `verifyConcurrency` 0 = the cores.
+   */
+  limits: PortLimitValues & { verifyConcurrency: number; verifyPerClient: number; verifyQueue: number };
 }
 
 export interface GatewayValues {
@@ -73,6 +97,22 @@ export interface GatewayValues {
     maxReviewsInFlight: number;
     reviewsPerSecond: number;
   };
+  /**
+   * The API port's limits (`--headers-timeout`, `--request-timeout`, `--keep-alive-timeout`,
+   * `--max-connections`) and the per-caller fairness bounds (`--max-calls-per-caller`,
+   * `--max-body-bytes-per-caller`; src/gateway/fairness.ts).
+   */
+  limits: PortLimitValues & { maxCallsPerCaller: number; maxBodyBytesPerCaller: number };
+}
+
+/** ServerLimits in the flags' units. */
+function portLimitValues(limits: ServerLimits): PortLimitValues {
+  return {
+    headersTimeoutSeconds: limits.headersTimeoutMs / 1000,
+    requestTimeoutSeconds: limits.requestTimeoutMs / 1000,
+    keepAliveTimeoutSeconds: limits.keepAliveTimeoutMs / 1000,
+    maxConnections: limits.maxConnections,
+  };
 }
 
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
@@ -98,10 +138,17 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
       maxReviewsInFlight: DEFAULT_AUTH_SETTINGS.maxReviewsInFlight,
       reviewsPerSecond: DEFAULT_AUTH_SETTINGS.reviewsPerSecond,
     },
+    limits: { ...portLimitValues(GATEWAY_SERVER_LIMITS), maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
-  signin: { enabled: false, namespace: 'endpoint-demo', port: 8443, trustedProxies: '' },
+  signin: {
+    enabled: false,
+    namespace: 'endpoint-demo',
+    port: 8443,
+    trustedProxies: '',
+    limits: { ...portLimitValues(SIGNIN_SERVER_LIMITS), verifyConcurrency: 0, verifyPerClient: DEFAULT_VERIFICATION_LIMITS.perClient, verifyQueue: DEFAULT_VERIFICATION_LIMITS.queueLength },
+  },
   // No CPU limit: CFS throttling of a mostly idle process only adds webhook latency spikes.
   resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
   serviceMonitor: { enabled: false },

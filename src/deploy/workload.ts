@@ -1,7 +1,7 @@
 /** The operator's pods and what fronts them: Deployment, Services, PodDisruptionBudget, ServiceMonitor. */
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { tracingEnv } from './tracing.js';
-import { NAME, commonLabels, selectorLabels, type DeployValues } from './values.js';
+import { NAME, commonLabels, selectorLabels, type DeployValues, type SigninValues } from './values.js';
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
 
@@ -28,7 +28,18 @@ export function runArgs(values: DeployValues): string[] {
     `--webhook-port=${PORTS.webhook}`,
     `--metrics-port=${PORTS.metrics}`,
     `--health-port=${PORTS.health}`,
-    ...(values.signin.enabled ? ['--signin=true', `--signin-namespace=${values.signin.namespace}`, `--signin-port=${values.signin.port}`, ...(values.signin.trustedProxies === '' ? [] : [`--signin-trusted-proxies=${values.signin.trustedProxies}`])] : []),
+    ...(values.signin.enabled ? signinArgs(values.signin) : []),
+  ];
+}
+
+function signinArgs(signin: SigninValues): string[] {
+  const l = signin.limits;
+  return [
+    '--signin=true', `--signin-namespace=${signin.namespace}`, `--signin-port=${signin.port}`,
+    ...(signin.trustedProxies === '' ? [] : [`--signin-trusted-proxies=${signin.trustedProxies}`]),
+    `--signin-headers-timeout=${l.headersTimeoutSeconds}`, `--signin-request-timeout=${l.requestTimeoutSeconds}`, `--signin-keep-alive-timeout=${l.keepAliveTimeoutSeconds}`,
+    `--signin-max-connections=${l.maxConnections}`,
+    `--signin-verify-concurrency=${l.verifyConcurrency}`, `--signin-verify-per-client=${l.verifyPerClient}`, `--signin-verify-queue=${l.verifyQueue}`,
   ];
 }
 

@@ -41,8 +41,15 @@ const EVERY_OPTION_ON = {
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
   tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
-  signin: { enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8' },
-  gateway: { ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
+  // Limits off their defaults, with counts of a million and more (Helm reads them as float64) and fractional seconds.
+  signin: {
+    enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8',
+    limits: { headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, keepAliveTimeoutSeconds: 4, maxConnections: 2_000_000, verifyConcurrency: 3, verifyPerClient: 2, verifyQueue: 64 },
+  },
+  gateway: {
+    ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' },
+    limits: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 },
+  },
 };
 
 /** The generator's objects for `values` as plain JSON (what the chart's YAML decodes to). */

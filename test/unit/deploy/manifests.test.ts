@@ -13,6 +13,8 @@ import { REPO_ROOT } from '../../support/examples.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
 import { gatewayArgs } from '../../../src/deploy/gateway.js';
+import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../../../src/gateway/fairness.js';
+import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 
 type Obj = Record<string, unknown>;
 
@@ -105,7 +107,7 @@ describe('the Deployment', () => {
       v.gateway.url = 'https://predict.example.com';
       v.reservedPrefixes = ['a.example.com', 'b.example.com'];
       v.leaderElection = false;
-      v.signin = { enabled: true, namespace: 'shops', port: 9000, trustedProxies: '2' };
+      v.signin = { enabled: true, namespace: 'shops', port: 9000, trustedProxies: '2', limits: { headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, keepAliveTimeoutSeconds: 4, maxConnections: 500, verifyConcurrency: 3, verifyPerClient: 2, verifyQueue: 64 } };
     });
     const [command, ...flags] = runArgs(values);
     expect(command).toBe('run');
@@ -113,6 +115,8 @@ describe('the Deployment', () => {
     expect(config.operator).toMatchObject({ project: 'p1-{namespace}', location: 'l1', gatewayUrl: 'https://predict.example.com', reservedPrefixes: ['a.example.com', 'b.example.com'], healthPort: 8081, metricsPort: 8080 });
     expect(config.operator.leaderElection.enabled).toBe(false);
     expect(config.signin).toMatchObject({ namespace: 'shops', host: '0.0.0.0', port: 9000, trustedProxies: 2 });
+    expect(config.signin?.serverLimits).toEqual({ headersTimeoutMs: 2500, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 4000, maxConnections: 500 });
+    expect(config.signin?.verificationLimits).toEqual({ concurrency: 3, perClient: 2, queueLength: 64 });
     expect(config.webhook?.listen.port).toBe(9443);
   });
 
@@ -150,5 +154,14 @@ describe('the gateway Deployment', () => {
     const config = gatewayConfig(parseFlags(GATEWAY_FLAGS, args.slice(1), {}));
     expect(config.auth).toEqual({ ...DEFAULT_AUTH_SETTINGS, audiences: ['a', 'b'], tokenSuccessTtlMs: 30_000, reviewsPerSecond: 50, projectTemplate: 'acme-{namespace}' });
     expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(DEFAULT_DEPLOY_VALUES).slice(1), {})).auth).toEqual(DEFAULT_AUTH_SETTINGS);
+  });
+
+  it('passes the limit values as the flags of the API port and of per-caller fairness', () => {
+    const values = structuredClone(DEFAULT_DEPLOY_VALUES);
+    values.gateway.limits = { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 };
+    const config = gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(values).slice(1), {}));
+    expect(config).toMatchObject({ serverLimits: { headersTimeoutMs: 5000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 30_000, maxConnections: 10_000 }, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 });
+    const defaults = gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(DEFAULT_DEPLOY_VALUES).slice(1), {}));
+    expect(defaults).toMatchObject({ serverLimits: GATEWAY_SERVER_LIMITS, maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER });
   });
 });
