@@ -107,8 +107,10 @@ async function hotPathCpuPerCall(client: KubeClient, token: string): Promise<num
   const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', 'no');
   await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
   const calls = 100_000;
+  const connection = {}; // one keep-alive connection, as the gateway's hot path sees it
   const before = process.cpuUsage();
-  for (let i = 0; i < calls; i++) await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
+  // As prediction-handler.ts calls it; each call's header a fresh string, as node's parser gives one per request.
+  for (let i = 0; i < calls; i++) auth.cachedCaller('predict', header.slice(0, 7) + header.slice(7), target, connection) ?? await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / calls;
 }
