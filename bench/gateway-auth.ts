@@ -10,7 +10,7 @@
  *                 the kube-apiserver (its own counter, scraped from /metrics), gateway CPU per call, the
  *                 cached caller's p99, and how the storm was answered.
  *
- *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 4000] [--blocks 8] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
+ *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 4000] [--blocks 16] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
@@ -29,14 +29,14 @@ import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
-import { armDifference, compareArms, ok, openLoop, type Arm, type ArmFigures, type Sent } from './alternating-arms.js';
+import { comparePaired, ok, openLoop, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
 import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
     role: { type: 'string', default: 'driver' },
-    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '4000' }, blocks: { type: 'string', default: '8' }, warmup: { type: 'string', default: '5000' },
+    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '4000' }, blocks: { type: 'string', default: '16' }, warmup: { type: 'string', default: '5000' },
     'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -110,8 +110,14 @@ async function hotPathCpuPerCall(client: KubeClient, token: string): Promise<num
   const connection = {}; // one keep-alive connection, as the gateway's hot path sees it
   const before = process.cpuUsage();
   // As prediction-handler.ts calls it; each call's header a fresh string, as node's parser gives one per request.
-  for (let i = 0; i < calls; i++) auth.cachedCaller('predict', header.slice(0, 7) + header.slice(7), target, connection) ?? await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
+  let missed = 0;
+  for (let i = 0; i < calls; i++) {
+    if (auth.cachedCaller('predict', header.slice(0, 7) + header.slice(7), target, connection) !== undefined) continue;
+    missed++;
+    await auth.checkNamed('predict', header, target, RESOURCE_NAME, notFound);
+  }
   const used = process.cpuUsage(before);
+  if (missed > 0) throw new Error(`the warm auth path missed its caches ${missed} times in ${calls}`);
   return (used.user + used.system) / calls;
 }
 
@@ -147,24 +153,30 @@ async function driver(): Promise<void> {
     const common = ['--max-calls-per-caller=4096'];
     // With EO_BENCH_CPU_PROF=1, each gateway's V8 profile goes to a directory named after it.
     const profileDir = (gateway: string): { profileDir: string } => ({ profileDir: `/tmp/eo-gateway-auth-prof/${gateway}` });
-    const off = await startGatewayBinary(plane.kubeconfigPath, NS, ['--health-port=-1', '--auth=none', ...common], profileDir('off'));
-    children.push(off.child);
-    const offB = await startGatewayBinary(plane.kubeconfigPath, NS, ['--health-port=-1', '--auth=none', ...common], profileDir('offB'));
-    children.push(offB.child);
-    const on = await startGatewayBinary(plane.kubeconfigPath, NS, [`--health-port=${healthPort}`, '--auth=token-review', ...common], profileDir('on'));
-    children.push(on.child);
+    const kubeconfig = plane.kubeconfigPath;
+    const gateway = async (name: string, flags: readonly string[]): Promise<{ child: ChildProcess; port: number }> => {
+      const started = await startGatewayBinary(kubeconfig, NS, [...flags, ...common], profileDir(name));
+      children.push(started.child);
+      return started;
+    };
+    // One process per arm: the A/A pair (off, offB) measures what two processes running the same code differ by;
+    // offToken is an auth-off gateway sent the same token as the auth-on one (what the header's bytes cost alone).
+    const off = await gateway('off', ['--health-port=-1', '--auth=none']);
+    const offB = await gateway('offB', ['--health-port=-1', '--auth=none']);
+    const offToken = await gateway('offToken', ['--health-port=-1', '--auth=none']);
+    const on = await gateway('on', [`--health-port=${healthPort}`, '--auth=token-review']);
     const path = `/v1/${RESOURCE_NAME}:predict`;
     const bearer = { authorization: `Bearer ${token}` };
     const viaOn = (): Promise<Sent> => send(on.port, path, bearer);
+    const reference: Arm = { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) };
     const arms: readonly Arm[] = [
-      { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) },
       { name: 'offB', pid: offB.child.pid ?? 0, call: () => send(offB.port, path) },
-      { name: 'offToken', pid: off.child.pid ?? 0, call: () => send(off.port, path, bearer) },
+      { name: 'offToken', pid: offToken.child.pid ?? 0, call: () => send(offToken.port, path, bearer) },
       { name: 'on', pid: on.child.pid ?? 0, call: viaOn },
     ];
 
-    for (const arm of arms) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
-    const b6 = await compareArms(arms, { perBlock: Math.ceil(total / blocks), blocks, rate, maxMs });
+    for (const arm of [reference, ...arms]) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
+    const pairs = await comparePaired(reference, arms, { perBlock: Math.ceil(total / blocks), blocks, rate, maxMs });
 
     // The storm: distinct invalid tokens (each misses every cache) while a known caller keeps calling.
     const reviewsBefore = await tokenReviewsSent(healthPort, plane.adminToken);
@@ -185,40 +197,37 @@ async function driver(): Promise<void> {
     const r3 = (x: number): number => Number(x.toFixed(3));
     const r1 = (x: number): number => Number(x.toFixed(1));
     const load = loadavg().map((l) => l.toFixed(1)).join(' ');
-    const fig = (name: string): ArmFigures => b6.get(name) as ArmFigures;
-    const [offF, offBF, offTokenF, onF] = [fig('off'), fig('offB'), fig('offToken'), fig('on')];
-    const blocksRun = offF.blockCpuUs.length;
-    const conditions = `${onF.latencies.length} calls per arm at ${rate}/s offered open-loop, ${blocksRun} blocks in rotating order, keep-alive loopback; CPU from per-thread schedstat (ns); load average ${load} on ${cpus().length} cores`;
-    const added = armDifference(offF, onF);
-    const aa = armDifference(offF, offBF);
-    const headerBytes = armDifference(offF, offTokenF);
-    const authAlone = armDifference(offTokenF, onF);
+    const pair = (name: string): PairFigures => pairs.find((p) => p.arm === name) as PairFigures;
+    const [aaPair, tokenPair, onPair] = [pair('offB'), pair('offToken'), pair('on')];
+    const blocksRun = onPair.blockCpuUs.length;
+    const conditions = `${onPair.latencies.length} calls per arm, in ${blocksRun} blocks each shared with as many auth-off calls interleaved, each arm at ${rate}/s offered open-loop; keep-alive loopback; CPU per thread from schedstat (ns), median of the blocks' differences; load average ${load} on ${cpus().length} cores`;
+    const added = pairDifference(onPair);
+    const aa = pairDifference(aaPair);
+    const headerBytes = pairDifference(tokenPair);
     console.log(`B6-auth: ${conditions}`);
-    const show = (label: string, f: ArmFigures): void => console.log(`  ${label}: p50 ${pctOf(f.latencies, 50).toFixed(3)} ms, p99 ${pctOf(f.latencies, 99).toFixed(3)} ms, CPU ${f.cpuUs.toFixed(1)} µs/call (main thread ${f.mainUs.toFixed(1)}; blocks ${f.blockCpuUs.map((x) => x.toFixed(0)).join(' ')})`);
-    show('auth off', offF);
-    show('auth off, second process (A/A)', offBF);
-    show('auth off, token sent anyway', offTokenF);
-    show('auth on (warm caches)', onF);
-    const diff = (label: string, d: ReturnType<typeof armDifference>): void => console.log(`  ${label}: CPU ${d.cpuUs.toFixed(1)} µs/call (main thread ${d.mainUs.toFixed(1)}; per block ${d.blockMinUs.toFixed(1)}..${d.blockMaxUs.toFixed(1)}), p50 ${d.p50Ms.toFixed(3)} ms`);
+    const show = (label: string, p: PairFigures): void => console.log(`  ${label}: p50 ${pctOf(p.latencies, 50).toFixed(3)} ms (auth off beside it ${pctOf(p.referenceLatencies, 50).toFixed(3)}), p99 ${pctOf(p.latencies, 99).toFixed(3)} ms, CPU ${p.cpuUs.toFixed(1)} µs/call (auth off beside it ${p.referenceCpuUs.toFixed(1)})`);
+    show('auth on (warm caches)', onPair);
+    show('auth off, second process (A/A)', aaPair);
+    show('auth off, token sent anyway', tokenPair);
+    const diff = (label: string, d: ReturnType<typeof pairDifference>): void => console.log(`  ${label}: CPU ${d.cpuUs.toFixed(1)} µs/call (main thread ${d.mainUs.toFixed(1)}; blocks ${d.blockMinUs.toFixed(1)}..${d.blockMaxUs.toFixed(1)}), p50 ${d.p50Ms.toFixed(3)} ms`);
     diff('added by auth, on minus off (goal: CPU <= 15, p50 <= 0.02)', added);
-    diff('A/A noise floor, off second process minus off', aa);
-    diff('the token\'s bytes alone, off with token minus off', headerBytes);
-    diff('auth work alone, on minus off with token', authAlone);
+    diff('A/A floor, a second auth-off process minus off', aa);
+    diff('the token\'s bytes alone, auth off sent the token minus off', headerBytes);
     console.log(`  the warm auth path alone, in-process: ${hotPathUs.toFixed(2)} µs CPU per call`);
     console.log(`B6-auth-cold: ${stormCount} distinct invalid tokens at ${stormRate}/s over ${stormElapsed.toFixed(1)} s, a cached caller at 50/s`);
     console.log(`  TokenReviews sent: ${reviewsPerSecond.toFixed(0)}/s (budget ${REVIEWS_PER_SECOND}/s); storm answered ${JSON.stringify(Object.fromEntries(answered))}`);
     console.log(`  gateway CPU ${stormCpuPerCall.toFixed(1)} µs/call; cached caller p50 ${pctOf(cachedMs, 50).toFixed(3)} ms, p99 ${pctOf(cachedMs, 99).toFixed(3)} ms`);
-    const summary = (f: ArmFigures): Record<string, number> => ({ p50: r3(pctOf(f.latencies, 50)), p99: r3(pctOf(f.latencies, 99)), cpuUs: r1(f.cpuUs), mainThreadUs: r1(f.mainUs) });
+    const summary = (p: PairFigures): Record<string, unknown> => ({ p50: r3(pctOf(p.latencies, 50)), p99: r3(pctOf(p.latencies, 99)), cpuUs: r1(p.cpuUs), offBesideIt: { p50: r3(pctOf(p.referenceLatencies, 50)), cpuUs: r1(p.referenceCpuUs) }, blockCpuDifferencesUs: p.blockCpuUs.map(r1) });
     recordResults([
-      { id: 'B6.auth.added_cpu_per_call', name: 'gateway CPU auth adds to a predict call (warm caches), on minus off', value: r1(added.cpuUs), unit: 'µs', goal: { op: '<=', value: 15 }, baseline: { value: r1(offF.cpuUs), name: 'gateway CPU per call with --auth=none, µs' }, notes: `${conditions}; A/A (two auth-off processes) ${aa.cpuUs.toFixed(1)} µs; per block ${added.blockMinUs.toFixed(1)}..${added.blockMaxUs.toFixed(1)} µs` },
+      { id: 'B6.auth.added_cpu_per_call', name: 'gateway CPU auth adds to a predict call (warm caches), on minus off', value: r1(added.cpuUs), unit: 'µs', goal: { op: '<=', value: 15 }, baseline: { value: r1(onPair.referenceCpuUs), name: 'gateway CPU per call with --auth=none, µs' }, notes: `${conditions}; A/A (two auth-off processes) ${aa.cpuUs.toFixed(1)} µs; blocks ${added.blockMinUs.toFixed(1)}..${added.blockMaxUs.toFixed(1)} µs` },
       { id: 'B6.auth.aa_cpu_per_call', name: 'A/A control: CPU per call of a second auth-off gateway process minus the first (the noise floor of the comparison)', value: r1(aa.cpuUs), unit: 'µs' },
       { id: 'B6.auth.token_bytes_cpu_per_call', name: 'CPU per call an auth-off gateway spends on the ~1 KB Authorization header alone (same gateway, token sent minus not sent)', value: r1(headerBytes.cpuUs), unit: 'µs' },
       { id: 'B6.auth.hot_path_cpu_per_call', name: 'CPU of the warm auth path alone (token + access decisions from the caches), in-process, 100,000 checks', value: Number(hotPathUs.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 15 } },
-      { id: 'B6.auth.added_p50', name: 'latency auth adds to a predict call (warm caches), median, on minus off', value: r3(added.p50Ms), unit: 'ms', goal: { op: '<=', value: 0.02 }, baseline: { value: r3(pctOf(offF.latencies, 50)), name: 'p50 with --auth=none, ms' }, notes: `A/A p50 difference ${aa.p50Ms.toFixed(3)} ms; token bytes alone ${headerBytes.p50Ms.toFixed(3)} ms` },
+      { id: 'B6.auth.added_p50', name: 'latency auth adds to a predict call (warm caches), median, on minus off', value: r3(added.p50Ms), unit: 'ms', goal: { op: '<=', value: 0.02 }, baseline: { value: r3(pctOf(onPair.referenceLatencies, 50)), name: 'p50 with --auth=none, ms' }, notes: `A/A p50 difference ${aa.p50Ms.toFixed(3)} ms; token bytes alone ${headerBytes.p50Ms.toFixed(3)} ms` },
       { id: 'B6.auth_cold.token_reviews_per_second', name: `TokenReviews sent to the kube-apiserver during a storm of distinct invalid tokens at ${stormRate}/s`, value: r1(reviewsPerSecond), unit: '/s', goal: { op: '<=', value: REVIEWS_PER_SECOND * 1.25 }, notes: `budget ${REVIEWS_PER_SECOND}/s plus one second's burst over ${stormElapsed.toFixed(1)} s` },
       { id: 'B6.auth_cold.cpu_per_call', name: 'gateway CPU per call during the storm', value: r1(stormCpuPerCall), unit: 'µs' },
-      { id: 'B6.auth_cold.cached_caller_p99', name: "a cached caller's p99 during the storm", value: r3(pctOf(cachedMs, 99)), unit: 'ms', baseline: { value: r3(pctOf(onF.latencies, 99)), name: 'p99 with auth on, no storm, ms' } },
-    ], { gatewayAuth: { off: summary(offF), offB: summary(offBF), offToken: summary(offTokenF), on: summary(onF), storm: Object.fromEntries(answered) } });
+      { id: 'B6.auth_cold.cached_caller_p99', name: "a cached caller's p99 during the storm", value: r3(pctOf(cachedMs, 99)), unit: 'ms', baseline: { value: r3(pctOf(onPair.latencies, 99)), name: 'p99 with auth on, no storm, ms' } },
+    ], { gatewayAuth: { on: summary(onPair), offB: summary(aaPair), offToken: summary(tokenPair), storm: Object.fromEntries(answered) } });
   } finally {
     clearTimeout(deadline);
     agent.destroy();
