@@ -5,9 +5,11 @@
  * nanoseconds (process-cpu.ts) over the block. Both arms of a pair run at the same moments, so whatever
  * else the shared machine does (other benchmarks, builds, the kube-apiserver) falls on both alike;
  * arms measured in separate blocks, even adjacent ones, differed by tens of µs per call when the load
- * changed between blocks. The pairs rotate from block to block, and every block's difference is kept:
- * their median is the figure (a disturbed block moves it little), their range says how much a single
- * block can be trusted. An A/A pair (two processes running the same code) gives the comparison's floor.
+ * changed between blocks. The pairs rotate from block to block, and every block's difference is kept.
+ * The figure is their mean (equal blocks: the CPU over all of them per call), because garbage
+ * collection lands in whole pauses of milliseconds in one block of one process: a median of blocks
+ * would leave out the collections a call's allocations cause. Its standard error (from the blocks'
+ * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
  */
 import { pctOf } from './gateway-fixture.js';
 import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
@@ -88,11 +90,16 @@ export async function comparePaired(reference: Arm, others: readonly Arm[], run:
   }));
 }
 
-/** The pair's difference, arm minus reference: CPU per call (median of the blocks, and their range) and p50. */
-export function pairDifference(p: PairFigures): { cpuUs: number; mainUs: number; blockMinUs: number; blockMaxUs: number; p50Ms: number } {
+/** The pair's difference, arm minus reference: CPU per call over all its blocks with its standard error, the blocks' median and range, and p50. */
+export function pairDifference(p: PairFigures): { cpuUs: number; standardErrorUs: number; medianUs: number; mainUs: number; blockMinUs: number; blockMaxUs: number; p50Ms: number } {
+  const n = p.blockCpuUs.length;
+  const mean = p.blockCpuUs.reduce((s, x) => s + x, 0) / n;
+  const variance = p.blockCpuUs.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, n - 1);
   return {
-    cpuUs: median(p.blockCpuUs),
-    mainUs: median(p.blockMainUs),
+    cpuUs: mean,
+    standardErrorUs: Math.sqrt(variance / n),
+    medianUs: median(p.blockCpuUs),
+    mainUs: p.blockMainUs.reduce((s, x) => s + x, 0) / n,
     blockMinUs: Math.min(...p.blockCpuUs),
     blockMaxUs: Math.max(...p.blockCpuUs),
     p50Ms: pctOf(p.latencies, 50) - pctOf(p.referenceLatencies, 50),
