@@ -209,10 +209,10 @@ async function driver(): Promise<void> {
     show('auth on (warm caches)', onPair);
     show('auth off, second process (A/A)', aaPair);
     show('auth off, token sent anyway', tokenPair);
-    const diff = (label: string, d: ReturnType<typeof pairDifference>): void => console.log(`  ${label}: CPU ${d.cpuUs.toFixed(1)} ± ${d.standardErrorUs.toFixed(1)} µs/call (main thread ${d.mainUs.toFixed(1)}; blocks' median ${d.medianUs.toFixed(1)}, range ${d.blockMinUs.toFixed(1)}..${d.blockMaxUs.toFixed(1)}), p50 ${d.p50Ms.toFixed(3)} ms`);
-    diff('added by auth, on minus off (goal: CPU <= 15, p50 <= 0.02)', added);
-    diff('A/A floor, a second auth-off process minus off', aa);
-    diff('the token\'s bytes alone, auth off sent the token minus off', headerBytes);
+    const diff = (label: string, p: PairFigures, d: ReturnType<typeof pairDifference>): void => console.log(`  ${label}: CPU ${d.cpuUs.toFixed(1)} ± ${d.standardErrorUs.toFixed(1)} µs/call (main thread ${d.mainUs.toFixed(1)}; user mode ${p.userCpuUs.toFixed(1)}; blocks' median ${d.medianUs.toFixed(1)}, range ${d.blockMinUs.toFixed(1)}..${d.blockMaxUs.toFixed(1)}), p50 ${d.p50Ms.toFixed(3)} ms`);
+    diff('added by auth, on minus off (goal: CPU <= 15, p50 <= 0.02)', onPair, added);
+    diff('A/A floor, a second auth-off process minus off', aaPair, aa);
+    diff('the token\'s bytes alone, auth off sent the token minus off', tokenPair, headerBytes);
     console.log(`  the warm auth path alone, in-process: ${hotPathUs.toFixed(2)} µs CPU per call`);
     console.log(`B6-auth-cold: ${stormCount} distinct invalid tokens at ${stormRate}/s over ${stormElapsed.toFixed(1)} s, a cached caller at 50/s`);
     console.log(`  TokenReviews sent: ${reviewsPerSecond.toFixed(0)}/s (budget ${REVIEWS_PER_SECOND}/s); storm answered ${JSON.stringify(Object.fromEntries(answered))}`);
@@ -220,6 +220,7 @@ async function driver(): Promise<void> {
     const summary = (p: PairFigures): Record<string, unknown> => ({ p50: r3(pctOf(p.latencies, 50)), p99: r3(pctOf(p.latencies, 99)), cpuUs: r1(p.cpuUs), offBesideIt: { p50: r3(pctOf(p.referenceLatencies, 50)), cpuUs: r1(p.referenceCpuUs) }, blockCpuDifferencesUs: p.blockCpuUs.map(r1) });
     recordResults([
       { id: 'B6.auth.added_cpu_per_call', name: 'gateway CPU auth adds to a predict call (warm caches), on minus off', value: r1(added.cpuUs), unit: 'µs', goal: { op: '<=', value: 15 }, baseline: { value: r1(onPair.referenceCpuUs), name: 'gateway CPU per call with --auth=none, µs' }, notes: `${conditions}; ± ${added.standardErrorUs.toFixed(1)} µs (standard error); A/A (two auth-off processes) ${aa.cpuUs.toFixed(1)} ± ${aa.standardErrorUs.toFixed(1)} µs; the token's bytes alone ${headerBytes.cpuUs.toFixed(1)} ± ${headerBytes.standardErrorUs.toFixed(1)} µs` },
+      { id: 'B6.auth.added_user_cpu_per_call', name: 'user-mode gateway CPU auth adds to a predict call (warm caches), on minus off: the process\'s own code, without the kernel\'s loopback work', value: r1(onPair.userCpuUs), unit: 'µs', notes: `A/A ${aaPair.userCpuUs.toFixed(1)} µs; the token's bytes alone ${tokenPair.userCpuUs.toFixed(1)} µs` },
       { id: 'B6.auth.aa_cpu_per_call', name: 'A/A control: CPU per call of a second auth-off gateway process minus the first (the noise floor of the comparison)', value: r1(aa.cpuUs), unit: 'µs' },
       { id: 'B6.auth.token_bytes_cpu_per_call', name: 'CPU per call an auth-off gateway spends on the ~1 KB Authorization header alone (same gateway, token sent minus not sent)', value: r1(headerBytes.cpuUs), unit: 'µs' },
       { id: 'B6.auth.hot_path_cpu_per_call', name: 'CPU of the warm auth path alone (token + access decisions from the caches), in-process, 100,000 checks', value: Number(hotPathUs.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 15 } },

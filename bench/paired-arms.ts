@@ -12,7 +12,7 @@
  * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
  */
 import { pctOf } from './gateway-fixture.js';
-import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
+import { threadCpuDelta, threadCpuOf, userCpuSecondsOf } from './process-cpu.js';
 
 /** One call: [latency ms, HTTP status]. */
 export type Sent = [number, number];
@@ -36,6 +36,8 @@ export interface PairFigures {
   /** The arm's and the reference's CPU per call over these blocks, µs. */
   readonly cpuUs: number;
   readonly referenceCpuUs: number;
+  /** The arm's user-mode CPU per call minus the reference's over all these blocks, µs (ticks: only meaningful summed). */
+  readonly userCpuUs: number;
 }
 
 /** Open loop: call i is sent at start + i/rate whatever the answers do. */
@@ -66,16 +68,19 @@ export function median(xs: readonly number[]): number {
 
 /** `perBlock` calls per arm per block, each arm at `rate`; stops starting blocks after `maxMs`. */
 export async function comparePaired(reference: Arm, others: readonly Arm[], run: { perBlock: number; blocks: number; rate: number; maxMs: number }): Promise<PairFigures[]> {
-  const acc = others.map((arm) => ({ arm, latencies: [] as number[], referenceLatencies: [] as number[], blockCpuUs: [] as number[], blockMainUs: [] as number[], ns: 0, referenceNs: 0 }));
+  const acc = others.map((arm) => ({ arm, latencies: [] as number[], referenceLatencies: [] as number[], blockCpuUs: [] as number[], blockMainUs: [] as number[], ns: 0, referenceNs: 0, userS: 0, referenceUserS: 0 }));
   const t0 = performance.now();
   for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
     for (let k = 0; k < acc.length; k++) {
       const pair = acc[(b + k) % acc.length] as (typeof acc)[number];
       const refBefore = threadCpuOf(reference.pid);
       const armBefore = threadCpuOf(pair.arm.pid);
+      const [refUser, armUser] = [userCpuSecondsOf(reference.pid), userCpuSecondsOf(pair.arm.pid)];
       const sent = await openLoop((i) => (i % 2 === 0 ? reference.call(i >> 1) : pair.arm.call(i >> 1)), 2 * run.perBlock, 2 * run.rate);
       const ref = threadCpuDelta(reference.pid, refBefore, threadCpuOf(reference.pid));
       const arm = threadCpuDelta(pair.arm.pid, armBefore, threadCpuOf(pair.arm.pid));
+      pair.referenceUserS += userCpuSecondsOf(reference.pid) - refUser;
+      pair.userS += userCpuSecondsOf(pair.arm.pid) - armUser;
       pair.referenceLatencies.push(...ok(sent.filter((_, i) => i % 2 === 0), reference.name));
       pair.latencies.push(...ok(sent.filter((_, i) => i % 2 === 1), pair.arm.name));
       pair.blockCpuUs.push((arm.total - ref.total) / 1000 / run.perBlock);
@@ -87,6 +92,7 @@ export async function comparePaired(reference: Arm, others: readonly Arm[], run:
   return acc.map((p) => ({
     arm: p.arm.name, latencies: p.latencies, referenceLatencies: p.referenceLatencies, blockCpuUs: p.blockCpuUs, blockMainUs: p.blockMainUs,
     cpuUs: p.ns / 1000 / Math.max(1, p.latencies.length), referenceCpuUs: p.referenceNs / 1000 / Math.max(1, p.referenceLatencies.length),
+    userCpuUs: ((p.userS - p.referenceUserS) * 1e6) / Math.max(1, p.latencies.length),
   }));
 }
 

@@ -108,3 +108,18 @@ export function threadCpuDelta(pid: number, before: readonly ThreadCpu[], after:
   }
   return { total, main };
 }
+
+/**
+ * User-mode CPU seconds of one process (all threads; 10 ms ticks): the process's own code, without the
+ * kernel's share. On loopback a write runs the receiver's TCP path and wakes it in the writer's system
+ * time, which moves with where the other processes happen to be scheduled; summed over many blocks,
+ * the ticks resolve a few µs per call.
+ */
+export function userCpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[11]) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
