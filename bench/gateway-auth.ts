@@ -1,16 +1,31 @@
 /**
  * B6 with authentication: what TokenReview + SubjectAccessReview (caches warm) add to a prediction call,
- * and what a storm of invalid tokens costs. Two compiled gateways in their own processes read the same
- * endpoint from a real kube-apiserver (started here): one with `--auth=none`, one with auth on, called in
- * alternating open-loop blocks at the same offered rate over keep-alive loopback connections.
+ * and what a storm of invalid tokens costs. Compiled gateways in their own processes read the same
+ * endpoint from a real kube-apiserver (started here) and call the same model server process.
  *
- *   B6-auth:      added gateway CPU per call and added p50 (auth on, warm caches, minus auth off).
+ *   B6-auth:      added gateway CPU per call and added p50: auth on (warm caches, the client sends its
+ *                 ServiceAccount token) minus auth off (no token: what a client of an auth-off gateway sends),
+ *                 so reading the ~1 KB Authorization header counts as part of auth's cost. Two controls in the
+ *                 same run: an A/A pair (a second auth-off process) and "the token's bytes alone" (an auth-off
+ *                 gateway sent the same token).
  *   B6-auth-cold: distinct invalid tokens at --storm-rate for --storm-seconds against the auth gateway, while a
  *                 caller with a valid (cached) token calls at 50/s: TokenReviews per second the gateway sent to
  *                 the kube-apiserver (its own counter, scraped from /metrics), gateway CPU per call, the
  *                 cached caller's p99, and how the storm was answered.
  *
- *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 40] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
+ * Why the method (each step fixed a difference the A/A pair showed between identical processes):
+ * - CPU per thread in ns from schedstat (process-cpu.ts), not /proc/<pid>/stat's 10 ms ticks (±10 µs per call
+ *   over a 1,000-call block).
+ * - 5,000 warm-up calls per process: after 1,000, per-block CPU still fell from ~390 to ~200 µs/call over the next
+ *   4,000 (V8 still compiling on its helper threads); two auth-off processes then differed by 83 µs/call.
+ * - Paired blocks (paired-arms.ts): each arm's calls interleaved with auth-off calls at the same moments, so the
+ *   shared machine's load falls on both; sequential blocks differed by tens of µs as the load changed between them.
+ * - Rounds of fresh processes: a process keeps an offset of its own (up to ~10 µs/call in the A/A pair), which one
+ *   process per arm cannot tell from the arm's cost; the rounds average it.
+ * - The warm auth path alone, in-process, as prediction-handler.ts calls it: what the code costs without the
+ *   noise of processes (loopback writes' kernel time, which lands on the writer, varies by tens of µs).
+ *
+ *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 42] [--rounds 3] [--warmup 5000] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
@@ -29,14 +44,14 @@ import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
-import { comparePaired, ok, openLoop, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
+import { comparePaired, mergeRounds, ok, openLoop, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
 import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
     role: { type: 'string', default: 'driver' },
-    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '40' }, warmup: { type: 'string', default: '5000' },
+    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '42' }, warmup: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' },
     'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -146,37 +161,46 @@ async function driver(): Promise<void> {
     const token = await demoCallerToken(client, NS);
     const hotPathUs = await hotPathCpuPerCall(client, token);
     client.close();
-    const healthPort = await freePort();
     // The benchmark measures what a call costs, not the per-caller limit: every call comes from one address
     // (one caller when auth is off) and one principal (when on), and a cold JIT's first blocks can hold more
     // than the default 64 in flight. The same flag on every gateway.
     const common = ['--max-calls-per-caller=4096'];
-    // With EO_BENCH_CPU_PROF=1, each gateway's V8 profile goes to a directory named after it.
-    const profileDir = (gateway: string): { profileDir: string } => ({ profileDir: `/tmp/eo-gateway-auth-prof/${gateway}` });
+    // With EO_BENCH_CPU_PROF=1, each gateway's V8 profile goes to a directory named after it (and its round).
     const kubeconfig = plane.kubeconfigPath;
     const gateway = async (name: string, flags: readonly string[]): Promise<{ child: ChildProcess; port: number }> => {
-      const started = await startGatewayBinary(kubeconfig, NS, [...flags, ...common], profileDir(name));
+      const started = await startGatewayBinary(kubeconfig, NS, [...flags, ...common], { profileDir: `/tmp/eo-gateway-auth-prof/${name}` });
       children.push(started.child);
       return started;
     };
-    // One process per arm: the A/A pair (off, offB) measures what two processes running the same code differ by;
-    // offToken is an auth-off gateway sent the same token as the auth-on one (what the header's bytes cost alone).
-    const off = await gateway('off', ['--health-port=-1', '--auth=none']);
-    const offB = await gateway('offB', ['--health-port=-1', '--auth=none']);
-    const offToken = await gateway('offToken', ['--health-port=-1', '--auth=none']);
-    const on = await gateway('on', [`--health-port=${healthPort}`, '--auth=token-review']);
     const path = `/v1/${RESOURCE_NAME}:predict`;
     const bearer = { authorization: `Bearer ${token}` };
+    const rounds = Number(values.rounds);
+    const perBlock = Math.ceil(total / blocks);
+    const roundFigures: PairFigures[][] = [];
+    let last: { on: { child: ChildProcess; port: number }; healthPort: number; processes: ChildProcess[] } | undefined;
+    for (let r = 0; r < rounds; r++) {
+      if (last !== undefined) await stopChildren(last.processes);
+      // One process per arm, fresh each round: the A/A pair (off, offB) measures what two processes running the
+      // same code differ by; offToken is an auth-off gateway sent the same token as the auth-on one (the bytes alone).
+      const healthPort = await freePort();
+      const off = await gateway(`off-${r}`, ['--health-port=-1', '--auth=none']);
+      const offB = await gateway(`offB-${r}`, ['--health-port=-1', '--auth=none']);
+      const offToken = await gateway(`offToken-${r}`, ['--health-port=-1', '--auth=none']);
+      const on = await gateway(`on-${r}`, [`--health-port=${healthPort}`, '--auth=token-review']);
+      last = { on, healthPort, processes: [off.child, offB.child, offToken.child, on.child] };
+      const reference: Arm = { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) };
+      const arms: readonly Arm[] = [
+        { name: 'offB', pid: offB.child.pid ?? 0, call: () => send(offB.port, path) },
+        { name: 'offToken', pid: offToken.child.pid ?? 0, call: () => send(offToken.port, path, bearer) },
+        { name: 'on', pid: on.child.pid ?? 0, call: () => send(on.port, path, bearer) },
+      ];
+      for (const arm of [reference, ...arms]) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
+      roundFigures.push(await comparePaired(reference, arms, { perBlock, blocks: Math.ceil(blocks / rounds), rate, maxMs: maxMs / rounds }));
+    }
+    if (last === undefined) throw new Error('--rounds must be at least 1');
+    const pairs = mergeRounds(roundFigures);
+    const { on, healthPort } = last;
     const viaOn = (): Promise<Sent> => send(on.port, path, bearer);
-    const reference: Arm = { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) };
-    const arms: readonly Arm[] = [
-      { name: 'offB', pid: offB.child.pid ?? 0, call: () => send(offB.port, path) },
-      { name: 'offToken', pid: offToken.child.pid ?? 0, call: () => send(offToken.port, path, bearer) },
-      { name: 'on', pid: on.child.pid ?? 0, call: viaOn },
-    ];
-
-    for (const arm of [reference, ...arms]) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
-    const pairs = await comparePaired(reference, arms, { perBlock: Math.ceil(total / blocks), blocks, rate, maxMs });
 
     // The storm: distinct invalid tokens (each misses every cache) while a known caller keeps calling.
     const reviewsBefore = await tokenReviewsSent(healthPort, plane.adminToken);
@@ -200,7 +224,7 @@ async function driver(): Promise<void> {
     const pair = (name: string): PairFigures => pairs.find((p) => p.arm === name) as PairFigures;
     const [aaPair, tokenPair, onPair] = [pair('offB'), pair('offToken'), pair('on')];
     const blocksRun = onPair.blockCpuUs.length;
-    const conditions = `${onPair.latencies.length} calls per arm, in ${blocksRun} blocks each shared with as many auth-off calls interleaved, each arm at ${rate}/s offered open-loop; keep-alive loopback; CPU per thread from schedstat (ns), mean of the blocks' differences ± standard error; load average ${load} on ${cpus().length} cores`;
+    const conditions = `${onPair.latencies.length} calls per arm, ${rounds} rounds of fresh processes, in ${blocksRun} blocks each shared with as many auth-off calls interleaved, each arm at ${rate}/s offered open-loop; keep-alive loopback; CPU per thread from schedstat (ns), mean of the blocks' differences ± standard error; load average ${load} on ${cpus().length} cores`;
     const added = pairDifference(onPair);
     const aa = pairDifference(aaPair);
     const headerBytes = pairDifference(tokenPair);

@@ -111,3 +111,22 @@ export function pairDifference(p: PairFigures): { cpuUs: number; standardErrorUs
     p50Ms: pctOf(p.latencies, 50) - pctOf(p.referenceLatencies, 50),
   };
 }
+
+/**
+ * The figures of several rounds (each with fresh processes) as one: a process's own offset (its memory
+ * layout, the cores it lands on; the A/A pair shows up to ~10 µs/call) is averaged over the rounds'
+ * processes instead of deciding the figure.
+ */
+export function mergeRounds(rounds: readonly (readonly PairFigures[])[]): PairFigures[] {
+  const first = rounds[0] ?? [];
+  return first.map((p) => {
+    const all = rounds.map((r) => r.find((x) => x.arm === p.arm) as PairFigures);
+    const calls = all.reduce((s, x) => s + x.latencies.length, 0);
+    const weighted = (f: (x: PairFigures) => number): number => all.reduce((s, x) => s + f(x) * x.latencies.length, 0) / Math.max(1, calls);
+    return {
+      arm: p.arm, latencies: all.flatMap((x) => x.latencies), referenceLatencies: all.flatMap((x) => x.referenceLatencies),
+      blockCpuUs: all.flatMap((x) => x.blockCpuUs), blockMainUs: all.flatMap((x) => x.blockMainUs),
+      cpuUs: weighted((x) => x.cpuUs), referenceCpuUs: weighted((x) => x.referenceCpuUs), userCpuUs: weighted((x) => x.userCpuUs),
+    };
+  });
+}
