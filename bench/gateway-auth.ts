@@ -21,7 +21,7 @@
  * - Paired blocks (paired-arms.ts): each arm's calls interleaved with auth-off calls at the same moments, so the
  *   shared machine's load falls on both; sequential blocks differed by tens of µs as the load changed between them.
  * - Rounds of fresh processes: a process keeps an offset of its own (up to ~10 µs/call in the A/A pair), which one
- *   process per arm cannot tell from the arm's cost; the rounds average it.
+ *   process per arm cannot tell from the arm's cost; the rounds average it, and rotate the order of start and warm-up.
  * - The warm auth path alone, in-process, as prediction-handler.ts calls it: what the code costs without the
  *   noise of processes (loopback writes' kernel time, which lands on the writer, varies by tens of µs).
  *
@@ -136,6 +136,12 @@ async function hotPathCpuPerCall(client: KubeClient, token: string): Promise<num
   return (used.user + used.system) / calls;
 }
 
+type Started = { child: ChildProcess; port: number };
+
+function rotate<T>(xs: readonly T[], by: number): T[] {
+  return xs.map((_, i) => xs[(i + by) % xs.length] as T);
+}
+
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
   const total = Number(values.requests);
@@ -167,7 +173,7 @@ async function driver(): Promise<void> {
     const common = ['--max-calls-per-caller=4096'];
     // With EO_BENCH_CPU_PROF=1, each gateway's V8 profile goes to a directory named after it (and its round).
     const kubeconfig = plane.kubeconfigPath;
-    const gateway = async (name: string, flags: readonly string[]): Promise<{ child: ChildProcess; port: number }> => {
+    const gateway = async (name: string, flags: readonly string[]): Promise<Started> => {
       const started = await startGatewayBinary(kubeconfig, NS, [...flags, ...common], { profileDir: `/tmp/eo-gateway-auth-prof/${name}` });
       children.push(started.child);
       return started;
@@ -177,16 +183,20 @@ async function driver(): Promise<void> {
     const rounds = Number(values.rounds);
     const perBlock = Math.ceil(total / blocks);
     const roundFigures: PairFigures[][] = [];
-    let last: { on: { child: ChildProcess; port: number }; healthPort: number; processes: ChildProcess[] } | undefined;
+    let last: { on: Started; healthPort: number; processes: ChildProcess[] } | undefined;
     for (let r = 0; r < rounds; r++) {
       if (last !== undefined) await stopChildren(last.processes);
       // One process per arm, fresh each round: the A/A pair (off, offB) measures what two processes running the
       // same code differ by; offToken is an auth-off gateway sent the same token as the auth-on one (the bytes alone).
       const healthPort = await freePort();
-      const off = await gateway(`off-${r}`, ['--health-port=-1', '--auth=none']);
-      const offB = await gateway(`offB-${r}`, ['--health-port=-1', '--auth=none']);
-      const offToken = await gateway(`offToken-${r}`, ['--health-port=-1', '--auth=none']);
-      const on = await gateway(`on-${r}`, [`--health-port=${healthPort}`, '--auth=token-review']);
+      // Started, and warmed up below, in an order that rotates with the round: the last warmed has had the least
+      // time since, and no arm should always be that one.
+      const flags: Record<string, readonly string[]> = { off: ['--health-port=-1', '--auth=none'], offB: ['--health-port=-1', '--auth=none'], offToken: ['--health-port=-1', '--auth=none'], on: [`--health-port=${healthPort}`, '--auth=token-review'] };
+      const names = rotate(Object.keys(flags), r);
+      const started = new Map<string, Started>();
+      for (const name of names) started.set(name, await gateway(`${name}-${r}`, flags[name] ?? []));
+      const get = (name: string): Started => started.get(name) as Started;
+      const [off, offB, offToken, on] = [get('off'), get('offB'), get('offToken'), get('on')];
       last = { on, healthPort, processes: [off.child, offB.child, offToken.child, on.child] };
       const reference: Arm = { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) };
       const arms: readonly Arm[] = [
@@ -194,7 +204,7 @@ async function driver(): Promise<void> {
         { name: 'offToken', pid: offToken.child.pid ?? 0, call: () => send(offToken.port, path, bearer) },
         { name: 'on', pid: on.child.pid ?? 0, call: () => send(on.port, path, bearer) },
       ];
-      for (const arm of [reference, ...arms]) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
+      for (const arm of rotate([reference, ...arms], r)) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
       roundFigures.push(await comparePaired(reference, arms, { perBlock, blocks: Math.ceil(blocks / rounds), rate, maxMs: maxMs / rounds }));
     }
     if (last === undefined) throw new Error('--rounds must be at least 1');
