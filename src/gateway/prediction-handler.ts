@@ -245,7 +245,7 @@ export class PredictionHandler {
     // Authorised on the object the path names, before the body is read or the endpoint looked up.
     const target = predictionTarget(this.options.readNamespace, decode(match[1] ?? ''), colon < 0 ? last : last.slice(0, colon));
     const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', `Endpoint ${userTextInMessage(resourceName)} not found.`);
-    call.caller = await this.options.auth.checkNamed(method, req.headers.authorization, target, resourceName, notFound);
+    call.caller = this.options.auth.cachedCaller(method, req.headers.authorization, target, req.socket) ?? await this.options.auth.checkNamed(method, req.headers.authorization, target, resourceName, notFound);
     // Counted against its caller before its body is read: one caller's bursts or large bodies cannot take the gateway from the others.
     const admission = this.options.callers.acquire(fairnessKeyOf(req, call.caller), bodyWeight(req, this.options.bodyLimit));
     if (typeof admission !== 'function') throw admission;

@@ -6,7 +6,8 @@
  * Keys are computed by the caller (a keyed hash, keys.ts): the cache never holds a token.
  */
 import type { Clock } from '../../runtime/clock.js';
-import { authCacheEntries, authCacheRequests, type ReviewKind } from './metrics.js';
+import type { Tally } from '../../runtime/metrics.js';
+import { authCacheEntries, authCacheTallies, type ReviewKind } from './metrics.js';
 
 export interface Loaded<V> {
   readonly value: V;
@@ -30,12 +31,12 @@ export class DecisionCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
   private readonly loading = new Map<string, Promise<V>>();
   // Bound once: label look-ups per call cost more than the cache itself.
-  private readonly hits: { inc(): void };
-  private readonly misses: { inc(): void };
+  private readonly hits: Tally;
+  private readonly misses: Tally;
 
   constructor(private readonly options: DecisionCacheOptions) {
-    this.hits = authCacheRequests.labels(options.kind, 'hit');
-    this.misses = authCacheRequests.labels(options.kind, 'miss');
+    this.hits = authCacheTallies.bind({ cache: options.kind, result: 'hit' });
+    this.misses = authCacheTallies.bind({ cache: options.kind, result: 'miss' });
   }
 
   get size(): number {

@@ -13,7 +13,8 @@ import type { Logger } from '../../runtime/logger.js';
 import { GoogleApiError } from '../google-errors.js';
 import { permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
 import { Keyer } from './keys.js';
-import { authDecisions, authEnabled } from './metrics.js';
+import type { Tally } from '../../runtime/metrics.js';
+import { authDecisionTallies, authEnabled } from './metrics.js';
 import { RequestGuard, type Caller } from './request-guard.js';
 import { ReviewLimiter } from './review-limiter.js';
 import { SubjectAccessReviewAuthorizer, TokenReviewAuthenticator } from './reviews.js';
@@ -23,22 +24,26 @@ export type { Caller } from './request-guard.js';
 
 const ANONYMOUS: Caller = { key: 'anonymous', user: undefined };
 
-const decisionCounters = new Map<string, { inc(): void }>();
+type Outcome = 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled';
 
-/** authDecisions' child for (call, outcome), bound once. */
-function countDecision(call: AuthCall, outcome: 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'): void {
-  const key = `${call}/${outcome}`;
-  let counter = decisionCounters.get(key);
-  if (counter === undefined) {
-    counter = authDecisions.labels(call, outcome);
-    decisionCounters.set(key, counter);
-  }
-  counter.inc();
+const decisionTallies = new Map<AuthCall, Map<Outcome, Tally>>();
+
+/** authDecisions' tally for (call, outcome), bound once (looked up without building a string: it runs per call). */
+function decisionTally(call: AuthCall, outcome: Outcome): Tally {
+  let byOutcome = decisionTallies.get(call);
+  if (byOutcome === undefined) decisionTallies.set(call, (byOutcome = new Map()));
+  let tally = byOutcome.get(outcome);
+  if (tally === undefined) byOutcome.set(outcome, (tally = authDecisionTallies.bind({ call, outcome })));
+  return tally;
+}
+
+function countDecision(call: AuthCall, outcome: Outcome): void {
+  decisionTally(call, outcome).inc();
 }
 
 const UNAVAILABLE_LOG_MS = 10_000;
 
-const OUTCOMES: Partial<Record<string, 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled'>> = {
+const OUTCOMES: Partial<Record<string, Exclude<Outcome, 'allowed'>>> = {
   UNAUTHENTICATED: 'unauthenticated',
   PERMISSION_DENIED: 'forbidden',
   UNAVAILABLE: 'unavailable',
@@ -139,18 +144,24 @@ export class GatewayAuth {
   }
 
   /**
+   * The caller of a call on an object named by the path (prediction) when no review needs to be waited
+   * for: auth is off, or the caller's token and this access are cached and allowed. Synchronous, so the
+   * hot path of repeated calls takes no promise hop; undefined = take checkNamed. `connection`: the socket.
+   */
+  cachedCaller(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, connection: object): Caller | undefined {
+    if (this.calls === undefined) return ANONYMOUS;
+    if (target === undefined) return undefined;
+    const caller = this.calls.cachedAllowed(authorization, call, target, connection);
+    if (caller !== undefined) countDecision(call, 'allowed');
+    return caller;
+  }
+
+  /**
    * A call on an object named by the path (prediction): authorised before anything is looked up. A
    * path that no namespace can hold (its project does not fit the --project template) is NOT_FOUND once
    * the caller is authenticated; with --auth=none the call goes on as before.
    */
   async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Caller> {
-    if (target !== undefined) {
-      const cached = this.calls?.cachedAllowed(authorization, call, target);
-      if (cached !== undefined) {
-        countDecision(call, 'allowed');
-        return cached;
-      }
-    }
     const caller = await this.authenticate(call, authorization);
     if (target === undefined) {
       if (this.enabled) throw notFound();

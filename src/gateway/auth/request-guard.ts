@@ -51,12 +51,32 @@ interface KnownToken {
   readonly caller: Caller | undefined;
 }
 
+/**
+ * The keys the last call allowed from the caches on one connection used, with the exact inputs they were
+ * derived from: a keep-alive connection usually carries one caller's calls to one endpoint, and the next
+ * call with the same Authorization header and target reuses them instead of an HMAC of a ~1 KB token and
+ * two string builds. Only derivations are remembered, never decisions: both are still read from the
+ * caches (their windows, the LRU order and the hit counts unchanged), and any other header or target on
+ * the connection derives its own keys. The header (a token) is held by its connection's entry while the
+ * socket lives, as node's request objects hold it while a call is served; the caches hold only keyed hashes.
+ */
+interface ConnectionMemo {
+  readonly header: string;
+  readonly tokenKey: string;
+  readonly caller: Caller;
+  readonly call: AuthCall;
+  readonly namespace: string;
+  readonly name: string;
+  readonly accessKey: string;
+}
+
 /** One audience set: cached token reviews and access reviews behind one limiter. */
 export class RequestGuard {
   private readonly keyer: Keyer;
   private readonly tokens: DecisionCache<KnownToken>;
   private readonly access: DecisionCache<AccessVerdict>;
   private readonly userKeys = new WeakMap<Caller, string>();
+  private readonly connections = new WeakMap<object, ConnectionMemo>();
 
   constructor(private readonly parts: GuardParts) {
     this.keyer = parts.keyer ?? new Keyer();
@@ -93,17 +113,30 @@ export class RequestGuard {
   /**
    * The caller when both its token and this access are cached and allowed, found without a promise (the
    * hot path of every repeated call); undefined otherwise, and the caller takes authenticate + authorize.
+   * `connection` (the socket) lets a keep-alive connection skip re-deriving keys: see ConnectionMemo.
    */
-  cachedAllowed(authorization: string | string[] | undefined, call: AuthCall, target: CallTarget): Caller | undefined {
-    const token = bearerToken(authorization);
-    if (token === undefined) return undefined;
-    const tokenKey = this.keyer.token(token);
+  cachedAllowed(authorization: string | string[] | undefined, call: AuthCall, target: CallTarget, connection?: object): Caller | undefined {
+    if (typeof authorization !== 'string') return undefined;
+    const memo = connection === undefined ? undefined : this.connections.get(connection);
+    const sameHeader = memo !== undefined && memo.header === authorization;
+    let tokenKey: string;
+    if (sameHeader) {
+      tokenKey = memo.tokenKey;
+    } else {
+      const token = bearerToken(authorization);
+      if (token === undefined) return undefined;
+      tokenKey = this.keyer.token(token);
+    }
     const caller = this.tokens.peek(tokenKey)?.caller;
     if (caller === undefined) return undefined;
-    const accessKey = `${this.userKeys.get(caller) ?? ''}\u0000${callAccessKey(call, target)}`;
+    const sameAccess = sameHeader && memo.caller === caller && memo.call === call && memo.namespace === target.namespace && memo.name === target.name;
+    const accessKey = sameAccess ? memo.accessKey : `${this.userKeys.get(caller) ?? ''}\u0000${callAccessKey(call, target)}`;
     if (this.access.peek(accessKey)?.allowed !== true) return undefined;
     this.tokens.hit(tokenKey);
     this.access.hit(accessKey);
+    if (connection !== undefined && !sameAccess) {
+      this.connections.set(connection, { header: authorization, tokenKey, caller, call, namespace: target.namespace, name: target.name, accessKey });
+    }
     return caller;
   }
 

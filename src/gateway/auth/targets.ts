@@ -16,7 +16,10 @@ function escape(text: string): string {
 /** Reads `{namespace}` back out of a project; undefined when the project does not fit the template. */
 export function namespaceReader(projectTemplate: string): (project: string) => string | undefined {
   const parts = projectTemplate.split(NAMESPACE_PLACEHOLDER);
-  if (parts.length === 2 && parts[0] === '' && parts[1] === '') return (project) => (new RegExp(`^${DNS1123_LABEL}$`).test(project) ? project : undefined);
+  if (parts.length === 2 && parts[0] === '' && parts[1] === '') {
+    const label = new RegExp(`^${DNS1123_LABEL}$`); // built once: this reader runs on every prediction call
+    return (project) => (label.test(project) ? project : undefined);
+  }
   const pattern = new RegExp(`^${parts.map(escape).join(`(${DNS1123_LABEL})`)}$`);
   return (project) => {
     const m = pattern.exec(project);

@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
 import { RequestGuard } from '../../../../src/gateway/auth/request-guard.js';
+import { Keyer } from '../../../../src/gateway/auth/keys.js';
 import { ReviewLimiter } from '../../../../src/gateway/auth/review-limiter.js';
 import { ReviewUnavailableError, type AccessAuthorizer, type TokenAuthenticator, type TokenVerdict, type UserInfo } from '../../../../src/gateway/auth/reviews.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../../src/gateway/auth/settings.js';
 
 const alice: UserInfo = { username: 'system:serviceaccount:ns:alice', uid: 'uid-a', groups: ['system:serviceaccounts'], extra: {} };
 const jwt = (exp: number) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify({ exp })).toString('base64url')}.c2ln`;
+
+/** Counts the token keys derived (an HMAC each). */
+class CountingKeyer extends Keyer {
+  derived = 0;
+  override token(token: string): string {
+    this.derived++;
+    return super.token(token);
+  }
+}
 
 /** Decides from a table, counting the reviews it was asked: what the guard's caching is measured against. */
 function world() {
@@ -32,8 +42,9 @@ function world() {
   };
   const clock = { now: () => now };
   const settings = { ...DEFAULT_AUTH_SETTINGS, tokenSuccessTtlMs: 60_000, tokenFailureTtlMs: 10_000, accessAllowTtlMs: 60_000, accessDenyTtlMs: 10_000 };
-  const guard = new RequestGuard({ authenticator, authorizer, limiter: new ReviewLimiter({ maxInFlight: 10, perSecond: 1000, clock }), settings, clock });
-  return { guard, tokens, allowed, asked, tick: (ms: number) => (now += ms), now: () => now, setDown: (d: boolean) => (down = d) };
+  const keyer = new CountingKeyer();
+  const guard = new RequestGuard({ authenticator, authorizer, limiter: new ReviewLimiter({ maxInFlight: 10, perSecond: 1000, clock }), settings, clock, keyer });
+  return { guard, keyer, tokens, allowed, asked, tick: (ms: number) => (now += ms), now: () => now, setDown: (d: boolean) => (down = d) };
 }
 
 async function rejection(p: Promise<unknown>): Promise<GoogleApiError> {
@@ -119,5 +130,38 @@ describe('RequestGuard', () => {
     w.tick(60_000);
     expect(w.guard.cachedAllowed('Bearer t', 'predict', target)).toBeUndefined();
     expect([w.asked.token, w.asked.access]).toEqual([1, 1]);
+  });
+  it('on one connection reuses the keys of its last allowed call only for the same header and target, and still reads both decisions', async () => {
+    const w = world();
+    w.tokens.set('t', { authenticated: true, user: alice });
+    w.tokens.set('u', { authenticated: true, user: { ...alice, username: 'system:serviceaccount:ns:bob', uid: 'uid-b' } });
+    w.allowed.add(`${alice.username} predict ns/ep`);
+    const target = { namespace: 'ns', name: 'ep' };
+    const socket = {};
+    const caller = await w.guard.authenticate('Bearer t');
+    await w.guard.authorize('predict', caller, target, 'x');
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, socket)).toBe(caller);
+    const derived = w.keyer.derived;
+    expect(w.guard.cachedAllowed(['Bearer', 't'].join(' '), 'predict', target, socket)).toBe(caller); // an equal header, another string
+    expect(w.keyer.derived).toBe(derived); // its key not derived again
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, {})).toBe(caller); // another connection derives its own
+    expect(w.keyer.derived).toBe(derived + 1);
+    // Another caller on the same connection (a proxy's): its own token decision, not the memo's.
+    expect(w.guard.cachedAllowed('Bearer u', 'predict', target, socket)).toBeUndefined();
+    const bob = await w.guard.authenticate('Bearer u');
+    await w.guard.authorize('predict', bob, target, 'x').catch(() => undefined); // bob may not predict: a cached denial
+    expect(w.guard.cachedAllowed('Bearer u', 'predict', target, socket)).toBeUndefined();
+    // The same header, another target or call: that access's own decision.
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', { namespace: 'ns', name: 'other' }, socket)).toBeUndefined();
+    expect(w.guard.cachedAllowed('Bearer t', 'explain', target, socket)).toBeUndefined();
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, socket)).toBe(caller);
+    // The memo holds no decision: once the windows lapse, the same header on the same connection is reviewed again.
+    w.tick(60_000);
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, socket)).toBeUndefined();
+    const again = await w.guard.authenticate('Bearer t');
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, socket)).toBeUndefined(); // the access decision lapsed too
+    await w.guard.authorize('predict', again, target, 'x');
+    expect(w.guard.cachedAllowed('Bearer t', 'predict', target, socket)).toBe(again);
+    expect([w.asked.token, w.asked.access]).toEqual([3, 3]);
   });
 });

@@ -1,0 +1,132 @@
+/**
+ * Arms of a benchmark (a server process and the call sent to it) compared in paired blocks: each block
+ * sends the reference arm's calls and one other arm's calls interleaved (even calls to the reference,
+ * odd ones to the other), each at the offered rate, open loop; each process's CPU is read per thread in
+ * nanoseconds (process-cpu.ts) over the block. Both arms of a pair run at the same moments, so whatever
+ * else the shared machine does (other benchmarks, builds, the kube-apiserver) falls on both alike;
+ * arms measured in separate blocks, even adjacent ones, differed by tens of µs per call when the load
+ * changed between blocks. The pairs rotate from block to block, and every block's difference is kept.
+ * The figure is their mean (equal blocks: the CPU over all of them per call), because garbage
+ * collection lands in whole pauses of milliseconds in one block of one process: a median of blocks
+ * would leave out the collections a call's allocations cause. Its standard error (from the blocks'
+ * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
+ */
+import { pctOf } from './gateway-fixture.js';
+import { threadCpuDelta, threadCpuOf, userCpuSecondsOf } from './process-cpu.js';
+
+/** One call: [latency ms, HTTP status]. */
+export type Sent = [number, number];
+
+export interface Arm {
+  readonly name: string;
+  /** The server process whose CPU the arm's calls are charged: one process per arm. */
+  readonly pid: number;
+  readonly call: (i: number) => Promise<Sent>;
+}
+
+/** One arm against the reference, over the blocks they shared. */
+export interface PairFigures {
+  readonly arm: string;
+  /** Latencies of the arm's and the reference's calls in these blocks, ms. */
+  readonly latencies: number[];
+  readonly referenceLatencies: number[];
+  /** Per block: the arm's CPU per call minus the reference's, µs (all threads, and the main thread alone). */
+  readonly blockCpuUs: number[];
+  readonly blockMainUs: number[];
+  /** The arm's and the reference's CPU per call over these blocks, µs. */
+  readonly cpuUs: number;
+  readonly referenceCpuUs: number;
+  /** The arm's user-mode CPU per call minus the reference's over all these blocks, µs (ticks: only meaningful summed). */
+  readonly userCpuUs: number;
+}
+
+/** Open loop: call i is sent at start + i/rate whatever the answers do. */
+export async function openLoop(call: (i: number) => Promise<Sent>, count: number, rate: number): Promise<Sent[]> {
+  const interval = 1000 / rate;
+  const t0 = performance.now();
+  const pending: Promise<Sent>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(call(i));
+  }
+  return Promise.all(pending);
+}
+
+/** The latencies of calls that all answered 200; throws naming the other statuses. */
+export function ok(results: readonly Sent[], arm: string): number[] {
+  const bad = results.filter(([, status]) => status !== 200);
+  if (bad.length > 0) throw new Error(`${arm}: ${bad.length} calls answered ${[...new Set(bad.map(([, s]) => s))].join(', ')}`);
+  return results.map(([ms]) => ms);
+}
+
+export function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 === 1 ? (sorted[Math.floor(mid)] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** `perBlock` calls per arm per block, each arm at `rate`; stops starting blocks after `maxMs`. */
+export async function comparePaired(reference: Arm, others: readonly Arm[], run: { perBlock: number; blocks: number; rate: number; maxMs: number }): Promise<PairFigures[]> {
+  const acc = others.map((arm) => ({ arm, latencies: [] as number[], referenceLatencies: [] as number[], blockCpuUs: [] as number[], blockMainUs: [] as number[], ns: 0, referenceNs: 0, userS: 0, referenceUserS: 0 }));
+  const t0 = performance.now();
+  for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
+    for (let k = 0; k < acc.length; k++) {
+      const pair = acc[(b + k) % acc.length] as (typeof acc)[number];
+      const refBefore = threadCpuOf(reference.pid);
+      const armBefore = threadCpuOf(pair.arm.pid);
+      const [refUser, armUser] = [userCpuSecondsOf(reference.pid), userCpuSecondsOf(pair.arm.pid)];
+      const sent = await openLoop((i) => (i % 2 === 0 ? reference.call(i >> 1) : pair.arm.call(i >> 1)), 2 * run.perBlock, 2 * run.rate);
+      const ref = threadCpuDelta(reference.pid, refBefore, threadCpuOf(reference.pid));
+      const arm = threadCpuDelta(pair.arm.pid, armBefore, threadCpuOf(pair.arm.pid));
+      pair.referenceUserS += userCpuSecondsOf(reference.pid) - refUser;
+      pair.userS += userCpuSecondsOf(pair.arm.pid) - armUser;
+      pair.referenceLatencies.push(...ok(sent.filter((_, i) => i % 2 === 0), reference.name));
+      pair.latencies.push(...ok(sent.filter((_, i) => i % 2 === 1), pair.arm.name));
+      pair.blockCpuUs.push((arm.total - ref.total) / 1000 / run.perBlock);
+      pair.blockMainUs.push((arm.main - ref.main) / 1000 / run.perBlock);
+      pair.ns += arm.total;
+      pair.referenceNs += ref.total;
+    }
+  }
+  return acc.map((p) => ({
+    arm: p.arm.name, latencies: p.latencies, referenceLatencies: p.referenceLatencies, blockCpuUs: p.blockCpuUs, blockMainUs: p.blockMainUs,
+    cpuUs: p.ns / 1000 / Math.max(1, p.latencies.length), referenceCpuUs: p.referenceNs / 1000 / Math.max(1, p.referenceLatencies.length),
+    userCpuUs: ((p.userS - p.referenceUserS) * 1e6) / Math.max(1, p.latencies.length),
+  }));
+}
+
+/** The pair's difference, arm minus reference: CPU per call over all its blocks with its standard error, the blocks' median and range, and p50. */
+export function pairDifference(p: PairFigures): { cpuUs: number; standardErrorUs: number; medianUs: number; mainUs: number; blockMinUs: number; blockMaxUs: number; p50Ms: number } {
+  const n = p.blockCpuUs.length;
+  const mean = p.blockCpuUs.reduce((s, x) => s + x, 0) / n;
+  const variance = p.blockCpuUs.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, n - 1);
+  return {
+    cpuUs: mean,
+    standardErrorUs: Math.sqrt(variance / n),
+    medianUs: median(p.blockCpuUs),
+    mainUs: p.blockMainUs.reduce((s, x) => s + x, 0) / n,
+    blockMinUs: Math.min(...p.blockCpuUs),
+    blockMaxUs: Math.max(...p.blockCpuUs),
+    p50Ms: pctOf(p.latencies, 50) - pctOf(p.referenceLatencies, 50),
+  };
+}
+
+/**
+ * The figures of several rounds (each with fresh processes) as one: a process's own offset (its memory
+ * layout, the cores it lands on; the A/A pair shows up to ~10 µs/call) is averaged over the rounds'
+ * processes instead of deciding the figure.
+ */
+export function mergeRounds(rounds: readonly (readonly PairFigures[])[]): PairFigures[] {
+  const first = rounds[0] ?? [];
+  return first.map((p) => {
+    const all = rounds.map((r) => r.find((x) => x.arm === p.arm) as PairFigures);
+    const calls = all.reduce((s, x) => s + x.latencies.length, 0);
+    const weighted = (f: (x: PairFigures) => number): number => all.reduce((s, x) => s + f(x) * x.latencies.length, 0) / Math.max(1, calls);
+    return {
+      arm: p.arm, latencies: all.flatMap((x) => x.latencies), referenceLatencies: all.flatMap((x) => x.referenceLatencies),
+      blockCpuUs: all.flatMap((x) => x.blockCpuUs), blockMainUs: all.flatMap((x) => x.blockMainUs),
+      cpuUs: weighted((x) => x.cpuUs), referenceCpuUs: weighted((x) => x.referenceCpuUs), userCpuUs: weighted((x) => x.userCpuUs),
+    };
+  });
+}
