@@ -60,29 +60,53 @@ export function formatCpu(d: CpuSample): string {
   return `CPU s: kube-apiserver ${d.apiserver.toFixed(1)}, etcd ${d.etcd.toFixed(1)}, this process ${d.self.toFixed(1)}`;
 }
 
+/** One thread's time on CPU so far. */
+export interface ThreadCpu {
+  readonly tid: number;
+  /** /proc/<pid>/task/<tid>/comm: `node` (the main thread, tid = pid), `V8 DefaultWorke` (GC and compiler helpers), `libuv-worker`... */
+  readonly name: string;
+  readonly ns: number;
+}
+
 /**
- * Nanoseconds on CPU of each thread of a process, from /proc/<pid>/task/<tid>/schedstat (its first
- * field is the scheduler's sum_exec_runtime, in ns), keyed by thread id. /proc/<pid>/stat's ticks are
- * 10 ms apart: ±10 µs per call over a block of 1,000 calls, the size of the differences measured. Note
- * that /proc/<pid>/schedstat is the main thread's alone, not the process's; and a thread that ended
- * between two readings takes its CPU with it (Node's own threads live as long as the process).
+ * Time on CPU of every live thread of `pid`, in nanoseconds, from /proc/<pid>/task/<tid>/schedstat
+ * (its first field is the scheduler's sum_exec_runtime). /proc/<pid>/stat counts in 10 ms ticks,
+ * ±10 µs per call over 1,000 calls, too coarse for a difference of a few microseconds per call; and
+ * per thread, the event loop (the main thread) is told apart from V8's GC and compiler helpers. A
+ * thread that ends between two samples takes its time with it: compare processes whose threads live
+ * as long as the measurement (a server's do).
  */
-export function threadCpuNsOf(pid: number): Map<number, number> {
-  const threads = new Map<number, number>();
+export function threadCpuOf(pid: number): ThreadCpu[] {
+  const threads: ThreadCpu[] = [];
   let tids: string[];
   try {
     tids = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return threads; // the process has ended
+    return threads;
   }
   for (const tid of tids) {
     try {
-      threads.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      threads.push({ tid: Number(tid), name, ns });
     } catch {
       // the thread ended while we looked
     }
   }
   return threads;
+}
+
+/** CPU nanoseconds a process used between two threadCpuOf samples: all threads, and its main thread (the event loop) alone. */
+export function threadCpuDelta(pid: number, before: readonly ThreadCpu[], after: readonly ThreadCpu[]): { total: number; main: number } {
+  const start = new Map(before.map((t) => [t.tid, t.ns]));
+  let total = 0;
+  let main = 0;
+  for (const t of after) {
+    const used = t.ns - (start.get(t.tid) ?? 0);
+    total += used;
+    if (t.tid === pid) main += used;
+  }
+  return { total, main };
 }
 
 /** CPU ns of a Node process by kind of thread; `total` is their sum. */
@@ -97,19 +121,19 @@ export interface NodeThreadsCpu {
 }
 
 /**
- * `threadCpuNsOf` grouped the way Node 20 starts its threads (node.cc, node_platform.cc; Node names
- * none of them, so `comm` cannot tell them apart): the main thread (tid = pid), then at start-up
+ * `threadCpuOf` grouped the way Node 20 starts its threads (node.cc, node_platform.cc; Node 20 names
+ * none of them, `comm` is `node` for all): the main thread (tid = pid), then at start-up
  * the inspector's signal thread, the platform's delayed-task thread and `--v8-pool-size` (default
  * 4) V8 workers, the lowest tids after the main one; every thread started after them comes later
  * and on demand. Tids are compared as numbers: a pid wrap-around during start-up would misfile them.
  */
-export function nodeThreadsCpu(pid: number, threads: ReadonlyMap<number, number>, v8PoolSize = 4): NodeThreadsCpu {
-  const others = [...threads.keys()].filter((tid) => tid !== pid).sort((a, b) => a - b);
+export function nodeThreadsCpu(pid: number, threads: readonly ThreadCpu[], v8PoolSize = 4): NodeThreadsCpu {
+  const others = threads.map((t) => t.tid).filter((tid) => tid !== pid).sort((a, b) => a - b);
   const platform = new Set(others.slice(0, 2 + v8PoolSize));
   let main = 0;
   let v8 = 0;
   let later = 0;
-  for (const [tid, ns] of threads) {
+  for (const { tid, ns } of threads) {
     if (tid === pid) main += ns;
     else if (platform.has(tid)) v8 += ns;
     else later += ns;
@@ -117,7 +141,7 @@ export function nodeThreadsCpu(pid: number, threads: ReadonlyMap<number, number>
   return { main, v8, later, total: main + v8 + later };
 }
 
-/** `after - before` for each kind of thread (a thread absent from `before` started in between and counts from 0). */
+/** `after - before` for each kind of thread. */
 export function nodeThreadsCpuDelta(before: NodeThreadsCpu, after: NodeThreadsCpu): NodeThreadsCpu {
   return { main: after.main - before.main, v8: after.v8 - before.v8, later: after.later - before.later, total: after.total - before.total };
 }

@@ -47,7 +47,7 @@ import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
-import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuNsOf, type NodeThreadsCpu } from './process-cpu.js';
+import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type NodeThreadsCpu } from './process-cpu.js';
 import { recordResults } from './results.js';
 import { pctOf as pct, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 
@@ -87,7 +87,7 @@ interface Figures {
   /** µs per call, by kind of thread. */
   readonly cpuUs: NodeThreadsCpu;
 }
-const cpuOf = (pid: number): NodeThreadsCpu => nodeThreadsCpu(pid, threadCpuNsOf(pid));
+const cpuOf = (pid: number): NodeThreadsCpu => nodeThreadsCpu(pid, threadCpuOf(pid));
 
 /** A gateway binary with `env` added (and any inherited OTEL_* removed); its port from its "gateway serving" line. */
 function startGateway(kubeconfig: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuNsOf } from '../../../bench/process-cpu.js';
+import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type ThreadCpu } from '../../../bench/process-cpu.js';
 
 function spin(ms: number): void {
   const end = performance.now() + ms;
@@ -8,28 +8,23 @@ function spin(ms: number): void {
 }
 
 describe('per-thread CPU from /proc schedstat', () => {
-  it("reads this process's threads, the main one under its pid, in ns that follow process.cpuUsage", () => {
-    const before = threadCpuNsOf(process.pid);
+  it("puts this process's busy main thread under main, in ns that follow process.cpuUsage", () => {
+    const before = nodeThreadsCpu(process.pid, threadCpuOf(process.pid));
     const usage = process.cpuUsage();
     spin(60);
     const used = process.cpuUsage(usage);
-    const after = threadCpuNsOf(process.pid);
-    expect(before.has(process.pid)).toBe(true);
-    const mainNs = (after.get(process.pid) ?? 0) - (before.get(process.pid) ?? 0);
+    const delta = nodeThreadsCpuDelta(before, nodeThreadsCpu(process.pid, threadCpuOf(process.pid)));
     // The busy loop ran on the main thread; cpuUsage (the whole process, µs) brackets it from outside.
-    expect(mainNs).toBeGreaterThan(40e6);
-    expect(mainNs / 1e3).toBeLessThanOrEqual(used.user + used.system + 20_000);
-  });
-
-  it('answers nothing for a process that does not exist', () => {
-    expect(threadCpuNsOf(2 ** 22 + 1).size).toBe(0);
+    expect(delta.main).toBeGreaterThan(40e6);
+    expect(delta.main / 1e3).toBeLessThanOrEqual(used.user + used.system + 20_000);
   });
 
   it("files Node's threads: main, the platform's start-up threads, then those started on demand", () => {
-    const threads = new Map([[100, 5], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90]]);
+    const sample = (entries: [number, number][]): ThreadCpu[] => entries.map(([tid, ns]) => ({ tid, name: 'node', ns }));
+    const threads = sample([[100, 5], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90]]);
     expect(nodeThreadsCpu(100, threads)).toEqual({ main: 5, v8: 21, later: 160, total: 186 });
     expect(nodeThreadsCpu(100, threads, 2)).toEqual({ main: 5, v8: 10, later: 171, total: 186 });
-    const grown = new Map([...threads, [100, 15], [110, 1]]);
+    const grown = sample([[100, 15], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90], [110, 1]]);
     expect(nodeThreadsCpuDelta(nodeThreadsCpu(100, threads), nodeThreadsCpu(100, grown))).toEqual({ main: 10, v8: 0, later: 1, total: 11 });
   });
 
@@ -46,7 +41,7 @@ describe('per-thread CPU from /proc schedstat', () => {
         child.stdout.on('data', (d: Buffer) => (d.toString().includes('spun') ? resolve() : undefined));
         child.once('exit', (code) => reject(new Error(`child exited with ${code}`)));
       });
-      const cpu = nodeThreadsCpu(child.pid ?? 0, threadCpuNsOf(child.pid ?? 0), 2);
+      const cpu = nodeThreadsCpu(child.pid ?? 0, threadCpuOf(child.pid ?? 0), 2);
       expect(cpu.later).toBeGreaterThan(120e6);
       expect(cpu.main).toBeLessThan(cpu.later);
       expect(cpu.v8).toBeLessThan(cpu.later);
