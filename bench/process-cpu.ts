@@ -123,3 +123,40 @@ export function userCpuSecondsOf(pid: number): number {
     return 0;
   }
 }
+
+/** CPU ns of a Node process by kind of thread; `total` is their sum. */
+export interface NodeThreadsCpu {
+  /** The event loop's thread: JavaScript, the main-thread parts of garbage collection, I/O syscalls. */
+  readonly main: number;
+  /** V8's platform threads: concurrent/parallel GC helpers and compilers, with the delayed-task and inspector-signal threads. */
+  readonly v8: number;
+  /** Threads started later: libuv's pool (fs, dns.lookup, crypto) and worker_threads. */
+  readonly later: number;
+  readonly total: number;
+}
+
+/**
+ * `threadCpuOf` grouped the way Node 20 starts its threads (node.cc, node_platform.cc; Node 20 names
+ * none of them, `comm` is `node` for all): the main thread (tid = pid), then at start-up
+ * the inspector's signal thread, the platform's delayed-task thread and `--v8-pool-size` (default
+ * 4) V8 workers, the lowest tids after the main one; every thread started after them comes later
+ * and on demand. Tids are compared as numbers: a pid wrap-around during start-up would misfile them.
+ */
+export function nodeThreadsCpu(pid: number, threads: readonly ThreadCpu[], v8PoolSize = 4): NodeThreadsCpu {
+  const others = threads.map((t) => t.tid).filter((tid) => tid !== pid).sort((a, b) => a - b);
+  const platform = new Set(others.slice(0, 2 + v8PoolSize));
+  let main = 0;
+  let v8 = 0;
+  let later = 0;
+  for (const { tid, ns } of threads) {
+    if (tid === pid) main += ns;
+    else if (platform.has(tid)) v8 += ns;
+    else later += ns;
+  }
+  return { main, v8, later, total: main + v8 + later };
+}
+
+/** `after - before` for each kind of thread. */
+export function nodeThreadsCpuDelta(before: NodeThreadsCpu, after: NodeThreadsCpu): NodeThreadsCpu {
+  return { main: after.main - before.main, v8: after.v8 - before.v8, later: after.later - before.later, total: after.total - before.total };
+}
