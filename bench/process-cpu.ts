@@ -59,3 +59,34 @@ export function cpuDelta(before: CpuSample, after: CpuSample): CpuSample {
 export function formatCpu(d: CpuSample): string {
   return `CPU s: kube-apiserver ${d.apiserver.toFixed(1)}, etcd ${d.etcd.toFixed(1)}, this process ${d.self.toFixed(1)}`;
 }
+
+/**
+ * Nanoseconds on CPU of each thread of a process, by thread id (/proc/<pid>/task/<tid>/schedstat,
+ * first field): ns resolution, and per thread, so a Node process's main thread (tid = pid) is told
+ * apart from libuv's pool (argon2, zlib, fs) and V8's GC helpers. Empty when the process is gone.
+ */
+export function threadCpuNanos(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      out.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // the thread ended while we looked
+    }
+  }
+  return out;
+}
+
+/** CPU ms of each thread between two samples, busiest first; the main thread is named `main`. */
+export function threadCpuDelta(pid: number, before: Map<number, number>, after: Map<number, number>): { thread: string; ms: number }[] {
+  return [...after.entries()]
+    .map(([tid, ns]) => ({ thread: tid === pid ? 'main' : String(tid), ms: (ns - (before.get(tid) ?? 0)) / 1e6 }))
+    .filter((t) => t.ms >= 1)
+    .sort((a, b) => b.ms - a.ms);
+}

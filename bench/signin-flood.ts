@@ -19,6 +19,10 @@ import { buildSignInApp } from '../src/signin/server.js';
 import { MemorySessionStore } from '../src/signin/sessions.js';
 import { MemorySigningKeyStore } from '../src/signin/signing-key.js';
 import { recordResults } from './results.js';
+import { threadCpuDelta, threadCpuNanos } from './process-cpu.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import type { SignInContext } from '../src/signin/context.js';
 import { startServeChild } from './serve-child.js';
 
 const SECONDS = Number(process.env['BENCH_FLOOD_SECONDS'] ?? 10);
@@ -34,11 +38,50 @@ async function serve(): Promise<void> {
     metadata: { name: 'till' },
     spec: { email: 'till@example.com', displayName: 'Till', passwordSecretRef: { name: 'pw', key: 'password' }, memberships: [{ shop: 'shop-1', role: 'cashier' }] },
   });
-  const { app } = await buildSignInApp({ directory: index, sessions: new MemorySessionStore(), signingKeys: new MemorySigningKeyStore(), logger: false });
+  const { app, context } = await buildSignInApp({ directory: index, sessions: new MemorySessionStore(), signingKeys: new MemorySigningKeyStore(), logger: false });
+  if (process.env['EO_BENCH_DIAG']) diagnose(app, context);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`);
   process.stdin.on('data', () => undefined).on('end', () => process.exit(0));
+  process.on('SIGTERM', () => process.exit(0)); // an exit, not a kill: --cpu-prof writes its profile
+}
+
+function diagnose(app: FastifyInstance, context: SignInContext): void {
+  const eld = monitorEventLoopDelay({ resolution: 5 });
+  eld.enable();
+  const times: Record<string, { wait: number[]; run: number[] }> = {};
+  const admit = context.verifications.admit.bind(context.verifications);
+  context.verifications.admit = (client: string) => {
+    const a = admit(client);
+    if (!a.admitted) return a;
+    const t0 = performance.now();
+    const run = a.ticket.run.bind(a.ticket);
+    return { admitted: true, ticket: { cancel: a.ticket.cancel, run: <T>(verify: () => Promise<T>) => run(async () => {
+      const t1 = performance.now();
+      try { return await verify(); } finally {
+        const t = (times[client] ??= { wait: [], run: [] });
+        t.wait.push(t1 - t0); t.run.push(performance.now() - t1);
+      }
+    }) } };
+  };
+  const totals: number[] = [];
+  const after: number[] = [];
+  const started = new WeakMap<object, number>();
+  app.addHook('onRequest', async (request) => { if (request.ip === '127.0.0.3') started.set(request.raw, performance.now()); });
+  app.addHook('onSend', async (request) => { const t = started.get(request.raw); if (t !== undefined) after.push(performance.now() - t); });
+  app.addHook('onResponse', async (request) => { const t = started.get(request.raw); if (t !== undefined) totals.push(performance.now() - t); });
+  process.stdin.setEncoding('utf8').on('data', (d: string) => {
+    if (!d.includes('diag')) return;
+    const q = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(1)} p99 ${percentile(xs, 99).toFixed(1)} max ${Math.max(...xs).toFixed(1)} n ${xs.length}`;
+    const out = {
+      eld: `p50 ${(eld.percentile(50) / 1e6).toFixed(1)} p99 ${(eld.percentile(99) / 1e6).toFixed(1)} max ${(eld.max / 1e6).toFixed(1)} mean ${(eld.mean / 1e6).toFixed(1)} ms`,
+      clients: Object.fromEntries(Object.entries(times).map(([c, t]) => [c, { wait: q(t.wait), run: q(t.run) }])),
+      legitServerTotal: q(totals), legitToOnSend: q(after),
+    };
+    process.stderr.write(`DIAG ${JSON.stringify(out, null, 1)}\n`);
+    eld.reset(); for (const k of Object.keys(times)) delete times[k]; totals.length = 0; after.length = 0;
+  });
 }
 
 async function login(agent: Agent, port: number, email: string, password: string): Promise<{ status: number; ms: number }> {
@@ -70,7 +113,7 @@ function percentile(xs: readonly number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const server = startServeChild(fileURLToPath(import.meta.url));
+  const server = startServeChild(fileURLToPath(import.meta.url), process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-signin-prof'] : []);
   try {
     const { port } = JSON.parse(await server.nextLine()) as { port: number };
     await steadyLogins(port).then(() => undefined, () => undefined); // warm-up (JIT, dummy hashes)
@@ -78,7 +121,20 @@ async function main(): Promise<void> {
     const attacker = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--attack', String(port)], { stdio: ['pipe', 'pipe', 'inherit'] });
     const answers = new Promise<Record<string, number>>((resolve) => createInterface({ input: attacker.stdout }).once('line', (l) => resolve(JSON.parse(l) as Record<string, number>)));
     await new Promise((r) => setTimeout(r, 1_500));
+    const diag = process.env['EO_BENCH_DIAG'] !== undefined;
+    if (diag) server.child.stdin.write('diag\n');
+    const threadsBefore = threadCpuNanos(server.child.pid ?? 0);
+    const attackerBefore = threadCpuNanos(attacker.pid ?? 0);
+    const floodStart = performance.now();
     const during = await steadyLogins(port);
+    if (diag) {
+      const wall = performance.now() - floodStart;
+      server.child.stdin.write('diag\n');
+      console.log(`flood window ${wall.toFixed(0)} ms; server threads CPU ms: ${JSON.stringify(threadCpuDelta(server.child.pid ?? 0, threadsBefore, threadCpuNanos(server.child.pid ?? 0)))}`);
+      console.log(`attacker threads CPU ms: ${JSON.stringify(threadCpuDelta(attacker.pid ?? 0, attackerBefore, threadCpuNanos(attacker.pid ?? 0)))}`);
+      console.log(`legit: ${during.map((x) => x.ms.toFixed(0)).join(' ')}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
     attacker.stdin.end();
     const floodCodes = new Map(Object.entries(await answers).map(([c, k]) => [Number(c), k] as const));
     const ms = (xs: { ms: number }[]): number[] => xs.map((x) => x.ms);
