@@ -6,10 +6,10 @@
  * Why so early: under a flood of logins from one address (B5-flood: 300 looping at once, thousands
  * of refusals a second) the refusals are nearly all of the main thread's work, and every
  * microsecond of one is taken from the other clients' logins, whose answers wait on the same event
- * loop. Refused in fastify's onRequest hook, one cost 65 µs of the main thread there (an Error and
- * its stack trace, routing, request and reply objects, four hooks, the error handler, JSON of the
- * problem; and two log lines at info in production); here 44 µs, nearly all of it Node's HTTP parse
- * and the write of the answer (see the README's "Fair sign-in").
+ * loop. Refused in fastify's onRequest hook, one cost 67 µs of the main thread (an Error and its
+ * stack trace, routing, request and reply objects, four hooks, the error handler, JSON of the
+ * problem; and two log lines at info in production); here about 40 µs, nearly all of it Node's HTTP
+ * parse and the write of the answer (see the README's "Fair sign-in").
  *
  * Only requests that would certainly be refused are answered here: a POST to a login route, with a
  * single Host header (fastify answers two with 400), carrying no device cookie (a client with a
