@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsRegistry } from '../../../src/runtime/metrics.js';
 import type { SignInContext } from '../../../src/signin/context.js';
 import { LOGIN_PATHS } from '../../../src/signin/over-share-refusal.js';
+import type { Route } from '../../../src/signin/route-kit.js';
 import { json, PASSWORD, testApp } from './fixtures.js';
 
 const logLines: { reqId?: string; msg?: string }[] = [];
@@ -27,10 +28,11 @@ const agents = { attacker: new Agent({ localAddress: '127.0.0.2' }), other: new 
 
 let app: FastifyInstance;
 let context: SignInContext;
+let routes: Route[];
 let url = '';
 
 beforeAll(async () => {
-  ({ app, context } = await testApp({ logger: pino({ level: 'info' }, sink), verificationLimits: { perClient: 1 } }));
+  ({ app, context, routes } = await testApp({ logger: pino({ level: 'info' }, sink), verificationLimits: { perClient: 1 } }));
   url = await app.listen({ host: '127.0.0.1', port: 0 });
 }, 30_000);
 
@@ -62,6 +64,11 @@ async function holdingShare<T>(ctx: SignInContext, client: string, body: () => P
 }
 
 describe('logins over their client share: refused before fastify', { timeout: 30_000 }, () => {
+  it('covers exactly the routes that verify a password (those answering invalidCredentials)', () => {
+    const verifying = routes.filter((r) => r.info.problems.includes('invalidCredentials')).map((r) => `${r.info.method} ${r.info.url}`);
+    expect(verifying.sort()).toEqual(LOGIN_PATHS.map((path) => `POST ${path}`).sort());
+  });
+
   it('answers 429 exactly as fastify would, with no log line, counted, on every login route', async () => {
     await holdingShare(context, 'address 127.0.0.2', async () => {
       const before = await refusedCount();
