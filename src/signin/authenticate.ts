@@ -69,6 +69,10 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
   const clientKey = addressClientKey(request.ip);
   const device = await ctx.throttles.devices.admit(request, accountKey);
   if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey, clientKey: `device ${device.deviceId}` };
+  // An address over its share of verifications (one that got past over-share-refusal.ts: a cookie,
+  // or a race with its own admission) is refused before it takes a place anywhere, above all in the
+  // account's shared budget, whose claims are writes to the cluster.
+  if (ctx.verifications.refuseOverShare(clientKey)) throw new SignInProblem('tooManyAttempts', OVER_SHARE_DETAIL, { retryAfterSeconds: 1 });
   const taken: Reservation[] = [];
   const refuse = (retryAfterSeconds: number): never => {
     for (const r of taken) r.settle(false);

@@ -12,8 +12,10 @@ import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsRegistry } from '../../../src/runtime/metrics.js';
+import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
+import { ManualClock } from '../../../src/signin/clock.js';
 import type { SignInContext } from '../../../src/signin/context.js';
-import { LOGIN_PATHS } from '../../../src/signin/over-share-refusal.js';
+import { LOGIN_PATHS, OVER_SHARE_DETAIL } from '../../../src/signin/over-share-refusal.js';
 import type { Route } from '../../../src/signin/route-kit.js';
 import { json, PASSWORD, testApp } from './fixtures.js';
 
@@ -130,4 +132,28 @@ describe('logins over their client share: refused before fastify', { timeout: 30
       }
     });
   }
+
+  it('refuses in fastify too (a request that got past the server: a cookie, inject) before the shared attempt budget is touched', async () => {
+    class CountingLedger extends MemoryAttemptLedger {
+      claims = 0;
+      override async claim(...args: Parameters<MemoryAttemptLedger['claim']>): ReturnType<MemoryAttemptLedger['claim']> {
+        this.claims++;
+        return super.claim(...args);
+      }
+    }
+    const ledger = new CountingLedger(new ManualClock());
+    const t = await testApp({ attemptLedger: ledger, verificationLimits: { perClient: 1 } });
+    try {
+      await holdingShare(t.context, 'address 203.0.113.9', async () => {
+        const res = await t.app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress: '203.0.113.9', ...json({ email: 'someone-new@example.com', password: 'guess' }) });
+        expect(res.statusCode).toBe(429);
+        expect(res.json()).toMatchObject({ detail: OVER_SHARE_DETAIL });
+        expect(ledger.claims).toBe(0);
+      });
+      expect((await t.app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress: '203.0.113.9', ...json({ email: 'someone-new@example.com', password: 'guess' }) })).statusCode).toBe(401);
+      expect(ledger.claims).toBe(1);
+    } finally {
+      await t.app.close();
+    }
+  });
 });
