@@ -14,8 +14,8 @@ export interface ServeChild {
   cpuMicros(): Promise<number>;
 }
 
-export function startServeChild(file: string): ServeChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+export function startServeChild(file: string, nodeFlags: readonly string[] = []): ServeChild {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file, '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
   let exited: Error | undefined;

@@ -4,6 +4,7 @@ import { isActive, membershipOf, type Identity, type MembershipEntry, type ShopE
 import { loginAttempts } from './metrics.js';
 import { SignInProblem } from './problems.js';
 import type { Admission, Reservation } from './throttle.js';
+import { addressClientKey, OVER_SHARE_DETAIL } from './over-share-refusal.js';
 
 const GENERIC_FAILURE = 'the email or the password is wrong, or the account cannot sign in';
 
@@ -34,7 +35,7 @@ export async function authenticate<T extends Identity>(
   const slot = ctx.verifications.admit(attempt.clientKey);
   if (!slot.admitted) {
     for (const r of attempt.reservations) r.settle(false);
-    throw new SignInProblem('tooManyAttempts', 'too many sign-ins in progress from this client; try again in a moment', { retryAfterSeconds: slot.retryAfterSeconds });
+    throw new SignInProblem('tooManyAttempts', OVER_SHARE_DETAIL, { retryAfterSeconds: slot.retryAfterSeconds });
   }
   let identity: Identity | undefined;
   let ok = false;
@@ -65,9 +66,13 @@ export async function authenticate<T extends Identity>(
  */
 async function admitAttempt(ctx: SignInContext, request: FastifyRequest, accountKey: string): Promise<{ reservations: Reservation[]; sourceKey: string; clientKey: string }> {
   const sourceKey = `${accountKey}\n${request.ip}`;
-  const clientKey = `address ${request.ip}`;
+  const clientKey = addressClientKey(request.ip);
   const device = await ctx.throttles.devices.admit(request, accountKey);
   if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey, clientKey: `device ${device.deviceId}` };
+  // An address over its share of verifications (one that got past over-share-refusal.ts: a cookie,
+  // or a race with its own admission) is refused before it takes a place anywhere, above all in the
+  // account's shared budget, whose claims are writes to the cluster.
+  if (ctx.verifications.refuseOverShare(clientKey)) throw new SignInProblem('tooManyAttempts', OVER_SHARE_DETAIL, { retryAfterSeconds: 1 });
   const taken: Reservation[] = [];
   const refuse = (retryAfterSeconds: number): never => {
     for (const r of taken) r.settle(false);

@@ -59,9 +59,16 @@ export class DeviceTrust {
   }
 }
 
+const COOKIE_PREFIX = 'eo_device_';
+
 /** One cookie per account, so a till shared by several cashiers keeps each one's trust. */
 function cookieName(hash: string): string {
-  return `eo_device_${hash.slice(0, 16)}`;
+  return `${COOKIE_PREFIX}${hash.slice(0, 16)}`;
+}
+
+/** Whether a Cookie header holds a device cookie of any account (which one counts needs the body's email). */
+export function hasDeviceCookie(header: string | undefined): boolean {
+  return header !== undefined && header.includes(COOKIE_PREFIX);
 }
 
 function readCookie(header: string | undefined, name: string): string | undefined {

@@ -7,23 +7,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
 import { SignInProblem } from './problems.js';
-import type { VerificationQueue } from './verification-queue.js';
 
-/** The login routes: each verifies a password, so each takes a place in the verification queue. */
-const LOGIN_PATH = /^\/auth\/(?:admin|shop|pos)\/login(?:\?|$)/;
-
-/**
- * Besides the Host rule: a login from an address that already holds its whole share of password
- * verifications, and presents no cookie (so no device token that would give it its own share), is
- * refused here, before its body is read and decoded: a flood of such logins costs the server as
- * little as possible, which is what keeps other clients' logins fast.
- */
-export function guardSignInRequests(app: FastifyInstance, verifications: VerificationQueue): void {
+/** Logins over their client's share never get this far: over-share-refusal.ts answers them in the server's request event. */
+export function guardSignInRequests(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     if (hasDuplicateHost(request.raw)) throw new SignInProblem('invalidRequest', DUPLICATE_HOST_MESSAGE);
-    if (request.method === 'POST' && request.headers.cookie === undefined && LOGIN_PATH.test(request.url) && verifications.isOverShare(`address ${request.ip}`)) {
-      throw new SignInProblem('tooManyAttempts', 'too many sign-ins in progress from this client; try again in a moment', { retryAfterSeconds: 1 });
-    }
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);

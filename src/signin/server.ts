@@ -1,3 +1,4 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
@@ -26,7 +27,8 @@ import { AccountBudget, ATTEMPT_WINDOW_MS, MemoryAttemptLedger, type AttemptLedg
 import { DeviceTrust } from './device-trust.js';
 import { DEFAULT_VERIFICATION_LIMITS, VerificationQueue, type VerificationLimits } from './verification-queue.js';
 import { FailureWindow, GrowingDelay } from './throttle.js';
-import { fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
+import { clientAddressOf, fastifyTrustProxy, type TrustedProxies } from './trusted-proxies.js';
+import { overShareRefusal, SECURITY_HEADERS } from './over-share-refusal.js';
 import { DEFAULT_TOKEN_SETTINGS, TokenService, type TokenSettings } from './tokens.js';
 
 export interface SignInServerOptions {
@@ -87,8 +89,7 @@ const HOUR_MS = 3_600_000;
  * unless the route says so (tokens and profiles must not sit in a shared or browser cache).
  */
 function setSecurityHeaders(reply: FastifyReply): void {
-  reply.header('X-Content-Type-Options', 'nosniff');
-  reply.header('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+  reply.headers(SECURITY_HEADERS);
   if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
 }
 
@@ -143,12 +144,17 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
       : options.logger === undefined
         ? { logger: { level: 'info', redact } }
         : { loggerInstance: options.logger.child({}, { redact }) };
+  const refuseOverShare = overShareRefusal(context.verifications, clientAddressOf(options.trustedProxies));
   const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
     trustProxy: fastifyTrustProxy(options.trustedProxies),
     clientErrorHandler,
-    http: serverTimeoutOptions(limits),
+    // The server fastify would make, with logins over their client's share answered before fastify.
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
+      createServer(serverTimeoutOptions(limits), (req, res) => {
+        if (!refuseOverShare(req, res)) handler(req, res);
+      }),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     genReqId: requestIdOf,
@@ -171,7 +177,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  guardSignInRequests(app, context.verifications);
+  guardSignInRequests(app);
   installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {

@@ -1,4 +1,6 @@
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import proxyAddr from '@fastify/proxy-addr';
 
 /**
  * Which proxies in front of the sign-in API may say who the client is (X-Forwarded-For): a hop
@@ -39,4 +41,15 @@ export function fastifyTrustProxy(proxies: TrustedProxies | undefined): string[]
   if (proxies === undefined) return false;
   if (typeof proxies === 'number') return (_address, hop) => hop < proxies;
   return [...proxies];
+}
+
+/**
+ * The client address of a raw request exactly as fastify's `request.ip` computes it with
+ * `fastifyTrustProxy(proxies)` (the same proxy-addr walk), for code that runs before fastify does.
+ */
+export function clientAddressOf(proxies: TrustedProxies | undefined): (req: IncomingMessage) => string {
+  const trust = fastifyTrustProxy(proxies);
+  if (trust === false) return (req) => req.socket.remoteAddress ?? '';
+  const trusts = typeof trust === 'function' ? trust : proxyAddr.compile(trust);
+  return (req) => proxyAddr(req, trusts);
 }

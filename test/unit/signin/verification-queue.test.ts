@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { metricsRegistry } from '../../../src/runtime/metrics.js';
 import { VerificationQueue } from '../../../src/signin/verification-queue.js';
 
 /** A verification the test finishes by hand, recording the order in which verifications start. */
@@ -76,5 +77,54 @@ describe('password verifications: bounded concurrency, a fair share per client',
     }
     await Promise.all(runs);
     expect(most).toBe(2);
+  });
+
+  it('keeps a slot for other clients: one client runs at most concurrency − 1 at once, and a newcomer starts at once', async () => {
+    const q = new VerificationQueue({ concurrency: 3, perClient: 4, queueLength: 100 });
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const run = (client: string, name: string): Promise<string> => {
+      const admission = q.admit(client);
+      if (!admission.admitted) throw new Error(`${name} refused`);
+      const g = gate(started, name);
+      gates.set(name, g);
+      return admission.ticket.run(g.verify);
+    };
+    const all = ['x1', 'x2', 'x3', 'x4'].map((n) => run('attacker', n));
+    await tick();
+    expect(started).toEqual(['x1', 'x2']); // the third slot stays free although x3 and x4 wait
+    all.push(run('user', 'u1'));
+    await tick();
+    expect(started).toEqual(['x1', 'x2', 'u1']);
+    gates.get('x1')?.finish();
+    await tick();
+    await tick();
+    expect(started).toEqual(['x1', 'x2', 'u1', 'x3']); // a slot of its own came free: the attacker runs 2 again
+    gates.get('u1')?.finish();
+    await tick();
+    await tick();
+    expect(started).toEqual(['x1', 'x2', 'u1', 'x3']); // the user's slot is not the attacker's third
+    for (const name of ['x2', 'x3', 'x4']) {
+      gates.get(name)?.finish();
+      await tick();
+      await tick();
+    }
+    await Promise.all(all);
+    expect(started).toEqual(['x1', 'x2', 'u1', 'x3', 'x4']);
+  });
+
+  it('counts the refusals callers make before admission (refuseOverShare) with those of admit', async () => {
+    const refused = async (): Promise<number> => (await metricsRegistry.getSingleMetric('endpoint_operator_signin_verifications_refused_total')?.get())?.values.find((v) => v.labels['reason'] === 'client')?.value ?? 0;
+    const q = new VerificationQueue({ concurrency: 2, perClient: 1, queueLength: 10 });
+    const before = await refused();
+    expect(q.refuseOverShare('a')).toBe(false);
+    const held = q.admit('a');
+    expect(held.admitted).toBe(true);
+    expect(q.refuseOverShare('a')).toBe(true);
+    expect(q.refuseOverShare('b')).toBe(false);
+    expect(q.admit('a').admitted).toBe(false);
+    expect((await refused()) - before).toBe(2);
+    if (held.admitted) held.ticket.cancel();
+    expect(q.refuseOverShare('a')).toBe(false);
   });
 });
