@@ -11,17 +11,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { loadavg } from 'node:os';
+import { loadavg, setPriority } from 'node:os';
 import { Agent, request } from 'undici';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import { RESOURCE_NAME, startGatewayBinary, writeObjects } from './gateway-fixture.js';
+import { createServer } from 'node:net';
+import { RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { recordResults } from './results.js';
+import { cpuReport, snapshot } from './thread-cpu.js';
 
 const SECONDS = Number(process.env['BENCH_FAIR_SECONDS'] ?? 10);
 const BIG_CONCURRENCY = Number(process.env['BENCH_FAIR_BIG_CONCURRENCY'] ?? 4);
 const SMALL_RATE = 50;
+/** Nice value of the load generators (the big caller and its model server); 0 = the bench's own priority. */
+const LOAD_NICE = Number(process.env['BENCH_FAIR_LOAD_NICE'] ?? 0);
 /** Extra gateway flags, e.g. `--max-calls-per-caller 2` (default: the gateway's defaults). */
 const GATEWAY_FLAGS = (process.env['BENCH_FAIR_GATEWAY_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
 const NS = 'bench-fair';
@@ -76,7 +80,7 @@ function startModelServer(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 /** The big caller in its own process (fair-big-caller.ts): its sending must not stall this process's clocks either. */
-async function startBigCaller(url: string): Promise<{ stop: () => Promise<Map<number, number>> }> {
+async function startBigCaller(url: string): Promise<{ child: ChildProcess; stop: () => Promise<Map<number, number>> }> {
   const file = fileURLToPath(new URL('./fair-big-caller.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', file, url, String(BIG_CONCURRENCY), String(BIG_INSTANCES)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
@@ -86,6 +90,7 @@ async function startBigCaller(url: string): Promise<{ stop: () => Promise<Map<nu
   });
   await next();
   return {
+    child,
     stop: async () => {
       const done = next();
       child.stdin?.end();
@@ -93,6 +98,23 @@ async function startBigCaller(url: string): Promise<{ stop: () => Promise<Map<nu
       return new Map(Object.entries(codes).map(([c, n]) => [Number(c), n]));
     },
   };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    }).once('error', reject);
+  });
+}
+
+/** The gateway's event-loop delay since the previous scrape (prom-client resets its histogram on each one), in ms. */
+async function eventLoopDelay(healthPort: number): Promise<string> {
+  const res = await request(`http://127.0.0.1:${healthPort}/metrics`);
+  const text = await res.body.text();
+  const value = (name: string): string => ((Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) || NaN) * 1000).toFixed(1);
+  return `p50 ${value('p50')} ms, p99 ${value('p99')} ms, max ${value('max')} ms`;
 }
 
 async function main(): Promise<void> {
@@ -107,14 +129,28 @@ async function main(): Promise<void> {
     await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
     await writeObjects(client, { namespace: `${NS}-bulk`, model: MODEL, resourceName: BULK_NAME, modelPort: bulkModel.port });
     client.close();
-    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, ['--health-port=-1', '--auth=none', ...GATEWAY_FLAGS]);
+    const healthPort = await freePort();
+    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [`--health-port=${healthPort}`, '--auth=none', ...GATEWAY_FLAGS]);
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
     const load1 = loadavg()[0] ?? NaN;
+    let big: Awaited<ReturnType<typeof startBigCaller>> | undefined;
+    const processes = (): Record<string, number | undefined> => ({ gateway: gateway?.child.pid, 'small caller (this process)': process.pid, 'small model server': model.child.pid, 'bulk model server': bulkModel.child.pid, 'big caller': big?.child.pid });
+    await eventLoopDelay(healthPort);
+    let before = snapshot(processes());
+    let t = performance.now();
     const alone = await smallCaller(port);
-    const big = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
+    const aloneCpu = cpuReport(before, snapshot(processes()), (performance.now() - t) / 1000, 'gateway');
+    const aloneDelay = await eventLoopDelay(healthPort);
+    big = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
+    for (const pid of [big.child.pid, bulkModel.child.pid]) if (LOAD_NICE !== 0 && pid !== undefined) setPriority(pid, LOAD_NICE);
     await new Promise((r) => setTimeout(r, 500));
+    await eventLoopDelay(healthPort);
+    before = snapshot(processes());
+    t = performance.now();
     const contended = await smallCaller(port);
+    const besideCpu = cpuReport(before, snapshot(processes()), (performance.now() - t) / 1000, 'gateway');
+    const besideDelay = await eventLoopDelay(healthPort);
     const bigCodes = await big.stop();
     const aloneP99 = pct(alone, 99);
     const contendedP99 = pct(contended, 99);
@@ -123,14 +159,14 @@ async function main(): Promise<void> {
     console.log(`load average at start ${load1.toFixed(2)}; big body ${(BIG_BYTES / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${SECONDS} s`);
     console.log(`small caller at ${SMALL_RATE}/s alone: p50 ${pct(alone, 50).toFixed(1)} ms, p99 ${aloneP99.toFixed(1)} ms`);
     console.log(`small caller beside the big one: p50 ${pct(contended, 50).toFixed(1)} ms, p99 ${contendedP99.toFixed(1)} ms (${ratio.toFixed(1)} × alone; goal ≤ 3)`);
+    console.log(`CPU alone (gateway event-loop delay ${aloneDelay}):\n${aloneCpu.join('\n')}`);
+    console.log(`CPU beside the big caller (gateway event-loop delay ${besideDelay}):\n${besideCpu.join('\n')}`);
     recordResults([
       { id: 'B6.fair.small_p99_ratio', name: `small caller p99 beside a caller looping ${(BIG_BYTES / 1e6).toFixed(1)} MB bodies ÷ its p99 alone`, value: Number(ratio.toFixed(2)), unit: 'ratio', goal: { op: '<=', value: 3 },
         baseline: { value: Number(aloneP99.toFixed(1)), name: 'small caller alone, p99 ms' }, notes: `beside: p99 ${contendedP99.toFixed(1)} ms; big caller: ${bigSummary}; load ${load1.toFixed(2)}` },
     ]);
   } finally {
-    gateway?.child.kill();
-    model.child.kill();
-    bulkModel.child.kill();
+    await stopChildren([...(gateway !== undefined ? [gateway.child] : []), model.child, bulkModel.child]);
     await plane?.stop();
   }
 }
