@@ -134,22 +134,21 @@ async function main(): Promise<void> {
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
     const load1 = loadavg()[0] ?? NaN;
-    let big: Awaited<ReturnType<typeof startBigCaller>> | undefined;
-    const processes = (): Record<string, number | undefined> => ({ gateway: gateway?.child.pid, 'small caller (this process)': process.pid, 'small model server': model.child.pid, 'bulk model server': bulkModel.child.pid, 'big caller': big?.child.pid });
+    const processes = (bigCaller?: ChildProcess): Record<string, number | undefined> => ({ gateway: gateway?.child.pid, 'small caller (this process)': process.pid, 'small model server': model.child.pid, 'bulk model server': bulkModel.child.pid, 'big caller': bigCaller?.pid });
     await eventLoopDelay(healthPort);
     let before = snapshot(processes());
     let t = performance.now();
     const alone = await smallCaller(port);
     const aloneCpu = cpuReport(before, snapshot(processes()), (performance.now() - t) / 1000, 'gateway');
     const aloneDelay = await eventLoopDelay(healthPort);
-    big = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
+    const big = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
     for (const pid of [big.child.pid, bulkModel.child.pid]) if (LOAD_NICE !== 0 && pid !== undefined) setPriority(pid, LOAD_NICE);
     await new Promise((r) => setTimeout(r, 500));
     await eventLoopDelay(healthPort);
-    before = snapshot(processes());
+    before = snapshot(processes(big.child));
     t = performance.now();
     const contended = await smallCaller(port);
-    const besideCpu = cpuReport(before, snapshot(processes()), (performance.now() - t) / 1000, 'gateway');
+    const besideCpu = cpuReport(before, snapshot(processes(big.child)), (performance.now() - t) / 1000, 'gateway');
     const besideDelay = await eventLoopDelay(healthPort);
     const bigCodes = await big.stop();
     const aloneP99 = pct(alone, 99);
