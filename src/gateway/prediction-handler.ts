@@ -19,6 +19,7 @@ import { predictionTarget } from './auth/targets.js';
 import { userTextInMessage } from '../api/common/text.js';
 import { REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
+import { closesRatherThanReads, closeWithoutReading } from '../http/unread-body.js';
 import type { Logger } from '../runtime/logger.js';
 import { scanJson } from '../http/json-guard.js';
 import { checkSystemParameters, GoogleApiError } from './google-errors.js';
@@ -80,6 +81,8 @@ interface Call {
   caller: Caller | undefined;
   requestId: string;
   release: (() => void) | undefined;
+  /** Sends `100 Continue` to a client that waits for it before sending the body (RFC 9110 §10.1.1); unset once sent. */
+  continueBody: (() => void) | undefined;
 }
 
 /** Where a chosen deployed model is called: its ready targets, and its backend's protocol and model name. */
@@ -149,8 +152,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 export class PredictionHandler {
   constructor(private readonly options: PredictionHandlerOptions) {}
 
-  /** Serves one request whose path matched isPredictionRequest. Never throws. */
-  serve(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * Serves one request whose path matched isPredictionRequest. Never throws. `awaitingContinue`: the
+   * client sent `Expect: 100-continue` (server.ts's 'checkContinue'); `100 Continue` is then sent only
+   * once the call is admitted, so a refused client never sends its body.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, awaitingContinue = false): void {
     const started = performance.now();
     gatewayInFlight.inc();
     const abort = new Cancellation();
@@ -161,6 +168,7 @@ export class PredictionHandler {
     const call: Call = {
       endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers),
       requestType: undefined, caller: undefined, requestId: requestIdOf(req), release: undefined,
+      continueBody: awaitingContinue ? () => res.writeContinue() : undefined,
     };
     this.handle(req, call, abort).then(
       (answer) => this.finish(res, call, answer, started, abort, onClose),
@@ -168,7 +176,9 @@ export class PredictionHandler {
         // An unexpected error's own text is not the caller's business: the log line with this request id has it.
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error; request id ${call.requestId}.`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
-        if (error.httpCode === 413) res.setHeader('connection', 'close');
+        const unread = call.body === undefined && !abort.aborted && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: call.continueBody !== undefined }, this.options.largeBodyBytes);
+        if (unread) closeWithoutReading(req, res);
+        else if (error.httpCode === 413) res.setHeader('connection', 'close');
         if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
         if (error.httpCode >= 500 && !abort.aborted) reportServerError(this.options.log, { server: 'gateway', route: call.method || 'prediction', requestId: call.requestId, status: error.httpCode, err, cause: err instanceof GoogleApiError ? err.status : undefined });
         this.finish(res, call, answer, started, abort, onClose);
@@ -250,6 +260,8 @@ export class PredictionHandler {
     const admission = this.options.callers.acquire(fairnessKeyOf(req, call.caller), bodyWeight(req, this.options.bodyLimit));
     if (typeof admission !== 'function') throw admission;
     call.release = admission;
+    call.continueBody?.();
+    call.continueBody = undefined;
     const body = await readBody(req, this.options.bodyLimit);
     call.body = body;
     const endpoint = this.options.routing.endpoint(resourceName);

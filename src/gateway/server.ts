@@ -158,6 +158,13 @@ export class GatewayServer {
           if (!admitGatewayRequest(req, res)) return;
           if (isPredictionRequest(req)) predictions.serve(req, res);
           else handler(req, res);
+        }).on('checkContinue', (req, res) => {
+          // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
+          // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
+          if (!admitGatewayRequest(req, res)) return;
+          if (isPredictionRequest(req)) return predictions.serve(req, res, true);
+          res.writeContinue();
+          handler(req, res);
         }),
     });
     addRequestIdHeader(this.app);
