@@ -62,19 +62,22 @@ export function formatCpu(d: CpuSample): string {
 
 /** One thread's time on CPU so far. */
 export interface ThreadCpu {
+  /** The main thread (the event loop) has tid = pid; Node 20 names none of its threads (`comm` is `node` for all). */
   readonly tid: number;
-  /** /proc/<pid>/task/<tid>/comm: `node` (the main thread, tid = pid), `V8 DefaultWorke` (GC and compiler helpers), `libuv-worker`... */
-  readonly name: string;
+  /** Nanoseconds on a CPU (schedstat's first field, the scheduler's sum_exec_runtime). */
   readonly ns: number;
+  /** Nanoseconds runnable but waiting for a CPU (schedstat's second field): time lost to other threads on a busy machine. */
+  readonly waitNs: number;
+  /** The thread's nice value (/proc/<pid>/task/<tid>/stat field 19): the gateway's JSON workers run at 10. */
+  readonly nice: number;
 }
 
 /**
- * Time on CPU of every live thread of `pid`, in nanoseconds, from /proc/<pid>/task/<tid>/schedstat
- * (its first field is the scheduler's sum_exec_runtime). /proc/<pid>/stat counts in 10 ms ticks,
- * ±10 µs per call over 1,000 calls, too coarse for a difference of a few microseconds per call; and
- * per thread, the event loop (the main thread) is told apart from V8's GC and compiler helpers. A
- * thread that ends between two samples takes its time with it: compare processes whose threads live
- * as long as the measurement (a server's do).
+ * Time on CPU of every live thread of `pid`, in nanoseconds, from /proc/<pid>/task/<tid>/schedstat.
+ * /proc/<pid>/stat counts in 10 ms ticks, ±10 µs per call over 1,000 calls, too coarse for a
+ * difference of a few microseconds per call; and per thread, the event loop (the main thread) is told
+ * apart from V8's GC and compiler helpers. A thread that ends between two samples takes its time with
+ * it: compare processes whose threads live as long as the measurement (a server's do).
  */
 export function threadCpuOf(pid: number): ThreadCpu[] {
   const threads: ThreadCpu[] = [];
@@ -86,9 +89,11 @@ export function threadCpuOf(pid: number): ThreadCpu[] {
   }
   for (const tid of tids) {
     try {
-      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      threads.push({ tid: Number(tid), name, ns });
+      const [run = '0', wait = '0'] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ');
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // Fields after the parenthesised command name; nice is field 19.
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      threads.push({ tid: Number(tid), ns: Number(run), waitNs: Number(wait), nice });
     } catch {
       // the thread ended while we looked
     }

@@ -7,42 +7,18 @@
  * apart by what is known of them: the main thread's id is the pid, the JSON workers run at nice 10
  * (json-worker.ts), the rest are V8's platform threads (GC, compiler) and libuv's pool.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-
-interface ThreadSample {
-  readonly runNs: number;
-  readonly waitNs: number;
-  readonly nice: number;
-}
+import { threadCpuOf, type ThreadCpu } from './process-cpu.js';
 
 /** Thread id → its counters, for one process; empty when the process is gone. */
-function threadsOf(pid: number): Map<number, ThreadSample> {
-  const out = new Map<number, ThreadSample>();
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const [run = '0', wait = '0'] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(' ');
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // Fields after the parenthesised command name; nice is field 19.
-      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-      out.set(Number(tid), { runNs: Number(run), waitNs: Number(wait), nice });
-    } catch {
-      // the thread ended while we looked
-    }
-  }
-  return out;
+function threadsOf(pid: number): Map<number, ThreadCpu> {
+  return new Map(threadCpuOf(pid).map((t) => [t.tid, t]));
 }
 
-export type Snapshot = ReadonlyMap<string, { readonly pid: number; readonly threads: Map<number, ThreadSample> }>;
+export type Snapshot = ReadonlyMap<string, { readonly pid: number; readonly threads: Map<number, ThreadCpu> }>;
 
 /** One sample of every named process. */
 export function snapshot(processes: Readonly<Record<string, number | undefined>>): Snapshot {
-  const out = new Map<string, { pid: number; threads: Map<number, ThreadSample> }>();
+  const out = new Map<string, { pid: number; threads: Map<number, ThreadCpu> }>();
   for (const [name, pid] of Object.entries(processes)) if (pid !== undefined) out.set(name, { pid, threads: threadsOf(pid) });
   return out;
 }
@@ -54,13 +30,13 @@ interface Share {
   readonly waiting: number;
 }
 
-function share(before: Map<number, ThreadSample>, after: Map<number, ThreadSample>, seconds: number, pick: (tid: number, s: ThreadSample) => boolean): Share {
+function share(before: Map<number, ThreadCpu>, after: Map<number, ThreadCpu>, seconds: number, pick: (tid: number, s: ThreadCpu) => boolean): Share {
   let run = 0;
   let wait = 0;
   for (const [tid, s] of after) {
     if (!pick(tid, s)) continue;
     const b = before.get(tid);
-    run += s.runNs - (b?.runNs ?? 0);
+    run += s.ns - (b?.ns ?? 0);
     wait += s.waitNs - (b?.waitNs ?? 0);
   }
   return { cores: run / 1e9 / seconds, waiting: wait / 1e9 / seconds };
@@ -75,7 +51,7 @@ const fmt = (s: Share): string => `${s.cores.toFixed(2)} cores (waited ${(s.wait
 export function cpuReport(before: Snapshot, after: Snapshot, seconds: number, threaded: string): string[] {
   const lines: string[] = [];
   for (const [name, a] of after) {
-    const b = before.get(name)?.threads ?? new Map<number, ThreadSample>();
+    const b = before.get(name)?.threads ?? new Map<number, ThreadCpu>();
     lines.push(`  ${name}: ${fmt(share(b, a.threads, seconds, () => true))}`);
     if (name !== threaded) continue;
     lines.push(`    main thread: ${fmt(share(b, a.threads, seconds, (tid) => tid === a.pid))}`);

@@ -20,7 +20,7 @@ describe('per-thread CPU from /proc schedstat', () => {
   });
 
   it("files Node's threads: main, the platform's start-up threads, then those started on demand", () => {
-    const sample = (entries: [number, number][]): ThreadCpu[] => entries.map(([tid, ns]) => ({ tid, name: 'node', ns }));
+    const sample = (entries: [number, number][]): ThreadCpu[] => entries.map(([tid, ns]) => ({ tid, ns, waitNs: 0, nice: 0 }));
     const threads = sample([[100, 5], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90]]);
     expect(nodeThreadsCpu(100, threads)).toEqual({ main: 5, v8: 21, later: 160, total: 186 });
     expect(nodeThreadsCpu(100, threads, 2)).toEqual({ main: 5, v8: 10, later: 171, total: 186 });
