@@ -11,15 +11,14 @@
  * `OTEL_TRACES_EXPORTER=none` turn it off. The sampler (`OTEL_TRACES_SAMPLER`, `_ARG`), the batch
  * processor (`OTEL_BSP_*`), the OTLP endpoint, headers and timeout, and the resource
  * (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) are read by the SDK packages themselves.
- * Spans go out as OTLP/HTTP JSON (`@opentelemetry/exporter-trace-otlp-http`), sent from a worker thread
- * (worker-span-exporter.ts says why); the sampler, the spans and the batch processor stay here.
+ * Spans go out as OTLP/HTTP JSON (`@opentelemetry/exporter-trace-otlp-http`).
  */
 import { propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import { WorkerSpanExporter } from './worker-span-exporter.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -50,7 +49,7 @@ export function startTelemetry(serviceName: string, env: Environment = process.e
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter()));
+  const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new OTLPTraceExporter() : new ConsoleSpanExporter()));
   const provider = new BasicTracerProvider({ resource, spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
   trace.setGlobalTracerProvider(provider);
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
