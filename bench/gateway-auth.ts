@@ -31,7 +31,6 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
@@ -43,8 +42,8 @@ import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import { pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
-import { comparePaired, mergeRounds, ok, openLoop, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
+import { freePort, openLoop, pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { comparePaired, mergeRounds, ok, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
 import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
@@ -73,15 +72,6 @@ function startModel(): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
     child.once('exit', (code) => reject(new Error(`model process exited with ${code}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    }).on('error', reject);
   });
 }
 

@@ -25,8 +25,7 @@ import { Agent, request } from 'undici';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
-import { createServer } from 'node:net';
-import { RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { freePort, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { recordResults, type ResultEntry } from './results.js';
 import { cpuReport, snapshot } from './thread-cpu.js';
 
@@ -107,15 +106,6 @@ async function startBigCaller(url: string): Promise<{ child: ChildProcess; stop:
       return new Map(Object.entries(codes).map(([c, n]) => [Number(c), n]));
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).once('error', reject);
-  });
 }
 
 /** The gateway's event-loop delay since the previous scrape (prom-client resets its histogram on each one), in ms. */

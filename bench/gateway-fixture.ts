@@ -4,6 +4,7 @@
  * operator would leave them, and the compiled gateway in its own process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -80,4 +81,27 @@ export async function stopChildren(children: readonly ChildProcess[]): Promise<v
     if (c.connected) c.send('stop');
     else c.kill('SIGTERM');
   })));
+}
+
+/** Open loop: call i is sent at start + i/rate whatever the answers do (a slow answer does not slow the offered rate). */
+export async function openLoop<T>(call: (i: number) => Promise<T>, count: number, rate: number): Promise<T[]> {
+  const interval = 1000 / rate;
+  const t0 = performance.now();
+  const pending: Promise<T>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + i * interval - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(call(i));
+  }
+  return Promise.all(pending);
+}
+
+/** A loopback port free at the time of asking (for a child's health port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    }).once('error', reject);
+  });
 }

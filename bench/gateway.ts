@@ -24,7 +24,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
-import { pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { openLoop, pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -117,18 +117,7 @@ async function driver(): Promise<void> {
       });
     const direct = (): Promise<number> => send(model.port, `/v1/models/${MODEL}:predict`);
     const viaGateway = (): Promise<number> => send(gateway.port, `/v1/${RESOURCE_NAME}:predict`);
-    /** Open loop: request i is sent at start + i/rate whatever the answers do. */
-    const run = async (call: () => Promise<number>, count: number): Promise<number[]> => {
-      const interval = 1000 / rate;
-      const t0 = performance.now();
-      const pending: Promise<number>[] = [];
-      for (let i = 0; i < count; i++) {
-        const wait = t0 + i * interval - performance.now();
-        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-        pending.push(call());
-      }
-      return Promise.all(pending);
-    };
+    const run = (call: () => Promise<number>, count: number): Promise<number[]> => openLoop(call, count, rate);
 
     await run(direct, 500);
     await run(viaGateway, 1000); // warm-up: JIT, pools, caches

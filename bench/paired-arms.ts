@@ -11,7 +11,7 @@
  * would leave out the collections a call's allocations cause. Its standard error (from the blocks'
  * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
  */
-import { pctOf } from './gateway-fixture.js';
+import { openLoop, pctOf } from './gateway-fixture.js';
 import { threadCpuDelta, threadCpuOf, userCpuSecondsOf } from './process-cpu.js';
 
 /** One call: [latency ms, HTTP status]. */
@@ -38,19 +38,6 @@ export interface PairFigures {
   readonly referenceCpuUs: number;
   /** The arm's user-mode CPU per call minus the reference's over all these blocks, µs (ticks: only meaningful summed). */
   readonly userCpuUs: number;
-}
-
-/** Open loop: call i is sent at start + i/rate whatever the answers do. */
-export async function openLoop(call: (i: number) => Promise<Sent>, count: number, rate: number): Promise<Sent[]> {
-  const interval = 1000 / rate;
-  const t0 = performance.now();
-  const pending: Promise<Sent>[] = [];
-  for (let i = 0; i < count; i++) {
-    const wait = t0 + i * interval - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(call(i));
-  }
-  return Promise.all(pending);
 }
 
 /** The latencies of calls that all answered 200; throws naming the other statuses. */

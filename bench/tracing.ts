@@ -49,7 +49,7 @@ import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
 import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type NodeThreadsCpu } from './process-cpu.js';
 import { recordResults } from './results.js';
-import { pctOf as pct, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { openLoop, pctOf as pct, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 
 const { values } = parseArgs({
   options: { rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '20' }, warmup: { type: 'string', default: '20000' }, 'max-seconds': { type: 'string', default: '150' } },
@@ -192,17 +192,7 @@ async function driver(): Promise<void> {
       req.on('error', reject);
       req.end(BODY);
     });
-    /** Open loop: call i is sent at start + i/rate whatever the answers do. */
-    const run = async (port: number, count: number): Promise<number[]> => {
-      const t0 = performance.now();
-      const pending: Promise<number>[] = [];
-      for (let i = 0; i < count; i++) {
-        const wait = t0 + (i * 1000) / rate - performance.now();
-        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-        pending.push(send(port));
-      }
-      return Promise.all(pending);
-    };
+    const run = (port: number, count: number): Promise<number[]> => openLoop(() => send(port), count, rate);
     const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
     /** Closed loop, `concurrency` calls in flight: the warm-up's only job is to run the code often, fast. */
