@@ -3,7 +3,8 @@
  * and what a storm of invalid tokens costs. Compiled gateways in their own processes read the same
  * endpoint from a real kube-apiserver (started here) and call the same model server process.
  *
- *   B6-auth:      added gateway CPU per call and added p50: auth on (warm caches, the client sends its
+ *   B6-auth:      added gateway CPU per call (paired blocks, below) and added p50 (paired-latency.ts: every arm's
+ *                 calls interleaved call by call, one in flight, bootstrap interval): auth on (warm caches, the client sends its
  *                 ServiceAccount token) minus auth off (no token: what a client of an auth-off gateway sends),
  *                 so reading the ~1 KB Authorization header counts as part of auth's cost. Two controls in the
  *                 same run: an A/A pair (a second auth-off process) and "the token's bytes alone" (an auth-off
@@ -25,7 +26,7 @@
  * - The warm auth path alone, in-process, as prediction-handler.ts calls it: what the code costs without the
  *   noise of processes (loopback writes' kernel time, which lands on the writer, varies by tens of µs).
  *
- *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 42] [--rounds 3] [--warmup 5000] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
+ *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 42] [--rounds 3] [--warmup 5000] [--latency-cycles 6000] [--latency-blocks 20] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
@@ -44,6 +45,7 @@ import { GoogleApiError } from '../src/gateway/google-errors.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { freePort, openLoop, pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { comparePaired, mergeRounds, ok, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
+import { addedP50, interleavedLatencies, mergeLatencyRounds, type AddedP50, type BlockLatencies } from './paired-latency.js';
 import { threadCpuDelta, threadCpuOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
@@ -51,6 +53,7 @@ const { values } = parseArgs({
   options: {
     role: { type: 'string', default: 'driver' },
     rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '42' }, warmup: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' },
+    'latency-cycles': { type: 'string', default: '6000' }, 'latency-blocks': { type: 'string', default: '20' },
     'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -173,6 +176,7 @@ async function driver(): Promise<void> {
     const rounds = Number(values.rounds);
     const perBlock = Math.ceil(total / blocks);
     const roundFigures: PairFigures[][] = [];
+    const latencyRounds: BlockLatencies[] = [];
     let last: { on: Started; healthPort: number; processes: ChildProcess[] } | undefined;
     for (let r = 0; r < rounds; r++) {
       if (last !== undefined) await stopChildren(last.processes);
@@ -196,6 +200,9 @@ async function driver(): Promise<void> {
       ];
       for (const arm of rotate([reference, ...arms], r)) ok(await openLoop(arm.call, Number(values.warmup), rate), `warm-up ${arm.name}`); // JIT, pools, and the decision caches
       roundFigures.push(await comparePaired(reference, arms, { perBlock, blocks: Math.ceil(blocks / rounds), rate, maxMs: maxMs / rounds }));
+      // Latency: every arm's calls interleaved call by call, one in flight (paired-latency.ts says why).
+      const latencyBlocks = Number(values['latency-blocks']);
+      latencyRounds.push(await interleavedLatencies([reference, ...arms], { perBlock: Math.ceil(Number(values['latency-cycles']) / latencyBlocks), blocks: latencyBlocks, maxMs: maxMs / rounds }));
     }
     if (last === undefined) throw new Error('--rounds must be at least 1');
     const pairs = mergeRounds(roundFigures);
@@ -238,6 +245,17 @@ async function driver(): Promise<void> {
     diff('A/A floor, a second auth-off process minus off', aaPair, aa);
     diff('the token\'s bytes alone, auth off sent the token minus off', tokenPair, headerBytes);
     console.log(`  the warm auth path alone, in-process: ${hotPathUs.toFixed(2)} µs CPU per call`);
+    const merged = mergeLatencyRounds(latencyRounds);
+    const latencyOf = (name: string): number[][] => merged.blocks.get(name) ?? [];
+    const p50Added = (name: string): AddedP50 => addedP50(latencyOf(name), latencyOf('off'), merged.roundOfBlock);
+    const [onP50, aaP50, tokenP50] = [p50Added('on'), p50Added('offB'), p50Added('offToken')];
+    const latencyConditions = `${onP50.calls} calls per arm (${rounds} rounds of fresh processes, ${merged.roundOfBlock.length} blocks), every arm's calls interleaved call by call in a random order each cycle, one call in flight; p50 of each arm's calls minus auth off's, 95 % bootstrap interval (rounds of processes drawn, then blocks within them); load average ${load}`;
+    const ms = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+    const interval = (a: AddedP50): string => `${ms(a.addedMs)} ms [95 % ${ms(a.low95Ms)}, ${ms(a.high95Ms)}] (rounds ${a.perRoundMs.map(ms).join(', ')}; p50 ${a.p50Ms.toFixed(3)} vs ${a.referenceP50Ms.toFixed(3)})`;
+    console.log(`B6-auth added p50: ${latencyConditions}`);
+    console.log(`  added by auth, on minus off (goal <= 0.02 ms): ${interval(onP50)}`);
+    console.log(`  A/A floor, a second auth-off process minus off: ${interval(aaP50)}`);
+    console.log(`  the token's bytes alone, auth off sent the token minus off: ${interval(tokenP50)}`);
     console.log(`B6-auth-cold: ${stormCount} distinct invalid tokens at ${stormRate}/s over ${stormElapsed.toFixed(1)} s, a cached caller at 50/s`);
     console.log(`  TokenReviews sent: ${reviewsPerSecond.toFixed(0)}/s (budget ${REVIEWS_PER_SECOND}/s); storm answered ${JSON.stringify(Object.fromEntries(answered))}`);
     console.log(`  gateway CPU ${stormCpuPerCall.toFixed(1)} µs/call; cached caller p50 ${pctOf(cachedMs, 50).toFixed(3)} ms, p99 ${pctOf(cachedMs, 99).toFixed(3)} ms`);
@@ -248,7 +266,10 @@ async function driver(): Promise<void> {
       { id: 'B6.auth.aa_cpu_per_call', name: 'A/A control: CPU per call of a second auth-off gateway process minus the first (the noise floor of the comparison)', value: r1(aa.cpuUs), unit: 'µs' },
       { id: 'B6.auth.token_bytes_cpu_per_call', name: 'CPU per call an auth-off gateway spends on the ~1 KB Authorization header alone (same gateway, token sent minus not sent)', value: r1(headerBytes.cpuUs), unit: 'µs' },
       { id: 'B6.auth.hot_path_cpu_per_call', name: 'CPU of the warm auth path alone (token + access decisions from the caches), in-process, 100,000 checks', value: Number(hotPathUs.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 15 } },
-      { id: 'B6.auth.added_p50', name: 'latency auth adds to a predict call (warm caches), median, on minus off', value: r3(added.p50Ms), unit: 'ms', goal: { op: '<=', value: 0.02 }, baseline: { value: r3(pctOf(onPair.referenceLatencies, 50)), name: 'p50 with --auth=none, ms' }, notes: `A/A p50 difference ${aa.p50Ms.toFixed(3)} ms; token bytes alone ${headerBytes.p50Ms.toFixed(3)} ms` },
+      { id: 'B6.auth.added_p50', name: 'latency auth adds to a predict call (warm caches), median, on minus off', value: r3(onP50.addedMs), unit: 'ms', goal: { op: '<=', value: 0.02 }, baseline: { value: r3(onP50.referenceP50Ms), name: 'p50 with --auth=none, ms' }, notes: `${latencyConditions}; on minus off ${interval(onP50)}; A/A ${interval(aaP50)}; token bytes alone ${interval(tokenP50)}; in the CPU blocks (two calls in flight at ${rate}/s per arm, open loop): on ${ms(added.p50Ms)}, A/A ${ms(aa.p50Ms)}, token bytes ${ms(headerBytes.p50Ms)} ms` },
+      { id: 'B6.auth.added_p50_high95', name: 'upper end of the 95 % bootstrap interval of the added p50 (auth on minus off)', value: r3(onP50.high95Ms), unit: 'ms' },
+      { id: 'B6.auth.aa_p50', name: 'A/A control: p50 of a second auth-off gateway process minus the first, same interleaved calls', value: r3(aaP50.addedMs), unit: 'ms', notes: `95 % [${ms(aaP50.low95Ms)}, ${ms(aaP50.high95Ms)}] ms` },
+      { id: 'B6.auth.token_bytes_p50', name: 'p50 an auth-off gateway adds when sent the ~1 KB Authorization header anyway (token sent minus not sent)', value: r3(tokenP50.addedMs), unit: 'ms', notes: `95 % [${ms(tokenP50.low95Ms)}, ${ms(tokenP50.high95Ms)}] ms` },
       { id: 'B6.auth_cold.token_reviews_per_second', name: `TokenReviews sent to the kube-apiserver during a storm of distinct invalid tokens at ${stormRate}/s`, value: r1(reviewsPerSecond), unit: '/s', goal: { op: '<=', value: REVIEWS_PER_SECOND * 1.25 }, notes: `budget ${REVIEWS_PER_SECOND}/s plus one second's burst over ${stormElapsed.toFixed(1)} s` },
       { id: 'B6.auth_cold.cpu_per_call', name: 'gateway CPU per call during the storm', value: r1(stormCpuPerCall), unit: 'µs' },
       { id: 'B6.auth_cold.cached_caller_p99', name: "a cached caller's p99 during the storm", value: r3(pctOf(cachedMs, 99)), unit: 'ms', baseline: { value: r3(pctOf(onPair.latencies, 99)), name: 'p99 with auth on, no storm, ms' } },
