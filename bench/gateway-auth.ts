@@ -26,7 +26,7 @@
  * - The warm auth path alone, in-process, as prediction-handler.ts calls it: what the code costs without the
  *   noise of processes (loopback writes' kernel time, which lands on the writer, varies by tens of µs).
  *
- *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 42] [--rounds 3] [--warmup 5000] [--latency-cycles 6000] [--latency-blocks 20] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
+ *   npx tsx bench/gateway-auth.ts [--rate 1000] [--requests 10000] [--blocks 42] [--rounds 5] [--warmup 5000] [--latency-cycles 4000] [--latency-blocks 20] [--storm-rate 1000] [--storm-seconds 5] [--max-seconds 120]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
@@ -52,8 +52,8 @@ import { recordResults } from './results.js';
 const { values } = parseArgs({
   options: {
     role: { type: 'string', default: 'driver' },
-    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '42' }, warmup: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' },
-    'latency-cycles': { type: 'string', default: '6000' }, 'latency-blocks': { type: 'string', default: '20' },
+    rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '42' }, warmup: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '5' },
+    'latency-cycles': { type: 'string', default: '4000' }, 'latency-blocks': { type: 'string', default: '20' },
     'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
 });
@@ -183,9 +183,12 @@ async function driver(): Promise<void> {
       // One process per arm, fresh each round: the A/A pair (off, offB) measures what two processes running the
       // same code differ by; offToken is an auth-off gateway sent the same token as the auth-on one (the bytes alone).
       const healthPort = await freePort();
+      // Every gateway serves health and metrics as in production (the auth-on one's /metrics is read for the storm):
+      // a health server in one arm only would be a difference between the arms that is not auth.
+      const health = async (): Promise<string> => `--health-port=${await freePort()}`;
       // Started, and warmed up below, in an order that rotates with the round: the last warmed has had the least
       // time since, and no arm should always be that one.
-      const flags: Record<string, readonly string[]> = { off: ['--health-port=-1', '--auth=none'], offB: ['--health-port=-1', '--auth=none'], offToken: ['--health-port=-1', '--auth=none'], on: [`--health-port=${healthPort}`, '--auth=token-review'] };
+      const flags: Record<string, readonly string[]> = { off: [await health(), '--auth=none'], offB: [await health(), '--auth=none'], offToken: [await health(), '--auth=none'], on: [`--health-port=${healthPort}`, '--auth=token-review'] };
       const names = rotate(Object.keys(flags), r);
       const started = new Map<string, Started>();
       for (const name of names) started.set(name, await gateway(`${name}-${r}`, flags[name] ?? []));
@@ -241,6 +244,8 @@ async function driver(): Promise<void> {
     show('auth off, second process (A/A)', aaPair);
     show('auth off, token sent anyway', tokenPair);
     const diff = (label: string, p: PairFigures, d: ReturnType<typeof pairDifference>): void => console.log(`  ${label}: CPU ${d.cpuUs.toFixed(1)} ± ${d.standardErrorUs.toFixed(1)} µs/call (main thread ${d.mainUs.toFixed(1)}; user mode ${p.userCpuUs.toFixed(1)}; blocks' median ${d.medianUs.toFixed(1)}, range ${d.blockMinUs.toFixed(1)}..${d.blockMaxUs.toFixed(1)}), p50 ${d.p50Ms.toFixed(3)} ms`);
+    const cpuRounds = (name: string): string => roundFigures.map((r) => pairDifference(r.find((p) => p.arm === name) as PairFigures).cpuUs.toFixed(1)).join(', ');
+    console.log(`  CPU differences per round (fresh processes): on ${cpuRounds('on')}; A/A ${cpuRounds('offB')}; token bytes ${cpuRounds('offToken')} µs/call`);
     diff('added by auth, on minus off (goal: CPU <= 15, p50 <= 0.02)', onPair, added);
     diff('A/A floor, a second auth-off process minus off', aaPair, aa);
     diff('the token\'s bytes alone, auth off sent the token minus off', tokenPair, headerBytes);
