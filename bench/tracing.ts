@@ -34,9 +34,11 @@
  *   npx tsx bench/tracing.ts [--rate 1000] [--requests 5000] [--blocks 20] [--warmup 20000] [--max-seconds 150]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of
- * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/.
+ * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/ (start-up and warm-up included);
+ * EO_BENCH_PERF_DIR=<dir> records `perf record` of each gateway over the measured blocks only (see startPerf).
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -143,6 +145,27 @@ async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): P
   return (used.user + used.system) / calls;
 }
 
+/**
+ * EO_BENCH_PERF_DIR=<dir>: `perf record` of each gateway over the measured blocks only (not its start-up
+ * or warm-up), to <dir>/<arm>.data. With EO_BENCH_GATEWAY_NODE_FLAGS=--perf-basic-prof, JIT frames carry
+ * V8's tier mark (`*` optimised, `^` baseline, `~` interpreted), so a function that runs less optimised
+ * in one arm than in another shows by name.
+ */
+function startPerf(gateways: readonly { arm: Arm; pid: number }[]): ChildProcess[] {
+  const dir = process.env['EO_BENCH_PERF_DIR'];
+  if (dir === undefined || dir === '') return [];
+  mkdirSync(dir, { recursive: true });
+  return gateways.map((g) => spawn('perf', ['record', '-q', '-F', '999', '-g', '-e', 'cpu-clock', '-p', String(g.pid), '-o', `${dir}/${g.arm.name}.data`], { stdio: 'ignore' }));
+}
+
+async function stopPerf(perfs: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(perfs.map((p) => new Promise<void>((resolve) => {
+    if (p.exitCode !== null) return resolve();
+    p.once('exit', () => resolve());
+    p.kill('SIGINT'); // perf writes its file on SIGINT
+  })));
+}
+
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
   const blocks = Number(values.blocks);
@@ -207,9 +230,10 @@ async function driver(): Promise<void> {
       const before = cpuOf(g.pid);
       await flood(g.port, warmup, 16);
       const used = nodeThreadsCpuDelta(before, cpuOf(g.pid));
-      console.error(`warm-up of ${g.arm.name}: ${warmup} calls, V8 threads ${(used.v8 / 1e3 / warmup).toFixed(1)} µs/call, main ${(used.main / 1e3 / warmup).toFixed(1)} µs/call`);
+      console.error(`warm-up of ${g.arm.name} (pid ${g.pid}): ${warmup} calls, V8 threads ${(used.v8 / 1e3 / warmup).toFixed(1)} µs/call, main ${(used.main / 1e3 / warmup).toFixed(1)} µs/call`);
     }
     await sleep(EXPORT_DELAY_MS + SETTLE_MS);
+    const perf = startPerf(gateways);
     const t0 = performance.now();
     for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
       // The arms take turns going first: whatever the machine does after one arm's block is not always charged to the same next arm.
@@ -221,6 +245,7 @@ async function driver(): Promise<void> {
         g.cpu = sumCpu(g.cpu, nodeThreadsCpuDelta(before, cpuOf(g.pid)));
       }
     }
+    await stopPerf(perf);
     agent.destroy();
     // What each gateway spends with no calls at all (informer watches, timers, the batch processor's): charged to the blocks' waits alike.
     const idleBefore = gateways.map((g) => cpuOf(g.pid));
