@@ -19,6 +19,7 @@
  * Closed loop has no coordinated omission to hide here: a median at a load that never queues is the
  * service time, and every call that was sent is counted.
  */
+import { blocksByRound, resampleRoundsThenBlocks } from './bootstrap.js';
 import { pctOf } from './gateway-fixture.js';
 import { ok, type Arm } from './paired-arms.js';
 
@@ -102,15 +103,11 @@ function p50Of(blocks: readonly (readonly number[])[], picks: readonly number[])
 export function addedP50(arm: readonly (readonly number[])[], reference: readonly (readonly number[])[], roundOfBlock: readonly number[], options: { resamples?: number; random?: () => number } = {}): AddedP50 {
   const { resamples = 1000, random = Math.random } = options;
   if (arm.length !== reference.length || arm.length !== roundOfBlock.length) throw new Error('addedP50: the arm, the reference and the round labels must have one entry per block');
-  const rounds = [...new Set(roundOfBlock)];
-  const blocksOf = rounds.map((r) => roundOfBlock.flatMap((x, i) => (x === r ? [i] : [])));
+  const blocksOf = blocksByRound(roundOfBlock);
   const everyBlock = roundOfBlock.map((_, i) => i);
   const differences: number[] = [];
   for (let s = 0; s < resamples; s++) {
-    const picks = blocksOf.flatMap(() => {
-      const ids = blocksOf[Math.floor(random() * blocksOf.length)] as number[];
-      return ids.map(() => ids[Math.floor(random() * ids.length)] as number);
-    });
+    const picks = resampleRoundsThenBlocks(roundOfBlock, random);
     differences.push(p50Of(arm, picks) - p50Of(reference, picks));
   }
   const p50Ms = p50Of(arm, everyBlock);
