@@ -10,7 +10,8 @@ import { parseJsonRequest, serializeUpstreamRequest, vertexAnswer } from './pred
 import type { JsonTask, JsonTaskReply } from './json-worker-pool.js';
 
 function run(task: JsonTask): { bytes: Buffer; instanceCount?: number } {
-  const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  const [first] = task.body;
+  const body = task.body.length === 1 && first !== undefined ? Buffer.from(first.buffer, first.byteOffset, first.byteLength) : Buffer.concat(task.body);
   if (task.kind === 'request') {
     const json = parseJsonRequest(body);
     // No protocol: the call is refused after this check for a reason the caller reads once its body is valid.

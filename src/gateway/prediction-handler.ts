@@ -73,6 +73,9 @@ interface Call {
   endpoint: ResolvedEndpoint | undefined;
   method: string;
   model: ResolvedModel | undefined;
+  /** Whether the request body has been read to its end. */
+  bodyRead: boolean;
+  /** The request body, kept for the request log; not kept by a large :predict that is not logged (its bytes went to a JSON worker). */
   body: Buffer | undefined;
   sampled: boolean;
   trace: CallTrace | undefined;
@@ -126,8 +129,18 @@ function queryOf(query: string | undefined): Record<string, string[]> | undefine
   return out;
 }
 
+/** A request body as received: node:http's chunks, each owning its memory. */
+interface ReceivedBody {
+  readonly pieces: Buffer[];
+  readonly size: number;
+}
+
+function joined(body: ReceivedBody): Buffer {
+  return body.pieces.length === 1 ? (body.pieces[0] as Buffer) : Buffer.concat(body.pieces, body.size);
+}
+
 /** The request body, up to `limit` bytes; beyond it a 413 (the connection is then closed, as the rest is unread). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number): Promise<ReceivedBody> {
   const declared = Number(req.headers['content-length'] ?? 0);
   const tooLarge = (): GoogleApiError => new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${limit} bytes.`, 413);
   if (declared > limit) return Promise.reject(tooLarge());
@@ -144,7 +157,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    req.once('end', () => resolve({ pieces: chunks, size }));
     req.once('error', reject);
   });
 }
@@ -166,7 +179,7 @@ export class PredictionHandler {
     };
     res.once('close', onClose);
     const call: Call = {
-      endpoint: undefined, method: '', model: undefined, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers),
+      endpoint: undefined, method: '', model: undefined, bodyRead: false, body: undefined, sampled: false, trace: this.options.tracing.startCall(req.headers),
       requestType: undefined, caller: undefined, requestId: requestIdOf(req), release: undefined,
       continueBody: awaitingContinue ? () => res.writeContinue() : undefined,
     };
@@ -176,7 +189,7 @@ export class PredictionHandler {
         // An unexpected error's own text is not the caller's business: the log line with this request id has it.
         const error = err instanceof GoogleApiError ? err : new GoogleApiError('INTERNAL', `Internal error; request id ${call.requestId}.`);
         const answer: Answer = { status: error.httpCode, contentType: 'application/json; charset=UTF-8', body: JSON.stringify(error.body()) };
-        const unread = call.body === undefined && !abort.aborted && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: call.continueBody !== undefined }, this.options.largeBodyBytes);
+        const unread = !call.bodyRead && !abort.aborted && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: call.continueBody !== undefined }, this.options.largeBodyBytes);
         if (unread) closeWithoutReading(req, res);
         else if (error.httpCode === 413) res.setHeader('connection', 'close');
         if (error.headers !== undefined) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
@@ -262,17 +275,19 @@ export class PredictionHandler {
     call.release = admission;
     call.continueBody?.();
     call.continueBody = undefined;
-    const body = await readBody(req, this.options.bodyLimit);
-    call.body = body;
+    const received = await readBody(req, this.options.bodyLimit);
+    call.bodyRead = true;
     const endpoint = this.options.routing.endpoint(resourceName);
     if (endpoint === undefined || (this.options.auth.enabled && (endpoint.namespace !== target?.namespace || endpoint.name !== target.name))) throw notFound();
     call.endpoint = endpoint;
     call.trace?.describe(method, endpoint.namespace, endpoint.name, endpoint.resourceName);
     call.sampled = this.options.requestLog.sample(endpoint.logging);
     if (call.sampled) call.requestType = req.headers['content-type'];
+    const offloaded = method === 'predict' && received.size >= this.options.largeBodyBytes;
+    if (offloaded) return this.predictLarge(req, call, received, endpoint, signal);
+    const body = joined(received);
+    call.body = body;
     if (method === 'rawPredict') rawJsonDepth(req, body);
-    const offloaded = method === 'predict' && body.length >= this.options.largeBodyBytes;
-    if (offloaded) return this.predictLarge(req, call, body, endpoint, signal);
     const json = method === 'rawPredict' ? undefined : parseJsonRequest(body);
     const model = this.chooseModel(endpoint, req, method === 'explain' ? json?.deployedModelId : undefined);
     call.model = model;
@@ -309,7 +324,7 @@ export class PredictionHandler {
    * the event-loop path: the body's own faults first, then the model's (chosen before, as :predict's
    * choice does not read the body), then the tensor mapping.
    */
-  private async predictLarge(req: IncomingMessage, call: Call, body: Buffer, endpoint: ResolvedEndpoint, signal: Cancellation): Promise<Answer> {
+  private async predictLarge(req: IncomingMessage, call: Call, received: ReceivedBody, endpoint: ResolvedEndpoint, signal: Cancellation): Promise<Answer> {
     let chosen: { model: ResolvedModel; serving: Serving } | undefined;
     let refusal: unknown;
     try {
@@ -319,7 +334,10 @@ export class PredictionHandler {
     } catch (err) {
       refusal = err;
     }
-    const prepared = await this.options.jsonWorkers.run({ kind: 'request', body, protocol: chosen?.serving.protocol, modelId: chosen?.model.id ?? '' });
+    // Moved to the worker, not copied, unless the request log needs the bytes here too.
+    if (call.sampled) call.body = joined(received);
+    const pieces = call.body === undefined ? received.pieces : [call.body];
+    const prepared = await this.options.jsonWorkers.run({ kind: 'request', body: pieces, protocol: chosen?.serving.protocol, modelId: chosen?.model.id ?? '' }, call.body === undefined);
     if (chosen === undefined) throw refusal;
     const headers = this.upstreamHeaders(req, call);
     return this.exchange(call, endpoint, chosen.model, chosen.serving, 'predict', prepared.bytes, headers, { instanceCount: prepared.instanceCount ?? 0 }, signal);
@@ -346,8 +364,9 @@ export class PredictionHandler {
     const instanceCount = 'instances' in json ? json.instances.length : json.instanceCount;
     const jsonMethod = method === 'explain' ? 'explain' : 'predict';
     const servedBy: ServingModel = { id: model.id, deployedModelName: model.deployedModelName, model: model.model, modelDisplayName: model.modelDisplayName, modelVersionId: model.modelVersionId, origin: res.target.origin };
-    const body = res.body.length >= this.options.largeBodyBytes
-      ? (await this.options.jsonWorkers.run({ kind: 'answer', body: res.body, method: jsonMethod, protocol: serving.protocol, instanceCount, model: servedBy })).bytes
+    // Never joined here: the pieces that are whole socket reads (no byte of them but this answer's) are moved to the worker, the others copied.
+    const body = res.size >= this.options.largeBodyBytes
+      ? (await this.options.jsonWorkers.run({ kind: 'answer', body: res.pieces, method: jsonMethod, protocol: serving.protocol, instanceCount, model: servedBy }, true)).bytes
       : vertexAnswer(jsonMethod, serving.protocol, res.body, instanceCount, servedBy);
     return { status: 200, contentType: 'application/json; charset=UTF-8', body };
   }

@@ -34,10 +34,26 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
+  /** The answer's bytes, joined on first read: a large answer handed to a JSON worker as `pieces` is never joined here. */
   readonly body: Buffer;
+  /** The answer's bytes as received, and their total length. */
+  readonly pieces: readonly Buffer[];
+  readonly size: number;
   readonly target: Target;
   /** Whether a first attempt failed and this answer came from the retry. */
   readonly retried: boolean;
+}
+
+/** An UpstreamResponse whose `body` is joined from `pieces` only when read. */
+export function answerOf(status: number, headers: UpstreamResponse['headers'], pieces: readonly Buffer[], size: number, target: Target, retried: boolean): UpstreamResponse {
+  let body: Buffer | undefined;
+  return {
+    status, headers, pieces, size, target, retried,
+    get body(): Buffer {
+      body ??= pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces, size);
+      return body;
+    },
+  };
 }
 
 /** Why a call got no answer; the route maps it to 503 / 504 / 499 naming the deployed model. */
@@ -148,7 +164,7 @@ export class UpstreamClient {
       attempt?.end(res.status);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
-      return { status: res.status, headers: res.headers, body: res.body, target, retried };
+      return answerOf(res.status, res.headers, res.pieces, res.size, target, retried);
     } catch (err) {
       attempt?.end(undefined, err instanceof UpstreamFailure ? err.kind : codeOf(err) || (err as Error).message);
       if (err instanceof UpstreamFailure) throw err;
@@ -170,7 +186,7 @@ export class UpstreamClient {
    * One HTTP exchange through undici's dispatcher with a minimal handler: the answer is collected as
    * buffers, without the stream and async-resource machinery of `request()` (the data plane's hot path).
    */
-  private exchange(target: Target, request: UpstreamRequest, signal: Cancellation): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  private exchange(target: Target, request: UpstreamRequest, signal: Cancellation): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status = 0;
@@ -215,7 +231,7 @@ export class UpstreamClient {
             if (settled) return;
             settled = true;
             signal.onAbort(undefined);
-            resolve({ status, headers, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+            resolve({ status, headers, pieces: chunks, size });
           },
           onResponseError: (_c, err) => {
             // Failed after the answer began: not safe to retry (`broken`), whatever the error code.

@@ -5,7 +5,8 @@
  * threshold, get the same 1.2 MB calls on real sockets and must give the same answers: the same
  * predictions and deployedModelId from a KServe V1 and an Open Inference V2 model server, and the same
  * 400 for a body nested too deep, a number that overflows a double, a ragged tensor, and the same
- * refusal order when the endpoint accepts no traffic.
+ * refusal order when the endpoint accepts no traffic. The body's bytes are moved to the worker, not
+ * copied, unless the call is sampled for the request log, which then still records them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
@@ -23,6 +24,7 @@ let onLoop: GatewayServer;
 let offloaded: GatewayServer;
 let onLoopUrl = '';
 let offloadedUrl = '';
+const offloadedLog = new CapturedLog();
 const names: Record<string, string> = {};
 
 const payment = { amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 };
@@ -40,11 +42,14 @@ beforeAll(async () => {
   await apply(ns, endpointManifest('big-v1', { '1': 100 }, [{ name: 'big-v1-model', id: '1', backend: { service: 'large-v1', protocol: 'KServeV1' } }]));
   await apply(ns, endpointManifest('big-v2', { '2': 100 }, [{ name: 'big-v2-model', id: '2', backend: { service: 'large-v2', protocol: 'OpenInferenceV2' } }]));
   await apply(ns, endpointManifest('closed', {}, []));
+  await apply(ns, endpointManifest('big-logged', { '3': 100 }, [{ name: 'big-logged-model', id: '3', backend: { service: 'large-v1', protocol: 'KServeV1' } }],
+    { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1 } }));
   names.v1 = await waitDeployed(ns, 'big-v1', ['1']);
   names.v2 = await waitDeployed(ns, 'big-v2', ['2']);
   names.closed = await waitDeployed(ns, 'closed', []);
+  names.logged = await waitDeployed(ns, 'big-logged', ['3']);
   ({ gateway: onLoop, url: onLoopUrl } = await startGateway(env, new CapturedLog().logger, { bodyLimitBytes: BODY_LIMIT, largeBodyBytes: BODY_LIMIT + 1 }));
-  ({ gateway: offloaded, url: offloadedUrl } = await startGateway(env, new CapturedLog().logger, { bodyLimitBytes: BODY_LIMIT }));
+  ({ gateway: offloaded, url: offloadedUrl } = await startGateway(env, offloadedLog.logger, { bodyLimitBytes: BODY_LIMIT }));
 }, 120_000);
 
 afterAll(async () => {
@@ -106,6 +111,17 @@ describe('a large :predict body on a worker thread', () => {
     expect(expected.status).toBe(400);
     expect(got.json).toEqual(expected.json);
     expect(got.json.error.message).toContain('deployed model 2');
+  }, 60_000);
+
+  it('still records the request of a large call sampled for the request log (its bytes copied to the worker, not moved)', async () => {
+    const [expected, got] = await both(names.logged, BIG);
+    expect(got.status, got.text.slice(0, 300)).toBe(200);
+    expect(got.text).toBe(expected.text);
+    const record = offloadedLog.records.findLast((r) => r.msg === 'prediction' && r.endpoint === 'big-logged' && r.code === 200);
+    expect(record?.requestTruncated).toBe(true);
+    expect(BIG.startsWith(record?.request as string)).toBe(true);
+    expect((record?.request as string).length).toBeGreaterThan(1000);
+    expect(got.text.startsWith(record?.response as string)).toBe(true);
   }, 60_000);
 
   it('keeps the refusal order on an endpoint without traffic: a bad body is 400, a good one 400 FAILED_PRECONDITION', async () => {
