@@ -40,8 +40,20 @@ export function bodyWeight(req: IncomingMessage, bodyLimit: number): number {
   return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
 }
 
+/** How long at most a refusal that closes its connection waits for one of its caller's calls to end (`holdRefusal`). */
+export const REFUSAL_HOLD_MS = 1000;
+/** Refusals held at once per caller; beyond, they are answered at once. */
+export const MAX_HELD_REFUSALS_PER_CALLER = 8;
+
+interface CallerState {
+  calls: number;
+  bytes: number;
+  /** Refusals waiting (holdRefusal), woken when one of the caller's calls ends. */
+  readonly waiting: Set<() => void>;
+}
+
 export class CallerLimiter {
-  private readonly inFlight = new Map<string, { calls: number; bytes: number }>();
+  private readonly inFlight = new Map<string, CallerState>();
 
   constructor(
     readonly maxInFlight: number,
@@ -53,7 +65,7 @@ export class CallerLimiter {
    * or the refusal. A caller with nothing in flight is always admitted, whatever its body's size.
    */
   acquire(key: string, bodyBytes = 0): (() => void) | GoogleApiError {
-    const now = this.inFlight.get(key) ?? { calls: 0, bytes: 0 };
+    const now = this.inFlight.get(key) ?? { calls: 0, bytes: 0, waiting: new Set() };
     if (now.calls >= this.maxInFlight) {
       gatewayCallsThrottled.inc();
       return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many concurrent calls from this caller: at most ${this.maxInFlight} calls in flight per caller; retry when one has been answered.`);
@@ -72,7 +84,31 @@ export class CallerLimiter {
       now.calls--;
       now.bytes -= bodyBytes;
       if (now.calls === 0) this.inFlight.delete(key);
+      for (const wake of now.waiting) wake();
     };
+  }
+
+  /**
+   * Resolves when one of `key`'s calls in flight ends, or after `maxMs`; at once when the caller has
+   * nothing in flight or already has MAX_HELD_REFUSALS_PER_CALLER refusals waiting. For a refusal that
+   * closes its connection (its large body is left unread, unread-body.ts): a client that ignores the
+   * 429 and sends again at once costs the gateway a new connection per try, so a full-speed loop turns
+   * refusals into the gateway's main work (B6-fair: ~500 a second from one caller, 97 % of its calls,
+   * slowing every other caller). Held, its next try comes when a call of its own has ended (and may
+   * then be admitted), at most `maxMs` later. The socket meanwhile is not read: the body waits in TCP.
+   */
+  holdRefusal(key: string, maxMs = REFUSAL_HOLD_MS): Promise<void> {
+    const now = this.inFlight.get(key);
+    if (now === undefined || now.waiting.size >= MAX_HELD_REFUSALS_PER_CALLER) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        now.waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, maxMs);
+      now.waiting.add(wake);
+    });
   }
 
   /** Callers with a call in flight (memory is bounded by them: an idle caller has no entry). */

@@ -270,8 +270,15 @@ export class PredictionHandler {
     const notFound = (): GoogleApiError => new GoogleApiError('NOT_FOUND', `Endpoint ${userTextInMessage(resourceName)} not found.`);
     call.caller = this.options.auth.cachedCaller(method, req.headers.authorization, target, req.socket) ?? await this.options.auth.checkNamed(method, req.headers.authorization, target, resourceName, notFound);
     // Counted against its caller before its body is read: one caller's bursts or large bodies cannot take the gateway from the others.
-    const admission = this.options.callers.acquire(fairnessKeyOf(req, call.caller), bodyWeight(req, this.options.bodyLimit));
-    if (typeof admission !== 'function') throw admission;
+    const fairnessKey = fairnessKeyOf(req, call.caller);
+    const admission = this.options.callers.acquire(fairnessKey, bodyWeight(req, this.options.bodyLimit));
+    if (typeof admission !== 'function') {
+      // A refusal that will close its connection with its body on the way waits for one of the caller's
+      // calls to end (fairness.ts holdRefusal). Not one awaiting `100 Continue`: it costs no body, and
+      // curl sends the body anyway after waiting 1 s for an answer.
+      if (call.continueBody === undefined && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: false }, this.options.largeBodyBytes)) await this.options.callers.holdRefusal(fairnessKey);
+      throw admission;
+    }
     call.release = admission;
     call.continueBody?.();
     call.continueBody = undefined;

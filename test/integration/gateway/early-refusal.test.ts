@@ -98,6 +98,23 @@ describe('a call refused before its body is read', () => {
     }
   });
 
+  it('answers a refused 1.4 MB call once the caller\'s call in flight ends, so a client retrying at once does not loop on refusals', async () => {
+    const held = await holdOneCall();
+    const started = performance.now();
+    const answered = request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(BIG, 0x20) }).then(async (res) => {
+      await res.body.dump();
+      return { status: res.statusCode, connection: res.headers['connection'], ms: performance.now() - started };
+    });
+    // Well inside the 1 s hold (fairness.ts REFUSAL_HOLD_MS), which starts only once the call reached the gateway.
+    await new Promise((r) => setTimeout(r, 400));
+    const releasedMs = performance.now() - started;
+    held.release();
+    const refused = await answered;
+    expect(refused.status).toBe(429);
+    expect(refused.connection).toBe('close');
+    expect(refused.ms).toBeGreaterThanOrEqual(releasedMs);
+  });
+
   it('keeps the connection for a small refused body, which is cheaper to read than a new connection', async () => {
     const held = await holdOneCall();
     try {
