@@ -83,14 +83,18 @@ export async function stopChildren(children: readonly ChildProcess[]): Promise<v
   })));
 }
 
-/** Open loop: call i is sent at start + i/rate whatever the answers do (a slow answer does not slow the offered rate). */
-export async function openLoop<T>(call: (i: number) => Promise<T>, count: number, rate: number): Promise<T[]> {
+/**
+ * Open loop: call i is sent at start + i/rate whatever the answers do (a slow answer does not slow the
+ * offered rate). No call is sent once `maxMs` have passed since the start (a bound on the run's time).
+ */
+export async function openLoop<T>(call: (i: number) => Promise<T>, count: number, rate: number, maxMs = Infinity): Promise<T[]> {
   const interval = 1000 / rate;
   const t0 = performance.now();
   const pending: Promise<T>[] = [];
   for (let i = 0; i < count; i++) {
     const wait = t0 + i * interval - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    if (performance.now() - t0 > maxMs) break;
     pending.push(call(i));
   }
   return Promise.all(pending);

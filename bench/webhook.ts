@@ -19,6 +19,7 @@ import { defaultValidationOptions } from '../src/api/common/kind.js';
 import { issueCertificates, servingIdentity } from '../src/webhook/certificates.js';
 import { startWebhookServer } from '../src/webhook/server.js';
 import { recordResults } from './results.js';
+import { openLoop } from './gateway-fixture.js';
 
 const { values } = parseArgs({ options: { serve: { type: 'boolean', default: false }, rate: { type: 'string', default: '200' }, requests: { type: 'string', default: '3000' }, 'max-seconds': { type: 'string', default: '30' } } });
 const rate = Number(values.rate);
@@ -107,18 +108,7 @@ async function main(): Promise<void> {
       req.end(body);
     });
 
-  const run = async (from: number, count: number): Promise<number[]> => {
-    const interval = 1000 / rate;
-    const start = performance.now();
-    const pending: Promise<number>[] = [];
-    for (let i = 0; i < count; i++) {
-      const wait = start + i * interval - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      if (performance.now() - start > maxMs) break;
-      pending.push(send(from + i));
-    }
-    return Promise.all(pending);
-  };
+  const run = (from: number, count: number): Promise<number[]> => openLoop((i) => send(from + i), count, rate, maxMs);
 
   const serverCpu = (): Promise<number> =>
     new Promise((resolve) => {

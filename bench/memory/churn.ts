@@ -11,6 +11,7 @@
  */
 import { ApiError, type KubeClient } from '../../src/runtime/kube-client.js';
 import { deployedModel, predictionEndpoint, refOf, registryEndpoint, SPLITS, withRetry, type Write } from './workload.js';
+import { seededRandom as random } from '../seeded-random.js';
 
 export interface ChurnStats {
   started: number;
@@ -20,18 +21,6 @@ export interface ChurnStats {
   skipped: number;
   byAction: Record<string, number>;
   lastError?: string;
-}
-
-/** mulberry32: a tiny seeded PRNG. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A set that can hand out a random member in O(1), and take one out. */

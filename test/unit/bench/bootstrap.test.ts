@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { blocksByRound, meanInterval, resampleRoundsThenBlocks } from '../../../bench/bootstrap.js';
-
-/** A seeded generator (mulberry32): the tests' draws are the same every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as seeded } from '../../../bench/seeded-random.js';
 
 describe('resampleRoundsThenBlocks', () => {
   it('draws as many rounds as there are, and within a drawn round only that round\'s blocks, as many as it has', () => {

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addedP50, interleavedLatencies, mergeLatencyRounds, shuffledOrder } from '../../../bench/paired-latency.js';
 import type { Arm, Sent } from '../../../bench/paired-arms.js';
-
-/** A seeded generator (mulberry32): the tests' draws are the same every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as seeded } from '../../../bench/seeded-random.js';
 
 /** `blocks` blocks of `perBlock` latencies around `centreMs`, each block shifted by its own drift (the machine's load of the moment). */
 function blocksAround(centreMs: number, drift: readonly number[], perBlock: number, random: () => number): number[][] {
