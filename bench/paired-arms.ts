@@ -12,7 +12,8 @@
  * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
  */
 import { openLoop, pctOf } from './gateway-fixture.js';
-import { threadCpuDelta, threadCpuOf, userCpuSecondsOf } from './process-cpu.js';
+import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuDelta, threadCpuOf, userCpuSecondsOf, type NodeThreadsCpu } from './process-cpu.js';
+import { shuffledOrder } from './seeded-random.js';
 
 /** One call: [latency ms, HTTP status]. */
 export type Sent = [number, number];
@@ -116,4 +117,44 @@ export function mergeRounds(rounds: readonly (readonly PairFigures[])[]): PairFi
       cpuUs: weighted((x) => x.cpuUs), referenceCpuUs: weighted((x) => x.referenceCpuUs), userCpuUs: weighted((x) => x.userCpuUs),
     };
   });
+}
+
+/** One arm's figures from everyArmBlocks: per block, CPU per call by kind of thread (µs), and its calls' latencies (ms). */
+export interface ArmBlocks {
+  readonly arm: string;
+  readonly blocks: NodeThreadsCpu[];
+  readonly latencies: number[];
+}
+
+/**
+ * Every arm called in every block: each cycle sends one call to each arm, in a fresh random order, at
+ * `rate` cycles a second (open loop), so all arms share each moment of the machine's load. Each
+ * process's CPU is read at the blocks' boundaries and nowhere else, so the blocks tile its time: work a
+ * process does later than the calls that caused it (a batch exporter's timer, a GC) lands in some block
+ * of its own, and the mean over the blocks charges all of it. Stops starting blocks after `maxMs`.
+ */
+export async function everyArmBlocks(arms: readonly Arm[], run: { perBlock: number; blocks: number; rate: number; maxMs: number }, random: () => number = Math.random): Promise<ArmBlocks[]> {
+  const out = arms.map((a) => ({ arm: a.name, blocks: [] as NodeThreadsCpu[], latencies: [] as number[] }));
+  const cpuOf = (a: Arm): NodeThreadsCpu => nodeThreadsCpu(a.pid, threadCpuOf(a.pid));
+  let before = arms.map(cpuOf);
+  const t0 = performance.now();
+  for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
+    const k = arms.length;
+    let order: number[] = [];
+    const sent = await openLoop((i) => {
+      if (i % k === 0) order = shuffledOrder(k, random);
+      const arm = order[i % k] as number;
+      return (arms[arm] as Arm).call(i).then((r): [number, Sent] => [arm, r]);
+    }, k * run.perBlock, k * run.rate);
+    const after = arms.map(cpuOf);
+    arms.forEach((arm, a) => {
+      const mine = sent.filter(([i]) => i === a).map(([, r]) => r);
+      const used = nodeThreadsCpuDelta(before[a] as NodeThreadsCpu, after[a] as NodeThreadsCpu);
+      const perCall = (ns: number): number => ns / 1000 / mine.length;
+      (out[a] as ArmBlocks).blocks.push({ main: perCall(used.main), v8: perCall(used.v8), later: perCall(used.later), total: perCall(used.total) });
+      (out[a] as ArmBlocks).latencies.push(...ok(mine, arm.name));
+    });
+    before = after;
+  }
+  return out;
 }

@@ -22,19 +22,10 @@
 import { blocksByRound, resampleRoundsThenBlocks } from './bootstrap.js';
 import { pctOf } from './gateway-fixture.js';
 import { ok, type Arm } from './paired-arms.js';
+import { shuffledOrder } from './seeded-random.js';
 
 /** Per arm, the latencies (ms) of its calls, one array per block. */
 export type BlockLatencies = Map<string, number[][]>;
-
-/** A fresh random order of `n` items (Fisher-Yates): which arm goes first changes every cycle. */
-export function shuffledOrder(n: number, random: () => number = Math.random): number[] {
-  const order = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
-  return order;
-}
 
 /**
  * `perBlock` cycles per block; each cycle calls every arm once, one call at a time, in a random order.

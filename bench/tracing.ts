@@ -1,43 +1,42 @@
 /**
- * B6 with tracing: what OpenTelemetry costs the gateway. Five `endpoint-operator gateway` processes
- * (the compiled binary) serve the same endpoint of a real kube-apiserver (started here) in front of
- * the same model server: two with tracing off (no OTEL_* set), two exporting OTLP/HTTP to a loopback
- * receiver with the sampler at 0.01, one with the sampler at 1.0. They are called open-loop at a
- * fixed offered rate in alternating blocks, so all of them see the same machine load. Reported per
- * gateway: CPU per call, by thread, and p50/p99 latency; what the traced arms add to the untraced
- * one; and the tracing code path alone in-process. Bounded in count and time.
+ * B6 with tracing: what OpenTelemetry costs the gateway. `endpoint-operator gateway` processes (the
+ * compiled binary) serve the same endpoint of a real kube-apiserver (started here) in front of the same
+ * model server process: two with tracing off (no OTEL_* set: the reference and its A/A twin), one
+ * exporting OTLP/HTTP to a loopback receiver with the sampler at 0.01, one at 1.0. The exporting ones run
+ * with the SDK's defaults (batch processor: 5 s schedule delay, batches of 512), as the chart runs them.
+ * Reported: what the traced arms add to the untraced one in CPU per call (by thread) and p50/p99, each
+ * with a 95 % interval, and the tracing code path alone in-process. Bounded in count and time.
  *
  * Why this method. The goals (0.01 adds <= 5 µs of CPU per call, 1.0 <= 40) are differences of a few
- * per cent between separate processes, on a machine other work shares:
- * - CPU is read per thread in ns from /proc/<pid>/task/<tid>/schedstat (bench/process-cpu.ts), not
- *   in /proc/<pid>/stat's 10 ms ticks (±10 µs per call over 1,000 calls), and split into the event
- *   loop's thread, V8's threads (GC helpers, compilers) and threads started later (libuv's pool), so
- *   a cost outside the span code (more GC, an exporter thread) shows where it lands.
- * - Two gateways with the same settings (off and off-b, 0.01 and 0.01-b) give the noise floor: what
- *   two processes of one build differ by in the same run. A difference between arms within it is
- *   not a measured cost.
- * - Many short blocks (20 per gateway by default), the order rotating, so a change in the machine's
- *   load during the run is shared by every arm instead of falling on one; ns readings make short
- *   blocks exact, where ticks needed long ones.
- * - Each block is charged its calls and a settle time after them (past OTEL_BSP_SCHEDULE_DELAY=200
- *   ms), so the exports of its spans are charged to it; every arm, traced or not, waits the same.
- *   The 200 ms delay (the SDK's default is 5 s) makes the 0.01 arm export about 5 small batches a
- *   second instead of one every 5 s: its export cost is overstated, not hidden.
- * - A long warm-up (20,000 calls per gateway, closed loop) before any block: V8 optimises a function
- *   only after enough calls, on its own threads, and until it has, the function runs in the
- *   interpreter at many times the cost. After 1,000 calls (the old warm-up) V8's compiler threads
- *   were still busy through the measured blocks (TurboFan compilations until the end of the run,
- *   a quarter of the gateways' CPU), more so in the traced gateways, which have more code to tier
- *   up: a one-time start-up cost measured as if it were paid on every call. A gateway in service
- *   serves its millionth call, not its thousandth; the figures are for that one.
+ * per cent between separate processes on a machine other work shares:
+ * - CPU per thread in ns from /proc/<pid>/task/<tid>/schedstat (process-cpu.ts), split into the event
+ *   loop, V8's threads and threads started later, so a cost outside the span code shows where it lands.
+ * - Every arm is called in every block, call by call in a random order (paired-arms.ts everyArmBlocks),
+ *   so whatever else the machine does falls on all arms alike; and each process's CPU is read only at
+ *   the blocks' boundaries, so its blocks tile its time and every export (which the batch processor runs
+ *   on its own timer, seconds after the calls) is charged to the arm that made it. An earlier version
+ *   measured one arm at a time and had to wait out a shortened export delay (200 ms) inside each block:
+ *   25 times as many exports a second as the SDK's default makes, so the 0.01 arm paid for five small
+ *   HTTP exports a second instead of one every five seconds.
+ * - Rounds of fresh processes (start and warm-up order rotated): a process carries an offset of its own
+ *   (where its memory lands, the kernel's loopback work it is charged) of ~±15 µs per call that no
+ *   number of blocks from it averages away; the interval draws rounds first, then blocks (bootstrap.ts),
+ *   and the A/A pair shows the floor.
+ * - A long warm-up (20,000 calls per gateway) before any block: until V8 has optimised the hot
+ *   functions, its compiler threads run through the blocks, more in the traced gateways, which have more
+ *   code to tier up. A gateway in service serves its millionth call, not its thousandth.
+ * - p50 from calls sent one at a time, every arm's interleaved (paired-latency.ts); p99 from the blocks.
+ * - Each traced arm's receiver counts the spans it got: at the end of a round (its gateways shut down,
+ *   which flushes) a 1.0 arm must have exported two spans per call, so none was dropped uncharged.
  *
- *   npx tsx bench/tracing.ts [--rate 1000] [--requests 5000] [--blocks 20] [--warmup 20000] [--max-seconds 150]
+ *   npx tsx bench/tracing.ts [--rate 500] [--requests 40000] [--blocks 40] [--rounds 4] [--warmup 20000] [--latency-cycles 8000] [--max-seconds 480]
  *
- * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of
- * each gateway to /tmp/eo-tracing-prof/{off,0.01,1.0}/ (start-up and warm-up included);
- * EO_BENCH_PERF_DIR=<dir> records `perf record` of each gateway over the measured blocks only (see startPerf).
+ * --requests and --blocks are totals over the rounds, per arm. Needs dist/ (`npm run build`; `npm run
+ * bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of each gateway to
+ * /tmp/eo-tracing-prof/<arm>-<round>/; EO_BENCH_PERF_DIR=<dir> records `perf record` of each gateway of
+ * the first round over its blocks (see startPerf).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -49,64 +48,42 @@ import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
-import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type NodeThreadsCpu } from './process-cpu.js';
+import { meanInterval, type MeanInterval } from './bootstrap.js';
+import { everyArmBlocks, ok, type Arm, type ArmBlocks, type Sent } from './paired-arms.js';
+import { addedP50, interleavedLatencies, mergeLatencyRounds, type AddedP50, type BlockLatencies } from './paired-latency.js';
 import { recordResults } from './results.js';
-import { openLoop, pctOf as pct, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 
 const { values } = parseArgs({
-  options: { rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '20' }, warmup: { type: 'string', default: '20000' }, 'max-seconds': { type: 'string', default: '150' } },
+  options: {
+    role: { type: 'string', default: 'driver' },
+    rate: { type: 'string', default: '500' }, requests: { type: 'string', default: '40000' }, blocks: { type: 'string', default: '40' }, rounds: { type: 'string', default: '4' },
+    warmup: { type: 'string', default: '20000' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '480' },
+  },
 });
 const NS = 'bench-tracing';
 const MODEL = 'fraud';
-const EXPORT_DELAY_MS = 200;
-/** After a block's last answer: past the export delay, time for the export itself on loopback. */
-const SETTLE_MS = 300;
-/** The window in which every gateway's CPU with no calls is measured. */
-const IDLE_MS = 2000;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 
-interface Arm {
-  readonly name: 'off' | 'off-b' | 'sampled-0.01' | 'sampled-0.01-b' | 'sampled-1.0';
-  readonly env: Record<string, string>;
-}
+type ArmName = 'off' | 'offB' | 'sampled-0.01' | 'sampled-1.0';
+/** The sampler ratio of each traced arm (the others set no OTEL_*). */
+const RATIOS: Partial<Record<ArmName, string>> = { 'sampled-0.01': '0.01', 'sampled-1.0': '1.0' };
+const ARM_NAMES: readonly ArmName[] = ['off', 'offB', 'sampled-0.01', 'sampled-1.0'];
 
-const NO_CPU: NodeThreadsCpu = { main: 0, v8: 0, later: 0, total: 0 };
-const sumCpu = (a: NodeThreadsCpu, b: NodeThreadsCpu): NodeThreadsCpu => ({ main: a.main + b.main, v8: a.v8 + b.v8, later: a.later + b.later, total: a.total + b.total });
-interface Gateway {
-  readonly arm: Arm;
-  readonly port: number;
-  readonly pid: number;
-  readonly latencies: number[];
-  /** ns on CPU over the measured blocks, by kind of thread. */
-  cpu: NodeThreadsCpu;
-}
-
-interface Figures {
-  readonly arm: string;
-  readonly calls: number;
-  readonly p50: number;
-  readonly p99: number;
-  /** µs per call, by kind of thread. */
-  readonly cpuUs: NodeThreadsCpu;
-}
-const cpuOf = (pid: number): NodeThreadsCpu => nodeThreadsCpu(pid, threadCpuOf(pid));
-
-/** A gateway binary with `env` added (and any inherited OTEL_* removed); its port from its "gateway serving" line. */
-function startGateway(kubeconfig: string, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
-  // --auth=none: the calls here carry no token; what is measured is tracing.
-  return startGatewayBinary(kubeconfig, NS, ['--health-port=-1', '--auth=none'], { env: { ...base, ...env }, profileDir: `/tmp/eo-tracing-prof/${env['OTEL_TRACES_SAMPLER_ARG'] ?? 'off'}` });
-}
-
-/** An OTLP/HTTP receiver that accepts every export and counts the bytes. */
-async function startReceiver(): Promise<{ url: string; bytes: () => number; close: () => void }> {
-  let bytes = 0;
+/** An OTLP/HTTP (JSON) receiver that accepts every export and counts the spans in it. */
+async function startReceiver(): Promise<{ url: string; spans: () => number; close: () => void }> {
+  let spans = 0;
   const server = createServer((req, res) => {
-    req.on('data', (c: Buffer) => (bytes += c.length));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
+      for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans += s.spans?.length ?? 0;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bytes: () => bytes, close: () => server.close() };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans: () => spans, close: () => server.close() };
 }
 
 /**
@@ -114,8 +91,7 @@ async function startReceiver(): Promise<{ url: string; bytes: () => number; clos
  * what one gateway call runs of it (server span continued from a traceparent-less call, one client
  * span, injection, ends), CPU per call including the export of every sampled span (a queue large
  * enough to drop none, in batches of 20,000 so that the exporter's concurrency limit is never hit, flushed
- * inside the measurement). Independent of the other processes' load,
- * unlike the per-process figures.
+ * inside the measurement). Independent of the other processes' load, unlike the per-process figures.
  */
 async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): Promise<number> {
   const env: Record<string, string> = ratio === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_BSP_MAX_QUEUE_SIZE: '200000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20000' };
@@ -151,11 +127,11 @@ async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): P
  * V8's tier mark (`*` optimised, `^` baseline, `~` interpreted), so a function that runs less optimised
  * in one arm than in another shows by name.
  */
-function startPerf(gateways: readonly { arm: Arm; pid: number }[]): ChildProcess[] {
+function startPerf(arms: readonly Arm[]): ChildProcess[] {
   const dir = process.env['EO_BENCH_PERF_DIR'];
   if (dir === undefined || dir === '') return [];
   mkdirSync(dir, { recursive: true });
-  return gateways.map((g) => spawn('perf', ['record', '-q', '-F', '999', '-g', '-e', 'cpu-clock', '-p', String(g.pid), '-o', `${dir}/${g.arm.name}.data`], { stdio: 'ignore' }));
+  return arms.map((a) => spawn('perf', ['record', '-q', '-F', '999', '-g', '-e', 'cpu-clock', '-p', String(a.pid), '-o', `${dir}/${a.name}.data`], { stdio: 'ignore' }));
 }
 
 async function stopPerf(perfs: readonly ChildProcess[]): Promise<void> {
@@ -166,10 +142,30 @@ async function stopPerf(perfs: readonly ChildProcess[]): Promise<void> {
   })));
 }
 
+/** The model server in a process of its own: 2,000 calls a second would otherwise share this process's event loop with the sender's clock. */
+async function roleModel(): Promise<void> {
+  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  process.send?.({ port: server.port });
+  process.on('message', () => process.exit(0));
+}
+
+function startModel(): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--role', 'model'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`model process exited with ${code}`)));
+  });
+}
+
+const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i + by) % xs.length] as T);
+
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
-  const blocks = Number(values.blocks);
-  const perBlock = Math.ceil(Number(values.requests) / blocks);
+  const rounds = Number(values.rounds);
+  const blocksPerRound = Math.max(1, Math.round(Number(values.blocks) / rounds));
+  const perBlock = Math.ceil(Number(values.requests) / (blocksPerRound * rounds));
+  const latencyCycles = Math.ceil(Number(values['latency-cycles']) / rounds);
+  const warmup = Number(values.warmup);
   const maxMs = Number(values['max-seconds']) * 1000;
   let plane: ControlPlane | undefined;
   const children: ChildProcess[] = [];
@@ -178,133 +174,134 @@ async function driver(): Promise<void> {
     for (const c of children) c.kill('SIGKILL');
     void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
   }, maxMs + 120_000);
-  const receiver = await startReceiver();
-  const model = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  const receivers = { 'sampled-0.01': await startReceiver(), 'sampled-1.0': await startReceiver() };
+  const model = await startModel();
+  children.push(model.child);
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   try {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
-    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    const kubeconfig = plane.kubeconfigPath;
+    const client = KubeClient.fromKubeconfig(kubeconfig);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
     await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
     client.close();
-    const traced = (ratio: string): Record<string, string> => ({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_SERVICE_NAME: 'bench-gateway',
-      // Exports every 200 ms instead of 5 s, so a block can wait for its spans' export without long idle windows.
-      OTEL_BSP_SCHEDULE_DELAY: String(EXPORT_DELAY_MS),
-    });
-    // Two gateways each for off and 0.01 (A/A): what two processes of the same build and settings differ by is the noise floor
-    // of a difference between arms, and the 0.01 goal (5 µs) is smaller than what separate processes were seen to differ by.
-    const arms: Arm[] = [
-      { name: 'off', env: {} }, { name: 'off-b', env: {} },
-      { name: 'sampled-0.01', env: traced('0.01') }, { name: 'sampled-0.01-b', env: traced('0.01') },
-      { name: 'sampled-1.0', env: traced('1.0') },
-    ];
-    const gateways: Gateway[] = [];
-    for (const arm of arms) {
-      const g = await startGateway(plane.kubeconfigPath, arm.env);
-      children.push(g.child);
-      gateways.push({ arm, ...g, pid: g.child.pid ?? 0, latencies: [] as number[], cpu: NO_CPU });
-    }
-
-    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-    const send = (port: number): Promise<number> => new Promise((resolve, reject) => {
+    const envOf = (name: ArmName): Record<string, string> => {
+      const base = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('OTEL_') && e[1] !== undefined));
+      const ratio = RATIOS[name];
+      if (ratio === undefined) return base;
+      const receiver = receivers[name as keyof typeof receivers];
+      return { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_SERVICE_NAME: 'bench-gateway' };
+    };
+    const send = (port: number): Promise<Sent> => new Promise((resolve, reject) => {
       const started = process.hrtime.bigint();
       const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/v1/${RESOURCE_NAME}:predict`, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } }, (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`HTTP ${res.statusCode}`))));
+        res.on('end', () => resolve([Number(process.hrtime.bigint() - started) / 1e6, res.statusCode ?? 0]));
       });
       req.on('error', reject);
       req.end(BODY);
     });
-    const run = (port: number, count: number): Promise<number[]> => openLoop(() => send(port), count, rate);
-    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
     /** Closed loop, `concurrency` calls in flight: the warm-up's only job is to run the code often, fast. */
     const flood = async (port: number, count: number, concurrency: number): Promise<void> => {
       let sent = 0;
       await Promise.all(Array.from({ length: concurrency }, async () => {
-        while (sent++ < count) await send(port);
+        while (sent++ < count) ok([await send(port)], 'warm-up');
       }));
     };
-    const warmup = Number(values.warmup);
-    for (const g of gateways) {
-      const before = cpuOf(g.pid);
-      await flood(g.port, warmup, 16);
-      const used = nodeThreadsCpuDelta(before, cpuOf(g.pid));
-      console.error(`warm-up of ${g.arm.name} (pid ${g.pid}): ${warmup} calls, V8 threads ${(used.v8 / 1e3 / warmup).toFixed(1)} µs/call, main ${(used.main / 1e3 / warmup).toFixed(1)} µs/call`);
-    }
-    await sleep(EXPORT_DELAY_MS + SETTLE_MS);
-    const perf = startPerf(gateways);
-    const t0 = performance.now();
-    for (let b = 0; b < blocks && performance.now() - t0 < maxMs; b++) {
-      // The arms take turns going first: whatever the machine does after one arm's block is not always charged to the same next arm.
-      for (const g of [...gateways.slice(b % gateways.length), ...gateways.slice(0, b % gateways.length)]) {
-        const before = cpuOf(g.pid);
-        g.latencies.push(...(await run(g.port, perBlock)));
-        // Every arm waits past the export delay inside its block, so the traced arms' exports of the block's spans are charged to it.
-        await sleep(EXPORT_DELAY_MS + SETTLE_MS);
-        g.cpu = sumCpu(g.cpu, nodeThreadsCpuDelta(before, cpuOf(g.pid)));
-      }
-    }
-    await stopPerf(perf);
-    agent.destroy();
-    // What each gateway spends with no calls at all (informer watches, timers, the batch processor's): charged to the blocks' waits alike.
-    const idleBefore = gateways.map((g) => cpuOf(g.pid));
-    await sleep(IDLE_MS);
-    const idleUsPerS = gateways.map((g, i) => nodeThreadsCpuDelta(idleBefore[i] ?? NO_CPU, cpuOf(g.pid)).total / 1e3 / (IDLE_MS / 1000));
 
-    const path = { off: await pathCpuPerCall(receiver.url, undefined), low: await pathCpuPerCall(receiver.url, '0.01'), full: await pathCpuPerCall(receiver.url, '1.0') };
+    const cpuRounds: ArmBlocks[][] = [];
+    const latencyRounds: BlockLatencies[] = [];
+    const t0 = performance.now();
+    for (let r = 0; r < rounds && performance.now() - t0 < maxMs; r++) {
+      const spansBefore = receivers['sampled-1.0'].spans();
+      const started = new Map<ArmName, { child: ChildProcess; port: number }>();
+      for (const name of rotate(ARM_NAMES, r)) {
+        // --auth=none: the calls carry no token; what is measured is tracing.
+        const g = await startGatewayBinary(kubeconfig, NS, ['--health-port=-1', '--auth=none'], { env: envOf(name), profileDir: `/tmp/eo-tracing-prof/${name}-${r}` });
+        children.push(g.child);
+        started.set(name, g);
+      }
+      const arms: Arm[] = ARM_NAMES.map((name) => {
+        const g = started.get(name) as { child: ChildProcess; port: number };
+        return { name, pid: g.child.pid ?? 0, call: () => send(g.port) };
+      });
+      for (const name of rotate(ARM_NAMES, r)) await flood((started.get(name) as { port: number }).port, warmup, 16);
+      const perf = r === 0 ? startPerf(arms) : [];
+      const remaining = (maxMs - (performance.now() - t0)) / (rounds - r);
+      cpuRounds.push(await everyArmBlocks(arms, { perBlock, blocks: blocksPerRound, rate, maxMs: remaining / 2 }));
+      await stopPerf(perf);
+      latencyRounds.push(await interleavedLatencies(arms, { perBlock: Math.ceil(latencyCycles / 10), blocks: 10, maxMs: remaining / 4 }));
+      await stopChildren([...started.values()].map((g) => g.child)); // a traced gateway's shutdown flushes its spans
+      // Two spans per call of the 1.0 gateway (server and client): fewer means the batch processor dropped some, uncharged.
+      const fullCalls = warmup + (cpuRounds[r]?.find((a) => a.arm === 'sampled-1.0')?.latencies.length ?? 0) + (latencyRounds[r]?.get('sampled-1.0') ?? []).flat().length;
+      const fullSpans = receivers['sampled-1.0'].spans() - spansBefore;
+      if (fullSpans < 2 * fullCalls) throw new Error(`round ${r}: the 1.0 gateway exported ${fullSpans} spans for ${fullCalls} calls: its batch processor dropped spans, whose cost would go uncounted`);
+    }
+
+    const exportedSpans = { low: receivers['sampled-0.01'].spans(), full: receivers['sampled-1.0'].spans() };
+    const path = { off: await pathCpuPerCall(receivers['sampled-0.01'].url, undefined), low: await pathCpuPerCall(receivers['sampled-0.01'].url, '0.01'), full: await pathCpuPerCall(receivers['sampled-0.01'].url, '1.0') };
     const r1 = (x: number): number => Number(x.toFixed(1));
     const r3 = (x: number): number => Number(x.toFixed(3));
-    const perCall = (cpu: NodeThreadsCpu, calls: number): NodeThreadsCpu => ({ main: cpu.main / 1e3 / calls, v8: cpu.v8 / 1e3 / calls, later: cpu.later / 1e3 / calls, total: cpu.total / 1e3 / calls });
-    const figuresOf = (name: string, of: typeof gateways): Figures => {
-      const latencies = of.flatMap((g) => g.latencies);
-      return { arm: name, calls: latencies.length, p50: pct(latencies, 50), p99: pct(latencies, 99), cpuUs: perCall(of.reduce((c, g) => sumCpu(c, g.cpu), NO_CPU), latencies.length) };
+    const load = loadavg().map((l) => l.toFixed(1)).join(' ');
+    const armRounds = (name: ArmName): ArmBlocks[] => cpuRounds.map((round) => round.find((a) => a.arm === name) as ArmBlocks);
+    const roundOfBlock = armRounds('off').flatMap((a, r) => a.blocks.map(() => r));
+    /** The arm's CPU per call minus off's in the same blocks (by kind of thread), with its two-level interval. */
+    const added = (name: ArmName, kind: 'total' | 'main' | 'v8' | 'later' = 'total'): MeanInterval => {
+      const mine = armRounds(name).flatMap((a) => a.blocks.map((b) => b[kind]));
+      const off = armRounds('off').flatMap((a) => a.blocks.map((b) => b[kind]));
+      return meanInterval(mine.map((x, i) => x - (off[i] as number)), roundOfBlock);
     };
-    const each = gateways.map((g) => figuresOf(g.arm.name, [g]));
-    const byArm = (...names: Arm['name'][]): typeof gateways => gateways.filter((g) => names.includes(g.arm.name));
-    const off = figuresOf('off (both)', byArm('off', 'off-b'));
-    const low = figuresOf('0.01 (both)', byArm('sampled-0.01', 'sampled-0.01-b'));
-    const full = figuresOf('1.0', byArm('sampled-1.0'));
-    const [offA, offB, lowA, lowB] = each as [Figures, Figures, Figures, Figures, Figures];
-    const aaOff = offB.cpuUs.total - offA.cpuUs.total;
-    const aaLow = lowB.cpuUs.total - lowA.cpuUs.total;
-    const added = (f: Figures): string => `CPU ${(f.cpuUs.total - off.cpuUs.total).toFixed(1)} µs/call (main thread ${(f.cpuUs.main - off.cpuUs.main).toFixed(1)}, V8 threads ${(f.cpuUs.v8 - off.cpuUs.v8).toFixed(1)}, later threads ${(f.cpuUs.later - off.cpuUs.later).toFixed(1)})`;
-    const conditions = `${offA.calls} calls per gateway at ${rate}/s offered open-loop, ${blocks} alternating blocks, loopback; per-thread CPU from /proc schedstat (ns); OTLP/HTTP JSON to a loopback receiver (${receiver.bytes()} bytes received); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`;
+    const meanCpu = (name: ArmName): number => {
+      const blocks = armRounds(name).flatMap((a) => a.blocks);
+      return blocks.reduce((s, b) => s + b.total, 0) / blocks.length;
+    };
+    const latencies = (name: ArmName): number[] => armRounds(name).flatMap((a) => a.latencies);
+    const merged = mergeLatencyRounds(latencyRounds);
+    const p50 = (name: ArmName): AddedP50 => addedP50(merged.blocks.get(name) ?? [], merged.blocks.get('off') ?? [], merged.roundOfBlock);
+    const us = (i: MeanInterval): string => `${i.mean >= 0 ? '+' : ''}${i.mean.toFixed(1)} µs [95 % ${i.low95.toFixed(1)}, ${i.high95.toFixed(1)}] (rounds ${i.perRound.map((x) => x.toFixed(1)).join(', ')})`;
+    const ms = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
+    const msInterval = (a: AddedP50): string => `${ms(a.addedMs)} ms [95 % ${ms(a.low95Ms)}, ${ms(a.high95Ms)}]`;
+    const p99Added = (name: ArmName): number => pctOf(latencies(name), 99) - pctOf(latencies('off'), 99);
+    const callsPerArm = latencies('off').length;
+    const conditions = `${cpuRounds.length} rounds of fresh processes, ${callsPerArm} calls per arm in ${roundOfBlock.length} blocks at ${rate}/s per arm offered open-loop, every arm called in every block in a random order; per-thread CPU from /proc schedstat (ns); OTLP/HTTP JSON to loopback receivers with the SDK's batch defaults (${exportedSpans.low} spans at 0.01, ${exportedSpans.full} at 1.0, none dropped); load average ${load} on ${cpus().length} cores`;
+    const offCpu = meanCpu('off');
     console.log(`B6 tracing: ${conditions}`);
-    for (const [i, f] of each.entries()) {
-      console.log(`  ${f.arm.padEnd(15)} p50 ${f.p50.toFixed(3)} ms  p99 ${f.p99.toFixed(3)} ms  gateway CPU ${f.cpuUs.total.toFixed(1)} µs/call (main ${f.cpuUs.main.toFixed(1)}, V8 ${f.cpuUs.v8.toFixed(1)}, later ${f.cpuUs.later.toFixed(1)}); idle ${(idleUsPerS[i] ?? NaN).toFixed(0)} µs/s`);
+    for (const name of ARM_NAMES) console.log(`  ${name.padEnd(13)} gateway CPU ${meanCpu(name).toFixed(1)} µs/call, p50 ${pctOf(latencies(name), 50).toFixed(3)} ms, p99 ${pctOf(latencies(name), 99).toFixed(3)} ms (blocks, open loop)`);
+    const figures = ARM_NAMES.filter((n) => n !== 'off').map((name) => ({ name, cpu: added(name), main: added(name, 'main'), v8: added(name, 'v8'), later: added(name, 'later'), p50: p50(name), p99: p99Added(name) }));
+    const of = (name: ArmName): (typeof figures)[number] => figures.find((f) => f.name === name) as (typeof figures)[number];
+    for (const f of figures) {
+      console.log(`  ${f.name} minus off: CPU ${us(f.cpu)}; main thread ${f.main.mean.toFixed(1)}, V8 threads ${f.v8.mean.toFixed(1)}, later threads ${f.later.mean.toFixed(1)}; p50 ${msInterval(f.p50)}; p99 ${ms(f.p99)} ms`);
     }
-    console.log(`  A/A noise floor (same settings, another process): off ${aaOff.toFixed(1)} µs/call, 0.01 ${aaLow.toFixed(1)} µs/call`);
-    console.log(`  added by sampling 0.01 (both gateways against both off): ${added(low)} (goal <= 5), p50 ${(low.p50 - off.p50).toFixed(3)} ms, p99 ${(low.p99 - off.p99).toFixed(3)} ms`);
-    console.log(`  added by sampling 1.0:  ${added(full)} (goal <= 40), p50 ${(full.p50 - off.p50).toFixed(3)} ms, p99 ${(full.p99 - off.p99).toFixed(3)} ms`);
+    console.log(`  goals: off adds nothing measurable (A/A is offB), 0.01 adds <= 5 µs/call, 1.0 adds <= 40 µs/call`);
     console.log(`  the tracing path alone, in-process (100,000 calls, exports flushed): off ${path.off.toFixed(2)} µs/call, 0.01 ${path.low.toFixed(2)} µs/call, 1.0 ${path.full.toFixed(2)} µs/call`);
-    const baseline = { value: r1(off.cpuUs.total), name: 'gateway CPU per call with tracing off (two gateways), µs' };
+    const [aa, low, full] = [of('offB'), of('sampled-0.01'), of('sampled-1.0')];
+    const baseline = { value: r1(offCpu), name: 'gateway CPU per call with tracing off, µs' };
+    const cpuNotes = (f: (typeof figures)[number]): string => `95 % interval (rounds of processes drawn, then blocks) [${f.cpu.low95.toFixed(1)}, ${f.cpu.high95.toFixed(1)}]; per round ${f.cpu.perRound.map((x) => x.toFixed(1)).join(', ')}; main thread ${f.main.mean.toFixed(1)}, V8 threads ${f.v8.mean.toFixed(1)}, later threads ${f.later.mean.toFixed(1)}; A/A ${us(aa.cpu)}`;
     recordResults([
-      { id: 'B6.tracing.off.cpu_per_request', name: 'gateway CPU per predict call, tracing off (no OTEL_* set; two gateways)', value: r1(off.cpuUs.total), unit: 'µs', notes: conditions },
-      { id: 'B6.tracing.aa.off_cpu_difference', name: 'A/A: CPU per call of one untraced gateway minus the other (noise floor)', value: r1(aaOff), unit: 'µs' },
-      { id: 'B6.tracing.aa.sampled_0_01_cpu_difference', name: 'A/A: CPU per call of one gateway at 0.01 minus the other (noise floor)', value: r1(aaLow), unit: 'µs' },
-      { id: 'B6.tracing.sampled_0_01.added_cpu', name: 'gateway CPU per call added by tracing with the sampler at 0.01 (two gateways against two untraced)', value: r1(low.cpuUs.total - off.cpuUs.total), unit: 'µs', goal: { op: '<=', value: 5 }, baseline },
-      { id: 'B6.tracing.sampled_1_0.added_cpu', name: 'gateway CPU per call added by tracing every call (sampler 1.0)', value: r1(full.cpuUs.total - off.cpuUs.total), unit: 'µs', goal: { op: '<=', value: 40 }, baseline },
+      { id: 'B6.tracing.off.cpu_per_request', name: 'gateway CPU per predict call, tracing off (no OTEL_* set)', value: r1(offCpu), unit: 'µs', notes: conditions },
+      { id: 'B6.tracing.aa.off_cpu_difference', name: 'A/A: CPU per call of a second untraced gateway process minus the first (noise floor)', value: r1(aa.cpu.mean), unit: 'µs', notes: `95 % [${aa.cpu.low95.toFixed(1)}, ${aa.cpu.high95.toFixed(1)}]; p50 ${msInterval(aa.p50)}` },
+      { id: 'B6.tracing.sampled_0_01.added_cpu', name: 'gateway CPU per call added by tracing with the sampler at 0.01, exports included', value: r1(low.cpu.mean), unit: 'µs', goal: { op: '<=', value: 5 }, baseline, notes: cpuNotes(low) },
+      { id: 'B6.tracing.sampled_0_01.added_cpu_high95', name: 'upper end of the 95 % interval of the CPU added at 0.01', value: r1(low.cpu.high95), unit: 'µs' },
+      { id: 'B6.tracing.sampled_1_0.added_cpu', name: 'gateway CPU per call added by tracing every call (sampler 1.0), exports included', value: r1(full.cpu.mean), unit: 'µs', goal: { op: '<=', value: 40 }, baseline, notes: cpuNotes(full) },
+      { id: 'B6.tracing.sampled_1_0.added_cpu_high95', name: 'upper end of the 95 % interval of the CPU added at 1.0', value: r1(full.cpu.high95), unit: 'µs' },
       { id: 'B6.tracing.path.off', name: 'CPU of the tracing code path per call, in-process, tracing off', value: Number(path.off.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 0.5 } },
       { id: 'B6.tracing.path.sampled_0_01', name: 'CPU of the tracing code path per call, in-process, sampler 0.01, exports included', value: Number(path.low.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 5 } },
       { id: 'B6.tracing.path.sampled_1_0', name: 'CPU of the tracing code path per call, in-process, every call traced, exports included', value: Number(path.full.toFixed(2)), unit: 'µs', goal: { op: '<=', value: 40 } },
-      { id: 'B6.tracing.sampled_0_01.added_p50', name: 'median latency added by tracing at 0.01', value: r3(low.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
-      { id: 'B6.tracing.sampled_0_01.added_p99', name: 'p99 latency added by tracing at 0.01', value: r3(low.p99 - off.p99), unit: 'ms', baseline: { value: r3(off.p99), name: 'p99 with tracing off, ms' } },
-      { id: 'B6.tracing.sampled_1_0.added_p50', name: 'median latency added by tracing every call', value: r3(full.p50 - off.p50), unit: 'ms', baseline: { value: r3(off.p50), name: 'p50 with tracing off, ms' } },
-      { id: 'B6.tracing.sampled_1_0.added_p99', name: 'p99 latency added by tracing every call', value: r3(full.p99 - off.p99), unit: 'ms', baseline: { value: r3(off.p99), name: 'p99 with tracing off, ms' } },
+      { id: 'B6.tracing.sampled_0_01.added_p50', name: 'median latency added by tracing at 0.01 (calls one at a time, arms interleaved)', value: r3(low.p50.addedMs), unit: 'ms', baseline: { value: r3(low.p50.referenceP50Ms), name: 'p50 with tracing off, ms' }, notes: `95 % [${ms(low.p50.low95Ms)}, ${ms(low.p50.high95Ms)}]` },
+      { id: 'B6.tracing.sampled_0_01.added_p99', name: 'p99 latency added by tracing at 0.01 (blocks, open loop)', value: r3(low.p99), unit: 'ms', baseline: { value: r3(pctOf(latencies('off'), 99)), name: 'p99 with tracing off, ms' } },
+      { id: 'B6.tracing.sampled_1_0.added_p50', name: 'median latency added by tracing every call (calls one at a time, arms interleaved)', value: r3(full.p50.addedMs), unit: 'ms', baseline: { value: r3(full.p50.referenceP50Ms), name: 'p50 with tracing off, ms' }, notes: `95 % [${ms(full.p50.low95Ms)}, ${ms(full.p50.high95Ms)}]` },
+      { id: 'B6.tracing.sampled_1_0.added_p99', name: 'p99 latency added by tracing every call (blocks, open loop)', value: r3(full.p99), unit: 'ms', baseline: { value: r3(pctOf(latencies('off'), 99)), name: 'p99 with tracing off, ms' } },
     ], {
-      tracing: Object.fromEntries(each.map((f, i) => [f.arm, {
-        p50: r3(f.p50), p99: r3(f.p99), cpuPerCallUs: r1(f.cpuUs.total),
-        cpuPerCallUsByThread: { main: r1(f.cpuUs.main), v8: r1(f.cpuUs.v8), later: r1(f.cpuUs.later) }, idleCpuUsPerSecond: Math.round(idleUsPerS[i] ?? NaN),
-      }])),
+      tracing: Object.fromEntries(ARM_NAMES.map((name) => [name, { cpuPerCallUs: r1(meanCpu(name)), p50: r3(pctOf(latencies(name), 50)), p99: r3(pctOf(latencies(name), 99)) }])),
     });
   } finally {
     clearTimeout(deadline);
+    agent.destroy();
     await stopChildren(children);
-    await model.close();
-    receiver.close();
+    for (const receiver of Object.values(receivers)) receiver.close();
     await plane?.stop();
   }
 }
 
-await driver();
+if (values.role === 'model') await roleModel();
+else await driver();

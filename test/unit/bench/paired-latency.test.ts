@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { addedP50, interleavedLatencies, mergeLatencyRounds, shuffledOrder } from '../../../bench/paired-latency.js';
+import { addedP50, interleavedLatencies, mergeLatencyRounds } from '../../../bench/paired-latency.js';
 import type { Arm, Sent } from '../../../bench/paired-arms.js';
-import { seededRandom as seeded } from '../../../bench/seeded-random.js';
+import { seededRandom as seeded, shuffledOrder } from '../../../bench/seeded-random.js';
 
 /** `blocks` blocks of `perBlock` latencies around `centreMs`, each block shifted by its own drift (the machine's load of the moment). */
 function blocksAround(centreMs: number, drift: readonly number[], perBlock: number, random: () => number): number[][] {
