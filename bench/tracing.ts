@@ -22,14 +22,20 @@
  *   (where its memory lands, the kernel's loopback work it is charged) of ~±15 µs per call that no
  *   number of blocks from it averages away; the interval draws rounds first, then blocks (bootstrap.ts),
  *   and the A/A pair shows the floor.
- * - A long warm-up (20,000 calls per gateway) before any block: until V8 has optimised the hot
- *   functions, its compiler threads run through the blocks, more in the traced gateways, which have more
- *   code to tier up. A gateway in service serves its millionth call, not its thousandth.
+ * - A long warm-up (20,000 calls per gateway, one gateway at a time, closed loop) before any block:
+ *   until V8 has optimised the hot functions, its compiler threads run through the blocks, more in the
+ *   traced gateways, which have more code to tier up. A gateway in service serves its millionth call,
+ *   not its thousandth. Then --settle-blocks blocks (10 s at the defaults) of every arm together, not
+ *   measured: in the 0.01 gateway, which sat idle (exporting) while the others warmed up, V8 invalidated
+ *   optimised code of the serving path then (`--trace-deopt`: "marking dependent code ... code
+ *   dependencies") and re-optimised ~100 functions in the first blocks (`--trace-opt`: 97 compilations
+ *   in that gateway during the blocks, 2-11 in the others), a one-time cost that was read as +20 µs per
+ *   call of V8's compiler threads.
  * - p50 from calls sent one at a time, every arm's interleaved (paired-latency.ts); p99 from the blocks.
  * - Each traced arm's receiver counts the spans it got: at the end of a round (its gateways shut down,
  *   which flushes) a 1.0 arm must have exported two spans per call, so none was dropped uncharged.
  *
- *   npx tsx bench/tracing.ts [--rate 500] [--requests 40000] [--blocks 40] [--rounds 4] [--warmup 20000] [--latency-cycles 8000] [--max-seconds 480]
+ *   npx tsx bench/tracing.ts [--rate 500] [--requests 40000] [--blocks 40] [--rounds 4] [--warmup 20000] [--settle-blocks 5] [--latency-cycles 8000] [--max-seconds 480]
  *
  * --requests and --blocks are totals over the rounds, per arm. Needs dist/ (`npm run build`; `npm run
  * bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of each gateway to
@@ -58,7 +64,7 @@ const { values } = parseArgs({
   options: {
     role: { type: 'string', default: 'driver' },
     rate: { type: 'string', default: '500' }, requests: { type: 'string', default: '40000' }, blocks: { type: 'string', default: '40' }, rounds: { type: 'string', default: '4' },
-    warmup: { type: 'string', default: '20000' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '480' },
+    warmup: { type: 'string', default: '20000' }, 'settle-blocks': { type: 'string', default: '5' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '480' },
   },
 });
 const NS = 'bench-tracing';
@@ -226,6 +232,8 @@ async function driver(): Promise<void> {
         return { name, pid: g.child.pid ?? 0, call: () => send(g.port) };
       });
       for (const name of rotate(ARM_NAMES, r)) await flood((started.get(name) as { port: number }).port, warmup, 16);
+      // Then every arm called together as in the blocks, past two export periods (see the header), not measured.
+      await everyArmBlocks(arms, { perBlock, blocks: Number(values['settle-blocks']), rate, maxMs: Infinity });
       const perf = r === 0 ? startPerf(arms) : [];
       const remaining = (maxMs - (performance.now() - t0)) / (rounds - r);
       cpuRounds.push(await everyArmBlocks(arms, { perBlock, blocks: blocksPerRound, rate, maxMs: remaining / 2 }));
