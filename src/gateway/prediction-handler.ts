@@ -32,7 +32,7 @@ import { parseJsonRequest, serializeUpstreamRequest, vertexAnswer, type JsonRequ
 import type { RequestLogger } from './request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable, Target } from './routing-table.js';
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
-import { GatewayTracing, type CallTrace } from './tracing.js';
+import { GatewayTracing, type CallSpan } from './tracing.js';
 import type { TrafficSplitter } from './traffic-split.js';
 import { Cancellation, UpstreamFailure, type UpstreamClient, type UpstreamResponse } from './upstream.js';
 
@@ -78,7 +78,7 @@ interface Call {
   /** The request body, kept for the request log; not kept by a large :predict that is not logged (its bytes went to a JSON worker). */
   body: Buffer | undefined;
   sampled: boolean;
-  trace: CallTrace | undefined;
+  trace: CallSpan | undefined;
   requestType: string | undefined;
   /** Who is calling, once authenticated (per-caller fairness keys on `caller.key`). */
   caller: Caller | undefined;

@@ -17,7 +17,10 @@ import { propagation, trace, ProxyTracerProvider, type TracerProvider } from '@o
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, RandomIdGenerator, type IdGenerator, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+// The SDK's own reading of OTEL_TRACES_SAMPLER / _ARG (what BasicTracerProvider does when given no sampler),
+// not re-exported from the package's index; the package has no "exports" map, and its version is pinned (~).
+import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/config.js';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -32,6 +35,44 @@ export function tracesExporters(env: Environment): ('otlp' | 'console')[] {
   }
   if (named.includes('none')) return [];
   return named.filter((s): s is 'otlp' | 'console' => s === 'otlp' || s === 'console');
+}
+
+/**
+ * The SDK's random ids, except that the next trace id can be set beforehand: a caller that asked the
+ * sampler about a trace id before starting any span (tracing.ts) has the SDK's tracer start the trace
+ * with that same id, so the sampler, asked again by the tracer, decides the same.
+ */
+export class PresetTraceIds implements IdGenerator {
+  private next: string | undefined;
+  private readonly random = new RandomIdGenerator();
+
+  generateTraceId(): string {
+    const id = this.next ?? this.random.generateTraceId();
+    this.next = undefined;
+    return id;
+  }
+
+  generateSpanId(): string {
+    return this.random.generateSpanId();
+  }
+
+  /** The id the next generateTraceId returns (once); `undefined` forgets one not taken. */
+  presetNextTraceId(id: string | undefined): void {
+    this.next = id;
+  }
+}
+
+/** The registered SDK's sampler and id generator, for a decision taken before any span is made. */
+export interface RootSampling {
+  readonly sampler: Sampler;
+  readonly ids: PresetTraceIds;
+}
+
+let registered: RootSampling | undefined;
+
+/** The sampler and ids of the SDK startTelemetry registered; `undefined` when it registered none. */
+export function rootSampling(): RootSampling | undefined {
+  return registered;
 }
 
 export interface Telemetry {
@@ -50,12 +91,15 @@ export function startTelemetry(serviceName: string, env: Environment = process.e
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
   const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new OTLPTraceExporter() : new ConsoleSpanExporter()));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
+  const sampling: RootSampling = { sampler: buildSamplerFromEnv(), ids: new PresetTraceIds() };
+  const provider = new BasicTracerProvider({ resource, sampler: sampling.sampler, idGenerator: sampling.ids, spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
   trace.setGlobalTracerProvider(provider);
+  registered = sampling;
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
   return {
     async shutdown() {
       await provider.shutdown();
+      if (registered === sampling) registered = undefined;
       trace.disable();
       propagation.disable();
     },
