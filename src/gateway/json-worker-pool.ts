@@ -7,13 +7,12 @@
  * than the work. Bounded: one worker per core, at most `maxQueued` tasks waiting (beyond: 503, as a
  * Google front end answers when overloaded). A worker that dies fails its task (a 500) and is replaced.
  */
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '../runtime/metrics.js';
+import { startModuleWorker } from '../runtime/module-worker.js';
 import { GoogleApiError, type GoogleStatus } from './google-errors.js';
 import type { ServingModel } from './prediction-json.js';
 
@@ -72,18 +71,6 @@ function ownedBuffers(pieces: readonly Uint8Array[]): ArrayBuffer[] {
   return [...owned];
 }
 
-/**
- * The compiled worker next to this file; from sources (tests, tsx), the .ts one, loaded after tsx's
- * loader is registered in the worker (a worker's `--import` does not reach its own module graph on Node 20).
- */
-function startWorker(): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./json-worker.js', import.meta.url));
-  // tsx's ESM API (its package exports map `import` to index.mjs beside the CommonJS index.cjs resolved here).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const entry = new URL('./json-worker.ts', import.meta.url).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
-}
-
 export class JsonWorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
@@ -129,7 +116,7 @@ export class JsonWorkerPool {
   }
 
   private spawn(): Slot {
-    const slot: Slot = { worker: startWorker(), busy: undefined };
+    const slot: Slot = { worker: startModuleWorker(import.meta.url, 'json-worker'), busy: undefined };
     // Idle workers must not keep a stopping process alive; a task in flight has its server's socket doing that.
     slot.worker.unref();
     slot.worker.on('message', (reply: JsonTaskReply) => {

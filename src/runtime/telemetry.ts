@@ -11,11 +11,12 @@
  * `OTEL_TRACES_EXPORTER=none` turn it off. The sampler (`OTEL_TRACES_SAMPLER`, `_ARG`), the batch
  * processor (`OTEL_BSP_*`), the OTLP endpoint, headers and timeout, and the resource
  * (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) are read by the SDK packages themselves.
- * Spans go out as OTLP/HTTP JSON (`@opentelemetry/exporter-trace-otlp-http`).
+ * Spans go out as OTLP/HTTP JSON, encoded here and sent from a worker thread (worker-span-exporter.ts
+ * says why) by the SDK's own OTLP/HTTP transport; the sampler, spans and batch processor stay here.
  */
 import { propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { WorkerSpanExporter } from './worker-span-exporter.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, RandomIdGenerator, type IdGenerator, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 // The SDK's own reading of OTEL_TRACES_SAMPLER / _ARG (what BasicTracerProvider does when given no sampler),
@@ -90,7 +91,7 @@ export function startTelemetry(serviceName: string, env: Environment = process.e
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new OTLPTraceExporter() : new ConsoleSpanExporter()));
+  const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter()));
   const sampling: RootSampling = { sampler: buildSamplerFromEnv(), ids: new PresetTraceIds() };
   const provider = new BasicTracerProvider({ resource, sampler: sampling.sampler, idGenerator: sampling.ids, spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
   trace.setGlobalTracerProvider(provider);
