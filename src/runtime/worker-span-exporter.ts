@@ -3,10 +3,11 @@
  * main thread, which encodes it with the SDK's own OTLP/JSON serializer (the one OTLPTraceExporter
  * uses) and transfers the bytes (no copy) to the worker, where the SDK's OTLP/HTTP export delegate
  * sends them (span-export-worker.ts). Why: with the exporter's HTTP client in the gateway's own V8
- * isolate, sampling 1 % of calls cost every call about 20 µs of main-thread CPU (B6 tracing), spread
- * thinly over Node's HTTP server, streams and V8's generic property access that the client shares
- * with the serving path. Sending spans as objects instead (commit 3e6e27c) cost far more at sampling
- * 1.0: cloning them and encoding them again in the worker.
+ * isolate, each export (every 5 s at sampler 0.01) sent the serving path's shared Node code (streams,
+ * sockets, timers) objects of other shapes; V8 dropped optimised code that depended on the old ones and
+ * re-optimised it, and every call paid for it: B6 tracing at 0.01 added ~19 µs per call with exports
+ * from the event loop and ~5 without any export, in the same run. Posting the spans as objects instead
+ * (commit 3e6e27c) cost far more at sampling 1.0: cloning them, then encoding them in the worker.
  *
  * The batch's result is reported back when the worker's export ends, so the batch processor keeps its
  * own back-pressure (one export at a time; beyond `OTEL_BSP_MAX_QUEUE_SIZE` it drops spans). On top of
