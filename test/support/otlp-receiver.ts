@@ -1,6 +1,6 @@
 /**
  * A loopback OTLP/HTTP trace receiver (POST /v1/traces) that decodes what
- * `@opentelemetry/exporter-trace-otlp-http` sends: OTLP's JSON encoding
+ * the SDK's OTLP/HTTP exporter sends: OTLP's JSON encoding
  * (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding), ids as hex strings.
  * Anything else it is sent (protobuf, another path) is recorded as refused, so a test sees it.
  */
