@@ -10,17 +10,20 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import type { KubeClient } from '../src/runtime/kube-client.js';
+import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
 import { resources } from '../src/reconcilers/context.js';
 
 /**
- * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, logging
- * as in production. Its port is read from its "gateway serving" log line.
+ * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, started
+ * with the chart's node flags (GATEWAY_NODE_FLAGS), logging as in production. Its port is read from its
+ * "gateway serving" log line.
  */
 export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[], options: { env?: NodeJS.ProcessEnv; profileDir?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
   const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
   if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
   const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir ?? '/tmp/eo-gateway-prof'}`] : [];
-  const flags = (process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
+  // Node's flags as the chart runs the gateway, then the bench's additions.
+  const flags = [...GATEWAY_NODE_FLAGS, ...(process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '')];
   const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {

@@ -15,8 +15,9 @@
  * on these parts pays on this machine (its CPU per call and added latency are printed, not recorded).
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
- * of the gateway process to /tmp/eo-gateway-prof/; EO_BENCH_GATEWAY_NODE_FLAGS='--trace-gc ...' passes node
- * flags to the gateway process (its non-JSON output lines go to stderr prefixed [gateway]).
+ * of the gateway process to /tmp/eo-gateway-prof/; EO_BENCH_GATEWAY_NODE_FLAGS='--trace-gc ...' adds node
+ * flags to the chart's (GATEWAY_NODE_FLAGS) for the gateway process (its non-JSON output lines go to
+ * stderr prefixed [gateway]).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';

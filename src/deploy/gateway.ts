@@ -13,6 +13,19 @@ export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 /** The Service port: the default `--gateway-url` has no port. */
 export const GATEWAY_SERVICE_PORT = 80;
 
+/**
+ * Node's own flags for the gateway process. Under a caller looping 1.4 MB bodies (B6-fair, 2 cores) the
+ * event loop's longest waits for a CPU (`perf sched`: up to 28 ms) were spent behind V8's four platform
+ * threads doing concurrent marking at nice 0, beside a main heap that mark-compacts several times a second
+ * from its in-flight Buffers; with the marking on the main thread the small caller's p99 beside fell
+ * from 24-25 ms to 12-20 ms at no B6 cost we could resolve (README, B6-fair). V8 takes this flag only on
+ * node's command line: `NODE_OPTIONS` refuses it and `v8.setFlagsFromString` aborts Node 20 (cppgc).
+ */
+export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
+
+/** The container's command: the image's ENTRYPOINT (`node bin/endpoint-operator.js`) with GATEWAY_NODE_FLAGS. */
+export const GATEWAY_COMMAND: readonly string[] = ['node', ...GATEWAY_NODE_FLAGS, 'bin/endpoint-operator.js'];
+
 /** `endpoint-operator gateway` flags; everything else keeps its default (see the gateway's flags). */
 export function gatewayArgs(values: DeployValues): string[] {
   const a = values.gateway.auth;
@@ -59,6 +72,7 @@ function gatewayContainer(values: DeployValues): object {
     name: 'gateway',
     image: `${values.image.repository}:${values.image.tag}`,
     imagePullPolicy: values.image.pullPolicy,
+    command: [...GATEWAY_COMMAND],
     args: gatewayArgs(values),
     ...(gatewayEnv(values).length > 0 ? { env: gatewayEnv(values) } : {}),
     ports: [

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -12,7 +13,7 @@ import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
-import { gatewayArgs } from '../../../src/deploy/gateway.js';
+import { GATEWAY_COMMAND, GATEWAY_NODE_FLAGS, gatewayArgs } from '../../../src/deploy/gateway.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../../../src/gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 
@@ -163,5 +164,16 @@ describe('the gateway Deployment', () => {
     expect(config).toMatchObject({ serverLimits: { headersTimeoutMs: 5000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 30_000, maxConnections: 10_000 }, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 });
     const defaults = gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(DEFAULT_DEPLOY_VALUES).slice(1), {}));
     expect(defaults).toMatchObject({ serverLimits: GATEWAY_SERVER_LIMITS, maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER });
+  });
+
+  it("runs the image's ENTRYPOINT with node flags that this Node accepts on its command line", () => {
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'))?.[1];
+    const [node, ...script] = JSON.parse(entrypoint ?? 'null') as string[];
+    expect(GATEWAY_COMMAND).toEqual([node, ...GATEWAY_NODE_FLAGS, ...script]);
+    const container = at(find(deployManifests(DEFAULT_DEPLOY_VALUES), 'Deployment', 'endpoint-operator-gateway'), 'spec.template.spec.containers') as Obj[];
+    expect(container[0]?.['command']).toEqual(GATEWAY_COMMAND);
+    // A V8 flag Node does not know, or one only NODE_OPTIONS takes, would stop the container at start.
+    const run = spawnSync(process.execPath, [...GATEWAY_NODE_FLAGS, '-e', 'process.exit(0)'], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
   });
 });
