@@ -7,7 +7,8 @@ const script = fileURLToPath(new URL('../../support/object-shapes.ts', import.me
 /** See test/support/object-shapes.ts: V8's own answer (natives syntax), in a process of its own. */
 function shapesAt(ratio: string): { attemptHeaders: { newMaps: number; fast: boolean }; answers: { newMaps: number; fast: boolean } } {
   const out = execFileSync(process.execPath, ['--allow-natives-syntax', '--import', 'tsx', script, ratio], { encoding: 'utf8', timeout: 60_000 });
-  return JSON.parse(out.trim().split('\n').pop() ?? '{}');
+  // The console exporter may print sampled spans on stdout too: the figures are the line marked SHAPES.
+  return JSON.parse(out.split('\n').find((l) => l.startsWith('SHAPES '))?.slice(7) ?? '{}');
 }
 
 describe('objects made on every gateway call keep one shape', () => {
