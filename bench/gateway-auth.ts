@@ -30,11 +30,11 @@
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startModelProcess } from './model-process.js';
 import { demoCallerToken } from '../src/dev-environment/demo-caller.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
@@ -52,7 +52,6 @@ import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
-    role: { type: 'string', default: 'driver' },
     rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '10000' }, blocks: { type: 'string', default: '42' }, warmup: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '5' },
     'latency-cycles': { type: 'string', default: '4000' }, 'latency-blocks': { type: 'string', default: '20' },
     'storm-rate': { type: 'string', default: '1000' }, 'storm-seconds': { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
@@ -64,20 +63,6 @@ const RESOURCE_NAME = `projects/${NS}/locations/local/endpoints/fraud`;
 const BODY = JSON.stringify({ instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }] });
 /** The auth gateway's review budget in this run (its defaults). */
 const REVIEWS_PER_SECOND = 200;
-
-async function roleModel(): Promise<void> {
-  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
-  process.send?.({ port: server.port });
-  process.on('message', () => process.exit(0));
-}
-
-function startModel(): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--role', 'model'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`model process exited with ${code}`)));
-  });
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 });
 
@@ -154,7 +139,7 @@ async function driver(): Promise<void> {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    const model = await startModel();
+    const model = await startModelProcess(MODEL);
     children.push(model.child);
     await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
     // A caller as `npm start` makes one: a ServiceAccount bound to the caller roles, a token for the gateway's audience.
@@ -297,5 +282,4 @@ async function driver(): Promise<void> {
   }
 }
 
-if (values.role === 'model') await roleModel();
-else await driver();
+await driver();

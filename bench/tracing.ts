@@ -42,13 +42,13 @@
  * /tmp/eo-tracing-prof/<arm>-<round>/; EO_BENCH_PERF_DIR=<dir> records `perf record` of each gateway of
  * the first round over its blocks (see startPerf).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startModelProcess } from './model-process.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -62,7 +62,6 @@ import { pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } 
 
 const { values } = parseArgs({
   options: {
-    role: { type: 'string', default: 'driver' },
     rate: { type: 'string', default: '500' }, requests: { type: 'string', default: '40000' }, blocks: { type: 'string', default: '40' }, rounds: { type: 'string', default: '4' },
     warmup: { type: 'string', default: '20000' }, 'settle-blocks': { type: 'string', default: '5' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '480' },
   },
@@ -150,21 +149,6 @@ async function stopPerf(perfs: readonly ChildProcess[]): Promise<void> {
   })));
 }
 
-/** The model server in a process of its own: 2,000 calls a second would otherwise share this process's event loop with the sender's clock. */
-async function roleModel(): Promise<void> {
-  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
-  process.send?.({ port: server.port });
-  process.on('message', () => process.exit(0));
-}
-
-function startModel(): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--role', 'model'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`model process exited with ${code}`)));
-  });
-}
-
 const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i + by) % xs.length] as T);
 
 async function driver(): Promise<void> {
@@ -183,7 +167,7 @@ async function driver(): Promise<void> {
     void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
   }, maxMs + 120_000);
   const receivers = { 'sampled-0.01': await startReceiver(), 'sampled-1.0': await startReceiver() };
-  const model = await startModel();
+  const model = await startModelProcess(MODEL);
   children.push(model.child);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   try {
@@ -313,5 +297,4 @@ async function driver(): Promise<void> {
   }
 }
 
-if (values.role === 'model') await roleModel();
-else await driver();
+await driver();
