@@ -22,6 +22,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { loadavg, setPriority } from 'node:os';
 import { Agent, request } from 'undici';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
@@ -112,6 +113,12 @@ async function startBigCaller(url: string): Promise<{ child: ChildProcess; stop:
   };
 }
 
+/** A process's peak resident memory (VmHWM) in MB: what the gateway's heap sizing costs, beside its 256Mi limit in the chart. */
+function peakRssMb(pid: number | undefined): number {
+  const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(pid === undefined ? '' : readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return kb / 1024;
+}
+
 /** The gateway's event-loop delay since the previous scrape (prom-client resets its histogram on each one), in ms. */
 async function eventLoopDelay(healthPort: number): Promise<string> {
   const res = await request(`http://127.0.0.1:${healthPort}/metrics`);
@@ -136,6 +143,11 @@ async function main(): Promise<void> {
     gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [`--health-port=${healthPort}`, '--auth=none', ...GATEWAY_FLAGS]);
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
+    // The large-body path too: its JSON workers start on the first large body, and their start and JIT
+    // warm-up often put the first cycle's p99 beside 1-5 ms above the later ones'.
+    const warmBig = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
+    await new Promise((r) => setTimeout(r, 3000));
+    await warmBig.stop();
     const load1 = loadavg()[0] ?? NaN;
     const processes = (bigCaller?: ChildProcess): Record<string, number | undefined> => ({ gateway: gateway?.child.pid, 'small caller (this process)': process.pid, 'small model server': model.child.pid, 'bulk model server': bulkModel.child.pid, 'big caller': bigCaller?.pid });
     /** One phase of the small caller, with every process's CPU and the gateway's event-loop delay over it. */
@@ -168,17 +180,18 @@ async function main(): Promise<void> {
       beside.push(await besidePhase(`cycle ${cycle}, beside the big caller, all at one priority`, false));
     }
     const besideElsewhere = await besidePhase(`beside the big caller, it and its model server at nice ${LOAD_NICE}`, true);
+    const gatewayPeakRss = peakRssMb(gateway.child.pid);
     const aloneP99 = pct(alone.flat(), 99);
     const bigSummary = [...bigCodes.entries()].map(([c, n]) => `${n} × ${c}`).join(', ');
     const perPhase = (xs: number[][]): string => xs.map((l) => pct(l, 99).toFixed(1)).join('/');
-    console.log(`load average at start ${load1.toFixed(2)}, at end ${(loadavg()[0] ?? NaN).toFixed(2)}; big body ${(BIG_BYTES / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${(CYCLES + 1) * SECONDS} s`);
+    console.log(`load average at start ${load1.toFixed(2)}, at end ${(loadavg()[0] ?? NaN).toFixed(2)}; big body ${(BIG_BYTES / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${(CYCLES + 1) * SECONDS} s; gateway peak RSS ${gatewayPeakRss.toFixed(0)} MB`);
     console.log(`small caller pooled p99: alone ${aloneP99.toFixed(1)} ms (phases ${perPhase(alone)}), beside ${pct(beside.flat(), 99).toFixed(1)} ms (phases ${perPhase(beside)})`);
     const ratioOf = (xs: number[]): number => pct(xs, 99) / aloneP99;
     console.log(`small caller p99 beside ÷ alone: ${ratioOf(beside.flat()).toFixed(2)} at one priority, ${ratioOf(besideElsewhere).toFixed(2)} with the load generators at nice ${LOAD_NICE} (goal ≤ 3)`);
     const entry = (id: string, name: string, xs: number[], phases: string): ResultEntry => ({
       id, name, value: Number(ratioOf(xs).toFixed(2)), unit: 'ratio', goal: { op: '<=', value: 3 },
       baseline: { value: Number(aloneP99.toFixed(1)), name: `small caller alone, p99 ms over ${CYCLES} phases` },
-      notes: `beside: p99 ${pct(xs, 99).toFixed(1)} ms${phases}; alone per phase: ${perPhase(alone)} ms; big caller: ${bigSummary}; load ${load1.toFixed(2)}`,
+      notes: `beside: p99 ${pct(xs, 99).toFixed(1)} ms${phases}; alone per phase: ${perPhase(alone)} ms; big caller: ${bigSummary}; gateway peak RSS ${gatewayPeakRss.toFixed(0)} MB; load ${load1.toFixed(2)}`,
     });
     recordResults([
       entry('B6.fair.small_p99_ratio', `small caller p99 beside a caller looping ${(BIG_BYTES / 1e6).toFixed(1)} MB bodies ÷ its p99 alone, each pooled over ${CYCLES} alternating phases (every process of the bench at one priority)`, beside.flat(), ` (per phase ${perPhase(beside)})`),
