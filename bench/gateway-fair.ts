@@ -143,8 +143,8 @@ async function main(): Promise<void> {
     gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [`--health-port=${healthPort}`, '--auth=none', ...GATEWAY_FLAGS]);
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
-    // The large-body path too: its JSON workers start on the first large body, and their start and JIT
-    // warm-up often put the first cycle's p99 beside 1-5 ms above the later ones'.
+    // The large-body path too: its JSON workers start on the first large body, which the first phase
+    // beside must not pay for. (Its p99 still read 1-4 ms above the later ones' in most runs, alone too.)
     const warmBig = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
     await new Promise((r) => setTimeout(r, 3000));
     await warmBig.stop();

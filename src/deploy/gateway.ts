@@ -26,7 +26,8 @@ export const GATEWAY_SERVICE_PORT = 80;
  * ~16 MB above the ~23 MB live heap, and the in-flight 1.4 MB bodies crossed it every ~250 ms: 170
  * mark-compacts of the main isolate in one B6-fair run (`--trace-gc`), each ~25 ms of marking steps plus
  * a 2-14 ms pause on the event loop; with it, 2. The small caller's p99 beside the big one fell from
- * 14.6-15.3 to 10.2-11.2 ms (B6-fair, README), for ~30 MB more peak RSS there (274 → 302-307 MB).
+ * 14.6-15.3 to 10.2-11.2 ms (B6-fair, README), for 10-30 MB more peak RSS there (274 MB in one run
+ * without, 283-307 MB in three with).
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--initial-old-space-size=128'];
 
