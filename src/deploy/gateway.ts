@@ -20,8 +20,16 @@ export const GATEWAY_SERVICE_PORT = 80;
  * from its in-flight Buffers; with the marking on the main thread the small caller's p99 beside fell
  * from 24-25 ms to 12-20 ms at no B6 cost we could resolve (README, B6-fair). V8 takes this flag only on
  * node's command line: `NODE_OPTIONS` refuses it and `v8.setFlagsFromString` aborts Node 20 (cppgc).
+ *
+ * `--initial-old-space-size=128` (MB): V8 then starts no mark-compact while the old generation, with the
+ * external (Buffer) memory allocated since the last one, stays under 128 MB. Without it the limit sat
+ * ~16 MB above the ~23 MB live heap, and the in-flight 1.4 MB bodies crossed it every ~250 ms: 170
+ * mark-compacts of the main isolate in one B6-fair run (`--trace-gc`), each ~25 ms of marking steps plus
+ * a 2-14 ms pause on the event loop; with it, 2. The small caller's p99 beside the big one fell from
+ * 14.6-15.3 to 10.2-11.2 ms (B6-fair, README), for 10-30 MB more peak RSS there (274 MB in one run
+ * without, 283-307 MB in three with).
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
+export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--initial-old-space-size=128'];
 
 /** The container's command: the image's ENTRYPOINT (`node bin/endpoint-operator.js`) with GATEWAY_NODE_FLAGS. */
 export const GATEWAY_COMMAND: readonly string[] = ['node', ...GATEWAY_NODE_FLAGS, 'bin/endpoint-operator.js'];
