@@ -44,11 +44,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startModelProcess } from './model-process.js';
+import { startReceiverProcess } from './otlp-receiver-process.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -75,24 +75,9 @@ type ArmName = 'off' | 'offB' | 'sampled-0.01' | 'sampled-1.0';
 const RATIOS: Partial<Record<ArmName, string>> = { 'sampled-0.01': '0.01', 'sampled-1.0': '1.0' };
 const ARM_NAMES: readonly ArmName[] = ['off', 'offB', 'sampled-0.01', 'sampled-1.0'];
 
-/** An OTLP/HTTP (JSON) receiver that accepts every export and counts the spans in it. */
-async function startReceiver(): Promise<{ url: string; spans: () => number; close: () => void }> {
-  let spans = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
-      for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans += s.spans?.length ?? 0;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans: () => spans, close: () => server.close() };
-}
-
 /**
- * The tracing code path alone, in this process, with the real SDK exporting to the loopback receiver:
+ * The tracing code path alone, in this process, with the real SDK exporting to the loopback receiver
+ * (another process: parsing the batches is its work, not the traced code's):
  * what one gateway call runs of it (server span continued from a traceparent-less call, one client
  * span, injection, ends), CPU per call of the whole process (the export worker's thread included) with
  * the export of every sampled span (a queue large enough to drop none, exported every 100 ms in batches
@@ -166,7 +151,8 @@ async function driver(): Promise<void> {
     for (const c of children) c.kill('SIGKILL');
     void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
   }, maxMs + 120_000);
-  const receivers = { 'sampled-0.01': await startReceiver(), 'sampled-1.0': await startReceiver() };
+  const receivers = { 'sampled-0.01': await startReceiverProcess(), 'sampled-1.0': await startReceiverProcess() };
+  children.push(...Object.values(receivers).map((r) => r.child));
   const model = await startModelProcess(MODEL);
   children.push(model.child);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -205,7 +191,7 @@ async function driver(): Promise<void> {
     const latencyRounds: BlockLatencies[] = [];
     const t0 = performance.now();
     for (let r = 0; r < rounds && performance.now() - t0 < maxMs; r++) {
-      const spansBefore = receivers['sampled-1.0'].spans();
+      const spansBefore = await receivers['sampled-1.0'].spans();
       const started = new Map<ArmName, { child: ChildProcess; port: number }>();
       for (const name of rotate(ARM_NAMES, r)) {
         // --auth=none: the calls carry no token; what is measured is tracing.
@@ -228,11 +214,11 @@ async function driver(): Promise<void> {
       await stopChildren([...started.values()].map((g) => g.child)); // a traced gateway's shutdown flushes its spans
       // Two spans per call of the 1.0 gateway (server and client): fewer means the batch processor dropped some, uncharged.
       const fullCalls = warmup + (cpuRounds[r]?.find((a) => a.arm === 'sampled-1.0')?.latencies.length ?? 0) + (latencyRounds[r]?.get('sampled-1.0') ?? []).flat().length;
-      const fullSpans = receivers['sampled-1.0'].spans() - spansBefore;
+      const fullSpans = (await receivers['sampled-1.0'].spans()) - spansBefore;
       if (fullSpans < 2 * fullCalls) throw new Error(`round ${r}: the 1.0 gateway exported ${fullSpans} spans for ${fullCalls} calls: its batch processor dropped spans, whose cost would go uncounted`);
     }
 
-    const exportedSpans = { low: receivers['sampled-0.01'].spans(), full: receivers['sampled-1.0'].spans() };
+    const exportedSpans = { low: await receivers['sampled-0.01'].spans(), full: await receivers['sampled-1.0'].spans() };
     const path = { off: await pathCpuPerCall(receivers['sampled-0.01'].url, undefined), low: await pathCpuPerCall(receivers['sampled-0.01'].url, '0.01'), full: await pathCpuPerCall(receivers['sampled-0.01'].url, '1.0') };
     const r1 = (x: number): number => Number(x.toFixed(1));
     const r3 = (x: number): number => Number(x.toFixed(3));
@@ -292,7 +278,6 @@ async function driver(): Promise<void> {
     clearTimeout(deadline);
     agent.destroy();
     await stopChildren(children);
-    for (const receiver of Object.values(receivers)) receiver.close();
     await plane?.stop();
   }
 }

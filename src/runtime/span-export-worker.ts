@@ -39,6 +39,6 @@ const settle = (id: number, done: Promise<void>): void => {
 };
 
 parentPort?.on('message', (request: ExportWorkerRequest) => {
-  if (request.op === 'export') exporter.export({ body: new Uint8Array(request.body), spanCount: request.spanCount }, (result) => reply(request.id, result));
+  if (request.op === 'export') exporter.export({ body: request.body, spanCount: request.spanCount }, (result) => reply(request.id, result));
   else settle(request.id, request.op === 'flush' ? exporter.forceFlush() : exporter.shutdown());
 });

@@ -1,7 +1,7 @@
 /**
  * A SpanExporter whose HTTP I/O runs on a worker thread: the batch processor hands it a batch on the
  * main thread, which encodes it with the SDK's own OTLP/JSON serializer (the one OTLPTraceExporter
- * uses) and transfers the bytes (no copy) to the worker, where the SDK's OTLP/HTTP export delegate
+ * uses) and posts a copy of the bytes to the worker, where the SDK's OTLP/HTTP export delegate
  * sends them (span-export-worker.ts). Why: with the exporter's HTTP client in the gateway's own V8
  * isolate, each export (every 5 s at sampler 0.01) sent the serving path's shared Node code (streams,
  * sockets, timers) objects of other shapes; V8 dropped optimised code that depended on the old ones and
@@ -36,7 +36,7 @@ export interface EncodedSpanBatch {
 }
 
 export type ExportWorkerRequest =
-  | { readonly id: number; readonly op: 'export'; readonly body: ArrayBuffer; readonly spanCount: number }
+  | { readonly id: number; readonly op: 'export'; readonly body: Uint8Array; readonly spanCount: number }
   | { readonly id: number; readonly op: 'flush' | 'shutdown' };
 
 export interface ExportWorkerReply {
@@ -64,7 +64,7 @@ export class WorkerSpanExporter implements SpanExporter {
     const encoded = JsonTraceSerializer.serializeRequest(spans);
     if (encoded === undefined) return resultCallback({ code: ExportResultCode.FAILED, error: new Error(`the OTLP/JSON serializer could not encode ${spans.length} spans`) });
     const worker = this.worker ?? this.start();
-    this.send(worker, { op: 'export', body: transferable(encoded), spanCount: spans.length }).then(
+    this.send(worker, { op: 'export', body: encoded, spanCount: spans.length }).then(
       (reply) => resultCallback(reply.code === ExportResultCode.SUCCESS ? { code: reply.code } : { code: reply.code, error: new Error(reply.error ?? 'span export failed') }),
       (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) }),
     );
@@ -115,16 +115,15 @@ export class WorkerSpanExporter implements SpanExporter {
     const request = { ...message, id } as ExportWorkerRequest;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      // The body moves to the worker (transfer list): the main thread neither copies nor keeps it.
-      worker.postMessage(request, request.op === 'export' ? [request.body] : []);
+      // Copied, not transferred: the first ArrayBuffer detached in an isolate (a transfer detaches it)
+      // invalidates V8's ArrayBufferDetaching protector for good, and the isolate's optimised code,
+      // the serving path's Buffer and typed-array work included, is deoptimised and rebuilt with a
+      // detached check on every access. A gateway that never moves a body to a JSON worker (small
+      // bodies) kept the protector without tracing and lost it at its first export. The copy costs
+      // one memcpy per batch (~0.5 MB at 512 spans).
+      worker.postMessage(request);
     });
   }
 }
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
-
-/** The encoded bytes as a whole ArrayBuffer of their own (a view on a larger or shared buffer is copied once). */
-function transferable(bytes: Uint8Array): ArrayBuffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
-  return bytes.slice().buffer;
-}

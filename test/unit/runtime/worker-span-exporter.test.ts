@@ -1,3 +1,9 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { SpanKind, trace, ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -63,4 +69,45 @@ describe('WorkerSpanExporter (OTLP/HTTP export on a worker thread)', () => {
     exporter.export([], (r) => results.push(r));
     expect(results).toEqual([{ code: ExportResultCode.SUCCESS }]);
   });
+});
+
+/**
+ * The exporter's modules as plain JavaScript (TypeScript's transpileModule) in a directory under
+ * node_modules, so that a child node runs them without tsx: tsx's own start-up detaches ArrayBuffers,
+ * which would hide the exporter's.
+ */
+function plainExporterModules(): string {
+  const dir = fileURLToPath(new URL('../../../node_modules/.cache/eo-export-protector/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['worker-span-exporter', 'span-export-worker', 'metrics', 'module-worker']) {
+    const source = readFileSync(fileURLToPath(new URL(`../../../src/runtime/${name}.ts`, import.meta.url)), 'utf8');
+    writeFileSync(join(dir, `${name}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+  }
+  // One batch, to the receiver this file starts (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, inherited by the child).
+  writeFileSync(join(dir, 'check.mjs'), [
+    "import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
+    "import { WorkerSpanExporter } from './worker-span-exporter.js';",
+    'const memory = new InMemorySpanExporter();',
+    'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });',
+    "for (let i = 0; i < 20; i++) provider.getTracer('protector').startSpan(`protector span ${i}`).end();",
+    "console.log('BEFORE');",
+    'const exporter = new WorkerSpanExporter();',
+    'const code = await new Promise((resolve) => exporter.export(memory.getFinishedSpans(), (r) => resolve(r.code)));',
+    'await exporter.shutdown();',
+    'console.log(`EXPORTED ${code}`);',
+  ].join('\n'));
+  return join(dir, 'check.mjs');
+}
+
+describe('WorkerSpanExporter and V8', () => {
+  it('hands a batch to its worker without detaching an ArrayBuffer of the serving isolate', async () => {
+    // V8 prints the invalidation of its ArrayBufferDetaching protector, which the first detached ArrayBuffer of
+    // an isolate causes (a transfer detaches): worker-span-exporter.ts says what that costs the serving path.
+    // Not execFileSync: this process's receiver must answer the child's export meanwhile.
+    const { stdout: out } = await promisify(execFile)(process.execPath, ['--trace-protector-invalidation', plainExporterModules()], { encoding: 'utf8', timeout: 60_000 });
+    expect(out).toMatch(/^BEFORE$/m);
+    expect(out).toMatch(/^EXPORTED 0$/m);
+    expect(receiver.spans.filter((s) => s.name.startsWith('protector span '))).toHaveLength(20);
+    expect(out).not.toMatch(/ArrayBufferDetaching/);
+  }, 60_000);
 });
