@@ -14,7 +14,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { propagation, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
-import { rootSampling, tracingEnabled, type RootSampling } from '../runtime/telemetry.js';
+import { rootSampling, tracingEnabled, type PresetTraceIds, type RootSampling } from '../runtime/telemetry.js';
 import type { Target } from './routing-table.js';
 
 /** Attributes of the gateway's spans beyond the HTTP semantic conventions. */
@@ -141,13 +141,13 @@ export class CallTrace implements CallSpan {
  * anything after it see one trace and the decision not to sample it.
  */
 class UnsampledRootCall implements CallSpan {
-  constructor(private readonly traceId: string, private readonly sampling: RootSampling) {}
+  constructor(private readonly traceId: string, private readonly ids: PresetTraceIds) {}
 
   describe(): void {}
 
   attempt(_target: Target, headers: Record<string, string>): AttemptTrace {
     const sent: Record<string, string> = Object.assign({}, headers);
-    sent['traceparent'] = `00-${this.traceId}-${this.sampling.ids.generateSpanId()}-00`;
+    sent['traceparent'] = `00-${this.traceId}-${this.ids.generateSpanId()}-00`;
     return { headers: sent, end: NO_END };
   }
 
@@ -175,7 +175,7 @@ export class GatewayTracing {
       // against a goal of 5 for all of tracing; all of the OTel code then took ~6.
       const traceId = this.sampling.ids.generateTraceId();
       const decision = this.sampling.sampler.decideRoot(traceId, SERVER_SPAN_NAME, SpanKind.SERVER, SERVER_SPAN_ATTRIBUTES);
-      if (decision === SamplingDecision.NOT_RECORD) return new UnsampledRootCall(traceId, this.sampling);
+      if (decision === SamplingDecision.NOT_RECORD) return new UnsampledRootCall(traceId, this.sampling.ids);
       // Sampled (or recorded): the SDK's tracer starts the trace with this id and gets this decision back from its sampler.
       this.sampling.ids.presetNextTraceId(traceId);
     }
