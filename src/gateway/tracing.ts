@@ -5,16 +5,17 @@
  * carries `traceparent`, `tracestate` and `baggage` on to the model server. Attributes name the
  * endpoint, deployed model, method and HTTP code, never a payload or a credential.
  *
- * Only `@opentelemetry/api` here, and the SDK's sampler and id generator that src/runtime/telemetry.ts
- * wires (rootSampling: a call that starts a trace is decided before any span is made). Whether an SDK
+ * Only `@opentelemetry/api` here, and the sampler and id generator that src/runtime/telemetry.ts
+ * registers with the SDK (root-sampling.ts: a call that starts a trace is decided before any span is made). Whether an SDK
  * is registered is checked once, when the gateway is built: with tracing off a call creates no span
  * and no context, and the caller's three headers are copied to the model server as they came, so a
  * mesh or a traced model server still sees one trace.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { propagation, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
-import { rootSampling, tracingEnabled, type PresetTraceIds, type RootSampling } from '../runtime/telemetry.js';
+import { rootSampling, tracingEnabled } from '../runtime/telemetry.js';
+import type { PresetTraceIds, RootSampling } from '../runtime/root-sampling.js';
 import type { Target } from './routing-table.js';
 
 /** Attributes of the gateway's spans beyond the HTTP semantic conventions. */
@@ -70,7 +71,12 @@ export class CallTrace implements CallSpan {
   private readonly context: Context;
   private readonly recording: boolean;
 
-  constructor(private readonly tracer: Tracer, private readonly span: Span, parent: Context) {
+  /**
+   * `startedHere`: the call brought no trace context (`parent` is the root context), so its attempts'
+   * `traceparent` is the client span's own context (the call's trace, the span's id, its sampled flag)
+   * with nothing else to propagate: written here rather than through the propagators.
+   */
+  constructor(private readonly tracer: Tracer, private readonly span: Span, parent: Context, private readonly startedHere: boolean) {
     this.context = trace.setSpan(parent, span);
     this.recording = span.isRecording();
   }
@@ -107,7 +113,9 @@ export class CallTrace implements CallSpan {
         [SPAN_ATTRIBUTES.retry]: retry,
       },
     }, this.context);
-    propagation.inject(trace.setSpan(this.context, span), sent);
+    const context = span.spanContext();
+    if (this.startedHere && context.traceState === undefined) sent['traceparent'] = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+    else propagation.inject(trace.setSpan(this.context, span), sent);
     return {
       headers: sent,
       end(status, error) {
@@ -168,21 +176,21 @@ export class GatewayTracing {
   /** The call's span, continuing the caller's trace context; `undefined` with tracing off. */
   startCall(headers: IncomingHttpHeaders): CallSpan | undefined {
     if (!this.enabled) return undefined;
-    if (this.sampling !== undefined && headers.traceparent === undefined && headers.baggage === undefined) {
-      // A call that starts a trace: the SDK's sampler decides on a fresh trace id before any span or context
-      // is made. Through the SDK's tracer, an unsampled call's span, context and propagator calls took ~11 µs
-      // of the gateway's CPU per call (perf, B6 tracing at sampler 0.01; 4-5 times their cost in a loop),
-      // against a goal of 5 for all of tracing; all of the OTel code then took ~6.
-      const traceId = this.sampling.ids.generateTraceId();
-      const decision = this.sampling.sampler.decideRoot(traceId, SERVER_SPAN_NAME, SpanKind.SERVER, SERVER_SPAN_ATTRIBUTES);
-      if (decision === SamplingDecision.NOT_RECORD) return new UnsampledRootCall(traceId, this.sampling.ids);
-      // Sampled (or recorded): the SDK's tracer starts the trace with this id and gets this decision back from its sampler.
-      this.sampling.ids.presetNextTraceId(traceId);
+    const startedHere = headers.traceparent === undefined && headers.baggage === undefined;
+    if (this.sampling !== undefined && startedHere) {
+      // A call that starts a trace is decided on a fresh trace id before any span or context is made
+      // (root-sampling.ts). Through the SDK's tracer, an unsampled call's span, context and propagator
+      // calls took ~11 µs of the gateway's CPU per call (perf, B6 tracing at sampler 0.01), and asking the
+      // SDK's sampler with the id in hex ~4 (sampler, hex encoding), against a goal of 5 for all of tracing.
+      const root = this.sampling.newTrace();
+      if (!root.sampled) return new UnsampledRootCall(root.traceId, this.sampling.ids);
+      // Sampled: the SDK's tracer starts the trace with this id and gets this decision back from its sampler.
     }
-    const parent = propagation.extract(ROOT_CONTEXT, headers);
+    // With neither header the propagators would find nothing (a tracestate alone is ignored, W3C 3.3).
+    const parent = startedHere ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, headers);
     const span = this.tracer.startSpan(SERVER_SPAN_NAME, { kind: SpanKind.SERVER, attributes: SERVER_SPAN_ATTRIBUTES }, parent);
     this.sampling?.ids.presetNextTraceId(undefined);
-    return new CallTrace(this.tracer, span, parent);
+    return new CallTrace(this.tracer, span, parent, startedHere);
   }
 
   /** With tracing off: the caller's trace context headers, copied to the model server's request as they came. */

@@ -175,10 +175,17 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it('starts a trace when the caller sent none', async () => {
     const before = model.received.length;
     expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[3]] })).status).toBe(200);
-    const traceId = String(model.received[before]?.traceparent).split('-')[1] ?? '';
+    const [, traceId = '', parentId, flags] = String(model.received[before]?.traceparent).split('-');
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(flags).toBe('01');
     const server = await eventually('the root server span', () => spansOf(traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.server));
     expect(server.parentSpanId).toBe('');
+    // The model server's parent is the gateway's client span, child of the server span.
+    const client = await eventually('the client span', () => spansOf(traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.client));
+    expect(client.parentSpanId).toBe(server.spanId);
+    expect(parentId).toBe(client.spanId);
+    expect(model.received[before]).not.toHaveProperty('tracestate');
+    expect(model.received[before]).not.toHaveProperty('baggage');
   });
 
   it("honours a caller's decision not to sample: the context goes on with the flag off, nothing is exported", async () => {

@@ -54,6 +54,16 @@ describe('GatewayTracing: a call that starts a trace', () => {
     expect(a?.[1]).not.toBe('0'.repeat(32));
   });
 
+  it('sampled: each attempt names its own client span as the parent, in the one trace, the flag on', () => {
+    const tracing = tracingWith('always_on', '');
+    const call = tracing.startCall({ host: 'gateway', tracestate: 'alone=ignored' });
+    const [a, b] = [false, true].map((retry) => TRACEPARENT.exec(call?.attempt(target, {}, retry).headers['traceparent'] ?? ''));
+    expect(a?.[1]).toMatch(/^[0-9a-f]{32}$/);
+    expect(b?.[1]).toBe(a?.[1]);
+    expect(b?.[2]).not.toBe(a?.[2]);
+    expect([a?.[3], b?.[3]]).toEqual(['01', '01']);
+  });
+
   it("a caller's traceparent is continued through the SDK, its decision honoured", () => {
     const tracing = tracingWith('parentbased_traceidratio', '0');
     const parent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
