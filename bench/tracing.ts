@@ -31,11 +31,20 @@
  *   dependencies") and re-optimised ~100 functions in the first blocks (`--trace-opt`: 97 compilations
  *   in that gateway during the blocks, 2-11 in the others), a one-time cost that was read as +20 µs per
  *   call of V8's compiler threads.
+ * - A traced gateway is warmed up until its sampled path has run --sampled-warmup times (2,000): the 0.01
+ *   gateway for 200,000 calls. The SDK's span code (SpanImpl, startSpan, Span.end, the batch processor's
+ *   onEnd) runs only in sampled calls, and V8 optimises a function once it has run enough of its own
+ *   bytecode: at 0.01 that took 55,000-120,000 calls (`--trace-opt`: SpanImpl at 55,000, startSpan
+ *   81,000-86,000, _getTime 103,000, Span.end 121,000), about four minutes of a gateway serving 500 calls a
+ *   second. With the 20,000 calls of the others, every sampled call of the 0.01 gateway ran that code
+ *   interpreted or at baseline tier through all the blocks, which a gateway in service does only in its
+ *   first minutes: 0.01 read 7.6-10.3 µs per call, of which a sampler at 0 (the same code, no sampled
+ *   call) read 2.4.
  * - p50 from calls sent one at a time, every arm's interleaved (paired-latency.ts); p99 from the blocks.
  * - Each traced arm's receiver counts the spans it got: at the end of a round (its gateways shut down,
  *   which flushes) a 1.0 arm must have exported two spans per call, so none was dropped uncharged.
  *
- *   npx tsx bench/tracing.ts [--rate 500] [--requests 40000] [--blocks 40] [--rounds 4] [--warmup 20000] [--settle-blocks 5] [--latency-cycles 8000] [--max-seconds 480]
+ *   npx tsx bench/tracing.ts [--rate 500] [--requests 40000] [--blocks 40] [--rounds 4] [--warmup 20000] [--sampled-warmup 2000] [--settle-blocks 5] [--latency-cycles 8000] [--max-seconds 720]
  *
  * --requests and --blocks are totals over the rounds, per arm. Needs dist/ (`npm run build`; `npm run
  * bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile of each gateway to
@@ -63,7 +72,7 @@ import { pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } 
 const { values } = parseArgs({
   options: {
     rate: { type: 'string', default: '500' }, requests: { type: 'string', default: '40000' }, blocks: { type: 'string', default: '40' }, rounds: { type: 'string', default: '4' },
-    warmup: { type: 'string', default: '20000' }, 'settle-blocks': { type: 'string', default: '5' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '480' },
+    warmup: { type: 'string', default: '20000' }, 'sampled-warmup': { type: 'string', default: '2000' }, 'settle-blocks': { type: 'string', default: '5' }, 'latency-cycles': { type: 'string', default: '8000' }, 'max-seconds': { type: 'string', default: '720' },
   },
 });
 const NS = 'bench-tracing';
@@ -98,7 +107,8 @@ async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): P
     call.attempt(target, headers, false).end(200);
     call.end(200, '1');
   };
-  for (let i = 0; i < 20_000; i++) once();
+  // Warmed as the gateways are (see the header): until the sampled path has run 2,000 times.
+  for (let i = 0; i < Math.max(20_000, 2_000 / Number(ratio ?? Infinity)); i++) once();
   // The warm-up's spans exported before the measurement: the export worker's start (its isolate and modules, once per process) is not a per-call cost.
   await new Promise((r) => setTimeout(r, 500));
   const calls = 100_000;
@@ -143,6 +153,8 @@ async function driver(): Promise<void> {
   const perBlock = Math.ceil(Number(values.requests) / (blocksPerRound * rounds));
   const latencyCycles = Math.ceil(Number(values['latency-cycles']) / rounds);
   const warmup = Number(values.warmup);
+  /** A gateway's warm-up calls: --warmup, and for a traced one enough for --sampled-warmup sampled calls (see the header). */
+  const warmupOf = (name: ArmName): number => Math.max(warmup, Math.ceil(Number(values['sampled-warmup']) / Number(RATIOS[name] ?? Infinity)));
   const maxMs = Number(values['max-seconds']) * 1000;
   let plane: ControlPlane | undefined;
   const children: ChildProcess[] = [];
@@ -203,7 +215,7 @@ async function driver(): Promise<void> {
         const g = started.get(name) as { child: ChildProcess; port: number };
         return { name, pid: g.child.pid ?? 0, call: () => send(g.port) };
       });
-      for (const name of rotate(ARM_NAMES, r)) await flood((started.get(name) as { port: number }).port, warmup, 16);
+      for (const name of rotate(ARM_NAMES, r)) await flood((started.get(name) as { port: number }).port, warmupOf(name), 16);
       // Then every arm called together as in the blocks, past two export periods (see the header), not measured.
       await everyArmBlocks(arms, { perBlock, blocks: Number(values['settle-blocks']), rate, maxMs: Infinity });
       const perf = r === 0 ? startPerf(arms) : [];
@@ -213,7 +225,7 @@ async function driver(): Promise<void> {
       latencyRounds.push(await interleavedLatencies(arms, { perBlock: Math.ceil(latencyCycles / 10), blocks: 10, maxMs: remaining / 4 }));
       await stopChildren([...started.values()].map((g) => g.child)); // a traced gateway's shutdown flushes its spans
       // Two spans per call of the 1.0 gateway (server and client): fewer means the batch processor dropped some, uncharged.
-      const fullCalls = warmup + (cpuRounds[r]?.find((a) => a.arm === 'sampled-1.0')?.latencies.length ?? 0) + (latencyRounds[r]?.get('sampled-1.0') ?? []).flat().length;
+      const fullCalls = warmupOf('sampled-1.0') + (cpuRounds[r]?.find((a) => a.arm === 'sampled-1.0')?.latencies.length ?? 0) + (latencyRounds[r]?.get('sampled-1.0') ?? []).flat().length;
       const fullSpans = (await receivers['sampled-1.0'].spans()) - spansBefore;
       if (fullSpans < 2 * fullCalls) throw new Error(`round ${r}: the 1.0 gateway exported ${fullSpans} spans for ${fullCalls} calls: its batch processor dropped spans, whose cost would go uncounted`);
     }
@@ -243,7 +255,7 @@ async function driver(): Promise<void> {
     const msInterval = (a: AddedP50): string => `${ms(a.addedMs)} ms [95 % ${ms(a.low95Ms)}, ${ms(a.high95Ms)}]`;
     const p99Added = (name: ArmName): number => pctOf(latencies(name), 99) - pctOf(latencies('off'), 99);
     const callsPerArm = latencies('off').length;
-    const conditions = `${cpuRounds.length} rounds of fresh processes, ${callsPerArm} calls per arm in ${roundOfBlock.length} blocks at ${rate}/s per arm offered open-loop, every arm called in every block in a random order; per-thread CPU from /proc schedstat (ns); OTLP/HTTP JSON to loopback receivers with the SDK's batch defaults (${exportedSpans.low} spans at 0.01, ${exportedSpans.full} at 1.0, none dropped); load average ${load} on ${cpus().length} cores`;
+    const conditions = `${cpuRounds.length} rounds of fresh processes, ${callsPerArm} calls per arm in ${roundOfBlock.length} blocks at ${rate}/s per arm offered open-loop, every arm called in every block in a random order, after ${warmup} warm-up calls per gateway (${warmupOf('sampled-0.01')} for the 0.01 one); per-thread CPU from /proc schedstat (ns); OTLP/HTTP JSON to loopback receivers with the SDK's batch defaults (${exportedSpans.low} spans at 0.01, ${exportedSpans.full} at 1.0, none dropped); load average ${load} on ${cpus().length} cores`;
     const offCpu = meanCpu('off');
     console.log(`B6 tracing: ${conditions}`);
     for (const name of ARM_NAMES) console.log(`  ${name.padEnd(13)} gateway CPU ${meanCpu(name).toFixed(1)} µs/call, p50 ${pctOf(latencies(name), 50).toFixed(3)} ms, p99 ${pctOf(latencies(name), 99).toFixed(3)} ms (blocks, open loop)`);
