@@ -6,10 +6,10 @@
  * endpoint, deployed model, method and HTTP code, never a payload or a credential.
  *
  * Only `@opentelemetry/api` here, and the sampler and id generator that src/runtime/telemetry.ts
- * registers with the SDK (root-sampling.ts: a call that starts a trace is decided before any span is made). Whether an SDK
- * is registered is checked once, when the gateway is built: with tracing off a call creates no span
- * and no context, and the caller's three headers are copied to the model server as they came, so a
- * mesh or a traced model server still sees one trace.
+ * registers with the SDK (root-sampling.ts: a call that starts a trace is decided before any span is
+ * made). Whether an SDK is registered is checked once, when the gateway is built: with tracing off a
+ * call creates no span and no context, and the caller's three headers are copied to the model server
+ * as they came, so a mesh or a traced model server still sees one trace.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
@@ -52,6 +52,11 @@ const SERVER_SPAN_NAME = 'POST /v1/{endpoint}';
 const SERVER_SPAN_ATTRIBUTES: Attributes = { [ATTR_HTTP_REQUEST_METHOD]: 'POST' };
 
 const NO_END = (): void => {};
+
+/** The W3C `traceparent` (version 00) a model server gets: the trace, its parent span, and the sampled flag. */
+function traceparentOf(traceId: string, parentId: string, sampled: boolean): string {
+  return `00-${traceId}-${parentId}-${sampled ? '01' : '00'}`;
+}
 
 /** server.address / server.port of an origin, parsed once per origin (model server endpoints are few). */
 const addresses = new Map<string, { host: string; port: number }>();
@@ -114,7 +119,7 @@ export class CallTrace implements CallSpan {
       },
     }, this.context);
     const context = span.spanContext();
-    if (this.startedHere && context.traceState === undefined) sent['traceparent'] = `00-${context.traceId}-${context.spanId}-${(context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+    if (this.startedHere && context.traceState === undefined) sent['traceparent'] = traceparentOf(context.traceId, context.spanId, (context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED);
     else propagation.inject(trace.setSpan(this.context, span), sent);
     return {
       headers: sent,
@@ -155,7 +160,7 @@ class UnsampledRootCall implements CallSpan {
 
   attempt(_target: Target, headers: Record<string, string>): AttemptTrace {
     const sent: Record<string, string> = Object.assign({}, headers);
-    sent['traceparent'] = `00-${this.traceId}-${this.ids.generateSpanId()}-00`;
+    sent['traceparent'] = traceparentOf(this.traceId, this.ids.generateSpanId(), false);
     return { headers: sent, end: NO_END };
   }
 
