@@ -125,7 +125,8 @@ async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): P
 
 /**
  * EO_BENCH_PERF_DIR=<dir>: `perf record` of each gateway over the measured blocks only (not its start-up
- * or warm-up), to <dir>/<arm>.data. With EO_BENCH_GATEWAY_NODE_FLAGS=--perf-basic-prof, JIT frames carry
+ * or warm-up), to <dir>/<arm>.data; EO_BENCH_PERF_EVENT names the event (default cpu-clock, 999 Hz;
+ * another, such as minor-faults, is recorded at every occurrence). With EO_BENCH_GATEWAY_NODE_FLAGS=--perf-basic-prof, JIT frames carry
  * V8's tier mark (`*` optimised, `^` baseline, `~` interpreted), so a function that runs less optimised
  * in one arm than in another shows by name.
  */
@@ -133,7 +134,10 @@ function startPerf(arms: readonly Arm[]): ChildProcess[] {
   const dir = process.env['EO_BENCH_PERF_DIR'];
   if (dir === undefined || dir === '') return [];
   mkdirSync(dir, { recursive: true });
-  return arms.map((a) => spawn('perf', ['record', '-q', '-F', '999', '-g', '-e', 'cpu-clock', '-p', String(a.pid), '-o', `${dir}/${a.name}.data`], { stdio: 'ignore' }));
+  // EO_BENCH_PERF_EVENT=minor-faults records where each page fault was taken instead of CPU samples.
+  const event = process.env['EO_BENCH_PERF_EVENT'] ?? 'cpu-clock';
+  const rate = event === 'cpu-clock' ? ['-F', '999'] : ['-c', '1'];
+  return arms.map((a) => spawn('perf', ['record', '-q', ...rate, '-g', '-e', event, '-p', String(a.pid), '-o', `${dir}/${a.name}.data`], { stdio: 'ignore' }));
 }
 
 async function stopPerf(perfs: readonly ChildProcess[]): Promise<void> {

@@ -14,10 +14,12 @@
  * `OTEL_RESOURCE_ATTRIBUTES`) are read by the SDK packages themselves.
  * Spans go out as OTLP/HTTP JSON, encoded here and sent from a worker thread (worker-span-exporter.ts
  * says why) by the SDK's own OTLP/HTTP transport; the sampler, spans and batch processor stay here.
+ * Once registered, the SDK's module objects are given fast properties (fast-module-exports.ts says why).
  */
 import { propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { WorkerSpanExporter } from './worker-span-exporter.js';
+import { fastModuleExports } from './fast-module-exports.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { RootSampling, samplerFromEnvironment } from './root-sampling.js';
@@ -65,6 +67,8 @@ export function startTelemetry(serviceName: string, env: Environment = process.e
   trace.setGlobalTracerProvider(provider);
   registered = sampling;
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  // Every SDK module a span goes through is loaded by now (imported above, statically).
+  fastModuleExports('/node_modules/@opentelemetry/');
   return {
     async shutdown() {
       await provider.shutdown();
