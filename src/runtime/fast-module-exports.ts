@@ -33,14 +33,14 @@ function useAsPrototype(o: object): void {
 }
 
 /**
- * Makes fast the `exports` of every CommonJS module loaded so far whose file path contains
- * `pathPart` (e.g. `/node_modules/@opentelemetry/`); returns how many objects it went through.
+ * Makes fast the `exports` of every CommonJS module loaded so far whose file path (with `/` separators)
+ * contains `pathPart` (e.g. `/node_modules/@opentelemetry/`); returns how many objects it went through.
  */
 export function fastModuleExports(pathPart: string): number {
   let count = 0;
   for (const [file, loaded] of Object.entries(moduleCache)) {
     const exports: unknown = loaded?.exports;
-    if (!file.includes(pathPart) || typeof exports !== 'object' || exports === null) continue;
+    if (!file.replaceAll('\\', '/').includes(pathPart) || typeof exports !== 'object' || exports === null) continue;
     useAsPrototype(exports);
     count++;
   }
