@@ -120,7 +120,7 @@ export async function main(argv: string[]): Promise<number> {
   const log = createLogger();
   collectProcessMetrics();
   // Before the gateway is built: it checks once whether an SDK is registered.
-  const telemetry = startTelemetry('endpoint-operator-gateway');
+  const telemetry = startTelemetry('endpoint-operator-gateway', process.env, log);
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let gateway: GatewayServer;

@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<number> {
   const log = createLogger();
   // process_resident_memory_bytes, nodejs_heap_*, event-loop lag: what memory and CPU alerts are written against.
   collectProcessMetrics();
-  const telemetry = startTelemetry('endpoint-operator');
+  const telemetry = startTelemetry('endpoint-operator', process.env, log);
   const shutdown = new Shutdown({ logger: log }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let running;

@@ -30,8 +30,16 @@ const exporter = new OTLPExporterBase<EncodedSpanBatch>(
   ),
 );
 
+/** What went wrong, for the log: the exporter's message, with the HTTP status and the start of the body the OTLP endpoint answered with. */
+function describeFailure(error: Error | undefined): string {
+  if (error === undefined) return 'the exporter gave no reason';
+  const { code, data } = error as { code?: unknown; data?: unknown };
+  if (typeof code !== 'number') return error.message;
+  return `${error.message} (HTTP ${code}${typeof data === 'string' && data !== '' ? `: ${data.slice(0, 300)}` : ''})`;
+}
+
 const reply = (id: number, result: ExportResult): void => {
-  const message: ExportWorkerReply = result.code === ExportResultCode.SUCCESS ? { id, code: result.code } : { id, code: result.code, error: result.error?.message ?? 'span export failed' };
+  const message: ExportWorkerReply = result.code === ExportResultCode.SUCCESS ? { id, code: result.code } : { id, code: result.code, error: describeFailure(result.error) };
   parentPort?.postMessage(message);
 };
 const settle = (id: number, done: Promise<void>): void => {

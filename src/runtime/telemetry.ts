@@ -16,10 +16,12 @@
  * says why) by the SDK's own OTLP/HTTP transport; the sampler, spans and batch processor stay here.
  * Once registered, the SDK's module objects are given fast properties (fast-module-exports.ts says why).
  */
-import { propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
+import { diag, propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { WorkerSpanExporter } from './worker-span-exporter.js';
 import { fastModuleExports } from './fast-module-exports.js';
+import type { Logger } from './logger.js';
+import { logOpenTelemetryDiagnostics } from './otel-diagnostics.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { RootSampling, samplerFromEnvironment } from './root-sampling.js';
@@ -27,10 +29,15 @@ import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
+/** The names OTEL_TRACES_EXPORTER lists (trimmed, lower case). */
+function namedExporters(env: Environment): string[] {
+  return (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+}
+
 /** Which exporters the environment asks for; empty = tracing off. */
 export function tracesExporters(env: Environment): ('otlp' | 'console')[] {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return [];
-  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const named = namedExporters(env);
   if (named.length === 0) {
     const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
     return endpoint === '' ? [] : ['otlp'];
@@ -38,6 +45,8 @@ export function tracesExporters(env: Environment): ('otlp' | 'console')[] {
   if (named.includes('none')) return [];
   return named.filter((s): s is 'otlp' | 'console' => s === 'otlp' || s === 'console');
 }
+
+const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'none']);
 
 let registered: RootSampling | undefined;
 
@@ -53,9 +62,15 @@ export interface Telemetry {
 
 /**
  * Registers the SDK globally when the environment asks for an exporter; returns `undefined` (and
- * registers nothing) otherwise. `serviceName` is the default of `OTEL_SERVICE_NAME`.
+ * registers no SDK) otherwise. `serviceName` is the default of `OTEL_SERVICE_NAME`. With `log`, the
+ * SDK's own diagnostics (failed exports, OTEL_* values it could not read) are logged there
+ * (otel-diagnostics.ts), and so is an exporter OTEL_TRACES_EXPORTER names that this binary has not.
  */
-export function startTelemetry(serviceName: string, env: Environment = process.env): Telemetry | undefined {
+export function startTelemetry(serviceName: string, env: Environment = process.env, log?: Logger): Telemetry | undefined {
+  if (log !== undefined) logOpenTelemetryDiagnostics(log, env);
+  for (const name of namedExporters(env)) {
+    if (!KNOWN_EXPORTERS.has(name)) diag.warn(`OTEL_TRACES_EXPORTER names "${name}", an exporter this binary does not have (it has otlp, console and none): ignored`);
+  }
   const exporters = tracesExporters(env);
   if (exporters.length === 0) return undefined;
   const resource = defaultResource()

@@ -65,7 +65,7 @@ export class WorkerSpanExporter implements SpanExporter {
     if (encoded === undefined) return resultCallback({ code: ExportResultCode.FAILED, error: new Error(`the OTLP/JSON serializer could not encode ${spans.length} spans`) });
     const worker = this.worker ?? this.start();
     this.send(worker, { op: 'export', body: encoded, spanCount: spans.length }).then(
-      (reply) => resultCallback(reply.code === ExportResultCode.SUCCESS ? { code: reply.code } : { code: reply.code, error: new Error(reply.error ?? 'span export failed') }),
+      (reply) => resultCallback(reply.code === ExportResultCode.SUCCESS ? { code: reply.code } : { code: reply.code, error: new Error(`the OTLP export of ${spans.length} span${spans.length === 1 ? '' : 's'} failed: ${reply.error ?? 'the exporter gave no reason'}`) }),
       (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) }),
     );
   }

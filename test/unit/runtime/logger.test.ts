@@ -1,12 +1,6 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, objectLogger } from '../../../src/runtime/logger.js';
-
-function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const stream = new Writable({ write(chunk: Buffer, _enc, cb) { chunks.push(chunk.toString()); cb(); } });
-  return { stream, lines: () => chunks.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
+import { capture } from '../../support/log-lines.js';
 
 describe('logger', () => {
   it('writes one JSON line per event carrying controller, kind, namespace and name', () => {
