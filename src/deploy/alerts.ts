@@ -136,6 +136,23 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
     ],
   },
   {
+    name: 'endpoint-operator.tracing',
+    rules: [
+      {
+        alert: 'EndpointOperatorTraceExportFailing',
+        expr: 'sum by (job) (rate(endpoint_operator_trace_export_failed_spans_total[10m])) > 0',
+        for: '15m',
+        labels: { severity: 'warning' },
+        annotations: {
+          summary: '{{ $labels.job }} has been losing spans for 15 minutes: their OTLP exports fail.',
+          description: 'Spans are lost ({{ $value | humanize }}/s) because the OpenTelemetry collector refuses them or cannot be reached. '
+            + 'The pods\' log lines with "component":"opentelemetry" say why (the HTTP status and the collector\'s answer, or the connection error). '
+            + 'Check tracing.otlpEndpoint (OTEL_EXPORTER_OTLP_ENDPOINT): that a collector listens there for OTLP/HTTP (port 4318 by default), and that no network policy stands between the pods and it.',
+        },
+      },
+    ],
+  },
+  {
     name: 'endpoint-operator.gateway-auth',
     rules: [
       {

@@ -102,6 +102,13 @@ const CASES: Record<string, AlertCase> = {
       { name: 'many failures, none throttled', input: [{ series: 'endpoint_operator_signin_login_attempts_total{outcome="failure"}', values: '0+60x30' }, { series: 'endpoint_operator_signin_login_attempts_total{outcome="throttled"}', values: '0x30' }], at: '20m' },
     ],
   },
+  EndpointOperatorTraceExportFailing: {
+    fires: { input: [{ series: 'endpoint_operator_trace_export_failed_spans_total{job="endpoint-operator-gateway"}', values: '0+512x40' }], at: '30m', labels: [{ job: 'endpoint-operator-gateway' }] },
+    silent: [
+      { name: 'every export accepted', input: [{ series: 'endpoint_operator_trace_export_failed_spans_total{job="endpoint-operator-gateway"}', values: '0x40' }], at: '30m' },
+      { name: 'one collector restart, then fine', input: [{ series: 'endpoint_operator_trace_export_failed_spans_total{job="endpoint-operator-gateway"}', values: '0x5 512+512x2 1536x33' }], at: '30m' },
+    ],
+  },
   EndpointOperatorGatewayAuthReviewsFailing: {
     fires: {
       input: [{ series: 'endpoint_operator_gateway_auth_reviews_total{review="token",result="ok"}', values: '0+100x40' }, { series: 'endpoint_operator_gateway_auth_reviews_total{review="token",result="error"}', values: '0+20x40' }],

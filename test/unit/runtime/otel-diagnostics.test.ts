@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/runtime/logger.js';
 import { logOpenTelemetryDiagnostics } from '../../../src/runtime/otel-diagnostics.js';
 import { startTelemetry } from '../../../src/runtime/telemetry.js';
+import { failedExportSpans } from '../../../src/runtime/worker-span-exporter.js';
 import { capture } from '../../support/log-lines.js';
 
 afterEach(() => {
@@ -77,12 +78,15 @@ describe('the OpenTelemetry SDK diagnostics, logged', () => {
       process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
       process.env.OTEL_BSP_SCHEDULE_DELAY = '20';
       const { log, lines } = logged();
+      const failedBefore = (await failedExportSpans.get()).values[0]?.value ?? 0;
       const telemetry = startTelemetry('test', process.env, log);
       try {
         trace.getTracer('t').startSpan('refused').end();
         const deadline = Date.now() + 10_000;
         while (lines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         expect(lines()[0]).toMatchObject({ level: 'error', msg: 'the OTLP export of 1 span failed: Bad Request (HTTP 400: {"code":3,"message":"no"})' });
+        // And counted, for the alert EndpointOperatorTraceExportFailing.
+        expect((await failedExportSpans.get()).values[0]?.value).toBe(failedBefore + 1);
       } finally {
         await telemetry?.shutdown();
       }
