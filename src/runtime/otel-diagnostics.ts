@@ -10,6 +10,7 @@ import { format } from 'node:util';
 import { diag, DiagLogLevel, type DiagLogFunction, type DiagLogger } from '@opentelemetry/api';
 import { diagLogLevelFromString, setGlobalErrorHandler } from '@opentelemetry/core';
 import type { Logger } from './logger.js';
+import type { Environment } from './telemetry.js';
 
 type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
@@ -26,16 +27,15 @@ export function diagLoggerOf(log: Logger): DiagLogger {
 }
 
 /**
- * Registers diagLoggerOf(log) as the API's diag logger, at the level OTEL_LOG_LEVEL names, and logs
- * the errors the SDK hands its global error handler (a failed export, mostly) as errors, with their
- * message as the line's (the SDK's own handler writes a JSON string of the error through diag).
+ * Registers diagLoggerOf(log) as the API's diag logger, at the level OTEL_LOG_LEVEL names. The errors the
+ * SDK hands its global error handler (a failed export, mostly) go to it as errors with their message as
+ * the line's (the SDK's own handler writes a JSON string of the error).
  */
-export function logOpenTelemetryDiagnostics(log: Logger, env: Readonly<Record<string, string | undefined>>): void {
+export function logOpenTelemetryDiagnostics(log: Logger, env: Environment): void {
   const logger = diagLoggerOf(log);
-  const errors = log.child({ component: 'opentelemetry' });
   setGlobalErrorHandler((ex) => {
-    if (ex instanceof Error) errors.error({ err: ex }, ex.message);
-    else errors.error(`the OpenTelemetry SDK reported: ${typeof ex === 'string' ? ex : JSON.stringify(ex)}`);
+    if (ex instanceof Error) diag.error('%s', ex.message, ex);
+    else diag.error('the OpenTelemetry SDK reported: %s', typeof ex === 'string' ? ex : JSON.stringify(ex));
   });
   // Registered first at the default level, so that an OTEL_LOG_LEVEL the SDK cannot read is itself reported.
   diag.setLogger(logger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
