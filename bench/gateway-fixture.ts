@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { discoverEndpointSliceVersion, endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
+import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import type { KubeClient } from '../src/runtime/kube-client.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
 import { resources } from '../src/reconcilers/context.js';
@@ -52,10 +52,9 @@ export interface RoutedEndpoint {
 export async function writeObjects(client: KubeClient, target: RoutedEndpoint): Promise<void> {
   const { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort } = target;
   await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  const sliceVersion = await discoverEndpointSliceVersion(client, NS);
   await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
-  await client.create(endpointSlicesResource(sliceVersion), NS, {
-    apiVersion: `discovery.k8s.io/${sliceVersion}`, kind: 'EndpointSlice',
+  await client.create(endpointSlicesResource, NS, {
+    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
     addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
   });

@@ -11,7 +11,7 @@ import { startControlPlane, type ControlPlane } from '../../src/devcluster/index
 import { installCrds } from '../../src/operator/crds.js';
 import { startOperator } from '../../src/operator/start.js';
 import { resources } from '../../src/reconcilers/context.js';
-import { discoverEndpointSliceVersion, endpointSlicesResource } from '../../src/runtime/endpoint-slices.js';
+import { endpointSlicesResource } from '../../src/runtime/endpoint-slices.js';
 import { Informer, kubeListerWatcher } from '../../src/runtime/informer.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../src/runtime/kube-object.js';
@@ -54,8 +54,7 @@ export async function dnsPhase(endpoints: number, changes: number): Promise<DnsP
       log: pino({ level: 'silent' }),
     });
     await operator.ready;
-    const version = await discoverEndpointSliceVersion(client, NS);
-    const slices = new Informer(kubeListerWatcher(client, endpointSlicesResource(version), NS), { name: 'bench/slices' });
+    const slices = new Informer(kubeListerWatcher(client, endpointSlicesResource, NS), { name: 'bench/slices' });
     let writes = 0;
     slices.addEventHandler({ onAdd: () => writes++, onUpdate: (a, b) => { if (a.metadata.resourceVersion !== b.metadata.resourceVersion) writes++; }, onDelete: () => writes++ });
     void slices.run(stopping.signal);

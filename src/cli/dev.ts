@@ -1,20 +1,22 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
 import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
-import { startControlPlane, cacheRoot, type ControlPlane } from '../devcluster/index.js';
+import { startControlPlane, cacheRoot, type ControlPlane, type ModelHost } from '../devcluster/index.js';
+import { capture } from '../devcluster/exec.js';
+import { createModelHost, removeModelHost } from '../devcluster/network.js';
 import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev-environment/apply.js';
 import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examples.js';
 import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
 import { callableEndpoint, CURL_AUTH_HEADER, curlLines, DEMO_INSTANCE, listEndpoints, sampleSplit, tryCall } from '../dev-environment/demo-calls.js';
-import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type DemoBackendPlan, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
+import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
 import { GatewayServer } from '../gateway/server.js';
 import { demoResolveCall, registryLookupLines } from '../dev-environment/registry-lines.js';
-import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
@@ -34,18 +36,18 @@ const DEV_FLAGS: readonly FlagSpec[] = [
   { name: 'signin-port', type: 'number', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API on 127.0.0.1 (0 = any free port)' },
   { name: 'webhook-port', type: 'number', default: 0, placeholder: 'PORT', help: 'port of the admission and conversion webhooks on 127.0.0.1 (0 = any free port)' },
   { name: 'gateway-port', type: 'number', default: 8090, placeholder: 'PORT', help: 'port of the prediction gateway on 127.0.0.1 (0 = any free port)' },
-  { name: 'model-ports', type: 'list', default: ['8701', '8702'], placeholder: 'PORT[,PORT]', help: "ports of the demo model servers on 127.0.0.1, one per backend Service of the examples' DeployedModels (0 = any free port)" },
+  { name: 'model-ports', type: 'list', default: ['8701', '8702'], placeholder: 'PORT[,PORT]', help: "ports of the demo model servers in the model host's network namespace, one per backend Service of the examples' DeployedModels (0 = any free port)" },
   { name: 'wait', type: 'number', default: 120, placeholder: 'SECONDS', help: 'how long the live table waits for every resource to be Ready' },
 ];
 
 const HELP = `Usage: endpoint-operator dev [flags]
 
-The embedded default (what \`npm start\` runs): starts (or reuses, with --kubeconfig) a local control
-plane, installs the CRDs and webhooks, runs the operator, webhooks, sign-in API and prediction gateway
-in this process, starts the demo model servers the examples' DeployedModels name (with Services and
-loopback EndpointSlices for them), applies the examples, and shows every resource's Ready condition
-while they converge; then prints a working curl of :predict. Every port is checked before anything
-starts. Ctrl-C stops.
+The embedded default (what \`npm start\` runs): starts (or reuses, with --kubeconfig) a local Kubernetes
+cluster with simulated nodes, installs the CRDs and webhooks, runs the operator, webhooks, sign-in API and
+prediction gateway in this process, starts the demo model servers the examples' DeployedModels name in the
+cluster's model host (a network namespace; with Services and EndpointSlices for them), applies the
+examples, and shows every resource's Ready condition while they converge; then prints a working curl of
+:predict. Every port is checked before anything starts. Ctrl-C stops. Needs root (the network namespace).
 
 Flags:
 ${renderFlags(DEV_FLAGS)}
@@ -61,14 +63,12 @@ function modelPorts(values: FlagValues, count: number): number[] {
   return Array.from({ length: count }, (_, i) => given[i] ?? 0);
 }
 
-/** The ports `dev` opens, each with the flag that moves it. */
-function plannedPorts(values: FlagValues, demo: readonly DemoBackendPlan[]): PlannedPort[] {
-  const models = modelPorts(values, demo.length);
+/** The ports `dev` opens on this machine's loopback, each with the flag that moves it (the demo model servers' are in their own namespace). */
+function plannedPorts(values: FlagValues): PlannedPort[] {
   return [
     { what: 'the sign-in API', host: LOOPBACK, port: num(values, 'signin-port'), flag: '--signin-port' },
     { what: 'the webhooks', host: LOOPBACK, port: num(values, 'webhook-port'), flag: '--webhook-port' },
     { what: 'the prediction gateway', host: LOOPBACK, port: num(values, 'gateway-port'), flag: '--gateway-port' },
-    ...demo.map((d, i) => ({ what: `the demo model server of Service ${d.ref.name}`, host: LOOPBACK, port: models[i] ?? 0, flag: '--model-ports' })),
   ];
 }
 
@@ -143,23 +143,30 @@ export async function main(argv: string[]): Promise<number> {
   let running: Awaited<ReturnType<typeof startOperatorProcess>> | undefined;
   let gateway: GatewayServer | undefined;
   let demoBackends: RunningDemoBackend[] = [];
+  let ownModelHost: ModelHost | undefined;
   try {
     const applyExamples = bool(values, 'apply-examples');
     const examplesDir = str(values, 'examples') ?? defaultExamplesDir();
     const objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
     const demo = demoBackendPlan(objects);
     // Every port this process opens, checked before the control plane is built and started.
-    const problems = await portProblems(plannedPorts(values, demo));
+    const problems = await portProblems(plannedPorts(values));
+    const demoPorts = modelPorts(values, demo.length);
     if (problems.length > 0) {
       for (const p of problems) say(p);
       return 2;
     }
+    let modelHost: ModelHost | undefined;
     if (kubeconfig === undefined) {
-      say('starting the local control plane (etcd + kube-apiserver on loopback)');
+      say('starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)');
       plane = await startControlPlane({ log: (line) => say(line) });
       kubeconfig = plane.kubeconfigPath;
+      modelHost = plane.modelHost;
+      const version = await capture(plane.kubectl, ['--kubeconfig', kubeconfig, 'version']);
+      say(`kubectl version:\n  ${version.stdout.trim().split('\n').join('\n  ')}`);
     } else {
       say(`using the cluster of ${kubeconfig}`);
+      if (demo.length > 0) modelHost = ownModelHost = await createModelHost(randomBytes(4).toString('hex'));
     }
     const client = KubeClient.fromKubeconfig(kubeconfig);
     say('installing the CRDs');
@@ -167,9 +174,9 @@ export async function main(argv: string[]): Promise<number> {
     await ensureNamespace(client, operatorNamespace);
     await ensureNamespace(client, namespace);
 
-    if (demo.length > 0) {
-      demoBackends = await startDemoBackends(demo, modelPorts(values, demo.length), LOOPBACK);
-      for (const b of demoBackends) say(`demo model server ${b.server.url} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
+    if (demo.length > 0 && modelHost !== undefined) {
+      demoBackends = await startDemoBackends(demo, demoPorts, modelHost);
+      for (const b of demoBackends) say(`demo model server ${b.server.url} in network namespace ${modelHost.netns} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
     }
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
     gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }), auth: DEFAULT_AUTH_SETTINGS });
@@ -207,8 +214,8 @@ export async function main(argv: string[]): Promise<number> {
       for (const s of secrets) await applyObject(client, s.secret);
       say(`applying ${objects.length} objects from ${examplesDir}`);
       for (const obj of objects) await applyObject(client, obj);
-      // No controller-manager here: the demo servers' Services get their loopback EndpointSlices from us.
-      await publishDemoBackends(client, demoBackends, LOOPBACK, await discoverEndpointSliceVersion(client, namespace));
+      // The demo servers are not Pods: their selector-less Services get EndpointSlices from us.
+      if (modelHost !== undefined) await publishDemoBackends(client, demoBackends, modelHost.address);
     }
     const { rows, seconds } = await watchConvergence(client, namespace, num(values, 'wait'), stop.signal, applyStarted);
     const notReady = rows.filter((r) => !isReady(r));
@@ -221,6 +228,7 @@ export async function main(argv: string[]): Promise<number> {
       '',
       'Point kubectl at it:',
       `  export KUBECONFIG=${kubeconfig}`,
+      ...(plane !== undefined ? [`  export PATH=${dirname(plane.kubectl)}:$PATH   # kubectl ${plane.version}, built with the cluster`] : []),
       `  kubectl get endpoint-operator -n ${namespace}`,
       `  kubectl get pe,dm,registryservices,registryendpoints -n ${namespace}`,
       '',
@@ -270,6 +278,7 @@ export async function main(argv: string[]): Promise<number> {
     await stopDemoBackends(demoBackends);
     await running?.stop().catch((err: unknown) => say(`stopping the operator failed: ${(err as Error).message}`));
     await plane?.stop();
+    if (ownModelHost !== undefined) await removeModelHost(ownModelHost);
     log.flush();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

@@ -1,10 +1,11 @@
 /**
  * Demo model servers: the fraud model (fraud-model.ts) served over KServe V1 or the Open Inference
- * Protocol V2, on a loopback port. `dev` starts them and points the examples' DeployedModels at them;
+ * Protocol V2, on a port of `host` or on a listening socket handed in (one opened in the local cluster's
+ * model host, src/devcluster/model-host.ts). `dev` starts them and points the examples' DeployedModels at them;
  * the gateway's integration tests and benchmark call them through the gateway and directly.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
 import { FRAUD_MODEL_VERSIONS } from './fraud-model.js';
 import { kserveV1Handler } from './kserve-v1-server.js';
@@ -17,9 +18,12 @@ export interface DemoModelServerOptions {
   /** The model's name on the server (the backend's modelName). */
   readonly modelName: string;
   readonly version: 'v1' | 'v2';
+  /** Where it listens (default 127.0.0.1); with `socket`, only the address its URL names. */
   readonly host?: string;
   /** 0 = any free port. */
   readonly port?: number;
+  /** A socket already listening (in a model host): served as it is, `port` is ignored. */
+  readonly socket?: Server;
 }
 
 export interface RunningDemoModelServer {
@@ -35,10 +39,12 @@ export async function startDemoModelServer(options: DemoModelServerOptions): Pro
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    const listening = (): void => {
       server.off('error', reject);
       resolve();
-    });
+    };
+    if (options.socket !== undefined) server.listen(options.socket, listening);
+    else server.listen(options.port ?? 0, host, listening);
   });
   const port = (server.address() as AddressInfo).port;
   return {

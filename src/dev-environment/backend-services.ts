@@ -1,30 +1,29 @@
 /**
- * A Service and the EndpointSlice behind it, for a model server the cluster does not run: the
- * demo servers `dev` starts on loopback, or a test's. The local control plane has no
- * controller-manager, so no EndpointSlice controller would fill a selector's slices: the Service
- * has no selector and its slice is written here, as any controller outside Kubernetes does
+ * A Service and the EndpointSlice behind it, for a model server the cluster does not run as a Pod: the
+ * demo servers `dev` starts in the local cluster's model host (src/devcluster/network.ts), or a test's.
+ * The Service has no selector and its slice is written here, as any controller outside Kubernetes does
  * (the managed-by label tells the EndpointSlice controller to leave it alone).
  */
-import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../runtime/endpoint-slices.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 
 export const DEV_SLICE_MANAGER = 'endpoint-operator-dev';
 
-export interface LoopbackBackend {
+export interface HostedBackend {
   /** The Service name (what a DeployedModel's spec.backend.service.name says). */
   readonly name: string;
   readonly namespace: string;
   /** The Service port and its name (what spec.backend.service.port says, by number or name). */
   readonly servicePort: number;
   readonly portName: string;
-  /** Where the server listens: an IPv4 address and the port the slice sends calls to. */
+  /** Where the server listens: an IPv4 address (not loopback: the apiserver refuses it in a slice) and the port the slice sends calls to. */
   readonly address: string;
   readonly targetPort: number;
   /** The endpoint's `conditions.ready` (default true). */
   readonly ready?: boolean;
 }
 
-export function backendService(b: LoopbackBackend): KubeObject {
+export function backendService(b: HostedBackend): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -33,11 +32,11 @@ export function backendService(b: LoopbackBackend): KubeObject {
   };
 }
 
-export function backendEndpointSlice(b: LoopbackBackend, version: EndpointSliceVersion): KubeObject {
+export function backendEndpointSlice(b: HostedBackend): KubeObject {
   return {
-    apiVersion: `discovery.k8s.io/${version}`,
+    apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: `${b.name}-loopback`, namespace: b.namespace, labels: { [SERVICE_NAME_LABEL]: b.name, [MANAGED_BY_LABEL]: DEV_SLICE_MANAGER } },
+    metadata: { name: `${b.name}-hosted`, namespace: b.namespace, labels: { [SERVICE_NAME_LABEL]: b.name, [MANAGED_BY_LABEL]: DEV_SLICE_MANAGER } },
     addressType: 'IPv4',
     ports: [{ name: b.portName, port: b.targetPort, protocol: 'TCP' }],
     endpoints: [{ addresses: [b.address], conditions: { ready: b.ready ?? true } }],
@@ -64,8 +63,8 @@ export function backendServiceRefs(objects: readonly KubeObject[]): BackendServi
   return [...refs.values()];
 }
 
-/** The loopback backend that answers `ref`: a named port is Service port 80 by that name; a number is itself, named http. */
-export function loopbackBackendFor(ref: BackendServiceRef, address: string, targetPort: number): LoopbackBackend {
+/** The hosted backend that answers `ref`: a named port is Service port 80 by that name; a number is itself, named http. */
+export function hostedBackendFor(ref: BackendServiceRef, address: string, targetPort: number): HostedBackend {
   return typeof ref.port === 'number'
     ? { name: ref.name, namespace: ref.namespace, servicePort: ref.port, portName: 'http', address, targetPort }
     : { name: ref.name, namespace: ref.namespace, servicePort: 80, portName: ref.port, address, targetPort };

@@ -1,17 +1,17 @@
 /**
  * The demo's model servers for `dev`: one demo fraud model (src/demo-models) per backend Service the
  * examples' DeployedModels name, speaking the protocol and answering to the model name the
- * DeployedModel says, on loopback; then, since the local control plane has no controller-manager,
- * a selector-less Service and a loopback EndpointSlice for each (backend-services.ts), so the
- * operator sees them ready and the gateway routes to them.
+ * DeployedModel says, listening in the cluster's model host (src/devcluster/network.ts); then a
+ * selector-less Service and an EndpointSlice with the host's address for each (backend-services.ts),
+ * so the operator sees them ready and the gateway routes to them.
  */
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
 import { startDemoModelServer, type RunningDemoModelServer } from '../demo-models/index.js';
-import type { EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { listenInModelHost, type ModelHost } from '../devcluster/index.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { applyObject } from './apply.js';
-import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor, type BackendServiceRef } from './backend-services.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor, type BackendServiceRef } from './backend-services.js';
 
 export interface DemoBackendPlan {
   readonly ref: BackendServiceRef;
@@ -47,12 +47,13 @@ function backendOfObject(o: KubeObject): { service?: { name?: unknown }; protoco
   };
 }
 
-/** Starts one demo model server per plan, on `ports[i]` (0 or absent = any free port); stops them all on failure. */
-export async function startDemoBackends(plans: readonly DemoBackendPlan[], ports: readonly number[], host: string): Promise<RunningDemoBackend[]> {
+/** Starts one demo model server per plan in `host`, on `ports[i]` (0 or absent = any free port); stops them all on failure. */
+export async function startDemoBackends(plans: readonly DemoBackendPlan[], ports: readonly number[], host: Pick<ModelHost, 'netns' | 'address'>): Promise<RunningDemoBackend[]> {
   const running: RunningDemoBackend[] = [];
   try {
     for (const [i, plan] of plans.entries()) {
-      const server = await startDemoModelServer({ protocol: plan.protocol, modelName: plan.modelName, version: plan.version, host, port: ports[i] ?? 0 });
+      const socket = await listenInModelHost(host, ports[i] ?? 0);
+      const server = await startDemoModelServer({ protocol: plan.protocol, modelName: plan.modelName, version: plan.version, host: host.address, socket });
       running.push({ ...plan, server });
     }
   } catch (err) {
@@ -66,11 +67,11 @@ export async function stopDemoBackends(backends: readonly RunningDemoBackend[]):
   await Promise.allSettled(backends.map((b) => b.server.close()));
 }
 
-/** The Service and loopback EndpointSlice of each running demo server, applied. */
-export async function publishDemoBackends(client: KubeClient, backends: readonly RunningDemoBackend[], host: string, version: EndpointSliceVersion): Promise<void> {
+/** The Service and EndpointSlice of each running demo server (at `address`), applied. */
+export async function publishDemoBackends(client: KubeClient, backends: readonly RunningDemoBackend[], address: string): Promise<void> {
   for (const b of backends) {
-    const loopback = loopbackBackendFor(b.ref, host, b.server.port);
-    await applyObject(client, backendService(loopback));
-    await applyObject(client, backendEndpointSlice(loopback, version));
+    const hosted = hostedBackendFor(b.ref, address, b.server.port);
+    await applyObject(client, backendService(hosted));
+    await applyObject(client, backendEndpointSlice(hosted));
   }
 }

@@ -1,13 +1,12 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { isRecord } from '../api/common/text.js';
 import { expandPaths, parseManifests, readSource } from '../manifests/load.js';
+import { packageRoot } from '../devcluster/paths.js';
 import type { KubeObject } from '../runtime/kube-client.js';
 
 /** `examples/valid/` of this checkout or package (src/dev-environment → ../../examples; dist/src/dev-environment → ../../../examples). */
 export function defaultExamplesDir(): string {
-  const here = fileURLToPath(new URL('.', import.meta.url));
-  const root = here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url);
-  return fileURLToPath(new URL('examples/valid', root));
+  return join(packageRoot(), 'examples', 'valid');
 }
 
 /** Every object in the example files, in file order, namespaces first (an apply order kubectl would also manage). */

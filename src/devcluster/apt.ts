@@ -4,16 +4,6 @@ import { delimiter, join } from 'node:path';
 import { ControlPlaneError } from './errors.js';
 import { capture, runLogged } from './exec.js';
 
-/** Debian packages the local control plane runs on: etcd itself, and the toolchain to build kube-apiserver. */
-export const RUNTIME_PACKAGES = ['etcd-server'] as const;
-export const BUILD_PACKAGES = [
-  'golang-go',
-  'rsync',
-  'dpkg-dev', // dpkg-source, which `apt-get source` uses to unpack and patch the source package
-  'golang-github-modern-go-reflect2-dev',
-  'golang-github-json-iterator-go-dev',
-] as const;
-
 export function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
@@ -59,14 +49,4 @@ export async function whichOnPath(name: string, path = process.env['PATH'] ?? ''
     }
   }
   return undefined;
-}
-
-/** kubectl: the one on PATH, else Debian's `kubernetes-client` (installed when missing). */
-export async function findKubectl(log: (line: string) => void = () => {}, logFile = '/dev/null'): Promise<string> {
-  const onPath = await whichOnPath('kubectl');
-  if (onPath !== undefined) return onPath;
-  await ensureDebianPackages(['kubernetes-client'], log, logFile);
-  const installed = await whichOnPath('kubectl', `${process.env['PATH'] ?? ''}${delimiter}/usr/bin`);
-  if (installed === undefined) throw new ControlPlaneError('kubernetes-client is installed but no kubectl executable was found', logFile);
-  return installed;
 }

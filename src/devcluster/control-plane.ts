@@ -1,22 +1,22 @@
-import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDebianPackages, RUNTIME_PACKAGES, whichOnPath } from './apt.js';
-import { ChildProcessGroup } from './child-process-group.js';
+import { ensureClusterBinaries, selectedRelease, type KubernetesRelease } from './binaries.js';
+import type { ChildProcessGroup } from './child-process-group.js';
 import { randomToken, renderTokenFile, writeCredentials } from './credentials.js';
 import type { TokenUser } from './credentials.js';
 import { ControlPlaneError } from './errors.js';
-import { apiserverArgs, etcdArgs } from './flags.js';
-import { ensureKubeApiserver } from './kube-apiserver.js';
+import { acquireFileLock } from './file-lock.js';
+import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import { createModelHost, installSimulatedRoute, removeModelHost, removeSimulatedRoute, type ModelHost } from './network.js';
+import { DEFAULT_NODES, kwokStages, SIMULATED_NODE_LABEL, simulatedNodes, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from './paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
-import { apiserverReady, etcdHealthy, waitUntilReady } from './readiness.js';
-import { cleanupStaleRuns, writeRunRecord } from './run-registry.js';
-import type { RunRecord } from './run-registry.js';
-import { startWatchdog, WATCHDOG_NAME } from './watchdog.js';
-import type { Watchdog } from './watchdog.js';
+import { RunningProcesses } from './processes.js';
+import { apiserverReady, apiserverRequest, componentHealthy, etcdHealthy, nodesReady, waitUntilReady } from './readiness.js';
+import { cleanupStaleRuns, otherLiveRuns } from './run-registry.js';
 
 export interface ControlPlane {
   /** A kubeconfig with the admin token (group system:masters) and the apiserver's CA embedded. */
@@ -29,7 +29,15 @@ export interface ControlPlane {
   /** http://127.0.0.1:PORT: direct etcd access, e.g. to compact it and so force 410 Gone on old watches. */
   readonly etcdEndpoint: string;
   readonly dataDir: string;
-  /** Ends kube-apiserver then etcd (SIGTERM, then SIGKILL), removes a temporary data dir. Idempotent. */
+  /** The Kubernetes release running, e.g. v1.37.2. */
+  readonly version: string;
+  /** The kubectl built with it. */
+  readonly kubectl: string;
+  /** Where model servers listen for the gateway (network.ts). */
+  readonly modelHost: ModelHost;
+  /** The simulated Nodes' names. */
+  readonly nodes: readonly string[];
+  /** Ends every component (SIGTERM, then SIGKILL), removes the model host and a temporary data dir. Idempotent. */
   stop(): Promise<void>;
   /**
    * Ends only kube-apiserver (SIGTERM, then SIGKILL); etcd keeps running with all data, so fault tests can
@@ -52,36 +60,68 @@ export interface StartControlPlaneOptions {
   /** Default off, so that compacting etcd makes old watches fail with 410 Gone (see flags.ts). */
   readonly watchCache?: boolean;
   readonly readyTimeoutMs?: number;
+  /** Default: EO_KUBE_RELEASE's, else the newest (binaries.ts). */
+  readonly release?: KubernetesRelease;
+  readonly nodes?: NodeShape;
 }
 
 const PORT_ATTEMPTS = 3;
 
-/** Starts etcd and kube-apiserver on free loopback ports and waits until the apiserver is ready. */
+/** The identities the components act as: the names Kubernetes' bootstrap RBAC binds its roles to. */
+const COMPONENT_USERS = {
+  controllerManager: 'system:kube-controller-manager',
+  scheduler: 'system:kube-scheduler',
+} as const;
+
+/**
+ * Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with its simulated Nodes on
+ * free loopback ports, and waits until the Nodes are Ready.
+ */
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? (() => {});
   for (const stale of await cleanupStaleRuns(runsDir())) log(`ended a leftover ${stale}`);
-
-  const apiserverBin = await ensureKubeApiserver(log);
-  await mkdir(join(cacheRoot(), 'logs'), { recursive: true });
-  await ensureDebianPackages(RUNTIME_PACKAGES, log, join(cacheRoot(), 'logs', 'apt.log'));
-  const etcdBin = (await whichOnPath('etcd', `${process.env['PATH'] ?? ''}:/usr/bin`)) ?? 'etcd';
+  const release = opts.release ?? selectedRelease();
+  const bins = await ensureClusterBinaries(release, log);
 
   const removeDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'eo-control-plane-')));
   const logDir = join(dataDir, 'logs');
   await mkdir(logDir, { recursive: true });
-  log(`data dir and logs: ${dataDir}`);
+  log(`Kubernetes ${release.version}; data dir and logs: ${dataDir}`);
   const creds = await writeCredentials(join(dataDir, 'pki'));
   const caPem = await readFile(creds.caFile, 'utf8');
   const adminToken = randomToken();
+  const componentTokens = { controllerManager: randomToken(), scheduler: randomToken() };
   const tokenAuthFile = join(dataDir, 'tokens.csv');
-  await writeFile(tokenAuthFile, renderTokenFile([{ token: adminToken, user: 'admin', uid: 'admin', groups: ['system:masters'] }, ...(opts.extraTokens ?? [])]), { mode: 0o600 });
+  await writeFile(
+    tokenAuthFile,
+    renderTokenFile([
+      { token: adminToken, user: 'admin', uid: 'admin', groups: ['system:masters'] },
+      { token: componentTokens.controllerManager, user: COMPONENT_USERS.controllerManager, uid: 'kube-controller-manager', groups: [] },
+      { token: componentTokens.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
+      ...(opts.extraTokens ?? []),
+    ]),
+    { mode: 0o600 },
+  );
 
   const run = new RunningProcesses(dataDir, removeDataDir);
   await run.record();
   const onExit = (): void => run.killNow();
   process.on('exit', onExit);
+  let modelHost: ModelHost | undefined;
+  const releaseNetwork = async (): Promise<void> => {
+    const network = await run.releaseNetwork();
+    if (network !== undefined) await removeModelHost(network);
+    if (!(await otherLiveRuns(runsDir(), run.recordPath))) await removeSimulatedRoute();
+  };
   try {
+    modelHost = await withNetworkLock(async () => {
+      await installSimulatedRoute();
+      return createModelHost(randomBytes(4).toString('hex'));
+    });
+    await run.adoptNetwork(modelHost);
+    log(`model host ${modelHost.netns} at ${modelHost.address}; simulated pods are unreachable by route`);
+
     for (let attempt = 1; ; attempt++) {
       const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await freeLoopbackPorts(3);
       const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
@@ -89,7 +129,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
       const etcdLog = join(logDir, `etcd-${attempt}.log`);
       log(`starting etcd on ${etcdEndpoint}`);
-      const etcd = await run.start('etcd', etcdBin, etcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }), etcdLog);
+      const etcd = await run.start('etcd', bins.etcd, etcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }), etcdLog);
       const etcdReady = await waitUntilReady(etcd, () => etcdHealthy(etcdEndpoint), 30_000);
       if (!etcdReady.ready) {
         if ((await retryable(etcdLog)) && attempt < PORT_ATTEMPTS) {
@@ -103,7 +143,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
       log(`starting kube-apiserver on ${server}`);
       const flags = apiserverArgs({ etcdEndpoint, securePort, certDir: join(dataDir, 'pki'), ...creds, tokenAuthFile, watchCache: opts.watchCache ?? false });
       const started = Date.now();
-      let apiserver = await run.start('kube-apiserver', apiserverBin, flags, apiLog);
+      let apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
       const apiReady = await waitUntilReady(apiserver, () => apiserverReady(server, caPem, adminToken), opts.readyTimeoutMs ?? 120_000);
       if (!apiReady.ready) {
         if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
@@ -116,6 +156,8 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
       const kubeconfigPath = join(dataDir, 'kubeconfig');
       await writeFile(kubeconfigPath, renderKubeconfig({ server, token: adminToken, caPem }), { mode: 0o600 });
+      const nodes = await startNodeComponents({ run, bins, dataDir, logDir, server, caPem, adminToken, kubeconfigPath, componentTokens, creds, shape: opts.nodes ?? DEFAULT_NODES, log });
+
       let stopping: Promise<void> | undefined;
       // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
       let apiserverChange: Promise<void> = Promise.resolve();
@@ -124,6 +166,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         apiserverChange = next.catch(() => undefined);
         return next;
       };
+      const host = modelHost;
       return {
         kubeconfigPath,
         server,
@@ -131,10 +174,15 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         caFile: creds.caFile,
         etcdEndpoint,
         dataDir,
+        version: release.version,
+        kubectl: bins.kubectl,
+        modelHost: host,
+        nodes,
         stop: () => {
           stopping ??= (async () => {
             process.off('exit', onExit);
             await run.stopAll();
+            await releaseNetwork();
             await run.forget();
           })();
           return stopping;
@@ -147,7 +195,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
             if (apiserver.running) throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
             log(`starting kube-apiserver again on ${server}`);
             const restarted = Date.now();
-            apiserver = await run.start('kube-apiserver', apiserverBin, flags, apiLog);
+            apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
             if (stopping !== undefined) {
               // stop() ran while it was being spawned, possibly after stopAll() had emptied the list.
               await run.stopOne(apiserver);
@@ -166,9 +214,86 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   } catch (err) {
     // Keep the data dir: the error names log files inside it.
     await run.stopAll();
+    await releaseNetwork();
     await run.forget(false);
     process.off('exit', onExit);
     throw err;
+  }
+}
+
+interface NodeComponentsInput {
+  readonly run: RunningProcesses;
+  readonly bins: Awaited<ReturnType<typeof ensureClusterBinaries>>;
+  readonly dataDir: string;
+  readonly logDir: string;
+  readonly server: string;
+  readonly caPem: string;
+  readonly adminToken: string;
+  readonly kubeconfigPath: string;
+  readonly componentTokens: { readonly controllerManager: string; readonly scheduler: string };
+  readonly creds: Awaited<ReturnType<typeof writeCredentials>>;
+  readonly shape: NodeShape;
+  readonly log: (line: string) => void;
+}
+
+/** kube-controller-manager, kube-scheduler and kwok, then the simulated Nodes; resolves once all are healthy. */
+async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
+  const [kcmPort = 0, schedulerPort = 0, kwokPort = 0] = await freeLoopbackPorts(3);
+  const kubeconfig = async (name: string, user: string, token: string): Promise<string> => {
+    const path = join(c.dataDir, `${name}.kubeconfig`);
+    await writeFile(path, renderKubeconfig({ server: c.server, token, caPem: c.caPem, user }), { mode: 0o600 });
+    return path;
+  };
+  const stagesFile = join(c.dataDir, 'kwok-stages.yaml');
+  await writeFile(stagesFile, await kwokStages());
+
+  const started = Date.now();
+  const kcm = await c.run.start(
+    'kube-controller-manager',
+    c.bins.kubeControllerManager,
+    controllerManagerArgs({
+      kubeconfig: await kubeconfig('kube-controller-manager', COMPONENT_USERS.controllerManager, c.componentTokens.controllerManager),
+      securePort: kcmPort,
+      caFile: c.creds.caFile,
+      serviceAccountSigningKeyFile: c.creds.serviceAccountSigningKeyFile,
+    }),
+    join(c.logDir, 'kube-controller-manager.log'),
+  );
+  const scheduler = await c.run.start(
+    'kube-scheduler',
+    c.bins.kubeScheduler,
+    schedulerArgs({ kubeconfig: await kubeconfig('kube-scheduler', COMPONENT_USERS.scheduler, c.componentTokens.scheduler), securePort: schedulerPort }),
+    join(c.logDir, 'kube-scheduler.log'),
+  );
+  const kwok = await c.run.start('kwok', c.bins.kwok, kwokArgs({ kubeconfig: c.kubeconfigPath, stagesFile, nodeLabel: SIMULATED_NODE_LABEL, serverPort: kwokPort }), join(c.logDir, 'kwok.log'));
+
+  const nodes = simulatedNodes(c.shape);
+  for (const node of nodes) {
+    const r = await apiserverRequest(c.server, 'POST', '/api/v1/nodes', { caPem: c.caPem, token: c.adminToken, body: node });
+    if (r.status !== 201) throw new ControlPlaneError(`creating the simulated Node ${JSON.stringify((node.metadata as { name: string }).name)} failed: ${r.status} ${r.body.slice(0, 300)}`);
+  }
+  const names = nodes.map((n) => (n.metadata as { name: string }).name);
+  const checks: [ChildProcessGroup, () => Promise<true | string>][] = [
+    [kcm, () => componentHealthy(kcmPort)],
+    [scheduler, () => componentHealthy(schedulerPort)],
+    [kwok, () => nodesReady(c.server, c.caPem, c.adminToken, names)],
+  ];
+  for (const [proc, probe] of checks) {
+    const ready = await waitUntilReady(proc, probe, 60_000);
+    if (!ready.ready) throw new ControlPlaneError(`${proc.name} did not become ready: ${ready.why}${await tail(proc.logFile)}`, proc.logFile);
+  }
+  c.log(`kube-controller-manager, kube-scheduler and ${names.length} kwok Nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return names;
+}
+
+/** Route and address-slot changes are made by one control plane at a time on this machine. */
+async function withNetworkLock<T>(fn: () => Promise<T>): Promise<T> {
+  await mkdir(cacheRoot(), { recursive: true });
+  const lock = await acquireFileLock(join(cacheRoot(), 'network.lock'), { pollMs: 200 });
+  try {
+    return await fn();
+  } finally {
+    await lock.release();
   }
 }
 
@@ -180,68 +305,4 @@ async function tail(logFile: string, lines = 15): Promise<string> {
   const text = await readFile(logFile, 'utf8').catch(() => '');
   const last = text.trimEnd().split('\n').slice(-lines);
   return last.length > 0 && last[0] !== '' ? `\n  last lines of the log:\n    ${last.join('\n    ')}` : '';
-}
-
-/** The children of one control plane, their watchdogs, and the run record that lists them all. */
-class RunningProcesses {
-  private readonly children: { proc: ChildProcessGroup; watchdog: Watchdog }[] = [];
-  private recordFile: string | undefined;
-
-  constructor(
-    private readonly dataDir: string,
-    private readonly removeDataDir: boolean,
-  ) {}
-
-  async record(): Promise<void> {
-    const record: RunRecord = {
-      ownerPid: process.pid,
-      startedAt: new Date().toISOString(),
-      dataDir: this.dataDir,
-      removeDataDir: this.removeDataDir,
-      children: this.children.flatMap(({ proc, watchdog }) => [
-        { name: proc.name, pid: proc.pid, executable: proc.executable },
-        { name: `${proc.name} watchdog`, pid: watchdog.pid, executable: WATCHDOG_NAME },
-      ]),
-    };
-    this.recordFile = await writeRunRecord(runsDir(), record, this.recordFile);
-  }
-
-  async start(name: string, bin: string, args: readonly string[], logFile: string): Promise<ChildProcessGroup> {
-    const proc = await ChildProcessGroup.start(name, bin, args, logFile);
-    // The watchdog starts before anything waits, so even a SIGKILL during a slow start leaves nothing behind.
-    const watchdog = startWatchdog(process.pid, [proc.pid], this.removeDataDir ? this.dataDir : '');
-    this.children.push({ proc, watchdog });
-    await this.record();
-    return proc;
-  }
-
-  /** Stops in reverse start order: the apiserver before the etcd it writes to. */
-  async stopAll(): Promise<void> {
-    while (this.children.length > 0) {
-      const { proc, watchdog } = this.children.pop() as { proc: ChildProcessGroup; watchdog: Watchdog };
-      await watchdog.dismiss();
-      await proc.stop();
-    }
-    await this.record();
-  }
-
-  /** Stops one child and its watchdog, leaving the others running. */
-  async stopOne(proc: ChildProcessGroup): Promise<void> {
-    const index = this.children.findIndex((c) => c.proc === proc);
-    const [child] = index < 0 ? [] : this.children.splice(index, 1);
-    await child?.watchdog.dismiss();
-    await proc.stop();
-    await this.record();
-  }
-
-  async forget(removeData = this.removeDataDir): Promise<void> {
-    if (this.recordFile !== undefined) await rm(this.recordFile, { force: true });
-    if (removeData) await rm(this.dataDir, { recursive: true, force: true });
-  }
-
-  /** On a process exit without stop(): kill the children now; the watchdogs then remove the data dir. */
-  killNow(): void {
-    for (const { proc } of this.children) proc.killNow();
-    if (this.recordFile !== undefined) rmSync(this.recordFile, { force: true });
-  }
 }

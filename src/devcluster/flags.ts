@@ -1,6 +1,8 @@
 /**
- * Command lines of etcd and kube-apiserver. Pure, so the exact flags are unit-tested and shown in reports.
+ * Command lines of the local cluster's components. Pure, so the exact flags are unit-tested and shown in reports.
  */
+import { SERVICE_CLUSTER_IP_RANGE } from './network.js';
+
 export interface EtcdConfig {
   readonly dataDir: string;
   readonly clientPort: number;
@@ -20,6 +22,8 @@ export function etcdArgs(c: EtcdConfig): string[] {
     `--initial-advertise-peer-urls=${peer}`,
     `--initial-cluster=endpoint-operator-dev=${peer}`,
     '--initial-cluster-state=new',
+    // A test cluster's data is thrown away: no fsync per write (etcd's own test clusters do the same).
+    '--unsafe-no-fsync',
     '--log-level=warn',
     '--logger=zap',
   ];
@@ -39,7 +43,6 @@ export interface ApiserverConfig {
 }
 
 export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
-export const SERVICE_CLUSTER_IP_RANGE = '10.96.0.0/16';
 
 export function apiserverArgs(c: ApiserverConfig): string[] {
   return [
@@ -47,8 +50,8 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
     `--secure-port=${c.securePort}`,
-    // 1.20 still opens an unauthenticated port 8080 by default; two runs would collide on it.
-    '--insecure-port=0',
+    // The `kubernetes` Service's endpoints would be the loopback advertise address, which EndpointSlices refuse.
+    '--endpoint-reconciler-type=none',
     `--cert-dir=${c.certDir}`,
     `--tls-cert-file=${c.tlsCertFile}`,
     `--tls-private-key-file=${c.tlsKeyFile}`,
@@ -63,5 +66,60 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     `--watch-cache=${c.watchCache === true}`,
     '--profiling=false',
     '--v=1',
+  ];
+}
+
+export interface ControllerManagerConfig {
+  readonly kubeconfig: string;
+  readonly securePort: number;
+  readonly caFile: string;
+  readonly serviceAccountSigningKeyFile: string;
+}
+
+export function controllerManagerArgs(c: ControllerManagerConfig): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${c.securePort}`,
+    // One cluster, one instance: no lease to wait for at start.
+    '--leader-elect=false',
+    // Each controller acts as its own service account with the bootstrap roles, as kubeadm runs it: RBAC
+    // gaps a real cluster has show up here too.
+    '--use-service-account-credentials=true',
+    `--service-account-private-key-file=${c.serviceAccountSigningKeyFile}`,
+    `--root-ca-file=${c.caFile}`,
+    // Nodes carry their pod ranges from creation (nodes.ts); nothing to allocate.
+    '--allocate-node-cidrs=false',
+    '--cluster-name=endpoint-operator-dev',
+    '--profiling=false',
+    '--v=1',
+  ];
+}
+
+export interface SchedulerConfig {
+  readonly kubeconfig: string;
+  readonly securePort: number;
+}
+
+export function schedulerArgs(c: SchedulerConfig): string[] {
+  return [`--kubeconfig=${c.kubeconfig}`, '--bind-address=127.0.0.1', `--secure-port=${c.securePort}`, '--leader-elect=false', '--profiling=false', '--v=1'];
+}
+
+export interface KwokConfig {
+  readonly kubeconfig: string;
+  readonly stagesFile: string;
+  /** The label every simulated Node carries (nodes.ts): kwok manages those and no other. */
+  readonly nodeLabel: string;
+  readonly serverPort: number;
+}
+
+export function kwokArgs(c: KwokConfig): string[] {
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    `--config=${c.stagesFile}`,
+    `--manage-nodes-with-label-selector=${c.nodeLabel}`,
+    // Leases keep the node lifecycle controller from tainting the Nodes unreachable.
+    '--node-lease-duration-seconds=40',
+    `--server-address=127.0.0.1:${c.serverPort}`,
   ];
 }

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Where the built kube-apiserver, the private apt state and the per-run directories live: outside the repo,
@@ -15,4 +16,10 @@ export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
 /** Each running control plane registers its pid file here, so the next start can clean up after a SIGKILL. */
 export function runsDir(root: string = cacheRoot()): string {
   return join(root, 'runs');
+}
+
+/** The root of this checkout or installed package: the directory above src/ (or above dist/src/ once compiled). */
+export function packageRoot(): string {
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  return fileURLToPath(here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url));
 }

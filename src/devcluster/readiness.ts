@@ -9,10 +9,21 @@ export interface HttpResult {
 
 /** One HTTPS GET against the apiserver, verifying it with our CA. */
 export function apiserverGet(server: string, path: string, opts: { caPem: string; token: string; timeoutMs?: number }): Promise<HttpResult> {
+  return apiserverRequest(server, 'GET', path, opts);
+}
+
+/** One HTTPS request against the apiserver (a JSON body when given), verifying it with our CA. */
+export function apiserverRequest(server: string, method: string, path: string, opts: { caPem: string; token: string; timeoutMs?: number; body?: unknown }): Promise<HttpResult> {
+  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, server),
-      { method: 'GET', ca: opts.caPem, headers: { Authorization: `Bearer ${opts.token}`, Accept: 'application/json' }, timeout: opts.timeoutMs ?? 5_000 },
+      {
+        method,
+        ca: opts.caPem,
+        headers: { Authorization: `Bearer ${opts.token}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        timeout: opts.timeoutMs ?? 5_000,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8').on('data', (d: string) => (body += d));
@@ -21,7 +32,7 @@ export function apiserverGet(server: string, path: string, opts: { caPem: string
     );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -63,4 +74,30 @@ export async function apiserverReady(server: string, caPem: string, token: strin
   if (readyz.status !== 200) return `/readyz ${readyz.status} ${readyz.body.slice(0, 300)}`;
   const ns = await apiserverGet(server, '/api/v1/namespaces/default', { caPem, token });
   return ns.status === 200 ? true : `namespace default: ${ns.status}`;
+}
+
+/**
+ * kube-controller-manager's and kube-scheduler's /healthz on their own serving port. They serve a self-signed
+ * certificate made at start, so there is no CA to verify against: the port is loopback and ours.
+ */
+export async function componentHealthy(port: number): Promise<true | string> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/healthz', method: 'GET', rejectUnauthorized: false, timeout: 3_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(res.statusCode === 200 ? true : `/healthz ${res.statusCode ?? 0} ${body.slice(0, 200)}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolve(err.message));
+    req.end();
+  });
+}
+
+/** True once every Node named is Ready (kwok writes the condition a kubelet would). */
+export async function nodesReady(server: string, caPem: string, token: string, names: readonly string[]): Promise<true | string> {
+  const r = await apiserverGet(server, '/api/v1/nodes', { caPem, token });
+  if (r.status !== 200) return `GET nodes: ${r.status}`;
+  const items = (JSON.parse(r.body) as { items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }).items;
+  const notReady = names.filter((n) => items.find((i) => i.metadata.name === n)?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') !== true);
+  return notReady.length === 0 ? true : `not Ready yet: ${notReady.join(', ')}`;
 }

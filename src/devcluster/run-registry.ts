@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { signalGroup } from './child-process-group.js';
 import { pidAlive } from './file-lock.js';
+import { removeModelHost } from './network.js';
 
 /**
  * Pid files of running control planes. Each start writes one record; the next start, in any process, ends
@@ -21,6 +22,8 @@ export interface RunRecord {
    * `executable` (a path, or the watchdog's name) guards against a reused pid.
    */
   readonly children: readonly { readonly name: string; readonly pid: number; readonly executable: string }[];
+  /** The run's model host (network.ts): its namespace and veth pair go with it. */
+  readonly network?: { readonly netns: string; readonly hostLink: string };
 }
 
 export interface StaleCleanupPlan {
@@ -28,6 +31,7 @@ export interface StaleCleanupPlan {
   readonly kill: readonly { readonly pid: number; readonly what: string }[];
   readonly removeFiles: readonly string[];
   readonly removeDirs: readonly string[];
+  readonly removeNetworks: readonly { readonly netns: string; readonly hostLink: string }[];
 }
 
 /**
@@ -43,6 +47,7 @@ export function planStaleCleanup(
   const kill: { pid: number; what: string }[] = [];
   const removeFiles: string[] = [];
   const removeDirs: string[] = [];
+  const removeNetworks: { netns: string; hostLink: string }[] = [];
   for (const { file, record } of records) {
     if (record === undefined) {
       removeFiles.push(file);
@@ -56,8 +61,9 @@ export function planStaleCleanup(
     }
     removeFiles.push(file);
     if (record.removeDataDir) removeDirs.push(record.dataDir);
+    if (record.network !== undefined) removeNetworks.push(record.network);
   }
-  return { kill, removeFiles, removeDirs };
+  return { kill, removeFiles, removeDirs, removeNetworks };
 }
 
 export function decodeRunRecord(text: string): RunRecord | undefined {
@@ -70,7 +76,9 @@ export function decodeRunRecord(text: string): RunRecord | undefined {
       (c: unknown): c is RunRecord['children'][number] =>
         typeof c === 'object' && c !== null && typeof (c as Record<string, unknown>)['pid'] === 'number' && typeof (c as Record<string, unknown>)['executable'] === 'string',
     );
+    const network = r['network'] as Record<string, unknown> | undefined;
     return {
+      ...(typeof network?.['netns'] === 'string' && typeof network['hostLink'] === 'string' ? { network: { netns: network['netns'], hostLink: network['hostLink'] } } : {}),
       ownerPid: r['ownerPid'],
       startedAt: typeof r['startedAt'] === 'string' ? r['startedAt'] : '',
       dataDir: r['dataDir'],
@@ -100,7 +108,18 @@ export async function cleanupStaleRuns(dir: string): Promise<string[]> {
   for (const k of plan.kill) signalGroup(k.pid, 'SIGKILL');
   for (const f of plan.removeFiles) await rm(f, { force: true });
   for (const d of plan.removeDirs) await rm(d, { recursive: true, force: true });
+  for (const n of plan.removeNetworks) await removeModelHost(n);
   return plan.kill.map((k) => k.what);
+}
+
+/** True when a record in `dir` other than `ownFile` belongs to a live process: another cluster is running. */
+export async function otherLiveRuns(dir: string, ownFile: string | undefined): Promise<boolean> {
+  for (const f of await readdir(dir).catch(() => [] as string[])) {
+    if (!f.endsWith('.json') || join(dir, f) === ownFile) continue;
+    const record = decodeRunRecord(await readFile(join(dir, f), 'utf8').catch(() => ''));
+    if (record !== undefined && pidAlive(record.ownerPid)) return true;
+  }
+  return false;
 }
 
 /** Writes (or rewrites) this run's record; returns its path. */

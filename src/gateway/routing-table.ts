@@ -12,7 +12,7 @@ import { backendSchema, type DeployedModelBackend } from '../api/prediction/v1/b
 import { resources } from '../reconcilers/context.js';
 import {
   decodeEndpointSlice, decodeService, endpointSlicesResource, findServicePort, readyAddresses, servicesResource,
-  SERVICE_NAME_LABEL, type EndpointSlice, type EndpointSliceVersion,
+  SERVICE_NAME_LABEL, type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { isRecord, objectKey, type KubeObject } from '../runtime/kube-object.js';
@@ -90,7 +90,7 @@ export class RoutingTable {
   private readonly endpointCache = new Map<string, { generation: number; value: ResolvedEndpoint | undefined }>();
   private readonly targetCache = new Map<string, { generation: number; value: TargetSet }>();
 
-  constructor(informers: InformerSet, namespaces: readonly string[], sliceVersion: EndpointSliceVersion) {
+  constructor(informers: InformerSet, namespaces: readonly string[]) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
     const scoped = (ref: Parameters<InformerSet['informer']>[0], index?: [string, (o: KubeObject) => string[]]): Scoped =>
       new Scoped(
@@ -113,7 +113,7 @@ export class RoutingTable {
     }]);
     this.models = scoped(resources.deployedModels);
     this.services = scoped(servicesResource);
-    this.slices = scoped(endpointSlicesResource(sliceVersion), [BY_SERVICE, (s) => {
+    this.slices = scoped(endpointSlicesResource, [BY_SERVICE, (s) => {
       const service = s.metadata.labels?.[SERVICE_NAME_LABEL];
       return service === undefined ? [] : [objectKey(s.metadata.namespace, service)];
     }]);

@@ -26,7 +26,6 @@
 import fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
@@ -76,8 +75,6 @@ export interface GatewayOptions {
     readonly sinkQueue?: { readonly maxEvents?: number; readonly timeoutMs?: number };
   };
   readonly outliers?: { readonly consecutiveFailures?: number; readonly baseEjectionMs?: number };
-  /** Skips discovery (tests). */
-  readonly endpointSliceVersion?: EndpointSliceVersion;
   /** Annotation prefixes the registry lookup leaves out of effective annotations; default the operator's. */
   readonly reservedPrefixes?: readonly string[];
   /** Authentication and authorization of calls and /metrics (auth/settings.ts; NO_AUTH = --auth=none). */
@@ -119,9 +116,9 @@ export class GatewayServer {
   private readonly jsonWorkers = new JsonWorkerPool();
   private started = false;
 
-  private constructor(private readonly options: GatewayOptions, sliceVersion: EndpointSliceVersion) {
+  private constructor(private readonly options: GatewayOptions) {
     const informers = new InformerSet(options.client, options.log);
-    const routing = new RoutingTable(informers, options.namespaces, sliceVersion);
+    const routing = new RoutingTable(informers, options.namespaces);
     const auth = GatewayAuth.create(options.client, options.auth, options.log);
     this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log, auth };
     const outliers = new OutlierDetector(options.outliers ?? {});
@@ -184,8 +181,7 @@ export class GatewayServer {
   }
 
   static async create(options: GatewayOptions): Promise<GatewayServer> {
-    const version = options.endpointSliceVersion ?? (await discoverEndpointSliceVersion(options.client, options.namespaces[0]));
-    return new GatewayServer(options, version);
+    return new GatewayServer(options);
   }
 
   /** Adds a route plugin in its own encapsulation context; call before `start()`. */

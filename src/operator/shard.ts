@@ -4,7 +4,7 @@
  * one shard per namespace.
  */
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
-import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
@@ -49,8 +49,6 @@ export const DNS_COALESCE_MS = 100;
 /** What the registry's cross-namespace rules and the DNS projection share between shards. */
 export interface RegistrySharing {
   readonly claims: RegistryNameClaims;
-  /** The EndpointSlice API version the server serves (v1, or v1beta1 before Kubernetes 1.21). */
-  readonly sliceVersion: EndpointSliceVersion;
 }
 
 export interface ShardOptions {
@@ -65,8 +63,6 @@ export interface ShardOptions {
   readonly now?: () => Date;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
-  /** The EndpointSlice version the server serves (discoverEndpointSliceVersion). */
-  readonly endpointSliceVersion: EndpointSliceVersion;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
   readonly registry?: RegistrySharing;
 }
@@ -87,10 +83,10 @@ export function createShard(options: ShardOptions): Shard {
     registryServices: informer(resources.registryServices),
     registryEndpoints: informer(resources.registryEndpoints),
     services: informer(servicesResource),
-    endpointSlices: informer(endpointSlicesResource(options.endpointSliceVersion)),
+    endpointSlices: informer(endpointSlicesResource),
   };
   addIndexes(informers);
-  const registry = options.registry ?? { claims: registryNameClaims(options.settings), sliceVersion: options.endpointSliceVersion };
+  const registry = options.registry ?? { claims: registryNameClaims(options.settings) };
   // The DNS projection shares the backends' Service and EndpointSlice informers: every Service of the scope
   // (a foreign one of the same name must be seen); of the slices it reads only those a RegistryService controls.
   const coreServices = informers.services;
@@ -127,7 +123,6 @@ export function createShard(options: ShardOptions): Shard {
   const dns = controller('registrydns', 'RegistryService', informers.registryServices, registryDnsReconciler(ctx, {
     controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
     services: coreServices,
-    sliceVersion: registry.sliceVersion,
     claims,
     outcomes: dnsOutcomes,
     reportOutcome: (key) => services.enqueue(key),

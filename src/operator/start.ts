@@ -10,7 +10,6 @@ import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import type { Controller } from '../runtime/controller.js';
-import { discoverEndpointSliceVersion } from '../runtime/endpoint-slices.js';
 import { EventRecorder } from '../runtime/events.js';
 import { createMetricsGuard } from '../gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS, type AuthMode } from '../gateway/auth/settings.js';
@@ -93,15 +92,13 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const ids = new IdAssignments();
   const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
-  const endpointSliceVersion = await discoverEndpointSliceVersion(client, namespaces[0]);
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
-  const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }), sliceVersion: endpointSliceVersion };
+  const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }) };
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
       settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes },
-      endpointSliceVersion,
       registry,
       workers: settings.workers,
       events,

@@ -17,7 +17,7 @@
  *   controller leaves them alone.
  */
 import { isIP } from 'node:net';
-import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../runtime/endpoint-slices.js';
 import { isRecord, type KubeObject, type OwnerReference } from '../runtime/kube-object.js';
 import { compareStrings } from './order.js';
 
@@ -173,9 +173,9 @@ export function serviceManifest(rs: RegistryServiceRef, endpoints: readonly DnsE
   };
 }
 
-export function sliceManifest(rs: RegistryServiceRef, plan: SlicePlan, version: EndpointSliceVersion): KubeObject {
+export function sliceManifest(rs: RegistryServiceRef, plan: SlicePlan): KubeObject {
   return {
-    apiVersion: `discovery.k8s.io/${version}`,
+    apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: {
       name: plan.name,

@@ -10,7 +10,7 @@
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../runtime/api-error.js';
 import { Action, isTerminal, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { endpointSlicesResource, servicesResource, type EndpointSliceVersion } from '../runtime/endpoint-slices.js';
+import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
@@ -48,7 +48,6 @@ export interface DnsProjection {
   readonly services: Informer;
   /** The Services, or the managed slices, that a RegistryService (`namespace/name`, any incarnation) controls. */
   readonly controlled: (what: 'services' | 'slices', key: string) => KubeObject[];
-  readonly sliceVersion: EndpointSliceVersion;
   readonly claims: RegistryNameClaims;
   readonly outcomes: DnsOutcomes;
   /** Re-runs the RegistryService status reconcile of a key (its Ready condition reports the outcome). */
@@ -62,7 +61,7 @@ export function dnsEnabled(service: KubeObject): boolean {
 export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validService = specValidator(registryServiceKind, ctx.settings);
   const validEndpoint = specValidator(registryEndpointKind, ctx.settings);
-  const sliceRef: ResourceRef = endpointSlicesResource(dns.sliceVersion);
+  const sliceRef: ResourceRef = endpointSlicesResource;
 
   const remove = async (ref: ResourceRef, objs: readonly KubeObject[], signal: AbortSignal): Promise<void> => {
     for (const o of objs) await ctx.client.delete(ref, o.metadata.namespace, o.metadata.name ?? '', { preconditions: { uid: o.metadata.uid ?? '' }, signal }).catch(ignoreGone);
@@ -121,7 +120,7 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     const plans = planSlices(svcName, endpoints, current);
     const planned = new Set(plans.map((p) => p.name));
     for (const plan of plans) {
-      const want = sliceManifest(ref, plan, dns.sliceVersion);
+      const want = sliceManifest(ref, plan);
       const liveSlice = current.find((s) => s.metadata.name === plan.name);
       if (liveSlice === undefined) await createOrReplace(ctx, sliceRef, namespace, want, signal);
       else if (liveSlice.addressType !== want.addressType) {

@@ -1,11 +1,8 @@
 /**
  * Services and EndpointSlices, typed for what the operator and the gateway read from them: which
- * addresses of a Service are ready on which port. EndpointSlices are `discovery.k8s.io/v1` from
- * Kubernetes 1.21 and `v1beta1` before (the local control plane is 1.20); the fields read here are the
- * same in both. Decoding is total: an object of the wrong shape decodes to `undefined`, never throws.
+ * addresses of a Service are ready on which port (`discovery.k8s.io/v1`, served since Kubernetes 1.21).
+ * Decoding is total: an object of the wrong shape decodes to `undefined`, never throws.
  */
-import { ApiError } from './api-error.js';
-import type { KubeClient } from './kube-client.js';
 import { isRecord, type KubeObject, type ObjectMeta, type ResourceRef } from './kube-object.js';
 
 /** The label that ties a slice to its Service (KEP-752); kube-proxy and CoreDNS select slices by it. */
@@ -13,24 +10,9 @@ export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 /** Which controller owns a slice; the EndpointSlice controller leaves slices with another value alone. */
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 
-export type EndpointSliceVersion = 'v1' | 'v1beta1';
-
 export const servicesResource: ResourceRef = { group: '', version: 'v1', plural: 'services', namespaced: true };
 
-export function endpointSlicesResource(version: EndpointSliceVersion): ResourceRef {
-  return { group: 'discovery.k8s.io', version, plural: 'endpointslices', namespaced: true };
-}
-
-/** The newest EndpointSlice version the server serves: `v1`, or `v1beta1` on clusters before 1.21. */
-export async function discoverEndpointSliceVersion(client: KubeClient, namespace?: string): Promise<EndpointSliceVersion> {
-  try {
-    await client.list(endpointSlicesResource('v1'), namespace, { limit: 1 });
-    return 'v1';
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return 'v1beta1';
-    throw err;
-  }
-}
+export const endpointSlicesResource: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true };
 
 export type AddressFamily = 'IPv4' | 'IPv6';
 

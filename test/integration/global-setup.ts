@@ -1,5 +1,6 @@
 /**
- * Vitest global setup of the `integration` project: ONE real control plane (etcd + kube-apiserver) for the
+ * Vitest global setup of the `integration` project: ONE real cluster (etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler and kwok's simulated Nodes) for the
  * whole run, always torn down afterwards (vitest calls the returned teardown also when tests failed; the
  * control plane's watchdog covers a killed vitest). Test files get the connection through inject(), see
  * test/support/cluster.ts. With EO_TEST_KUBECONFIG set, that cluster is used and nothing is started.
@@ -9,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import type { TestProject } from 'vitest/node';
-import { findKubectl, startControlPlane } from '../../src/devcluster/index.js';
+import { randomBytes } from 'node:crypto';
+import { ensureClusterBinaries, startControlPlane, type ModelHost } from '../../src/devcluster/index.js';
+import { createModelHost, removeModelHost } from '../../src/devcluster/network.js';
 
 export interface TestClusterInfo {
   /** Path of a kubeconfig whose current context is the test cluster's admin. */
@@ -22,8 +25,12 @@ export interface TestClusterInfo {
   readonly etcdEndpoint: string;
   /** PEM file of the apiserver's CA ('' when an external kubeconfig names none). */
   readonly caFile: string;
-  /** The kubectl executable tests run. */
+  /** The kubectl executable tests run: the one built with the cluster's release. */
   readonly kubectl: string;
+  /** Where the tests' model servers listen, so the cluster's EndpointSlices can name them (src/devcluster/network.ts). */
+  readonly modelHost: ModelHost;
+  /** The Kubernetes release, e.g. v1.37.2 (of the kubectl, for an external cluster). */
+  readonly version: string;
 }
 
 declare module 'vitest' {
@@ -34,12 +41,14 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (line: string): void => console.error(`[control plane] ${line}`);
-  const kubectl = await findKubectl(log);
   const external = process.env['EO_TEST_KUBECONFIG'];
   if (external !== undefined && external !== '') {
+    const bins = await ensureClusterBinaries(undefined, log);
     const { info, tempDir } = await fromKubeconfig(external);
-    project.provide('eoTestCluster', { ...info, kubectl });
+    const modelHost = await createModelHost(randomBytes(4).toString('hex'));
+    project.provide('eoTestCluster', { ...info, kubectl: bins.kubectl, modelHost, version: bins.release.version });
     return async () => {
+      await removeModelHost(modelHost);
       if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
     };
   }
@@ -51,7 +60,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       token: plane.adminToken,
       etcdEndpoint: plane.etcdEndpoint,
       caFile: plane.caFile,
-      kubectl,
+      kubectl: plane.kubectl,
+      modelHost: plane.modelHost,
+      version: plane.version,
     });
   } catch (err) {
     await plane.stop();
@@ -61,7 +72,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /** Reads server, token and CA file of the current context of an existing kubeconfig (EO_TEST_KUBECONFIG). */
-async function fromKubeconfig(path: string): Promise<{ info: Omit<TestClusterInfo, 'kubectl'>; tempDir?: string }> {
+async function fromKubeconfig(path: string): Promise<{ info: Omit<TestClusterInfo, 'kubectl' | 'modelHost' | 'version'>; tempDir?: string }> {
   const doc: unknown = load(await readFile(path, 'utf8'));
   const current = field(doc, 'current-context');
   const context = field(named(field(doc, 'contexts'), current), 'context');

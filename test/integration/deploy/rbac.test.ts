@@ -13,11 +13,10 @@ import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
-import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
-import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { metricValue, restClientRequests } from '../../../src/runtime/metrics.js';
@@ -163,11 +162,10 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
       example('registry/endpoint-v1beta1.yaml'),
       example('pos/shops.yaml'),
     ];
-    // The DeployedModels' backend Services and their (loopback) EndpointSlices: readiness reads them through a watch.
-    const sliceVersion = await discoverEndpointSliceVersion(client!);
+    // The DeployedModels' backend Services and their EndpointSlices: readiness reads them through a watch.
     const backends = backendServiceRefs(manifests.flatMap((m) => yaml.loadAll(m) as KubeObject[]))
-      .map((ref) => loopbackBackendFor(ref, '127.0.0.1', 9))
-      .flatMap((b) => [backendService(b), backendEndpointSlice(b, sliceVersion)]);
+      .map((ref) => hostedBackendFor(ref, testCluster().modelHost.address, 9))
+      .flatMap((b) => [backendService(b), backendEndpointSlice(b)]);
     expect(backends.length).toBeGreaterThan(0);
     await admin(['apply', '--validate=false', '-f', '-'], [...manifests, ...backends.map((o) => yaml.dump(o))].join('\n---\n'));
     await admin(['wait', '-n', DEMO_NS, '--for=condition=Ready', '--timeout=90s', 'predictionendpoints,deployedmodels,registryservices,registryendpoints,shops', '--all']);

@@ -18,7 +18,7 @@ import { HealthChecks, startHealthServer } from '../../../src/runtime/health-ser
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, client, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, CapturedLog, client, endpointManifest, eventually, listenInHost, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
 import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, deleteServiceAccount, mintToken, unbind } from '../../support/service-accounts.js';
 
 const AUDIENCE = 'endpoint-operator-gateway';
@@ -46,7 +46,7 @@ const tokens: Record<string, string> = {};
 const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
 
 /** A KServe V1 model server that records the headers it receives (what must never hold the caller's credentials). */
-function recordingModelServer(): Promise<http.Server> {
+async function recordingModelServer(): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     seenByModel.push(req.headers);
     let body = '';
@@ -55,7 +55,8 @@ function recordingModelServer(): Promise<http.Server> {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: Array.from({ length: n }, () => 0.5), explanations: Array.from({ length: n }, () => ({ score: 1 })) }));
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  await listenInHost(server);
+  return server;
 }
 
 const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
@@ -70,7 +71,7 @@ beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-auth'));
   const ns = env.namespace;
   modelServer = await recordingModelServer();
-  await apply(ns, serviceManifest({ name: 'recorder', protocol: 'KServeV1', ports: [(modelServer.address() as AddressInfo).port] }, env.sliceVersion));
+  await apply(ns, serviceManifest({ name: 'recorder', protocol: 'KServeV1', ports: [(modelServer.address() as AddressInfo).port] }));
   await apply(ns, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-model', id: '1', backend: { service: 'recorder', protocol: 'KServeV1' } }]));
   await apply(ns, [
     `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryService\nmetadata: {name: checkout}\nspec: {name: ${SERVICE}}`,

@@ -4,7 +4,7 @@
  * errors, sticky keys, request/response logging and metrics.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { explain, FRAUD_MODEL_VERSIONS, predict, startDemoModelServer, toPayment, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { GoogleApiError } from '../../../src/gateway/google-errors.js';
 import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
 import { resources } from '../../../src/reconcilers/context.js';
@@ -12,9 +12,8 @@ import { gatewayRequests } from '../../../src/gateway/metrics.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { apply, CapturedLog, client, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, CapturedLog, client, endpointManifest, eventually, listenInHost, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
 
 let env: GatewayEnv;
 let v1Server: RunningDemoModelServer;
@@ -29,11 +28,11 @@ const usual = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, t
 
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-calls'));
-  v1Server = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
-  v2Server = await startDemoModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
+  v1Server = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  v2Server = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
   const ns = env.namespace;
-  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1Server.port] }, env.sliceVersion));
-  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }, env.sliceVersion));
+  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
+  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
   await apply(ns, endpointManifest('fraud', { '1': 70, '2': 30 }, [
     { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
     { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
@@ -165,9 +164,9 @@ describe('errors in Google JSON error form', () => {
 
   it('a model server that does not answer: 503 naming the deployed model, then 503 at once (ejected)', async () => {
     const ns = env.namespace;
-    const dead = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'gone', version: 'v1' });
+    const dead = await startModelServer({ protocol: 'KServeV1', modelName: 'gone', version: 'v1' });
     await dead.close();
-    await apply(ns, serviceManifest({ name: 'gone', protocol: 'KServeV1', ports: [dead.port] }, env.sliceVersion));
+    await apply(ns, serviceManifest({ name: 'gone', protocol: 'KServeV1', ports: [dead.port] }));
     await apply(ns, endpointManifest('dead', { '7': 100 }, [{ name: 'dead-model', id: '7', backend: { service: 'gone', protocol: 'KServeV1' } }]));
     const name = await waitDeployed(ns, 'dead', ['7']);
     let r = await post(call(name, 'predict'), { instances: [usual] });
@@ -188,9 +187,8 @@ describe('a model server that hangs', () => {
       req.resume();
       req.socket.once('close', () => closed.push(Date.now()));
     });
-    await new Promise<void>((resolve) => hang.listen(0, '127.0.0.1', resolve));
-    const port = (hang.address() as AddressInfo).port;
-    await apply(ns, serviceManifest({ name: 'hang', protocol: 'KServeV1', ports: [port] }, env.sliceVersion));
+    const port = await listenInHost(hang);
+    await apply(ns, serviceManifest({ name: 'hang', protocol: 'KServeV1', ports: [port] }));
     await apply(ns, endpointManifest('slow', { '6': 100 }, [{ name: 'slow-model', id: '6', backend: { service: 'hang', protocol: 'KServeV1' } }]));
     const name = await waitDeployed(ns, 'slow', ['6']);
     const { gateway: impatient, url } = await startGateway(env, log.logger, { upstreamTimeoutMs: 500 });

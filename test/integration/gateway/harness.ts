@@ -1,10 +1,12 @@
 /**
  * Shared by the gateway integration tests: a namespace with the operator running (so endpoints get
- * their status.name and deployed models), demo model servers on loopback behind selector-less
- * Services whose EndpointSlices list loopback addresses (no controller-manager runs), and an HTTP
- * client for the gateway.
+ * their status.name and deployed models), model servers listening in the test cluster's model host
+ * (a network namespace: the apiserver refuses loopback addresses in EndpointSlices) behind
+ * selector-less Services whose EndpointSlices list the host's address, and an HTTP client for the gateway.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -14,7 +16,10 @@ import { Agent, request } from 'undici';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
 import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer, type GatewayPlugin } from '../../../src/gateway/server.js';
-import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
+import { startDemoModelServer, type DemoModelServerOptions, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { listenInModelHost } from '../../../src/devcluster/model-host.js';
+import { inModelHost } from '../../../src/devcluster/network.js';
+import { testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { apply, eventually, getJson, installCrds, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
 
@@ -24,21 +29,22 @@ export interface Backend {
   /** Service name; also the model name on the server. */
   readonly name: string;
   readonly protocol: BackendProtocol;
-  /** Loopback ports of the servers behind the Service (one EndpointSlice each). */
+  /** Ports of the servers in the model host behind the Service (one EndpointSlice each). */
   readonly ports: readonly number[];
 }
 
 /** A selector-less Service with one named port, and one EndpointSlice per server (its own target port). */
-export function serviceManifest(backend: Backend, sliceVersion: EndpointSliceVersion, ready: readonly boolean[] = []): string {
+export function serviceManifest(backend: Backend, ready: readonly boolean[] = []): string {
+  const address = testCluster().modelHost.address;
   const docs: unknown[] = [
     { apiVersion: 'v1', kind: 'Service', metadata: { name: backend.name }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
     ...backend.ports.map((port, i) => ({
-      apiVersion: `discovery.k8s.io/${sliceVersion}`,
+      apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
       metadata: { name: `${backend.name}-${i}`, labels: { 'kubernetes.io/service-name': backend.name, 'endpointslice.kubernetes.io/managed-by': 'gateway-test' } },
       addressType: 'IPv4',
       ports: [{ name: 'http', port, protocol: 'TCP' }],
-      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: ready[i] ?? true } }],
+      endpoints: [{ addresses: [address], conditions: { ready: ready[i] ?? true } }],
     })),
   ];
   return docs.map((d) => yaml.dump(d)).join('---\n');
@@ -84,7 +90,6 @@ export async function waitDeployed(namespace: string, endpoint: string, ids: rea
 export interface GatewayEnv {
   readonly namespace: string;
   readonly operator: TestOperator;
-  readonly sliceVersion: EndpointSliceVersion;
 }
 
 export async function setUpNamespace(namespace: string): Promise<GatewayEnv> {
@@ -92,7 +97,7 @@ export async function setUpNamespace(namespace: string): Promise<GatewayEnv> {
   await installCrds(crdClient);
   crdClient.close();
   const operator = await runOperator(namespace);
-  return { namespace, operator, sliceVersion: await discoverEndpointSliceVersion(operator.client, namespace) };
+  return { namespace, operator };
 }
 
 /** Log lines a test can read back (request/response logging). */
@@ -114,7 +119,6 @@ export async function startGateway(
     namespaces: [env.namespace],
     listen: { host: '127.0.0.1', port: 0 },
     log,
-    endpointSliceVersion: env.sliceVersion,
     upstreamTimeoutMs: 10_000,
     bodyLimitBytes: 64 * 1024,
     stickyHeader: 'x-eo-sticky-key',
@@ -154,8 +158,28 @@ export async function post(url: string, body: unknown, headers: Record<string, s
 }
 
 /** A demo model server in its own process (so a test can SIGKILL it). */
+/** A socket listening in the model host (any free port unless given), for `server.listen(socket)`. */
+export function modelHostSocket(port = 0): Promise<NetServer> {
+  return listenInModelHost(testCluster().modelHost, port);
+}
+
+/** `server` listening in the model host; resolves to its port. */
+export async function listenInHost(server: Server | NetServer): Promise<number> {
+  const socket = await modelHostSocket();
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A demo model server in this process, listening in the model host. */
+export async function startModelServer(options: Omit<DemoModelServerOptions, 'host' | 'port' | 'socket'>): Promise<RunningDemoModelServer> {
+  return startDemoModelServer({ ...options, host: testCluster().modelHost.address, socket: await modelHostSocket() });
+}
+
+/** A demo model server in a process of its own, run in the model host (so a test can kill it). */
 export async function spawnModelServer(protocol: BackendProtocol, model: string, version: 'v1' | 'v2'): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/demo-models/main.ts'), '--protocol', protocol, '--model', model, '--version', version], {
+  const host = testCluster().modelHost;
+  const [cmd, args] = inModelHost(host, process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/demo-models/main.ts'), '--protocol', protocol, '--model', model, '--version', version, '--host', host.address]);
+  const child = spawn(cmd, args, {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

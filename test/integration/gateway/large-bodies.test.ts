@@ -9,12 +9,12 @@
  * copied, unless the call is sampled for the request log, which then still records them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { gatewayJsonWorkerTasks } from '../../../src/gateway/json-worker-pool.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv, type Answer } from './harness.js';
+import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv, type Answer } from './harness.js';
 
 const BODY_LIMIT = 1_500_000;
 let env: GatewayEnv;
@@ -34,11 +34,11 @@ const BIG = JSON.stringify({ instances });
 
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-large'));
-  v1Server = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'large-v1', version: 'v1' });
-  v2Server = await startDemoModelServer({ protocol: 'OpenInferenceV2', modelName: 'large-v2', version: 'v2' });
+  v1Server = await startModelServer({ protocol: 'KServeV1', modelName: 'large-v1', version: 'v1' });
+  v2Server = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'large-v2', version: 'v2' });
   const ns = env.namespace;
-  await apply(ns, serviceManifest({ name: 'large-v1', protocol: 'KServeV1', ports: [v1Server.port] }, env.sliceVersion));
-  await apply(ns, serviceManifest({ name: 'large-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }, env.sliceVersion));
+  await apply(ns, serviceManifest({ name: 'large-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
+  await apply(ns, serviceManifest({ name: 'large-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
   await apply(ns, endpointManifest('big-v1', { '1': 100 }, [{ name: 'big-v1-model', id: '1', backend: { service: 'large-v1', protocol: 'KServeV1' } }]));
   await apply(ns, endpointManifest('big-v2', { '2': 100 }, [{ name: 'big-v2-model', id: '2', backend: { service: 'large-v2', protocol: 'OpenInferenceV2' } }]));
   await apply(ns, endpointManifest('closed', {}, []));

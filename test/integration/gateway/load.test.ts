@@ -7,13 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { gatewayEjections } from '../../../src/gateway/metrics.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, spawnModelServer, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, spawnModelServer, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
 
 let env: GatewayEnv;
 let servers: RunningDemoModelServer[] = [];
@@ -26,12 +26,12 @@ const instance = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-load'));
   servers = [
-    await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' }),
-    await startDemoModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' }),
+    await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' }),
+    await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' }),
   ];
   const ns = env.namespace;
-  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [servers[0]?.port ?? 0] }, env.sliceVersion));
-  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [servers[1]?.port ?? 0] }, env.sliceVersion));
+  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [servers[0]?.port ?? 0] }));
+  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [servers[1]?.port ?? 0] }));
   await apply(ns, endpointManifest('fraud', { '1': 70, '2': 30 }, [
     { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
     { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
@@ -130,7 +130,7 @@ describe('a model server killed under load', () => {
     const a = await spawnModelServer('KServeV1', 'pair', 'v1');
     const b = await spawnModelServer('KServeV1', 'pair', 'v1');
     children.push(a.child, b.child);
-    await apply(ns, serviceManifest({ name: 'pair', protocol: 'KServeV1', ports: [a.port, b.port] }, env.sliceVersion));
+    await apply(ns, serviceManifest({ name: 'pair', protocol: 'KServeV1', ports: [a.port, b.port] }));
     await apply(ns, endpointManifest('pair', { '5': 100 }, [{ name: 'pair-model', id: '5', backend: { service: 'pair', protocol: 'KServeV1' } }]));
     const name = await waitDeployed(ns, 'pair', ['5']);
     const url = `${base}/v1/${name}:predict`;

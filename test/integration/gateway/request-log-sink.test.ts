@@ -6,13 +6,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { freeLoopbackPort } from '../../../src/devcluster/ports.js';
 import { CE_REQUEST_TYPE, CE_RESPONSE_TYPE, eventsDropped } from '../../../src/gateway/cloudevents-sink.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, CapturedLog, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
 
 interface ReceivedEvent {
   readonly headers: http.IncomingHttpHeaders;
@@ -64,8 +64,8 @@ async function gatewayWithSink(sink: string, sinkQueue: { maxEvents?: number; ti
 
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('request-log-sink'));
-  model = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
-  await apply(env.namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }, env.sliceVersion));
+  model = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  await apply(env.namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }));
   await apply(env.namespace, endpointManifest('sampled', { '3': 100 }, [{ name: 'sampled-model', id: '3', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],
     { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: RATE } }));
   await apply(env.namespace, endpointManifest('always', { '4': 100 }, [{ name: 'always-model', id: '4', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],

@@ -15,7 +15,7 @@ import { startTelemetry, type Telemetry } from '../../../src/runtime/telemetry.j
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { OtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../../support/otlp-receiver.js';
-import { apply, endpointManifest, eventually, post, serviceManifest, setUpNamespace, waitDeployed, type GatewayEnv } from './harness.js';
+import { apply, endpointManifest, eventually, listenInHost, post, serviceManifest, setUpNamespace, waitDeployed, type GatewayEnv } from './harness.js';
 
 /** A KServe V1 model server that records each request's headers; `resetNext` drops the next connection unanswered. */
 class RecordingModelServer {
@@ -38,8 +38,7 @@ class RecordingModelServer {
   });
 
   async start(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as AddressInfo).port;
+    return listenInHost(this.server);
   }
 
   async close(): Promise<void> {
@@ -113,7 +112,7 @@ beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-tracing'));
   model = new RecordingModelServer();
   const port = await model.start();
-  await apply(env.namespace, serviceManifest({ name: 'traced', protocol: 'KServeV1', ports: [port] }, env.sliceVersion));
+  await apply(env.namespace, serviceManifest({ name: 'traced', protocol: 'KServeV1', ports: [port] }));
   await apply(env.namespace, endpointManifest('traced', { '7': 100 }, [{ name: 'traced-model', id: '7', backend: { service: 'traced', protocol: 'KServeV1' } }]));
   endpointName = await waitDeployed(env.namespace, 'traced', ['7']);
 });

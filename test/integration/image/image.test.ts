@@ -30,7 +30,6 @@ import { defaultExamplesDir, loadExampleObjects } from '../../../src/dev-environ
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../src/image/build.js';
-import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { kubectl } from '../../support/cluster.js';
@@ -122,7 +121,7 @@ describe('the container image, run as the chart runs it', () => {
     expect(created.code, created.stderr).toBe(0);
 
     const objects = await loadExampleObjects(defaultExamplesDir());
-    backends = await startDemoBackends(demoBackendPlan(objects), [], '127.0.0.1');
+    backends = await startDemoBackends(demoBackendPlan(objects), [], plane.modelHost);
     operatorA = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', runName('endpoint-operator-a'), ['--webhook-url-host=127.0.0.1']);
     gateway = await startContainer(deploymentOf(committed, 'endpoint-operator-gateway'), 'gateway', runName('endpoint-operator-gateway'));
 
@@ -130,7 +129,7 @@ describe('the container image, run as the chart runs it', () => {
     const secrets = (await demoSecrets(objects, password)).map((s) => yaml.dump(s.secret)).join('---\n');
     const applied = await k(['apply', '-f', '-'], `${secrets}---\n${objects.map((o) => yaml.dump(o)).join('---\n')}`);
     expect(applied.code, `${applied.stderr}\n${await operatorA.logTail()}`).toBe(0);
-    await publishDemoBackends(client, backends, '127.0.0.1', await discoverEndpointSliceVersion(client, EXAMPLES_NS));
+    await publishDemoBackends(client, backends, plane.modelHost.address);
     const rbac = await k(['apply', '-f', '-'], CALLER_RBAC);
     expect(rbac.code, rbac.stderr).toBe(0);
     callerToken = await serviceAccountToken(plane.kubeconfigPath, EXAMPLES_NS, 'image-test-caller', [GATEWAY_AUDIENCE]);

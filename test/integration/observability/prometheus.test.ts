@@ -14,7 +14,6 @@ import { alertExpressions } from '../../../src/deploy/alerts.js';
 import { dashboardQueries } from '../../../src/deploy/dashboard.js';
 import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
-import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -74,7 +73,6 @@ beforeAll(async () => {
   namespace = await createTestNamespace('observability');
   const client = testClient();
   await installCrds(client);
-  const sliceVersion = await discoverEndpointSliceVersion(client, namespace);
   client.close();
   const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await freeLoopbackPorts(6)) as [number, number, number, number, number, number];
   const kubeconfig = testCluster().kubeconfig;
@@ -97,7 +95,7 @@ beforeAll(async () => {
 
   // Through the webhooks (the operator registered them), reconciled, then called through the gateway.
   model = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
-  await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }, sliceVersion));
+  await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }));
   await apply(namespace, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }]));
   await apply(namespace, endpointManifest('nowhere', { '8': 100 }, [{ name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } }]));
   const fraud = await waitDeployed(namespace, 'fraud', ['1']);

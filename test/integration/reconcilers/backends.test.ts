@@ -5,9 +5,8 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendEndpointSlice, backendService, type LoopbackBackend } from '../../../src/dev-environment/backend-services.js';
-import { discoverEndpointSliceVersion, type EndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
-import { createTestNamespace, kubectl } from '../../support/cluster.js';
+import { backendEndpointSlice, backendService, type HostedBackend } from '../../../src/dev-environment/backend-services.js';
+import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
 
 const GATEWAY = 'http://gateway.test.svc:8090';
@@ -45,13 +44,11 @@ async function modelReady(ns: string, name: string): Promise<{ status?: string; 
 describe('DeployedModel backends', () => {
   let ns: string;
   let op: TestOperator;
-  let sliceVersion: EndpointSliceVersion;
-  const scorer = (overrides: Partial<LoopbackBackend> = {}): LoopbackBackend => ({ name: 'scorer', namespace: ns, servicePort: 80, portName: 'http', address: '127.0.0.1', targetPort: 9001, ...overrides });
+  const scorer = (overrides: Partial<HostedBackend> = {}): HostedBackend => ({ name: 'scorer', namespace: ns, servicePort: 80, portName: 'http', address: testCluster().modelHost.address, targetPort: 9001, ...overrides });
 
   beforeAll(async () => {
     const client = testClient();
     await installCrds(client);
-    sliceVersion = await discoverEndpointSliceVersion(client);
     client.close();
     ns = await createTestNamespace('backends');
     op = await runOperator(ns, { project: '{namespace}', gatewayUrl: GATEWAY });
@@ -73,10 +70,10 @@ describe('DeployedModel backends', () => {
     await apply(ns, yaml.dump(backendService(scorer({ portName: 'grpc', servicePort: 9000 }))));
     await eventually('port unknown', async () => (await modelReady(ns, 'gbt'))?.message?.includes('spec.backend.service.port: Service "scorer" has no port "http" (its ports: 9000 (grpc))'));
 
-    await apply(ns, yaml.dump(backendService(scorer())) + '---\n' + yaml.dump(backendEndpointSlice(scorer({ ready: false }), sliceVersion)));
+    await apply(ns, yaml.dump(backendService(scorer())) + '---\n' + yaml.dump(backendEndpointSlice(scorer({ ready: false }))));
     await eventually('no ready endpoint', async () => (await modelReady(ns, 'gbt'))?.message?.includes('Service "scorer" port 80 (http) has no ready endpoint (1 endpoint(s) listed, none ready on that port)'));
 
-    await apply(ns, yaml.dump(backendEndpointSlice(scorer({ ready: true }), sliceVersion)));
+    await apply(ns, yaml.dump(backendEndpointSlice(scorer({ ready: true }))));
     await waitReady(ns, 'deployedmodel/gbt', 30);
     expect((await modelReady(ns, 'gbt'))?.message).toContain('served by Service "scorer" port 80 (http)');
     const ep = await eventually('the endpoint shows the model Ready', async () => {
@@ -87,7 +84,7 @@ describe('DeployedModel backends', () => {
     expect(ep.status?.deployedModels).toEqual([expect.objectContaining({ id: '1001', deployedModelRef: 'gbt', ready: 'True', reason: 'Reconciled' })]);
 
     // The server goes away: its slice is deleted, and the model says so again (and the endpoint with it).
-    const deleted = await kubectl(['delete', '-n', ns, `endpointslices.${sliceVersion}.discovery.k8s.io/scorer-loopback`]);
+    const deleted = await kubectl(['delete', '-n', ns, 'endpointslices.v1.discovery.k8s.io/scorer-hosted']);
     expect(deleted.code, deleted.stderr).toBe(0);
     await eventually('BackendUnavailable after the slice went', async () => (await modelReady(ns, 'gbt'))?.message?.includes('no EndpointSlice lists an endpoint for it'));
     await eventually('the endpoint shows the model not ready', async () => {

@@ -1,9 +1,8 @@
 /** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
 import yaml from 'js-yaml';
 import { pino } from 'pino';
-import { backendEndpointSlice, backendService, backendServiceRefs, loopbackBackendFor } from '../../../src/dev-environment/backend-services.js';
+import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { discoverEndpointSliceVersion } from '../../../src/runtime/endpoint-slices.js';
 import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
 import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
@@ -87,12 +86,9 @@ export function examplesIn(area: string, namespace: string): string {
  */
 export async function exampleBackendsIn(area: string, namespace: string): Promise<string> {
   const objects = (yaml.loadAll(examplesIn(area, namespace)) as KubeObject[]).filter((o) => o !== null);
-  const client = testClient();
-  const version = await discoverEndpointSliceVersion(client);
-  client.close();
   return backendServiceRefs(objects)
-    .map((ref, i) => loopbackBackendFor(ref, '127.0.0.1', 9 + i))
-    .flatMap((b) => [backendService(b), backendEndpointSlice(b, version)])
+    .map((ref, i) => hostedBackendFor(ref, testCluster().modelHost.address, 9 + i))
+    .flatMap((b) => [backendService(b), backendEndpointSlice(b)])
     .map((o) => yaml.dump(o))
     .join('---\n');
 }

@@ -25,7 +25,7 @@ const cmdlines: Record<number, string> = {
 describe('planStaleCleanup', () => {
   it('leaves the runs of live owners alone', () => {
     const plan = planStaleCleanup([{ file: 'a.json', record: record() }], () => true, (pid) => cmdlines[pid]);
-    expect(plan).toEqual({ kill: [], removeFiles: [], removeDirs: [] });
+    expect(plan).toEqual({ kill: [], removeFiles: [], removeDirs: [], removeNetworks: [] });
   });
 
   it('kills the live children of a dead owner and removes its record and temporary data', () => {

@@ -16,7 +16,7 @@ function eps(n: number, port = 8080, base = 0): DnsEndpoint[] {
 
 /** The slices as the API server would hold them after the plan was applied. */
 function apply(endpoints: DnsEndpoint[], live: KubeObject[], max = 3): KubeObject[] {
-  return planSlices('checkout', endpoints, live, max).map((p) => sliceManifest(rs, p, 'v1'));
+  return planSlices('checkout', endpoints, live, max).map((p) => sliceManifest(rs, p));
 }
 
 describe('DNS projection plan', () => {

@@ -18,7 +18,7 @@ function run(api: RecordingApi): void {
   const recorder = { record: async () => true } as unknown as EventRecorder;
   const shard = createShard({
     client: api.client(), namespace: 'ns', settings: { project: 'p', location: 'us-central1', reservedPrefixes: ['endpoint-operator.dev/'] },
-    workers: 2, events: recorder, ids: new IdAssignments(), log: silentLogger, grace: new OrderingGrace(0), endpointSliceVersion: 'v1',
+    workers: 2, events: recorder, ids: new IdAssignments(), log: silentLogger, grace: new OrderingGrace(0),
   });
   const stop = new AbortController();
   const runs = [...shard.allInformers().map((i) => i.run(stop.signal)), ...shard.controllers.map((c) => c.run(stop.signal))];

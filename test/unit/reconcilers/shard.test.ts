@@ -30,7 +30,6 @@ function run(api: RecordingApi) {
     log: silentLogger,
     grace: new OrderingGrace(0),
     now: () => new Date('2026-01-01T00:00:10Z'),
-    endpointSliceVersion: 'v1',
   });
   const stop = new AbortController();
   const runs = [...shard.allInformers().map((i) => i.run(stop.signal)), ...shard.controllers.map((c) => c.run(stop.signal))];

@@ -1,0 +1,159 @@
+/**
+ * Builds Go programs from the committed wrapper modules under `tools/` (each a go.mod + go.sum that pins one
+ * release and lists its commands as `tool` lines), with the machine's Go and the Go module proxy, and caches
+ * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<go.sum digest>/`.
+ *
+ * A cached build is used only when its `.complete` record lists every binary with the size and SHA-256 it
+ * was built with, so a truncated or half-copied binary is rebuilt, never exec'd. Builds run under a lock
+ * (two test runs build once), into a temporary directory renamed into place when complete.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ControlPlaneError } from './errors.js';
+import { capture, runLogged } from './exec.js';
+import { acquireFileLock } from './file-lock.js';
+import { cacheRoot, packageRoot } from './paths.js';
+import { startWatchdog, type Watchdog } from './watchdog.js';
+
+export interface GoModuleBuild {
+  /** The wrapper module's directory name under tools/. */
+  readonly module: string;
+  /** The release it pins, for the cache key and the messages. */
+  readonly version: string;
+  /** The binaries `go build … tool` writes (the last path element of each `tool` line). */
+  readonly binaries: readonly string[];
+  /** `-X` settings and the like; `-s -w` is always added. */
+  readonly ldflags?: readonly string[];
+  /** Run on each built binary: the arguments that print its version (by binary name), and what the output must contain. */
+  readonly versionCheck?: { readonly args: (binary: string) => readonly string[]; readonly expect: string };
+}
+
+interface CompleteRecord {
+  readonly version: string;
+  readonly goVersion: string;
+  readonly builtAt: string;
+  readonly buildSeconds: number;
+  readonly files: Record<string, { size: number; sha256: string }>;
+}
+
+const COMPLETE = '.complete';
+
+/** The directory of the committed wrapper modules. */
+export function toolsDir(): string {
+  return join(packageRoot(), 'tools');
+}
+
+/** `go version`'s toolchain name (go1.26.8), or a clear error when Go is not installed. */
+export async function goVersion(): Promise<string> {
+  const r = await capture('go', ['env', 'GOVERSION'], goEnv());
+  const version = r.stdout.trim();
+  if (r.code !== 0 || !version.startsWith('go')) {
+    throw new ControlPlaneError(`the local cluster's binaries are built with Go (1.26 or later) and the Go module proxy, but \`go env GOVERSION\` failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  }
+  return version;
+}
+
+/** The build's environment: the machine's own toolchain (no toolchain download), no cgo. */
+function goEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', PATH: `${process.env['PATH'] ?? ''}:/usr/local/go/bin` };
+}
+
+async function sha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** True when every binary the record lists is there with its recorded size and digest. */
+async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
+  const record = await readFile(join(dir, COMPLETE), 'utf8').then((t) => JSON.parse(t) as CompleteRecord, () => undefined);
+  if (record === undefined) return false;
+  for (const name of build.binaries) {
+    const want = record.files[name];
+    const got = await stat(join(dir, name)).catch(() => undefined);
+    if (want === undefined || got === undefined || got.size !== want.size) return false;
+    if ((await sha256(join(dir, name))) !== want.sha256) return false;
+  }
+  return true;
+}
+
+/** The cache directory of `build` for the Go in use: keyed by the release, the Go version and the go.sum. */
+export async function buildDir(build: GoModuleBuild): Promise<string> {
+  const sum = await readFile(join(toolsDir(), build.module, 'go.sum')).catch(() => {
+    throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
+  });
+  const digest = createHash('sha256').update(sum).digest('hex').slice(0, 12);
+  return join(cacheRoot(), 'bin', `${build.module}-${build.version}-${await goVersion()}-${digest}`);
+}
+
+/**
+ * The paths of `build`'s binaries (name → path), building them first when the cache has no verified copy.
+ * A failed build throws a ControlPlaneError naming the step and its log.
+ */
+export async function ensureGoBuild(build: GoModuleBuild, log: (line: string) => void = () => {}): Promise<Record<string, string>> {
+  const dir = await buildDir(build);
+  const paths = Object.fromEntries(build.binaries.map((b) => [b, join(dir, b)]));
+  if (await verified(dir, build)) return paths;
+
+  const root = cacheRoot();
+  await mkdir(join(root, 'logs'), { recursive: true });
+  const lock = await acquireFileLock(join(root, `build-${build.module}.lock`), {
+    onWait: (pid) => log(`waiting for another process (pid ${pid}) that is building ${build.module}...`),
+  });
+  try {
+    if (await verified(dir, build)) return paths;
+    await compile(build, dir, log);
+    return paths;
+  } finally {
+    await lock.release();
+  }
+}
+
+async function compile(build: GoModuleBuild, dir: string, log: (line: string) => void): Promise<void> {
+  const logFile = join(cacheRoot(), 'logs', `build-${build.module}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+  const work = `${dir}.partial-${process.pid}`;
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  log(`building ${build.binaries.join(', ')} ${build.version} from the Go module proxy (tools/${build.module}); once per version, log: ${logFile}`);
+  const started = Date.now();
+  const heartbeat = setInterval(() => log(`  still building ${build.module} (${Math.round((Date.now() - started) / 1000)} s)...`), 30_000);
+  let watchdog: Watchdog | undefined;
+  let code: number;
+  try {
+    code = await runLogged('go', ['build', '-trimpath', '-ldflags', ['-s', '-w', ...(build.ldflags ?? [])].join(' '), '-o', `${work}/`, 'tool'], {
+      logFile,
+      cwd: join(toolsDir(), build.module),
+      env: goEnv(),
+      // go and its compilers must not outlive us (Ctrl-C, SIGKILL): a later build would race them.
+      ownProcessGroup: true,
+      onSpawn: (pid) => (watchdog = startWatchdog(process.pid, [pid], '')),
+    });
+  } finally {
+    clearInterval(heartbeat);
+    await watchdog?.dismiss();
+  }
+  if (code !== 0) {
+    await rm(work, { recursive: true, force: true });
+    throw new ControlPlaneError(`go build in tools/${build.module} failed (exit ${code})`, logFile);
+  }
+  const files: CompleteRecord['files'] = {};
+  for (const name of build.binaries) {
+    const path = join(work, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined) throw new ControlPlaneError(`go build in tools/${build.module} wrote no ${name}: is it a tool line of its go.mod?`, logFile);
+    if (build.versionCheck !== undefined) {
+      const r = await capture(path, build.versionCheck.args(name));
+      if (!`${r.stdout}${r.stderr}`.includes(build.versionCheck.expect)) {
+        throw new ControlPlaneError(`the built ${name} reports "${(r.stdout || r.stderr).trim()}", expected ${build.versionCheck.expect}`, logFile);
+      }
+    }
+    files[name] = { size: info.size, sha256: await sha256(path) };
+  }
+  const record: CompleteRecord = { version: build.version, goVersion: await goVersion(), builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), files };
+  await writeFile(join(work, COMPLETE), `${JSON.stringify(record, null, 2)}\n`);
+  await rm(dir, { recursive: true, force: true });
+  await rename(work, dir);
+  log(`built ${build.module} in ${record.buildSeconds} s`);
+}
