@@ -1,17 +1,18 @@
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ControlPlaneError, startControlPlane } from '../devcluster/index.js';
+import { ControlPlaneError, RELEASES, startControlPlane } from '../devcluster/index.js';
 
 const HELP = `Usage: endpoint-operator cluster up [flags]
 
-Starts a local Kubernetes control plane in the foreground: a real etcd and a real kube-apiserver v1.20.2
-on free loopback ports. Stops cleanly on Ctrl-C or SIGTERM and leaves no process behind.
+Starts a local Kubernetes cluster in the foreground, on free loopback ports: etcd, kube-apiserver,
+kube-controller-manager and kube-scheduler of Kubernetes ${RELEASES[0]?.version ?? ''} (EO_KUBE_RELEASE=${RELEASES.map((r) => r.minor).join('|')} picks the
+release), and kwok, which simulates two Nodes: Pods are scheduled, become Ready and get addresses, but no
+container runs. Stops cleanly on Ctrl-C or SIGTERM and leaves no process behind.
 
-The first run installs Debian packages (etcd-server, golang-go, ...) and builds kube-apiserver from
-Debian's kubernetes source package: that takes 5 to 15 minutes on 2 cores, once; the binary is cached
-in ~/.cache/endpoint-operator (EO_CACHE_DIR overrides). Later starts take seconds.
-
-There is no kube-controller-manager: deleted namespaces stay Terminating, no garbage collection,
-no default service accounts. Needs root for the first run's apt-get.
+The first run builds the binaries with Go and the Go module proxy from the wrapper modules in tools/
+(about 6 minutes on 2 cores, once per release); they are cached in ~/.cache/endpoint-operator/bin
+(EO_CACHE_DIR overrides). Later starts take seconds. Needs root: simulated pod addresses get an
+unreachable route, and model servers get a network namespace (the model host) the cluster can address.
 
 Flags:
   --data-dir DIR   keep etcd data, certificates and logs in DIR (default: a temporary directory, removed on stop)
@@ -74,12 +75,15 @@ export async function main(argv: string[]): Promise<number> {
     if (interrupted === undefined) {
       console.log(
         [
+          `Kubernetes:     ${plane.version} (${plane.nodes.length} simulated Nodes: ${plane.nodes.join(', ')})`,
           `kube-apiserver: ${plane.server}`,
           `etcd:           ${plane.etcdEndpoint}`,
           `kubeconfig:     ${plane.kubeconfigPath}`,
+          `model host:     ${plane.modelHost.address} (network namespace ${plane.modelHost.netns})`,
           '',
           `  export KUBECONFIG=${plane.kubeconfigPath}`,
-          '  kubectl get ns',
+          `  export PATH=${dirname(plane.kubectl)}:$PATH`,
+          '  kubectl get nodes',
           '',
           'Press Ctrl-C to stop.',
         ].join('\n'),

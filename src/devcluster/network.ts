@@ -18,7 +18,8 @@ import { isRoot } from './apt.js';
 
 /** Nothing answers here but the model hosts. */
 export const SIMULATED_RANGE = '198.18.0.0/15';
-export const SERVICE_CLUSTER_IP_RANGE = '198.19.0.0/20';
+/** Dual-stack, as the registry's DNS projection is (an IPv6 ULA range: nothing dials a cluster IP). */
+export const SERVICE_CLUSTER_IP_RANGE = '198.19.0.0/20,fdee:198:19::/112';
 const MODEL_HOST_PREFIX = '198.19.255.';
 const MODEL_HOST_SLOTS = 64;
 

@@ -15,12 +15,17 @@ import {
   networkNameProblem,
   serviceNameProblem,
 } from './names.js';
-import type { OwnedField } from './validate-spec.js';
+import { IMMUTABLE_DETAIL, type OwnedField } from './validate-spec.js';
+
 
 /** Schemas and checks of the fields the registry kinds and versions share. */
 
-function immutable(field: string): { 'x-kubernetes-validations': { rule: string; message: string }[] } {
-  return { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: `${field} is immutable` }] };
+function immutable(): { 'x-kubernetes-validations': { rule: string; message: string; messageExpression: string }[] } {
+  return {
+    'x-kubernetes-validations': [
+      { rule: 'self == oldSelf', message: `field is immutable: ${IMMUTABLE_DETAIL}`, messageExpression: `'field is immutable (was "' + oldSelf + '"): ${IMMUTABLE_DETAIL}'` },
+    ],
+  };
 }
 
 export const serviceNameSchema = z
@@ -30,7 +35,7 @@ export const serviceNameSchema = z
   .regex(SERVICE_NAME_PATTERN, { error: `must have the form ${SERVICE_NAME_FORMAT}` })
   .meta({
     description: `name is the Service Directory resource name of the service, ${SERVICE_NAME_FORMAT}; the project is a project ID or number, every other id 1-63 lowercase letters, digits or '-' (a letter first, no '-' last); required, immutable.`,
-    ...immutable('spec.name'),
+    ...immutable(),
   });
 
 export const endpointNameSchema = z
@@ -40,7 +45,7 @@ export const endpointNameSchema = z
   .regex(ENDPOINT_NAME_PATTERN, { error: `must have the form ${ENDPOINT_NAME_FORMAT}` })
   .meta({
     description: `name is the Service Directory resource name of the endpoint, ${ENDPOINT_NAME_FORMAT}; its parent service (the name without /endpoints/{endpoint}) must exist as a RegistryService in the same namespace for the endpoint to be Ready; required, immutable.`,
-    ...immutable('spec.name'),
+    ...immutable(),
   });
 
 export const addressSchema = z
@@ -77,7 +82,7 @@ export const networkSchema = z
   .optional()
   .meta({
     description: `network is the VPC network of the endpoint, ${NETWORK_NAME_FORMAT}; the project must be given by number (a project ID is rejected); existence and reachability are not checked; optional, immutable (set only at creation).`,
-    ...immutable('spec.network'),
+    ...immutable(),
   });
 
 function nameCheck(problem: (name: string) => string | undefined): OwnedField {

@@ -6,6 +6,9 @@ import { isRecord } from '../common/text.js';
 import { withoutUnset } from '../common/unset.js';
 import { validateAnnotations } from './annotations.js';
 
+/** Why a changed immutable field is refused, worded the same by the webhook and by the CRDs' CEL rules (fields.ts). */
+export const IMMUTABLE_DETAIL = 'it can only be set when the object is created; delete and re-create the object to change it';
+
 /**
  * A spec field whose rules live in code (a name grammar, an IP address parser) and whose zod pattern
  * only mirrors them for the CRD: when the raw value has `type`, the check's precise message replaces
@@ -85,7 +88,7 @@ export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPref
           fieldErrors.invalid(
             spec.child(name).toString(),
             raw[name],
-            `field is immutable (was ${oldSpec[name] === undefined ? 'unset' : renderValue(oldSpec[name])}): it can only be set when the object is created; delete and re-create the object to change it`,
+            `field is immutable (was ${oldSpec[name] === undefined ? 'unset' : renderValue(oldSpec[name])}): ${IMMUTABLE_DETAIL}`,
           ),
         );
       }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RELEASES } from '../../../src/devcluster/binaries.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 
 const GROUP = 'cp-test.endpoint-operator.dev';
@@ -100,7 +101,8 @@ describe('local control plane', () => {
     const version = await kubectl(['version', '-o', 'json']);
     expect(version.code, version.stderr).toBe(0);
     const server = (JSON.parse(version.stdout) as { serverVersion?: { gitVersion?: string } }).serverVersion;
-    expect(server?.gitVersion).toBe('v1.20.2');
+    expect(server?.gitVersion).toBe(testCluster().version);
+    expect(RELEASES.map((r) => r.version)).toContain(server?.gitVersion);
     expect(testCluster().server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
   });
 

@@ -164,7 +164,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // The model server's parent is the gateway's client span, itself a child of the server span.
     expect(client?.parentSpanId).toBe(server?.spanId);
     expect(parentId).toBe(client?.spanId);
-    expect(client?.attributes).toMatchObject({ 'http.response.status_code': 200, 'server.address': '127.0.0.1', 'endpoint_operator.upstream.retry': false });
+    expect(client?.attributes).toMatchObject({ 'http.response.status_code': 200, 'server.address': testCluster().modelHost.address, 'endpoint_operator.upstream.retry': false });
     // No payload and no credential in any exported attribute.
     const exported = JSON.stringify(spans);
     expect(exported).not.toContain('not-for-the-model-server');

@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertExpressions } from '../../../src/deploy/alerts.js';
 import { dashboardQueries } from '../../../src/deploy/dashboard.js';
-import { startDemoModelServer, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { PrometheusServer } from '../../support/prometheus-server.js';
 import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, mintToken } from '../../support/service-accounts.js';
-import { apply, endpointManifest, eventually, post, serviceManifest, waitDeployed } from '../gateway/harness.js';
+import { apply, endpointManifest, eventually, post, serviceManifest, startModelServer, waitDeployed } from '../gateway/harness.js';
 import { installCrds, testClient } from '../reconcilers/harness.js';
 import { uninstallWebhooks } from '../webhook/harness.js';
 
@@ -71,6 +71,8 @@ async function tokens(): Promise<{ metrics: string; caller: string }> {
 
 beforeAll(async () => {
   namespace = await createTestNamespace('observability');
+  // The webhooks leave the operator's own namespace out (kubernetes.io/metadata.name), so it is another one.
+  const operatorNamespace = await createTestNamespace('observability-system');
   const client = testClient();
   await installCrds(client);
   client.close();
@@ -78,7 +80,7 @@ beforeAll(async () => {
   const kubeconfig = testCluster().kubeconfig;
   const token = await tokens();
   const auth = { authorization: `Bearer ${token.caller}` };
-  startCli('operator', ['run', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--operator-namespace', namespace, '--bind-address', '127.0.0.1',
+  startCli('operator', ['run', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--operator-namespace', operatorNamespace, '--bind-address', '127.0.0.1',
     '--health-port', String(health), '--metrics-port', String(metrics), '--webhook-port', String(webhook), '--webhook-url-host', '127.0.0.1',
     '--lease-name', 'observability-test', '--signin', '--signin-namespace', namespace, '--signin-host', '127.0.0.1', '--signin-port', String(signin)]);
   startCli('gateway', ['gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', String(gatewayPort), '--health-port', String(gatewayHealth)]);
@@ -94,7 +96,7 @@ beforeAll(async () => {
   }, 60_000);
 
   // Through the webhooks (the operator registered them), reconciled, then called through the gateway.
-  model = await startDemoModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  model = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
   await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }));
   await apply(namespace, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }]));
   await apply(namespace, endpointManifest('nowhere', { '8': 100 }, [{ name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } }]));

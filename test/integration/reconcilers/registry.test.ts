@@ -4,7 +4,8 @@ import { startWebhookHarness } from '../webhook/harness.js';
 import { loadExamples } from '../../support/examples.js';
 import { apply, eventually, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
 
-const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/checkout';
+// Its own service: the examples applied before hold a RegistryService `checkout` whose spec.name is immutable.
+const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/late-checkout';
 
 describe('registry reconcilers on a real apiserver', () => {
   let ns: string;
@@ -65,13 +66,13 @@ spec: { name: ${SVC}/endpoints/a, address: 10.1.0.1, port: 443 }
     await apply(ns, `
 apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryService
-metadata: { name: checkout }
+metadata: { name: late-checkout }
 spec: { name: ${SVC} }
 `);
-    await waitReady(ns, 'registryendpoint/checkout-a registryendpoint/checkout-b registryservice/checkout');
-    const svc = await getJson(ns, 'registryservice/checkout');
-    await eventually('both endpoints listed', async () => ((await getJson(ns, 'registryservice/checkout')).status?.endpoints as unknown[] | undefined)?.length === 2);
-    expect((await getJson(ns, 'registryservice/checkout')).status?.endpoints).toEqual([
+    await waitReady(ns, 'registryendpoint/checkout-a registryendpoint/checkout-b registryservice/late-checkout');
+    const svc = await getJson(ns, 'registryservice/late-checkout');
+    await eventually('both endpoints listed', async () => ((await getJson(ns, 'registryservice/late-checkout')).status?.endpoints as unknown[] | undefined)?.length === 2);
+    expect((await getJson(ns, 'registryservice/late-checkout')).status?.endpoints).toEqual([
       { name: `${SVC}/endpoints/a`, address: '10.1.0.1', port: 443 },
       { name: `${SVC}/endpoints/b`, address: '2001:db8::2', port: 8443, annotations: { 'example.com/zone': 'b' } },
     ]);

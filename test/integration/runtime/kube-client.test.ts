@@ -116,9 +116,9 @@ describe('KubeClient against the real apiserver', () => {
     expect(await metricValue(restClientRequests, { verb: 'GET', code: '404' })).toBe(before + 1);
   });
 
-  it('captures Warning headers (a deprecated API version)', async () => {
+  it('captures Warning headers (a deprecated API: core v1 Endpoints, deprecated since 1.33)', async () => {
     warnings.length = 0;
-    await client.list({ group: 'extensions', version: 'v1beta1', plural: 'ingresses', namespaced: true }, ns);
+    await client.list({ group: '', version: 'v1', plural: 'endpoints', namespaced: true }, ns);
     expect(warnings.join('\n')).toMatch(/deprecated/i);
   });
 });

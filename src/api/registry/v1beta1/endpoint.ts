@@ -4,7 +4,7 @@ import type { ValidationOptions } from '../../common/kind.js';
 import { addressCheck, addressSchema, annotationsSchema, endpointNameCheck, endpointNameSchema, networkCheck, networkSchema, portCheck, portSchema } from '../fields.js';
 import { conditionsSchema } from '../../common/conditions.js';
 import { observedGenerationSchema, stringMapSchema } from '../status.js';
-import { validateRegistrySpec, type SpecRules } from '../validate-spec.js';
+import { IMMUTABLE_DETAIL, validateRegistrySpec, type SpecRules } from '../validate-spec.js';
 
 /**
  * RegistryEndpoint v1beta1 (Service Directory v1beta1): `metadata` is v1's `annotations` under its
@@ -25,7 +25,9 @@ export const registryEndpointV1beta1SpecSchema = z
     'x-kubernetes-validations': [
       {
         rule: "(has(self.network) ? self.network : '') == (has(oldSelf.network) ? oldSelf.network : '')",
-        message: 'spec.network can be set only when the endpoint is created, and cannot be removed',
+        fieldPath: '.network',
+        message: `field is immutable: ${IMMUTABLE_DETAIL}`,
+        messageExpression: `'field is immutable (was ' + (has(oldSelf.network) && oldSelf.network != '' ? '"' + oldSelf.network + '"' : 'unset') + '): ${IMMUTABLE_DETAIL}'`,
       },
     ],
   });
