@@ -139,9 +139,10 @@ async function driver(): Promise<void> {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    const model = await startModelProcess(MODEL);
+    // In the control plane's model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+    const model = await startModelProcess(plane.modelHost, MODEL);
     children.push(model.child);
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress: plane.modelHost.address, modelPort: model.port });
     // A caller as `npm start` makes one: a ServiceAccount bound to the caller roles, a token for the gateway's audience.
     const token = await demoCallerToken(client, NS);
     const hotPathUs = await hotPathCpuPerCall(client, token);

@@ -5,8 +5,8 @@
  * The callers are two source addresses on loopback (127.0.0.2 big, 127.0.0.3 small), which is what the
  * gateway's per-caller limit keys on today (src/gateway/fairness.ts). The gateway is the compiled
  * binary reading a real kube-apiserver (started here); each caller's endpoint has its own demo KServe V1
- * scorer in its own process, and the big caller is a process of its own (fair-big-caller.ts), so the two
- * callers share the gateway and nothing else.
+ * scorer in its own process (in the control plane's model host), and the big caller is a process of its
+ * own (fair-big-caller.ts), so the two callers share the gateway and nothing else.
  *
  * Phases of BENCH_FAIR_SECONDS (default 10 s) each: BENCH_FAIR_CYCLES (default 3) cycles of [the small
  * caller alone, beside the big caller with every process at one priority], whose calls are pooled per
@@ -26,6 +26,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg, setPriority } from 'node:os';
 import { Agent, request } from 'undici';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
 import { freePort, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
@@ -81,10 +82,14 @@ function pct(xs: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-/** The demo model server in its own process: its JSON work on the big bodies must not stall this process's clocks. */
-function startModelServer(): Promise<{ child: ChildProcess; port: number }> {
+/**
+ * The demo model server in its own process: its JSON work on the big bodies must not stall this process's clocks.
+ * It runs in the control plane's model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+ */
+function startModelServer(modelHost: ModelHost): Promise<{ child: ChildProcess; port: number }> {
   const main = fileURLToPath(new URL('../src/demo-models/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', main, '--protocol', 'KServeV1', '--model', MODEL, '--version', 'v1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [cmd, args] = inModelHost(modelHost, process.execPath, ['--import', 'tsx', main, '--protocol', 'KServeV1', '--model', MODEL, '--version', 'v1', '--host', modelHost.address]);
+  const child = spawn(cmd, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
     lines.once('line', (line) => resolve({ child, port: (JSON.parse(line) as { port: number }).port }));
@@ -130,14 +135,18 @@ async function eventLoopDelay(healthPort: number): Promise<string> {
 async function main(): Promise<void> {
   let plane: ControlPlane | undefined;
   let gateway: { child: ChildProcess; port: number } | undefined;
-  const model = await startModelServer();
-  const bulkModel = await startModelServer();
+  const modelServers: ChildProcess[] = [];
   try {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const model = await startModelServer(plane.modelHost);
+    modelServers.push(model.child);
+    const bulkModel = await startModelServer(plane.modelHost);
+    modelServers.push(bulkModel.child);
+    const modelAddress = plane.modelHost.address;
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
-    await writeObjects(client, { namespace: `${NS}-bulk`, model: MODEL, resourceName: BULK_NAME, modelPort: bulkModel.port });
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort: model.port });
+    await writeObjects(client, { namespace: `${NS}-bulk`, model: MODEL, resourceName: BULK_NAME, modelAddress, modelPort: bulkModel.port });
     client.close();
     const healthPort = await freePort();
     gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [`--health-port=${healthPort}`, '--auth=none', ...GATEWAY_FLAGS]);
@@ -198,7 +207,7 @@ async function main(): Promise<void> {
       entry('B6.fair.small_p99_ratio_load_elsewhere', `the same with the big caller and its model server at nice ${LOAD_NICE}, as if on other machines (one phase, after the cycles)`, besideElsewhere, ''),
     ]);
   } finally {
-    await stopChildren([...(gateway !== undefined ? [gateway.child] : []), model.child, bulkModel.child]);
+    await stopChildren([...(gateway !== undefined ? [gateway.child] : []), ...modelServers]);
     await plane?.stop();
   }
 }

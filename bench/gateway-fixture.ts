@@ -1,9 +1,10 @@
 /**
  * What the gateway benchmarks share (B6 in gateway.ts, its auth arms in gateway-auth.ts, B6-fair in
  * gateway-fair.ts, the tracing arms in tracing.ts): the objects the gateway routes by, written as the
- * operator would leave them, and the compiled gateway in its own process.
+ * operator would leave them, the compiled gateway in its own process, and helper processes (model
+ * servers in the control plane's model host).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -11,7 +12,32 @@ import { fileURLToPath } from 'node:url';
 import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import type { KubeClient } from '../src/runtime/kube-client.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
+import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
 import { resources } from '../src/reconcilers/context.js';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * `node --import tsx <file> ...args` in a process of its own with an IPC channel, resolved once it sends
+ * `{port}`. With `modelHost`, run in the control plane's model host (`ip netns exec` execs node, so the
+ * pid, its CPU and the IPC channel are the server's own): the apiserver refuses loopback addresses in
+ * EndpointSlices, so a model server the gateway reaches through a Service listens at the host's address
+ * (the caller passes it in `args`, e.g. `--host`).
+ */
+export function startHelperProcess(file: string, args: readonly string[], options: { modelHost?: Pick<ModelHost, 'netns'>; what?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+  const execArgv = ['--import', 'tsx'];
+  const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
+  let child: ChildProcess;
+  if (options.modelHost === undefined) child = fork(file, [...args], { execArgv, stdio });
+  else {
+    const [cmd, cmdArgs] = inModelHost(options.modelHost, process.execPath, [...execArgv, file, ...args]);
+    child = spawn(cmd, cmdArgs, { cwd: REPO_ROOT, stdio });
+  }
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
+    child.once('exit', (code) => reject(new Error(`${options.what ?? file} process exited with ${code}`)));
+  });
+}
 
 /**
  * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, started
@@ -46,17 +72,19 @@ export interface RoutedEndpoint {
   readonly model: string;
   /** The endpoint's status.name. */
   readonly resourceName: string;
+  /** Where the model server listens: the control plane's model host (`plane.modelHost.address`), not loopback, which the apiserver refuses in an EndpointSlice. */
+  readonly modelAddress: string;
   readonly modelPort: number;
 }
 
 export async function writeObjects(client: KubeClient, target: RoutedEndpoint): Promise<void> {
-  const { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort } = target;
+  const { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort } = target;
   await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
   await client.create(endpointSlicesResource, NS, {
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
     metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
-    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: [modelAddress], conditions: { ready: true } }],
   });
   await client.create(resources.deployedModels, NS, {
     apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },

@@ -1,7 +1,10 @@
 /**
  * B6: what the gateway adds to a prediction call. The same demo model server (KServe V1 fraud scorer)
  * is called directly and through the gateway, in one run, open-loop at a fixed offered rate over
- * keep-alive connections on loopback, in alternating blocks so both arms see the same machine load.
+ * keep-alive connections, in alternating blocks so both arms see the same machine load. The model server
+ * runs in the control plane's model host (a network namespace behind a veth pair: the apiserver refuses
+ * loopback addresses in EndpointSlices), so both arms reach it over that veth pair, the gateway arm after
+ * a loopback hop to the gateway.
  * Reported: added p50 and p99 latency (gateway arm − direct arm), and the gateway process's CPU
  * (user + system, from /proc) per request. The model server and the gateway each run in their own
  * process; the gateway is the compiled `endpoint-operator gateway` binary reading a real kube-apiserver
@@ -11,21 +14,21 @@
  *   npx tsx bench/gateway.ts [--rate 1000] [--requests 5000] [--blocks 5] [--max-seconds 120] [--yardstick]
  *
  * `--yardstick` adds a third arm in the same alternation: a do-nothing node:http + undici forwarder
- * (bare-forwarder.ts, own process) in front of the same model server, the floor any gateway built
- * on these parts pays on this machine (its CPU per call and added latency are printed, not recorded).
+ * (bare-forwarder.ts, own process, beside the gateway) in front of the same model server in the model
+ * host, the floor any gateway built on these parts pays on this machine (its CPU per call and added latency are printed, not recorded).
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes a V8 CPU profile
  * of the gateway process to /tmp/eo-gateway-prof/; EO_BENCH_GATEWAY_NODE_FLAGS='--trace-gc ...' adds node
  * flags to the chart's (GATEWAY_NODE_FLAGS) for the gateway process (its non-JSON output lines go to
  * stderr prefixed [gateway]).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
-import { openLoop, pctOf, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import { openLoop, pctOf, RESOURCE_NAME, startGatewayBinary, startHelperProcess, stopChildren, writeObjects } from './gateway-fixture.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/runtime/kube-client.js';
@@ -34,7 +37,7 @@ import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
-    role: { type: 'string', default: 'driver' }, upstream: { type: 'string' },
+    role: { type: 'string', default: 'driver' }, host: { type: 'string' }, upstream: { type: 'string' },
     yardstick: { type: 'boolean', default: false },
     rate: { type: 'string', default: '1000' }, requests: { type: 'string', default: '5000' }, blocks: { type: 'string', default: '5' }, 'max-seconds': { type: 'string', default: '120' },
   },
@@ -54,23 +57,20 @@ function serveCpu(): void {
 }
 
 async function roleModel(): Promise<void> {
-  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1' });
+  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: MODEL, version: 'v1', host: values.host });
   process.send?.({ port: server.port });
   serveCpu();
 }
 
 async function roleBare(): Promise<void> {
-  const forwarder = await startBareForwarder(`http://127.0.0.1:${values.upstream ?? ''}`, `/v1/models/${MODEL}:predict`);
+  const forwarder = await startBareForwarder(values.upstream ?? '', `/v1/models/${MODEL}:predict`);
   process.send?.({ port: forwarder.port });
   serveCpu();
 }
 
-function start(role: string, extra: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--role', role, ...extra], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ child, port: (m as { port: number }).port }));
-    child.once('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
-  });
+/** A role of this file in a process of its own; with `modelHost`, run in the control plane's model host. */
+function start(role: string, extra: string[] = [], modelHost?: ControlPlane['modelHost']): Promise<{ child: ChildProcess; port: number }> {
+  return startHelperProcess(new URL(import.meta.url).pathname, ['--role', role, ...extra], { ...(modelHost !== undefined ? { modelHost } : {}), what: role });
 }
 
 function cpuOf(child: ChildProcess): Promise<number> {
@@ -96,33 +96,36 @@ async function driver(): Promise<void> {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    const model = await start('model');
+    // In the model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+    const modelAddress = plane.modelHost.address;
+    const model = await start('model', ['--host', modelAddress], plane.modelHost);
     children.push(model.child);
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort: model.port });
     const gateway = await startGatewayBinary(plane.kubeconfigPath, NS, ['--health-port=-1', '--auth=none']);
     children.push(gateway.child);
-    const bare = values.yardstick ? await start('bare', ['--upstream', String(model.port)]) : undefined;
+    // Beside the gateway, dialling the model server where the gateway does.
+    const bare = values.yardstick ? await start('bare', ['--upstream', `http://${modelAddress}:${model.port}`]) : undefined;
     if (bare !== undefined) children.push(bare.child);
     client.close();
 
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-    const send = (port: number, path: string): Promise<number> =>
+    const send = (host: string, port: number, path: string): Promise<number> =>
       new Promise((resolve, reject) => {
         const started = process.hrtime.bigint();
-        const req = request({ host: '127.0.0.1', port, method: 'POST', path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } }, (res) => {
+        const req = request({ host, port, method: 'POST', path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(BODY) } }, (res) => {
           res.resume();
           res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`${path}: HTTP ${res.statusCode}`))));
         });
         req.on('error', reject);
         req.end(BODY);
       });
-    const direct = (): Promise<number> => send(model.port, `/v1/models/${MODEL}:predict`);
-    const viaGateway = (): Promise<number> => send(gateway.port, `/v1/${RESOURCE_NAME}:predict`);
+    const direct = (): Promise<number> => send(modelAddress, model.port, `/v1/models/${MODEL}:predict`);
+    const viaGateway = (): Promise<number> => send('127.0.0.1', gateway.port, `/v1/${RESOURCE_NAME}:predict`);
     const run = (call: () => Promise<number>, count: number): Promise<number[]> => openLoop(call, count, rate);
 
     await run(direct, 500);
     await run(viaGateway, 1000); // warm-up: JIT, pools, caches
-    const viaBare = (): Promise<number> => send(bare?.port ?? 0, `/v1/${RESOURCE_NAME}:predict`);
+    const viaBare = (): Promise<number> => send('127.0.0.1', bare?.port ?? 0, `/v1/${RESOURCE_NAME}:predict`);
     if (bare !== undefined) await run(viaBare, 1000);
     const perBlock = Math.ceil(total / blocks);
     const latDirect: number[] = [];
@@ -159,7 +162,7 @@ async function driver(): Promise<void> {
     // (one node:http exchange plus the model), against the gateway's two exchanges plus routing.
     const modelCpuPerRequestUs = modelCpu / latDirect.length;
     const r3 = (x: number): number => Number(x.toFixed(3));
-    const conditions = `${latGateway.length} calls per arm at ${rate}/s offered open-loop, ${blocks} alternating blocks, HTTP/1.1 keep-alive on loopback; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`;
+    const conditions = `${latGateway.length} calls per arm at ${rate}/s offered open-loop, ${blocks} alternating blocks, HTTP/1.1 keep-alive, the model server in the model host (veth pair), the gateway on loopback; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`;
     console.log(`B6 gateway: ${conditions}`);
     console.log(`  direct  ms: p50 ${d50.toFixed(3)}  p99 ${d99.toFixed(3)}`);
     console.log(`  gateway ms: p50 ${g50.toFixed(3)}  p99 ${g99.toFixed(3)}`);

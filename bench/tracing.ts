@@ -92,13 +92,14 @@ const ARM_NAMES: readonly ArmName[] = ['off', 'offB', 'sampled-0.01', 'sampled-1
  * the export of every sampled span (a queue large enough to drop none, exported every 100 ms in batches
  * of up to 20,000 so that the exporter's concurrency limit is never hit, flushed inside the measurement). Independent of the other processes' load, unlike the per-process figures.
  */
-async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined): Promise<number> {
+async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined, modelOrigin: string): Promise<number> {
   const env: Record<string, string> = ratio === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_BSP_MAX_QUEUE_SIZE: '200000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20000', OTEL_BSP_SCHEDULE_DELAY: '100' };
   Object.assign(process.env, env);
   const telemetry = startTelemetry('bench-path', env);
   const tracing = new GatewayTracing();
   const incoming = { 'content-type': 'application/json', host: 'gateway', 'content-length': '120' };
-  const target = { origin: 'http://127.0.0.1:9000', basePath: '' };
+  // The gateways' upstream (the model server in the model host): the client span's attributes are those of the real calls.
+  const target = { origin: modelOrigin, basePath: '' };
   const once = (): void => {
     const call = tracing.startCall(incoming);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -169,15 +170,17 @@ async function driver(): Promise<void> {
   }, maxMs + 120_000);
   const receivers = { 'sampled-0.01': await startReceiverProcess(), 'sampled-1.0': await startReceiverProcess() };
   children.push(...Object.values(receivers).map((r) => r.child));
-  const model = await startModelProcess(MODEL);
-  children.push(model.child);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   try {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    // In the control plane's model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+    const model = await startModelProcess(plane.modelHost, MODEL);
+    children.push(model.child);
+    const modelOrigin = `http://${plane.modelHost.address}:${model.port}`;
     const kubeconfig = plane.kubeconfigPath;
     const client = KubeClient.fromKubeconfig(kubeconfig);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelPort: model.port });
+    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress: plane.modelHost.address, modelPort: model.port });
     client.close();
     const envOf = (name: ArmName): Record<string, string> => {
       const base = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => !e[0].startsWith('OTEL_') && e[1] !== undefined));
@@ -235,7 +238,7 @@ async function driver(): Promise<void> {
     }
 
     const exportedSpans = { low: await receivers['sampled-0.01'].spans(), full: await receivers['sampled-1.0'].spans() };
-    const path = { off: await pathCpuPerCall(receivers['sampled-0.01'].url, undefined), low: await pathCpuPerCall(receivers['sampled-0.01'].url, '0.01'), full: await pathCpuPerCall(receivers['sampled-0.01'].url, '1.0') };
+    const path = { off: await pathCpuPerCall(receivers['sampled-0.01'].url, undefined, modelOrigin), low: await pathCpuPerCall(receivers['sampled-0.01'].url, '0.01', modelOrigin), full: await pathCpuPerCall(receivers['sampled-0.01'].url, '1.0', modelOrigin) };
     const r1 = (x: number): number => Number(x.toFixed(1));
     const r3 = (x: number): number => Number(x.toFixed(3));
     const load = loadavg().map((l) => l.toFixed(1)).join(' ');

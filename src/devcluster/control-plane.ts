@@ -63,6 +63,8 @@ export interface StartControlPlaneOptions {
   /** Default: EO_KUBE_RELEASE's, else the newest (binaries.ts). */
   readonly release?: KubernetesRelease;
   readonly nodes?: NodeShape;
+  /** Where the components' loopback ports come from (default: free ones the kernel picks); tests hand out a taken one. */
+  readonly ports?: (count: number) => Promise<number[]>;
 }
 
 const PORT_ATTEMPTS = 3;
@@ -123,7 +125,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     log(`model host ${modelHost.netns} at ${modelHost.address}; simulated pods are unreachable by route`);
 
     for (let attempt = 1; ; attempt++) {
-      const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await freeLoopbackPorts(3);
+      const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await (opts.ports ?? freeLoopbackPorts)(3);
       const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
       const server = `https://127.0.0.1:${securePort}`;
 

@@ -1,14 +1,17 @@
 /**
- * A second control plane next to the run's one: proves two coexist (free ports, own data dirs), that extra
- * token users are authenticated but get only what RBAC grants them, that kube-apiserver alone can be restarted
- * (fault tests) and that stop() leaves nothing behind.
+ * A second control plane next to the run's one: proves two coexist (free ports, own data dirs, own model
+ * hosts), that a port taken before etcd binds it is retried on others, that extra token users are
+ * authenticated but get only what RBAC grants them, that kube-apiserver alone can be restarted (fault tests)
+ * and that stop() leaves nothing behind: no process, no data dir, no network namespace or veth pair.
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../../src/devcluster/index.js';
 import type { ControlPlane } from '../../../src/devcluster/index.js';
 import { pidAlive } from '../../../src/devcluster/file-lock.js';
+import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { testCluster } from '../../support/cluster.js';
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -34,10 +37,29 @@ describe('a second control plane', () => {
     await plane?.stop();
   });
 
-  it('starts beside the run\'s one, authenticates extra token users and applies RBAC to them', async () => {
-    plane = await startControlPlane({ extraTokens: [{ token: 'viewer-token-123', user: 'viewer', uid: 'viewer-1', groups: ['eo:viewers'] }] });
+  it('starts beside the run\'s one on other ports after the first ones turn out taken, authenticates extra token users and applies RBAC to them', async () => {
+    // The first ports handed out are taken by the time etcd binds them (another process won the race).
+    const [taken = 0] = await freeLoopbackPorts(1);
+    const squatter = createServer().listen(taken, '127.0.0.1');
+    await new Promise((resolve) => squatter.once('listening', resolve));
+    let handedOut = 0;
+    const logged: string[] = [];
+    try {
+      plane = await startControlPlane({
+        extraTokens: [{ token: 'viewer-token-123', user: 'viewer', uid: 'viewer-1', groups: ['eo:viewers'] }],
+        ports: async (count) => (handedOut++ === 0 ? [taken, ...(await freeLoopbackPorts(count - 1))] : freeLoopbackPorts(count)),
+        log: (line) => logged.push(line),
+      });
+    } finally {
+      squatter.close();
+    }
+    expect(handedOut).toBeGreaterThanOrEqual(2);
+    expect(logged.filter((l) => l.startsWith('starting etcd'))).toHaveLength(handedOut);
+    expect(plane.etcdEndpoint).not.toContain(`:${taken}`);
     expect(plane.server).not.toBe(testCluster().server);
     expect(plane.etcdEndpoint).not.toBe(testCluster().etcdEndpoint);
+    expect(plane.modelHost.netns).not.toBe(testCluster().modelHost.netns);
+    expect(plane.modelHost.address).not.toBe(testCluster().modelHost.address);
     const { kubectl } = testCluster();
 
     const admin = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'get', 'ns', 'default', '-o', 'name']);
@@ -48,7 +70,6 @@ describe('a second control plane', () => {
     expect(viewer.code).not.toBe(0);
     expect(viewer.stderr).toMatch(/User "viewer" cannot list resource "namespaces"/);
 
-    // Not the built-in `view`: it is an aggregated role, filled in by kube-controller-manager, which is absent.
     const role = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrole', 'configmap-reader', '--verb=get,list', '--resource=configmaps']);
     expect(role.code, role.stderr).toBe(0);
     const grant = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrolebinding', 'viewers-read', '--clusterrole=configmap-reader', '--group=eo:viewers']);
@@ -86,13 +107,19 @@ describe('a second control plane', () => {
     await expect(plane.startApiserver()).rejects.toThrow(/already running/);
   });
 
-  it('stop() ends etcd and kube-apiserver and removes the temporary data dir', async () => {
+  it('stop() ends every component, removes the temporary data dir and the model host', async () => {
     if (plane === undefined) throw new Error('the previous test did not start a control plane');
     const pids = await pidsMentioning(plane.dataDir);
-    expect(pids.length).toBeGreaterThanOrEqual(2); // etcd, kube-apiserver (and their watchdogs)
+    // etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (and their watchdogs)
+    expect(pids.length).toBeGreaterThanOrEqual(5);
+    expect((await run('ip', ['netns', 'list'])).stdout).toContain(plane.modelHost.netns);
     await plane.stop();
     for (const pid of pids) expect(pidAlive(pid), `pid ${pid} still alive`).toBe(false);
     expect(await stat(plane.dataDir).catch(() => undefined)).toBeUndefined();
+    expect((await run('ip', ['netns', 'list'])).stdout).not.toContain(plane.modelHost.netns);
+    expect((await run('ip', ['link', 'show', plane.modelHost.hostLink])).code).not.toBe(0);
+    // The run's cluster still runs: the unreachable route for simulated pods stays while it does.
+    expect((await run('ip', ['route', 'show', '198.18.0.0/15'])).stdout).toContain('unreachable');
     await plane.stop(); // idempotent
     await plane.stopApiserver(); // nothing left to stop
     await expect(plane.startApiserver()).rejects.toThrow(/was stopped/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiserverArgs, etcdArgs } from '../../../src/devcluster/flags.js';
+import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from '../../../src/devcluster/flags.js';
 
 const api = {
   etcdEndpoint: 'http://127.0.0.1:40001',
@@ -36,20 +36,23 @@ describe('apiserverArgs', () => {
     expect(f.get('--etcd-servers')).toBe('http://127.0.0.1:40001');
     expect(f.get('--bind-address')).toBe('127.0.0.1');
     expect(f.get('--secure-port')).toBe('40003');
-    // 1.20 would otherwise open an unauthenticated port 8080 shared by every run.
-    expect(f.get('--insecure-port')).toBe('0');
+    // Removed in 1.24: a current apiserver refuses to start with it.
+    expect(f.has('--insecure-port')).toBe(false);
+    // The kubernetes Service's endpoints would be the loopback advertise address, which EndpointSlices refuse.
+    expect(f.get('--endpoint-reconciler-type')).toBe('none');
     expect(f.get('--token-auth-file')).toBe('/d/tokens.csv');
     expect(f.get('--authorization-mode')).toBe('RBAC');
     expect(f.get('--tls-cert-file')).toBe('/d/pki/apiserver.crt');
     expect(f.get('--tls-private-key-file')).toBe('/d/pki/apiserver.key');
   });
 
-  it('passes both service-account key flags and an issuer, which 1.20 requires together', () => {
+  it('passes both service-account key flags and an issuer, which the apiserver requires together', () => {
     const f = flagMap(apiserverArgs(api));
     expect(f.get('--service-account-key-file')).toBe('/d/pki/sa.pub');
     expect(f.get('--service-account-signing-key-file')).toBe('/d/pki/sa.key');
     expect(f.get('--service-account-issuer')).toMatch(/^https:\/\//);
-    expect(f.get('--service-cluster-ip-range')).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    // Dual-stack: an IPv4 range, then an IPv6 one.
+    expect(f.get('--service-cluster-ip-range')).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+,[0-9a-f:]+\/\d+$/);
   });
 
   it('turns the watch cache off unless asked, so etcd compaction reaches watchers as 410 Gone', () => {
@@ -60,5 +63,31 @@ describe('apiserverArgs', () => {
   it('never repeats a flag', () => {
     const names = apiserverArgs(api).map((a) => a.split('=')[0]);
     expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+describe('the controllers and kwok', () => {
+  it('run kube-controller-manager as kubeadm does: one instance, a service account per controller, on a loopback port', () => {
+    const f = flagMap(controllerManagerArgs({ kubeconfig: '/d/kcm.kubeconfig', securePort: 40010, caFile: '/d/pki/ca.crt', serviceAccountSigningKeyFile: '/d/pki/sa.key' }));
+    expect(f.get('--kubeconfig')).toBe('/d/kcm.kubeconfig');
+    expect(f.get('--bind-address')).toBe('127.0.0.1');
+    expect(f.get('--secure-port')).toBe('40010');
+    expect(f.get('--leader-elect')).toBe('false');
+    expect(f.get('--use-service-account-credentials')).toBe('true');
+    expect(f.get('--root-ca-file')).toBe('/d/pki/ca.crt');
+    expect(f.get('--service-account-private-key-file')).toBe('/d/pki/sa.key');
+  });
+
+  it('runs kube-scheduler on a loopback port without a lease', () => {
+    const f = flagMap(schedulerArgs({ kubeconfig: '/d/s.kubeconfig', securePort: 40011 }));
+    expect([f.get('--kubeconfig'), f.get('--bind-address'), f.get('--secure-port'), f.get('--leader-elect')]).toEqual(['/d/s.kubeconfig', '127.0.0.1', '40011', 'false']);
+  });
+
+  it('has kwok manage only the labelled Nodes, with leases, serving on loopback', () => {
+    const f = flagMap(kwokArgs({ kubeconfig: '/d/k', stagesFile: '/d/stages.yaml', nodeLabel: 'kwok.x-k8s.io/node', serverPort: 40012 }));
+    expect(f.get('--manage-nodes-with-label-selector')).toBe('kwok.x-k8s.io/node');
+    expect(f.get('--config')).toBe('/d/stages.yaml');
+    expect(f.get('--server-address')).toBe('127.0.0.1:40012');
+    expect(Number(f.get('--node-lease-duration-seconds'))).toBeGreaterThan(0);
   });
 });
