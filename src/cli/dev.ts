@@ -28,7 +28,7 @@ import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
-  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local control plane' },
+  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local Kubernetes cluster' },
   { name: 'namespace', type: 'string', default: 'endpoint-demo', placeholder: 'NS', help: 'namespace of the examples and of the sign-in API' },
   { name: 'operator-namespace', type: 'string', default: 'endpoint-operator-system', placeholder: 'NS', help: "the operator's own namespace (webhook certificate Secret)" },
   { name: 'examples', type: 'string', placeholder: 'DIR', help: 'manifests to apply (default: examples/valid of this checkout)' },

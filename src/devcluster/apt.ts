@@ -23,7 +23,7 @@ export async function ensureDebianPackages(pkgs: readonly string[], log: (line: 
   if (missing.length === 0) return;
   if (!isRoot()) {
     throw new ControlPlaneError(
-      `the local control plane needs the Debian packages ${missing.join(', ')}, and installing them needs root: ` +
+      `installing the Debian packages ${missing.join(', ')} needs root: ` +
         `run as root, or install them first with: apt-get install ${missing.join(' ')}`,
     );
   }

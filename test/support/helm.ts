@@ -1,9 +1,8 @@
 /**
  * Renders the Helm chart with Helm's engine semantics (Go's text/template, sprig, toYaml, include,
  * required, tpl) by a small Go program, helm-render/main.go, built with the Go toolchain and
- * Debian's sprig and sigs.k8s.io/yaml sources that the local control plane's build already uses
- * (GOPATH mode from /usr/share/gocode). The missing packages are installed like the control
- * plane's, and the binary is cached under ~/.cache/endpoint-operator keyed by its source and the
+ * Debian's sprig and sigs.k8s.io/yaml sources (GOPATH mode from /usr/share/gocode). The missing
+ * packages are installed on first use, and the binary is cached under ~/.cache/endpoint-operator keyed by its source and the
  * versions it was built from, so only the first run pays for the build.
  */
 import { execFileSync } from 'node:child_process';

@@ -4,8 +4,8 @@ import { allKinds } from '../../../src/api/kinds.js';
 import { crdFor } from '../../../src/api/crd/generate.js';
 import { celRules, type JSONSchemaProps } from '../../../src/api/crd/openapi.js';
 
-// Kubernetes 1.20 (the local control plane) has no CEL, so every x-kubernetes-validations rule
-// is compiled and evaluated here with a CEL implementation instead.
+// Every x-kubernetes-validations rule is compiled and evaluated here, without a cluster, with a CEL
+// implementation (the integration tests have the apiserver enforce them).
 interface Located {
   kind: string;
   version: string;
@@ -65,7 +65,8 @@ describe('CEL rules in the CRDs', () => {
     if (l.rule.includes('oldSelf')) {
       // A transition rule: an unchanged value must pass.
       expect(program({ self: a, oldSelf: a })).toBe(true);
-      if (/immutable/i.test(l.message ?? '')) expect(program({ self: b, oldSelf: a })).toBe(false);
+      // A rule on an object guards one of its fields (its fieldPath): the test below covers it.
+      if (/immutable/i.test(l.message ?? '') && l.node.type !== 'object') expect(program({ self: b, oldSelf: a })).toBe(false);
     } else {
       expect(typeof program({ self: a })).toBe('boolean');
     }

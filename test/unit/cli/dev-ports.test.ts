@@ -21,16 +21,16 @@ describe('endpoint-operator dev with a taken port', { timeout: 60_000 }, () => {
     const r = await runCli(['dev', '--signin-port', String(port)], { timeoutMs: 30_000 });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`dev: port ${port} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`);
-    expect(r.stderr).not.toContain('starting the local control plane');
+    expect(r.stderr).not.toContain('starting the local Kubernetes cluster');
   });
 
-  it('checks the gateway and the demo model servers too, each with its own flag', async () => {
+  it('checks the gateway too, with its own flag (the demo model servers listen in the model host\'s own namespace)', async () => {
     const gateway = await runCli(['dev', '--signin-port', '0', '--gateway-port', String(port)], { timeoutMs: 30_000 });
     expect(gateway.code, gateway.stderr).toBe(2);
     expect(gateway.stderr).toContain(`dev: port ${port} on 127.0.0.1 (the prediction gateway) is in use: choose another with --gateway-port PORT`);
-    const model = await runCli(['dev', '--signin-port', '0', '--gateway-port', '0', '--model-ports', `0,${port}`], { timeoutMs: 30_000 });
-    expect(model.code, model.stderr).toBe(2);
-    expect(model.stderr).toContain(`dev: port ${port} on 127.0.0.1 (the demo model server of Service fraud-dnn) is in use: choose another with --model-ports PORT`);
-    expect(model.stderr).not.toContain('starting the local control plane');
+    expect(gateway.stderr).not.toContain('starting the local Kubernetes cluster');
+    const bad = await runCli(['dev', '--model-ports', '0,70000'], { timeoutMs: 30_000 });
+    expect(bad.code, bad.stderr).toBe(2);
+    expect(bad.stderr).toContain('--model-ports takes port numbers (0..65535), got 70000');
   });
 });
