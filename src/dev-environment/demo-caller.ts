@@ -45,7 +45,7 @@ export function demoCallerLines(namespace: string, token: string): string[] {
     '',
     `Calls to the gateway need a bearer token (auth is on): ServiceAccount ${DEMO_CALLER} in ${namespace}, bound to ClusterRoles ${PREDICTION_CALLER_ROLE} and ${REGISTRY_READER_ROLE}; this one is valid for 24 h:`,
     `  export TOKEN=${token}`,
-    '  # a new one (kubectl 1.24+), or with the TokenRequest API itself (this cluster is Kubernetes 1.20):',
+    '  # a new one, with kubectl or with the TokenRequest API itself:',
     `  kubectl create token ${DEMO_CALLER} -n ${namespace} --audience ${DEFAULT_AUDIENCE}`,
     `  kubectl create --raw /api/v1/namespaces/${namespace}/serviceaccounts/${DEMO_CALLER}/token -f - <<< '${request}' | grep -o '"token":"[^"]*"' | cut -d'"' -f4`,
   ];

@@ -71,8 +71,12 @@ export interface ClusterBinaries {
 
 /** The paths of the release's binaries, built first where the cache has no verified copy (minutes, once). */
 export async function ensureClusterBinaries(rel: KubernetesRelease = selectedRelease(), log: (line: string) => void = () => {}): Promise<ClusterBinaries> {
-  // Concurrent: each build has link and download phases that leave the other cores idle.
-  const [etcd, kwok, kube] = await Promise.all([ensureGoBuild(rel.etcd, log), ensureGoBuild(KWOK, log), ensureGoBuild(rel.kubernetes, log)]);
+  // Concurrent: each build has link and download phases that leave the other cores idle. All are awaited,
+  // so a failed one never leaves another running into a process that is about to exit.
+  const builds = await Promise.allSettled([ensureGoBuild(rel.etcd, log), ensureGoBuild(KWOK, log), ensureGoBuild(rel.kubernetes, log)]);
+  const failed = builds.find((b) => b.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  const [etcd = {}, kwok = {}, kube = {}] = builds.map((b) => (b.status === 'fulfilled' ? b.value : {}));
   const path = (paths: Record<string, string>, name: string): string => {
     const p = paths[name];
     if (p === undefined) throw new ControlPlaneError(`no ${name} among the built binaries`);

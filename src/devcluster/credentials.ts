@@ -43,7 +43,7 @@ export interface ControlPlaneCredentials {
 /**
  * A throw-away CA and a serving certificate for 127.0.0.1/localhost signed by it, so clients verify the
  * apiserver against `caFile` instead of skipping TLS verification; and the RSA key pair that signs and
- * verifies service-account tokens (the apiserver requires both flags since 1.20).
+ * verifies service-account tokens (the apiserver requires both flags).
  */
 export async function writeCredentials(dir: string): Promise<ControlPlaneCredentials> {
   await mkdir(dir, { recursive: true, mode: 0o700 });

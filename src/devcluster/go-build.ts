@@ -9,11 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { ControlPlaneError } from './errors.js';
 import { capture, runLogged } from './exec.js';
-import { acquireFileLock } from './file-lock.js';
+import { acquireFileLock, pidAlive } from './file-lock.js';
 import { cacheRoot, packageRoot } from './paths.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 
@@ -104,10 +104,19 @@ export async function ensureGoBuild(build: GoModuleBuild, log: (line: string) =>
   });
   try {
     if (await verified(dir, build)) return paths;
+    await removeAbandonedBuilds(dir);
     await compile(build, dir, log);
     return paths;
   } finally {
     await lock.release();
+  }
+}
+
+/** Removes `<dir>.partial-<pid>` directories of builds whose process died (a kill during a build). */
+async function removeAbandonedBuilds(dir: string): Promise<void> {
+  const prefix = `${basename(dir)}.partial-`;
+  for (const name of await readdir(dirname(dir)).catch(() => [] as string[])) {
+    if (name.startsWith(prefix) && !pidAlive(Number(name.slice(prefix.length)))) await rm(join(dirname(dir), name), { recursive: true, force: true });
   }
 }
 

@@ -67,7 +67,7 @@ export const MUTATING_WEBHOOK_NAME = 'finalizers.endpoint-operator.dev';
 /** A namespace labelled with this (value `disabled`) is not validated: an administrator's escape hatch. */
 export const NAMESPACE_OPT_OUT_LABEL = 'endpoint-operator.dev/webhook';
 
-/** Set on every namespace by Kubernetes 1.21+ (on 1.20 it is absent and `NotIn` then matches every namespace). */
+/** Set on every namespace by the apiserver (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 const LABELS = { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/part-of': 'endpoint-operator', 'app.kubernetes.io/component': 'webhook' };

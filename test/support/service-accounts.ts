@@ -1,8 +1,6 @@
 /**
- * Callers of the gateway as a cluster makes them: ServiceAccounts (no controller-manager runs, so they
- * are created here; TokenRequest needs no token controller), RoleBindings to the shipped ClusterRoles,
- * and tokens minted by the TokenRequest API with the audiences asked for (Kubernetes 1.20's kubectl has
- * no `create token`: `kubectl create --raw .../serviceaccounts/NAME/token` is the same call).
+ * Callers of the gateway as a cluster makes them: ServiceAccounts, RoleBindings to the shipped ClusterRoles,
+ * and tokens minted by the TokenRequest API (`kubectl create token`) with the audiences asked for.
  */
 import { spawn } from 'node:child_process';
 import yaml from 'js-yaml';
@@ -65,9 +63,8 @@ export async function unbind(namespace: string, binding: string): Promise<void> 
 
 /** A token for the ServiceAccount; `audiences` empty = the kube-apiserver's own audience. */
 export async function mintToken(namespace: string, serviceAccount: string, audiences: readonly string[], expirationSeconds = 3600): Promise<string> {
-  const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { ...(audiences.length > 0 ? { audiences } : {}), expirationSeconds } };
-  const out = await run(['create', '--raw', `/api/v1/namespaces/${namespace}/serviceaccounts/${serviceAccount}/token`, '-f', '-'], JSON.stringify(request));
-  const token = (JSON.parse(out) as { status?: { token?: unknown } }).status?.token;
-  if (typeof token !== 'string' || token === '') throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token: ${out.slice(0, 200)}`);
+  const out = await run(['create', 'token', serviceAccount, '-n', namespace, `--duration=${expirationSeconds}s`, ...audiences.map((a) => `--audience=${a}`)]);
+  const token = out.trim();
+  if (token === '' || /\s/.test(token)) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token: ${out.slice(0, 200)}`);
   return token;
 }

@@ -62,8 +62,7 @@ let namespace = '';
 
 beforeAll(async () => {
   for (const def of kinds) {
-    // Created through the API: kubectl 1.20's client-side validation rejects x-kubernetes-validations.
-    const applied = await kubectl(['apply', '--validate=false', '-f', '-'], { input: JSON.stringify(crdFor(def)) });
+    const applied = await kubectl(['apply', '-f', '-'], { input: JSON.stringify(crdFor(def)) });
     if (applied.code !== 0) throw new Error(`applying ${crdName(def)} failed: ${applied.stderr}`);
   }
   for (const def of kinds) {
