@@ -38,7 +38,7 @@ const QUIET_MS = 3_000;
 const WEBHOOKS = process.env['BENCH_WEBHOOKS'] !== '0';
 
 const seconds = (ms: number): number => Number((ms / 1000).toFixed(2));
-const cpuDetails = (c: CpuSample): Record<string, number> => ({ apiserver: Number(c.apiserver.toFixed(1)), etcd: Number(c.etcd.toFixed(1)), benchProcess: Number(c.self.toFixed(1)) });
+const cpuDetails = (c: CpuSample): Record<string, number> => ({ apiserver: Number(c.apiserver.toFixed(1)), etcd: Number(c.etcd.toFixed(1)), controllers: Number(c.controllers.toFixed(1)), benchProcess: Number(c.self.toFixed(1)) });
 
 async function main(): Promise<number> {
   const items = workload({ endpoints: ENDPOINTS, registryEndpoints: REGISTRY_ENDPOINTS });

@@ -10,6 +10,8 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 export interface CpuSample {
   readonly apiserver: number;
   readonly etcd: number;
+  /** kube-controller-manager, kube-scheduler and kwok: they watch and act on what the phases write too. */
+  readonly controllers: number;
   readonly self: number;
 }
 
@@ -47,17 +49,18 @@ export function cpuSampler(dataDir: string): () => CpuSample {
     return {
       apiserver: pidsOf(dataDir, 'kube-apiserver').reduce((s, p) => s + cpuSecondsOf(p), 0),
       etcd: pidsOf(dataDir, 'etcd').reduce((s, p) => s + cpuSecondsOf(p), 0),
+      controllers: ['kube-controller-manager', 'kube-scheduler', 'kwok'].flatMap((name) => pidsOf(dataDir, name)).reduce((s, p) => s + cpuSecondsOf(p), 0),
       self: (usage.user + usage.system) / 1e6,
     };
   };
 }
 
 export function cpuDelta(before: CpuSample, after: CpuSample): CpuSample {
-  return { apiserver: after.apiserver - before.apiserver, etcd: after.etcd - before.etcd, self: after.self - before.self };
+  return { apiserver: after.apiserver - before.apiserver, etcd: after.etcd - before.etcd, controllers: after.controllers - before.controllers, self: after.self - before.self };
 }
 
 export function formatCpu(d: CpuSample): string {
-  return `CPU s: kube-apiserver ${d.apiserver.toFixed(1)}, etcd ${d.etcd.toFixed(1)}, this process ${d.self.toFixed(1)}`;
+  return `CPU s: kube-apiserver ${d.apiserver.toFixed(1)}, etcd ${d.etcd.toFixed(1)}, controllers ${d.controllers.toFixed(1)}, this process ${d.self.toFixed(1)}`;
 }
 
 /** One thread's time on CPU so far. */

@@ -83,6 +83,8 @@ export class OperatorUnderTest {
         '--project', 'bench-{namespace}', '--location', 'europe-west4',
         '--no-webhook', '--leader-elect=false',
         '--bind-address', '127.0.0.1', '--health-port', String(port), '--metrics-port', String(port),
+        // The bench reads /metrics itself, on loopback: no token.
+        '--metrics-auth=none',
         '--workers', String(options.workers),
       ];
       // The flags above are the whole configuration: settings in this shell's environment must not leak in.

@@ -41,7 +41,7 @@ function release(version: string, etcdVersion: string): KubernetesRelease {
       ldflags: versionLdflags(version),
       versionCheck: { args: (b) => (b === 'kubectl' ? ['version', '--client'] : ['--version']), expect: version },
     },
-    etcd: { module: `etcd-${etcdMinor}`, version: etcdVersion, binaries: ['server'], versionCheck: { args: () => ['--version'], expect: `etcd Version: ${etcdVersion.slice(1)}` } },
+    etcd: { module: `etcd-${etcdMinor}`, version: etcdVersion, binaries: ['etcd'], renames: { server: 'etcd' }, versionCheck: { args: () => ['--version'], expect: `etcd Version: ${etcdVersion.slice(1)}` } },
   };
 }
 
@@ -84,7 +84,7 @@ export async function ensureClusterBinaries(rel: KubernetesRelease = selectedRel
   };
   return {
     release: rel,
-    etcd: path(etcd, 'server'),
+    etcd: path(etcd, 'etcd'),
     kubeApiserver: path(kube, 'kube-apiserver'),
     kubeControllerManager: path(kube, 'kube-controller-manager'),
     kubeScheduler: path(kube, 'kube-scheduler'),

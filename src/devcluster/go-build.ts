@@ -22,8 +22,10 @@ export interface GoModuleBuild {
   readonly module: string;
   /** The release it pins, for the cache key and the messages. */
   readonly version: string;
-  /** The binaries `go build … tool` writes (the last path element of each `tool` line). */
+  /** The binaries, as cached: what `go build … tool` writes (the last path element of each `tool` line), or its new name in `renames`. */
   readonly binaries: readonly string[];
+  /** Go's output name → the cached binary's name, where Go's says nothing (`go.etcd.io/etcd/server/v3` builds `server`). */
+  readonly renames?: Readonly<Record<string, string>>;
   /** `-X` settings and the like; `-s -w` is always added. */
   readonly ldflags?: readonly string[];
   /** Run on each built binary: the arguments that print its version (by binary name), and what the output must contain. */
@@ -147,6 +149,7 @@ async function compile(build: GoModuleBuild, dir: string, log: (line: string) =>
     await rm(work, { recursive: true, force: true });
     throw new ControlPlaneError(`go build in tools/${build.module} failed (exit ${code})`, logFile);
   }
+  for (const [from, to] of Object.entries(build.renames ?? {})) await rename(join(work, from), join(work, to)).catch(() => undefined);
   const files: CompleteRecord['files'] = {};
   for (const name of build.binaries) {
     const path = join(work, name);

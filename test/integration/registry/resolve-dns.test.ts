@@ -218,4 +218,15 @@ describe('registry resolution and cluster DNS on a real apiserver', () => {
     await eventually('the newer to take over', async () => readyOf(await getJson(ns2, 'registryservice/dup'))?.status === 'True');
     await eventually('the newer to resolve', async () => (await resolve('dup', {})).json.service?.endpoints?.[0]?.address === '10.4.0.2', 2000);
   });
+
+  // Last: it stops the operator.
+  it('leaves nothing behind when a RegistryService is deleted, even with the operator stopped: the garbage collector follows ownerReferences', async () => {
+    const id = `gone-${run}`;
+    await apply(ns, registryYaml('gone', 'gone', [{ id: 'a', address: '10.5.0.1', port: 80 }], true));
+    await eventually('the projected Service and slice', async () => (await kubectl(['get', '-n', ns, 'service', id])).code === 0 && addressesIn(await slicesOf(ns, id)).length === 1);
+    await op.stop();
+    const del = await kubectl(['delete', '-n', ns, 'registryservice', 'gone']);
+    expect(del.code, del.stderr).toBe(0);
+    await eventually('kube-controller-manager to collect the Service and its slices', async () => (await kubectl(['get', '-n', ns, 'service', id])).code !== 0 && (await slicesOf(ns, id)).length === 0, 30_000);
+  });
 });
