@@ -1,15 +1,12 @@
 /**
- * kstatus's reading of a custom resource, as sigs.k8s.io/cli-utils pkg/kstatus/status computes it
- * (status.Compute for a kind without built-in rules): what Flux's kustomize-controller (`wait`,
- * `healthChecks`), kpt and `kubectl`-less GitOps tools conclude. The rules, in order:
- *  1. metadata.deletionTimestamp set → Terminating ("Resource scheduled for deletion");
- *  2. checkGeneration: status.observedGeneration present and ≠ metadata.generation → InProgress
- *     (LatestGenerationNotObserved);
- *  3. the first of Reconciling=True → InProgress, Stalled=True → Failed, in list order;
- *  4. checkReadyCondition: Ready True → Current, False or Unknown → InProgress;
- *  5. none of the above (no known condition) → Current ("Resource is current").
- * The tests' reader of live objects; it mirrors the library, it is not part of the operator.
+ * kstatus's reading of objects, by kstatus itself: `tools/kstatus`, a small Go program on
+ * sigs.k8s.io/cli-utils pkg/kstatus/status, calls status.Compute on each object, as Flux's
+ * kustomize-controller (`wait`, `healthChecks`), kpt and cli-utils do. It is built from the Go module proxy on
+ * first use and cached like the cluster's binaries (src/devcluster/go-build.ts).
  */
+import { spawn } from 'node:child_process';
+import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+
 export type KstatusStatus = 'InProgress' | 'Failed' | 'Current' | 'Terminating';
 
 export interface KstatusResult {
@@ -17,43 +14,33 @@ export interface KstatusResult {
   readonly message: string;
 }
 
+/** The cli-utils release tools/kstatus/go.mod requires. */
+export const KSTATUS: GoModuleBuild = { module: 'kstatus', version: 'cli-utils-v0.37.2', binaries: ['kstatus'] };
+
 interface Readable {
   readonly kind?: string;
   readonly metadata?: { readonly generation?: number; readonly deletionTimestamp?: string };
   readonly status?: unknown;
 }
 
-interface LooseCondition {
-  readonly type?: unknown;
-  readonly status?: unknown;
-  readonly reason?: unknown;
-  readonly message?: unknown;
+/** kstatus's reading of each object, in order (one process for all of them). */
+export async function kstatusOf(objects: readonly Readable[]): Promise<KstatusResult[]> {
+  const binary = (await ensureGoBuild(KSTATUS))['kstatus'] ?? 'kstatus';
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(stdout) as KstatusResult[]) : reject(new Error(`kstatus exited ${String(code)}: ${stderr.trim()}`))));
+    child.stdin.end(JSON.stringify(objects));
+  });
 }
 
-function conditionsOf(status: unknown): LooseCondition[] {
-  if (typeof status !== 'object' || status === null) return [];
-  const list = (status as { conditions?: unknown }).conditions;
-  return Array.isArray(list) ? (list as LooseCondition[]) : [];
-}
-
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
-
-export function kstatus(obj: Readable): KstatusResult {
-  const deletion = obj.metadata?.deletionTimestamp;
-  if (deletion !== undefined && deletion !== '') return { status: 'Terminating', message: 'Resource scheduled for deletion' };
-  const generation = obj.metadata?.generation;
-  const observed = typeof obj.status === 'object' && obj.status !== null ? (obj.status as { observedGeneration?: unknown }).observedGeneration : undefined;
-  if (typeof generation === 'number' && typeof observed === 'number' && observed !== generation) {
-    return { status: 'InProgress', message: `${obj.kind ?? 'resource'} generation is ${generation}, but latest observed generation is ${observed}` };
-  }
-  const conditions = conditionsOf(obj.status);
-  for (const c of conditions) {
-    if (c.type === 'Reconciling' && c.status === 'True') return { status: 'InProgress', message: text(c.message) };
-    if (c.type === 'Stalled' && c.status === 'True') return { status: 'Failed', message: text(c.message) };
-  }
-  const ready = conditions.find((c) => c.type === 'Ready');
-  if (ready !== undefined) {
-    return ready.status === 'True' ? { status: 'Current', message: 'Resource is Ready' } : { status: 'InProgress', message: text(ready.message) };
-  }
-  return { status: 'Current', message: 'Resource is current' };
+/** kstatus's reading of one object. */
+export async function kstatus(object: Readable): Promise<KstatusResult> {
+  const [reading] = await kstatusOf([object]);
+  if (reading === undefined) throw new Error('kstatus returned no reading');
+  return reading;
 }

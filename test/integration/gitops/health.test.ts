@@ -20,7 +20,7 @@ import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { fluxReading, loadFluxHealthChecks, type FluxHealthCheck } from '../../support/flux-health.js';
-import { kstatus } from '../../support/kstatus.js';
+import { kstatus, kstatusOf } from '../../support/kstatus.js';
 import { createPasswordSecret } from '../signin/helpers.js';
 import { apply, eventually, installCrds, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
 import { expected, foreignService, GROUP_OF, HOLD_FINALIZER, objects, scenarios, type Scenario } from './states.js';
@@ -141,7 +141,7 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       const got = await getYaml(s);
       expect(got.object.metadata.generation, s.name).toBe(2);
       expect(got.object.status?.observedGeneration, s.name).toBe(1);
-      expect(kstatus({ kind: s.kind, ...got.object }).status, s.name).toBe('InProgress');
+      expect((await kstatus({ kind: s.kind, ...got.object })).status, s.name).toBe('InProgress');
       captured.set(s, got);
     }
     const before = runHealthScripts(argoHealth, changed.map((s) => ({ script: scripts.get(s.kind) ?? '', object: captured.get(s)?.object })));
@@ -151,22 +151,23 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
     for (const s of changed) {
       const object = await readsReason(s);
       expect(object.metadata.generation).toBe(2);
-      expect(kstatus({ kind: s.kind, ...object }).status, s.name).toBe('Current');
+      expect((await kstatus({ kind: s.kind, ...object })).status, s.name).toBe('Current');
       for (const c of object.status?.conditions ?? []) expect(c.observedGeneration, `${s.name} ${c.type}`).toBe(2);
     }
     const after = runHealthScripts(argoHealth, await Promise.all(changed.map(async (s) => ({ script: scripts.get(s.kind) ?? '', object: (await getYaml(s)).object }))));
     expect(after.map((r) => ('status' in r ? r.status : r.error))).toEqual(changed.map(() => 'Healthy'));
   }, 300_000);
 
-  it('kstatus, the Argo CD scripts (gopher-lua) and the Flux CEL expressions read each state as the table says', () => {
+  it('kstatus, the Argo CD scripts (gopher-lua) and the Flux CEL expressions read each state as the table says', async () => {
     expect(captured.size).toBe(scenarios.length);
     const list = [...captured.entries()];
     const argo = runHealthScripts(argoHealth, list.map(([s, { object }]) => ({ script: scripts.get(s.kind) ?? '', object })));
+    const readings = await kstatusOf(list.map(([s, { object }]) => ({ kind: s.kind, ...object })));
     const rows = list.map(([s, { object }], i) => {
       const want = expected(s);
       return {
         what: `${s.kind}/${s.name} (${s.state})`,
-        kstatus: kstatus({ kind: s.kind, ...object }).status,
+        kstatus: readings[i]?.status,
         argo: argo[i],
         flux: s.state === 'deleting' ? want.kstatus : fluxReading(flux, s.kind, object),
         want: { ...want, argoMessage: argoMessage(s, object) },

@@ -145,10 +145,10 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
         return c?.status === 'Unknown' && c.reason === 'ReconcileError' && c.message?.includes('injected failure');
       });
       // Retried without a person: kstatus reads it in progress (Reconciling=True), not failed.
-      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('InProgress');
+      expect((await kstatus(await getJson(ns, 'predictionendpoint/refused-0'))).status).toBe('InProgress');
       client.failObjectPatchFor = () => false;
       await waitReady(ns, 'predictionendpoint/refused-0', 90);
-      expect(kstatus(await getJson(ns, 'predictionendpoint/refused-0')).status).toBe('Current');
+      expect((await kstatus(await getJson(ns, 'predictionendpoint/refused-0'))).status).toBe('Current');
       await op.stop();
       client.close();
     });
@@ -164,7 +164,7 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
         return c?.status === 'False' && c.reason === 'RequestRejected' && c.message?.includes('injected refusal');
       });
       // Stuck until someone acts: kstatus (Flux `wait`, kpt) fails fast on it instead of waiting out a timeout.
-      expect(kstatus(await getJson(ns, 'predictionendpoint/forbidden-0')).status).toBe('Failed');
+      expect((await kstatus(await getJson(ns, 'predictionendpoint/forbidden-0'))).status).toBe('Failed');
       // Terminal: no backoff retries. (The report's own status write re-queues it once, which
       // meets the same refusal and reports nothing new.)
       const attempts = client.objectPatchAttempts.get('forbidden-0') ?? 0;
