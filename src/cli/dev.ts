@@ -22,6 +22,7 @@ import { startOperatorProcess, type ProcessConfig } from '../operator/process.js
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
+import { startTelemetry } from '../runtime/telemetry.js';
 import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
@@ -140,6 +141,9 @@ export async function main(argv: string[]): Promise<number> {
   const log = createLogger({}, pino.destination({ dest: logFile, sync: false }));
   // The /metrics it prints carries the process figures, as under `run`.
   collectProcessMetrics();
+  // Traces as `run` and `gateway` send them when the OTEL_* environment asks: the gateway here continues the
+  // caller's trace and exports its spans (one process, so one service name).
+  const telemetry = startTelemetry('endpoint-operator', process.env, log);
   let running: Awaited<ReturnType<typeof startOperatorProcess>> | undefined;
   let gateway: GatewayServer | undefined;
   let demoBackends: RunningDemoBackend[] = [];
@@ -277,6 +281,7 @@ export async function main(argv: string[]): Promise<number> {
     await gateway?.close().catch((err: unknown) => say(`stopping the gateway failed: ${(err as Error).message}`));
     await stopDemoBackends(demoBackends);
     await running?.stop().catch((err: unknown) => say(`stopping the operator failed: ${(err as Error).message}`));
+    await telemetry?.shutdown().catch((err: unknown) => say(`stopping telemetry failed: ${(err as Error).message}`));
     await plane?.stop();
     if (ownModelHost !== undefined) await removeModelHost(ownModelHost);
     log.flush();

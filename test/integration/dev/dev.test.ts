@@ -1,0 +1,60 @@
+/**
+ * `endpoint-operator dev` (what `npm start` runs) as a user starts it: its own Kubernetes 1.37 cluster, every
+ * example Ready, `kubectl version` shown, working calls printed; and the standard OTEL_* environment honoured,
+ * as under `run` and `gateway`: the gateway's spans reach the OTLP endpoint it names.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../support/examples.js';
+import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
+
+describe('endpoint-operator dev', () => {
+  const receiver = new OtlpReceiver();
+  let stdout = '';
+  let stderr = '';
+  let exitCode: number | null = null;
+
+  beforeAll(async () => {
+    const url = await receiver.start();
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'dev', '--signin-port', '0', '--gateway-port', '0', '--webhook-port', '0', '--model-ports', '0,0'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // No KUBECONFIG: dev starts its own cluster, as `npm start` does on a fresh machine.
+      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KUBECONFIG')), OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<void>((resolve) => child.once('exit', (code) => {
+      exitCode = code;
+      resolve();
+    }));
+    const deadline = Date.now() + 300_000;
+    while (!stdout.includes('Press Ctrl-C to stop.') && exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    // Ctrl-C: dev stops everything, flushing its spans on the way out.
+    child.kill('SIGINT');
+    await exited;
+  }, 420_000);
+
+  afterAll(async () => {
+    await receiver.close();
+  });
+
+  it('starts a Kubernetes 1.37 cluster, converges every example and prints calls it tried, then stops cleanly', () => {
+    expect(stdout, stderr).toContain('Press Ctrl-C to stop.');
+    expect(exitCode, stderr).toBe(0);
+    expect(stderr).toMatch(/Server Version: v1\.37\.\d+/);
+    expect(stderr).toMatch(/all \d+ resources Ready/);
+    expect(stdout).toMatch(/10 calls just now: (7 × \d+, 3 × \d+|3 × \d+, 7 × \d+); :explain answered 200/);
+    expect(stderr).toContain('dev: stopped');
+  });
+
+  it('sends the gateway\'s spans to the OTLP endpoint OTEL_EXPORTER_OTLP_ENDPOINT names', () => {
+    expect(receiver.refused).toEqual([]);
+    const served = receiver.spans.filter((s) => s.service === 'endpoint-operator' && s.kind === SPAN_KIND.server && s.attributes['endpoint_operator.method'] === 'predict');
+    // dev's own ten calls through the gateway before it printed them.
+    expect(served.length).toBeGreaterThanOrEqual(10);
+    const toModel = receiver.spans.filter((s) => s.kind === SPAN_KIND.client && served.some((p) => p.spanId === s.parentSpanId));
+    expect(toModel.length).toBeGreaterThanOrEqual(10);
+  });
+});
