@@ -14,7 +14,8 @@ import { allKinds } from '../../../src/api/kinds.js';
 import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { fluxReading, loadFluxHealthChecks } from '../../support/flux-health.js';
-import { kstatusOf } from '../../support/kstatus.js';
+import { ensureGoBuild } from '../../../src/devcluster/go-build.js';
+import { KSTATUS, kstatusOf } from '../../support/kstatus.js';
 
 interface HealthTest { healthStatus: { status: string; message: string }; inputPath: string }
 interface Captured {
@@ -34,6 +35,8 @@ const state = (inputPath: string): string => inputPath.replace(/^testdata\/|\.ya
 let binary: string;
 beforeAll(async () => {
   binary = await ensureArgoHealth();
+  // Built on first use too (tools/kstatus): here, where a first build has the time it needs.
+  await ensureGoBuild(KSTATUS);
 }, 600_000);
 
 describe('Argo CD health scripts (deploy/argocd)', () => {

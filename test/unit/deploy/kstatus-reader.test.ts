@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { kstatus } from '../../support/kstatus.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureGoBuild } from '../../../src/devcluster/go-build.js';
+import { KSTATUS, kstatus } from '../../support/kstatus.js';
+
+beforeAll(async () => {
+  await ensureGoBuild(KSTATUS);
+}, 600_000);
 
 // The order of cli-utils pkg/kstatus/status rules for a custom resource, as the library itself applies them:
 // the operator's conditions (Ready, Reconciling, Stalled, observedGeneration) are designed for these rules.
