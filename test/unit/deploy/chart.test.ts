@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
+import { RELEASES } from '../../../src/devcluster/binaries.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { CHART_CRDS_DIR, DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -70,6 +71,9 @@ describe('the Helm chart', () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
     expect(chart).toMatchObject({ apiVersion: 'v2', name: 'endpoint-operator', appVersion: pkg.version });
     expect(DEFAULT_DEPLOY_VALUES.image.tag).toBe(pkg.version);
+    // Helm refuses a cluster older than the supported range's oldest release (the compatibility run's).
+    const oldest = RELEASES.map((r) => r.minor).sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]))[0];
+    expect(chart['kubeVersion']).toBe(`>=${oldest ?? ''}.0-0`);
   });
 
   it('ships crds/ identical to the generated crds/', () => {
