@@ -81,12 +81,13 @@ async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
   return true;
 }
 
-/** The cache directory of `build` for the Go in use: keyed by the release, the Go version and the go.sum. */
+/** The cache directory of `build` for the Go in use: keyed by the release, the Go version, the go.sum and the build flags. */
 export async function buildDir(build: GoModuleBuild): Promise<string> {
   const sum = await readFile(join(toolsDir(), build.module, 'go.sum')).catch(() => {
     throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
   });
-  const digest = createHash('sha256').update(sum).digest('hex').slice(0, 12);
+  // The recipe too: a binary built with other ldflags is another binary.
+  const digest = createHash('sha256').update(sum).update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} })).digest('hex').slice(0, 12);
   return join(cacheRoot(), 'bin', `${build.module}-${build.version}-${await goVersion()}-${digest}`);
 }
 

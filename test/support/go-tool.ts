@@ -1,5 +1,5 @@
 /**
- * Builds the tests' small Go programs (helm-render, argo-health) with Debian's Go in GOPATH mode
+ * Builds the tests' small Go program argo-health with Debian's Go in GOPATH mode
  * from Debian's /usr/share/gocode, so nothing is downloaded: the missing Debian packages are
  * installed like the control plane's (src/devcluster/apt.ts, under its lock), and the binary is
  * cached under ~/.cache/endpoint-operator keyed by the program's source and the package versions it

@@ -29,10 +29,12 @@ describe('per-thread CPU from /proc schedstat', () => {
   });
 
   it("charges a real worker thread's work to the later threads, not to main or V8's", async () => {
-    // A Node child with 2 V8 pool threads whose worker_thread spins 150 ms, then stays alive (a thread that ends takes its CPU with it).
+    // A Node child with 2 V8 pool threads whose worker_thread spins until it has had 150 ms of CPU (its own
+    // schedstat, so a busy machine only makes it take longer), then stays alive (a thread that ends takes its CPU with it).
+    const spin = 'const fs = require("node:fs"); const ran = () => Number(fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]); const e = ran() + 150e6; while (ran() < e); require("node:worker_threads").parentPort.postMessage(1); setInterval(() => {}, 1000);';
     const script = `
       const { Worker } = require('node:worker_threads');
-      const w = new Worker('const e = performance.now() + 150; while (performance.now() < e); require("node:worker_threads").parentPort.postMessage(1); setInterval(() => {}, 1000);', { eval: true });
+      const w = new Worker(${JSON.stringify(spin)}, { eval: true });
       w.once('message', () => process.stdout.write('spun\\n'));
       setTimeout(() => process.exit(0), 20000);`;
     const child = spawn(process.execPath, ['--v8-pool-size=2', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });

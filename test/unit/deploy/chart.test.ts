@@ -1,10 +1,12 @@
 /**
- * The Helm chart, rendered with Helm's engine semantics (test/support/helm.ts): at its default
- * values it installs exactly the objects of deploy/endpoint-operator.yaml, and with every option on
- * exactly what the generator makes of the same values. The comparisons run over whatever objects
+ * The Helm chart, judged by Helm itself (3 and 4, test/support/helm.ts): `helm lint --strict` passes, and
+ * `helm template` at its default values renders exactly the objects of deploy/endpoint-operator.yaml, and with
+ * every option on exactly what the generator makes of the same values. The comparisons run over whatever objects
  * the generator makes, so a new object needs no change here, only in the chart.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +15,7 @@ import { RELEASES } from '../../../src/devcluster/binaries.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { CHART_CRDS_DIR, DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { ensureHelmRenderer, renderChart, type RenderedChart } from '../../support/helm.js';
+import { ensureHelm, helm, renderChart, renderNotes, type RenderedChart } from '../../support/helm.js';
 
 const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
 
@@ -58,9 +60,26 @@ const generated = (values: DeployValues): unknown[] => deployManifests(values).m
 
 describe('the Helm chart', () => {
   let renderer: string;
+  let helm4: string;
   beforeAll(async () => {
-    renderer = await ensureHelmRenderer(); // installs Go and sprig and builds the renderer on a fresh machine
-  }, 600_000);
+    // Built from the Go module proxy on a fresh machine: minutes, once.
+    [renderer, helm4] = await Promise.all([ensureHelm(3), ensureHelm(4)]);
+  }, 900_000);
+
+  it('passes helm lint --strict, with Helm 3 and Helm 4, at its defaults and with every option on', async () => {
+    for (const binary of [renderer, helm4]) {
+      const lint = await helm(binary, ['lint', '--strict', CHART]);
+      expect(lint.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+      const dir = await mkdtemp(join(tmpdir(), 'eo-lint-'));
+      try {
+        await writeFile(join(dir, 'values.yaml'), yaml.dump(EVERY_OPTION_ON));
+        const all = await helm(binary, ['lint', '--strict', CHART, '-f', join(dir, 'values.yaml')]);
+        expect(all.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  });
 
   it('has values.yaml equal to the generator defaults', () => {
     expect(yaml.load(readFileSync(join(CHART, 'values.yaml'), 'utf8'))).toEqual(DEFAULT_DEPLOY_VALUES);
@@ -83,11 +102,13 @@ describe('the Helm chart', () => {
   });
 
   it(`installs at its default values exactly the objects of ${DEPLOY_FILE}`, async () => {
-    const chart = await renderChart(renderer, CHART, {}); // no values: `helm template --include-crds`
     const deployFile = (yaml.loadAll(readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8')) as unknown[]).filter((d) => d !== null && d !== undefined);
-    expect(chart.crds.length).toBeGreaterThan(0);
-    expect(chart.manifests.length).toBeGreaterThan(0);
-    expect(byKey([...chart.crds, ...chart.manifests.map((m) => m.object)])).toEqual(byKey(deployFile));
+    for (const binary of [renderer, helm4]) {
+      const chart = await renderChart(binary, CHART, {}); // no values: `helm template --include-crds`
+      expect(chart.crds.length).toBeGreaterThan(0);
+      expect(chart.manifests.length).toBeGreaterThan(0);
+      expect(byKey([...chart.crds, ...chart.manifests.map((m) => m.object)])).toEqual(byKey(deployFile));
+    }
   });
 
   it('renders the generator objects with the request log sink set and tracing off (the gateway env alone)', async () => {
@@ -111,10 +132,11 @@ describe('the Helm chart', () => {
       expect(new Set(keys).size).toBe(keys.length);
     });
 
-    it('prints NOTES.txt with the chart version and the chosen namespace', () => {
-      expect(chart.notes).toContain(`endpoint-operator ${DEFAULT_DEPLOY_VALUES.image.tag} is installed in namespace ops`);
-      expect(chart.notes).toContain('kubectl -n NS create token CALLER --audience endpoint-operator-gateway');
-      expect(chart.notes).toContain('bind ClusterRole endpoint-operator-metrics-reader');
+    it('prints NOTES.txt with the chart version and the chosen namespace', async () => {
+      const notes = await renderNotes(helm4, CHART, EVERY_OPTION_ON, { name: 'endpoint-operator', namespace: EVERY_OPTION_ON.namespace });
+      expect(notes).toContain(`endpoint-operator ${DEFAULT_DEPLOY_VALUES.image.tag} is installed in namespace ops`);
+      expect(notes).toContain('kubectl -n NS create token CALLER --audience endpoint-operator-gateway');
+      expect(notes).toContain('bind ClusterRole endpoint-operator-metrics-reader');
     });
   });
 });
