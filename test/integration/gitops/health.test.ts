@@ -19,7 +19,7 @@ import { runStatusControllers } from '../../../src/signin/kube/status-controller
 import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { fluxReading, loadFluxHealthChecks, type FluxHealthCheck } from '../../support/flux-health.js';
+import { fluxReadings, loadFluxHealthChecks, type FluxHealthCheck } from '../../support/flux-health.js';
 import { kstatus, kstatusOf } from '../../support/kstatus.js';
 import { createPasswordSecret } from '../signin/helpers.js';
 import { apply, eventually, installCrds, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
@@ -163,13 +163,14 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
     const list = [...captured.entries()];
     const argo = runHealthScripts(argoHealth, list.map(([s, { object }]) => ({ script: scripts.get(s.kind) ?? '', object })));
     const readings = await kstatusOf(list.map(([s, { object }]) => ({ kind: s.kind, ...object })));
+    const fluxes = await fluxReadings(flux, list.map(([s, { object }]) => ({ kind: s.kind, ...object })));
     const rows = list.map(([s, { object }], i) => {
       const want = expected(s);
       return {
         what: `${s.kind}/${s.name} (${s.state})`,
         kstatus: readings[i]?.status,
         argo: argo[i],
-        flux: s.state === 'deleting' ? want.kstatus : fluxReading(flux, s.kind, object),
+        flux: s.state === 'deleting' ? want.kstatus : fluxes[i],
         want: { ...want, argoMessage: argoMessage(s, object) },
         conditions: (object.status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`).sort(),
       };

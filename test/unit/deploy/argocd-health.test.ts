@@ -13,7 +13,7 @@ import { ARGOCD_CM_FILE, argocdCmYaml, argocdHealthKinds, customizationDir, heal
 import { allKinds } from '../../../src/api/kinds.js';
 import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { fluxReading, loadFluxHealthChecks } from '../../support/flux-health.js';
+import { FLUX_HEALTH, fluxReadings, loadFluxHealthChecks } from '../../support/flux-health.js';
 import { ensureGoBuild } from '../../../src/devcluster/go-build.js';
 import { KSTATUS, kstatusOf } from '../../support/kstatus.js';
 
@@ -35,8 +35,9 @@ const state = (inputPath: string): string => inputPath.replace(/^testdata\/|\.ya
 let binary: string;
 beforeAll(async () => {
   binary = await ensureArgoHealth();
-  // Built on first use too (tools/kstatus): here, where a first build has the time it needs.
+  // Built on first use too (tools/kstatus, tools/flux-health): here, where a first build has the time it needs.
   await ensureGoBuild(KSTATUS);
+  await ensureGoBuild(FLUX_HEALTH);
 }, 600_000);
 
 describe('Argo CD health scripts (deploy/argocd)', () => {
@@ -74,8 +75,10 @@ describe('Argo CD health scripts (deploy/argocd)', () => {
   it('each captured state reads as the reason table says, for Argo CD, kstatus and the Flux example', async () => {
     const flux = await loadFluxHealthChecks();
     const readings = await kstatusOf(cases.map((c) => c.object));
+    const fluxes = await fluxReadings(flux, cases.map((c) => c.object));
     for (const [i, c] of cases.entries()) {
       const kstatus = (): string | undefined => readings[i]?.status;
+      const fluxReading = (): string | undefined => fluxes[i];
       const ready = c.object.status?.conditions?.find((x) => x.type === 'Ready');
       const what = `${c.kind} ${c.inputPath}`;
       const s = state(c.inputPath);
@@ -84,11 +87,11 @@ describe('Argo CD health scripts (deploy/argocd)', () => {
         continue;
       }
       if (s === 'unobserved') {
-        expect([kstatus(), fluxReading(flux, c.kind, c.object)], what).toEqual(['InProgress', 'InProgress']);
+        expect([kstatus(), fluxReading()], what).toEqual(['InProgress', 'InProgress']);
         continue;
       }
       const reading = REASON_READING[ready!.reason];
-      expect({ argo: c.healthStatus.status, kstatus: kstatus(), flux: fluxReading(flux, c.kind, c.object) }, what)
+      expect({ argo: c.healthStatus.status, kstatus: kstatus(), flux: fluxReading() }, what)
         .toEqual({ argo: reading.argo, kstatus: reading.kstatus, flux: reading.kstatus });
     }
   });
