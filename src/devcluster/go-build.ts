@@ -1,7 +1,7 @@
 /**
  * Builds Go programs from the committed wrapper modules under `tools/` (each a go.mod + go.sum that pins one
  * release and lists its commands as `tool` lines), with the machine's Go and the Go module proxy, and caches
- * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<go.sum digest>/`.
+ * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<digest of go.sum and build flags>/`.
  *
  * A cached build is used only when its `.complete` record lists every binary with the size and SHA-256 it
  * was built with, so a truncated or half-copied binary is rebuilt, never exec'd. Builds run under a lock
