@@ -1,7 +1,7 @@
 /**
  * Builds Go programs from the committed wrapper modules under `tools/` (each a go.mod + go.sum that pins one
  * release and lists its commands as `tool` lines), with the machine's Go and the Go module proxy, and caches
- * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<digest of go.sum and build flags>/`.
+ * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<digest of the module's files and build flags>/`.
  *
  * A cached build is used only when its `.complete` record lists every binary with the size and SHA-256 it
  * was built with, so a truncated or half-copied binary is rebuilt, never exec'd. Builds run under a lock
@@ -81,13 +81,18 @@ async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
   return true;
 }
 
-/** The cache directory of `build` for the Go in use: keyed by the release, the Go version, the go.sum and the build flags. */
+/**
+ * The cache directory of `build` for the Go in use: keyed by the release, the Go version, and a digest of the
+ * module's files (go.mod, go.sum and a program's own sources) and of the build flags: a binary built from
+ * other sources or flags is another binary.
+ */
 export async function buildDir(build: GoModuleBuild): Promise<string> {
-  const sum = await readFile(join(toolsDir(), build.module, 'go.sum')).catch(() => {
-    throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
-  });
-  // The recipe too: a binary built with other ldflags is another binary.
-  const digest = createHash('sha256').update(sum).update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} })).digest('hex').slice(0, 12);
+  const dir = join(toolsDir(), build.module);
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go')).sort();
+  if (!files.includes('go.sum')) throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
+  const hash = createHash('sha256');
+  for (const file of files) hash.update(file).update(await readFile(join(dir, file)));
+  const digest = hash.update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} })).digest('hex').slice(0, 12);
   return join(cacheRoot(), 'bin', `${build.module}-${build.version}-${await goVersion()}-${digest}`);
 }
 

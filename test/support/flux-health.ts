@@ -4,12 +4,12 @@
  * the code kustomize-controller runs. It is built from the Go module proxy on first use and cached like the
  * cluster's binaries (src/devcluster/go-build.ts).
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import type { GoModuleBuild } from '../../src/devcluster/go-build.js';
 import { REPO_ROOT } from './examples.js';
+import { runGoJsonProgram } from './go-json-program.js';
 
 export const FLUX_EXAMPLE = 'examples/flux/kustomization.yaml';
 
@@ -33,15 +33,5 @@ export async function loadFluxHealthChecks(): Promise<FluxHealthCheck[]> {
 
 /** Flux's reading of each object (with its apiVersion and kind), in order, by the check of its group and kind. */
 export async function fluxReadings(checks: readonly FluxHealthCheck[], objects: readonly unknown[]): Promise<FluxStatus[]> {
-  const binary = (await ensureGoBuild(FLUX_HEALTH))['flux-health'] ?? 'flux-health';
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve((JSON.parse(stdout) as { status: FluxStatus }[]).map((r) => r.status)) : reject(new Error(`flux-health exited ${String(code)}: ${stderr.trim()}`))));
-    child.stdin.end(JSON.stringify({ checks, objects }));
-  });
+  return ((await runGoJsonProgram(FLUX_HEALTH, { checks, objects })) as { status: FluxStatus }[]).map((r) => r.status);
 }

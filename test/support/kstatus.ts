@@ -4,8 +4,8 @@
  * kustomize-controller (`wait`, `healthChecks`), kpt and cli-utils do. It is built from the Go module proxy on
  * first use and cached like the cluster's binaries (src/devcluster/go-build.ts).
  */
-import { spawn } from 'node:child_process';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import type { GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { runGoJsonProgram } from './go-json-program.js';
 
 export type KstatusStatus = 'InProgress' | 'Failed' | 'Current' | 'Terminating';
 
@@ -25,17 +25,7 @@ interface Readable {
 
 /** kstatus's reading of each object, in order (one process for all of them). */
 export async function kstatusOf(objects: readonly Readable[]): Promise<KstatusResult[]> {
-  const binary = (await ensureGoBuild(KSTATUS))['kstatus'] ?? 'kstatus';
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(stdout) as KstatusResult[]) : reject(new Error(`kstatus exited ${String(code)}: ${stderr.trim()}`))));
-    child.stdin.end(JSON.stringify(objects));
-  });
+  return (await runGoJsonProgram(KSTATUS, objects)) as KstatusResult[];
 }
 
 /** kstatus's reading of one object. */

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/runtime/cel"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kjson "k8s.io/apimachinery/pkg/util/json"
 )
 
 type input struct {
@@ -45,14 +45,12 @@ func main() {
 	evaluators := map[string]*cel.StatusEvaluator{}
 	readings := make([]reading, 0, len(in.Objects))
 	for i, raw := range in.Objects {
-		object := &unstructured.Unstructured{}
-		decoder := json.NewDecoder(bytes.NewReader(raw))
-		decoder.UseNumber()
+		// apimachinery's decoder keeps whole numbers int64, as client-go hands objects to Flux.
 		var content map[string]interface{}
-		if err := decoder.Decode(&content); err != nil {
+		if err := kjson.Unmarshal(raw, &content); err != nil {
 			fail(2, "object %d is not a JSON object: %v", i, err)
 		}
-		object.Object = integers(content).(map[string]interface{})
+		object := &unstructured.Unstructured{Object: content}
 		key := group(object.GetAPIVersion()) + "/" + object.GetKind()
 		evaluator, ok := evaluators[key]
 		if !ok {
@@ -79,29 +77,5 @@ func main() {
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(readings); err != nil {
 		fail(1, "%v", err)
-	}
-}
-
-// integers turns JSON numbers into int64 where they are whole, as client-go hands objects to Flux.
-func integers(v interface{}) interface{} {
-	switch t := v.(type) {
-	case map[string]interface{}:
-		for k, e := range t {
-			t[k] = integers(e)
-		}
-		return t
-	case []interface{}:
-		for i, e := range t {
-			t[i] = integers(e)
-		}
-		return t
-	case json.Number:
-		if n, err := t.Int64(); err == nil {
-			return n
-		}
-		f, _ := t.Float64()
-		return f
-	default:
-		return v
 	}
 }

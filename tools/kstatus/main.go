@@ -3,12 +3,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kjson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
@@ -25,14 +25,13 @@ func main() {
 	}
 	readings := make([]reading, 0, len(objects))
 	for i, raw := range objects {
-		decoder := json.NewDecoder(bytes.NewReader(raw))
-		decoder.UseNumber()
+		// apimachinery's decoder keeps whole numbers int64, as client-go hands objects to kstatus.
 		var object map[string]interface{}
-		if err := decoder.Decode(&object); err != nil {
+		if err := kjson.Unmarshal(raw, &object); err != nil {
 			fmt.Fprintf(os.Stderr, "kstatus: object %d is not a JSON object: %v\n", i, err)
 			os.Exit(2)
 		}
-		result, err := status.Compute(&unstructured.Unstructured{Object: integers(object).(map[string]interface{})})
+		result, err := status.Compute(&unstructured.Unstructured{Object: object})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "kstatus: object %d: %v\n", i, err)
 			os.Exit(1)
@@ -42,30 +41,5 @@ func main() {
 	if err := json.NewEncoder(os.Stdout).Encode(readings); err != nil {
 		fmt.Fprintf(os.Stderr, "kstatus: %v\n", err)
 		os.Exit(1)
-	}
-}
-
-// integers turns JSON numbers into int64 where they are whole, float64 elsewhere, as client-go's decoder
-// hands objects to kstatus (its accessors read metadata.generation as int64).
-func integers(v interface{}) interface{} {
-	switch t := v.(type) {
-	case map[string]interface{}:
-		for k, e := range t {
-			t[k] = integers(e)
-		}
-		return t
-	case []interface{}:
-		for i, e := range t {
-			t[i] = integers(e)
-		}
-		return t
-	case json.Number:
-		if n, err := t.Int64(); err == nil {
-			return n
-		}
-		f, _ := t.Float64()
-		return f
-	default:
-		return v
 	}
 }
