@@ -9,6 +9,6 @@ export type { TokenUser } from './credentials.js';
 export { ensureClusterBinaries, RELEASES, selectedRelease } from './binaries.js';
 export type { ClusterBinaries, KubernetesRelease } from './binaries.js';
 export type { ModelHost } from './network.js';
-export { listenInModelHost, portOf } from './model-host.js';
+export { listenInModelHost } from './model-host.js';
 export { ControlPlaneError } from './errors.js';
 export { cacheRoot } from './paths.js';

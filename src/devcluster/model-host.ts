@@ -5,7 +5,7 @@
  * loop. The child lives as long as this process's IPC channel: it exits when the channel closes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { AddressInfo, Server } from 'node:net';
+import type { Server } from 'node:net';
 import { ControlPlaneError } from './errors.js';
 import { inModelHost, type ModelHost } from './network.js';
 
@@ -64,9 +64,4 @@ export function listenInModelHost(host: Pick<ModelHost, 'netns' | 'address'>, po
     entry.child.channel?.ref();
     entry.child.send({ id, host: host.address, port });
   });
-}
-
-/** The port a socket from listenInModelHost listens on. */
-export function portOf(socket: Server): number {
-  return (socket.address() as AddressInfo).port;
 }

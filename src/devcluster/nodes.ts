@@ -22,7 +22,7 @@ export interface NodeShape {
 
 export const DEFAULT_NODES: NodeShape = { count: 2, cpu: '8', memory: '32Gi', pods: 110 };
 
-export function simulatedNodeName(index: number): string {
+function simulatedNodeName(index: number): string {
   return `kwok-node-${index}`;
 }
 
