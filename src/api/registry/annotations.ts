@@ -14,9 +14,19 @@ import { codePointLength, keyInPath, truncateText } from '../common/text.js';
 /** Service Directory's limit on one endpoint's annotations, counted over every key and value. */
 export const ANNOTATIONS_BUDGET = 512;
 export const MAX_ANNOTATION_NAME_LENGTH = 63;
+/**
+ * At most this many entries, reserved keys included: every key has a character, so the budget alone
+ * allows no more, and the apiserver needs a bound to price the CRD's rules over the map.
+ */
+export const MAX_ANNOTATIONS = ANNOTATIONS_BUDGET;
 export const MAX_ANNOTATION_PREFIX_LENGTH = 253;
 
 const ANNOTATION_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/**
+ * A whole key as one RE2 pattern, for the CRD's CEL rule (with the prefix's 253-character total checked
+ * beside it); `annotationKeyProblem` says which part is wrong.
+ */
+export const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 /** RFC 1035 §2.3.4: a DNS label has at most 63 characters. */
 export const MAX_DNS_LABEL_LENGTH = 63;
 
@@ -100,6 +110,10 @@ export function validateAnnotations(annotations: Readonly<Record<string, string>
     const problem = annotationKeyProblem(key);
     if (problem !== undefined) errors.push(fieldErrors.invalid(at, key, `invalid key: ${problem}`));
     used += codePointLength(key) + codePointLength(value);
+  }
+  const count = Object.keys(annotations).length;
+  if (count > MAX_ANNOTATIONS) {
+    errors.push({ field: path.toString(), type: 'FieldValueTooMany', value: count, detail: `must have at most ${MAX_ANNOTATIONS} entries, reserved keys included` });
   }
   if (used > ANNOTATIONS_BUDGET) {
     errors.push({

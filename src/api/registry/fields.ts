@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { celPattern, everyKey, immutable, validations } from '../crd/cel.js';
 import { fieldErrors, type FieldError } from '../common/field-error.js';
 import { ADDRESS_CHARSET_PATTERN, MAX_ADDRESS_LENGTH, addressProblem } from './address.js';
 import {
@@ -16,17 +17,12 @@ import {
   serviceNameProblem,
 } from './names.js';
 import { IMMUTABLE_DETAIL, type OwnedField } from './validate-spec.js';
+import { ANNOTATION_KEY, ANNOTATIONS_BUDGET, MAX_ANNOTATION_PREFIX_LENGTH, MAX_ANNOTATIONS } from './annotations.js';
+import { DEFAULT_RESERVED_PREFIXES } from '../common/kind.js';
 
 
 /** Schemas and checks of the fields the registry kinds and versions share. */
 
-function immutable(): { 'x-kubernetes-validations': { rule: string; message: string; messageExpression: string }[] } {
-  return {
-    'x-kubernetes-validations': [
-      { rule: 'self == oldSelf', message: `field is immutable: ${IMMUTABLE_DETAIL}`, messageExpression: `'field is immutable (was "' + oldSelf + '"): ${IMMUTABLE_DETAIL}'` },
-    ],
-  };
-}
 
 export const serviceNameSchema = z
   .string()
@@ -35,7 +31,7 @@ export const serviceNameSchema = z
   .regex(SERVICE_NAME_PATTERN, { error: `must have the form ${SERVICE_NAME_FORMAT}` })
   .meta({
     description: `name is the Service Directory resource name of the service, ${SERVICE_NAME_FORMAT}; the project is a project ID or number, every other id 1-63 lowercase letters, digits or '-' (a letter first, no '-' last); required, immutable.`,
-    ...immutable(),
+    ...validations(immutable(IMMUTABLE_DETAIL)),
   });
 
 export const endpointNameSchema = z
@@ -45,7 +41,7 @@ export const endpointNameSchema = z
   .regex(ENDPOINT_NAME_PATTERN, { error: `must have the form ${ENDPOINT_NAME_FORMAT}` })
   .meta({
     description: `name is the Service Directory resource name of the endpoint, ${ENDPOINT_NAME_FORMAT}; its parent service (the name without /endpoints/{endpoint}) must exist as a RegistryService in the same namespace for the endpoint to be Ready; required, immutable.`,
-    ...immutable(),
+    ...validations(immutable(IMMUTABLE_DETAIL)),
   });
 
 export const addressSchema = z
@@ -56,6 +52,10 @@ export const addressSchema = z
   .meta({
     description:
       'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty or absent means the address is not known yet.',
+    ...validations({
+      rule: "self == '' || isIP(self)",
+      message: 'must be a bare IPv4 or IPv6 address, with no port, brackets, zone or prefix length, and no leading zeros in IPv4 octets',
+    }),
   });
 
 export const portSchema = z
@@ -66,12 +66,29 @@ export const portSchema = z
   .optional()
   .meta({ description: 'port is the service port of the endpoint, 0 to 65535; optional (0 when absent).' });
 
+/** A key under one of the default reserved prefixes (or a subdomain of one): kept, not judged, not counted. */
+const RESERVED_KEY = `k.lowerAscii().matches(${celPattern(`^([^/]*\\.)?(${DEFAULT_RESERVED_PREFIXES.map((p) => p.replace(/\./g, '\\.')).join('|')})/`)})`;
+
+const annotationRules = validations(
+  everyKey(
+    `${RESERVED_KEY} || ((!k.contains('/') || k.indexOf('/') <= ${MAX_ANNOTATION_PREFIX_LENGTH}) && k.matches(${celPattern(ANNOTATION_KEY)}))`,
+    "a key is an optional prefix of dot-separated lowercase DNS labels (at most 63 characters each, 253 in all) and one '/', then a name of 1 to 63 characters that begins and ends with a letter or digit, with only letters, digits, '-', '_' and '.' between",
+  ),
+  {
+    rule: `self.filter(k, !(${RESERVED_KEY})).map(k, size(k) + size(self[k])).sum() <= ${ANNOTATIONS_BUDGET}`,
+    message: `must have at most ${ANNOTATIONS_BUDGET} characters in total over all keys and values (keys under a reserved prefix are not counted)`,
+    reason: 'FieldValueInvalid',
+  },
+);
+
 export function annotationsSchema(field: 'annotations' | 'metadata', of: string): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString>> {
   return z
     .record(z.string(), z.string())
     .optional()
     .meta({
       description: `${field} are key/value pairs for clients of the ${of}; a key is an optional DNS-subdomain prefix (at most 253 characters) and '/', then a name of 1-63 characters (letters or digits at both ends, '-', '_', '.' between); at most 512 characters in total over all keys and values; keys under a reserved prefix (by default endpoint-operator.dev/, endpoint-operator.io/ and their subdomains) are kept but ignored and not counted; optional.`,
+      maxProperties: MAX_ANNOTATIONS,
+      ...annotationRules,
     });
 }
 
@@ -82,7 +99,7 @@ export const networkSchema = z
   .optional()
   .meta({
     description: `network is the VPC network of the endpoint, ${NETWORK_NAME_FORMAT}; the project must be given by number (a project ID is rejected); existence and reachability are not checked; optional, immutable (set only at creation).`,
-    ...immutable(),
+    ...validations(immutable(IMMUTABLE_DETAIL)),
   });
 
 function nameCheck(problem: (name: string) => string | undefined): OwnedField {

@@ -84,7 +84,8 @@ export async function startWebhookHarness(): Promise<WebhookHarness> {
         await client.create(
           { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
           probeNamespace,
-          { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'probe' }, spec: { displayName: 'probe', trafficSplit: { '1': 50 } } },
+          // A rule only the webhook enforces (the CRD cannot count UTF-8 bytes): a BigQuery table id of 1,200 bytes.
+          { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'probe' }, spec: { displayName: 'probe', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri: `bq://probe-project.logs.${'é'.repeat(600)}` } } } },
           { dryRun: true },
         );
         return undefined;

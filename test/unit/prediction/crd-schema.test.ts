@@ -61,11 +61,12 @@ describe('prediction CRDs', () => {
 
   it('makes DeployedModel spec.id and spec.endpointRef.name immutable with CEL', () => {
     const spec = schemaOf(deployedModelKind).properties!.spec!;
-    expect(spec.properties!.id!['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: 'spec.id is immutable' }]);
-    expect(spec.properties!.endpointRef!.properties!.name!['x-kubernetes-validations']).toEqual([{ rule: 'self == oldSelf', message: 'spec.endpointRef.name is immutable' }]);
+    for (const field of [spec.properties!.id!, spec.properties!.endpointRef!.properties!.name!]) {
+      expect(field['x-kubernetes-validations']).toEqual([expect.objectContaining({ rule: 'self == oldSelf', message: expect.stringMatching(/^field is immutable: /), messageExpression: expect.stringContaining('oldSelf') })]);
+    }
   });
 
-  it('types the backend port as Kubernetes IntOrString, its bounds left to the validator', () => {
+  it('types the backend port as Kubernetes IntOrString, its bounds in a CEL rule', () => {
     const backend = schemaOf(deployedModelKind).properties!.spec!.properties!.backend!;
     const port = backend.properties!.service!.properties!.port!;
     expect(port['x-kubernetes-int-or-string']).toBe(true);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
 import { conditionsSchema, type ConditionKind } from '../../common/conditions.js';
 import type { PrinterColumn } from '../../common/kind.js';
+import { celPattern, validations } from '../../crd/cel.js';
 
 export const POS_GROUP = 'pos.endpoint-operator.dev';
 export const POS_CATEGORIES = ['endpoint-operator'] as const;
@@ -24,11 +25,26 @@ const DNS1123_SUBDOMAIN_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a
 // A Secret data key (IsConfigMapKey): alphanumerics, '-', '_' and '.'.
 const SECRET_KEY_PATTERN = /^[-._a-zA-Z0-9]+$/;
 
+/** A dotted domain of labels of 1 to 63 characters after the last '@' (the case rule is a rule of its own). */
+const EMAIL_DOTTED_DOMAIN = /@[^@\s.]{1,63}(\.[^@\s.]{1,63})+$/;
+
 export const emailSchema = z
   .string()
   .min(3)
   .max(254)
-  .regex(EMAIL_PATTERN, { error: 'must be an email address local@domain (local part at most 64 characters, no spaces)' });
+  .regex(EMAIL_PATTERN, { error: 'must be an email address local@domain (local part at most 64 characters, no spaces)' })
+  .meta(
+    validations(
+      {
+        rule: 'self == self.lowerAscii()',
+        message: 'must be lowercase so that one address names one identity',
+      },
+      {
+        rule: `self.matches(${celPattern(EMAIL_DOTTED_DOMAIN)})`,
+        message: 'the domain must be a dotted DNS name with labels of 1 to 63 characters (for example example.com)',
+      },
+    ),
+  );
 
 export const dnsSubdomainSchema = z
   .string()

@@ -29,7 +29,12 @@ export const shopUserSpecSchema = z.object({
     .array(membershipSchema)
     .max(MAX_MEMBERSHIPS)
     .default([])
-    .meta({ description: `memberships are the shops the user works in, with a role and a per-shop profile (at most ${MAX_MEMBERSHIPS}); optional.` }),
+    .meta({
+      description: `memberships are the shops the user works in, with a role and a per-shop profile (at most ${MAX_MEMBERSHIPS}), one per shop; optional.`,
+      // A map keyed by shop: the apiserver refuses a repeated shop, and server-side apply merges per shop.
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['shop'],
+    }),
 });
 export type ShopUserSpec = z.infer<typeof shopUserSpecSchema>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
 import type { KindDefinition } from '../../common/kind.js';
+import { immutable, validations } from '../../crd/cel.js';
 import { ageColumn, basicStatusSchema, dnsSubdomainSchema, POS_CATEGORIES, POS_GROUP } from './common.js';
 import { validateSpec } from './validate-spec.js';
 
@@ -16,6 +17,9 @@ const tokenHashSchema = z.string().regex(TOKEN_HASH_PATTERN, { error: 'must be a
 export const REVOKED_REASONS = ['Logout', 'RefreshTokenReuse', 'IdentityRemoved', 'SessionLimit'] as const;
 export type RevokedReason = (typeof REVOKED_REASONS)[number];
 
+/** Sessions are rotated, never edited: the operator and the sign-in API write new ones. */
+const SESSION_IMMUTABLE_DETAIL = 'a session is never edited; sign in again for a new one';
+
 export const SESSION_PURPOSES = ['refresh', 'shop-selection'] as const;
 export type SessionPurpose = (typeof SESSION_PURPOSES)[number];
 
@@ -24,7 +28,7 @@ export const signInSessionSpecSchema = z.object({
     .enum(SESSION_PURPOSES)
     .meta({
       description: 'purpose is refresh (one refresh-token family) or shop-selection (a single-use POS shop selection); required, immutable.',
-      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.purpose is immutable' }],
+      ...validations(immutable(SESSION_IMMUTABLE_DETAIL, 'without the old value')),
     }),
   subject: z
     .object({
@@ -33,7 +37,7 @@ export const signInSessionSpecSchema = z.object({
     })
     .meta({
       description: 'subject is the identity the session belongs to; required, immutable.',
-      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec.subject is immutable' }],
+      ...validations(immutable(SESSION_IMMUTABLE_DETAIL, 'without the old value')),
     }),
   audience: z
     .enum(['pos', 'back-office', 'admin'])

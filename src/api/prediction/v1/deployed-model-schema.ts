@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { conditionsSchema } from '../../common/conditions.js';
+import { immutable, validations } from '../../crd/cel.js';
 import { backendSchema } from './backend.js';
 import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
 
@@ -11,10 +12,6 @@ import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, M
 
 export const DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS = 128;
 
-/** CEL transition rule: evaluated by the apiserver (1.25+) only when both the old and new value exist. */
-function immutable(path: string): { 'x-kubernetes-validations': { rule: string; message: string }[] } {
-  return { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: `${path} is immutable` }] };
-}
 
 const replicaCount = z.number().int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' });
 
@@ -37,7 +34,14 @@ export const machineSpecSchema = z.object({
     .max(2147483647)
     .optional()
     .meta({ description: 'acceleratorCount is the number of accelerators per replica; needs acceleratorType when above 0; optional.' }),
-});
+}).meta(
+  validations({
+    rule: "!has(self.acceleratorCount) || self.acceleratorCount == 0 || (has(self.acceleratorType) && self.acceleratorType != '')",
+    message: 'is required when acceleratorCount is above 0',
+    fieldPath: '.acceleratorType',
+    reason: 'FieldValueRequired',
+  }),
+);
 
 export const autoscalingMetricSpecSchema = z.object({
   metricName: z
@@ -59,8 +63,19 @@ export const dedicatedResourcesSchema = z.object({
     .array(autoscalingMetricSpecSchema)
     .max(16)
     .optional()
-    .meta({ description: 'autoscalingMetricSpecs are the metrics replicas are scaled on; optional.' }),
-});
+    .meta({
+      description: 'autoscalingMetricSpecs are the metrics replicas are scaled on, each metric at most once; optional.',
+      // A map keyed by metric: the apiserver refuses a repeated metric, and server-side apply merges per metric.
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['metricName'],
+    }),
+}).meta(
+  validations({
+    rule: '!has(self.maxReplicaCount) || self.maxReplicaCount >= self.minReplicaCount',
+    message: 'must be at least minReplicaCount',
+    fieldPath: '.maxReplicaCount',
+  }),
+);
 
 export const automaticResourcesSchema = z.object({
   minReplicaCount: replicaCount.max(2147483647).optional().meta({ description: 'minReplicaCount is the minimum number of replicas, at least 1; optional.' }),
@@ -68,7 +83,13 @@ export const automaticResourcesSchema = z.object({
     .max(2147483647)
     .optional()
     .meta({ description: 'maxReplicaCount is the maximum number of replicas, at least minReplicaCount; optional.' }),
-});
+}).meta(
+  validations({
+    rule: '!has(self.maxReplicaCount) || !has(self.minReplicaCount) || self.maxReplicaCount >= self.minReplicaCount',
+    message: 'must be at least minReplicaCount',
+    fieldPath: '.maxReplicaCount',
+  }),
+);
 
 export const endpointRefSchema = z.object({
   name: z
@@ -76,7 +97,7 @@ export const endpointRefSchema = z.object({
     .min(1)
     .max(253)
     .regex(DNS1123_SUBDOMAIN, { error: 'must be the metadata.name of a PredictionEndpoint: a lowercase RFC 1123 subdomain' })
-    .meta({ description: 'name of the PredictionEndpoint in the same namespace; immutable (moving a model is undeploy + deploy); required.', ...immutable('spec.endpointRef.name') }),
+    .meta({ description: 'name of the PredictionEndpoint in the same namespace; immutable (moving a model is undeploy + deploy); required.', ...validations(immutable('moving a model to another endpoint is an undeploy and a deploy: delete this DeployedModel and create a new one')) }),
 });
 
 export const deployedModelSpecSchema = z.object({
@@ -86,7 +107,7 @@ export const deployedModelSpecSchema = z.object({
     .max(10)
     .regex(DEPLOYED_MODEL_ID, { error: 'must be 1 to 10 digits' })
     .optional()
-    .meta({ description: 'id of the deployed model within its endpoint, 1 to 10 digits; assigned and reported in status.id when omitted; immutable; optional.', ...immutable('spec.id') }),
+    .meta({ description: 'id of the deployed model within its endpoint, 1 to 10 digits; assigned and reported in status.id when omitted; immutable; optional.', ...validations(immutable('to use another id, delete this DeployedModel and create a new one')) }),
   model: z
     .string()
     .max(1024)
@@ -107,7 +128,21 @@ export const deployedModelSpecSchema = z.object({
     .meta({ description: 'backend is the model server that answers predict and explain calls for this model (a Service or a URL, its protocol and the model name); optional (without it the model is recorded but not callable).' }),
   enableAccessLogging: z.boolean().optional().meta({ description: 'enableAccessLogging writes prediction access logs to Cloud Logging; optional (default false).' }),
   disableContainerLogging: z.boolean().optional().meta({ description: "disableContainerLogging stops the container's stdout/stderr from reaching Cloud Logging; optional (default false)." }),
-});
+}).meta(
+  validations(
+    {
+      rule: 'has(self.dedicatedResources) || has(self.automaticResources)',
+      message: 'exactly one of spec.dedicatedResources and spec.automaticResources is required',
+      reason: 'FieldValueRequired',
+    },
+    {
+      rule: '!(has(self.dedicatedResources) && has(self.automaticResources))',
+      message: 'may not be set together with spec.dedicatedResources: set exactly one of the two',
+      fieldPath: '.automaticResources',
+      reason: 'FieldValueForbidden',
+    },
+  ),
+);
 
 export type DeployedModelSpec = z.infer<typeof deployedModelSpecSchema>;
 

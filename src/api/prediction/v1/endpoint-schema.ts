@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { conditionsSchema } from '../../common/conditions.js';
-import { BQ_URI_PREFIX, KMS_KEY_NAME, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, NETWORK, networkNameDetail } from './names.js';
+import { celPattern, everyKey, quoted, validations } from '../../crd/cel.js';
+import { BQ_URI, BQ_URI_MAX_LENGTH, BQ_URI_PREFIX, DEPLOYED_MODEL_ID, KMS_KEY_NAME, LABEL_KEY, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, MAX_TRAFFIC_SPLIT_ENTRIES, NETWORK, networkNameDetail } from './names.js';
 
 /**
  * PredictionEndpoint v1: the declarative form of a Vertex AI Endpoint
@@ -24,7 +25,14 @@ export const bigQueryDestinationSchema = z.object({
   outputUri: z
     .string()
     .regex(BQ_URI_PREFIX, { error: 'must be a BigQuery URI: bq://project, bq://project.dataset or bq://project.dataset.table' })
-    .meta({ description: 'outputUri is the BigQuery table or dataset that receives the logs, bq://project[.dataset[.table]]; required.' }),
+    .meta({
+      description: 'outputUri is the BigQuery table or dataset that receives the logs, bq://project[.dataset[.table]]; required.',
+      maxLength: BQ_URI_MAX_LENGTH,
+      ...validations({
+        rule: `self.matches(${celPattern(BQ_URI)})`,
+        message: 'must be bq://project, bq://project.dataset or bq://project.dataset.table with a BigQuery project id (6-30 lowercase letters, digits and hyphens, a letter first), a dataset of letters, digits and underscores and a table id of letters, marks, numbers, connectors, dashes and spaces',
+      }),
+    }),
 });
 
 export const loggingConfigSchema = z.object({
@@ -43,7 +51,7 @@ export const loggingConfigSchema = z.object({
 export const predictionEndpointSpecSchema = z.object({
   displayName: z
     .string()
-    .meta({ description: 'displayName is the human-readable name of the endpoint, any UTF-8, at most 128 characters (code points); required.', maxLength: DISPLAY_NAME_MAX_CODE_POINTS }),
+    .meta({ description: 'displayName is the human-readable name of the endpoint, any UTF-8, at most 128 characters (code points); required.', minLength: 1, maxLength: DISPLAY_NAME_MAX_CODE_POINTS }),
   description: z.string().optional().meta({ description: 'description of the endpoint; optional.' }),
   trafficSplit: z
     .record(z.string(), z.number().int({ error: 'must be an integer percentage' }).min(0).max(100))
@@ -51,6 +59,11 @@ export const predictionEndpointSpecSchema = z.object({
     .meta({
       description:
         'trafficSplit maps a deployed-model id to the percentage of traffic it receives; values sum to 100, or the map is empty and the endpoint accepts no traffic; an id absent from the map gets no traffic; optional.',
+      maxProperties: MAX_TRAFFIC_SPLIT_ENTRIES,
+      ...validations(everyKey(`k.matches(${celPattern(DEPLOYED_MODEL_ID)})`, 'keys must be deployed-model ids: 1 to 10 digits'), {
+        rule: 'size(self) == 0 || self.map(k, self[k]).sum() == 100',
+        message: 'percentages must sum to exactly 100; leave the map empty for an endpoint that accepts no traffic',
+      }),
     }),
   etag: z
     .string()
@@ -66,6 +79,12 @@ export const predictionEndpointSpecSchema = z.object({
       description:
         'labels organise endpoints: at most 64, keys and values at most 64 characters of lowercase letters (international allowed), digits, underscores and dashes, keys starting with a letter; optional.',
       maxProperties: MAX_LABELS,
+      ...validations(
+        everyKey(
+          `size(k) <= ${LABEL_MAX_CODE_POINTS} && k.matches(${celPattern(LABEL_KEY)})`,
+          `label keys are 1 to ${LABEL_MAX_CODE_POINTS} code points, start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes`,
+        ),
+      ),
     }),
   encryptionSpec: encryptionSpecSchema.optional().meta({ description: 'encryptionSpec is the customer-managed encryption key of the endpoint; optional.' }),
   network: z
@@ -80,7 +99,15 @@ export const predictionEndpointSpecSchema = z.object({
   predictRequestResponseLoggingConfig: loggingConfigSchema
     .optional()
     .meta({ description: 'predictRequestResponseLoggingConfig logs prediction requests and responses to BigQuery; optional.' }),
-});
+}).meta(
+  validations({
+    rule: "!(has(self.network) && self.network != '' && has(self.enablePrivateServiceConnect) && self.enablePrivateServiceConnect)",
+    message: 'may not be true when spec.network is set: a VPC network and Private Service Connect are mutually exclusive',
+    messageExpression: `'may not be true when spec.network is set (' + ${quoted('self.network')} + '): a VPC network and Private Service Connect are mutually exclusive'`,
+    fieldPath: '.enablePrivateServiceConnect',
+    reason: 'FieldValueForbidden',
+  }),
+);
 
 export type PredictionEndpointSpec = z.infer<typeof predictionEndpointSpecSchema>;
 

@@ -38,6 +38,11 @@ export const LABEL_KEY = /^[\p{Ll}\p{Lo}][\p{Ll}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{N}_-]
 export const LABEL_VALUE = /^[\p{Ll}\p{Lm}\p{Lo}\p{Mn}\p{Mc}\p{N}_-]*$/u;
 export const LABEL_MAX_CODE_POINTS = 64;
 export const MAX_LABELS = 64;
+/**
+ * At most this many deployed models share an endpoint's traffic: a bound the apiserver needs to keep the
+ * cost of the CRD's rules over the map within its budget.
+ */
+export const MAX_TRAFFIC_SPLIT_ENTRIES = 1000;
 
 /**
  * `projects/{project number}/global/networks/{network}`: a VPC network, named by the project NUMBER
@@ -150,6 +155,19 @@ const BQ_TABLE_MAX_BYTES = 1024;
 
 /** The `^bq://` prefix as a pattern for the CRD; the rest of the URI is checked by `bigQueryUriProblem`. */
 export const BQ_URI_PREFIX = /^bq:\/\//;
+
+/**
+ * The whole `bq://` URI as one RE2 pattern, for the CRD's CEL rule; `bigQueryUriProblem` says which part is
+ * wrong. RE2 counts at most 1000 repetitions, hence the dataset's `{1,1000}` and `{0,24}`. The table's
+ * 1024-byte limit is the validator's.
+ */
+/** No valid URI is longer: bq://, a 253-character domain and ':', a 30-character project, a dataset and a table of 1024 each and two dots. */
+export const BQ_URI_MAX_LENGTH = 5 + 253 + 1 + 30 + 1 + 1024 + 1 + 1024;
+
+export const BQ_URI = new RegExp(
+  `^bq://(${BQ_DOMAIN.source.slice(1, -1)}:)?${BQ_PROJECT_ID.source.slice(1, -1)}(\\.[A-Za-z0-9_]{1,1000}[A-Za-z0-9_]{0,24}(\\.${BQ_TABLE.source.slice(1, -1)})?)?$`,
+  'u',
+);
 
 /**
  * Why `uri` is not a `bq://project[.dataset[.table]]` URI, or undefined when it is one.
