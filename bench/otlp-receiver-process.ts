@@ -1,9 +1,11 @@
 /**
- * An OTLP/HTTP (JSON) receiver in a process of its own, for the tracing benchmark: it accepts every
- * export and counts the spans in it. Its own process, because parsing the exported batches (~1 KB of
- * JSON per span) is the receiver's work, not the traced code's: in the benchmark's process it was
- * charged to the in-process figure of the tracing path. `startReceiverProcess` forks this file; run
- * so, it serves, sends its port over IPC, answers each `spans` message with its count, and exits on `exit`.
+ * An OTLP/HTTP (JSON) sink in a process of its own, for the tracing benchmark only: it accepts every export
+ * and counts the spans in it (the benchmark checks that the 1.0 arm dropped none), nothing more; the tests'
+ * judge of what is exported is a real OpenTelemetry Collector (test/support/otel-collector.ts). Its own
+ * process, because parsing the exported batches (~1 KB of JSON per span) is the receiver's work, not the
+ * traced code's: in the benchmark's process it was charged to the in-process figure of the tracing path.
+ * `startReceiverProcess` forks this file; run so, it serves, sends its port over IPC, answers each `spans`
+ * message with its count, and exits on `exit`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';

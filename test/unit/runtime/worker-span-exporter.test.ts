@@ -10,7 +10,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { droppedExportSpans, WorkerSpanExporter } from '../../../src/runtime/worker-span-exporter.js';
-import { OtlpReceiver, SPAN_KIND } from '../../support/otlp-receiver.js';
+import { SPAN_KIND } from '../../support/otlp-json.js';
+import { OtlpReceiver } from '../../support/otlp-receiver.js';
 
 const resource = resourceFromAttributes({ 'service.name': 'worker-export-test' });
 let receiver: OtlpReceiver;
