@@ -42,6 +42,7 @@ const benches: readonly Bench[] = [
   { name: 'validate', file: 'validate.ts', what: 'B4 validators and `endpoint-operator validate` over 10,000 manifests', timeoutSeconds: 180 },
   { name: 'validate-prediction', file: 'validate-prediction.ts', what: 'B4 validations per second of each prediction validator', timeoutSeconds: 120 },
   { name: 'webhook', file: 'webhook.ts', what: 'B4 admission webhook latency at 200 requests/s', timeoutSeconds: 180 },
+  { name: 'webhook-cel', file: 'cel-writes.ts', what: 'B4 apiserver create latency of 4,010 objects and the webhook p99, CRDs with and without their CEL rules (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
   { name: 'signin', file: 'signin.ts', what: 'B5 sign-in: /auth/pos/me against a bare fastify route, login latency', timeoutSeconds: 180 },
   { name: 'signin-flood', file: 'signin-flood.ts', what: 'B5-flood: correct logins from one address while another floods unknown-email logins (fair verification queue)', timeoutSeconds: 120 },
   { name: 'gateway', file: 'gateway.ts', what: 'B6 prediction gateway: added latency and CPU per call at 1,000 calls/s (starts a control plane)', timeoutSeconds: 300 },

@@ -44,6 +44,14 @@ export const endpointNameSchema = z
     ...validations(immutable(IMMUTABLE_DETAIL)),
   });
 
+/**
+ * An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`, `::ffff:a00:1`), which the validator accepts and CEL's
+ * `isIP` refuses: with its IPv4 tail as `0:0` and `ffff` as `1` it must be an IPv6 address `isIP` takes, and
+ * the tail an IPv4 address. No group may have five hex digits, or `fffff` would pass as `1f`.
+ */
+const IPV4_MAPPED_IPV6 =
+  "(self.lowerAscii().contains('ffff') && !self.matches('[0-9A-Fa-f]{5}') && (self.contains('.') ? isIP(self.substring(self.lastIndexOf(':') + 1)) && isIP(self.substring(0, self.lastIndexOf(':') + 1).lowerAscii().replace('ffff', '1') + '0:0') : isIP(self.lowerAscii().replace('ffff', '1'))))";
+
 export const addressSchema = z
   .string()
   .max(MAX_ADDRESS_LENGTH)
@@ -53,7 +61,7 @@ export const addressSchema = z
     description:
       'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty or absent means the address is not known yet.',
     ...validations({
-      rule: "self == '' || isIP(self)",
+      rule: `self == '' || isIP(self) || ${IPV4_MAPPED_IPV6}`,
       message: 'must be a bare IPv4 or IPv6 address, with no port, brackets, zone or prefix length, and no leading zeros in IPv4 octets',
     }),
   });

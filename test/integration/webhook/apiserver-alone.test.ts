@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdFor } from '../../../src/api/crd/generate.js';
 import type { JSONSchemaProps } from '../../../src/api/crd/openapi.js';
 import { predictionEndpointKind } from '../../../src/api/prediction/v1/kinds.js';
+import { addressProblem } from '../../../src/api/registry/address.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../../src/webhook/install.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { loadExamples, REPO_ROOT } from '../../support/examples.js';
@@ -159,5 +160,26 @@ describe('the v1beta1 spec.network transition rule', () => {
     expect(changed.stderr).toContain(`field is immutable (was "${vpc}")`);
     const removed = await replace(undefined);
     expect(removed.stderr).toContain(`field is immutable (was "${vpc}")`);
+  });
+});
+
+describe('isIP agrees with the address validator', () => {
+  // Forms the validator (src/api/registry/address.ts) accepts that a stricter parser might not.
+  const accepted = ['10.0.0.5', '0.0.0.0', '255.255.255.255', '::', '::1', '1::', '2001:db8::5', 'fe80::1', '::ffff:10.0.0.1', '::FFFF:10.0.0.1', '0:0:0:0:0:ffff:10.0.0.1', '::ffff:a00:1', '64:ff9b::192.0.2.33', '2001:DB8::A'];
+  const refused = ['::fffff:10.0.0.1', '::ffff:010.0.0.1', '::ffff:10.0.0', '::ffff:10.0.0.1:80', 'ffff::ffff::1', '::ffff:1.2.3.4.5'];
+
+  it.each(accepted)('accepts %s', async (address) => {
+    expect(addressProblem(address)).toBeUndefined();
+    const name = `addr-${Buffer.from(address).toString('hex').slice(0, 40)}`;
+    const endpoint = { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: { name, namespace: ns }, spec: { name: `projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/${name}`, address, port: 80 } };
+    const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(endpoint) });
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it.each(refused)('refuses %s, as the validator does', async (address) => {
+    expect(addressProblem(address)).toBeDefined();
+    const endpoint = { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: { name: 'addr-refused', namespace: ns }, spec: { name: 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/addr-refused', address, port: 80 } };
+    const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(endpoint) });
+    expect(r.stderr).toContain('spec.address: Invalid value');
   });
 });
