@@ -25,14 +25,15 @@ export default defineConfig({
         },
       },
       {
-        // The oldest supported minor (npm run test:compat sets EO_KUBE_RELEASE=1.35): install of the CRDs and
-        // webhooks, every example Ready (under the chart's RBAC too), conversion, and the gateway call path.
+        // The oldest supported minor (npm run test:compat sets EO_KUBE_RELEASE=1.35): install of the CRDs (their
+        // CEL rules and ratcheting too) and webhooks, every example Ready (under the chart's RBAC too), conversion, and the gateway call path.
         test: {
           name: 'compat',
           include: [
             'test/integration/control-plane/control-plane.test.ts',
             'test/integration/control-plane/cluster.test.ts',
             'test/integration/webhook/webhook.test.ts',
+            'test/integration/webhook/apiserver-alone.test.ts',
             'test/integration/reconcilers/prediction.test.ts',
             'test/integration/reconcilers/registry.test.ts',
             'test/integration/registry/registry.test.ts',

@@ -298,6 +298,6 @@ spec:
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('spec.address');
     expect(r.stderr).toContain('spec.address: Invalid value: "8.8.8.8:53": must be a bare IPv4 or IPv6 address');
-    expect(r.stderr).toContain("spec.annotations: Invalid value: every key must be valid: a key is an optional prefix");
+    expect(r.stderr).toMatch(/spec\.annotations: Invalid value: ("object": )?every key must be valid: a key is an optional prefix/);
   });
 });
