@@ -3,6 +3,7 @@
  * relation the reconcilers follow is namespace-local, so a multi-namespace operator is simply
  * one shard per namespace.
  */
+import { realClock, type Clock } from '../runtime/clock.js';
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
@@ -17,7 +18,7 @@ import {
 } from '../reconcilers/context.js';
 import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
-import { OrderingGrace } from '../reconcilers/ordering-grace.js';
+import { ORDERING_GRACE_MS, OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
 import { deployedModelReconciler } from '../reconcilers/deployed-model.js';
 import { predictionEndpointReconciler } from '../reconcilers/prediction-endpoint.js';
@@ -60,7 +61,8 @@ export interface ShardOptions {
   readonly events: EventRecorder;
   readonly ids: IdAssignments;
   readonly log: Logger;
-  readonly now?: () => Date;
+  /** Status timestamps and the ordering grace; default: the wall clock. */
+  readonly clock?: Clock;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
@@ -101,7 +103,8 @@ export function createShard(options: ShardOptions): Shard {
   const { claims } = registry;
   claims.observe(informers.registryServices);
   const dnsOutcomes = new DnsOutcomes();
-  const grace = options.grace ?? new OrderingGrace();
+  const clock = options.clock ?? realClock;
+  const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
   const ctx: ReconcilerContext = {
     client,
@@ -112,7 +115,7 @@ export function createShard(options: ShardOptions): Shard {
     ids: options.ids,
     grace,
     ownWrites,
-    now: options.now ?? (() => new Date()),
+    clock,
   };
   const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });

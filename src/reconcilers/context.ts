@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { FieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
+import type { Clock } from '../runtime/clock.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { FinalizerFlow } from '../runtime/finalizers.js';
 import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
@@ -104,7 +105,7 @@ export interface ReconcilerContext {
   readonly ids: IdAssignments;
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
-  readonly now: () => Date;
+  readonly clock: Clock;
 }
 
 /**

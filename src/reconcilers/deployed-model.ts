@@ -11,7 +11,7 @@ import { readinessOf } from './backends.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
 import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
 import { writeStatus, type StatusComputation } from './status-write.js';
 
@@ -47,7 +47,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const backend = readinessOf(ctx.informers, model);
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
+    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: statusTime(ctx.clock) });
   };
 
   return async (req) => {

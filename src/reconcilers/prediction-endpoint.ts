@@ -12,7 +12,7 @@ import { resolveModelStates } from './deployed-model-ids.js';
 import { deployedModelVerdict } from './deployed-model-status.js';
 import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { writeStatus, type StatusComputation } from './status-write.js';
 
 export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
@@ -27,7 +27,7 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
     const models = modelsOf(endpoint);
     const states = resolveModelStates(models, isValidModel, ctx.ids.view);
     const { project, location } = ctx.settings;
-    const now = rfc3339(ctx.now());
+    const now = statusTime(ctx.clock);
     return computePredictionEndpointStatus({
       endpoint,
       models,

@@ -8,7 +8,7 @@ import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/
 import type { KubeObject } from '../runtime/kube-object.js';
 import { endpointParentKey, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryEndpointStatus } from './registry-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { writeStatus } from './status-write.js';
 
 export function registryEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
@@ -25,7 +25,7 @@ export function registryEndpointReconciler(ctx: ReconcilerContext): (req: Reconc
       parentExists: parentExists(endpoint),
       specErrors: validateEndpoint(endpoint),
       reservedPrefixes: ctx.settings.reservedPrefixes,
-      now: rfc3339(ctx.now()),
+      now: statusTime(ctx.clock),
     });
 
   return async (req) => {

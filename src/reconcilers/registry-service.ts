@@ -6,7 +6,7 @@ import { dnsEnabled, type DnsOutcome, type DnsOutcomes } from './registry-dns.js
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
 import { writeStatus } from './status-write.js';
 
@@ -29,7 +29,7 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
       specErrors: validateService(service),
       endpointErrors: validateEndpoint,
       reservedPrefixes: ctx.settings.reservedPrefixes,
-      now: rfc3339(ctx.now()),
+      now: statusTime(ctx.clock),
       ...(extras !== undefined && name !== undefined ? { claims: extras.claims.claims(name) } : {}),
       ...(extras !== undefined && dnsEnabled(service) ? optionalDns(extras.dnsOutcomes.get(keyOf(service))) : {}),
     });

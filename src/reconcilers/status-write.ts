@@ -9,7 +9,7 @@ import { asStored, type ReconcilerContext, type resources } from './context.js';
 import { isConflict, isNotFound } from '../runtime/api-error.js';
 import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { conditionsOf, isRecord, readyConditionOf, rfc3339, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, isRecord, readyConditionOf, statusTime, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 export interface StatusComputation {
   readonly status: unknown;
@@ -77,7 +77,7 @@ export function withErrorReporting(
         try {
           await ctx.statusWriters[which].update(obj, (current) => {
             const previous = isRecord(current.status) ? current.status : {};
-            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, rfc3339(ctx.now()));
+            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, statusTime(ctx.clock));
             // A refusal is a conclusion about this generation (kstatus reads Stalled only once the generation
             // is observed); a retryable error is not, and the kinds' updateTime keys off observedGeneration.
             const observed = terminal && current.metadata.generation !== undefined ? { observedGeneration: current.metadata.generation } : {};

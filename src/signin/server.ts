@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../runtime/clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
@@ -116,7 +116,7 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? realClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
   const tokens = new TokenService(await options.signingKeys.load(), clock, settings);
   const offKeys = options.signingKeys.onChange((keys) => tokens.setKeys(keys));
