@@ -10,7 +10,7 @@ import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
 import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
-import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
+import { refuseDuplicateHostAndEchoRequestId, reportSignInServerError } from './host-and-request-id.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
 import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
@@ -177,7 +177,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  guardSignInRequests(app);
+  refuseDuplicateHostAndEchoRequestId(app);
   installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {
