@@ -8,7 +8,7 @@ import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
 import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
-import { writeStatus } from './status-write.js';
+import { objectToReconcile, reportStatus } from './prologue.js';
 
 /** What the status reads beyond the shard's own caches: name claims over every namespace, and the DNS projection's outcome. */
 export interface RegistryServiceExtras {
@@ -36,11 +36,9 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
   };
 
   return async (req) => {
-    const service = ctx.informers.registryServices.get(req.namespace, req.name);
-    if (service === undefined || service.metadata.deletionTimestamp !== undefined) return Action.done();
-    if (ctx.ownWrites.isStale(service)) return Action.done();
-    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
-    return Action.done();
+    const service = objectToReconcile(ctx, 'registryServices', req, { skipDeleting: true });
+    if (service === undefined) return Action.done();
+    return reportStatus(ctx, 'registryServices', req, service, compute(service), compute, { holdOrderingStates: false });
   };
 }
 
