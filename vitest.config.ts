@@ -8,6 +8,13 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // A worker per core, not vitest's default of cores − 1 (one worker on a 2-core machine): much of the
+          // tier waits on child processes (the CLI as a user runs it, credential plugins, helm, promtool).
+          maxWorkers: '100%',
+          // Files share a worker's module graph instead of importing src/ afresh each: re-importing it cost
+          // more than many files' own tests. Unit tests hold no global state between files (metrics are
+          // read as deltas, environment and timers restored, registries and servers their own).
+          isolate: false,
         },
       },
       {

@@ -20,7 +20,7 @@ import { DEFAULT_ARGON2_PARAMS, hashPassword } from '../src/signin/passwords.js'
 import { buildSignInApp } from '../src/signin/server.js';
 import { MemorySessionStore } from '../src/signin/sessions.js';
 import { MemorySigningKeyStore } from '../src/signin/signing-key.js';
-import { systemClock } from '../src/signin/clock.js';
+import { realClock } from '../src/runtime/clock.js';
 import { TokenService } from '../src/signin/tokens.js';
 import { recordResults } from './results.js';
 
@@ -108,7 +108,7 @@ async function load(port: number, path: string, headers: Record<string, string>,
 
 /** Microseconds to verify an access token never seen before (no cache hit), over `n` distinct tokens. */
 async function coldVerifyMicros(n: number): Promise<number> {
-  const tokens = new TokenService(await new MemorySigningKeyStore().load(), systemClock);
+  const tokens = new TokenService(await new MemorySigningKeyStore().load(), realClock);
   const minted = await Promise.all(Array.from({ length: n }, (_, i) => tokens.issueAccessToken({ kind: 'ShopUser', name: `u${i}` }, `s-${i}`, 'pos')));
   const t0 = performance.now();
   for (const t of minted) if (!(await tokens.verifyAccessToken(t, 'pos'))) throw new Error('a fresh token failed verification');

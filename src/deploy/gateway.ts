@@ -14,20 +14,15 @@ export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 export const GATEWAY_SERVICE_PORT = 80;
 
 /**
- * Node's own flags for the gateway process. Under a caller looping 1.4 MB bodies (B6-fair, 2 cores) the
- * event loop's longest waits for a CPU (`perf sched`: up to 28 ms) were spent behind V8's four platform
- * threads doing concurrent marking at nice 0, beside a main heap that mark-compacts several times a second
- * from its in-flight Buffers; with the marking on the main thread the small caller's p99 beside fell
- * from 24-25 ms to 12-20 ms at no B6 cost we could resolve (README, B6-fair). V8 takes this flag only on
- * node's command line: `NODE_OPTIONS` refuses it and `v8.setFlagsFromString` aborts Node 20 (cppgc).
- *
- * `--initial-old-space-size=128` (MB): V8 then starts no mark-compact while the old generation, with the
- * external (Buffer) memory allocated since the last one, stays under 128 MB. Without it the limit sat
- * ~16 MB above the ~23 MB live heap, and the in-flight 1.4 MB bodies crossed it every ~250 ms: 170
- * mark-compacts of the main isolate in one B6-fair run (`--trace-gc`), each ~25 ms of marking steps plus
- * a 2-14 ms pause on the event loop; with it, 2. The small caller's p99 beside the big one fell from
- * 14.6-15.3 to 10.2-11.2 ms (B6-fair, README), for 10-30 MB more peak RSS there (274 MB in one run
- * without, 283-307 MB in three with).
+ * Node's own flags for the gateway process. `--single-threaded-gc`: beside a caller looping large bodies
+ * the main heap mark-compacts often, and V8's platform threads doing concurrent marking at the process's
+ * priority take the cores the event loop waits for; marking on the main thread keeps other callers'
+ * latency down. `--initial-old-space-size=128` (MB): V8 then starts no mark-compact while the old
+ * generation, with the external (Buffer) memory allocated since the last one, stays under 128 MB, instead
+ * of a limit just above the small live heap that in-flight bodies cross several times a second; it costs
+ * some peak RSS (hence the chart's memory limit). V8 takes these flags only on node's command line:
+ * `NODE_OPTIONS` refuses them and `v8.setFlagsFromString` aborts Node 20 (cppgc). The measurements (B6-fair)
+ * are in docs/hostile-input.md and bench/results.json.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--initial-old-space-size=128'];
 

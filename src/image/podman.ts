@@ -1,6 +1,6 @@
 /**
  * Debian's podman, driven the way it works on a machine without Docker and without a systemd cgroup
- * manager: the flags here are the ones measured to work (see README "The container image").
+ * manager: the flags here are the ones measured to work (see docs/container-image.md).
  */
 import { join } from 'node:path';
 import { ensureDebianPackages } from '../devcluster/apt.js';

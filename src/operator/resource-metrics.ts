@@ -9,19 +9,12 @@
  */
 import { Gauge } from 'prom-client';
 import type { Condition } from '../api/common/conditions.js';
-import type { Informers } from '../reconcilers/context.js';
+import { kindBindings, reconciledKinds, type ReconciledKind } from '../reconcilers/kind-bindings.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { metricsRegistry } from '../runtime/metrics.js';
 
-/** The kinds users declare (services and slices are the cluster's own). */
-export const READINESS_KINDS = {
-  predictionEndpoints: 'PredictionEndpoint',
-  deployedModels: 'DeployedModel',
-  registryServices: 'RegistryService',
-  registryEndpoints: 'RegistryEndpoint',
-} as const satisfies Partial<Record<keyof Informers, string>>;
-
-type Cached = (kind: keyof typeof READINESS_KINDS) => readonly KubeObject[];
+/** The objects of a kind users declare (services and slices are the cluster's own) in the caches. */
+type Cached = (kind: ReconciledKind) => readonly KubeObject[];
 
 const sources = new Set<Cached>();
 
@@ -38,8 +31,9 @@ new Gauge({
   collect() {
     this.reset();
     for (const cached of sources) {
-      for (const [informer, kind] of Object.entries(READINESS_KINDS) as [keyof typeof READINESS_KINDS, string][]) {
-        for (const obj of cached(informer)) {
+      for (const which of reconciledKinds) {
+        const { kind } = kindBindings[which];
+        for (const obj of cached(which)) {
           this.set({ kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }, isReady(obj) ? 1 : 0);
         }
       }

@@ -3,29 +3,29 @@
  * relation the reconcilers follow is namespace-local, so a multi-namespace operator is simply
  * one shard per namespace.
  */
+import { realClock, type Clock } from '../runtime/clock.js';
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
-import { keyOf, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {
-  addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
+  addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, serviceNameKey,
   type Informers, type ReconcilerContext, type ReconcilerSettings,
 } from '../reconcilers/context.js';
+import { kindBindings, perKind, type ReconciledKind } from '../reconcilers/kind-bindings.js';
 import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
-import { OrderingGrace } from '../reconcilers/ordering-grace.js';
+import { ORDERING_GRACE_MS, OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
 import { deployedModelReconciler } from '../reconcilers/deployed-model.js';
 import { predictionEndpointReconciler } from '../reconcilers/prediction-endpoint.js';
 import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js';
 import { registryServiceReconciler } from '../reconcilers/registry-service.js';
 import { withErrorReporting } from '../reconcilers/status-write.js';
-import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
-import { objectKey } from '../runtime/kube-object.js';
 import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
@@ -36,7 +36,6 @@ const DNS_NAME_INDEX = 'byDnsServiceName';
 const SPEC_NAME_INDEX = 'bySpecName';
 /** Services and slices by `namespace/name` of the RegistryService that controls them. */
 const CONTROLLER_INDEX = 'byRegistryService';
-import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 
 /** How long a RegistryService waits for more endpoint changes before it rewrites its list. */
 export const SERVICE_COALESCE_MS = 1_000;
@@ -60,7 +59,8 @@ export interface ShardOptions {
   readonly events: EventRecorder;
   readonly ids: IdAssignments;
   readonly log: Logger;
-  readonly now?: () => Date;
+  /** Status timestamps and the ordering grace; default: the wall clock. */
+  readonly clock?: Clock;
   /** Default: a 2 s grace for ordering states of new objects. */
   readonly grace?: OrderingGrace;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
@@ -78,10 +78,7 @@ export function createShard(options: ShardOptions): Shard {
   const informer = (ref: ResourceRef): Informer =>
     new Informer(kubeListerWatcher(client, ref, namespace), { name: `${ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
   const informers: Informers = {
-    predictionEndpoints: informer(resources.predictionEndpoints),
-    deployedModels: informer(resources.deployedModels),
-    registryServices: informer(resources.registryServices),
-    registryEndpoints: informer(resources.registryEndpoints),
+    ...perKind((b) => informer(b.resource)),
     services: informer(servicesResource),
     endpointSlices: informer(endpointSlicesResource),
   };
@@ -101,7 +98,8 @@ export function createShard(options: ShardOptions): Shard {
   const { claims } = registry;
   claims.observe(informers.registryServices);
   const dnsOutcomes = new DnsOutcomes();
-  const grace = options.grace ?? new OrderingGrace();
+  const clock = options.clock ?? realClock;
+  const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
   const ctx: ReconcilerContext = {
     client,
@@ -112,15 +110,19 @@ export function createShard(options: ShardOptions): Shard {
     ids: options.ids,
     grace,
     ownWrites,
-    now: options.now ?? (() => new Date()),
+    clock,
   };
-  const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
-    new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });
+  const controller = (name: string, which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
+    new Controller({ name: namespace ? `${name}@${namespace}` : name, kind: kindBindings[which].kind, primary: informers[which], reconcile, workers: options.workers, logger: log });
+  // The status controller of a kind: its binding's name, failures reported in its status.
+  const statusController = (which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
+    controller(kindBindings[which].controllerName, which, withErrorReporting(ctx, which, reconcile));
 
-  const endpoints = controller('predictionendpoint', 'PredictionEndpoint', informers.predictionEndpoints, withErrorReporting(ctx, 'predictionEndpoints', predictionEndpointKind, getter(informers.predictionEndpoints), predictionEndpointReconciler(ctx)));
-  const models = controller('deployedmodel', 'DeployedModel', informers.deployedModels, withErrorReporting(ctx, 'deployedModels', deployedModelKind, getter(informers.deployedModels), deployedModelReconciler(ctx)));
-  const services = controller('registryservice', 'RegistryService', informers.registryServices, withErrorReporting(ctx, 'registryServices', registryServiceKind, getter(informers.registryServices), registryServiceReconciler(ctx, { claims, dnsOutcomes })));
-  const dns = controller('registrydns', 'RegistryService', informers.registryServices, registryDnsReconciler(ctx, {
+  const endpoints = statusController('predictionEndpoints', predictionEndpointReconciler(ctx));
+  const models = statusController('deployedModels', deployedModelReconciler(ctx));
+  const services = statusController('registryServices', registryServiceReconciler(ctx, { claims, dnsOutcomes }));
+  const regEndpoints = statusController('registryEndpoints', registryEndpointReconciler(ctx));
+  const dns = controller('registrydns', 'registryServices', registryDnsReconciler(ctx, {
     controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
     services: coreServices,
     claims,
@@ -139,7 +141,6 @@ export function createShard(options: ShardOptions): Shard {
       dns.enqueue(keyOf(svc));
     }
   });
-  const regEndpoints = controller('registryendpoint', 'RegistryEndpoint', informers.registryEndpoints, withErrorReporting(ctx, 'registryEndpoints', registryEndpointKind, getter(informers.registryEndpoints), registryEndpointReconciler(ctx)));
 
   // Every relation a reconciler follows, declared where it is used: "when an object of this
   // informer changes (as far as the predicate cares), reconcile these keys".
@@ -181,10 +182,6 @@ export function createShard(options: ShardOptions): Shard {
     controllers: [endpoints, models, services, regEndpoints, dns],
     allInformers: () => Object.values(informers),
   };
-}
-
-function getter(informer: Informer): (namespace: string | undefined, name: string) => KubeObject | undefined {
-  return (namespace, name) => informer.get(namespace, name);
 }
 
 function siblingKeys(informers: Informers, model: KubeObject): string[] {

@@ -9,6 +9,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
+import type { Clock } from '../runtime/clock.js';
 import type { Controller } from '../runtime/controller.js';
 import { EventRecorder } from '../runtime/events.js';
 import { createMetricsGuard } from '../gateway/auth/gateway-auth.js';
@@ -63,8 +64,8 @@ export interface StartOperatorOptions {
   readonly client: KubeClient;
   readonly settings: OperatorSettings;
   readonly log: Logger;
-  /** Injected clock for status timestamps (tests). */
-  readonly now?: () => Date;
+  /** Status timestamps and the ordering grace; default: the wall clock. */
+  readonly clock?: Clock;
 }
 
 export interface RunningOperator {
@@ -104,7 +105,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       events,
       ids,
       log,
-      ...(options.now ? { now: options.now } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     }),
   );
   const informers = shards.flatMap((s) => s.allInformers());

@@ -1,21 +1,22 @@
 /**
- * What every reconciler shares: the client, the four informers (with the indexes that map an
- * object to the ones that depend on it), the status writers, the event recorder and settings.
+ * What every reconciler shares: the client, the informers of the reconciled kinds (kind-bindings.ts)
+ * and of the Services and slices behind backends (with the indexes that map an object to the ones
+ * that depend on it), the status writers, the event recorder, the clock and settings.
  */
 import type { z } from 'zod';
 import type { FieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
+import type { Clock } from '../runtime/clock.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { FinalizerFlow } from '../runtime/finalizers.js';
 import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
 import type { Informer } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
-import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { StatusWriter } from '../runtime/status.js';
-import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
-import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import { addBackendIndexes } from './backends.js';
 import type { IdAssignments } from './deployed-model-ids.js';
+import { kindBindings, perKind, resources, type ReconciledKind } from './kind-bindings.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
 import { parentOf } from './registry-status.js';
@@ -35,18 +36,7 @@ export interface ReconcilerSettings {
   readonly reservedPrefixes: readonly string[];
 }
 
-/** The storage version of each kind: the operator reads and writes only that one. */
-function refOf(def: KindDefinition): ResourceRef {
-  const storage = def.versions.find((v) => v.storage) ?? def.versions[0];
-  return { group: def.group, version: storage?.name ?? 'v1', plural: def.plural, namespaced: true };
-}
-
-export const resources = {
-  predictionEndpoints: refOf(predictionEndpointKind),
-  deployedModels: refOf(deployedModelKind),
-  registryServices: refOf(registryServiceKind),
-  registryEndpoints: refOf(registryEndpointKind),
-} as const satisfies Record<string, ResourceRef>;
+export { resources };
 
 /** Index names on the informers' caches. */
 export const Index = {
@@ -73,15 +63,11 @@ export function serviceNameKey(service: KubeObject): string | undefined {
   return name === undefined ? undefined : objectKey(service.metadata.namespace, name);
 }
 
-export interface Informers {
-  readonly predictionEndpoints: Informer;
-  readonly deployedModels: Informer;
-  readonly registryServices: Informer;
-  readonly registryEndpoints: Informer;
+export type Informers = { readonly [K in ReconciledKind]: Informer } & {
   /** core/v1 Services and their EndpointSlices: where DeployedModel backends get their readiness (backends.ts). */
   readonly services: Informer;
   readonly endpointSlices: Informer;
-}
+};
 
 /** Adds the indexes the reconcilers look objects up by; call once, before the informers sync. */
 export function addIndexes(informers: Informers): void {
@@ -100,21 +86,21 @@ export interface ReconcilerContext {
   readonly informers: Informers;
   readonly settings: ReconcilerSettings;
   readonly events: EventRecorder;
-  readonly statusWriters: Record<keyof typeof resources, StatusWriter>;
+  readonly statusWriters: { readonly [K in ReconciledKind]: StatusWriter };
   readonly ids: IdAssignments;
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
-  readonly now: () => Date;
+  readonly clock: Clock;
 }
 
 /**
  * The finalizer every prediction object carries while it lives (one name per API group, as
  * kubebuilder projects do), written as this operator; patches are remembered as our own writes.
  */
-export function finalizerFlow(ctx: ReconcilerContext, which: keyof typeof resources, signal: AbortSignal): FinalizerFlow {
+export function finalizerFlow(ctx: ReconcilerContext, which: ReconciledKind, signal: AbortSignal): FinalizerFlow {
   return {
     client: ctx.client,
-    ref: resources[which],
+    ref: kindBindings[which].resource,
     finalizer: PREDICTION_FINALIZER,
     fieldManager: FIELD_MANAGER,
     signal,
@@ -123,13 +109,7 @@ export function finalizerFlow(ctx: ReconcilerContext, which: keyof typeof resour
 }
 
 export function createStatusWriters(client: KubeClient): ReconcilerContext['statusWriters'] {
-  const writer = (ref: ResourceRef, kind: string): StatusWriter => new StatusWriter({ client, ref, kind, fieldManager: FIELD_MANAGER });
-  return {
-    predictionEndpoints: writer(resources.predictionEndpoints, 'PredictionEndpoint'),
-    deployedModels: writer(resources.deployedModels, 'DeployedModel'),
-    registryServices: writer(resources.registryServices, 'RegistryService'),
-    registryEndpoints: writer(resources.registryEndpoints, 'RegistryEndpoint'),
-  };
+  return perKind((b) => new StatusWriter({ client, ref: b.resource, kind: b.kind, fieldManager: FIELD_MANAGER }));
 }
 
 /**

@@ -11,9 +11,9 @@ import { readinessOf } from './backends.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
 import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
-import { writeStatus, type StatusComputation } from './status-write.js';
+import { objectToReconcile, reportStatus } from './prologue.js';
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateModel = specValidator(deployedModelKind, ctx.settings);
@@ -47,28 +47,21 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const backend = readinessOf(ctx.informers, model);
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: rfc3339(ctx.now()) });
+    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: statusTime(ctx.clock) });
   };
 
   return async (req) => {
-    const cached = ctx.informers.deployedModels.get(req.namespace, req.name);
-    if (cached === undefined) return Action.done(); // gone: nothing to do, not an error
-    if (ctx.ownWrites.isStale(cached)) return Action.done(); // the event of our own newer write re-queues it
-    const report = async (model: KubeObject, status: StatusComputation): Promise<ReconcileResult> => {
-      const hold = ctx.grace.holdMs(model, status.verdict.reason);
-      if (hold > 0) return Action.requeueAfter(hold);
-      await writeStatus(ctx, 'deployedModels', deployedModelKind, model, status, compute, req.signal);
-      return Action.done();
-    };
+    const cached = objectToReconcile(ctx, 'deployedModels', req);
+    if (cached === undefined) return Action.done();
     return reconcileWithFinalizer(finalizerFlow(ctx, 'deployedModels', req.signal), cached, {
       apply: async (model) => {
         assignIdIfNeeded(model, endpointOf(model), isValidModel(model));
-        return report(model, compute(model));
+        return reportStatus(ctx, 'deployedModels', req, model, compute(model), compute);
       },
       cleanup: async (model) => {
         const status = compute(model);
         if (status.releaseFinalizer) return { done: true, result: Action.done() };
-        return { done: false, result: await report(model, status) };
+        return { done: false, result: await reportStatus(ctx, 'deployedModels', req, model, status, compute) };
       },
       released: (model) => {
         ctx.ids.forget(model.metadata.uid ?? '');

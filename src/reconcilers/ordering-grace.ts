@@ -7,6 +7,7 @@
  * own watch event re-runs it sooner when the dependency arrives. After the grace the state is
  * reported as usual; an object that was ever reported is always updated at once.
  */
+import { realClock, type Clock } from '../runtime/clock.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { readyConditionOf } from './status-common.js';
 
@@ -18,12 +19,12 @@ export const ORDERING_REASONS: ReadonlySet<string> = new Set(['EndpointNotFound'
 export class OrderingGrace {
   private readonly firstSeen = new Map<string, number>();
 
-  constructor(private readonly graceMs: number = ORDERING_GRACE_MS, private readonly nowMs: () => number = Date.now) {}
+  constructor(private readonly graceMs: number = ORDERING_GRACE_MS, private readonly clock: Clock = realClock) {}
 
   /** How long to hold back `reason` for `obj` (0 = report it now). */
   holdMs(obj: KubeObject, reason: string): number {
     const uid = obj.metadata.uid ?? '';
-    const now = this.nowMs();
+    const now = this.clock.now();
     let seen = this.firstSeen.get(uid);
     if (seen === undefined) {
       seen = now;

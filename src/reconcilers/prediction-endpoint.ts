@@ -12,8 +12,8 @@ import { resolveModelStates } from './deployed-model-ids.js';
 import { deployedModelVerdict } from './deployed-model-status.js';
 import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
-import { rfc3339 } from './status-common.js';
-import { writeStatus, type StatusComputation } from './status-write.js';
+import { statusTime } from './status-common.js';
+import { objectToReconcile, reportStatus } from './prologue.js';
 
 export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(predictionEndpointKind, ctx.settings);
@@ -27,7 +27,7 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
     const models = modelsOf(endpoint);
     const states = resolveModelStates(models, isValidModel, ctx.ids.view);
     const { project, location } = ctx.settings;
-    const now = rfc3339(ctx.now());
+    const now = statusTime(ctx.clock);
     return computePredictionEndpointStatus({
       endpoint,
       models,
@@ -44,21 +44,14 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
   };
 
   return async (req) => {
-    const cached = ctx.informers.predictionEndpoints.get(req.namespace, req.name);
-    if (cached === undefined) return Action.done(); // gone: nothing to do, not an error
-    if (ctx.ownWrites.isStale(cached)) return Action.done(); // the event of our own newer write re-queues it
-    const report = async (endpoint: KubeObject, status: StatusComputation): Promise<ReconcileResult> => {
-      const hold = ctx.grace.holdMs(endpoint, status.verdict.reason);
-      if (hold > 0) return Action.requeueAfter(hold);
-      await writeStatus(ctx, 'predictionEndpoints', predictionEndpointKind, endpoint, status, compute, req.signal);
-      return Action.done();
-    };
+    const cached = objectToReconcile(ctx, 'predictionEndpoints', req);
+    if (cached === undefined) return Action.done();
     return reconcileWithFinalizer(finalizerFlow(ctx, 'predictionEndpoints', req.signal), cached, {
-      apply: async (endpoint) => report(endpoint, compute(endpoint)),
+      apply: async (endpoint) => reportStatus(ctx, 'predictionEndpoints', req, endpoint, compute(endpoint), compute),
       cleanup: async (endpoint) => {
         const status = compute(endpoint);
         if (status.releaseFinalizer) return { done: true, result: Action.done() };
-        return { done: false, result: await report(endpoint, status) };
+        return { done: false, result: await reportStatus(ctx, 'predictionEndpoints', req, endpoint, status, compute) };
       },
       released: () => req.log.info('no DeployedModel references the endpoint any more; finalizer removed'),
     });

@@ -8,8 +8,8 @@ import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/
 import type { KubeObject } from '../runtime/kube-object.js';
 import { endpointParentKey, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryEndpointStatus } from './registry-status.js';
-import { rfc3339 } from './status-common.js';
-import { writeStatus } from './status-write.js';
+import { statusTime } from './status-common.js';
+import { objectToReconcile, reportStatus } from './prologue.js';
 
 export function registryEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
@@ -25,17 +25,12 @@ export function registryEndpointReconciler(ctx: ReconcilerContext): (req: Reconc
       parentExists: parentExists(endpoint),
       specErrors: validateEndpoint(endpoint),
       reservedPrefixes: ctx.settings.reservedPrefixes,
-      now: rfc3339(ctx.now()),
+      now: statusTime(ctx.clock),
     });
 
   return async (req) => {
-    const endpoint = ctx.informers.registryEndpoints.get(req.namespace, req.name);
-    if (endpoint === undefined || endpoint.metadata.deletionTimestamp !== undefined) return Action.done();
-    if (ctx.ownWrites.isStale(endpoint)) return Action.done();
-    const status = compute(endpoint);
-    const hold = ctx.grace.holdMs(endpoint, status.verdict.reason);
-    if (hold > 0) return Action.requeueAfter(hold);
-    await writeStatus(ctx, 'registryEndpoints', registryEndpointKind, endpoint, status, compute, req.signal);
-    return Action.done();
+    const endpoint = objectToReconcile(ctx, 'registryEndpoints', req, { skipDeleting: true });
+    if (endpoint === undefined) return Action.done();
+    return reportStatus(ctx, 'registryEndpoints', req, endpoint, compute(endpoint), compute);
   };
 }

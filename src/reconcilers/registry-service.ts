@@ -6,9 +6,9 @@ import { dnsEnabled, type DnsOutcome, type DnsOutcomes } from './registry-dns.js
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
-import { rfc3339 } from './status-common.js';
+import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
-import { writeStatus } from './status-write.js';
+import { objectToReconcile, reportStatus } from './prologue.js';
 
 /** What the status reads beyond the shard's own caches: name claims over every namespace, and the DNS projection's outcome. */
 export interface RegistryServiceExtras {
@@ -29,18 +29,16 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
       specErrors: validateService(service),
       endpointErrors: validateEndpoint,
       reservedPrefixes: ctx.settings.reservedPrefixes,
-      now: rfc3339(ctx.now()),
+      now: statusTime(ctx.clock),
       ...(extras !== undefined && name !== undefined ? { claims: extras.claims.claims(name) } : {}),
       ...(extras !== undefined && dnsEnabled(service) ? optionalDns(extras.dnsOutcomes.get(keyOf(service))) : {}),
     });
   };
 
   return async (req) => {
-    const service = ctx.informers.registryServices.get(req.namespace, req.name);
-    if (service === undefined || service.metadata.deletionTimestamp !== undefined) return Action.done();
-    if (ctx.ownWrites.isStale(service)) return Action.done();
-    await writeStatus(ctx, 'registryServices', registryServiceKind, service, compute(service), compute, req.signal);
-    return Action.done();
+    const service = objectToReconcile(ctx, 'registryServices', req, { skipDeleting: true });
+    if (service === undefined) return Action.done();
+    return reportStatus(ctx, 'registryServices', req, service, compute(service), compute, { holdOrderingStates: false });
   };
 }
 

@@ -6,12 +6,18 @@
 import { isRecord } from '../runtime/kube-object.js';
 import { formatFieldError, type FieldError } from '../api/common/field-error.js';
 import { ConditionType, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
-import { withVerdictConditions } from '../runtime/conditions.js';
+import { rfc3339, withVerdictConditions } from '../runtime/conditions.js';
+import type { Clock } from '../runtime/clock.js';
 
 export type { Condition, ConditionStatus, ReadyVerdict } from '../api/common/conditions.js';
 export { rfc3339 } from '../runtime/conditions.js';
 
 export const READY = ConditionType.Ready;
+
+/** The clock's time in metav1.Time form: what a status write stamps. */
+export function statusTime(clock: Clock): string {
+  return rfc3339(new Date(clock.now()));
+}
 
 /** `conditions` with the verdict's Ready and kstatus conditions for `generation` (see `withVerdictConditions`). */
 export function withReadyCondition(

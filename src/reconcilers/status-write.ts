@@ -3,13 +3,13 @@
  * recomputed from the object the writer hands over (after a 409 Conflict that is a fresh read),
  * pruned to what the API server stores, and sent only when it differs.
  */
-import type { KindDefinition } from '../api/common/kind.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { asStored, type ReconcilerContext, type resources } from './context.js';
+import { asStored, type ReconcilerContext } from './context.js';
+import { kindBindings, type ReconciledKind } from './kind-bindings.js';
 import { isConflict, isNotFound } from '../runtime/api-error.js';
 import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { conditionsOf, isRecord, readyConditionOf, rfc3339, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, isRecord, readyConditionOf, statusTime, withReadyCondition, type ReadyVerdict } from './status-common.js';
 
 export interface StatusComputation {
   readonly status: unknown;
@@ -22,8 +22,7 @@ export interface StatusComputation {
  */
 export async function writeStatus(
   ctx: ReconcilerContext,
-  which: keyof typeof resources,
-  def: KindDefinition,
+  which: ReconciledKind,
   obj: KubeObject,
   computed: StatusComputation,
   compute: (current: KubeObject) => StatusComputation,
@@ -34,7 +33,7 @@ export async function writeStatus(
   const result = await ctx.statusWriters[which].update(obj, (current) => {
     const { status, verdict } = current === obj ? computed : compute(current);
     last = verdict;
-    return asStored(def, status);
+    return asStored(kindBindings[which].def, status);
   }, signal);
   if (result.written) ctx.ownWrites.replaced(obj, result.object);
   // The first Ready=True of a new object is what every object does, not news: an Event for it
@@ -58,9 +57,7 @@ export async function writeStatus(
  */
 export function withErrorReporting(
   ctx: ReconcilerContext,
-  which: keyof typeof resources,
-  def: KindDefinition,
-  get: (namespace: string | undefined, name: string) => KubeObject | undefined,
+  which: ReconciledKind,
   reconcile: (req: ReconcileRequest) => Promise<ReconcileResult>,
 ): (req: ReconcileRequest) => Promise<ReconcileResult> {
   return async (req) => {
@@ -68,7 +65,7 @@ export function withErrorReporting(
       return await reconcile(req);
     } catch (err) {
       const terminal = isTerminal(err);
-      const obj = get(req.namespace, req.name);
+      const obj = ctx.informers[which].get(req.namespace, req.name);
       if (obj !== undefined && !isConflict(err) && !isNotFound(err) && !req.signal.aborted) {
         const detail = err instanceof Error ? err.message : String(err);
         const verdict: ReadyVerdict = terminal
@@ -77,11 +74,11 @@ export function withErrorReporting(
         try {
           await ctx.statusWriters[which].update(obj, (current) => {
             const previous = isRecord(current.status) ? current.status : {};
-            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, rfc3339(ctx.now()));
+            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, statusTime(ctx.clock));
             // A refusal is a conclusion about this generation (kstatus reads Stalled only once the generation
             // is observed); a retryable error is not, and the kinds' updateTime keys off observedGeneration.
             const observed = terminal && current.metadata.generation !== undefined ? { observedGeneration: current.metadata.generation } : {};
-            return asStored(def, { ...previous, ...observed, conditions });
+            return asStored(kindBindings[which].def, { ...previous, ...observed, conditions });
           }, req.signal);
         } catch (reportErr) {
           req.log.debug({ err: reportErr instanceof Error ? reportErr.message : String(reportErr) }, 'could not report the failure in status');

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import type { Credentials, CredentialSource } from './credentials.js';
 import { isRecord } from './kube-object.js';
 import type { ExecPluginConfig, KubeconfigCluster } from './kubeconfig.js';
+import { realClock, type Clock } from './clock.js';
 
 const SUPPORTED_API_VERSIONS: ReadonlySet<string> = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
 
@@ -25,7 +26,7 @@ export class ExecCredentialPlugin implements CredentialSource {
     private readonly cluster: KubeconfigCluster,
     /** Names the kubeconfig entry in errors. */
     private readonly describe: string,
-    private readonly options: { readonly timeoutMs?: number; readonly now?: () => number } = {},
+    private readonly options: { readonly timeoutMs?: number; readonly clock?: Clock } = {},
   ) {
     if (!SUPPORTED_API_VERSIONS.has(exec.apiVersion)) {
       throw new Error(`${describe}.apiVersion: ${exec.apiVersion} is not supported; use client.authentication.k8s.io/v1 (or v1beta1)`);
@@ -33,7 +34,7 @@ export class ExecCredentialPlugin implements CredentialSource {
   }
 
   async credentials(afresh: boolean): Promise<Credentials> {
-    const now = (this.options.now ?? Date.now)();
+    const now = (this.options.clock ?? realClock).now();
     if (this.cached && !afresh && (this.cached.expiresAt === undefined || now < this.cached.expiresAt)) return this.cached;
     this.cached = parseExecCredential(await this.run(), this.exec.apiVersion, this.describe);
     return this.cached;

@@ -4,8 +4,8 @@ import { isActive, type Identity, type ShopUserEntry } from './directory.js';
 import { SignInProblem } from './problems.js';
 import type { Audience, VerifiedToken } from './tokens.js';
 
-/** Who is calling a protected route: the verified access token and the identity behind it. */
-export interface Caller {
+/** Who is calling a protected route: a signed-in identity, proven by a verified access token of a live session. */
+export interface SignedInCaller {
   readonly token: VerifiedToken;
   readonly identity: Identity;
 }
@@ -13,7 +13,7 @@ export interface Caller {
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the bearer-auth plugin's onRequest hook on protected routes; null elsewhere. */
-    caller: Caller | null;
+    caller: SignedInCaller | null;
   }
 }
 
@@ -53,7 +53,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * or deleted user loses access at once) and against the session family (logout and refresh-token
  * reuse end every access token of the family at once, on every replica).
  */
-async function authenticateRequest(ctx: SignInContext, request: FastifyRequest, audience: Audience): Promise<Caller> {
+async function authenticateRequest(ctx: SignInContext, request: FastifyRequest, audience: Audience): Promise<SignedInCaller> {
   const raw = bearerToken(request);
   if (raw === undefined) throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
   const token = await ctx.tokens.verifyAccessToken(raw, audience);
@@ -65,7 +65,7 @@ async function authenticateRequest(ctx: SignInContext, request: FastifyRequest, 
 }
 
 /** The caller as a shop user (only shop users get `pos` tokens; an AdminUser here would be a bug, refused as a role). */
-export function shopUserOf(caller: Caller): ShopUserEntry {
+export function shopUserOf(caller: SignedInCaller): ShopUserEntry {
   if (caller.identity.kind !== 'ShopUser') throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
   return caller.identity;
 }

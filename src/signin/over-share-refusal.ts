@@ -3,13 +3,11 @@
  * of password verifications (verification-queue.ts) is answered 429 from the HTTP server's request
  * event, before fastify routes it, reads its body or logs it, with a body and headers built once.
  *
- * Why so early: under a flood of logins from one address (B5-flood: 300 looping at once, thousands
- * of refusals a second) the refusals are nearly all of the main thread's work, and every
- * microsecond of one is taken from the other clients' logins, whose answers wait on the same event
- * loop. Refused in fastify's onRequest hook, one cost 67 µs of the main thread (an Error and its
- * stack trace, routing, request and reply objects, four hooks, the error handler, JSON of the
- * problem; and two log lines at info in production); here about 40 µs, nearly all of it Node's HTTP
- * parse and the write of the answer (see the README's "Fair sign-in").
+ * Why so early: under a flood of logins from one address the refusals are nearly all of the main
+ * thread's work, and every microsecond of one is taken from the other clients' logins, whose answers
+ * wait on the same event loop. Through fastify a refusal pays for an Error and its stack trace,
+ * routing, request and reply objects, the hooks, the error handler and log lines; here it is little
+ * more than Node's HTTP parse and the write of the answer (B5-flood, docs/hostile-input.md).
  *
  * Only requests that would certainly be refused are answered here: a POST to a login route, with a
  * single Host header (fastify answers two with 400), carrying no device cookie (a client with a

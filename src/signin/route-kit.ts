@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { decode } from '../api/common/decode.js';
 import { formatFieldError } from '../api/common/field-error.js';
-import type { Caller } from './bearer-auth.js';
+import type { SignedInCaller } from './bearer-auth.js';
 import { SignInProblem, type ProblemKind } from './problems.js';
 
 /** What /openapi.json and the tests know about a route. */
@@ -45,7 +45,7 @@ interface PublicSpec<B, R> extends CommonSpec<B, R> {
 }
 interface ProtectedSpec<B, R> extends CommonSpec<B, R> {
   readonly bearer: true;
-  handler(input: { body: B; request: FastifyRequest; reply: FastifyReply; caller: Caller }): Promise<R>;
+  handler(input: { body: B; request: FastifyRequest; reply: FastifyReply; caller: SignedInCaller }): Promise<R>;
 }
 export type RouteSpec<B, R> = PublicSpec<B, R> | ProtectedSpec<B, R>;
 

@@ -3,14 +3,14 @@ import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../runtime/clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
 import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
-import { guardSignInRequests, reportSignInServerError } from './request-guard.js';
+import { refuseDuplicateHostAndEchoRequestId, reportSignInServerError } from './host-and-request-id.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
 import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
@@ -116,7 +116,7 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? realClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
   const tokens = new TokenService(await options.signingKeys.load(), clock, settings);
   const offKeys = options.signingKeys.onChange((keys) => tokens.setKeys(keys));
@@ -177,7 +177,7 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  guardSignInRequests(app);
+  refuseDuplicateHostAndEchoRequestId(app);
   installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {

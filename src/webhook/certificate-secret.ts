@@ -3,6 +3,7 @@ import { ApiError } from '../runtime/api-error.js';
 import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
 import { issueCertificates, planCertificates, servingIdentity, type CertificateBundle, type CertificatePlan } from './certificates.js';
 import type { WebhookSettings } from './settings.js';
+import { realClock, type Clock } from '../runtime/clock.js';
 
 /** What the webhook server and the configurations need: the serving pair and the CA(s) to trust. */
 export interface ServingCertificates {
@@ -51,8 +52,8 @@ function isConflict(err: unknown): boolean {
 }
 
 export interface EnsureCertificatesOptions {
-  /** Injected clock. */
-  readonly now?: () => Date;
+  /** What "now" is when judging and issuing certificates; default: the wall clock. */
+  readonly clock?: Pick<Clock, 'now'>;
   readonly log?: (event: { action: CertificatePlan['action'] | 'adopted'; reason?: string }) => void;
 }
 
@@ -63,7 +64,7 @@ export interface EnsureCertificatesOptions {
  * replica renewed first: read back and reuse its certificates).
  */
 export async function ensureWebhookCertificates(client: WebhookKubeApi, settings: WebhookSettings, opts: EnsureCertificatesOptions = {}): Promise<ServingCertificates> {
-  const now = opts.now ?? (() => new Date());
+  const clock = opts.clock ?? realClock;
   const ns = settings.namespace;
   if (settings.certificates.mode === 'cert-manager') {
     const secret = await client.get<SecretObject>(SECRETS, ns, settings.secretName);
@@ -79,7 +80,7 @@ export async function ensureWebhookCertificates(client: WebhookKubeApi, settings
   for (let attempt = 1; ; attempt++) {
     const secret = await client.get<SecretObject>(SECRETS, ns, settings.secretName);
     const existing = secret ? bundleFromSecret(secret) : undefined;
-    const at = now();
+    const at = new Date(clock.now());
     const plan = await planCertificates(existing, identity, at);
     if (plan.action === 'reuse' && existing) {
       opts.log?.({ action: attempt === 1 ? 'reuse' : 'adopted' });

@@ -5,7 +5,7 @@
  * correctness when the webhook is down or bypassed; it closes the window between creation and the
  * first reconcile (an object deleted in that window was never held), and it saves one write per
  * object: a finalizer PATCH costs the API server a read, a validation, an etcd write and a watch
- * event; a JSONPatch in the admission response costs it none of those (README, Benchmarks: B1).
+ * event; a JSONPatch in the admission response costs it none of those (docs/benchmarks.md, B1).
  */
 import type { KindDefinition } from '../api/common/kind.js';
 import { isRecord } from '../api/common/text.js';

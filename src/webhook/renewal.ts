@@ -5,6 +5,7 @@ import { nextRenewalCheck } from './certificates.js';
 import { installWebhooks } from './install.js';
 import type { WebhookServer } from './server.js';
 import type { WebhookSettings } from './settings.js';
+import { realClock, type Clock } from '../runtime/clock.js';
 
 export interface CertificateRenewalOptions {
   readonly client: WebhookKubeApi;
@@ -19,7 +20,8 @@ export interface CertificateRenewalOptions {
    * certificate up (and the API server's caBundle must not drift) well before the old one expires.
    */
   readonly maxIntervalMs?: number;
-  readonly now?: () => Date;
+  /** What "now" is when judging the certificate; the timer is the process's own (unref'd: a pending check never holds the process open). */
+  readonly clock?: Pick<Clock, 'now'>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -30,7 +32,7 @@ const HOUR_MS = 3_600_000;
  * certificate changed, and re-injects the caBundle. Failures are logged and retried in a minute.
  */
 export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
-  const now = opts.now ?? (() => new Date());
+  const clock = opts.clock ?? realClock;
   const maxInterval = opts.maxIntervalMs ?? HOUR_MS;
   let current = opts.current;
   let timer: NodeJS.Timeout | undefined;
@@ -39,7 +41,7 @@ export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
     if (opts.settings.certificates.mode === 'cert-manager') return maxInterval;
     try {
       // The bundle's first certificate is the current CA (see issueCertificates).
-      const due = nextRenewalCheck({ caCert: certs.caBundle, caKey: '', cert: certs.cert, key: certs.key, caBundle: certs.caBundle }).getTime() - now().getTime();
+      const due = nextRenewalCheck({ caCert: certs.caBundle, caKey: '', cert: certs.cert, key: certs.key, caBundle: certs.caBundle }).getTime() - clock.now();
       return Math.max(1_000, Math.min(maxInterval, due));
     } catch {
       return maxInterval;
@@ -54,7 +56,7 @@ export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
 
   const check = async (): Promise<void> => {
     try {
-      const next = await ensureWebhookCertificates(opts.client, opts.settings, { now });
+      const next = await ensureWebhookCertificates(opts.client, opts.settings, { clock });
       if (next.cert !== current.cert || next.key !== current.key) {
         opts.server.setTls({ cert: next.cert, key: next.key });
         opts.log.info('webhook serving certificate renewed');

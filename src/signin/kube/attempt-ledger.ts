@@ -3,7 +3,7 @@ import { isAlreadyExists, isConflict } from '../../runtime/api-error.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import { microTime } from '../../runtime/leader-election.js';
 import { coreResources, type KubeObject } from '../../runtime/kube-object.js';
-import { systemClock, type Clock } from '../clock.js';
+import { realClock, type Clock } from '../../runtime/clock.js';
 import type { AttemptLedger, Claim } from '../account-budget.js';
 import { SIGNIN_FIELD_MANAGER } from './resources.js';
 
@@ -32,7 +32,7 @@ export class KubernetesAttemptLedger implements AttemptLedger {
   constructor(
     private readonly client: KubeClient,
     private readonly namespace: string,
-    private readonly clock: Clock = systemClock,
+    private readonly clock: Clock = realClock,
   ) {}
 
   async claim(accountKey: string, want: number, limit: number, windowMs: number): Promise<Claim> {

@@ -4,7 +4,7 @@ import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
-import { systemClock, type Clock } from '../clock.js';
+import { realClock, type Clock } from '../../runtime/clock.js';
 import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
 import type { Subject } from '../tokens.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';
@@ -136,7 +136,7 @@ export class KubernetesSessionStore implements SessionStore {
   }
 
   private now(): number {
-    return (this.options.clock ?? systemClock).now();
+    return (this.options.clock ?? realClock).now();
   }
 
   private accessTtlMs(): number {

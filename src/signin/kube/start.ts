@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
-import { systemClock } from '../clock.js';
+import { realClock } from '../../runtime/clock.js';
 import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';
 import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
 import { ATTEMPT_WINDOW_MS } from '../account-budget.js';
@@ -82,7 +82,7 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
-        sessions.sweepExpired(options.clock ?? systemClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
+        sessions.sweepExpired(options.clock ?? realClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
         attemptLedger.sweep(ATTEMPT_WINDOW_MS).catch((err: unknown) => logger?.warn({ err }, 'deleting sign-in attempt Leases of past windows failed'));
       }, sweepMs);
       sweeper.unref();

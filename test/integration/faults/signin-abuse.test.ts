@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realClock } from '../../../src/runtime/clock.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
@@ -23,7 +24,7 @@ const ADDRESS_LIMIT = 12;
 const HOUR_MS = 3_600_000;
 
 /** The server's clock: real time plus what the tests skip. */
-const clock = { skippedMs: 0, now: () => Date.now() + clock.skippedMs };
+const clock = { skippedMs: 0, now: () => Date.now() + clock.skippedMs, setTimer: realClock.setTimer };
 /** Every password and token the tests send or receive: none may appear in the log. */
 const secrets = new Set<string>([PASSWORD]);
 let logText = '';

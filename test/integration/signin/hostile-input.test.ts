@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../../src/http/json-guard.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
-import { systemClock } from '../../../src/signin/clock.js';
+import { realClock } from '../../../src/runtime/clock.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, installPosCrds, posExamples, testClient } from './helpers.js';
@@ -44,7 +44,7 @@ let ns: string;
 let client: KubeClient;
 let api: RunningKubernetesSignIn;
 let port = 0;
-const ledger = new FlakyLedger(systemClock);
+const ledger = new FlakyLedger(realClock);
 const agents = { a: new Agent({ localAddress: '127.0.0.2', connections: 128 }), b: new Agent({ localAddress: '127.0.0.3' }) };
 
 beforeAll(async () => {

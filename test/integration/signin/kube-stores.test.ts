@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import { ManualClock } from '../../../src/signin/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { KubernetesSessionStore } from '../../../src/signin/kube/sessions.js';
 import { decodeProtectedHeader } from 'jose';
-import { systemClock } from '../../../src/signin/clock.js';
+import { realClock } from '../../../src/runtime/clock.js';
 import { KubernetesSigningKeyStore, ROTATE_ANNOTATION, ROTATED_ANNOTATION } from '../../../src/signin/kube/signing-key.js';
 import { TokenService } from '../../../src/signin/tokens.js';
 import { RefreshTokens } from '../../../src/signin/refresh-rotation.js';
@@ -35,7 +35,7 @@ describe('Kubernetes stores of the sign-in API', () => {
     try {
       const replicas = [new KubernetesSigningKeyStore(client, ns, 'rotating-key'), new KubernetesSigningKeyStore(client, ns, 'rotating-key')];
       const before = await Promise.all(replicas.map((r) => r.load()));
-      const services = before.map((keys) => new TokenService(keys, systemClock));
+      const services = before.map((keys) => new TokenService(keys, realClock));
       replicas.forEach((r, i) => r.onChange((keys) => services[i]!.setKeys(keys)));
       expect(await Promise.all(replicas.map((r) => r.watch(stop.signal)))).toEqual([true, true]);
       const oldToken = await services[0]!.issueAccessToken({ kind: 'ShopUser', name: 'x' }, 's-1', 'pos');
@@ -83,7 +83,7 @@ describe('Kubernetes stores of the sign-in API', () => {
     const long = new RefreshTokens(store, clock, 7200);
     const a = await short.start({ kind: 'AdminUser', name: 'a' }, 'admin');
     const b = await long.start({ kind: 'AdminUser', name: 'b' }, 'admin');
-    clock.advance(120_000);
+    await clock.advance(120_000);
     expect(await store.sweepExpired(clock)).toBeGreaterThanOrEqual(1);
     expect(await store.get(a.session.id)).toBeUndefined();
     expect(await store.get(b.session.id)).toBeDefined();
@@ -107,13 +107,13 @@ describe('Kubernetes stores of the sign-in API', () => {
       expect(watching.countFamilies().revoked).toBeGreaterThanOrEqual(1);
       await watching.sweepExpired(clock);
       expect(await writer.get(session.id)).toBeDefined(); // its access tokens may still be out there
-      clock.advance(61_000);
+      await clock.advance(61_000);
       await watching.sweepExpired(clock);
       expect(await writer.get(session.id)).toBeUndefined();
       // deleted while watched: still refused for an access-token lifetime
       while (watching.families.get(ns, session.id) && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 10));
       expect(watching.isRevoked(session.id)).toBe(true);
-      clock.advance(61_000);
+      await clock.advance(61_000);
       expect(watching.isRevoked(session.id)).toBe(false);
     } finally {
       stop.abort();

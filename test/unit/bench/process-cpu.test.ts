@@ -2,9 +2,13 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type ThreadCpu } from '../../../bench/process-cpu.js';
 
+/** Busy for `ms` of this process's CPU time (not the wall clock, which a loaded machine stretches). */
 function spin(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end);
+  const start = process.cpuUsage();
+  for (;;) {
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= ms * 1000) return;
+  }
 }
 
 describe('per-thread CPU from /proc schedstat', () => {

@@ -2,21 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import { OwnWrites } from '../../../src/reconcilers/own-writes.js';
 import { deployedModel } from './fixtures.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 describe('OrderingGrace', () => {
-  it('holds ordering states of a new object for the grace, then lets them through', () => {
-    let now = 1_000;
-    const grace = new OrderingGrace(2_000, () => now);
+  it('holds ordering states of a new object for the grace, then lets them through', async () => {
+    const clock = new ManualClock(1_000);
+    const grace = new OrderingGrace(2_000, clock);
     const dm = deployedModel('dm', 'later').build();
     expect(grace.holdMs(dm, 'EndpointNotFound')).toBe(2_000);
-    now += 1_500;
+    await clock.advance(1_500);
     expect(grace.holdMs(dm, 'EndpointNotFound')).toBe(500);
-    now += 500;
+    await clock.advance(500);
     expect(grace.holdMs(dm, 'EndpointNotFound')).toBe(0);
   });
 
   it('never holds other reasons, nor objects that already have a Ready condition', () => {
-    const grace = new OrderingGrace(2_000, () => 0);
+    const grace = new OrderingGrace(2_000, new ManualClock(0));
     const dm = deployedModel('dm', 'ep').build();
     expect(grace.holdMs(dm, 'InvalidSpec')).toBe(0);
     expect(grace.holdMs(dm, 'Reconciled')).toBe(0);

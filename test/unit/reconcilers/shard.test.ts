@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createShard } from '../../../src/operator/shard.js';
 import { IdAssignments } from '../../../src/reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
-import { flushMicrotasks } from '../../../src/runtime/clock.js';
+import { flushMicrotasks, ManualClock } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
@@ -29,7 +29,7 @@ function run(api: RecordingApi) {
     ids: new IdAssignments(),
     log: silentLogger,
     grace: new OrderingGrace(0),
-    now: () => new Date('2026-01-01T00:00:10Z'),
+    clock: new ManualClock(Date.parse('2026-01-01T00:00:10Z')),
   });
   const stop = new AbortController();
   const runs = [...shard.allInformers().map((i) => i.run(stop.signal)), ...shard.controllers.map((c) => c.run(stop.signal))];

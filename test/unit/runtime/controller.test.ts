@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { Action, Controller, isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { ManualClock } from '../../../src/runtime/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';

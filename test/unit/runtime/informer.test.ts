@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { ListOptions, ListResult, WatchOptions } from '../../../src/runtime/kube-client.js';
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';

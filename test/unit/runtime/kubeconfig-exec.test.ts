@@ -8,6 +8,7 @@ import { connectionFromKubeconfig, loadClusterConnection, type ClusterConnection
 import { ClientNodeAuthProvider } from '../../../src/runtime/credentials.js';
 import { ExecCredentialPlugin, parseExecCredential } from '../../../src/runtime/exec-credential.js';
 import { parseKubeconfig, selectContext, type ExecPluginConfig, type KubeconfigCluster } from '../../../src/runtime/kubeconfig.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const V1 = 'client.authentication.k8s.io/v1';
 let dir = '';
@@ -67,12 +68,12 @@ describe('ExecCredentialPlugin', () => {
   });
 
   it('caches the credential until its expirationTimestamp, and runs again after a 401 (afresh)', async () => {
-    let now = Date.parse('2030-01-01T00:00:00Z');
-    const source = new ExecCredentialPlugin(exec(plugin(credential(`{ token: 'tok-' + run, expirationTimestamp: '2030-01-01T00:10:00Z' }`))), cluster, 'test', { now: () => now });
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    const source = new ExecCredentialPlugin(exec(plugin(credential(`{ token: 'tok-' + run, expirationTimestamp: '2030-01-01T00:10:00Z' }`))), cluster, 'test', { clock });
     expect((await source.credentials(false)).headers.Authorization).toBe('Bearer tok-1');
     expect((await source.credentials(false)).expiresAt).toBe(Date.parse('2030-01-01T00:10:00Z'));
     expect(runs()).toBe(1);
-    now = Date.parse('2030-01-01T00:10:00Z');
+    await clock.advance(10 * 60_000);
     expect((await source.credentials(false)).headers.Authorization).toBe('Bearer tok-2');
     expect((await source.credentials(true)).headers.Authorization).toBe('Bearer tok-3');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
-import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { LeaderElector, microTime, type Lease, type LeaseClient } from '../../../src/runtime/leader-election.js';
 
 /** An in-memory Lease with the apiserver's optimistic concurrency (resourceVersion checks). */

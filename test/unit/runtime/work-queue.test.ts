@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { metricValue, workqueueRetries } from '../../../src/runtime/metrics.js';
 import { WorkQueue } from '../../../src/runtime/work-queue.js';
 

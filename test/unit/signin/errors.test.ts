@@ -73,7 +73,7 @@ describe('credentials', { timeout: 30_000 }, () => {
     expect((await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).statusCode).toBe(401);
     expect((await post('/auth/admin/login', { email: 'ana@example.com', password: PASSWORD })).statusCode).toBe(401);
     t.directory.removeIdentity('AdminUser', 'ana-admin');
-    t.clock.advance(3_600_000); // the failed attempts above count against the account
+    await t.clock.advance(3_600_000); // the failed attempts above count against the account
     expect((await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).statusCode).toBe(200);
   });
 
@@ -83,7 +83,7 @@ describe('credentials', { timeout: 30_000 }, () => {
     expect(blocked.statusCode).toBe(429);
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(3000);
     expect(blocked.json().type).toBe('urn:endpoint-operator:signin:too-many-attempts');
-    t.clock.advance(3_600_000);
+    await t.clock.advance(3_600_000);
     expect((await post('/auth/admin/login', { email: 'root@example.com', password: PASSWORD })).statusCode).toBe(200);
   });
 });

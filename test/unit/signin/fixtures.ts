@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ManualClock } from '../../../src/signin/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { IdentityIndex } from '../../../src/signin/identity-index.js';
 import { hashPassword, type Argon2Params } from '../../../src/signin/passwords.js';
 import { buildSignInApp, type SignInServerOptions } from '../../../src/signin/server.js';
@@ -51,7 +51,7 @@ export async function seedDirectory(): Promise<IdentityIndex> {
 export async function testApp(overrides: Partial<SignInServerOptions> = {}) {
   const directory = await seedDirectory();
   const sessions = new MemorySessionStore();
-  const clock = new ManualClock();
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const built = await buildSignInApp({ directory, sessions, signingKeys: new MemorySigningKeyStore(), clock, logger: false, argon2: PARAMS, ...overrides });
   return { ...built, directory, sessions, clock };
 }

@@ -13,7 +13,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsRegistry } from '../../../src/runtime/metrics.js';
 import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
-import { ManualClock } from '../../../src/signin/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import type { SignInContext } from '../../../src/signin/context.js';
 import { LOGIN_PATHS, OVER_SHARE_DETAIL } from '../../../src/signin/over-share-refusal.js';
 import type { Route } from '../../../src/signin/route-kit.js';
@@ -141,7 +141,7 @@ describe('logins over their client share: refused before fastify', { timeout: 30
         return super.claim(...args);
       }
     }
-    const ledger = new CountingLedger(new ManualClock());
+    const ledger = new CountingLedger(new ManualClock(Date.UTC(2026, 0, 1)));
     const t = await testApp({ attemptLedger: ledger, verificationLimits: { perClient: 1 } });
     try {
       await holdingShare(t.context, 'address 203.0.113.9', async () => {

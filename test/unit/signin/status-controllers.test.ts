@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { flushMicrotasks } from '../../../src/runtime/clock.js';
+import { flushMicrotasks } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { KubernetesIdentityDirectory } from '../../../src/signin/kube/directory.js';

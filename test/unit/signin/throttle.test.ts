@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AccountBudget, MemoryAttemptLedger, type AttemptLedger } from '../../../src/signin/account-budget.js';
-import { ManualClock } from '../../../src/signin/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { FailureWindow, GrowingDelay, type Admission } from '../../../src/signin/throttle.js';
 import { json, PASSWORD, testApp } from './fixtures.js';
 
@@ -11,8 +11,8 @@ const take = (a: Admission) => {
 };
 
 describe('FailureWindow', () => {
-  it('counts an attempt before it is settled, so a burst gets no more than the limit', () => {
-    const clock = new ManualClock();
+  it('counts an attempt before it is settled, so a burst gets no more than the limit', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const w = new FailureWindow(3, HOUR, clock);
     const burst = Array.from({ length: 10 }, () => w.admit('a'));
     expect(burst.filter((a) => a.admitted)).toHaveLength(3);
@@ -20,12 +20,12 @@ describe('FailureWindow', () => {
     const refused = w.admit('a');
     expect(refused).toEqual({ admitted: false, retryAfterSeconds: 3600 });
     expect(w.admit('b').admitted).toBe(true);
-    clock.advance(HOUR);
+    await clock.advance(HOUR);
     expect(w.admit('a').admitted).toBe(true);
   });
 
   it('gives the place back on success', () => {
-    const w = new FailureWindow(1, HOUR, new ManualClock());
+    const w = new FailureWindow(1, HOUR, new ManualClock(Date.UTC(2026, 0, 1)));
     take(w.admit('a')).settle(false);
     take(w.admit('a')).settle(false);
     take(w.admit('a')).settle(true);
@@ -34,8 +34,8 @@ describe('FailureWindow', () => {
 });
 
 describe('GrowingDelay', () => {
-  it('lets a few failures through, then doubles the wait and admits one attempt at a time', () => {
-    const clock = new ManualClock();
+  it('lets a few failures through, then doubles the wait and admits one attempt at a time', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const d = new GrowingDelay(clock, { freeFailures: 2, baseDelayMs: 1000 });
     const burst = Array.from({ length: 20 }, () => d.admit('k'));
     expect(burst.filter((a) => a.admitted)).toHaveLength(2);
@@ -46,7 +46,7 @@ describe('GrowingDelay', () => {
       const refused = d.admit('k');
       if (refused.admitted) throw new Error('expected a delay');
       waits.push(refused.retryAfterSeconds);
-      clock.advance(refused.retryAfterSeconds * 1000);
+      await clock.advance(refused.retryAfterSeconds * 1000);
       const a = take(d.admit('k'));
       expect(d.admit('k').admitted).toBe(false); // one in flight at a time
       a.settle(true);
@@ -59,7 +59,7 @@ describe('GrowingDelay', () => {
 
 describe('AccountBudget', () => {
   it('never grants more than the limit in a window across replicas sharing a ledger, with few ledger writes', async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const memory = new MemoryAttemptLedger(clock);
     let writes = 0;
     const ledger: AttemptLedger = {
@@ -76,7 +76,7 @@ describe('AccountBudget', () => {
     for (const a of granted) if (a.admitted) a.reservation.settle(true);
     expect((await replicas[0]!.admit('victim@example.com')).admitted).toBe(false);
     expect(writes).toBeLessThanOrEqual(40 / 4 + 4);
-    clock.advance(HOUR);
+    await clock.advance(HOUR);
     expect((await replicas[1]!.admit('victim@example.com')).admitted).toBe(true);
   });
 });
@@ -87,7 +87,7 @@ describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
     app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress, ...json({ email: 'ana@example.com', password }), headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) } });
 
   it('a burst of 500 parallel wrong guesses on two replicas yields at most the configured number of 401s', async () => {
-    const ledger = new MemoryAttemptLedger(new ManualClock());
+    const ledger = new MemoryAttemptLedger(new ManualClock(Date.UTC(2026, 0, 1)));
     const replicas = await Promise.all([testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger }), testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger })]);
     try {
       // From 500 addresses (a botnet): the account's shared budget holds.

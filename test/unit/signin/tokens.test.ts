@@ -70,15 +70,15 @@ describe('refresh tokens', { timeout: 30_000 }, () => {
   it('expire: a refresh token after its TTL and an access token after 15 minutes', async () => {
     const first = await loginAna();
     expect((await me(first.accessToken)).statusCode).toBe(200); // now in the verified-token cache
-    t.clock.advance(15 * 60 * 1000 - 2000);
+    await t.clock.advance(15 * 60 * 1000 - 2000);
     expect((await me(first.accessToken)).statusCode).toBe(200);
-    t.clock.advance(3000);
+    await t.clock.advance(3000);
     const expired = await me(first.accessToken);
     expect(expired.statusCode).toBe(401);
     expect(expired.headers['www-authenticate']).toContain('error="invalid_token"');
     const refreshed = await post('/auth/refresh', { refreshToken: first.refreshToken });
     expect(refreshed.statusCode).toBe(200);
-    t.clock.advance(31 * 24 * 3600 * 1000);
+    await t.clock.advance(31 * 24 * 3600 * 1000);
     expect((await post('/auth/refresh', { refreshToken: refreshed.json().refreshToken })).statusCode).toBe(401);
   });
 });
@@ -130,7 +130,7 @@ describe('refresh families per user', { timeout: 30_000 }, () => {
       const logins = [];
       for (let i = 0; i < 5; i++) {
         logins.push(await login());
-        capped.clock.advance(1000);
+        await capped.clock.advance(1000);
       }
       expect(capped.sessions.activeFamilies({ kind: 'ShopUser', name: 'ana' }, capped.clock.now())).toHaveLength(3);
       expect(await Promise.all(logins.map(async (l) => (await meOn(l.accessToken)).statusCode))).toEqual([401, 401, 200, 200, 200]);

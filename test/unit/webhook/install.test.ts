@@ -7,6 +7,7 @@ import { CRDS, installWebhooks, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBH
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
 import { FakeApi } from './fake-api.js';
 import { widgetKind } from './fixtures.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const DAY = 86_400_000;
 const t0 = new Date('2026-03-01T00:00:00Z');
@@ -33,13 +34,13 @@ function withCrd(api: FakeApi): FakeApi {
 describe('ensureWebhookCertificates', () => {
   it('creates the Secret once and reuses it on the next start', async () => {
     const api = new FakeApi();
-    const first = await ensureWebhookCertificates(api, settings, { now: () => t0 });
+    const first = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
     expect(api.writes().map((c) => `${c.verb} ${c.plural}/${c.name}`)).toEqual(['create secrets/endpoint-operator-webhook-tls']);
     const stored = api.store.get('secrets/eo-system/endpoint-operator-webhook-tls');
     expect(stored).toMatchObject({ type: 'kubernetes.io/tls' });
     expect(Object.keys((stored as unknown as { data: object }).data).sort()).toEqual(['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
     api.calls.length = 0;
-    const second = await ensureWebhookCertificates(api, settings, { now: () => new Date(t0.getTime() + DAY) });
+    const second = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime() + DAY) });
     expect(second).toEqual(first);
     expect(api.writes()).toEqual([]);
   });
@@ -47,20 +48,20 @@ describe('ensureWebhookCertificates', () => {
   it('reads back and reuses what another replica created first (409 AlreadyExists)', async () => {
     const api = new FakeApi();
     const other = new FakeApi();
-    const theirs = await ensureWebhookCertificates(other, settings, { now: () => t0 });
+    const theirs = await ensureWebhookCertificates(other, settings, { clock: new ManualClock(t0.getTime()) });
     api.beforeWrite = (verb, key) => {
       if (verb === 'create') api.store.set(key, other.store.get(key)!);
     };
-    const mine = await ensureWebhookCertificates(api, settings, { now: () => t0 });
+    const mine = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
     expect(mine).toEqual(theirs);
     expect(api.writes().map((c) => c.verb)).toEqual(['create']);
   });
 
   it('renews the serving certificate with a resourceVersion-guarded update once a third of its lifetime is left', async () => {
     const api = new FakeApi();
-    const first = await ensureWebhookCertificates(api, settings, { now: () => t0 });
+    const first = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
     api.calls.length = 0;
-    const renewed = await ensureWebhookCertificates(api, settings, { now: () => new Date(t0.getTime() + 7 * DAY) });
+    const renewed = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime() + 7 * DAY) });
     expect(renewed.cert).not.toBe(first.cert);
     expect(renewed.caBundle).toBe(first.caBundle);
     const writes = api.writes();
@@ -70,19 +71,19 @@ describe('ensureWebhookCertificates', () => {
 
   it('adopts the certificates of a replica that renewed concurrently (409 Conflict)', async () => {
     const api = new FakeApi();
-    await ensureWebhookCertificates(api, settings, { now: () => t0 });
+    await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
     const key = 'secrets/eo-system/endpoint-operator-webhook-tls';
     const later = new Date(t0.getTime() + 7 * DAY);
     // The other replica renews from the same stored Secret at the same moment.
     const other = new FakeApi();
     other.store.set(key, structuredClone(api.store.get(key)!));
-    const theirs = await ensureWebhookCertificates(other, settings, { now: () => later });
+    const theirs = await ensureWebhookCertificates(other, settings, { clock: new ManualClock(later.getTime()) });
     api.calls.length = 0;
     api.beforeWrite = (verb) => {
       // Its write lands between our read and our write.
       if (verb === 'replace' && api.writes().length === 1) api.put(SECRETS, 'eo-system', other.store.get(key)!);
     };
-    const mine = await ensureWebhookCertificates(api, settings, { now: () => later });
+    const mine = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(later.getTime()) });
     expect(mine).toEqual(theirs);
     expect(api.writes().map((c) => c.verb)).toEqual(['replace']);
     expect(bundleFromSecret(api.store.get(key) as never)?.cert).toBe(theirs.cert);

@@ -1,5 +1,5 @@
 /**
- * What every request to the sign-in port goes through before its route: more than one Host header is
+ * Two things every request to the sign-in port gets, whatever its route: more than one Host header is
  * refused (400, RFC 9112 §3.2), and every answer carries its request id in X-Request-Id, the id the
  * server-error log line names (server-errors.ts).
  */
@@ -9,7 +9,7 @@ import { reportServerError } from '../http/server-errors.js';
 import { SignInProblem } from './problems.js';
 
 /** Logins over their client's share never get this far: over-share-refusal.ts answers them in the server's request event. */
-export function guardSignInRequests(app: FastifyInstance): void {
+export function refuseDuplicateHostAndEchoRequestId(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     if (hasDuplicateHost(request.raw)) throw new SignInProblem('invalidRequest', DUPLICATE_HOST_MESSAGE);
   });
