@@ -118,16 +118,16 @@ describe('the Helm chart', () => {
   });
 
   it('prints a `{{` of a CRD text as it is, not as a template action', async () => {
-    const [shops] = allKinds;
-    if (shops === undefined) throw new Error('no kinds');
+    const [def] = allKinds;
+    if (def === undefined) throw new Error('no kinds');
     const description = 'A {{ .Values.namespace }} and {{- end }} are text here.';
     const dir = await mkdtemp(join(tmpdir(), 'eo-crd-braces-'));
     try {
       cpSync(CHART, dir, { recursive: true });
-      await writeFile(join(dir, 'templates', crdTemplateFile(shops)), crdTemplate({ ...shops, description }));
-      const crd = (await renderChart(renderer, dir, {})).manifests.find((m) => m.template === `templates/${crdTemplateFile(shops)}`);
+      await writeFile(join(dir, 'templates', crdTemplateFile(def)), crdTemplate({ ...def, description }));
+      const crd = (await renderChart(renderer, dir, {})).manifests.find((m) => m.template === `templates/${crdTemplateFile(def)}`);
       const versions = (crd?.object as { spec: { versions: { schema: { openAPIV3Schema: { description: string } } }[] } }).spec.versions;
-      expect(versions.map((v) => v.schema.openAPIV3Schema.description)).toEqual(shops.versions.map(() => description));
+      expect(versions.map((v) => v.schema.openAPIV3Schema.description)).toEqual(def.versions.map(() => description));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
