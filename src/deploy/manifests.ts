@@ -3,12 +3,12 @@
  * CRDs before anything namespaced or of their kinds, RBAC before the pods that use it.
  */
 import yaml from 'js-yaml';
-import { generateCrds } from '../api/crd/generate.js';
 import { mutatingWebhookConfiguration, webhookConfiguration } from '../webhook/configuration.js';
-import { DEFAULT_WEBHOOK_SETTINGS, CONVERT_PATH } from '../webhook/settings.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { prometheusRule } from './alerts.js';
 import { grafanaDashboardConfigMap } from './dashboard.js';
 import { callerRoleManifests } from './caller-roles.js';
+import { chartCrds } from './crd-templates.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -24,7 +24,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
   const webhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, namespace: values.namespace, reservedPrefixes: values.reservedPrefixes };
   const objects: object[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: values.namespace, labels: commonLabels() } },
-    ...generateCrds({ conversion: { service: { namespace: values.namespace, name: webhookSettings.serviceName, path: CONVERT_PATH, port: 443 } } }),
+    ...chartCrds(values),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: values.namespace, labels: commonLabels() } },
     ...rbacManifests(values),
     ...callerRoleManifests(),

@@ -12,6 +12,12 @@ import { DEFAULT_VERIFICATION_LIMITS } from '../signin/verification-queue.js';
 export interface DeployValues {
   /** The operator's own namespace: Lease, webhook Secret, Services. */
   namespace: string;
+  /**
+   * The CRDs, as chart templates (src/deploy/crd-templates.ts) so that `helm upgrade` delivers their changes:
+   * `enabled` off leaves them to whoever manages the cluster's CRDs; `keep` annotates them
+   * `helm.sh/resource-policy: keep`, so `helm uninstall` does not delete them and every custom resource with them.
+   */
+  crds: { enabled: boolean; keep: boolean };
   image: { repository: string; tag: string; pullPolicy: 'Always' | 'IfNotPresent' | 'Never' };
   replicas: number;
   /**
@@ -117,6 +123,7 @@ function portLimitValues(limits: ServerLimits): PortLimitValues {
 
 export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   namespace: 'endpoint-operator-system',
+  crds: { enabled: true, keep: true },
   image: { repository: 'ghcr.io/endpoint-operator/endpoint-operator', tag: '0.1.0', pullPolicy: 'IfNotPresent' },
   replicas: 2,
   project: DEFAULT_PROJECT_TEMPLATE,

@@ -41,7 +41,7 @@ export async function ensureHelm(major: 3 | 4, log: (line: string) => void = () 
 export interface RenderedChart {
   /** Every object the templates render, in Helm's install order, with the template it came from. */
   readonly manifests: { template: string; object: unknown }[];
-  /** The objects in the chart's crds/, which Helm installs before the templates. */
+  /** The objects in the chart's crds/, which Helm installs before the templates (on the first install only). */
   readonly crds: unknown[];
 }
 
@@ -58,11 +58,11 @@ async function helmEnv(): Promise<{ env: NodeJS.ProcessEnv; dir: string }> {
   return { dir, env: { ...process.env, HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') } };
 }
 
-/** `helm ARGS` with its own environment; resolves to stdout, rejects with stderr. */
-export async function helm(binary: string, args: readonly string[]): Promise<{ stdout: string; stderr: string }> {
+/** `helm ARGS` with its own environment; resolves to stdout, rejects with stderr (and is killed after `timeoutMs`). */
+export async function helm(binary: string, args: readonly string[], timeoutMs = 300_000): Promise<{ stdout: string; stderr: string }> {
   const { env, dir } = await helmEnv();
   try {
-    return await run(binary, args, { env, maxBuffer: 64 * 1024 * 1024 });
+    return await run(binary, args, { env, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -105,4 +105,9 @@ export async function renderChart(binary: string, chartDir: string, values: unkn
 export async function renderNotes(helm4: string, chartDir: string, values: unknown, release: Release = DEFAULT_RELEASE): Promise<string> {
   const stdout = await withValues(helm4, 'install', chartDir, values, release, ['--dry-run=client']);
   return (stdout.split(/^NOTES:$/m)[1] ?? '').trim();
+}
+
+/** Helm against a cluster: `helm ARGS --kubeconfig KUBECONFIG`, so the user's own kubeconfig is never read. */
+export function helmOn(binary: string, kubeconfig: string, args: readonly string[], timeoutMs?: number): Promise<{ stdout: string; stderr: string }> {
+  return helm(binary, [...args, '--kubeconfig', kubeconfig], timeoutMs);
 }

@@ -4,7 +4,7 @@
  * every option on exactly what the generator makes of the same values. The comparisons run over whatever objects
  * the generator makes, so a new object needs no change here, only in the chart.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
 import { RELEASES } from '../../../src/devcluster/binaries.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
-import { CHART_CRDS_DIR, DEPLOY_FILE } from '../../../src/deploy/write.js';
+import { crdTemplate, crdTemplateFile, KEEP_ANNOTATION } from '../../../src/deploy/crd-templates.js';
+import { CHART_TEMPLATES_DIR, DEPLOY_FILE } from '../../../src/deploy/write.js';
+import { allKinds } from '../../../src/api/kinds.js';
+import { crdFileName } from '../../../src/api/crd/generate.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureHelm, helm, renderChart, renderNotes, type RenderedChart } from '../../support/helm.js';
 
@@ -95,18 +98,47 @@ describe('the Helm chart', () => {
     expect(chart['kubeVersion']).toBe(`>=${oldest ?? ''}.0-0`);
   });
 
-  it('ships crds/ identical to the generated crds/', () => {
-    const files = readdirSync(join(REPO_ROOT, 'crds')).sort();
-    expect(readdirSync(join(REPO_ROOT, CHART_CRDS_DIR)).sort()).toEqual(files);
-    for (const f of files) expect(readFileSync(join(REPO_ROOT, CHART_CRDS_DIR, f), 'utf8'), f).toBe(readFileSync(join(REPO_ROOT, 'crds', f), 'utf8'));
+  it('ships every CRD of crds/ as a generated template, and no crds/ directory, which Helm would never upgrade', () => {
+    expect(existsSync(join(CHART, 'crds'))).toBe(false);
+    expect(allKinds.map((def) => crdFileName(def)).sort()).toEqual(readdirSync(join(REPO_ROOT, 'crds')).sort());
+    const templates = readdirSync(join(REPO_ROOT, CHART_TEMPLATES_DIR)).filter((f) => f.startsWith('crd-'));
+    expect(templates.sort()).toEqual(allKinds.map((def) => crdTemplateFile(def)).sort());
+    for (const def of allKinds) expect(readFileSync(join(REPO_ROOT, CHART_TEMPLATES_DIR, crdTemplateFile(def)), 'utf8'), crdTemplateFile(def)).toBe(crdTemplate(def));
+  });
+
+  it('renders the CRDs as the generator makes them with crds.keep off, and none with crds.enabled off', async () => {
+    for (const crds of [{ enabled: true, keep: false }, { enabled: false, keep: true }]) {
+      const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, crds };
+      const chart = await renderChart(renderer, CHART, { crds });
+      expect(byKey(chart.manifests.map((m) => m.object)), JSON.stringify(crds)).toEqual(byKey(generated(values)));
+    }
+    const kept = (await renderChart(helm4, CHART, {})).manifests.filter((m) => isCrd(m.object));
+    expect(kept).toHaveLength(allKinds.length);
+    for (const m of kept) expect((m.object as { metadata: { annotations?: unknown } }).metadata.annotations, m.template).toEqual(KEEP_ANNOTATION);
+  });
+
+  it('prints a `{{` of a CRD text as it is, not as a template action', async () => {
+    const [def] = allKinds;
+    if (def === undefined) throw new Error('no kinds');
+    const description = 'A {{ .Values.namespace }} and {{- end }} are text here.';
+    const dir = await mkdtemp(join(tmpdir(), 'eo-crd-braces-'));
+    try {
+      cpSync(CHART, dir, { recursive: true });
+      await writeFile(join(dir, 'templates', crdTemplateFile(def)), crdTemplate({ ...def, description }));
+      const crd = (await renderChart(renderer, dir, {})).manifests.find((m) => m.template === `templates/${crdTemplateFile(def)}`);
+      const versions = (crd?.object as { spec: { versions: { schema: { openAPIV3Schema: { description: string } } }[] } }).spec.versions;
+      expect(versions.map((v) => v.schema.openAPIV3Schema.description)).toEqual(def.versions.map(() => description));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it(`installs at its default values exactly the objects of ${DEPLOY_FILE}`, async () => {
     const deployFile = (yaml.loadAll(readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8')) as unknown[]).filter((d) => d !== null && d !== undefined);
     for (const binary of [renderer, helm4]) {
       const chart = await renderChart(binary, CHART, {}); // no values: `helm template --include-crds`
-      expect(chart.crds.length).toBeGreaterThan(0);
-      expect(chart.manifests.length).toBeGreaterThan(0);
+      expect(chart.crds).toEqual([]);
+      expect(chart.manifests.filter((m) => isCrd(m.object))).toHaveLength(allKinds.length);
       expect(byKey([...chart.crds, ...chart.manifests.map((m) => m.object)])).toEqual(byKey(deployFile));
     }
   });
@@ -114,7 +146,7 @@ describe('the Helm chart', () => {
   it('renders the generator objects with the request log sink set and tracing off (the gateway env alone)', async () => {
     const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, requestLogSink: 'http://collector.logging:8080/' } };
     const chart = await renderChart(renderer, CHART, { gateway: { requestLogSink: 'http://collector.logging:8080/' } });
-    expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(values).filter((o) => !isCrd(o))));
+    expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(values)));
   });
 
   describe('with every option on', () => {
@@ -123,8 +155,8 @@ describe('the Helm chart', () => {
       chart = await renderChart(renderer, CHART, EVERY_OPTION_ON, { name: 'endpoint-operator', namespace: EVERY_OPTION_ON.namespace });
     });
 
-    it('renders exactly the generator objects for the same values (CRDs come from crds/)', () => {
-      expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(EVERY_OPTION_ON).filter((o) => !isCrd(o))));
+    it('renders exactly the generator objects for the same values, CRDs included (their conversion webhook in the chosen namespace)', () => {
+      expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(EVERY_OPTION_ON)));
     });
 
     it('names every object once', () => {

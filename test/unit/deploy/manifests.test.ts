@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { crdsYaml } from '../../../src/api/crd/generate.js';
+import { KEEP_ANNOTATION } from '../../../src/deploy/crd-templates.js';
 import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
 import { parseFlags } from '../../../src/cli/flags.js';
 import { deployManifests, deployYaml, type Manifest } from '../../../src/deploy/manifests.js';
@@ -47,9 +48,9 @@ describe('deploy/endpoint-operator.yaml', () => {
     expect(committed).toBe(deployYaml(DEFAULT_DEPLOY_VALUES));
   });
 
-  it('carries the same CRDs as crds/ for the default namespace', () => {
+  it('carries the same CRDs as crds/ for the default namespace, annotated for Helm to keep them on uninstall', () => {
     const fromDeploy = deployManifests(DEFAULT_DEPLOY_VALUES).filter((m) => m.kind === 'CustomResourceDefinition');
-    const fromCrds = yaml.loadAll(crdsYaml()) as Manifest[];
+    const fromCrds = (yaml.loadAll(crdsYaml()) as (Manifest & { metadata: object })[]).map((crd) => ({ ...crd, metadata: { ...crd.metadata, annotations: KEEP_ANNOTATION } }));
     expect(fromDeploy).toEqual(fromCrds);
   });
 
