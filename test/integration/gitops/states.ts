@@ -41,8 +41,9 @@ const su = of(POS, 'ShopUser', 'shopusers');
 const au = of(POS, 'AdminUser', 'adminusers');
 
 /**
- * A Shop has no stuck state a cluster can reach: its only non-Ready reason, InvalidSpec, breaks a rule
- * the CRD schema itself enforces (the apiserver refuses it whether or not the webhook runs).
+ * A Shop and a RegistryEndpoint have no stuck state a new object can reach: their only such reason, InvalidSpec,
+ * breaks a rule the CRD itself enforces (schema or CEL; the apiserver refuses it whether or not the webhook
+ * runs). Only an object stored before a rule tightened can be InvalidSpec, which ratcheting keeps.
  */
 export const scenarios: readonly Scenario[] = [
   pe('healthy', 'pe-ready', Reasons.Reconciled),
@@ -61,7 +62,6 @@ export const scenarios: readonly Scenario[] = [
   rs('unobserved', 'svc-changed', Reasons.Reconciled, { specPatch: { annotations: { tier: 'silver' } } }),
   re('healthy', 'ep-ready', Reasons.Reconciled),
   re('waiting', 'ep-orphan', Reasons.ParentNotFound),
-  re('stuck', 'ep-invalid', Reasons.InvalidSpec),
   re('deleting', 'ep-deleting', Reasons.Reconciled, { foreignFinalizer: true }),
   re('unobserved', 'ep-changed', Reasons.Reconciled, { specPatch: { port: 8444 } }),
   shop('healthy', 'shop-ready', Reasons.Reconciled),
@@ -94,8 +94,8 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
   { kind: 'PredictionEndpoint', name: 'pe-ready', spec: { displayName: 'Churn prediction' } },
   { kind: 'PredictionEndpoint', name: 'pe-changed', spec: { displayName: 'Churn prediction' } },
   { kind: 'PredictionEndpoint', name: 'pe-split-unresolved', spec: { displayName: 'Churn', trafficSplit: { '1111111111': 100 } } },
-  // spec.network and spec.enablePrivateServiceConnect are mutually exclusive (a webhook rule).
-  { kind: 'PredictionEndpoint', name: 'pe-invalid', spec: { displayName: 'Churn', network: 'projects/482913557102/global/networks/ml-serving-vpc', enablePrivateServiceConnect: true } },
+  // A BigQuery table id of more than 1024 UTF-8 bytes: a rule only the webhook enforces (README).
+  { kind: 'PredictionEndpoint', name: 'pe-invalid', spec: { displayName: 'Churn', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri: `bq://churn-analytics.logs.${'é'.repeat(600)}` } } } },
   { kind: 'PredictionEndpoint', name: 'pe-deleting', spec: { displayName: 'Churn' } },
   { kind: 'PredictionEndpoint', name: 'pe-traffic', spec: { displayName: 'Churn', trafficSplit: { '5555555555': 100 } } },
   deployed('dm-holding', 'pe-deleting', '2222222222'),
@@ -112,8 +112,6 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
   { kind: 'RegistryEndpoint', name: 'ep-ready', spec: { name: `${SVC}/checkout/endpoints/ep-ready`, address: '10.20.0.11', port: 8443 } },
   { kind: 'RegistryEndpoint', name: 'ep-changed', spec: { name: `${SVC}/checkout/endpoints/ep-changed`, address: '10.20.0.12', port: 8443 } },
   { kind: 'RegistryEndpoint', name: 'ep-orphan', spec: { name: `${SVC}/missing/endpoints/ep-orphan`, address: '10.20.0.13', port: 8443 } },
-  // An IPv4 octet with a leading zero is ambiguous (octal): a webhook rule.
-  { kind: 'RegistryEndpoint', name: 'ep-invalid', spec: { name: `${SVC}/checkout/endpoints/ep-invalid`, address: '010.20.0.14', port: 8443 } },
   { kind: 'RegistryEndpoint', name: 'ep-deleting', spec: { name: `${SVC}/checkout/endpoints/ep-deleting`, address: '10.20.0.15', port: 8443 } },
   { kind: 'Shop', name: 'shop-ready', spec: { displayName: 'Lisbon Baixa', code: 'LIS-001' } },
   { kind: 'Shop', name: 'shop-changed', spec: { displayName: 'Faro', code: 'FAO-001' } },
