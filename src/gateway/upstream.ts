@@ -68,6 +68,14 @@ function codeOf(err: unknown): string {
   return '';
 }
 
+/** One call to a model server: what stops its exchange in flight, and why it stopped. */
+interface CallState {
+  readonly client: AbortSignal;
+  timedOut: boolean;
+  /** Aborts the exchange in flight; set while one is. */
+  stop: (() => void) | undefined;
+}
+
 export class UpstreamClient {
   readonly outliers: OutlierDetector;
   private readonly agent: Agent;
@@ -105,31 +113,33 @@ export class UpstreamClient {
   /** `client` is aborted when the caller went away; the call then ends at once ('cancelled'). */
   async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, client: AbortSignal): Promise<UpstreamResponse> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
-    // Aborted by the deadline or by the client; `client.aborted` then tells which.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
-    const onClientAbort = (): void => deadline.abort();
-    client.addEventListener('abort', onClientAbort);
-    if (client.aborted) deadline.abort();
+    // The exchange in flight stops at once when the client goes away or the deadline passes.
+    const call: CallState = { client, timedOut: false, stop: undefined };
+    const stop = (): void => call.stop?.();
+    const timer = setTimeout(() => {
+      call.timedOut = true;
+      stop();
+    }, this.options.timeoutMs);
+    client.addEventListener('abort', stop);
     try {
       const first = this.choose(setKey, targets);
       try {
-        return await this.once(first, request, deadline.signal, client, false);
+        return await this.once(first, request, call, false);
       } catch (err) {
         if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
         const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
-        return await this.once(second, request, deadline.signal, client, true);
+        return await this.once(second, request, call, true);
       }
     } finally {
       clearTimeout(timer);
-      client.removeEventListener('abort', onClientAbort);
+      client.removeEventListener('abort', stop);
     }
   }
 
-  private async once(target: Target, request: UpstreamRequest, deadline: AbortSignal, client: AbortSignal, retried: boolean): Promise<UpstreamResponse> {
+  private async once(target: Target, request: UpstreamRequest, call: CallState, retried: boolean): Promise<UpstreamResponse> {
     const attempt = request.trace?.attempt(target, request.headers, retried);
     try {
-      const res = await this.exchange(target, request, attempt?.headers ?? request.headers, deadline);
+      const res = await this.exchange(target, request, attempt?.headers ?? request.headers, call);
       attempt?.end(res.status);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
@@ -137,8 +147,8 @@ export class UpstreamClient {
     } catch (err) {
       attempt?.end(undefined, err instanceof UpstreamFailure ? err.kind : codeOf(err) || (err as Error).message);
       if (err instanceof UpstreamFailure) throw err;
-      if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
-      if (deadline.aborted) {
+      if (call.client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      if (call.timedOut) {
         this.outliers.failure(target.origin, 'gateway');
         throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
       }
@@ -156,7 +166,7 @@ export class UpstreamClient {
    * in, so that a large one can be handed to a JSON worker without being joined here.
    * `requestHeaders`: the request's, or its attempt's with the trace context (tracing.ts).
    */
-  private exchange(target: Target, request: UpstreamRequest, requestHeaders: Record<string, string>, signal: AbortSignal): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
+  private exchange(target: Target, request: UpstreamRequest, requestHeaders: Record<string, string>, call: CallState): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status = 0;
@@ -167,22 +177,22 @@ export class UpstreamClient {
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener('abort', onAbort);
+        call.stop = undefined;
         reject(err);
       };
-      const onAbort = (): void => {
+      const stopped = (): boolean => call.client.aborted || call.timedOut;
+      if (stopped()) return fail(new Error('aborted'));
+      call.stop = () => {
         const err = new Error('aborted');
-        if (controller !== undefined) controller.abort(err);
+        controller?.abort(err);
         fail(err);
       };
-      if (signal.aborted) return fail(new Error('aborted'));
-      signal.addEventListener('abort', onAbort);
       this.agent.dispatch(
         { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: withoutCredentials(requestHeaders), body: request.body },
         {
           onRequestStart: (c) => {
             controller = c;
-            if (signal.aborted) c.abort(new Error('aborted'));
+            if (stopped()) c.abort(new Error('aborted'));
           },
           onResponseStart: (c, statusCode, responseHeaders) => {
             status = statusCode;
@@ -200,7 +210,7 @@ export class UpstreamClient {
           onResponseEnd: () => {
             if (settled) return;
             settled = true;
-            signal.removeEventListener('abort', onAbort);
+            call.stop = undefined;
             resolve({ status, headers, pieces: chunks, size });
           },
           onResponseError: (_c, err) => {

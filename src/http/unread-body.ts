@@ -41,11 +41,6 @@ export function closesRatherThanReads(body: BodyState, largeBodyBytes: number): 
   return length > 0 && (body.awaitingContinue || length >= largeBodyBytes);
 }
 
-/** Whether `req` asks for `100 Continue` before sending its body (RFC 9110 §10.1.1). */
-export function expectsContinue(req: IncomingMessage): boolean {
-  return typeof req.headers.expect === 'string' && req.headers.expect.toLowerCase() === '100-continue';
-}
-
 /**
  * Drops what had arrived of an unread body (up to one socket read, ~64 KB) now rather than at the end
  * of the linger: until the socket closes, its parser keeps the request and those bytes. Kept a second,

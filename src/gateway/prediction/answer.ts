@@ -28,12 +28,10 @@ export interface AnsweredCall {
 }
 
 export function writeAnswer(res: ServerResponse, answer: Answer, call: AnsweredCall): void {
-  res.setHeader('content-type', answer.contentType);
-  res.setHeader('content-length', Buffer.byteLength(answer.body));
-  res.setHeader(REQUEST_ID_HEADER, call.requestId);
-  if (call.model !== undefined) res.setHeader(DEPLOYED_MODEL_HEADER, call.model.id);
-  if (call.endpoint !== undefined) res.setHeader(ENDPOINT_HEADER, call.endpoint.endpointId);
-  res.writeHead(answer.status).end(answer.body);
+  const headers: Record<string, string | number> = { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body), [REQUEST_ID_HEADER]: call.requestId };
+  if (call.model !== undefined) headers[DEPLOYED_MODEL_HEADER] = call.model.id;
+  if (call.endpoint !== undefined) headers[ENDPOINT_HEADER] = call.endpoint.endpointId;
+  res.writeHead(answer.status, headers).end(answer.body);
 }
 
 /** Counts, ends the span of and (sampled) logs a call answered `code` after `seconds`. */

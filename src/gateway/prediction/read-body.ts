@@ -16,7 +16,7 @@ export function joined(body: ReceivedBody): Buffer {
   return body.pieces.length === 1 ? (body.pieces[0] as Buffer) : Buffer.concat(body.pieces, body.size);
 }
 
-export function payloadTooLarge(limit: number): GoogleApiError {
+function payloadTooLarge(limit: number): GoogleApiError {
   return new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${limit} bytes.`, 413);
 }
 
