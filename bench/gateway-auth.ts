@@ -36,14 +36,12 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startModelProcess } from './model-process.js';
 import { demoCallerToken } from '../src/dev-environment/demo-caller.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { installCrds } from '../src/operator/crds.js';
 import { pino } from 'pino';
 import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
-import { freePort, openLoop, pctOf, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import type { KubeClient } from '../src/runtime/kube-client.js';
+import { freePort, openLoop, pctOf, startGatewayBinary, stopChildren, withGatewayBenchWorld } from './gateway-fixture.js';
 import { comparePaired, mergeRounds, ok, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
 import { meanInterval, type MeanInterval } from './bootstrap.js';
 import { addedP50, interleavedLatencies, mergeLatencyRounds, type AddedP50, type BlockLatencies } from './paired-latency.js';
@@ -121,21 +119,7 @@ async function driver(): Promise<void> {
   const stormRate = Number(values['storm-rate']);
   const stormSeconds = Number(values['storm-seconds']);
   const maxMs = Number(values['max-seconds']) * 1000;
-  let plane: ControlPlane | undefined;
-  const children: ChildProcess[] = [];
-  const deadline = setTimeout(() => {
-    console.error(`B6-auth exceeded ${maxMs / 1000} s; stopping`);
-    for (const c of children) c.kill('SIGKILL');
-    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
-  }, maxMs + 120_000);
-  try {
-    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
-    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
-    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    // In the control plane's model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
-    const model = await startModelProcess(plane.modelHost, MODEL);
-    children.push(model.child);
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress: plane.modelHost.address, modelPort: model.port });
+  await withGatewayBenchWorld('B6-auth', { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME }, maxMs, (host) => startModelProcess(host, MODEL), async ({ plane, client, children }) => {
     // A caller as `npm start` makes one: a ServiceAccount bound to the caller roles, a token for the gateway's audience.
     const token = await demoCallerToken(client, NS);
     const hotPathUs = await hotPathCpuPerCall(client, token);
@@ -268,12 +252,8 @@ async function driver(): Promise<void> {
       { id: 'B6.auth_cold.cpu_per_call', name: 'gateway CPU per call during the storm', value: r1(stormCpuPerCall), unit: 'µs' },
       { id: 'B6.auth_cold.cached_caller_p99', name: "a cached caller's p99 during the storm", value: r3(pctOf(cachedMs, 99)), unit: 'ms', baseline: { value: r3(pctOf(onPair.latencies, 99)), name: 'p99 with auth on, no storm, ms' } },
     ], { gatewayAuth: { on: summary(onPair), offB: summary(aaPair), offToken: summary(tokenPair), storm: Object.fromEntries(answered) } });
-  } finally {
-    clearTimeout(deadline);
-    agent.destroy();
-    await stopChildren(children);
-    await plane?.stop();
-  }
+  });
+  agent.destroy();
 }
 
 await driver();
