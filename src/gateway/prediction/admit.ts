@@ -44,25 +44,45 @@ function queryOf(query: string | undefined): Record<string, string[]> | undefine
   return out;
 }
 
-/**
- * The call a prediction path names, or the refusal: 400 for a format other than JSON, 404 for a
- * method Vertex does not have. `readNamespace` reads the namespace out of a project (auth/targets.ts).
- */
-export function admitCall(url: string, readNamespace: (project: string) => string | undefined): AdmittedCall {
+/** What a prediction path says, before it is checked. */
+export interface CallPath {
+  /** The method as written after the last `:` of the endpoint segment ('' when there is none). */
+  readonly method: string;
+  readonly resourceName: string;
+  readonly target: CallTarget | undefined;
+  readonly query: string | undefined;
+  readonly hasMethod: boolean;
+}
+
+/** Reads a path isPredictionRequest matched. `readNamespace` reads the namespace out of a project (auth/targets.ts). */
+export function readCallPath(url: string, readNamespace: (project: string) => string | undefined): CallPath {
   const match = PREDICTION_PATH.exec(url);
   if (match === null) throw new Error(`not a prediction path: ${url}`);
   const [, project = '', location = '', last = '', query] = match;
   const named = decode(last);
   const colon = named.lastIndexOf(':');
-  const method = colon < 0 ? '' : named.slice(colon + 1);
   const endpointId = colon < 0 ? named : named.slice(0, colon);
-  const systemError = checkSystemParameters(queryOf(query));
+  return {
+    method: colon < 0 ? '' : named.slice(colon + 1),
+    resourceName: `projects/${decode(project)}/locations/${decode(location)}/endpoints/${endpointId}`,
+    target: predictionTarget(readNamespace, decode(project), endpointId),
+    query,
+    hasMethod: colon >= 0,
+  };
+}
+
+export function isPredictionMethod(method: string): method is PredictionMethod {
+  return METHODS.has(method);
+}
+
+/** The call a path names, or the refusal: 400 for a format other than JSON, then 404 for a method Vertex does not have. */
+export function admitCall(path: CallPath): AdmittedCall {
+  const systemError = checkSystemParameters(queryOf(path.query));
   if (systemError !== undefined) throw systemError;
-  const resourceName = `projects/${decode(project)}/locations/${decode(location)}/endpoints/${endpointId}`;
-  if (!METHODS.has(method)) {
-    throw new GoogleApiError('NOT_FOUND', `Method ${colon < 0 ? '(none)' : JSON.stringify(userTextInMessage(method))} not found for ${userTextInMessage(resourceName)}: the calls are :predict, :explain and :rawPredict.`);
+  if (!isPredictionMethod(path.method)) {
+    throw new GoogleApiError('NOT_FOUND', `Method ${path.hasMethod ? JSON.stringify(userTextInMessage(path.method)) : '(none)'} not found for ${userTextInMessage(path.resourceName)}: the calls are :predict, :explain and :rawPredict.`);
   }
-  return { method: method as PredictionMethod, resourceName, target: predictionTarget(readNamespace, decode(project), endpointId) };
+  return { method: path.method, resourceName: path.resourceName, target: path.target };
 }
 
 /** The refusal of an endpoint the caller may not see or that does not exist: the same answer for both. */

@@ -28,7 +28,7 @@ import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from '../routing-t
 import { GatewayTracing } from '../tracing.js';
 import type { TrafficSplitter } from '../traffic-split.js';
 import type { UpstreamClient } from '../upstream.js';
-import { admitCall } from './admit.js';
+import { admitCall, isPredictionMethod, readCallPath } from './admit.js';
 import { recordCall, writeAnswer, type AnsweredCall } from './answer.js';
 import { authorise } from './authorise.js';
 import { takeBudget } from './budget.js';
@@ -87,8 +87,10 @@ export class PredictionPipeline {
     let release: (() => void) | undefined;
     let answer: Answer;
     try {
-      const call = admitCall(req.url ?? '', options.readNamespace);
-      method = call.method;
+      const path = readCallPath(req.url ?? '', options.readNamespace);
+      // Counted under its method even when its system parameters are refused.
+      if (isPredictionMethod(path.method)) method = path.method;
+      const call = admitCall(path);
       const principal = await authorise(options.auth, call, req.headers.authorization);
       release = await takeBudget(options, req, principal, awaitingContinue);
       if (awaitingContinue) {

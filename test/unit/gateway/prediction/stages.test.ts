@@ -5,7 +5,7 @@ import { answerFailure, renderGoogleError, toGoogleError } from '../../../../src
 import { CallerLimiter } from '../../../../src/gateway/fairness.js';
 import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
 import { JsonWorkerPool } from '../../../../src/gateway/json-worker-pool.js';
-import { admitCall, isPredictionRequest } from '../../../../src/gateway/prediction/admit.js';
+import { admitCall as admitPath, isPredictionRequest, readCallPath } from '../../../../src/gateway/prediction/admit.js';
 import { takeBudget } from '../../../../src/gateway/prediction/budget.js';
 import { chooseModel, findEndpoint, servingOf, type Serving } from '../../../../src/gateway/prediction/choose-model.js';
 import { decodeAnswer } from '../../../../src/gateway/prediction/decode.js';
@@ -14,6 +14,7 @@ import type { ResolvedEndpoint, ResolvedModel } from '../../../../src/gateway/ro
 import type { IncomingMessage } from 'node:http';
 
 const readNamespace = (project: string): string | undefined => (/^[a-z0-9-]+$/.test(project) ? project : undefined);
+const admitCall = (url: string, read: typeof readNamespace) => admitPath(readCallPath(url, read));
 
 async function refusal(work: () => unknown): Promise<GoogleApiError> {
   const err = await Promise.resolve().then(work).then(() => undefined, (e: unknown) => e);
