@@ -8,9 +8,12 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
-import type { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/runtime/kube-client.js';
+import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { installCrds } from '../src/operator/crds.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
 import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
 import { resources } from '../src/reconcilers/context.js';
@@ -40,13 +43,14 @@ export function startHelperProcess(file: string, args: readonly string[], option
 }
 
 /**
- * The gateway as shipped: the compiled binary (`npm run bench` builds first), in its own process, started
+ * The gateway as shipped: the compiled binary (`npm run bench` builds first; `root`: another checkout's, built), in its own process, started
  * with the chart's node flags (GATEWAY_NODE_FLAGS), logging as in production. Its port is read from its
  * "gateway serving" log line.
  */
-export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[], options: { env?: NodeJS.ProcessEnv; profileDir?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
-  const bin = fileURLToPath(new URL('../bin/endpoint-operator.js', import.meta.url));
-  if (!existsSync(fileURLToPath(new URL('../dist/src/main.js', import.meta.url)))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[], options: { env?: NodeJS.ProcessEnv; profileDir?: string; root?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+  const root = options.root ?? REPO_ROOT;
+  const bin = join(root, 'bin/endpoint-operator.js');
+  if (!existsSync(join(root, 'dist/src/main.js'))) throw new Error(`${root}dist/ is missing: run \`npm run build\` (npm run bench does)`);
   const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir ?? '/tmp/eo-gateway-prof'}`] : [];
   // Node's flags as the chart runs the gateway, then the bench's additions.
   const flags = [...GATEWAY_NODE_FLAGS, ...(process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '')];
@@ -138,4 +142,41 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     }).once('error', reject);
   });
+}
+
+/** What a gateway benchmark runs against: a control plane with the CRDs, a model server process, the endpoint's objects. */
+export interface GatewayBenchWorld {
+  readonly plane: ControlPlane;
+  readonly client: KubeClient;
+  readonly model: { readonly child: ChildProcess; readonly port: number };
+  /** Processes stopped when the benchmark ends (the model server's is one). */
+  readonly children: ChildProcess[];
+}
+
+/**
+ * Runs `bench` in a world of its own, everything stopped after; past `maxMs` (plus a grace for the
+ * set-up and the stop) every process is killed and the benchmark exits 2. `startModel` starts the
+ * model server in the control plane's model host (model-process.ts's startModelProcess).
+ */
+export async function withGatewayBenchWorld(label: string, target: Omit<RoutedEndpoint, 'modelAddress' | 'modelPort'>, maxMs: number, startModel: (host: ControlPlane['modelHost']) => Promise<{ child: ChildProcess; port: number }>, bench: (world: GatewayBenchWorld) => Promise<void>): Promise<void> {
+  let plane: ControlPlane | undefined;
+  const children: ChildProcess[] = [];
+  const deadline = setTimeout(() => {
+    console.error(`${label} exceeded ${maxMs / 1000} s; stopping`);
+    for (const c of children) c.kill('SIGKILL');
+    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
+  }, maxMs + 180_000);
+  try {
+    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    const model = await startModel(plane.modelHost);
+    children.push(model.child);
+    await writeObjects(client, { ...target, modelAddress: plane.modelHost.address, modelPort: model.port });
+    await bench({ plane, client, model, children });
+  } finally {
+    clearTimeout(deadline);
+    await stopChildren(children);
+    await plane?.stop();
+  }
 }

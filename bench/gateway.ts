@@ -28,10 +28,8 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startDemoModelServer } from '../src/demo-models/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
-import { openLoop, pctOf, RESOURCE_NAME, startGatewayBinary, startHelperProcess, stopChildren, writeObjects } from './gateway-fixture.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { openLoop, pctOf, RESOURCE_NAME, startGatewayBinary, startHelperProcess, withGatewayBenchWorld } from './gateway-fixture.js';
+import type { ControlPlane } from '../src/devcluster/index.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 
@@ -85,22 +83,9 @@ async function driver(): Promise<void> {
   const total = Number(values.requests);
   const blocks = Number(values.blocks);
   const maxMs = Number(values['max-seconds']) * 1000;
-  let plane: ControlPlane | undefined;
-  const children: ChildProcess[] = [];
-  const deadline = setTimeout(() => {
-    console.error(`B6 exceeded ${maxMs / 1000} s; stopping`);
-    for (const c of children) c.kill('SIGKILL');
-    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
-  }, maxMs + 120_000);
-  try {
-    plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
-    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
-    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    // In the model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+  // In the model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
+  await withGatewayBenchWorld('B6', { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME }, maxMs, (host) => start('model', ['--host', host.address], host), async ({ plane, client, model, children }) => {
     const modelAddress = plane.modelHost.address;
-    const model = await start('model', ['--host', modelAddress], plane.modelHost);
-    children.push(model.child);
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort: model.port });
     const gateway = await startGatewayBinary(plane.kubeconfigPath, NS, ['--health-port=-1', '--auth=none']);
     children.push(gateway.child);
     // Beside the gateway, dialling the model server where the gateway does.
@@ -180,11 +165,7 @@ async function driver(): Promise<void> {
       { id: 'B6.gateway.cpu_per_request', name: 'gateway process CPU (user+system) per predict call', value: Number(cpuPerRequestUs.toFixed(1)), unit: 'µs', goal: { op: '<=', value: 100 }, baseline: { value: Number(modelCpuPerRequestUs.toFixed(1)), name: 'model server CPU per direct call (node:http + the model), µs' } },
     ], { gateway: { direct: { p50: r3(d50), p90: r3(pct(latDirect, 90)), p99: r3(d99) }, viaGateway: { p50: r3(g50), p90: r3(pct(latGateway, 90)), p99: r3(g99) } } });
     agent.destroy();
-  } finally {
-    clearTimeout(deadline);
-    await stopChildren(children);
-    await plane?.stop();
-  }
+  });
 }
 
 if (values.role === 'model') await roleModel();

@@ -48,6 +48,7 @@ const benches: readonly Bench[] = [
   { name: 'gateway', file: 'gateway.ts', what: 'B6 prediction gateway: added latency and CPU per call at 1,000 calls/s (starts a control plane)', timeoutSeconds: 300 },
   { name: 'tracing', file: 'tracing.ts', what: 'B6 with OpenTelemetry: gateway CPU and latency with tracing off, sampled at 0.01 and at 1.0 (starts a control plane)', timeoutSeconds: 720 },
   { name: 'gateway-auth', file: 'gateway-auth.ts', what: 'B6 with auth on (warm caches) against off over 5 rounds of fresh processes: CPU in paired blocks, p50 from calls interleaved one at a time; B6-auth-cold: 1,000 invalid tokens/s (starts a control plane)', timeoutSeconds: 540 },
+  { name: 'gateway-old-new', file: 'gateway-old-new.ts', what: 'B6-old-new: this gateway against an earlier commit\'s (7fc7eab) in one run, auth off, on and traced: CPU per call in paired blocks, added p50 (starts a control plane)', timeoutSeconds: 600 },
   { name: 'gateway-fair', file: 'gateway-fair.ts', what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)', timeoutSeconds: 240 },
   { name: 'resolve', file: 'resolve.ts', what: 'B7 registry resolve over 10,000 cached endpoints at a fixed rate; EndpointSlice write after an endpoint change', timeoutSeconds: 240 },
   { name: 'convergence', file: 'convergence.ts', what: 'B1/B2 objects to Ready against a bare client (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },

@@ -6,16 +6,16 @@
  * Vertex AI quota answers, before its body is read. A burst of small calls meets the first bound,
  * large bodies the second: even with their JSON work on worker threads (json-worker-pool.ts), reading
  * and writing a 1.4 MB body is event-loop work, so a caller sending many at once delays every other
- * caller's calls (B6-fair).
+ * caller's calls.
  *
- * The caller is `fairnessKeyOf(req, caller)`: the authenticated principal's stable, non-reversible
+ * The caller is `fairnessKeyOf(req, principal)`: the authenticated principal's stable, non-reversible
  * key (auth/keys.ts), so callers behind one proxy or NAT are told apart and one principal calling
  * from many pods shares one budget; with `--auth=none` there is no principal, so the client address.
  */
 import type { IncomingMessage } from 'node:http';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '../runtime/metrics.js';
-import type { Caller } from './auth/request-guard.js';
+import type { Principal } from './auth/cached-reviewer.js';
 import { GoogleApiError } from './google-errors.js';
 
 /** Default calls in flight per caller (`--max-calls-per-caller`). */
@@ -30,8 +30,8 @@ export const gatewayCallsThrottled = new Counter({
 });
 
 /** Who a call counts against: the authenticated principal, or (auth off) the client address. */
-export function fairnessKeyOf(req: IncomingMessage, caller: Caller | undefined): string {
-  return caller?.user !== undefined ? caller.key : `address:${req.socket.remoteAddress ?? 'unknown'}`;
+export function fairnessKeyOf(req: IncomingMessage, principal: Principal | undefined): string {
+  return principal?.user !== undefined ? principal.key : `address:${req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 /** What a call's body weighs against its caller's byte budget: its declared length, or the body limit when undeclared (chunked). */
@@ -93,8 +93,7 @@ export class CallerLimiter {
    * nothing in flight or already has MAX_HELD_REFUSALS_PER_CALLER refusals waiting. For a refusal that
    * closes its connection (its large body is left unread, unread-body.ts): a client that ignores the
    * 429 and sends again at once costs the gateway a new connection per try, so a full-speed loop turns
-   * refusals into the gateway's main work (B6-fair: ~500 a second from one caller, 97 % of its calls,
-   * slowing every other caller). Held, its next try comes when a call of its own has ended (and may
+   * refusals into the gateway's main work, slowing every other caller. Held, its next try comes when a call of its own has ended (and may
    * then be admitted), at most `maxMs` later. The socket meanwhile is not read: the body waits in TCP.
    */
   holdRefusal(key: string, maxMs = REFUSAL_HOLD_MS): Promise<void> {

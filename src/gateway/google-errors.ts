@@ -4,7 +4,6 @@
  * read `error.status` (the google.rpc.Code name) to pick an exception class, so the pair (HTTP code,
  * status name) follows Google's own mapping (https://cloud.google.com/apis/design/errors#handling_errors).
  */
-import type { FastifyReply } from 'fastify';
 import { renderValue } from '../api/common/field-error.js';
 
 /** google.rpc.Code names and the HTTP code Google's front ends answer them with. */
@@ -52,11 +51,6 @@ export class GoogleApiError extends Error {
   body(): GoogleErrorBody {
     return { error: { code: this.httpCode, message: this.message, status: this.status } };
   }
-}
-
-export function sendGoogleError(reply: FastifyReply, err: GoogleApiError): FastifyReply {
-  if (err.headers !== undefined) void reply.headers(err.headers);
-  return reply.code(err.httpCode).header('content-type', 'application/json; charset=UTF-8').send(err.body());
 }
 
 /**

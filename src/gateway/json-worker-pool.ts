@@ -1,8 +1,7 @@
 /**
  * Worker threads for the JSON work of large prediction bodies. Parsing a 1.4 MB :predict body,
  * building the model server's request and reading its answer back costs the event loop tens of
- * milliseconds; every other caller's call, however small, waited behind it (B6-fair: a 50/s caller's
- * p99 went 19× up beside one caller looping such bodies). Bodies from `largeBodyBytes` up are handed
+ * milliseconds; every other caller's call, however small, would wait behind it. Bodies from `largeBodyBytes` up are handed
  * to this pool instead; smaller ones stay on the event loop, where a worker round trip would cost more
  * than the work. Bounded: one worker per core, at most `maxQueued` tasks waiting (beyond: 503, as a
  * Google front end answers when overloaded). A worker that dies fails its task (a 500) and is replaced.
@@ -57,9 +56,9 @@ interface Slot {
 
 /**
  * The memory of the pieces that own all of it, once each. Moved rather than copied, the bytes of a
- * large body no longer count as the event loop's isolate's external memory while the call goes on:
- * that memory, kept across a few young-generation GCs, is what drove V8 into a mark-compact every
- * ~50 ms beside a caller of 1.4 MB bodies (B6-fair). A piece viewing part of a shared buffer (Node's
+ * large body no longer count as the event loop's isolate's external memory while the call goes on,
+ * memory that would otherwise drive frequent full garbage collections beside a caller of large
+ * bodies. A piece viewing part of a shared buffer (Node's
  * small-Buffer pool, a socket read that also held headers) must not be moved: its buffer is copied.
  */
 function ownedBuffers(pieces: readonly Uint8Array[]): ArrayBuffer[] {

@@ -4,7 +4,7 @@
  */
 import { GoogleApiError } from './google-errors.js';
 import type { ResolvedModel } from './routing-table.js';
-import type { UpstreamFailure, UpstreamResponse } from './upstream.js';
+import { answerBytes, type UpstreamFailure, type UpstreamResponse } from './upstream.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -12,9 +12,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** The message of a model server's error answer: its JSON `error`/`message`/`detail`, else the start of the body. */
 function upstreamMessage(res: UpstreamResponse): string {
-  const text = res.body.subarray(0, 512).toString('utf8');
+  const body = answerBytes(res);
+  const text = body.subarray(0, 512).toString('utf8');
   try {
-    const parsed = JSON.parse(res.body.toString('utf8')) as unknown;
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
     if (isObject(parsed)) {
       const m = parsed.error ?? parsed.message ?? parsed.detail;
       if (typeof m === 'string') return m;

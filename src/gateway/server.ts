@@ -16,14 +16,14 @@
  *   await gateway.close();
  *
  * Plugins are registered before `start()`, each in its own fastify encapsulation context (so their
- * content-type parsers and hooks stay theirs); errors they throw as `GoogleApiError` are answered in
- * Google's JSON error form by the root error handler, as are unknown paths (404 NOT_FOUND) and
- * oversized bodies (413). `POST /v1/projects/{p}/locations/{l}/endpoints/{e}:{method}` is answered
- * ahead of fastify by prediction-handler.ts (the data plane's hot path), so plugins must not use that
- * path; every other path is theirs.
+ * content-type parsers and hooks stay theirs); whatever they throw is answered by the gateway's one
+ * error answerer (error-answer.ts: Google's JSON error form), as are unknown paths (404 NOT_FOUND)
+ * and oversized bodies (413). `POST /v1/projects/{p}/locations/{l}/endpoints/{e}:{method}` is the
+ * prediction pipeline's (prediction/pipeline.ts), served on the port's node:http server beside
+ * fastify, so plugins must not use that path; every other path is theirs.
  * Health (`/healthz`, `/readyz`: informers synced) and `/metrics` are served on a separate port.
  */
-import fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import fastify, { type FastifyInstance } from 'fastify';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
@@ -35,18 +35,18 @@ import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayAuth } from './auth/gateway-auth.js';
 import type { AuthSettings } from './auth/settings.js';
 import { namespaceReader } from './auth/targets.js';
-import { userTextInMessage } from '../api/common/text.js';
-import { GoogleApiError, sendGoogleError } from './google-errors.js';
+import { installErrorAnswerer } from './error-answer.js';
 import { registryLookupPlugin } from './registry/plugin.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
-import { isPredictionRequest, PredictionHandler } from './prediction-handler.js';
+import { isPredictionRequest } from './prediction/admit.js';
+import { PredictionPipeline } from './prediction/pipeline.js';
 import { DEFAULT_LARGE_BODY_BYTES, JsonWorkerPool } from './json-worker-pool.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
-import { addRequestIdHeader, admitGatewayRequest, sendInternalError } from './request-guard.js';
+import { addRequestIdHeader, admitOneHost } from './host-and-request-id.js';
 import { RoutingTable } from './routing-table.js';
 import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
@@ -142,8 +142,13 @@ export class GatewayServer {
     });
     this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionHandler({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER), jsonWorkers: this.jsonWorkers, largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES });
-    // Prediction calls are served on node:http directly (the hot path); every other request goes to fastify.
+    const predictions = new PredictionPipeline({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER), jsonWorkers: this.jsonWorkers, largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES });
+    const serve = (req: http.IncomingMessage, res: http.ServerResponse, awaitingContinue: boolean): void => {
+      predictions.serve(req, res, awaitingContinue).catch((err: unknown) => options.log.error({ err }, 'prediction call failed after its answer'));
+    };
+    // The prediction pipeline reads and answers on node:http itself: it decides to read a body, or to
+    // close rather than read one, and when to send `100 Continue`, which fastify's body parsing would
+    // decide for it. Every other request goes to fastify.
     this.app = fastify({
       bodyLimit,
       logger: false,
@@ -152,30 +157,21 @@ export class GatewayServer {
       requestIdHeader: false,
       serverFactory: (handler) =>
         http.createServer(serverTimeoutOptions(limits), (req, res) => {
-          if (!admitGatewayRequest(req, res)) return;
-          if (isPredictionRequest(req)) predictions.serve(req, res);
+          if (!admitOneHost(req, res)) return;
+          if (isPredictionRequest(req.method, req.url)) serve(req, res, false);
           else handler(req, res);
         }).on('checkContinue', (req, res) => {
           // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
           // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
-          if (!admitGatewayRequest(req, res)) return;
-          if (isPredictionRequest(req)) return predictions.serve(req, res, true);
+          if (!admitOneHost(req, res)) return;
+          if (isPredictionRequest(req.method, req.url)) return serve(req, res, true);
           res.writeContinue();
           handler(req, res);
         }),
     });
     addRequestIdHeader(this.app);
     applyServerLimits(this.app.server, limits);
-    this.app.setErrorHandler((err: FastifyError, request, reply) => {
-      if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
-      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${bodyLimit} bytes.`, 413));
-      }
-      if (err.statusCode === undefined || err.statusCode < 400 || err.statusCode >= 500) return sendInternalError(options.log, request, reply, err);
-      return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message, err.statusCode));
-    });
-    this.app.setNotFoundHandler((request, reply) =>
-      sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${userTextInMessage(request.url.split('?')[0] ?? '')} was not found on this server.`)));
+    installErrorAnswerer(this.app, { log: options.log, bodyLimit });
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
   }

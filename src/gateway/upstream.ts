@@ -34,9 +34,7 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
-  /** The answer's bytes, joined on first read: a large answer handed to a JSON worker as `pieces` is never joined here. */
-  readonly body: Buffer;
-  /** The answer's bytes as received, and their total length. */
+  /** The answer's bytes as received (a large answer goes to a JSON worker as they are), and their total length. */
   readonly pieces: readonly Buffer[];
   readonly size: number;
   readonly target: Target;
@@ -44,31 +42,9 @@ export interface UpstreamResponse {
   readonly retried: boolean;
 }
 
-/**
- * An UpstreamResponse whose `body` is joined from `pieces` only when read. A class rather than an object
- * literal with a `get body()`: V8 defines a literal's accessor at run time, turning every answer into a
- * slow dictionary-mode object with a table of its own (perf of B6: ~1-3 µs of main thread per call).
- */
-class LazyAnswer implements UpstreamResponse {
-  private joined: Buffer | undefined;
-
-  constructor(
-    readonly status: number,
-    readonly headers: UpstreamResponse['headers'],
-    readonly pieces: readonly Buffer[],
-    readonly size: number,
-    readonly target: Target,
-    readonly retried: boolean,
-  ) {}
-
-  get body(): Buffer {
-    this.joined ??= this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces, this.size);
-    return this.joined;
-  }
-}
-
-export function answerOf(status: number, headers: UpstreamResponse['headers'], pieces: readonly Buffer[], size: number, target: Target, retried: boolean): UpstreamResponse {
-  return new LazyAnswer(status, headers, pieces, size, target, retried);
+/** An answer's bytes in one buffer. */
+export function answerBytes(res: Pick<UpstreamResponse, 'pieces' | 'size'>): Buffer {
+  return res.pieces.length === 1 ? (res.pieces[0] as Buffer) : Buffer.concat(res.pieces, res.size);
 }
 
 /** Why a call got no answer; the route maps it to 503 / 504 / 499 naming the deployed model. */
@@ -92,27 +68,12 @@ function codeOf(err: unknown): string {
   return '';
 }
 
-/**
- * A call's cancellation (the client went away, or the deadline passed): a flag and one listener.
- * Used instead of AbortController on the hot path: an AbortController per call, plus its EventTarget
- * listeners, cost ~8 µs of the gateway's CPU per call (B6 profile).
- */
-export class Cancellation {
-  aborted = false;
-  private listener: (() => void) | undefined;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listener = this.listener;
-    this.listener = undefined;
-    listener?.();
-  }
-
-  /** Sets the one listener called on abort (the exchange in flight); `undefined` removes it. */
-  onAbort(listener: (() => void) | undefined): void {
-    this.listener = listener;
-  }
+/** One call to a model server: what stops its exchange in flight, and why it stopped. */
+interface CallState {
+  readonly client: AbortSignal;
+  timedOut: boolean;
+  /** Aborts the exchange in flight; set while one is. */
+  stop: (() => void) | undefined;
 }
 
 export class UpstreamClient {
@@ -150,41 +111,44 @@ export class UpstreamClient {
   }
 
   /** `client` is aborted when the caller went away; the call then ends at once ('cancelled'). */
-  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, client: Cancellation): Promise<UpstreamResponse> {
+  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, client: AbortSignal): Promise<UpstreamResponse> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
-    // Aborted by the deadline or by the client; `client.aborted` then tells which.
-    const deadline = new Cancellation();
-    const timer = setTimeout(() => deadline.abort(), this.options.timeoutMs);
-    client.onAbort(() => deadline.abort());
-    if (client.aborted) deadline.abort();
+    // The exchange in flight stops at once when the client goes away or the deadline passes.
+    const call: CallState = { client, timedOut: false, stop: undefined };
+    const stop = (): void => call.stop?.();
+    const timer = setTimeout(() => {
+      call.timedOut = true;
+      stop();
+    }, this.options.timeoutMs);
+    client.addEventListener('abort', stop);
     try {
       const first = this.choose(setKey, targets);
       try {
-        return await this.once(first, request, deadline, client, false);
+        return await this.once(first, request, call, false);
       } catch (err) {
         if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
         const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
-        return await this.once(second, request, deadline, client, true);
+        return await this.once(second, request, call, true);
       }
     } finally {
       clearTimeout(timer);
-      client.onAbort(undefined);
+      client.removeEventListener('abort', stop);
     }
   }
 
-  private async once(target: Target, request: UpstreamRequest, deadline: Cancellation, client: Cancellation, retried: boolean): Promise<UpstreamResponse> {
+  private async once(target: Target, request: UpstreamRequest, call: CallState, retried: boolean): Promise<UpstreamResponse> {
     const attempt = request.trace?.attempt(target, request.headers, retried);
     try {
-      const res = await this.exchange(target, request, attempt?.headers ?? request.headers, deadline);
+      const res = await this.exchange(target, request, attempt?.headers ?? request.headers, call);
       attempt?.end(res.status);
       if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
-      return answerOf(res.status, res.headers, res.pieces, res.size, target, retried);
+      return { ...res, target, retried };
     } catch (err) {
       attempt?.end(undefined, err instanceof UpstreamFailure ? err.kind : codeOf(err) || (err as Error).message);
       if (err instanceof UpstreamFailure) throw err;
-      if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
-      if (deadline.aborted) {
+      if (call.client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      if (call.timedOut) {
         this.outliers.failure(target.origin, 'gateway');
         throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
       }
@@ -198,11 +162,11 @@ export class UpstreamClient {
   }
 
   /**
-   * One HTTP exchange through undici's dispatcher with a minimal handler: the answer is collected as
-   * buffers, without the stream and async-resource machinery of `request()` (the data plane's hot path).
+   * One HTTP exchange through undici's dispatcher: the answer is collected as the buffers it arrives
+   * in, so that a large one can be handed to a JSON worker without being joined here.
    * `requestHeaders`: the request's, or its attempt's with the trace context (tracing.ts).
    */
-  private exchange(target: Target, request: UpstreamRequest, requestHeaders: Record<string, string>, signal: Cancellation): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
+  private exchange(target: Target, request: UpstreamRequest, requestHeaders: Record<string, string>, call: CallState): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status = 0;
@@ -213,22 +177,22 @@ export class UpstreamClient {
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
-        signal.onAbort(undefined);
+        call.stop = undefined;
         reject(err);
       };
-      const onAbort = (): void => {
+      const stopped = (): boolean => call.client.aborted || call.timedOut;
+      if (stopped()) return fail(new Error('aborted'));
+      call.stop = () => {
         const err = new Error('aborted');
-        if (controller !== undefined) controller.abort(err);
+        controller?.abort(err);
         fail(err);
       };
-      if (signal.aborted) return fail(new Error('aborted'));
-      signal.onAbort(onAbort);
       this.agent.dispatch(
         { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: withoutCredentials(requestHeaders), body: request.body },
         {
           onRequestStart: (c) => {
             controller = c;
-            if (signal.aborted) c.abort(new Error('aborted'));
+            if (stopped()) c.abort(new Error('aborted'));
           },
           onResponseStart: (c, statusCode, responseHeaders) => {
             status = statusCode;
@@ -246,7 +210,7 @@ export class UpstreamClient {
           onResponseEnd: () => {
             if (settled) return;
             settled = true;
-            signal.onAbort(undefined);
+            call.stop = undefined;
             resolve({ status, headers, pieces: chunks, size });
           },
           onResponseError: (_c, err) => {

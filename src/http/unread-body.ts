@@ -2,17 +2,16 @@
  * Answering a request before its body has been read: a refusal decided on the path and headers alone
  * (429 over the caller's budget, 401, 403, 404, 413 over the declared limit). Node's http server then
  * reads the body to its end to keep the connection (RFC 9112 §9.6 allows either). For a large body that
- * is the costly choice: every chunk read becomes a Buffer, and a caller looping 1.4 MB bodies against
- * its budget made the gateway read ~550 MB/s it threw away, whose memory drove V8 into a mark-compact
- * GC about 20 times a second (B6-fair: 0.3 cores of the event loop and 0.3 of GC threads). So a large
+ * is the costly choice: every chunk read becomes a Buffer, so a caller looping large bodies against
+ * its budget would have the gateway read, and collect, bytes it throws away. So a large
  * unread body (or one the client has not sent yet, waiting for `100 Continue`: RFC 9110 §10.1.1) is
  * not read: the answer says `Connection: close`, and the connection is closed in stages as RFC 9112
  * §9.6 asks, its write side once the answer is written and the whole a while later.
  *
  * Why in stages: Node closes a `Connection: close` socket as soon as the answer is written
  * (`socket.destroySoon`); with the body unread in its receive buffer the kernel then sends a TCP reset,
- * which can reach a client still sending before it has read the answer (undici then failed 0.4 % of
- * such calls with EPIPE instead of seeing the 429). Lingering without reading costs no CPU: the
+ * which can reach a client still sending before it has read the answer (undici then fails the call
+ * with EPIPE instead of seeing the 429). Lingering without reading costs no CPU: the
  * client, told to close, stops sending, and the unread bytes are at most the socket's receive window.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -42,16 +41,11 @@ export function closesRatherThanReads(body: BodyState, largeBodyBytes: number): 
   return length > 0 && (body.awaitingContinue || length >= largeBodyBytes);
 }
 
-/** Whether `req` asks for `100 Continue` before sending its body (RFC 9110 §10.1.1). */
-export function expectsContinue(req: IncomingMessage): boolean {
-  return typeof req.headers.expect === 'string' && req.headers.expect.toLowerCase() === '100-continue';
-}
-
 /**
  * Drops what had arrived of an unread body (up to one socket read, ~64 KB) now rather than at the end
  * of the linger: until the socket closes, its parser keeps the request and those bytes. Kept a second,
  * they outlive young-generation GCs and count as the isolate's external memory, which is what starts
- * V8's mark-compacts (B6-fair: ~250 refused connections lingering at a time). The request is ended
+ * full collections when many refused connections linger at once. The request is ended
  * first, so that reading its buffer does not ask the socket for more, and marked complete (nothing
  * more of it will be read), so that ending it does not destroy the lingering socket
  * (_http_incoming.js _destroy aborts the socket of an incomplete request); its 'end' lets the server

@@ -147,39 +147,3 @@ export async function metricValue(metric: Counter<string> | Gauge<string>, label
   }
   return sum;
 }
-
-/** One label set's count in a Tallies, bound once. */
-export interface Tally {
-  inc(): void;
-}
-
-/**
- * Counts of a counter's hot label sets kept as plain numbers, added to the counter whenever it is read
- * (its `collect`, which prom-client runs before every scrape or get()), so a scrape sees every count.
- * prom-client's inc() builds and validates a label string on every call, even through a labels() child:
- * on a path that runs per request for a few microseconds of work, that was a measurable share (B6-auth).
- */
-export class Tallies<L extends string> {
-  private readonly tallies = new Map<string, { labels: Partial<Record<L, string>>; count: number; inc(): void }>();
-
-  /** The tally of `labels` (one per label set, however often bound). */
-  bind(labels: Partial<Record<L, string>>): Tally {
-    const key = JSON.stringify(Object.entries(labels).sort());
-    let tally = this.tallies.get(key);
-    if (tally === undefined) {
-      const t = { labels, count: 0, inc: () => void t.count++ };
-      tally = t;
-      this.tallies.set(key, t);
-    }
-    return tally;
-  }
-
-  /** Call from the counter's `collect`. */
-  flushInto(counter: Counter<L>): void {
-    for (const tally of this.tallies.values()) {
-      if (tally.count === 0) continue;
-      counter.inc(tally.labels, tally.count);
-      tally.count = 0;
-    }
-  }
-}

@@ -9,22 +9,20 @@
  * (the spec's default exporter is otlp, but a binary that starts exporting to localhost:4318
  * because nothing was set would surprise an operator). `OTEL_SDK_DISABLED=true` or
  * `OTEL_TRACES_EXPORTER=none` turn it off. The sampler (`OTEL_TRACES_SAMPLER`, `_ARG`) is the SDK's,
- * built from this environment as the SDK reads it (root-sampling.ts); the batch processor (`OTEL_BSP_*`),
+ * built from this environment as the SDK reads it (sampler.ts); the batch processor (`OTEL_BSP_*`),
  * the OTLP endpoint, headers and timeout, and the resource (`OTEL_SERVICE_NAME`,
  * `OTEL_RESOURCE_ATTRIBUTES`) are read by the SDK packages themselves.
  * Spans go out as OTLP/HTTP JSON, encoded here and sent from a worker thread (worker-span-exporter.ts
  * says why) by the SDK's own OTLP/HTTP transport; the sampler, spans and batch processor stay here.
- * Once registered, the SDK's module objects are given fast properties (fast-module-exports.ts says why).
  */
 import { diag, propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { WorkerSpanExporter } from './worker-span-exporter.js';
-import { fastModuleExports } from './fast-module-exports.js';
 import type { Logger } from './logger.js';
 import { logOpenTelemetryDiagnostics } from './otel-diagnostics.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { RootSampling, samplerFromEnvironment } from './root-sampling.js';
+import { samplerFromEnvironment } from './sampler.js';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -48,13 +46,6 @@ export function tracesExporters(env: Environment): ('otlp' | 'console')[] {
 
 const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'none']);
 
-let registered: RootSampling | undefined;
-
-/** The sampler and ids of the SDK startTelemetry registered; `undefined` when it registered none. */
-export function rootSampling(): RootSampling | undefined {
-  return registered;
-}
-
 export interface Telemetry {
   /** Exports the spans still buffered, then stops (a shutdown step). */
   shutdown(): Promise<void>;
@@ -77,17 +68,12 @@ export function startTelemetry(serviceName: string, env: Environment = process.e
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
   const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter()));
-  const sampling = new RootSampling(samplerFromEnvironment(env));
-  const provider = new BasicTracerProvider({ resource, sampler: sampling.sampler, idGenerator: sampling.ids, spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
+  const provider = new BasicTracerProvider({ resource, sampler: samplerFromEnvironment(env), spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
   trace.setGlobalTracerProvider(provider);
-  registered = sampling;
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
-  // Every SDK module a span goes through is loaded by now (imported above, statically).
-  fastModuleExports('/node_modules/@opentelemetry/');
   return {
     async shutdown() {
       await provider.shutdown();
-      if (registered === sampling) registered = undefined;
       trace.disable();
       propagation.disable();
     },

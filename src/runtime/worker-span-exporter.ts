@@ -2,12 +2,9 @@
  * A SpanExporter whose HTTP I/O runs on a worker thread: the batch processor hands it a batch on the
  * main thread, which encodes it with the SDK's own OTLP/JSON serializer (the one OTLPTraceExporter
  * uses) and posts a copy of the bytes to the worker, where the SDK's OTLP/HTTP export delegate
- * sends them (span-export-worker.ts). Why: with the exporter's HTTP client in the gateway's own V8
- * isolate, each export (every 5 s at sampler 0.01) sent the serving path's shared Node code (streams,
- * sockets, timers) objects of other shapes; V8 dropped optimised code that depended on the old ones and
- * re-optimised it, and every call paid for it: B6 tracing at 0.01 added ~19 µs per call with exports
- * from the event loop and ~5 without any export, in the same run. Posting the spans as objects instead
- * (commit 3e6e27c) cost far more at sampling 1.0: cloning them, then encoding them in the worker.
+ * sends them (span-export-worker.ts). Why: an export's HTTP exchange (connection, retries, a slow or
+ * unreachable collector) then never runs on the event loop between two calls' work. Encoded here, not
+ * in the worker: posting the spans themselves would clone every span object on the way.
  *
  * The batch's result is reported back when the worker's export ends, so the batch processor keeps its
  * own back-pressure (one export at a time; beyond `OTEL_BSP_MAX_QUEUE_SIZE` it drops spans). On top of
@@ -125,12 +122,7 @@ export class WorkerSpanExporter implements SpanExporter {
     const request = { ...message, id } as ExportWorkerRequest;
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
-      // Copied, not transferred: the first ArrayBuffer detached in an isolate (a transfer detaches it)
-      // invalidates V8's ArrayBufferDetaching protector for good, and the isolate's optimised code,
-      // the serving path's Buffer and typed-array work included, is deoptimised and rebuilt with a
-      // detached check on every access. A gateway that never moves a body to a JSON worker (small
-      // bodies) kept the protector without tracing and lost it at its first export. The copy costs
-      // one memcpy per batch (~0.5 MB at 512 spans).
+      // Copied, not transferred: one memcpy per batch, and the encoded bytes stay valid here.
       worker.postMessage(request);
     });
   }

@@ -66,15 +66,6 @@ export function accessAttributes(call: AuthCall, target: CallTarget | undefined)
   return { resource: rule.scope === 'named' ? { ...base, name: target.name } : base };
 }
 
-const CALL_KEY_PREFIXES = Object.fromEntries(Object.entries(CALL_RULES).map(([call, r]) => [call, `R\u0000${r.verb}\u0000${r.group}\u0000${r.resource}\u0000`])) as Record<string, string>;
-
-/** attributesKey(accessAttributes(call, target)) without building the attributes (every call computes it). */
-export function callAccessKey(call: AuthCall, target: CallTarget): string {
-  const prefix = CALL_KEY_PREFIXES[call];
-  if (prefix === undefined) return attributesKey(accessAttributes(call, target));
-  return `${prefix}${target.namespace}\u0000${CALL_RULES[call as Exclude<AuthCall, 'metrics'>].scope === 'named' ? target.name : ''}`;
-}
-
 /** The cache key part of the attributes (user parts are added by the caller). */
 export function attributesKey(a: AccessAttributes): string {
   if ('nonResource' in a) return `N\u0000${a.nonResource.verb}\u0000${a.nonResource.path}`;

@@ -6,8 +6,7 @@
  * Keys are computed by the caller (a keyed hash, keys.ts): the cache never holds a token.
  */
 import type { Clock } from '../../runtime/clock.js';
-import type { Tally } from '../../runtime/metrics.js';
-import { authCacheEntries, authCacheTallies, type ReviewKind } from './metrics.js';
+import { authCacheEntries, authCacheRequests, type ReviewKind } from './metrics.js';
 
 export interface Loaded<V> {
   readonly value: V;
@@ -30,32 +29,11 @@ export class DecisionCache<V> {
   /** A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used. */
   private readonly entries = new Map<string, Entry<V>>();
   private readonly loading = new Map<string, Promise<V>>();
-  // Bound once: label look-ups per call cost more than the cache itself.
-  private readonly hits: Tally;
-  private readonly misses: Tally;
 
-  constructor(private readonly options: DecisionCacheOptions) {
-    this.hits = authCacheTallies.bind({ cache: options.kind, result: 'hit' });
-    this.misses = authCacheTallies.bind({ cache: options.kind, result: 'miss' });
-  }
+  constructor(private readonly options: DecisionCacheOptions) {}
 
   get size(): number {
     return this.entries.size;
-  }
-
-  /** The live value of `key`, without side effects (the synchronous fast path; `hit` records its use). */
-  peek(key: string): V | undefined {
-    const entry = this.entries.get(key);
-    return entry !== undefined && entry.expiresAt > this.options.clock.now() ? entry.value : undefined;
-  }
-
-  /** Records a use of a live entry found by `peek`: least recently used order and the hit count. */
-  hit(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    this.hits.inc();
   }
 
   /** `load` is given the value that just expired, if it was still held (a renewal rather than a stranger). */
@@ -66,13 +44,13 @@ export class DecisionCache<V> {
       if (entry.expiresAt > this.options.clock.now()) {
         this.entries.delete(key);
         this.entries.set(key, entry);
-        this.hits.inc();
+        authCacheRequests.inc({ cache: this.options.kind, result: 'hit' });
         return Promise.resolve(entry.value);
       }
       expired = entry.value;
       this.remove(key);
     }
-    this.misses.inc();
+    authCacheRequests.inc({ cache: this.options.kind, result: 'miss' });
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
     const started = load(expired).then(

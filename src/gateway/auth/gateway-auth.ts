@@ -1,6 +1,6 @@
 /**
- * The gateway's guard (controller-runtime's WithAuthenticationAndAuthorization, in two steps so the
- * registry can authenticate in an `onRequest` hook before it knows the object), over request-guard.ts:
+ * The gateway's auth (controller-runtime's WithAuthenticationAndAuthorization, in two steps so the
+ * registry can authenticate in an `onRequest` hook before it knows the object), over cached-reviewer.ts:
  * the gateway's calls (its audiences) and /metrics (the kube-apiserver's audience), decisions counted.
  * Failures leave as Google JSON errors: 401 UNAUTHENTICATED (with `WWW-Authenticate: Bearer`), 403
  * PERMISSION_DENIED, 503 UNAVAILABLE (the apiserver could not answer), 429 RESOURCE_EXHAUSTED (the
@@ -13,32 +13,20 @@ import type { Logger } from '../../runtime/logger.js';
 import { GoogleApiError } from '../google-errors.js';
 import { permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
 import { Keyer } from './keys.js';
-import type { Tally } from '../../runtime/metrics.js';
-import { authDecisionTallies, authEnabled } from './metrics.js';
-import { RequestGuard, type Caller } from './request-guard.js';
+import { authDecisions, authEnabled } from './metrics.js';
+import { CachedReviewer, type Principal } from './cached-reviewer.js';
 import { ReviewLimiter } from './review-limiter.js';
 import { SubjectAccessReviewAuthorizer, TokenReviewAuthenticator } from './reviews.js';
 import type { AuthSettings } from './settings.js';
 
-export type { Caller } from './request-guard.js';
+export type { Principal } from './cached-reviewer.js';
 
-const ANONYMOUS: Caller = { key: 'anonymous', user: undefined };
+const ANONYMOUS: Principal = { key: 'anonymous', user: undefined, accessKey: '' };
 
 type Outcome = 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'throttled';
 
-const decisionTallies = new Map<AuthCall, Map<Outcome, Tally>>();
-
-/** authDecisions' tally for (call, outcome), bound once (looked up without building a string: it runs per call). */
-function decisionTally(call: AuthCall, outcome: Outcome): Tally {
-  let byOutcome = decisionTallies.get(call);
-  if (byOutcome === undefined) decisionTallies.set(call, (byOutcome = new Map()));
-  let tally = byOutcome.get(outcome);
-  if (tally === undefined) byOutcome.set(outcome, (tally = authDecisionTallies.bind({ call, outcome })));
-  return tally;
-}
-
 function countDecision(call: AuthCall, outcome: Outcome): void {
-  decisionTally(call, outcome).inc();
+  authDecisions.inc({ call, outcome });
 }
 
 const UNAVAILABLE_LOG_MS = 10_000;
@@ -57,11 +45,11 @@ export type MetricsGuard = (req: IncomingMessage) => Promise<MetricsRefusal | un
  * controller-runtime's metrics filter: a bearer token for the kube-apiserver's own audience (Prometheus'
  * ServiceAccount token) whose user may `get` the non-resource URL /metrics. Refusals in plain text.
  */
-function guardOf(guard: RequestGuard): MetricsGuard {
+function guardOf(reviewer: CachedReviewer): MetricsGuard {
   return async (req) => {
     try {
-      const caller = await guard.authenticate(req.headers.authorization);
-      await guard.authorize('metrics', caller, undefined, '/metrics');
+      const principal = await reviewer.authenticate(req.headers.authorization);
+      await reviewer.authorize('metrics', principal, undefined, '/metrics');
       countDecision('metrics', 'allowed');
       return undefined;
     } catch (err) {
@@ -78,7 +66,7 @@ export function createMetricsGuard(client: KubeClient, settings: AuthSettings, c
   const limiter = new ReviewLimiter({ maxInFlight: settings.maxReviewsInFlight, perSecond: settings.reviewsPerSecond, clock });
   const review = { timeoutMs: settings.reviewTimeoutMs };
   const authenticator = new TokenReviewAuthenticator(client, [], review);
-  return guardOf(new RequestGuard({ authenticator, authorizer: new SubjectAccessReviewAuthorizer(client, review), limiter, settings: { ...settings, audiences: [] }, clock }));
+  return guardOf(new CachedReviewer({ authenticator, authorizer: new SubjectAccessReviewAuthorizer(client, review), limiter, settings: { ...settings, audiences: [] }, clock }));
 }
 
 /** What the HTTP layers call: the gateway's calls (gateway audience) and /metrics (the apiserver's audience). */
@@ -89,8 +77,8 @@ export class GatewayAuth {
 
   private constructor(
     readonly enabled: boolean,
-    private readonly calls: RequestGuard | undefined,
-    metrics: RequestGuard | undefined,
+    private readonly calls: CachedReviewer | undefined,
+    metrics: CachedReviewer | undefined,
     private readonly log?: Logger,
   ) {
     this.metrics = metrics === undefined ? undefined : guardOf(metrics);
@@ -106,10 +94,10 @@ export class GatewayAuth {
     const review = { timeoutMs: settings.reviewTimeoutMs };
     const keyer = new Keyer();
     const authorizer = new SubjectAccessReviewAuthorizer(client, review);
-    const guard = (audiences: readonly string[]): RequestGuard =>
-      new RequestGuard({ authenticator: new TokenReviewAuthenticator(client, audiences, review), authorizer, limiter, settings: { ...settings, audiences }, clock, keyer });
+    const reviewer = (audiences: readonly string[]): CachedReviewer =>
+      new CachedReviewer({ authenticator: new TokenReviewAuthenticator(client, audiences, review), authorizer, limiter, settings: { ...settings, audiences }, clock, keyer });
     // /metrics: the apiserver's own audience, as Prometheus' ServiceAccount token is (controller-runtime's metrics filter).
-    return new GatewayAuth(true, guard(settings.audiences), guard([]), log);
+    return new GatewayAuth(true, reviewer(settings.audiences), reviewer([]), log);
   }
 
   static disabled(): GatewayAuth {
@@ -117,7 +105,7 @@ export class GatewayAuth {
   }
 
   /** Authentication alone (the registry's onRequest hook, before it knows which object the name belongs to). */
-  async authenticate(call: AuthCall, authorization: string | string[] | undefined): Promise<Caller> {
+  async authenticate(call: AuthCall, authorization: string | string[] | undefined): Promise<Principal> {
     if (this.calls === undefined) return ANONYMOUS;
     try {
       return await this.calls.authenticate(authorization);
@@ -126,34 +114,14 @@ export class GatewayAuth {
     }
   }
 
-  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
+  async authorize(call: AuthCall, principal: Principal, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
     if (this.calls === undefined) return;
     try {
-      await this.calls.authorize(call, caller, target, described, revealTarget);
+      await this.calls.authorize(call, principal, target, described, revealTarget);
     } catch (err) {
       throw this.refused(call, err);
     }
     countDecision(call, 'allowed');
-  }
-
-  /** Both steps (the prediction path, whose target is read from the path). */
-  async check(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string): Promise<Caller> {
-    const caller = await this.authenticate(call, authorization);
-    await this.authorize(call, caller, target, described);
-    return caller;
-  }
-
-  /**
-   * The caller of a call on an object named by the path (prediction) when no review needs to be waited
-   * for: auth is off, or the caller's token and this access are cached and allowed. Synchronous, so the
-   * hot path of repeated calls takes no promise hop; undefined = take checkNamed. `connection`: the socket.
-   */
-  cachedCaller(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, connection: object): Caller | undefined {
-    if (this.calls === undefined) return ANONYMOUS;
-    if (target === undefined) return undefined;
-    const caller = this.calls.cachedAllowed(authorization, call, target, connection);
-    if (caller !== undefined) countDecision(call, 'allowed');
-    return caller;
   }
 
   /**
@@ -161,14 +129,14 @@ export class GatewayAuth {
    * path that no namespace can hold (its project does not fit the --project template) is NOT_FOUND once
    * the caller is authenticated; with --auth=none the call goes on as before.
    */
-  async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Caller> {
-    const caller = await this.authenticate(call, authorization);
+  async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Principal> {
+    const principal = await this.authenticate(call, authorization);
     if (target === undefined) {
       if (this.enabled) throw notFound();
-      return caller;
+      return principal;
     }
-    await this.authorize(call, caller, target, described);
-    return caller;
+    await this.authorize(call, principal, target, described);
+    return principal;
   }
 
   /** The 403 for a name no object holds, identical to the refusal of one the caller may not use. */

@@ -3,7 +3,7 @@
  * that read them). Labels are bounded enums: never a user name, a group or a token.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { metricsRegistry, Tallies } from '../../runtime/metrics.js';
+import { metricsRegistry } from '../../runtime/metrics.js';
 
 export const authEnabled = new Gauge({
   name: 'endpoint_operator_gateway_auth_enabled',
@@ -11,17 +11,11 @@ export const authEnabled = new Gauge({
   registers: [metricsRegistry],
 });
 
-/** Per-call counts of authDecisions, bound per (call, outcome) and added at scrape time (runtime/metrics.ts). */
-export const authDecisionTallies = new Tallies<'call' | 'outcome'>();
-
 export const authDecisions = new Counter({
   name: 'endpoint_operator_gateway_auth_decisions_total',
   help: 'Authentication/authorization decisions, by call (predict, rawPredict, explain, resolve, getService, listEndpoints, metrics) and outcome (allowed, unauthenticated, forbidden, unavailable, throttled).',
   labelNames: ['call', 'outcome'] as const,
   registers: [metricsRegistry],
-  collect() {
-    authDecisionTallies.flushInto(this);
-  },
 });
 
 export const authReviews = new Counter({
@@ -42,17 +36,11 @@ export const authReviewDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
-/** Per-call counts of authCacheRequests, bound per (cache, result). */
-export const authCacheTallies = new Tallies<'cache' | 'result'>();
-
 export const authCacheRequests = new Counter({
   name: 'endpoint_operator_gateway_auth_cache_requests_total',
   help: 'Look-ups in the token and access decision caches, by cache (token, access) and result (hit, miss).',
   labelNames: ['cache', 'result'] as const,
   registers: [metricsRegistry],
-  collect() {
-    authCacheTallies.flushInto(this);
-  },
 });
 
 export const authCacheEntries = new Gauge({

@@ -8,12 +8,12 @@
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { AuthCall, CallTarget } from './attributes.js';
-import type { Caller, GatewayAuth } from './gateway-auth.js';
+import type { GatewayAuth, Principal } from './gateway-auth.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling, set by the auth hook (undefined before it ran). */
-    gatewayCaller: Caller | undefined;
+    principal: Principal | undefined;
   }
 }
 
@@ -44,10 +44,10 @@ export function registryAuthHook(auth: Pick<GatewayAuth, 'enabled' | 'authentica
   return async (req) => {
     const found = callOf(req);
     if (found === undefined) return;
-    req.gatewayCaller = await auth.authenticate(found.call, req.headers.authorization);
+    req.principal = await auth.authenticate(found.call, req.headers.authorization);
     if (!auth.enabled) return;
     const owner = owners.ownerOf(found.name);
     if (owner === undefined) throw auth.deny(found.call, found.name);
-    await auth.authorize(found.call, req.gatewayCaller, owner, found.name, false);
+    await auth.authorize(found.call, req.principal, owner, found.name, false);
   };
 }

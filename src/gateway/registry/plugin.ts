@@ -31,7 +31,7 @@ export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app:
       scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
       { reservedPrefixes },
     );
-    app.decorateRequest('gatewayCaller', undefined);
+    app.decorateRequest('principal', undefined);
     app.addHook('onRequest', registryAuthHook(ctx.auth, source));
     await registryLookupRoutes(app, { source });
   };

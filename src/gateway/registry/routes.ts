@@ -8,11 +8,11 @@
  * on the same gateway. Errors, including fastify's own (bad JSON, wrong content type), leave in Google's
  * JSON error form through this plugin's encapsulated error handler.
  */
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { renderValue } from '../../api/common/field-error.js';
 import { userTextInMessage } from '../../api/common/text.js';
 import { installJsonBodyParser } from '../../http/fastify-json.js';
-import { checkSystemParameters, GoogleApiError, sendGoogleError } from '../google-errors.js';
+import { checkSystemParameters, GoogleApiError } from '../google-errors.js';
 import { getService, listEndpoints, resolveServiceText, type RegistryLookupSource } from './lookup.js';
 
 export interface RegistryLookupRoutesOptions {
@@ -72,11 +72,10 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
   const { source } = options;
   installJsonBodyParser(app);
 
-  app.setErrorHandler((err: FastifyError | GoogleApiError, _req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof GoogleApiError) return sendGoogleError(reply, err);
-    const code = typeof err.statusCode === 'number' ? err.statusCode : 500;
-    if (code >= 400 && code < 500) return sendGoogleError(reply, new GoogleApiError('INVALID_ARGUMENT', err.message));
-    // The gateway's root error handler logs, counts and answers every server error the same way.
+  // Service Directory answers a body it cannot read 400 INVALID_ARGUMENT, whatever fastify's own code
+  // for the fault; the gateway's error answerer (error-answer.ts, its root handler) answers the rest.
+  app.setErrorHandler((err: FastifyError | GoogleApiError) => {
+    if (!(err instanceof GoogleApiError) && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) throw new GoogleApiError('INVALID_ARGUMENT', err.message);
     throw err;
   });
 

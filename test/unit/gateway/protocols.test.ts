@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerError, failureError } from '../../../src/gateway/prediction-errors.js';
 import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError } from '../../../src/gateway/protocols.js';
 import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
-import { answerOf, UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
+import { UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
 import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../src/demo-models/index.js';
 
 describe('upstream paths and bodies', () => {
@@ -38,7 +38,7 @@ describe('error mapping', () => {
   const model: ResolvedModel = { id: '42', namespace: 'ns', deployedModelName: 'fraud-v1', model: 'm', modelVersionId: undefined, modelDisplayName: 'm', backend: undefined, unusable: undefined };
   const res = (status: number, body: unknown): UpstreamResponse => {
     const bytes = Buffer.from(JSON.stringify(body));
-    return answerOf(status, {}, [bytes], bytes.length, { origin: 'http://10.0.0.1:8080', basePath: '' }, false);
+    return { status, headers: {}, pieces: [bytes], size: bytes.length, target: { origin: 'http://10.0.0.1:8080', basePath: '' }, retried: false };
   };
 
   it.each([

@@ -1,9 +1,11 @@
 import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { CONVERSION_DATA_ANNOTATION } from '../../../src/api/registry/conversion.js';
 import { RegistryLookupCache } from '../../../src/gateway/registry/cache.js';
 import { clampMaxEndpoints, type LookupService } from '../../../src/gateway/registry/lookup.js';
 import { registryLookupRoutes } from '../../../src/gateway/registry/routes.js';
+import { installErrorAnswerer } from '../../../src/gateway/error-answer.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { staticInformer, type StaticInformer } from '../../support/static-informer.js';
 import { registryEndpoint, registryService } from '../reconcilers/fixtures.js';
@@ -43,6 +45,7 @@ describe('registry lookup over the informer caches', () => {
     cache = new RegistryLookupCache([services.informer], [endpoints.informer], { reservedPrefixes: RESERVED });
     await Promise.all([services.start(), endpoints.start()]);
     app = Fastify({ logger: false });
+    installErrorAnswerer(app, { log: pino({ level: 'silent' }), bodyLimit: 1_500_000 });
     await registryLookupRoutes(app, { source: cache });
     await app.ready();
   }
@@ -234,6 +237,7 @@ describe('registryLookupPlugin', () => {
       }) as never,
     };
     const app = Fastify({ logger: false });
+    installErrorAnswerer(app, { log: pino({ level: 'silent' }), bodyLimit: 1_500_000 });
     await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { informers, namespaces: ['team-a', 'team-b'], auth: GatewayAuth.disabled() }));
     await Promise.all([...sources.values()].map((s) => s.start()));
     await app.ready();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accessAttributes, attributesKey, callAccessKey, CALL_RULES, permissionDeniedMessage } from '../../../../src/gateway/auth/attributes.js';
+import { accessAttributes, attributesKey, CALL_RULES, permissionDeniedMessage } from '../../../../src/gateway/auth/attributes.js';
 import { namespaceReader, predictionTarget } from '../../../../src/gateway/auth/targets.js';
 
 describe('call → access attributes (the issue table)', () => {
@@ -38,14 +38,5 @@ describe('namespaceReader (the --project template read backwards)', () => {
     expect(read('other-team-a')).toBeUndefined();
     expect(predictionTarget(read, 'acme-team-a', 'fraud')).toEqual({ namespace: 'team-a', name: 'fraud' });
     expect(predictionTarget(read, 'x', 'fraud')).toBeUndefined();
-  });
-});
-
-describe('callAccessKey', () => {
-  it('equals the key of the attributes it stands for, for every call', () => {
-    const target = { namespace: 'ns', name: 'n' };
-    for (const call of ['predict', 'rawPredict', 'explain', 'resolve', 'getService', 'listEndpoints'] as const) {
-      expect(callAccessKey(call, target)).toBe(attributesKey(accessAttributes(call, target)));
-    }
   });
 });

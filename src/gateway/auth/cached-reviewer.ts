@@ -1,23 +1,26 @@
 /**
- * One audience set's guard, the decorator pair of k8s.io/apiserver's cached token authenticator: a bearer
- * token → cached TokenReview → Caller; then Caller + a call's attributes → cached SubjectAccessReview.
+ * One audience set's reviewer, the decorator pair of k8s.io/apiserver's cached token authenticator: a bearer
+ * token → cached TokenReview → Principal; then Principal + a call's attributes → cached SubjectAccessReview.
  * Reviews the caches miss go through the review limiter. Failures are GoogleApiErrors: 401 UNAUTHENTICATED
  * (with `WWW-Authenticate: Bearer`), 403 PERMISSION_DENIED, 503 UNAVAILABLE, 429 RESOURCE_EXHAUSTED.
  */
 import type { Clock } from '../../runtime/clock.js';
 import { GoogleApiError } from '../google-errors.js';
-import { accessAttributes, attributesKey, callAccessKey, permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
+import { accessAttributes, attributesKey, permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
 import { DecisionCache } from './decision-cache.js';
 import { jwtExpiryMs, Keyer } from './keys.js';
 import { ReviewThrottledError, type ReviewLimiter } from './review-limiter.js';
 import { ReviewUnavailableError, type AccessAuthorizer, type AccessVerdict, type TokenAuthenticator, type TokenVerdict, type UserInfo } from './reviews.js';
 import type { AuthSettings } from './settings.js';
 
-/** Who is calling, once authenticated. `key` is stable per principal and not reversible (keys.ts): for per-caller fairness. */
-export interface Caller {
+/** Who is calling, as a TokenReview established it. Its keys are keyed hashes (keys.ts), never reversible to a name. */
+export interface Principal {
+  /** Stable per principal: what per-caller fairness counts against. */
   readonly key: string;
   /** undefined with --auth=none. */
   readonly user: UserInfo | undefined;
+  /** Everything a SubjectAccessReview is asked about the user: the user part of the access cache's key. */
+  readonly accessKey: string;
 }
 
 const REALM = 'endpoint-operator-gateway';
@@ -36,7 +39,7 @@ function unauthenticated(message: string, tokenPresented: boolean): GoogleApiErr
   return err;
 }
 
-export interface GuardParts {
+export interface ReviewerParts {
   readonly authenticator: TokenAuthenticator;
   readonly authorizer: AccessAuthorizer;
   readonly limiter: ReviewLimiter;
@@ -45,47 +48,26 @@ export interface GuardParts {
   readonly keyer?: Keyer;
 }
 
-/** A token's decision with what later calls need from it, derived once (each HMAC costs microseconds per call). */
+/** A token's review, and the principal it established (undefined when refused). */
 interface KnownToken {
   readonly verdict: TokenVerdict;
-  readonly caller: Caller | undefined;
-}
-
-/**
- * The keys the last call allowed from the caches on one connection used, with the exact inputs they were
- * derived from: a keep-alive connection usually carries one caller's calls to one endpoint, and the next
- * call with the same Authorization header and target reuses them instead of an HMAC of a ~1 KB token and
- * two string builds. Only derivations are remembered, never decisions: both are still read from the
- * caches (their windows, the LRU order and the hit counts unchanged), and any other header or target on
- * the connection derives its own keys. The header (a token) is held by its connection's entry while the
- * socket lives, as node's request objects hold it while a call is served; the caches hold only keyed hashes.
- */
-interface ConnectionMemo {
-  readonly header: string;
-  readonly tokenKey: string;
-  readonly caller: Caller;
-  readonly call: AuthCall;
-  readonly namespace: string;
-  readonly name: string;
-  readonly accessKey: string;
+  readonly principal: Principal | undefined;
 }
 
 /** One audience set: cached token reviews and access reviews behind one limiter. */
-export class RequestGuard {
+export class CachedReviewer {
   private readonly keyer: Keyer;
   private readonly tokens: DecisionCache<KnownToken>;
   private readonly access: DecisionCache<AccessVerdict>;
-  private readonly userKeys = new WeakMap<Caller, string>();
-  private readonly connections = new WeakMap<object, ConnectionMemo>();
 
-  constructor(private readonly parts: GuardParts) {
+  constructor(private readonly parts: ReviewerParts) {
     this.keyer = parts.keyer ?? new Keyer();
     this.tokens = new DecisionCache({ kind: 'token', maxEntries: parts.settings.cacheEntries, clock: parts.clock });
     this.access = new DecisionCache({ kind: 'access', maxEntries: parts.settings.cacheEntries, clock: parts.clock });
   }
 
-  /** The caller behind an Authorization header; throws 401, 429 or 503 as GoogleApiError. */
-  async authenticate(authorization: string | string[] | undefined): Promise<Caller> {
+  /** The principal behind an Authorization header; throws 401, 429 or 503 as GoogleApiError. */
+  async authenticate(authorization: string | string[] | undefined): Promise<Principal> {
     const token = bearerToken(authorization);
     if (token === undefined) {
       if (authorization === undefined) {
@@ -96,62 +78,29 @@ export class RequestGuard {
     const { settings, clock } = this.parts;
     const known = await this.tokens.get(this.keyer.token(token), async (expired) => {
       const verdict = await this.parts.limiter.run(() => this.parts.authenticator.authenticate(token), expired?.verdict.authenticated === true).catch((err: unknown) => { throw reviewFailure(err); });
-      if (!verdict.authenticated) return { value: { verdict, caller: undefined }, ttlMs: settings.tokenFailureTtlMs };
-      const caller: Caller = { key: this.keyer.principal(verdict.user), user: verdict.user };
-      const userKey = this.keyer.user(verdict.user);
-      this.userKeys.set(caller, userKey);
+      if (!verdict.authenticated) return { value: { verdict, principal: undefined }, ttlMs: settings.tokenFailureTtlMs };
+      const principal: Principal = { key: this.keyer.principal(verdict.user), user: verdict.user, accessKey: this.keyer.user(verdict.user) };
       const exp = jwtExpiryMs(token);
-      return { value: { verdict, caller }, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
+      return { value: { verdict, principal }, ttlMs: Math.min(settings.tokenSuccessTtlMs, exp === undefined ? Infinity : exp - clock.now()) };
     });
-    if (known.caller === undefined) {
+    if (known.principal === undefined) {
       const reason = known.verdict.authenticated ? 'the token was not accepted' : known.verdict.reason;
       throw unauthenticated(`Request had invalid authentication credentials: ${reason}. Expected a valid, unexpired bearer token minted for audience ${settings.audiences.join(' or ') || 'of the kube-apiserver'}.`, true);
     }
-    return known.caller;
+    return known.principal;
   }
 
   /**
-   * The caller when both its token and this access are cached and allowed, found without a promise (the
-   * hot path of every repeated call); undefined otherwise, and the caller takes authenticate + authorize.
-   * `connection` (the socket) lets a keep-alive connection skip re-deriving keys: see ConnectionMemo.
-   */
-  cachedAllowed(authorization: string | string[] | undefined, call: AuthCall, target: CallTarget, connection?: object): Caller | undefined {
-    if (typeof authorization !== 'string') return undefined;
-    const memo = connection === undefined ? undefined : this.connections.get(connection);
-    const sameHeader = memo !== undefined && memo.header === authorization;
-    let tokenKey: string;
-    if (sameHeader) {
-      tokenKey = memo.tokenKey;
-    } else {
-      const token = bearerToken(authorization);
-      if (token === undefined) return undefined;
-      tokenKey = this.keyer.token(token);
-    }
-    const caller = this.tokens.peek(tokenKey)?.caller;
-    if (caller === undefined) return undefined;
-    const sameAccess = sameHeader && memo.caller === caller && memo.call === call && memo.namespace === target.namespace && memo.name === target.name;
-    const accessKey = sameAccess ? memo.accessKey : `${this.userKeys.get(caller) ?? ''}\u0000${callAccessKey(call, target)}`;
-    if (this.access.peek(accessKey)?.allowed !== true) return undefined;
-    this.tokens.hit(tokenKey);
-    this.access.hit(accessKey);
-    if (connection !== undefined && !sameAccess) {
-      this.connections.set(connection, { header: authorization, tokenKey, caller, call, namespace: target.namespace, name: target.name, accessKey });
-    }
-    return caller;
-  }
-
-  /**
-   * Resolves when the caller may make `call` on `target`; throws 403, 429 or 503 as GoogleApiError.
+   * Resolves when the principal may make `call` on `target`; throws 403, 429 or 503 as GoogleApiError.
    * `revealTarget` false: the refusal names only `described` (the target was found by a look-up, and must not leak).
    */
-  async authorize(call: AuthCall, caller: Caller, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
-    const user = caller.user;
+  async authorize(call: AuthCall, principal: Principal, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
+    const user = principal.user;
     if (user === undefined) return;
     const attributes = accessAttributes(call, target);
     const { settings } = this.parts;
     // The user part is already a keyed hash: the access key needs no second one.
-    const userKey = this.userKeys.get(caller) ?? this.keyer.user(user);
-    const verdict = await this.access.get(`${userKey}\u0000${attributesKey(attributes)}`, async (expired) => {
+    const verdict = await this.access.get(`${principal.accessKey}\u0000${attributesKey(attributes)}`, async (expired) => {
       const value = await this.parts.limiter.run(() => this.parts.authorizer.authorize(user, attributes), expired?.allowed === true).catch((err: unknown) => { throw reviewFailure(err); });
       return { value, ttlMs: value.allowed ? settings.accessAllowTtlMs : settings.accessDenyTtlMs };
     });

@@ -1,0 +1,43 @@
+/**
+ * Stage 7, call the model server: over the undici keep-alive pools of upstream.ts (round robin over
+ * ready targets, outliers skipped, one retry of a call that never got an answer, one deadline), timed
+ * and counted; a failed exchange becomes the Google error that names the deployed model.
+ */
+import { gatewayUpstreamDuration, gatewayUpstreamRetries } from '../metrics.js';
+import { failureError } from '../prediction-errors.js';
+import { upstreamPath, type PredictionMethod } from '../protocols.js';
+import type { ResolvedEndpoint } from '../routing-table.js';
+import type { UpstreamTrace } from '../tracing.js';
+import { UpstreamFailure, type UpstreamClient, type UpstreamResponse } from '../upstream.js';
+import type { EncodedRequest } from './encode.js';
+
+export interface UpstreamCall {
+  readonly endpoint: ResolvedEndpoint;
+  readonly method: PredictionMethod;
+  readonly request: EncodedRequest;
+  /** Sent with the request: the content type is the encoded body's; trace context is added here or per attempt. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly trace: UpstreamTrace | undefined;
+}
+
+/** `signal`: aborted when the caller went away; the exchange then ends at once. */
+export async function callUpstream(upstream: Pick<UpstreamClient, 'call'>, call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+  const { serving } = call.request;
+  const { model } = serving;
+  const started = performance.now();
+  try {
+    const res = await upstream.call(`${model.namespace}/${model.deployedModelName}`, serving.targets, {
+      path: upstreamPath(serving.protocol, serving.modelName, call.method),
+      body: call.request.body,
+      headers: { ...call.headers, 'content-type': call.request.contentType },
+      trace: call.trace,
+    }, signal);
+    if (res.retried) gatewayUpstreamRetries.inc();
+    return res;
+  } catch (err) {
+    if (err instanceof UpstreamFailure) throw failureError(model, err);
+    throw err;
+  } finally {
+    gatewayUpstreamDuration.observe({ namespace: call.endpoint.namespace, endpoint: call.endpoint.name, deployed_model: model.id }, (performance.now() - started) / 1000);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Stage 8, decode: the model server's answer → Vertex's. `:rawPredict`'s passes unchanged, whatever
+ * its status; for `:predict` and `:explain` a non-2xx answer becomes the Google error naming the
+ * deployed model, and a 2xx one is rewritten (prediction-json.ts), from `largeBodyBytes` up on a JSON
+ * worker, as the request was.
+ */
+import { answerError } from '../prediction-errors.js';
+import type { ServingModel } from '../prediction-json.js';
+import { vertexAnswer } from '../prediction-json.js';
+import type { PredictionMethod } from '../protocols.js';
+import { answerBytes, type UpstreamResponse } from '../upstream.js';
+import type { EncodedRequest, JsonExecutor } from './encode.js';
+
+/** What the caller is answered (before the headers every answer carries). */
+export interface Answer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Buffer | string;
+}
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
+
+export async function decodeAnswer(method: PredictionMethod, request: EncodedRequest, res: UpstreamResponse, executor: JsonExecutor): Promise<Answer> {
+  if (method === 'rawPredict' || request.instanceCount === undefined) {
+    const type = res.headers['content-type'];
+    return { status: res.status, contentType: typeof type === 'string' ? type : 'application/octet-stream', body: answerBytes(res) };
+  }
+  const { model, protocol } = request.serving;
+  if (res.status < 200 || res.status >= 300) throw answerError(model, res);
+  const servedBy: ServingModel = { id: model.id, deployedModelName: model.deployedModelName, model: model.model, modelDisplayName: model.modelDisplayName, modelVersionId: model.modelVersionId, origin: res.target.origin };
+  const instanceCount = request.instanceCount;
+  // A large answer goes to the worker in the pieces it came in; those that are whole socket reads are moved, the others copied.
+  const body = res.size >= executor.largeBodyBytes
+    ? (await executor.jsonWorkers.run({ kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy }, true)).bytes
+    : vertexAnswer(method, protocol, answerBytes(res), instanceCount, servedBy);
+  return { status: 200, contentType: JSON_CONTENT_TYPE, body };
+}

@@ -1,0 +1,41 @@
+/**
+ * Stage 4, read the body: node:http's chunks as they came, up to the body limit (beyond it 413; the
+ * connection is then closed, as the rest is unread). Kept in pieces: a large body goes to a JSON
+ * worker as they are, without being joined on the event loop.
+ */
+import type { IncomingMessage } from 'node:http';
+import { GoogleApiError } from '../google-errors.js';
+
+export interface ReceivedBody {
+  /** node:http's chunks, each owning its memory. */
+  readonly pieces: readonly Buffer[];
+  readonly size: number;
+}
+
+export function joined(body: ReceivedBody): Buffer {
+  return body.pieces.length === 1 ? (body.pieces[0] as Buffer) : Buffer.concat(body.pieces, body.size);
+}
+
+function payloadTooLarge(limit: number): GoogleApiError {
+  return new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${limit} bytes.`, 413);
+}
+
+export function readBody(req: IncomingMessage, limit: number): Promise<ReceivedBody> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) return Promise.reject(payloadTooLarge(limit));
+  return new Promise((resolve, reject) => {
+    const pieces: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        reject(payloadTooLarge(limit));
+        return;
+      }
+      pieces.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve({ pieces, size }));
+    req.once('error', reject);
+  });
+}
