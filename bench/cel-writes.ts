@@ -10,19 +10,18 @@ import { performance } from 'node:perf_hooks';
 import { allKinds } from '../src/api/kinds.js';
 import { crdFor, type CustomResourceDefinition } from '../src/api/crd/generate.js';
 import type { JSONSchemaProps } from '../src/api/crd/openapi.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { CRD_REF, installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { CRD_REF } from '../src/operator/crds.js';
+import type { KubeClient } from '../src/runtime/kube-client.js';
 import { webhookLatency } from '../src/webhook/metrics.js';
 import { startBenchWebhooks } from './convergence/webhooks.js';
 import { pool, workload } from './convergence/workload.js';
 import { recordResults } from './results.js';
+import { NAMESPACES, withBenchCluster } from './bench-cluster.js';
 
 const ENDPOINTS = Number(process.env['BENCH_ENDPOINTS'] ?? 1000);
 const REGISTRY_ENDPOINTS = Number(process.env['BENCH_REGISTRY_ENDPOINTS'] ?? 1000);
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 16);
 const TIMEOUT_S = Number(process.env['BENCH_TIMEOUT_S'] ?? 900);
-const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
 
 type Arm = 'without CEL' | 'with CEL';
 
@@ -106,53 +105,44 @@ async function round(client: KubeClient, arm: Arm, ns: string): Promise<number[]
 }
 
 async function main(): Promise<void> {
-  let plane: ControlPlane | undefined;
   const stop = new AbortController();
-  const timer = setTimeout(() => {
-    console.error(`benchmark exceeded ${TIMEOUT_S} s; stopping`);
-    void (plane?.stop() ?? Promise.resolve()).finally(() => process.exit(2));
-  }, TIMEOUT_S * 1000);
-  try {
-    plane = await startControlPlane({ watchCache: true, log: (l) => console.error(`[control plane] ${l}`) });
-    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
-    await installCrds(client, { kinds: allKinds, crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    for (const name of ['bench-system', 'bench-probe']) await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    const webhooks = await startBenchWebhooks(client, 'bench-system', 'bench-probe', stop.signal);
-    const latencies: Record<Arm, number[]> = { 'without CEL': [], 'with CEL': [] };
-    const webhookP99: Record<Arm, number[]> = { 'without CEL': [], 'with CEL': [] };
-    // Unmeasured: connections, TLS sessions and the apiserver's first-use work.
-    await useCrds(client, 'with CEL', 'bench-probe');
-    await round(client, 'with CEL', 'bench-warmup');
-    for (const [i, arm] of (['without CEL', 'with CEL', 'with CEL', 'without CEL'] as const).entries()) {
-      await useCrds(client, arm, 'bench-probe');
-      const before = await bucketCounts();
-      latencies[arm].push(...(await round(client, arm, `bench-${i}`)));
-      webhookP99[arm].push((await webhookPercentile(before, 99)).ms);
+  await withBenchCluster(TIMEOUT_S, ['bench-system', 'bench-probe'], async ({ client }) => {
+    try {
+      const webhooks = await startBenchWebhooks(client, 'bench-system', 'bench-probe', stop.signal);
+      const latencies: Record<Arm, number[]> = { 'without CEL': [], 'with CEL': [] };
+      const webhookP99: Record<Arm, number[]> = { 'without CEL': [], 'with CEL': [] };
+      // Unmeasured: connections, TLS sessions and the apiserver's first-use work.
+      await useCrds(client, 'with CEL', 'bench-probe');
+      await round(client, 'with CEL', 'bench-warmup');
+      for (const [i, arm] of (['without CEL', 'with CEL', 'with CEL', 'without CEL'] as const).entries()) {
+        await useCrds(client, arm, 'bench-probe');
+        const before = await bucketCounts();
+        latencies[arm].push(...(await round(client, arm, `bench-${i}`)));
+        webhookP99[arm].push((await webhookPercentile(before, 99)).ms);
+      }
+      const summary = (arm: Arm) => {
+        const sorted = [...latencies[arm]].sort((a, b) => a - b);
+        return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), webhookP99: Math.max(...webhookP99[arm]) };
+      };
+      const off = summary('without CEL');
+      const on = summary('with CEL');
+      for (const [arm, s] of [['without CEL', off], ['with CEL', on]] as const) {
+        console.log(`B4 CEL, ${arm}: create p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms over ${s.n} creates; admission webhook p99 ≤ ${s.webhookP99} ms (histogram bucket)`);
+      }
+      const p99Ratio = on.p99 / off.p99;
+      console.log(`B4 CEL: create p99 with ÷ without = ${p99Ratio.toFixed(3)}; p50 ${(on.p50 / off.p50).toFixed(3)}`);
+      const conditions = `${off.n / 2} objects per round, two rounds per arm (without, with, with, without), ${CONCURRENCY} creates in flight, admission webhooks on`;
+      recordResults([
+        { id: 'B4.cel.create_p99_ratio', name: 'apiserver create latency p99: CRDs with their CEL rules ÷ the same CRDs without', value: Number(p99Ratio.toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p99.toFixed(2)), name: 'create p99 without CEL, ms' }, ratio: Number(p99Ratio.toFixed(3)), notes: conditions },
+        { id: 'B4.cel.create_p99', name: 'apiserver create latency p99 with the CEL rules', value: Number(on.p99.toFixed(2)), unit: 'ms', notes: conditions },
+        { id: 'B4.cel.create_p50_ratio', name: 'apiserver create latency p50: with CEL ÷ without', value: Number((on.p50 / off.p50).toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p50.toFixed(2)), name: 'create p50 without CEL, ms' }, ratio: Number((on.p50 / off.p50).toFixed(3)) },
+        { id: 'B4.cel.webhook_p99', name: 'admission webhook latency p99 during the creates (histogram bucket bound), with CEL | without', value: on.webhookP99, unit: 'ms', baseline: { value: off.webhookP99, name: 'without CEL, ms' }, notes: conditions },
+      ]);
+      await webhooks.close();
+    } finally {
+      stop.abort();
     }
-    const summary = (arm: Arm) => {
-      const sorted = [...latencies[arm]].sort((a, b) => a - b);
-      return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), webhookP99: Math.max(...webhookP99[arm]) };
-    };
-    const off = summary('without CEL');
-    const on = summary('with CEL');
-    for (const [arm, s] of [['without CEL', off], ['with CEL', on]] as const) {
-      console.log(`B4 CEL, ${arm}: create p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms over ${s.n} creates; admission webhook p99 ≤ ${s.webhookP99} ms (histogram bucket)`);
-    }
-    const p99Ratio = on.p99 / off.p99;
-    console.log(`B4 CEL: create p99 with ÷ without = ${p99Ratio.toFixed(3)}; p50 ${(on.p50 / off.p50).toFixed(3)}`);
-    const conditions = `${off.n / 2} objects per round, two rounds per arm (without, with, with, without), ${CONCURRENCY} creates in flight, admission webhooks on`;
-    recordResults([
-      { id: 'B4.cel.create_p99_ratio', name: 'apiserver create latency p99: CRDs with their CEL rules ÷ the same CRDs without', value: Number(p99Ratio.toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p99.toFixed(2)), name: 'create p99 without CEL, ms' }, ratio: Number(p99Ratio.toFixed(3)), notes: conditions },
-      { id: 'B4.cel.create_p99', name: 'apiserver create latency p99 with the CEL rules', value: Number(on.p99.toFixed(2)), unit: 'ms', notes: conditions },
-      { id: 'B4.cel.create_p50_ratio', name: 'apiserver create latency p50: with CEL ÷ without', value: Number((on.p50 / off.p50).toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p50.toFixed(2)), name: 'create p50 without CEL, ms' }, ratio: Number((on.p50 / off.p50).toFixed(3)) },
-      { id: 'B4.cel.webhook_p99', name: 'admission webhook latency p99 during the creates (histogram bucket bound), with CEL | without', value: on.webhookP99, unit: 'ms', baseline: { value: off.webhookP99, name: 'without CEL, ms' }, notes: conditions },
-    ]);
-    await webhooks.close();
-  } finally {
-    clearTimeout(timer);
-    stop.abort();
-    await plane?.stop();
-  }
+  });
 }
 
 main().catch((err: unknown) => {
