@@ -30,6 +30,8 @@ import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '.
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 import { specOf } from '../reconcilers/typed-spec.js';
+import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import { servingWiring } from './serving-watches.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
 const DNS_NAME_INDEX = 'byDnsServiceName';
@@ -65,6 +67,8 @@ export interface ShardOptions {
   readonly grace?: OrderingGrace;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
   readonly registry?: RegistrySharing;
+  /** What machineSpec means on this cluster (DeployedModel containerSpec); default the built-in catalogue. */
+  readonly machineCatalogue?: MachineCatalogue;
 }
 
 export interface Shard {
@@ -103,6 +107,7 @@ export function createShard(options: ShardOptions): Shard {
   const dnsOutcomes = new DnsOutcomes();
   const grace = options.grace ?? new OrderingGrace();
   const ownWrites = new OwnWrites();
+  const serving = servingWiring(client, namespace, informers, options.machineCatalogue ?? DEFAULT_MACHINE_CATALOGUE, log);
   const ctx: ReconcilerContext = {
     client,
     informers,
@@ -113,6 +118,7 @@ export function createShard(options: ShardOptions): Shard {
     grace,
     ownWrites,
     now: options.now ?? (() => new Date()),
+    serving: serving.context,
   };
   const controller = (name: string, kind: string, primary: Informer, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind, primary, reconcile, workers: options.workers, logger: log });
@@ -163,6 +169,8 @@ export function createShard(options: ShardOptions): Shard {
   models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
   endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
   endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
+  // spec.containerSpec: the model's Deployment, Service, HPA, PDB and pods.
+  serving.watch(models, endpoints);
 
   // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
   // (however it went: our finalizer or not).
@@ -179,7 +187,7 @@ export function createShard(options: ShardOptions): Shard {
   return {
     informers,
     controllers: [endpoints, models, services, regEndpoints, dns],
-    allInformers: () => Object.values(informers),
+    allInformers: () => [...Object.values(informers), ...serving.informers],
   };
 }
 

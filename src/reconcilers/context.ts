@@ -18,6 +18,7 @@ import { addBackendIndexes } from './backends.js';
 import type { IdAssignments } from './deployed-model-ids.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
+import type { ServingContext } from './serving/serving-model.js';
 import { parentOf } from './registry-status.js';
 import { specOf } from './typed-spec.js';
 
@@ -105,6 +106,8 @@ export interface ReconcilerContext {
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
   readonly now: () => Date;
+  /** The objects of DeployedModels with spec.containerSpec; absent = such models are only reported, not run. */
+  readonly serving?: ServingContext | undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/d
 import { endpointNameOf } from '../api/prediction/v1/names.js';
 import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
+import type { ServingReport } from './serving/serving-model.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, withReadyCondition, type ReadyVerdict } from './status-common.js';
 import { specOf, statusOf } from './typed-spec.js';
@@ -25,6 +26,8 @@ export interface DeployedModelWorld {
   readonly specErrors: readonly FieldError[];
   /** Whether `spec.backend` can be called (backendReadiness over the Service and EndpointSlice caches). */
   readonly backend: BackendReadiness;
+  /** What the replicas of spec.containerSpec show (servingReport); undefined without containerSpec or id. */
+  readonly serving?: ServingReport | undefined;
   /** The `--project` template of endpoint names (`{namespace}` replaced). */
   readonly project: string;
   readonly location: string;
@@ -69,6 +72,13 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
     const recorded = previous.endpoint;
     if (recorded !== undefined) status.endpoint = recorded;
   }
+  const serving = world.serving;
+  if (serving !== undefined) {
+    status.replicaCount = serving.replicaCount;
+    status.availableReplicaCount = serving.availableReplicaCount;
+    status.deploymentStage = deleting ? 'DEPLOYMENT_TERMINATED' : serving.stage;
+    status.serving = serving.names;
+  }
   const deployTime = previous.deployTime ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
   if (deployTime !== undefined) status.deployTime = deployTime;
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
@@ -108,6 +118,11 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
     return { status: 'Unknown', reason: Reasons.Deploying, message: 'an id is being assigned' };
   }
   const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`;
+  const serving = world.serving;
+  if (serving !== undefined) {
+    const v = serving.verdict;
+    return { ...v, message: v.status === 'True' ? `${deployed}; ${v.message}` : `${deployed}, not serving yet: ${v.message}` };
+  }
   const backend = world.backend;
   if (backend.state === 'unavailable') {
     return { status: 'False', reason: Reasons.BackendUnavailable, message: `${deployed}, but its model server cannot be called: ${backend.message}` };
