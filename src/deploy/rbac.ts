@@ -4,6 +4,7 @@
  * a known namespace.
  */
 import { SIGNIN_KEY_SECRET } from '../signin/kube/signing-key.js';
+import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 
 export interface PolicyRule {
@@ -63,6 +64,8 @@ export function operatorNamespaceRules(): PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    // The machine catalogue of DeployedModel containerSpec, read at start-up.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [MACHINE_TYPES_CONFIGMAP], verbs: ['get'] },
   ];
 }
 

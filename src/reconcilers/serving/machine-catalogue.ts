@@ -2,12 +2,16 @@
  * The machine-type catalogue: what a Vertex `machineSpec` means on this cluster. Compute Engine machine
  * types become CPU and memory requests, accelerator types an extended resource plus the node selector
  * and tolerations that reach nodes having it, `spot` a node selector and toleration. The chart and
- * deploy/ ship it as the ConfigMap `endpoint-operator-machine-types` mounted into the operator
- * (`--machine-catalogue`); a cluster overrides it by editing that ConfigMap. A machine type it lacks is
- * reported (MachineTypeUnknown), never guessed.
+ * deploy/ ship it as the ConfigMap `endpoint-operator-machine-types` in the operator's namespace, read at
+ * start-up (`--machine-catalogue`); a cluster overrides it by editing that ConfigMap and restarting the
+ * operator. A machine type it lacks is reported (MachineTypeUnknown), never guessed.
  */
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import type { KubeClient } from '../../runtime/kube-client.js';
+import type { KubeObject } from '../../runtime/kube-object.js';
+
+/** The ConfigMap key holding the catalogue as JSON. */
+export const MACHINE_TYPES_KEY = 'machine-types.json';
 
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/, { error: 'must be a Kubernetes quantity such as 4, 500m or 15Gi' });
 const toleration = z.object({
@@ -68,19 +72,32 @@ export const DEFAULT_MACHINE_CATALOGUE: MachineCatalogue = {
   },
 };
 
-/** Reads a catalogue file (JSON or YAML is not needed: the ConfigMap holds JSON); throws with the file and the first problem. */
-export async function loadMachineCatalogue(path: string): Promise<MachineCatalogue> {
-  const text = await readFile(path, 'utf8');
+export type CatalogueSource =
+  | { readonly catalogue: MachineCatalogue; readonly source: 'configmap' }
+  | { readonly catalogue: MachineCatalogue; readonly source: 'built-in'; readonly why: string };
+
+/**
+ * The catalogue of ConfigMap `namespace/name`. A missing ConfigMap (an install without it, a local run) is the
+ * built-in catalogue, said so; one that exists but does not parse throws with the key and the first problem,
+ * since running with a catalogue other than the one the cluster wrote would place models on the wrong nodes.
+ */
+export async function loadMachineCatalogue(client: KubeClient, namespace: string, name: string): Promise<CatalogueSource> {
+  const ref = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
+  const cm = await client.get<KubeObject & { data?: Record<string, string> }>(ref, namespace, name);
+  if (cm === undefined) return { catalogue: DEFAULT_MACHINE_CATALOGUE, source: 'built-in', why: `ConfigMap ${namespace}/${name} not found` };
+  const text = cm.data?.[MACHINE_TYPES_KEY];
+  const where = `ConfigMap ${namespace}/${name} data[${MACHINE_TYPES_KEY}]`;
+  if (text === undefined) throw new Error(`machine catalogue: ${where} is missing`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new Error(`machine catalogue ${path}: not JSON: ${(e as Error).message}`);
+    throw new Error(`machine catalogue: ${where} is not JSON: ${(e as Error).message}`);
   }
   const result = machineCatalogueSchema.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(`machine catalogue ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+    throw new Error(`machine catalogue: ${where}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
-  return result.data;
+  return { catalogue: result.data, source: 'configmap' };
 }

@@ -51,10 +51,11 @@ describe('RBAC', () => {
     ].sort());
   });
 
-  it('grants Leases and Secrets only in the operator namespace', () => {
+  it('grants Leases, Secrets and the machine catalogue only in the operator namespace', () => {
     expect(grants('Role', 'endpoint-operator-system')).toEqual([
       ...expand('coordination.k8s.io', ['leases'], ['get', 'create', 'update']),
       ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
+      ...expand('', ['configmaps/endpoint-operator-machine-types'], ['get']),
     ].sort());
   });
 
