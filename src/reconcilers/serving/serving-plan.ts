@@ -4,10 +4,10 @@
  * maxReplicaCount > minReplicaCount) and a policy/v1 PodDisruptionBudget (only when minReplicaCount ≥ 2).
  * Each is a server-side-apply body owned by the model (ownerReferences: garbage collection removes them).
  */
-import { createHash } from 'node:crypto';
 import { DEFAULT_CONTAINER_PORT, DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS, durationSeconds, type ContainerSpec, type Probe } from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
+import { SERVING_PORT_NAME, servingName } from '../../api/prediction/v1/serving-names.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
 import type { MachineCatalogue, Toleration } from './machine-catalogue.js';
 
@@ -15,7 +15,8 @@ import type { MachineCatalogue, Toleration } from './machine-catalogue.js';
 export const MODEL_UID_LABEL = `${PREDICTION_GROUP}/deployed-model-uid`;
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'endpoint-operator' } as const;
 export const CONTAINER_NAME = 'model-server';
-export const PORT_NAME = 'http';
+export const PORT_NAME = SERVING_PORT_NAME;
+export { servingName };
 
 export const Metric = {
   cpu: 'aiplatform.googleapis.com/prediction/online/cpu/utilization',
@@ -44,15 +45,6 @@ export interface Replicas {
 export type Resolved =
   | { readonly ok: true; readonly resources: Record<string, string>; readonly nodeSelector: Record<string, string>; readonly tolerations: Toleration[] }
   | { readonly ok: false; readonly message: string };
-
-/** `dm-<name>` when it is a valid Service name, else a truncated form with a hash of the full name (unique per model). */
-export function servingName(modelName: string): string {
-  const plain = `dm-${modelName}`;
-  if (plain.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(plain)) return plain;
-  const hash = createHash('sha256').update(modelName).digest('hex').slice(0, 8);
-  const base = modelName.replace(/[^-a-z0-9]/g, '-').slice(0, 50).replace(/-+$/, '');
-  return `dm-${base}-${hash}`;
-}
 
 export function replicasOf(spec: DeployedModelSpec): Replicas {
   const d = spec.dedicatedResources;
