@@ -144,7 +144,8 @@ export class RoutingTable {
     const namespace = pe.metadata.namespace ?? '';
     const spec = isRecord(pe.spec) ? pe.spec : {};
     const status = isRecord(pe.status) ? pe.status : {};
-    const split = activeEntries(isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
+    // The split in effect (status.trafficSplit: a new spec split waits for its models); spec from an older operator.
+    const split = activeEntries(isRecord(status.trafficSplit) ? status.trafficSplit : isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
     const models = new Map<string, ResolvedModel>();
     for (const summary of Array.isArray(status.deployedModels) ? status.deployedModels : []) {
       if (!isRecord(summary)) continue;

@@ -11,7 +11,7 @@ import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
 import type { ServingReport } from './serving/serving-model.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
-import { conditionsOf, invalidSpecMessage, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, withReadyCondition, type ReadyVerdict } from './status-common.js';
 import { specOf, statusOf } from './typed-spec.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
@@ -44,7 +44,10 @@ export interface DeployedModelOutcome {
 /** The traffic the endpoint still gives a model being deleted (what holds its undeploy). */
 function trafficWhileDeleting(world: DeployedModelWorld): number {
   const { model, endpoint, state } = world;
-  return model.metadata.deletionTimestamp !== undefined && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+  if (model.metadata.deletionTimestamp === undefined || endpoint === undefined || state?.state !== 'deployed') return 0;
+  // The split in effect may still route to the model after the spec moved its traffic (a pending switch).
+  const inEffect = isRecord(endpoint.status) && isRecord(endpoint.status.trafficSplit) ? endpoint.status.trafficSplit[state.id] : undefined;
+  return Math.max(trafficSplitOf(endpoint.spec)?.[state.id] ?? 0, typeof inEffect === 'number' ? inEffect : 0);
 }
 
 /**
@@ -92,7 +95,7 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
       return {
         status: 'False',
         reason: Reasons.UndeployBlocked,
-        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic; move that traffic to another model (or remove the key) and the deletion completes`,
+        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic (or status.trafficSplit, the split in effect while a new one waits for its models); move that traffic to another model (or remove the key) and the deletion completes once it is in effect`,
       };
     }
     return { status: 'False', reason: Reasons.Undeploying, message: 'the endpoint gives this model no traffic; undeploying' };

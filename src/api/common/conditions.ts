@@ -40,6 +40,8 @@ export const Reasons = {
   RequestRejected: 'RequestRejected',
   /** A PredictionEndpoint's traffic-split key names no deployed model (yet). */
   TrafficSplitUnresolved: 'TrafficSplitUnresolved',
+  /** A new spec.trafficSplit waits until every model it gives traffic is deployed; the previous split keeps serving. */
+  TrafficSplitPending: 'TrafficSplitPending',
   /** A PredictionEndpoint's deletion waits for the DeployedModels that reference it. */
   DeletionBlocked: 'DeletionBlocked',
   /** No DeployedModel references the PredictionEndpoint any more; the deletion completes. */
@@ -118,6 +120,7 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   ReconcileError: waiting('Unknown'),
   RequestRejected: stuck,
   TrafficSplitUnresolved: waiting('False'),
+  TrafficSplitPending: waiting('False'),
   DeletionBlocked: deleting,
   Deleting: deleting,
   EndpointNotFound: waiting('False'),
@@ -147,7 +150,7 @@ const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmai
 
 /** The reasons each kind's `Ready` condition can carry: exactly these, no others. */
 export const KIND_REASONS = {
-  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.DeletionBlocked, Reasons.Deleting],
+  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.TrafficSplitPending, Reasons.DeletionBlocked, Reasons.Deleting],
   DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable,
     Reasons.ReplicasStarting, Reasons.MachineTypeUnknown, Reasons.Unschedulable, Reasons.ImagePullBackOff, Reasons.CrashLoopBackOff, Reasons.DeploymentTimeout],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],

@@ -16,13 +16,13 @@ interface DeploymentSpec { replicas?: number; progressDeadlineSeconds?: number; 
 
 const CPU = 'aiplatform.googleapis.com/prediction/online/cpu/utilization';
 
-function model(name: string, id: string, resources: string, extra = ''): string {
+function model(name: string, id: string, resources: string, extra = '', endpoint = 'serving'): string {
   return `
 apiVersion: prediction.endpoint-operator.dev/v1
 kind: DeployedModel
 metadata: { name: ${name} }
 spec:
-  endpointRef: { name: serving }
+  endpointRef: { name: ${endpoint} }
   id: "${id}"
   model: projects/p/locations/l/models/${name}
   artifactUri: gs://models/${name}/1
@@ -177,5 +177,40 @@ describe('DeployedModel containerSpec', () => {
     expect(unknown.Ready?.message).toContain('machine type "n1-ultramem-40" is not in the machine catalogue');
     expect(await exists(ns, 'deployment/dm-odd')).toBe(false);
     await kubectl(['delete', '-n', ns, 'deployedmodel/gpu', 'deployedmodel/odd', '--wait=false']);
+  });
+
+  it('switches blue/green traffic only once the new model is deployed: status.trafficSplit keeps the old split meanwhile', async () => {
+    const small = '  dedicatedResources:\n    machineSpec: { machineType: n1-standard-2 }\n    minReplicaCount: 1';
+    const endpoint = (split: string): string => `apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: bg }\nspec: { displayName: BlueGreen, trafficSplit: ${split} }\n`;
+    await apply(ns, endpoint('{ "6100": 100 }') + '---' + model('blue', '6100', small, '', 'bg'));
+    await eventually('blue in effect', async () => {
+      const ep = await getJson(ns, 'predictionendpoint/bg');
+      return readyOf(ep)?.status === 'True' && JSON.stringify(ep.status?.trafficSplit) === '{"6100":100}';
+    }, 60_000);
+
+    // green cannot be scheduled (no node has the accelerator): the switch waits, blue keeps serving.
+    const gpu = '  dedicatedResources:\n    machineSpec: { machineType: n1-standard-2, acceleratorType: NVIDIA_TESLA_T4, acceleratorCount: 1 }\n    minReplicaCount: 1';
+    await apply(ns, model('green', '6200', gpu, '', 'bg') + '---\n' + endpoint('{ "6100": 0, "6200": 100 }'));
+    const pending = await eventually('TrafficSplitPending', async () => {
+      const ep = await getJson(ns, 'predictionendpoint/bg');
+      const r = readyOf(ep);
+      return r?.reason === 'TrafficSplitPending' && r.observedGeneration === ep.metadata.generation ? ep : undefined;
+    }, 60_000);
+    expect(pending.status?.trafficSplit).toEqual({ '6100': 100 });
+    expect(readyOf(pending)?.message).toContain('spec.trafficSplit[6200]: waits until the model(s) it gives traffic are deployed (Ready)');
+    // A wait on the stuck model ends at once under kstatus: Stalled, not "still progressing".
+    const stalled = await eventually('green Stalled', async () => (await conditionsOf(ns, 'deployedmodel/green')).Stalled?.reason === 'Unschedulable', 60_000);
+    expect(stalled).toBe(true);
+
+    // A deployable green: the split moves once its replica is available.
+    await apply(ns, model('green2', '6300', small, '', 'bg') + '---\n' + endpoint('{ "6100": 0, "6300": 100 }'));
+    const moved = await eventually('green2 in effect', async () => {
+      const ep = await getJson(ns, 'predictionendpoint/bg');
+      return readyOf(ep)?.status === 'True' && (ep.status?.trafficSplit as Record<string, number> | undefined)?.['6300'] === 100 ? ep : undefined;
+    }, 60_000);
+    expect(moved.status?.trafficSplit).toEqual({ '6100': 0, '6300': 100 });
+    const green2 = readyOf(await getJson(ns, 'deployedmodel/green2'));
+    expect(green2?.status).toBe('True');
+    await kubectl(['delete', '-n', ns, 'deployedmodel/green', '--wait=false']);
   });
 });
