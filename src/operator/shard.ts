@@ -9,7 +9,7 @@ import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
-import { keyOf, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { isRecord, keyOf, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {
   addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, resources, serviceNameKey,
@@ -155,7 +155,8 @@ export function createShard(options: ShardOptions): Shard {
   models.watches(informers.deployedModels, (m) => siblingKeys(informers, m));
   // Dependents care whether a parent exists and about its spec, not about its status: a parent's
   // own status writes would otherwise re-run every child each time.
-  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.generationChanged });
+  // The split in effect (status.trafficSplit) holds a model's undeploy too, so its changes count as well.
+  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.or(Predicates.generationChanged, splitInEffectChanged) });
   regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), { predicate: Predicates.generationChanged });
   // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
@@ -189,6 +190,11 @@ export function createShard(options: ShardOptions): Shard {
     controllers: [endpoints, models, services, regEndpoints, dns],
     allInformers: () => [...Object.values(informers), ...serving.informers],
   };
+}
+
+function splitInEffectChanged(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const split = (o: KubeObject): string => JSON.stringify(isRecord(o.status) ? o.status.trafficSplit : undefined);
+  return split(oldObj) !== split(newObj);
 }
 
 function getter(informer: Informer): (namespace: string | undefined, name: string) => KubeObject | undefined {
