@@ -29,10 +29,6 @@ export function servingInput(model: KubeObject, state: ModelState | undefined, c
   return { model, spec: spec as DeployedModelSpec & { containerSpec: ContainerSpec }, id: state.id, catalogue };
 }
 
-export function hasContainerSpec(model: KubeObject): boolean {
-  return specOf.deployedModel(model).containerSpec !== undefined;
-}
-
 export function servingReport(serving: ServingContext | undefined, model: KubeObject, state: ModelState | undefined): ServingReport | undefined {
   if (serving === undefined) return undefined;
   const input = servingInput(model, state, serving.catalogue);
