@@ -9,6 +9,8 @@
  * one map lookup per request.
  */
 import { backendSchema, type DeployedModelBackend } from '../api/prediction/v1/backend.js';
+import { containerSpecSchema } from '../api/prediction/v1/container-spec.js';
+import { containerBackend } from '../api/prediction/v1/serving-names.js';
 import { resources } from '../reconcilers/context.js';
 import {
   decodeEndpointSlice, decodeService, endpointSlicesResource, findServicePort, readyAddresses, servicesResource,
@@ -142,7 +144,8 @@ export class RoutingTable {
     const namespace = pe.metadata.namespace ?? '';
     const spec = isRecord(pe.spec) ? pe.spec : {};
     const status = isRecord(pe.status) ? pe.status : {};
-    const split = activeEntries(isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
+    // The split in effect (status.trafficSplit: a new spec split waits for its models); spec from an older operator.
+    const split = activeEntries(isRecord(status.trafficSplit) ? status.trafficSplit : isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
     const models = new Map<string, ResolvedModel>();
     for (const summary of Array.isArray(status.deployedModels) ? status.deployedModels : []) {
       if (!isRecord(summary)) continue;
@@ -179,6 +182,12 @@ export class RoutingTable {
       modelDisplayName: str(spec.displayName) ?? model.slice(model.lastIndexOf('/') + 1),
     };
     if (dm === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} does not exist` };
+    if (spec.backend === undefined && spec.containerSpec !== undefined) {
+      // A model server the operator runs: its Service, as if spec.backend named it.
+      const container = containerSpecSchema.safeParse(spec.containerSpec);
+      const served = container.success ? containerBackend(ref, container.data) : { unusable: 'an invalid spec.containerSpec' };
+      return 'backend' in served ? { ...base, backend: served.backend, unusable: undefined } : { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref}: ${served.unusable}` };
+    }
     if (spec.backend === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has no spec.backend: it is recorded, not callable` };
     const parsed = backendSchema.safeParse(spec.backend);
     if (!parsed.success) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.backend: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
