@@ -8,9 +8,9 @@
  * reaches the next request as soon as its watch event arrives (milliseconds), and a steady state costs
  * one map lookup per request.
  */
-import { backendSchema, type DeployedModelBackend } from '../api/prediction/v1/backend.js';
+import { backendSchema } from '../api/prediction/v1/backend.js';
 import { containerSpecSchema } from '../api/prediction/v1/container-spec.js';
-import { containerBackend } from '../api/prediction/v1/serving-names.js';
+import { containerBackend, type ServedBackend } from '../api/prediction/v1/serving-names.js';
 import { resources } from '../reconcilers/context.js';
 import {
   decodeEndpointSlice, decodeService, endpointSlicesResource, findServicePort, readyAddresses, servicesResource,
@@ -35,7 +35,7 @@ export interface ResolvedModel {
   /** The `@version` of spec.model, when given. */
   readonly modelVersionId: string | undefined;
   readonly modelDisplayName: string;
-  readonly backend: DeployedModelBackend | undefined;
+  readonly backend: ServedBackend | undefined;
   /** Why the model cannot be called (no backend, an invalid one, DeployedModel gone); `undefined` = callable. */
   readonly unusable: string | undefined;
 }
@@ -185,8 +185,9 @@ export class RoutingTable {
     if (spec.backend === undefined && spec.containerSpec !== undefined) {
       // A model server the operator runs: its Service, as if spec.backend named it.
       const container = containerSpecSchema.safeParse(spec.containerSpec);
-      const served = container.success ? containerBackend(ref, container.data) : { unusable: 'an invalid spec.containerSpec' };
-      return 'backend' in served ? { ...base, backend: served.backend, unusable: undefined } : { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref}: ${served.unusable}` };
+      const endpointName = isRecord(spec.endpointRef) ? str(spec.endpointRef.name) : undefined;
+      if (!container.success || endpointName === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.containerSpec` };
+      return { ...base, backend: containerBackend({ name: ref, endpointName, id }, container.data), unusable: undefined };
     }
     if (spec.backend === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has no spec.backend: it is recorded, not callable` };
     const parsed = backendSchema.safeParse(spec.backend);

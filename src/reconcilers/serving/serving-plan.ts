@@ -7,7 +7,7 @@
 import { DEFAULT_CONTAINER_PORT, DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS, durationSeconds, type ContainerSpec, type Probe } from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
-import { SERVING_PORT_NAME, servingName } from '../../api/prediction/v1/serving-names.js';
+import { SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
 import type { MachineCatalogue, Toleration } from './machine-catalogue.js';
 
@@ -106,8 +106,7 @@ export function deploymentTimeoutSeconds(container: ContainerSpec): number {
 
 /** Vertex's default routes, as its custom-container contract gives them. */
 export function routes(input: Pick<ServingInput, 'spec' | 'id'>): { predict: string; health: string } {
-  const base = `/v1/endpoints/${input.spec.endpointRef.name}/deployedModels/${input.id}`;
-  return { predict: input.spec.containerSpec.predictRoute ?? `${base}:predict`, health: input.spec.containerSpec.healthRoute ?? base };
+  return servingRoutes(input.spec.endpointRef.name, input.id, input.spec.containerSpec);
 }
 
 /** The variables Vertex gives a custom container, so one built for Vertex runs unchanged; they win over spec.containerSpec.env. */

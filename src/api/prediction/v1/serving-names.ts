@@ -7,6 +7,24 @@ import { createHash } from 'node:crypto';
 import type { DeployedModelBackend } from './backend.js';
 import type { ContainerSpec } from './container-spec.js';
 
+/** The Service of a model server speaking Vertex's custom-container protocol: its body goes as is to `predictRoute`. */
+export interface VertexBackend {
+  readonly service: { readonly name: string; readonly port: string };
+  readonly url?: undefined;
+  readonly protocol: 'Vertex';
+  readonly predictRoute: string;
+  readonly modelName: string;
+}
+
+/** What the gateway routes a model to: `spec.backend`, or the Service of its `spec.containerSpec`. */
+export type ServedBackend = DeployedModelBackend | VertexBackend;
+
+/** Vertex's default routes, as its custom-container contract gives them (`AIP_PREDICT_ROUTE`, `AIP_HEALTH_ROUTE`). */
+export function servingRoutes(endpointName: string, id: string, container: Pick<ContainerSpec, 'predictRoute' | 'healthRoute'>): { predict: string; health: string } {
+  const base = `/v1/endpoints/${endpointName}/deployedModels/${id}`;
+  return { predict: container.predictRoute ?? `${base}:predict`, health: container.healthRoute ?? base };
+}
+
 /** The name of the Service port (and container port) the model server listens on. */
 export const SERVING_PORT_NAME = 'http';
 
@@ -20,11 +38,13 @@ export function servingName(modelName: string): string {
 }
 
 /**
- * The backend of a containerSpec model, as if the user had written `spec.backend`, or why there is none:
- * the `Vertex` protocol (the body posted as is to predictRoute) is not yet a gateway protocol.
+ * The backend of a containerSpec model, as if the user had written `spec.backend`: its Service's `http`
+ * port, with Vertex's predict route for the `Vertex` protocol (the default).
  */
-export function containerBackend(modelName: string, container: ContainerSpec): { backend: DeployedModelBackend } | { unusable: string } {
+export function containerBackend(model: { name: string; endpointName: string; id: string }, container: ContainerSpec): ServedBackend {
+  const service = { name: servingName(model.name), port: SERVING_PORT_NAME };
+  const modelName = container.modelName ?? model.name;
   const protocol = container.protocol ?? 'Vertex';
-  if (protocol === 'Vertex') return { unusable: 'spec.containerSpec.protocol is Vertex, which the gateway does not route yet; use KServeV1 or OpenInferenceV2' };
-  return { backend: { service: { name: servingName(modelName), port: SERVING_PORT_NAME }, protocol, modelName: container.modelName ?? modelName } };
+  if (protocol === 'Vertex') return { service, protocol, predictRoute: servingRoutes(model.endpointName, model.id, container).predict, modelName };
+  return { service, protocol, modelName };
 }
