@@ -39,12 +39,13 @@ export function clusterRules(): PolicyRule[] {
     // removed by the operator; every Service is watched to see a foreign one of the name).
     // A DeployedModel's containerSpec Service is written with server-side apply (patch).
     { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-    // DeployedModel containerSpec: the Deployment, HPA and PDB are server-side applied (patch) and watched by label;
+    // DeployedModel containerSpec: the Deployment, HPA and PDB are server-side applied (patch, and create: an apply
+    // that creates the object is authorised as a create) and watched by label;
     // an HPA or PDB the spec no longer asks for is deleted; the Deployment goes only by garbage collection. Pods are
     // only read (their state gives the Stalled reasons).
-    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'patch'] },
-    { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
-    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+    { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     // The event recorder creates an Event, then patches its count when the same event repeats.

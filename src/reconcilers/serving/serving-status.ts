@@ -11,7 +11,7 @@ import type { Replicas } from './serving-plan.js';
 
 export interface ServingWorld {
   readonly replicas: Replicas;
-  /** The replica count the Deployment should have now (min, or the HPA's choice). */
+  /** The name of the model's Deployment (and Service), for messages. */
   readonly deploymentName: string;
   readonly deployment: KubeObject | undefined;
   readonly pods: readonly KubeObject[];
