@@ -52,6 +52,7 @@ const benches: readonly Bench[] = [
   { name: 'gateway-fair', file: 'gateway-fair.ts', what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)', timeoutSeconds: 240 },
   { name: 'resolve', file: 'resolve.ts', what: 'B7 registry resolve over 10,000 cached endpoints at a fixed rate; EndpointSlice write after an endpoint change', timeoutSeconds: 240 },
   { name: 'convergence', file: 'convergence.ts', what: 'B1/B2 objects to Ready against a bare client (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
+  { name: 'serving', file: 'serving.ts', what: 'B8 DeployedModels with containerSpec to Ready on kwok nodes against a bare client creating the same Deployments and Services; operator RSS (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
   { name: 'memory', file: 'memory.ts', what: 'B3 operator RSS with 10,000 objects cached, heap under steady churn (starts a control plane)', timeoutSeconds: memoryBudgetSeconds() + 120 },
 ];
 

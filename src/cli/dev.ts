@@ -17,6 +17,7 @@ import { callableEndpoint, CURL_AUTH_HEADER, curlLines, DEMO_INSTANCE, listEndpo
 import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
 import { GatewayServer } from '../gateway/server.js';
 import { demoResolveCall, registryLookupLines } from '../dev-environment/registry-lines.js';
+import { servingLines } from '../dev-environment/serving-lines.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
@@ -262,6 +263,8 @@ export async function main(argv: string[]): Promise<number> {
     } else {
       lines.push('', `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`);
     }
+    const models = await client.list({ group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true }, namespace);
+    lines.push(...servingLines(models.items));
     const resolveCall = demoResolveCall(gatewayUrl, objects);
     if (resolveCall !== undefined) say(`resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token)}`);
     lines.push(...registryLookupLines(gatewayUrl, objects, namespace, CURL_AUTH_HEADER));

@@ -12,6 +12,7 @@ import { chartCrds } from './crd-templates.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
+import { machineTypesConfigMap } from './machine-types.js';
 import { deployment, podDisruptionBudget, serviceMonitor, services } from './workload.js';
 
 export interface Manifest {
@@ -29,6 +30,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     ...rbacManifests(values),
     ...callerRoleManifests(),
     ...services(values),
+    machineTypesConfigMap(values),
     deployment(values),
     podDisruptionBudget(values),
     // No caBundle: the operator creates its CA at start-up and injects it (src/webhook/install.ts).

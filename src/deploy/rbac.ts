@@ -4,6 +4,7 @@
  * a known namespace.
  */
 import { SIGNIN_KEY_SECRET } from '../signin/kube/signing-key.js';
+import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 
 export interface PolicyRule {
@@ -36,7 +37,16 @@ export function clusterRules(): PolicyRule[] {
     // DeployedModel backends (their Service and its EndpointSlices decide BackendUnavailable, watched) and the cluster
     // DNS of RegistryServices (spec.dns: a headless Service and its EndpointSlices per service, created, corrected and
     // removed by the operator; every Service is watched to see a foreign one of the name).
-    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    // A DeployedModel's containerSpec Service is written with server-side apply (patch).
+    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    // DeployedModel containerSpec: the Deployment, HPA and PDB are server-side applied (patch, and create: an apply
+    // that creates the object is authorised as a create) and watched by label;
+    // an HPA or PDB the spec no longer asks for is deleted; the Deployment goes only by garbage collection. Pods are
+    // only read (their state gives the Stalled reasons).
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+    { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     // The event recorder creates an Event, then patches its count when the same event repeats.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
@@ -55,6 +65,8 @@ export function operatorNamespaceRules(): PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
+    // The machine catalogue of DeployedModel containerSpec, read at start-up.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [MACHINE_TYPES_CONFIGMAP], verbs: ['get'] },
   ];
 }
 

@@ -1,4 +1,5 @@
 /** The operator's pods and what fronts them: Deployment, Services, PodDisruptionBudget, ServiceMonitor. */
+import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { tracingEnv } from './tracing.js';
 import { NAME, commonLabels, selectorLabels, type DeployValues, type SigninValues } from './values.js';
@@ -28,6 +29,7 @@ export function runArgs(values: DeployValues): string[] {
     `--webhook-port=${PORTS.webhook}`,
     `--metrics-port=${PORTS.metrics}`,
     `--health-port=${PORTS.health}`,
+    `--machine-catalogue=${MACHINE_TYPES_CONFIGMAP}`,
     ...(values.signin.enabled ? signinArgs(values.signin) : []),
   ];
 }

@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '../runtime/metrics.js';
 import { startModuleWorker } from '../runtime/module-worker.js';
@@ -27,8 +27,8 @@ export const gatewayJsonWorkerTasks = new Counter({
 
 /** `body`: the body's bytes in the pieces they were received in (joined on the worker, not on the event loop). */
 export type JsonTask =
-  | { readonly kind: 'request'; readonly body: readonly Uint8Array[]; readonly protocol: BackendProtocol | undefined; readonly modelId: string }
-  | { readonly kind: 'answer'; readonly body: readonly Uint8Array[]; readonly method: 'predict' | 'explain'; readonly protocol: BackendProtocol; readonly instanceCount: number; readonly model: ServingModel };
+  | { readonly kind: 'request'; readonly body: readonly Uint8Array[]; readonly protocol: ContainerProtocol | undefined; readonly modelId: string }
+  | { readonly kind: 'answer'; readonly body: readonly Uint8Array[]; readonly method: 'predict' | 'explain'; readonly protocol: ContainerProtocol; readonly instanceCount: number; readonly model: ServingModel };
 
 export type JsonTaskReply =
   | { readonly id: number; readonly bytes: Uint8Array; readonly instanceCount: number | undefined }

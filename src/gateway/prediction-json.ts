@@ -4,7 +4,7 @@
  * as Vertex checks it, building the model server's request for its protocol, and turning the model
  * server's answer into Vertex's. Every refusal is the GoogleApiError the caller gets.
  */
-import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
 import { parseGuardedJson } from '../http/json-guard.js';
 import { GoogleApiError } from './google-errors.js';
 import { readExplanations, readPredictions, upstreamBody, UpstreamAnswerError } from './protocols.js';
@@ -36,7 +36,7 @@ export function parseJsonRequest(body: Buffer): JsonRequest {
 }
 
 /** The model server's request body for `protocol`; a V2 tensor mapping failure is the caller's 400 naming the deployed model. */
-export function serializeUpstreamRequest(protocol: BackendProtocol, json: JsonRequest, modelId: string): string {
+export function serializeUpstreamRequest(protocol: ContainerProtocol, json: JsonRequest, modelId: string): string {
   try {
     return JSON.stringify(upstreamBody(protocol, json.instances, json.parameters));
   } catch (err) {
@@ -57,7 +57,7 @@ export interface ServingModel {
 }
 
 /** The Vertex answer (JSON text) to a model server's 2xx answer; a 502 when that answer cannot be read. */
-export function vertexAnswer(method: 'predict' | 'explain', protocol: BackendProtocol, answerBody: Buffer, instanceCount: number, model: ServingModel): string {
+export function vertexAnswer(method: 'predict' | 'explain', protocol: ContainerProtocol, answerBody: Buffer, instanceCount: number, model: ServingModel): string {
   let answer: unknown;
   try {
     answer = JSON.parse(answerBody.toString('utf8'));

@@ -7,26 +7,36 @@
  * | :explain    | POST /v1/models/{m}:explain → {explanations, predictions?}          | POST /v2/models/{m}/explain (the route KServe and MLRun V2 explainers serve) → outputs; BYTES output `explanation` holds one JSON explanation per instance |
  * | :rawPredict | POST /v1/models/{m}:predict, body unchanged | POST /v2/models/{m}/infer, body unchanged        |
  *
+ * `Vertex` (a container the operator runs, Vertex AI's custom-container contract): `:predict` posts the
+ * `{instances, parameters}` body to the container's predict route and reads `{predictions}` back, as KServeV1
+ * does; `:rawPredict` posts its body unchanged to the same route; `:explain` has no route there (Vertex
+ * computes explanations itself, from an explanation spec this resource does not have): FAILED_PRECONDITION.
+ *
  * Pure: the HTTP exchange is upstream.ts's job. A model server answer that cannot be read is an
  * `UpstreamAnswerError` (a 502 naming the deployed model).
  */
-import type { BackendProtocol } from '../api/prediction/v1/backend.js';
+import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
+import { GoogleApiError } from './google-errors.js';
 import { instancesToInferRequest, isInferTensor, outputsToPredictions, TensorMappingError, type InferTensor } from './tensors.js';
 
 export type PredictionMethod = 'predict' | 'explain' | 'rawPredict';
 
 export class UpstreamAnswerError extends Error {}
 
-/** The path on the model server (after any base path of a URL backend). */
-export function upstreamPath(protocol: BackendProtocol, modelName: string, method: PredictionMethod): string {
+/** The path on the model server (after any base path of a URL backend); `predictRoute` is a `Vertex` server's. */
+export function upstreamPath(protocol: ContainerProtocol, modelName: string, method: PredictionMethod, predictRoute?: string): string {
+  if (protocol === 'Vertex') {
+    if (method === 'explain') throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${modelName} serves Vertex's custom-container protocol, which has no explain route: it cannot be explained.`);
+    return predictRoute ?? '/';
+  }
   const m = encodeURIComponent(modelName);
   if (protocol === 'KServeV1') return method === 'explain' ? `/v1/models/${m}:explain` : `/v1/models/${m}:predict`;
   return method === 'explain' ? `/v2/models/${m}/explain` : `/v2/models/${m}/infer`;
 }
 
 /** The JSON body for :predict / :explain; throws TensorMappingError for instances V2 cannot carry. */
-export function upstreamBody(protocol: BackendProtocol, instances: readonly unknown[], parameters: unknown): unknown {
-  if (protocol === 'KServeV1') return parameters === undefined ? { instances } : { instances, parameters };
+export function upstreamBody(protocol: ContainerProtocol, instances: readonly unknown[], parameters: unknown): unknown {
+  if (protocol !== 'OpenInferenceV2') return parameters === undefined ? { instances } : { instances, parameters };
   return instancesToInferRequest(instances, parameters);
 }
 
@@ -42,8 +52,8 @@ function outputsOf(answer: unknown): InferTensor[] {
 }
 
 /** `predictions` out of a :predict answer. */
-export function readPredictions(protocol: BackendProtocol, answer: unknown, instanceCount: number): unknown[] {
-  if (protocol === 'KServeV1') {
+export function readPredictions(protocol: ContainerProtocol, answer: unknown, instanceCount: number): unknown[] {
+  if (protocol !== 'OpenInferenceV2') {
     if (!isObject(answer) || !Array.isArray(answer.predictions)) throw new UpstreamAnswerError('the model server answered without a "predictions" list');
     return answer.predictions;
   }
@@ -59,8 +69,8 @@ export function readPredictions(protocol: BackendProtocol, answer: unknown, inst
 export const V2_EXPLANATION_OUTPUT = 'explanation';
 
 /** `{explanations, predictions}` out of an :explain answer. */
-export function readExplanations(protocol: BackendProtocol, answer: unknown, instanceCount: number): { explanations: unknown[]; predictions?: unknown[] } {
-  if (protocol === 'KServeV1') {
+export function readExplanations(protocol: ContainerProtocol, answer: unknown, instanceCount: number): { explanations: unknown[]; predictions?: unknown[] } {
+  if (protocol !== 'OpenInferenceV2') {
     if (!isObject(answer) || !Array.isArray(answer.explanations)) throw new UpstreamAnswerError('the model server answered :explain without an "explanations" list');
     return Array.isArray(answer.predictions) ? { explanations: answer.explanations, predictions: answer.predictions } : { explanations: answer.explanations };
   }

@@ -8,7 +8,9 @@
  * reaches the next request as soon as its watch event arrives (milliseconds), and a steady state costs
  * one map lookup per request.
  */
-import { backendSchema, type DeployedModelBackend } from '../api/prediction/v1/backend.js';
+import { backendSchema } from '../api/prediction/v1/backend.js';
+import { containerSpecSchema } from '../api/prediction/v1/container-spec.js';
+import { containerBackend, type ServedBackend } from '../api/prediction/v1/serving-names.js';
 import { resources } from '../reconcilers/context.js';
 import {
   decodeEndpointSlice, decodeService, endpointSlicesResource, findServicePort, readyAddresses, servicesResource,
@@ -33,7 +35,7 @@ export interface ResolvedModel {
   /** The `@version` of spec.model, when given. */
   readonly modelVersionId: string | undefined;
   readonly modelDisplayName: string;
-  readonly backend: DeployedModelBackend | undefined;
+  readonly backend: ServedBackend | undefined;
   /** Why the model cannot be called (no backend, an invalid one, DeployedModel gone); `undefined` = callable. */
   readonly unusable: string | undefined;
 }
@@ -142,7 +144,8 @@ export class RoutingTable {
     const namespace = pe.metadata.namespace ?? '';
     const spec = isRecord(pe.spec) ? pe.spec : {};
     const status = isRecord(pe.status) ? pe.status : {};
-    const split = activeEntries(isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
+    // The split in effect (status.trafficSplit: a new spec split waits for its models); spec from an older operator.
+    const split = activeEntries(isRecord(status.trafficSplit) ? status.trafficSplit : isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
     const models = new Map<string, ResolvedModel>();
     for (const summary of Array.isArray(status.deployedModels) ? status.deployedModels : []) {
       if (!isRecord(summary)) continue;
@@ -179,6 +182,13 @@ export class RoutingTable {
       modelDisplayName: str(spec.displayName) ?? model.slice(model.lastIndexOf('/') + 1),
     };
     if (dm === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} does not exist` };
+    if (spec.backend === undefined && spec.containerSpec !== undefined) {
+      // A model server the operator runs: its Service, as if spec.backend named it.
+      const container = containerSpecSchema.safeParse(spec.containerSpec);
+      const endpointName = isRecord(spec.endpointRef) ? str(spec.endpointRef.name) : undefined;
+      if (!container.success || endpointName === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.containerSpec` };
+      return { ...base, backend: containerBackend({ name: ref, endpointName, id }, container.data), unusable: undefined };
+    }
     if (spec.backend === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has no spec.backend: it is recorded, not callable` };
     const parsed = backendSchema.safeParse(spec.backend);
     if (!parsed.success) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.backend: ${parsed.error.issues[0]?.message ?? 'invalid'}` };

@@ -10,7 +10,7 @@ import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
-import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {
   addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, serviceNameKey,
@@ -30,6 +30,8 @@ import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '.
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 import { specOf } from '../reconcilers/typed-spec.js';
+import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import { servingWiring } from './serving-watches.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
 const DNS_NAME_INDEX = 'byDnsServiceName';
@@ -65,6 +67,8 @@ export interface ShardOptions {
   readonly grace?: OrderingGrace;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
   readonly registry?: RegistrySharing;
+  /** What machineSpec means on this cluster (DeployedModel containerSpec); default the built-in catalogue. */
+  readonly machineCatalogue?: MachineCatalogue;
 }
 
 export interface Shard {
@@ -101,6 +105,7 @@ export function createShard(options: ShardOptions): Shard {
   const clock = options.clock ?? realClock;
   const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
+  const serving = servingWiring(client, namespace, informers, options.machineCatalogue ?? DEFAULT_MACHINE_CATALOGUE, log);
   const ctx: ReconcilerContext = {
     client,
     informers,
@@ -111,6 +116,7 @@ export function createShard(options: ShardOptions): Shard {
     grace,
     ownWrites,
     clock,
+    serving: serving.context,
   };
   const controller = (name: string, which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     new Controller({ name: namespace ? `${name}@${namespace}` : name, kind: kindBindings[which].kind, primary: informers[which], reconcile, workers: options.workers, logger: log });
@@ -150,7 +156,8 @@ export function createShard(options: ShardOptions): Shard {
   models.watches(informers.deployedModels, (m) => siblingKeys(informers, m));
   // Dependents care whether a parent exists and about its spec, not about its status: a parent's
   // own status writes would otherwise re-run every child each time.
-  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.generationChanged });
+  // The split in effect (status.trafficSplit) holds a model's undeploy too, so its changes count as well.
+  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.or(Predicates.generationChanged, splitInEffectChanged) });
   regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), { predicate: Predicates.generationChanged });
   // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
@@ -164,6 +171,8 @@ export function createShard(options: ShardOptions): Shard {
   models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
   endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
   endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
+  // spec.containerSpec: the model's Deployment, Service, HPA, PDB and pods.
+  serving.watch(models, endpoints);
 
   // Not watch relations but cache housekeeping: what is remembered per object is dropped with it
   // (however it went: our finalizer or not).
@@ -180,8 +189,13 @@ export function createShard(options: ShardOptions): Shard {
   return {
     informers,
     controllers: [endpoints, models, services, regEndpoints, dns],
-    allInformers: () => Object.values(informers),
+    allInformers: () => [...Object.values(informers), ...serving.informers],
   };
+}
+
+function splitInEffectChanged(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const split = (o: KubeObject): string => JSON.stringify(isRecord(o.status) ? o.status.trafficSplit : undefined);
+  return split(oldObj) !== split(newObj);
 }
 
 function siblingKeys(informers: Informers, model: KubeObject): string[] {

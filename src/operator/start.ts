@@ -23,6 +23,7 @@ import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import { reportReadiness } from './resource-metrics.js';
 import type { KubeObject } from '../runtime/kube-object.js';
+import { DEFAULT_MACHINE_CATALOGUE, loadMachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
@@ -58,6 +59,8 @@ export interface OperatorSettings {
   readonly bindAddress?: string;
   /** `token-review`: /metrics needs a bearer token whose user may get the URL /metrics; absent or `none` = open. */
   readonly metricsAuth?: AuthMode;
+  /** The ConfigMap (in leaderElection.namespace, the operator's) holding the machine catalogue; absent = the built-in one. */
+  readonly machineCatalogueConfigMap?: string | undefined;
 }
 
 export interface StartOperatorOptions {
@@ -95,12 +98,20 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
   const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }) };
+  // Read once: a catalogue that does not parse stops the start with the file and the field, not a guess later.
+  const machineCatalogue = settings.machineCatalogueConfigMap === undefined
+    ? DEFAULT_MACHINE_CATALOGUE
+    : await loadMachineCatalogue(client, settings.leaderElection.namespace, settings.machineCatalogueConfigMap).then((loaded) => {
+      if (loaded.source === 'built-in') log.warn({ why: loaded.why }, 'machine catalogue: using the built-in one');
+      return loaded.catalogue;
+    });
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
       settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes },
       registry,
+      machineCatalogue,
       workers: settings.workers,
       events,
       ids,

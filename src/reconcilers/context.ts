@@ -19,6 +19,7 @@ import type { IdAssignments } from './deployed-model-ids.js';
 import { kindBindings, perKind, resources, type ReconciledKind } from './kind-bindings.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
+import type { ServingContext } from './serving/serving-model.js';
 import { parentOf } from './registry-status.js';
 import { specOf } from './typed-spec.js';
 
@@ -91,6 +92,8 @@ export interface ReconcilerContext {
   readonly grace: OrderingGrace;
   readonly ownWrites: OwnWrites;
   readonly clock: Clock;
+  /** The objects of DeployedModels with spec.containerSpec; absent = such models are only reported, not run. */
+  readonly serving?: ServingContext | undefined;
 }
 
 /**

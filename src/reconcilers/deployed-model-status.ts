@@ -9,8 +9,9 @@ import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/d
 import { endpointNameOf } from '../api/prediction/v1/names.js';
 import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
+import type { ServingReport } from './serving/serving-model.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
-import { conditionsOf, invalidSpecMessage, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import { conditionsOf, invalidSpecMessage, isRecord, withReadyCondition, type ReadyVerdict } from './status-common.js';
 import { specOf, statusOf } from './typed-spec.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
@@ -25,6 +26,8 @@ export interface DeployedModelWorld {
   readonly specErrors: readonly FieldError[];
   /** Whether `spec.backend` can be called (backendReadiness over the Service and EndpointSlice caches). */
   readonly backend: BackendReadiness;
+  /** What the replicas of spec.containerSpec show (servingReport); undefined without containerSpec or id. */
+  readonly serving?: ServingReport | undefined;
   /** The `--project` template of endpoint names (`{namespace}` replaced). */
   readonly project: string;
   readonly location: string;
@@ -41,7 +44,10 @@ export interface DeployedModelOutcome {
 /** The traffic the endpoint still gives a model being deleted (what holds its undeploy). */
 function trafficWhileDeleting(world: DeployedModelWorld): number {
   const { model, endpoint, state } = world;
-  return model.metadata.deletionTimestamp !== undefined && endpoint !== undefined && state?.state === 'deployed' ? trafficSplitOf(endpoint.spec)?.[state.id] ?? 0 : 0;
+  if (model.metadata.deletionTimestamp === undefined || endpoint === undefined || state?.state !== 'deployed') return 0;
+  // The split in effect may still route to the model after the spec moved its traffic (a pending switch).
+  const inEffect = isRecord(endpoint.status) && isRecord(endpoint.status.trafficSplit) ? endpoint.status.trafficSplit[state.id] : undefined;
+  return Math.max(trafficSplitOf(endpoint.spec)?.[state.id] ?? 0, typeof inEffect === 'number' ? inEffect : 0);
 }
 
 /**
@@ -69,6 +75,13 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
     const recorded = previous.endpoint;
     if (recorded !== undefined) status.endpoint = recorded;
   }
+  const serving = world.serving;
+  if (serving !== undefined) {
+    status.replicaCount = serving.replicaCount;
+    status.availableReplicaCount = serving.availableReplicaCount;
+    status.deploymentStage = deleting ? 'DEPLOYMENT_TERMINATED' : serving.stage;
+    status.serving = serving.names;
+  }
   const deployTime = previous.deployTime ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
   if (deployTime !== undefined) status.deployTime = deployTime;
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
@@ -82,7 +95,7 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
       return {
         status: 'False',
         reason: Reasons.UndeployBlocked,
-        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic; move that traffic to another model (or remove the key) and the deletion completes`,
+        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic (or status.trafficSplit, the split in effect while a new one waits for its models); move that traffic to another model (or remove the key) and the deletion completes once it is in effect`,
       };
     }
     return { status: 'False', reason: Reasons.Undeploying, message: 'the endpoint gives this model no traffic; undeploying' };
@@ -108,6 +121,11 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
     return { status: 'Unknown', reason: Reasons.Deploying, message: 'an id is being assigned' };
   }
   const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`;
+  const serving = world.serving;
+  if (serving !== undefined) {
+    const v = serving.verdict;
+    return { ...v, message: v.status === 'True' ? `${deployed}; ${v.message}` : `${deployed}, not serving yet: ${v.message}` };
+  }
   const backend = world.backend;
   if (backend.state === 'unavailable') {
     return { status: 'False', reason: Reasons.BackendUnavailable, message: `${deployed}, but its model server cannot be called: ${backend.message}` };

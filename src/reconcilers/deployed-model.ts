@@ -14,6 +14,8 @@ import { computeDeployedModelStatus } from './deployed-model-status.js';
 import { statusTime } from './status-common.js';
 import { specOf } from './typed-spec.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
+import { applyServing } from './serving/serving-apply.js';
+import { servingInput, servingReport } from './serving/serving-model.js';
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateModel = specValidator(deployedModelKind, ctx.settings);
@@ -47,7 +49,17 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const backend = readinessOf(ctx.informers, model);
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, project: ctx.settings.project, location: ctx.settings.location, now: statusTime(ctx.clock) });
+    const serving = specErrors.length === 0 ? servingReport(ctx.serving, model, state) : undefined;
+    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, serving, project: ctx.settings.project, location: ctx.settings.location, now: statusTime(ctx.clock) });
+  };
+
+  /** Creates or updates the objects of spec.containerSpec once the model is valid and has its id. */
+  const runReplicas = async (model: KubeObject, endpoint: KubeObject | undefined, valid: boolean, signal: AbortSignal): Promise<void> => {
+    if (ctx.serving === undefined || endpoint === undefined || !valid) return;
+    const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
+    const state = resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
+    const input = servingInput(model, state, ctx.serving.catalogue);
+    if (input !== undefined) await applyServing({ client: ctx.client, informers: ctx.serving.informers, catalogue: ctx.serving.catalogue, signal }, input);
   };
 
   return async (req) => {
@@ -55,7 +67,10 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     if (cached === undefined) return Action.done();
     return reconcileWithFinalizer(finalizerFlow(ctx, 'deployedModels', req.signal), cached, {
       apply: async (model) => {
-        assignIdIfNeeded(model, endpointOf(model), isValidModel(model));
+        const endpoint = endpointOf(model);
+        const valid = isValidModel(model);
+        assignIdIfNeeded(model, endpoint, valid);
+        await runReplicas(model, endpoint, valid, req.signal);
         return reportStatus(ctx, 'deployedModels', req, model, compute(model), compute);
       },
       cleanup: async (model) => {

@@ -51,13 +51,15 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
       return state?.state === 'deployed' ? [summarise(m, state.id, endpoint, world.modelReadiness)] : [];
     })
     .sort((a, b) => compareIds(a.id, b.id));
-  const verdict = readyVerdict(world, deployedModels.map((d) => d.id));
+  const effective = effectiveSplit(world, previous.trafficSplit, deployedModels);
+  const verdict = readyVerdict(world, deployedModels.map((d) => d.id), effective);
   const generation = endpoint.metadata.generation ?? 0;
   const name = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   const status: PredictionEndpointStatus = {
     name,
     ...(world.gatewayUrl === undefined ? {} : { url: endpointUrl(world.gatewayUrl, name) }),
     deployedModels,
+    ...(effective.split === undefined ? {} : { trafficSplit: effective.split }),
     deployedModelCount: deployedModels.length,
     ...lifecycleTimes(previous, endpoint.metadata, world.now),
     etag: computeEtag(endpoint.spec),
@@ -70,7 +72,36 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   return { status, verdict, releaseFinalizer: deleting && models.length === 0 };
 }
 
-function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[]): ReadyVerdict<PredictionEndpointReason> {
+export interface EffectiveSplit {
+  /** What the gateway routes by; undefined = nothing to route by yet (an invalid first split). */
+  readonly split: Record<string, number> | undefined;
+  /** The ids the spec's split gives traffic that are not deployed (Ready) yet, when it is not in effect. */
+  readonly waitingFor: readonly string[];
+}
+
+/**
+ * The split in effect. A new spec.trafficSplit takes effect only once every model it gives traffic is
+ * deployed (Ready), so a blue/green switch {a: 0, b: 100} never sends a call to a b still starting: the
+ * previous split keeps serving until then. Renormalising over ready models instead (KServe) would move
+ * traffic nobody asked to move. Once in effect a split stays, also when its models later fail: their
+ * calls answer 503 naming the model, and traffic is never silently moved elsewhere. The first split
+ * (no previous one) takes effect at once: there is nothing older to keep serving.
+ */
+export function effectiveSplit(world: PredictionEndpointWorld, previous: Record<string, number> | undefined, deployed: readonly DeployedModelSummary[]): EffectiveSplit {
+  if (world.specErrors.length > 0) return { split: previous, waitingFor: [] };
+  const wanted = trafficSplitOf(world.endpoint.spec) ?? {};
+  if (previous === undefined || sameSplit(previous, wanted)) return { split: wanted, waitingFor: [] };
+  const ready = new Set(deployed.filter((d) => d.ready === 'True').map((d) => d.id));
+  const waitingFor = Object.entries(wanted).filter(([id, share]) => share > 0 && !ready.has(id)).map(([id]) => id).sort(compareIds);
+  return waitingFor.length === 0 ? { split: wanted, waitingFor } : { split: previous, waitingFor };
+}
+
+function sameSplit(a: Record<string, number>, b: Record<string, number>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].every((k) => (a[k] ?? 0) === (b[k] ?? 0));
+}
+
+function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[], effective: EffectiveSplit): ReadyVerdict<PredictionEndpointReason> {
   const { endpoint, models } = world;
   if (endpoint.metadata.deletionTimestamp !== undefined) {
     if (models.length === 0) return { status: 'False', reason: Reasons.Deleting, message: 'no DeployedModel references the endpoint; deleting' };
@@ -92,6 +123,13 @@ function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly stri
       status: 'False',
       reason: Reasons.TrafficSplitUnresolved,
       message: `${fields}: names no deployed model of this endpoint (deployed: ${deployedIds.length === 0 ? 'none' : deployedIds.join(', ')}); create a DeployedModel with that spec.id or remove the key`,
+    };
+  }
+  if (effective.waitingFor.length > 0) {
+    return {
+      status: 'False',
+      reason: Reasons.TrafficSplitPending,
+      message: `${effective.waitingFor.map((id) => `spec.trafficSplit[${id}]`).join(', ')}: waits until the model(s) it gives traffic are deployed (Ready); until then status.trafficSplit ${JSON.stringify(effective.split ?? {})} keeps serving`,
     };
   }
   return {

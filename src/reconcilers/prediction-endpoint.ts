@@ -10,6 +10,7 @@ import { objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { readinessOf } from './backends.js';
 import { resolveModelStates } from './deployed-model-ids.js';
 import { deployedModelVerdict } from './deployed-model-status.js';
+import { servingReport } from './serving/serving-model.js';
 import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
 import { statusTime } from './status-common.js';
@@ -34,8 +35,10 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
       states,
       specErrors: validateEndpoint(endpoint),
       // Only deployed (so valid) models are listed: the model's own verdict, from the same caches.
-      modelReadiness: (model) =>
-        deployedModelVerdict({ model, endpoint, state: states.get(model.metadata.name ?? ''), specErrors: [], backend: readinessOf(ctx.informers, model), project, location, now }),
+      modelReadiness: (model) => {
+        const state = states.get(model.metadata.name ?? '');
+        return deployedModelVerdict({ model, endpoint, state, specErrors: [], backend: readinessOf(ctx.informers, model), serving: servingReport(ctx.serving, model, state), project, location, now });
+      },
       project,
       location,
       gatewayUrl: ctx.settings.gatewayUrl,

@@ -40,6 +40,8 @@ export const Reasons = {
   RequestRejected: 'RequestRejected',
   /** A PredictionEndpoint's traffic-split key names no deployed model (yet). */
   TrafficSplitUnresolved: 'TrafficSplitUnresolved',
+  /** A new spec.trafficSplit waits until every model it gives traffic is deployed; the previous split keeps serving. */
+  TrafficSplitPending: 'TrafficSplitPending',
   /** A PredictionEndpoint's deletion waits for the DeployedModels that reference it. */
   DeletionBlocked: 'DeletionBlocked',
   /** No DeployedModel references the PredictionEndpoint any more; the deletion completes. */
@@ -56,6 +58,18 @@ export const Reasons = {
   Undeploying: 'Undeploying',
   /** A DeployedModel's spec.backend.service is missing, lacks the port, or has no ready endpoint on it. */
   BackendUnavailable: 'BackendUnavailable',
+  /** A DeployedModel's containerSpec replicas are being created or are starting; the message names the worst pod. */
+  ReplicasStarting: 'ReplicasStarting',
+  /** The machine catalogue has no entry for the DeployedModel's machine type (or accelerator type). */
+  MachineTypeUnknown: 'MachineTypeUnknown',
+  /** No node has the resources, accelerators or labels a DeployedModel's replica asks for. */
+  Unschedulable: 'Unschedulable',
+  /** A DeployedModel's container image cannot be pulled. */
+  ImagePullBackOff: 'ImagePullBackOff',
+  /** A DeployedModel's model server keeps exiting. */
+  CrashLoopBackOff: 'CrashLoopBackOff',
+  /** A DeployedModel's replicas did not become available within containerSpec.deploymentTimeout. */
+  DeploymentTimeout: 'DeploymentTimeout',
   /** A RegistryEndpoint's parent RegistryService does not exist (yet). */
   ParentNotFound: 'ParentNotFound',
   /** RegistryServices in other namespaces claim the same spec.name; the oldest keeps resolving. */
@@ -106,6 +120,7 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   ReconcileError: waiting('Unknown'),
   RequestRejected: stuck,
   TrafficSplitUnresolved: waiting('False'),
+  TrafficSplitPending: waiting('False'),
   DeletionBlocked: deleting,
   Deleting: deleting,
   EndpointNotFound: waiting('False'),
@@ -114,6 +129,12 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   UndeployBlocked: deleting,
   Undeploying: deleting,
   BackendUnavailable: waiting('False'),
+  ReplicasStarting: waiting('False'),
+  MachineTypeUnknown: stuck,
+  Unschedulable: stuck,
+  ImagePullBackOff: stuck,
+  CrashLoopBackOff: stuck,
+  DeploymentTimeout: stuck,
   ParentNotFound: waiting('False'),
   NameConflict: stuck,
   DnsServiceConflict: stuck,
@@ -129,8 +150,9 @@ const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmai
 
 /** The reasons each kind's `Ready` condition can carry: exactly these, no others. */
 export const KIND_REASONS = {
-  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.DeletionBlocked, Reasons.Deleting],
-  DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable],
+  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.TrafficSplitPending, Reasons.DeletionBlocked, Reasons.Deleting],
+  DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable,
+    Reasons.ReplicasStarting, Reasons.MachineTypeUnknown, Reasons.Unschedulable, Reasons.ImagePullBackOff, Reasons.CrashLoopBackOff, Reasons.DeploymentTimeout],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],
   RegistryEndpoint: [...reconciled, Reasons.ParentNotFound],
   Shop: [Reasons.Reconciled, Reasons.InvalidSpec],

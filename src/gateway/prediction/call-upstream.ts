@@ -27,7 +27,7 @@ export async function callUpstream(upstream: Pick<UpstreamClient, 'call'>, call:
   const started = performance.now();
   try {
     const res = await upstream.call(`${model.namespace}/${model.deployedModelName}`, serving.targets, {
-      path: upstreamPath(serving.protocol, serving.modelName, call.method),
+      path: upstreamPath(serving.protocol, serving.modelName, call.method, serving.predictRoute),
       body: call.request.body,
       headers: { ...call.headers, 'content-type': call.request.contentType },
       trace: call.trace,

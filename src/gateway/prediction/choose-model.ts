@@ -3,7 +3,7 @@
  * deployed model that serves the call (`:explain`'s deployedModelId, else the traffic split, sticky
  * when the caller sends the sticky header), and where that model is served.
  */
-import type { BackendProtocol } from '../../api/prediction/v1/backend.js';
+import type { ContainerProtocol } from '../../api/prediction/v1/container-spec.js';
 import { userTextInMessage } from '../../api/common/text.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable, Target } from '../routing-table.js';
@@ -25,8 +25,10 @@ export function findEndpoint(routing: Pick<RoutingTable, 'endpoint'>, call: Admi
 export interface Serving {
   readonly model: ResolvedModel;
   readonly targets: readonly Target[];
-  readonly protocol: BackendProtocol;
+  readonly protocol: ContainerProtocol;
   readonly modelName: string;
+  /** The path of a `Vertex` model server's predict route. */
+  readonly predictRoute: string | undefined;
 }
 
 export interface ModelChoice {
@@ -66,5 +68,5 @@ export function servingOf(routing: Pick<RoutingTable, 'targets'>, model: Resolve
   if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
   const backend = model.backend;
   if (backend === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
-  return { model, targets: targets.targets, protocol: backend.protocol, modelName: backend.modelName };
+  return { model, targets: targets.targets, protocol: backend.protocol, modelName: backend.modelName, predictRoute: backend.protocol === 'Vertex' ? backend.predictRoute : undefined };
 }

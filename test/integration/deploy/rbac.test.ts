@@ -157,6 +157,8 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     // Through the webhook (admission) and, for the v1beta1 RegistryEndpoint, the conversion webhook.
     const manifests = [
       example('prediction/fraud-scoring-endpoint.yaml'),
+      // containerSpec: the operator creates a Deployment, Service, HPA and PDB and watches Pods.
+      example('prediction/container-model.yaml'),
       example('registry/service.yaml'),
       example('registry/endpoints.yaml'),
       example('registry/endpoint-v1beta1.yaml'),

@@ -160,13 +160,19 @@ describe('the container image, run as the chart runs it', () => {
   });
 
   it('converges the examples to Ready with the operator in its container', async () => {
+    let waiting = '';
     await eventually('every example Ready', async () => {
       const r = await k(['get', 'endpoint-operator', '-n', EXAMPLES_NS, '-o', 'json']);
       if (r.code !== 0) return undefined;
       const items = (JSON.parse(r.stdout) as { items: KubeObject[] }).items;
-      const notReady = items.filter((o) => !((o.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'));
+      const readyOf = (o: KubeObject) => ((o.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
+      const notReady = items.filter((o) => readyOf(o)?.status !== 'True');
+      // Said on a timeout: which objects, and why.
+      waiting = notReady.map((o) => `${o.kind}/${o.metadata.name}: ${readyOf(o)?.reason ?? 'no Ready'} ${readyOf(o)?.message ?? ''}`).join('; ');
       return items.length > 0 && notReady.length === 0 ? items : undefined;
-    }, 120_000);
+    }, 120_000).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; not Ready: ${waiting}; operator log: ${await operatorA.logTail()}`);
+    });
   }, 150_000);
 
   it('answers the kube-apiserver with the admission and conversion webhooks served from the container', async () => {

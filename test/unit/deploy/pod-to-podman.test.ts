@@ -23,7 +23,7 @@ const opts = {
 describe('podmanRunPlan of deploy/endpoint-operator.yaml', () => {
   it('runs the operator with its args (ports moved), user, read-only root, dropped capabilities and /tmp tmpfs', () => {
     const plan = podmanRunPlan(find('endpoint-operator'), 'operator', { ...opts, extraArgs: ['--webhook-url-host=127.0.0.1'] });
-    expect(plan.args).toEqual(['run', '--project={namespace}', '--location=us-central1', '--reserved-prefix=endpoint-operator.dev', '--reserved-prefix=endpoint-operator.io', '--leader-elect=true', '--webhook-port=40001', '--metrics-port=40002', '--health-port=40003', '--webhook-url-host=127.0.0.1']);
+    expect(plan.args).toEqual(['run', '--project={namespace}', '--location=us-central1', '--reserved-prefix=endpoint-operator.dev', '--reserved-prefix=endpoint-operator.io', '--leader-elect=true', '--webhook-port=40001', '--metrics-port=40002', '--health-port=40003', '--machine-catalogue=endpoint-operator-machine-types', '--webhook-url-host=127.0.0.1']);
     const run = plan.runArgs.join(' ');
     for (const part of ['--user 65532:65532', '--read-only --read-only-tmpfs=false', '--security-opt no-new-privileges', '--cap-drop ALL', `--memory ${256 * 1024 * 1024}`, '--stop-timeout 30', `--tmpfs /tmp:rw,nosuid,nodev,mode=1777,size=${64 * 1024 * 1024}`, `--volume /tmp/sa:${SERVICE_ACCOUNT_MOUNT}:ro`, '--env POD_NAMESPACE=endpoint-operator-system', '--env POD_NAME=endpoint-operator-a', '--env KUBERNETES_SERVICE_PORT=6443', '--network host']) {
       expect(run).toContain(part);

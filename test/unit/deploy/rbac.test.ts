@@ -37,8 +37,12 @@ describe('RBAC', () => {
     expect(grants('ClusterRole')).toEqual([
       ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
-      ...expand('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'delete']),
+      ...expand('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
       ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch', 'create', 'update', 'delete']),
+      ...expand('apps', ['deployments'], ['get', 'list', 'watch', 'create', 'patch']),
+      ...expand('autoscaling', ['horizontalpodautoscalers'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      ...expand('policy', ['poddisruptionbudgets'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+      ...expand('', ['pods'], ['get', 'list', 'watch']),
       ...expand('', ['events'], ['create', 'patch']),
       ...expand('admissionregistration.k8s.io', ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], ['get', 'create', 'update', 'patch']),
       ...expand('apiextensions.k8s.io', ['customresourcedefinitions'], ['get', 'patch', 'update']),
@@ -47,10 +51,11 @@ describe('RBAC', () => {
     ].sort());
   });
 
-  it('grants Leases and Secrets only in the operator namespace', () => {
+  it('grants Leases, Secrets and the machine catalogue only in the operator namespace', () => {
     expect(grants('Role', 'endpoint-operator-system')).toEqual([
       ...expand('coordination.k8s.io', ['leases'], ['get', 'create', 'update']),
       ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
+      ...expand('', ['configmaps/endpoint-operator-machine-types'], ['get']),
     ].sort());
   });
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { conditionsSchema } from '../../common/conditions.js';
 import { immutable, validations } from '../../crd/cel.js';
 import { backendSchema } from './backend.js';
+import { containerSpecSchema, DEPLOYMENT_STAGES, servingObjectsSchema } from './container-spec.js';
 import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, MODEL } from './names.js';
 
 /**
@@ -12,8 +13,18 @@ import { ACCELERATOR_TYPE, DEPLOYED_MODEL_ID, DNS1123_SUBDOMAIN, MACHINE_TYPE, M
 
 export const DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS = 128;
 
+/** How to change what an immutable serving field describes: Vertex never rolls model pods in place either. */
+export const NEW_VERSION_ADVICE = 'to roll out a new version, create a new DeployedModel with the new value on the same endpoint, then move spec.trafficSplit of the PredictionEndpoint to its id';
+
 
 const replicaCount = z.number().int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' });
+
+const acceleratorTypeRequired = {
+  rule: "!has(self.acceleratorCount) || self.acceleratorCount == 0 || (has(self.acceleratorType) && self.acceleratorType != '')",
+  message: 'is required when acceleratorCount is above 0',
+  fieldPath: '.acceleratorType',
+  reason: 'FieldValueRequired',
+} as const;
 
 export const machineSpecSchema = z.object({
   machineType: z
@@ -34,14 +45,7 @@ export const machineSpecSchema = z.object({
     .max(2147483647)
     .optional()
     .meta({ description: 'acceleratorCount is the number of accelerators per replica; needs acceleratorType when above 0; optional.' }),
-}).meta(
-  validations({
-    rule: "!has(self.acceleratorCount) || self.acceleratorCount == 0 || (has(self.acceleratorType) && self.acceleratorType != '')",
-    message: 'is required when acceleratorCount is above 0',
-    fieldPath: '.acceleratorType',
-    reason: 'FieldValueRequired',
-  }),
-);
+}).meta(validations(acceleratorTypeRequired));
 
 export const autoscalingMetricSpecSchema = z.object({
   metricName: z
@@ -53,12 +57,21 @@ export const autoscalingMetricSpecSchema = z.object({
 });
 
 export const dedicatedResourcesSchema = z.object({
-  machineSpec: machineSpecSchema.meta({ description: 'machineSpec is the machine each replica runs on; required.' }),
+  machineSpec: machineSpecSchema.meta({
+    description: 'machineSpec is the machine each replica runs on; immutable; required.',
+    // A .meta() replaces the keyword: the object's own rule is repeated next to the transition rule.
+    ...validations(acceleratorTypeRequired, immutable(NEW_VERSION_ADVICE, 'without the old value')),
+  }),
   minReplicaCount: replicaCount.max(2147483647).meta({ description: 'minReplicaCount is the minimum number of replicas, at least 1; required.' }),
   maxReplicaCount: replicaCount
     .max(2147483647)
     .optional()
     .meta({ description: 'maxReplicaCount is the maximum number of replicas, at least minReplicaCount (default minReplicaCount); optional.' }),
+  requiredReplicaCount: replicaCount
+    .max(2147483647)
+    .optional()
+    .meta({ description: 'requiredReplicaCount is how many replicas must be available for the model to count as deployed, at most minReplicaCount (default minReplicaCount); optional.' }),
+  spot: z.boolean().optional().meta({ description: "spot runs the replicas on spot (preemptible) nodes, through the machine catalogue's spot node selector and toleration; optional (default false)." }),
   autoscalingMetricSpecs: z
     .array(autoscalingMetricSpecSchema)
     .max(16)
@@ -70,11 +83,18 @@ export const dedicatedResourcesSchema = z.object({
       'x-kubernetes-list-map-keys': ['metricName'],
     }),
 }).meta(
-  validations({
-    rule: '!has(self.maxReplicaCount) || self.maxReplicaCount >= self.minReplicaCount',
-    message: 'must be at least minReplicaCount',
-    fieldPath: '.maxReplicaCount',
-  }),
+  validations(
+    {
+      rule: '!has(self.maxReplicaCount) || self.maxReplicaCount >= self.minReplicaCount',
+      message: 'must be at least minReplicaCount',
+      fieldPath: '.maxReplicaCount',
+    },
+    {
+      rule: '!has(self.requiredReplicaCount) || self.requiredReplicaCount <= self.minReplicaCount',
+      message: 'must be at most minReplicaCount',
+      fieldPath: '.requiredReplicaCount',
+    },
+  ),
 );
 
 export const automaticResourcesSchema = z.object({
@@ -125,7 +145,19 @@ export const deployedModelSpecSchema = z.object({
     .meta({ description: 'automaticResources lets the platform manage the resources; exactly one of dedicatedResources and automaticResources; optional.' }),
   backend: backendSchema
     .optional()
-    .meta({ description: 'backend is the model server that answers predict and explain calls for this model (a Service or a URL, its protocol and the model name); optional (without it the model is recorded but not callable).' }),
+    .meta({ description: 'backend is a model server the user runs that answers predict and explain calls for this model (a Service or a URL, its protocol and the model name); at most one of backend and containerSpec; optional (without either the model is recorded but not callable).' }),
+  containerSpec: containerSpecSchema
+    .optional()
+    .meta({
+      description: 'containerSpec is the model server the operator runs for this model (a Deployment, a Service, an autoscaler and a disruption budget, owned by this DeployedModel); immutable; at most one of backend and containerSpec; optional.',
+      ...validations(immutable(NEW_VERSION_ADVICE, 'without the old value')),
+    }),
+  artifactUri: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .meta({ description: 'artifactUri is where the model artifacts are, passed to the container as AIP_STORAGE_URI; immutable; optional.', ...validations(immutable(NEW_VERSION_ADVICE)) }),
   enableAccessLogging: z.boolean().optional().meta({ description: 'enableAccessLogging writes prediction access logs to Cloud Logging; optional (default false).' }),
   disableContainerLogging: z.boolean().optional().meta({ description: "disableContainerLogging stops the container's stdout/stderr from reaching Cloud Logging; optional (default false)." }),
 }).meta(
@@ -134,6 +166,17 @@ export const deployedModelSpecSchema = z.object({
       rule: 'has(self.dedicatedResources) || has(self.automaticResources)',
       message: 'exactly one of spec.dedicatedResources and spec.automaticResources is required',
       reason: 'FieldValueRequired',
+    },
+    {
+      rule: '!(has(self.containerSpec) && has(self.backend))',
+      message: 'may not be set together with spec.backend: set spec.containerSpec for a model server the operator runs, or spec.backend for one you run',
+      fieldPath: '.containerSpec',
+      reason: 'FieldValueForbidden',
+    },
+    {
+      rule: 'has(self.containerSpec) == has(oldSelf.containerSpec)',
+      message: `field is immutable: spec.containerSpec may not be added or removed; ${NEW_VERSION_ADVICE}`,
+      fieldPath: '.containerSpec',
     },
     {
       rule: '!(has(self.dedicatedResources) && has(self.automaticResources))',
@@ -151,6 +194,10 @@ export const deployedModelStatusSchema = z.object({
   endpoint: z.string().optional().meta({ description: "endpoint is the endpoint's resource name, projects/{project}/locations/{location}/endpoints/{name}; optional." }),
   deployTime: z.string().optional().meta({ description: 'deployTime is when the model was deployed, RFC 3339; optional.', format: 'date-time' }),
   observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation this status describes; optional.' }),
+  replicaCount: z.number().int().min(0).optional().meta({ description: "replicaCount is how many replicas the model's Deployment has (containerSpec only); optional." }),
+  availableReplicaCount: z.number().int().min(0).optional().meta({ description: 'availableReplicaCount is how many of them are available (containerSpec only); optional.' }),
+  deploymentStage: z.enum(DEPLOYMENT_STAGES).optional().meta({ description: "deploymentStage is Vertex AI's stage of the deployment (containerSpec only); optional." }),
+  serving: servingObjectsSchema.optional().meta({ description: 'serving names the objects the operator created for spec.containerSpec, in the same namespace; optional.' }),
   conditions: conditionsSchema('DeployedModel'),
 });
 

@@ -5,6 +5,7 @@ import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
 import { backendErrors } from './backend-validation.js';
 import { decodeFields } from './decode-fields.js';
+import { servingErrors, servingImmutabilityErrors } from './serving-validation.js';
 import { DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS, deployedModelSpecSchema, type DeployedModelSpec } from './deployed-model-schema.js';
 
 const spec = FieldPath.root('spec');
@@ -23,7 +24,12 @@ export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: V
     errors.push(...displayNameErrors(decoded.value));
     errors.push(...resourcesErrors(raw, decoded.value));
     errors.push(...backendErrors(raw.backend, decoded.value.backend));
-    if (isRecord(oldObj)) errors.push(...immutabilityErrors(raw, { ...oldObj, spec: withoutUnset(deployedModelSpecSchema, oldObj.spec) }));
+    errors.push(...servingErrors(raw, decoded.value));
+    if (isRecord(oldObj)) {
+      const old = { ...oldObj, spec: withoutUnset(deployedModelSpecSchema, oldObj.spec) };
+      errors.push(...immutabilityErrors(raw, old));
+      if (isRecord(old.spec)) errors.push(...servingImmutabilityErrors(raw, old.spec));
+    }
   }
   return { errors, warnings: [] };
 }

@@ -161,6 +161,13 @@ export const predictionEndpointStatusSchema = z.object({
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['id'],
     }),
+  trafficSplit: z
+    .record(z.string(), z.number().int().min(0).max(100))
+    .optional()
+    .meta({
+      description: 'trafficSplit is the split in effect, which the gateway routes by: a new spec.trafficSplit takes effect once every model it gives traffic is deployed (Ready); until then the previous one keeps serving (reason TrafficSplitPending); optional.',
+      maxProperties: MAX_TRAFFIC_SPLIT_ENTRIES,
+    }),
   deployedModelCount: z
     .number()
     .int()

@@ -37,7 +37,7 @@ describe('authorise', () => {
 
 const model: ResolvedModel = { id: '1', namespace: 'ns', deployedModelName: 'fraud-1', model: 'm', modelVersionId: undefined, modelDisplayName: 'm', backend: undefined, unusable: undefined };
 const endpoint = { namespace: 'ns', name: 'fraud', endpointId: 'fraud' } as ResolvedEndpoint;
-const encoded = { serving: { model, targets: [{ origin: 'http://10.0.0.1:8080', basePath: '/base' }], protocol: 'KServeV1' as const, modelName: 'fraud' }, body: '{}', contentType: 'application/json', instanceCount: 1 };
+const encoded = { serving: { model, targets: [{ origin: 'http://10.0.0.1:8080', basePath: '/base' }], protocol: 'KServeV1' as const, modelName: 'fraud', predictRoute: undefined }, body: '{}', contentType: 'application/json', instanceCount: 1 };
 
 describe('call-upstream', () => {
   it('sends the protocol path, the encoded body and its type, and names the deployed model in a failure', async () => {

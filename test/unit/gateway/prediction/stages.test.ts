@@ -46,7 +46,7 @@ describe('admit', () => {
   });
 });
 
-const backend: DeployedModelBackend = { protocol: 'KServeV1', modelName: 'fraud' } as DeployedModelBackend;
+const backend: DeployedModelBackend = { protocol: 'KServeV1', modelName: 'fraud', predictRoute: undefined } as DeployedModelBackend;
 const model = (id: string, extra: Partial<ResolvedModel> = {}): ResolvedModel => ({
   id, namespace: 'team-a', deployedModelName: `fraud-${id}`, model: 'm', modelVersionId: undefined, modelDisplayName: 'm', backend, unusable: undefined, ...extra,
 });
@@ -84,7 +84,7 @@ describe('encode and decode', () => {
   const pool = new JsonWorkerPool(1, 4);
   afterAll(() => pool.close());
   const executor: JsonExecutor = { jsonWorkers: pool, largeBodyBytes: 64 };
-  const serving: Serving = { model: model('1'), targets: [{ origin: 'http://10.0.0.1:8080', basePath: '' }], protocol: 'KServeV1', modelName: 'fraud' };
+  const serving: Serving = { model: model('1'), targets: [{ origin: 'http://10.0.0.1:8080', basePath: '' }], protocol: 'KServeV1', modelName: 'fraud', predictRoute: undefined };
   const bodyOf = (text: string) => ({ received: { pieces: [Buffer.from(text)], size: Buffer.byteLength(text) }, movable: false, contentType: 'application/json' });
   const small = '{"instances":[[1,2]]}';
   const large = JSON.stringify({ instances: Array.from({ length: 20 }, (_, i) => [i, i]) });

@@ -1,0 +1,24 @@
+/**
+ * The machine catalogue a cluster gives DeployedModel containerSpec replicas (src/reconcilers/serving/
+ * machine-catalogue.ts), shipped as a ConfigMap in the operator's namespace: a cluster edits it (or the
+ * chart's files/machine-types.json) to describe its own nodes; the operator reads it at start-up
+ * (`--machine-catalogue`, a get of this one ConfigMap).
+ */
+import { DEFAULT_MACHINE_CATALOGUE, MACHINE_TYPES_KEY } from '../reconcilers/serving/machine-catalogue.js';
+import { NAME, commonLabels, type DeployValues } from './values.js';
+
+export const MACHINE_TYPES_CONFIGMAP = `${NAME}-machine-types`;
+export { MACHINE_TYPES_KEY } from '../reconcilers/serving/machine-catalogue.js';
+
+export function machineCatalogueJson(): string {
+  return JSON.stringify(DEFAULT_MACHINE_CATALOGUE, null, 2);
+}
+
+export function machineTypesConfigMap(values: DeployValues): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: MACHINE_TYPES_CONFIGMAP, namespace: values.namespace, labels: commonLabels('controller') },
+    data: { [MACHINE_TYPES_KEY]: machineCatalogueJson() },
+  };
+}

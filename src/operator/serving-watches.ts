@@ -1,0 +1,64 @@
+/**
+ * The informers and watch relations of DeployedModels with spec.containerSpec, for one shard: the
+ * Deployments, HPAs, PDBs and Pods the operator labelled (a label-selector-filtered list and watch,
+ * so memory follows the operator's own models), and which model or endpoint each change concerns.
+ */
+import type { Controller } from '../runtime/controller.js';
+import { Informer, kubeListerWatcher } from '../runtime/informer.js';
+import type { KubeClient } from '../runtime/kube-client.js';
+import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import type { Logger } from '../runtime/logger.js';
+import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
+import type { MachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import {
+  addServingIndexes, deploymentsResource, hpasResource, pdbsResource, podsResource, SERVING_SELECTOR, type ServingInformers,
+} from '../reconcilers/serving/serving-apply.js';
+import type { ServingContext } from '../reconcilers/serving/serving-model.js';
+import { MODEL_UID_LABEL } from '../reconcilers/serving/serving-plan.js';
+
+const MODELS_BY_UID = 'byUid';
+
+export interface ServingWiring {
+  readonly context: ServingContext;
+  readonly informers: Informer[];
+  /** Declares the watch relations on the shard's DeployedModel and PredictionEndpoint controllers. */
+  watch(models: Controller, endpoints: Controller): void;
+}
+
+export function servingWiring(client: KubeClient, namespace: string | undefined, informers: Informers, catalogue: MachineCatalogue, log: Logger): ServingWiring {
+  const filtered = (ref: ResourceRef): Informer =>
+    new Informer(kubeListerWatcher(client, ref, namespace, { labelSelector: SERVING_SELECTOR }), { name: `${ref.group || 'core'}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
+  const serving: ServingInformers = {
+    deployments: filtered(deploymentsResource),
+    hpas: filtered(hpasResource),
+    pdbs: filtered(pdbsResource),
+    pods: filtered(podsResource),
+    services: informers.services,
+  };
+  addServingIndexes(serving);
+  informers.deployedModels.addIndex(MODELS_BY_UID, (m) => [objectKey(m.metadata.namespace, m.metadata.uid ?? '')]);
+
+  // Pods carry the model's uid label (their owner is a ReplicaSet); the other objects name the model as their controller.
+  const modelOf = (o: KubeObject): KubeObject[] => {
+    const owner = o.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'DeployedModel');
+    const uid = owner?.uid ?? o.metadata.labels?.[MODEL_UID_LABEL];
+    return uid === undefined ? [] : informers.deployedModels.byIndex(MODELS_BY_UID, objectKey(o.metadata.namespace, uid));
+  };
+  const modelKeys = (o: KubeObject): string[] => modelOf(o).map(keyOf);
+  const endpointKeys = (o: KubeObject): string[] => modelOf(o).flatMap((m) => {
+    const key = modelEndpointKey(m);
+    return key === undefined ? [] : [key];
+  });
+
+  return {
+    context: { informers: serving, catalogue },
+    informers: [serving.deployments, serving.hpas, serving.pdbs, serving.pods],
+    watch(models, endpoints) {
+      // A child changed or went (a replica became available, a hand edit, a deletion): report it, or put it back.
+      for (const i of [serving.deployments, serving.hpas, serving.pdbs, serving.pods, informers.services]) models.watches(i, modelKeys);
+      // The endpoint lists each model's readiness, which follows its Deployment and pods.
+      endpoints.watches(serving.deployments, endpointKeys);
+      endpoints.watches(serving.pods, endpointKeys);
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The DeployedModel reconciler's view of `spec.containerSpec`: whether a model is served by replicas
+ * the operator runs, the plan input for it, and what its objects show. Shared by the DeployedModel
+ * and PredictionEndpoint reconcilers, so the endpoint's status.deployedModels[].ready is the model's own verdict.
+ */
+import type { ContainerSpec } from '../../api/prediction/v1/container-spec.js';
+import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
+import type { KubeObject } from '../../runtime/kube-object.js';
+import type { ModelState } from '../deployed-model-ids.js';
+import { specOf } from '../typed-spec.js';
+import type { MachineCatalogue } from './machine-catalogue.js';
+import { observe, type ServingInformers } from './serving-apply.js';
+import { hpaManifest, pdbManifest, servingName, type ServingInput } from './serving-plan.js';
+import type { ServingObservation } from './serving-status.js';
+
+export interface ServingContext {
+  readonly informers: ServingInformers;
+  readonly catalogue: MachineCatalogue;
+}
+
+export interface ServingReport extends ServingObservation {
+  readonly names: { deployment: string; service: string; horizontalPodAutoscaler?: string; podDisruptionBudget?: string };
+}
+
+/** The plan input of a model with a containerSpec once its id is known; undefined otherwise. */
+export function servingInput(model: KubeObject, state: ModelState | undefined, catalogue: MachineCatalogue): ServingInput | undefined {
+  const spec = specOf.deployedModel(model);
+  if (spec.containerSpec === undefined || spec.endpointRef === undefined || spec.model === undefined || state?.state !== 'deployed') return undefined;
+  return { model, spec: spec as DeployedModelSpec & { containerSpec: ContainerSpec }, id: state.id, catalogue };
+}
+
+export function servingReport(serving: ServingContext | undefined, model: KubeObject, state: ModelState | undefined): ServingReport | undefined {
+  if (serving === undefined) return undefined;
+  const input = servingInput(model, state, serving.catalogue);
+  if (input === undefined) return undefined;
+  const name = servingName(model.metadata.name ?? '');
+  const names: ServingReport['names'] = { deployment: name, service: name };
+  if (hpaManifest(input) !== undefined) names.horizontalPodAutoscaler = name;
+  if (pdbManifest(input) !== undefined) names.podDisruptionBudget = name;
+  return { ...observe(serving, input), names };
+}
