@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
+import { kstatus } from '../../support/kstatus.js';
 import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, type TestOperator } from './harness.js';
 
 interface PodSpec {
@@ -164,6 +165,10 @@ describe('DeployedModel containerSpec', () => {
     }, 60_000);
     expect(stalled.Ready).toMatchObject({ status: 'False', reason: 'Unschedulable' });
     expect(stalled.Stalled?.message).toMatch(/cannot be scheduled: 0\/\d+ nodes are available/);
+    // What a GitOps wait reads: kstatus itself says Failed, so Flux's wait and kpt stop waiting at once.
+    expect(await kstatus(await getJson(ns, 'deployedmodel/gpu'))).toMatchObject({ status: 'Failed' });
+    const wait = await kubectl(['wait', '-n', ns, '--for=condition=Ready', '--timeout=2s', 'deployedmodel/gpu']);
+    expect(wait.code).not.toBe(0);
     const d = await getJson(ns, 'deployment/dm-gpu');
     const pod = (d.spec as DeploymentSpec).template.spec;
     expect(pod.containers[0]?.resources.limits['nvidia.com/gpu']).toBe('1');
@@ -177,7 +182,7 @@ describe('DeployedModel containerSpec', () => {
     expect(unknown.Ready?.message).toContain('machine type "n1-ultramem-40" is not in the machine catalogue');
     expect(await exists(ns, 'deployment/dm-odd')).toBe(false);
     await kubectl(['delete', '-n', ns, 'deployedmodel/gpu', 'deployedmodel/odd', '--wait=false']);
-  });
+  }, 600_000); // kstatus is built from the Go module proxy on its first use
 
   it('switches blue/green traffic only once the new model is deployed: status.trafficSplit keeps the old split meanwhile', async () => {
     const small = '  dedicatedResources:\n    machineSpec: { machineType: n1-standard-2 }\n    minReplicaCount: 1';
