@@ -29,14 +29,8 @@ export class DecisionCache<V> {
   /** A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used. */
   private readonly entries = new Map<string, Entry<V>>();
   private readonly loading = new Map<string, Promise<V>>();
-  // prom-client's children for this cache's fixed labels, bound once rather than looked up per call.
-  private readonly hits;
-  private readonly misses;
 
-  constructor(private readonly options: DecisionCacheOptions) {
-    this.hits = authCacheRequests.labels({ cache: options.kind, result: 'hit' });
-    this.misses = authCacheRequests.labels({ cache: options.kind, result: 'miss' });
-  }
+  constructor(private readonly options: DecisionCacheOptions) {}
 
   get size(): number {
     return this.entries.size;
@@ -50,13 +44,13 @@ export class DecisionCache<V> {
       if (entry.expiresAt > this.options.clock.now()) {
         this.entries.delete(key);
         this.entries.set(key, entry);
-        this.hits.inc();
+        authCacheRequests.inc({ cache: this.options.kind, result: 'hit' });
         return Promise.resolve(entry.value);
       }
       expired = entry.value;
       this.remove(key);
     }
-    this.misses.inc();
+    authCacheRequests.inc({ cache: this.options.kind, result: 'miss' });
     const pending = this.loading.get(key);
     if (pending !== undefined) return pending;
     const started = load(expired).then(

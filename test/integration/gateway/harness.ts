@@ -21,7 +21,7 @@ import { listenInModelHost } from '../../../src/devcluster/model-host.js';
 import { inModelHost } from '../../../src/devcluster/network.js';
 import { testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { apply, eventually, getJson, installCrds, runOperator, testClient, type TestOperator } from '../reconcilers/harness.js';
+import { apply, eventually, getJson, runOperatorWithCrds, type TestOperator } from '../reconcilers/harness.js';
 
 export { apply, eventually, getJson };
 
@@ -93,11 +93,7 @@ export interface GatewayEnv {
 }
 
 export async function setUpNamespace(namespace: string): Promise<GatewayEnv> {
-  const crdClient = testClient();
-  await installCrds(crdClient);
-  crdClient.close();
-  const operator = await runOperator(namespace);
-  return { namespace, operator };
+  return { namespace, operator: await runOperatorWithCrds(namespace) };
 }
 
 /** Log lines a test can read back (request/response logging). */

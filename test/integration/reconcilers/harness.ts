@@ -66,6 +66,14 @@ export async function runOperator(namespace: string, overrides: Partial<Operator
   };
 }
 
+/** The project's CRDs installed, then an operator watching `namespace`: how the reconciler and gateway suites start. */
+export async function runOperatorWithCrds(namespace: string): Promise<TestOperator> {
+  const client = testClient();
+  await installCrds(client);
+  client.close();
+  return runOperator(namespace);
+}
+
 /** The valid examples of an area as one YAML stream, every object moved to `namespace`. */
 export function examplesIn(area: string, namespace: string): string {
   const docs = loadExamples('valid')

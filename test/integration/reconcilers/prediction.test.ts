@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { apply, eventually, exampleBackendsIn, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
+import { apply, eventually, exampleBackendsIn, examplesIn, getJson, readyOf, runOperatorWithCrds, waitReady, type TestOperator } from './harness.js';
 
 describe('prediction reconcilers on a real apiserver', () => {
   let ns: string;
   let op: TestOperator;
 
   beforeAll(async () => {
-    const client = testClient();
-    await installCrds(client);
-    client.close();
     ns = await createTestNamespace('reconcile-prediction');
-    op = await runOperator(ns);
+    op = await runOperatorWithCrds(ns);
   });
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { startWebhookHarness } from '../webhook/harness.js';
 import { loadExamples } from '../../support/examples.js';
-import { apply, eventually, examplesIn, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
+import { apply, eventually, examplesIn, getJson, readyOf, runOperatorWithCrds, waitReady, type TestOperator } from './harness.js';
 
 // Its own service: the examples applied before hold a RegistryService `checkout` whose spec.name is immutable.
 const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/late-checkout';
@@ -12,11 +12,8 @@ describe('registry reconcilers on a real apiserver', () => {
   let op: TestOperator;
 
   beforeAll(async () => {
-    const client = testClient();
-    await installCrds(client);
-    client.close();
     ns = await createTestNamespace('reconcile-registry');
-    op = await runOperator(ns);
+    op = await runOperatorWithCrds(ns);
   });
 
   afterAll(async () => {

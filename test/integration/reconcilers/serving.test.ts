@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { kstatus } from '../../support/kstatus.js';
-import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, type TestOperator } from './harness.js';
+import { apply, eventually, getJson, readyOf, runOperatorWithCrds, type TestOperator } from './harness.js';
 
 interface PodSpec {
   containers: { image: string; ports: unknown; env: { name: string; value: string }[]; resources: { requests?: Record<string, string>; limits: Record<string, string> }; readinessProbe: unknown; livenessProbe: unknown; startupProbe: unknown }[];
@@ -55,11 +55,8 @@ describe('DeployedModel containerSpec', () => {
   let op: TestOperator;
 
   beforeAll(async () => {
-    const client = testClient();
-    await installCrds(client);
-    client.close();
     ns = await createTestNamespace('serving');
-    op = await runOperator(ns);
+    op = await runOperatorWithCrds(ns);
     await apply(ns, 'apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: serving }\nspec: { displayName: Serving }\n');
   });
 
