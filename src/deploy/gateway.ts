@@ -112,6 +112,14 @@ export function gatewayManifests(values: DeployValues): object[] {
       spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port: GATEWAY_SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }] },
     },
     {
+      // What the ServiceMonitor scrapes (component "metrics", as the operator's metrics Service): the gateway's
+      // /metrics is on its health port, which the client-facing Service above does not expose.
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `${GATEWAY_NAME}-metrics`, namespace: ns, labels: { ...labels, 'app.kubernetes.io/component': 'metrics' } },
+      spec: { type: 'ClusterIP', selector, ports: [{ name: 'metrics', port: GATEWAY_PORTS.health, targetPort: 'health', protocol: 'TCP' }] },
+    },
+    {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: GATEWAY_NAME, namespace: ns, labels },

@@ -130,10 +130,13 @@ export function serviceMonitor(values: DeployValues): object {
     kind: 'ServiceMonitor',
     metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('metrics') },
     spec: {
-      selector: { matchLabels: { ...selectorLabels(), 'app.kubernetes.io/component': 'metrics' } },
+      // The operator's metrics Service and the gateway's: both are part of this instance and labelled "metrics".
+      selector: { matchLabels: { 'app.kubernetes.io/instance': NAME, 'app.kubernetes.io/part-of': NAME, 'app.kubernetes.io/component': 'metrics' } },
       // /metrics needs a bearer token whose user may get the URL /metrics (ClusterRole endpoint-operator-metrics-reader,
-      // bound to Prometheus' ServiceAccount): Prometheus sends its own ServiceAccount token.
-      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }],
+      // bound to Prometheus' ServiceAccount): Prometheus sends its own ServiceAccount token. honorLabels: the gateway's
+      // `namespace` and `endpoint` labels name the called PredictionEndpoint, and must not be renamed exported_* under
+      // the target labels prometheus-operator adds (the scraped pod's namespace, the port's name).
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true, bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }],
     },
   };
 }

@@ -4,6 +4,7 @@
  * deploy/argocd/argocd-cm-health.yaml from the Argo CD health scripts.
  */
 import { machineCatalogueJson } from './machine-types.js';
+import { ADAPTER_VALUES_FILE, adapterValuesYaml } from './autoscaling-metrics.js';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,7 @@ export function observabilityFiles(): Record<string, string> {
     [CHART_DASHBOARD_FILE]: dashboardJson(),
     [CHART_MACHINE_TYPES_FILE]: machineCatalogueJson(),
     [DEPLOY_RULE_FILE]: GENERATED + yaml.dump(prometheusRule(DEFAULT_DEPLOY_VALUES), { lineWidth: -1, noRefs: true }),
+    [ADAPTER_VALUES_FILE]: adapterValuesYaml(),
   };
 }
 

@@ -1,15 +1,19 @@
 /**
  * The gateway's Prometheus metrics, in the process's one registry (served on /metrics with the
  * runtime's). Labels are bounded by the cluster's objects: namespace, endpoint (metadata.name),
- * deployed model id, method and HTTP code.
+ * deployed model (id and name), method and HTTP code.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { metricsRegistry } from '../runtime/metrics.js';
 
+/**
+ * `deployed_model_name` (the DeployedModel's metadata.name, 1:1 with its id) lets a custom-metrics adapter
+ * serve a model's calls per minute as a metric of that object, which its HPA scales on (docs/autoscaling.md).
+ */
 export const gatewayRequests = new Counter({
   name: 'endpoint_operator_gateway_requests_total',
-  help: 'Prediction calls answered by the gateway, by namespace, endpoint, deployed model ("" when none was chosen), method and HTTP code.',
-  labelNames: ['namespace', 'endpoint', 'deployed_model', 'method', 'code'] as const,
+  help: 'Prediction calls answered by the gateway, by namespace, endpoint, deployed model id and DeployedModel name ("" when none was chosen), method and HTTP code.',
+  labelNames: ['namespace', 'endpoint', 'deployed_model', 'deployed_model_name', 'method', 'code'] as const,
   registers: [metricsRegistry],
 });
 

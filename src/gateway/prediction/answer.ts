@@ -40,7 +40,7 @@ export function recordCall(requestLog: Pick<RequestLogger, 'write'>, call: Answe
   const namespace = call.endpoint?.namespace ?? '';
   const endpoint = call.endpoint?.name ?? '';
   const method = call.method ?? 'unknown';
-  gatewayRequests.inc({ namespace, endpoint, deployed_model: call.model?.id ?? '', method, code: String(code) });
+  gatewayRequests.inc({ namespace, endpoint, deployed_model: call.model?.id ?? '', deployed_model_name: call.model?.deployedModelName ?? '', method, code: String(code) });
   gatewayRequestDuration.observe({ namespace, endpoint, method }, seconds);
   if (call.logged !== undefined && call.endpoint !== undefined) {
     requestLog.write({

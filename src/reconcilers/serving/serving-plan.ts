@@ -4,7 +4,7 @@
  * maxReplicaCount > minReplicaCount) and a policy/v1 PodDisruptionBudget (only when minReplicaCount ≥ 2).
  * Each is a server-side-apply body owned by the model (ownerReferences: garbage collection removes them).
  */
-import { DEFAULT_CONTAINER_PORT, DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS, durationSeconds, type ContainerSpec, type Probe } from '../../api/prediction/v1/container-spec.js';
+import { AutoscalingMetric as Metric, DEFAULT_CONTAINER_PORT, DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS, durationSeconds, type ContainerSpec, type Probe } from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
@@ -18,15 +18,18 @@ export const CONTAINER_NAME = 'model-server';
 export const PORT_NAME = SERVING_PORT_NAME;
 export { servingName };
 
-export const Metric = {
-  cpu: 'aiplatform.googleapis.com/prediction/online/cpu/utilization',
-  acceleratorDutyCycle: 'aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle',
-  requestCount: 'aiplatform.googleapis.com/prediction/online/request_count',
-} as const;
 /** Vertex's default autoscaling target. */
 export const DEFAULT_TARGET = 60;
-/** The pods metrics the HPA asks a custom-metrics adapter for (README, "Serving"). */
-export const PODS_METRICS = { [Metric.acceleratorDutyCycle]: 'accelerator_duty_cycle', [Metric.requestCount]: 'prediction_request_count' } as const;
+/**
+ * The custom metrics the HPA asks the cluster's custom-metrics adapter for; docs/autoscaling.md and
+ * deploy/prometheus-adapter-values.yaml give the adapter rules that serve them.
+ */
+export const CustomMetric = {
+  /** Per pod, percent: each replica's accelerator duty cycle (NVIDIA's DCGM exporter). */
+  acceleratorDutyCycle: 'accelerator_duty_cycle',
+  /** Per DeployedModel: the calls the gateway answered for it per minute. */
+  requestsPerMinute: 'prediction_requests_per_minute',
+} as const;
 
 export interface ServingInput {
   readonly model: KubeObject;
@@ -211,25 +214,39 @@ export function serviceManifest(input: ServingInput): KubeObject {
   };
 }
 
-/** The HPA, or undefined when max = min (nothing to scale). */
+/** One Vertex autoscaling metric as an autoscaling/v2 MetricSpec, in Vertex's units. */
+function hpaMetric(metricName: string, target: number, modelName: string): Record<string, unknown> {
+  const averageValue = { type: 'AverageValue', averageValue: String(target) };
+  if (metricName === Metric.acceleratorDutyCycle) return { type: 'Pods', pods: { metric: { name: CustomMetric.acceleratorDutyCycle }, target: averageValue } };
+  if (metricName === Metric.requestCount) {
+    // Vertex's unit is requests per minute per replica. The gateway counts a model's calls, not its pods', so the
+    // metric describes the DeployedModel and AverageValue has the HPA divide it by the replica count.
+    const describedObject = { apiVersion: `${PREDICTION_GROUP}/v1`, kind: 'DeployedModel', name: modelName };
+    return { type: 'Object', object: { describedObject, metric: { name: CustomMetric.requestsPerMinute }, target: averageValue } };
+  }
+  if (metricName === Metric.cpu) return { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } };
+  // The webhook and the CRD refuse any other name for a containerSpec model (serving-validation.ts).
+  throw new Error(`spec.dedicatedResources.autoscalingMetricSpecs: unsupported metricName "${metricName}"`);
+}
+
+/**
+ * The HPA, or undefined when max = min (nothing to scale). Without autoscalingMetricSpecs, Vertex scales on
+ * CPU at 60, and on the accelerator duty cycle at 60 too when the machine has accelerators; the specs given
+ * replace those defaults.
+ */
 export function hpaManifest(input: ServingInput): KubeObject | undefined {
   const { min, max } = replicasOf(input.spec);
   if (max <= min) return undefined;
+  const machineSpec = input.spec.dedicatedResources?.machineSpec;
+  const defaults = [Metric.cpu, ...((machineSpec?.acceleratorCount ?? 0) > 0 ? [Metric.acceleratorDutyCycle] : [])].map((metricName) => ({ metricName, target: DEFAULT_TARGET }));
   const specs = input.spec.dedicatedResources?.autoscalingMetricSpecs ?? [];
-  const wanted = specs.length > 0 ? specs : [{ metricName: Metric.cpu, target: DEFAULT_TARGET }];
-  const metrics = wanted.flatMap((m): Record<string, unknown>[] => {
-    const target = m.target ?? DEFAULT_TARGET;
-    if (m.metricName === Metric.cpu) return [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } }];
-    const pods = (PODS_METRICS as Record<string, string>)[m.metricName];
-    // Duty cycle is a percentage per replica; request count Vertex's per-replica target.
-    return pods === undefined ? [] : [{ type: 'Pods', pods: { metric: { name: pods }, target: { type: 'AverageValue', averageValue: String(target) } } }];
-  });
-  const name = servingName(input.model.metadata.name ?? '');
+  const modelName = input.model.metadata.name ?? '';
+  const metrics = (specs.length > 0 ? specs : defaults).map((m) => hpaMetric(m.metricName, m.target ?? DEFAULT_TARGET, modelName));
   return {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
     metadata: metadata(input),
-    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name }, minReplicas: min, maxReplicas: max, metrics },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: servingName(modelName) }, minReplicas: min, maxReplicas: max, metrics },
   };
 }
 

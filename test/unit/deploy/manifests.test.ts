@@ -138,7 +138,7 @@ describe('the Deployment', () => {
       v.signin = { ...v.signin, enabled: true, namespace: 'shops' };
     }));
     for (const o of other) if (o.metadata.namespace !== undefined) expect(['ops', 'shops'], `${o.kind}/${o.metadata.name}`).toContain(o.metadata.namespace);
-    expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }]);
+    expect(at(find(other, 'ServiceMonitor'), 'spec.endpoints')).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true, bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }]);
     expect(find(other, 'Service', 'endpoint-operator-signin')).toBeDefined();
     expect(find(other, 'Role', 'endpoint-operator-signin').metadata).toMatchObject({ namespace: 'shops' });
     const crd = find(other, 'CustomResourceDefinition', 'registryendpoints.registry.endpoint-operator.dev');

@@ -88,7 +88,18 @@ describe('the serving plan', () => {
     ] })));
     expect((many?.spec as Manifest).metrics).toEqual([
       { type: 'Pods', pods: { metric: { name: 'accelerator_duty_cycle' }, target: { type: 'AverageValue', averageValue: '80' } } },
-      { type: 'Pods', pods: { metric: { name: 'prediction_request_count' }, target: { type: 'AverageValue', averageValue: '100' } } },
+      // Requests per minute per replica: a metric of the DeployedModel that the HPA divides by the replica count.
+      { type: 'Object', object: {
+        describedObject: { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', name: 'xgb' },
+        metric: { name: 'prediction_requests_per_minute' },
+        target: { type: 'AverageValue', averageValue: '100' },
+      } },
+    ]);
+    // Vertex's default with accelerators: CPU and the accelerator's duty cycle, both at 60.
+    const gpu = hpaManifest(input(dedicated({ maxReplicaCount: 3, machineSpec: { machineType: 'n1-standard-4', acceleratorType: 'NVIDIA_TESLA_T4', acceleratorCount: 1 } })));
+    expect((gpu?.spec as Manifest).metrics).toEqual([
+      { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } },
+      { type: 'Pods', pods: { metric: { name: 'accelerator_duty_cycle' }, target: { type: 'AverageValue', averageValue: '60' } } },
     ]);
     expect(pdbManifest(input())).toBeUndefined();
     expect(pdbManifest(input(dedicated({ minReplicaCount: 2 })))?.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { 'prediction.endpoint-operator.dev/deployed-model-uid': 'u-1' } } });

@@ -106,11 +106,12 @@ export const containerSpecSchema = z.object({
 export type ContainerSpec = z.infer<typeof containerSpecSchema>;
 
 /** The metrics Vertex scales a DeployedModel on (AutoscalingMetricSpec.metric_name). */
-export const AUTOSCALING_METRICS = [
-  'aiplatform.googleapis.com/prediction/online/cpu/utilization',
-  'aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle',
-  'aiplatform.googleapis.com/prediction/online/request_count',
-] as const;
+export const AutoscalingMetric = {
+  cpu: 'aiplatform.googleapis.com/prediction/online/cpu/utilization',
+  acceleratorDutyCycle: 'aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle',
+  requestCount: 'aiplatform.googleapis.com/prediction/online/request_count',
+} as const;
+export const AUTOSCALING_METRICS = Object.values(AutoscalingMetric);
 
 /** Vertex's DeployedModel deployment stages (google.cloud.aiplatform.v1.DeploymentStage). */
 export const DEPLOYMENT_STAGES = [
