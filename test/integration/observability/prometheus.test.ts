@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertExpressions } from '../../../src/deploy/alerts.js';
+import { ADAPTER_RULES, GATEWAY_CALLS_SERIES } from '../../../src/deploy/autoscaling-metrics.js';
 import { dashboardQueries } from '../../../src/deploy/dashboard.js';
 import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
@@ -23,6 +24,16 @@ import { apply, endpointManifest, eventually, post, serviceManifest, startModelS
 import { installCrds, testClient } from '../reconcilers/harness.js';
 import { uninstallWebhooks } from '../webhook/harness.js';
 
+/** Waits until every target was scraped `count` more times (Prometheus scrapes each second). */
+async function scrapesAfterNow(server: PrometheusServer, count: number): Promise<void> {
+  const scraped = await server.query('max(timestamp(up))');
+  const after = Number(scraped[0]?.value[1] ?? 0);
+  await eventually(`${count} scrapes of every target`, async () => {
+    const r = await server.query('min(timestamp(up))');
+    return Number(r[0]?.value[1] ?? 0) >= after + count;
+  }, 30_000);
+}
+
 /** An alert expression that answers in a healthy cluster too: every comparison filter becomes a `bool` comparison. */
 export function answeringAlways(expr: string): string {
   return expr.replace(/\s(==|!=|>=|<=|>|<)\s/g, ' $1 bool ');
@@ -33,6 +44,10 @@ let namespace = '';
 let prometheus: PrometheusServer | undefined;
 let model: RunningDemoModelServer | undefined;
 let gatewayUrl = '';
+/** The fraud endpoint's path and the caller's header, for calls after the first ones. */
+let fraudPath = '';
+let callerAuth: Record<string, string> = {};
+const INSTANCE = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, transactionsLast24h: 2 };
 const clusterRoleBinding = (): string => `eo-test-metrics-reader-${namespace}`;
 
 function startCli(name: string, args: string[]): ChildProcess {
@@ -80,6 +95,7 @@ beforeAll(async () => {
   const kubeconfig = testCluster().kubeconfig;
   const token = await tokens();
   const auth = { authorization: `Bearer ${token.caller}` };
+  callerAuth = auth;
   startCli('operator', ['run', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--operator-namespace', operatorNamespace, '--bind-address', '127.0.0.1',
     '--health-port', String(health), '--metrics-port', String(metrics), '--webhook-port', String(webhook), '--webhook-url-host', '127.0.0.1',
     '--lease-name', 'observability-test', '--signin', '--signin-namespace', namespace, '--signin-host', '127.0.0.1', '--signin-port', String(signin)]);
@@ -102,20 +118,15 @@ beforeAll(async () => {
   await apply(namespace, endpointManifest('nowhere', { '8': 100 }, [{ name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } }]));
   const fraud = await waitDeployed(namespace, 'fraud', ['1']);
   const nowhere = await waitDeployed(namespace, 'nowhere', ['8']);
-  const instance = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, transactionsLast24h: 2 };
+  fraudPath = fraud;
+  const instance = INSTANCE;
   await eventually('the gateway serves the endpoint', async () => (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status === 200, 60_000);
   for (let i = 0; i < 20; i++) expect((await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status).toBe(200);
   for (let i = 0; i < 3; i++) expect((await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] }, auth)).status).toBe(503);
   // A wrong password: the sign-in API's attempts counter moves.
   const login = await fetch(`http://127.0.0.1:${signin}/auth/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' }) });
   expect(login.status).toBe(401);
-  // Two more scrapes of each target after the calls.
-  const scraped = await prometheus.query('max(timestamp(up))');
-  const after = Number(scraped[0]?.value[1] ?? 0);
-  await eventually('two scrapes after the calls', async () => {
-    const r = await prometheus?.query('min(timestamp(up))');
-    return Number(r?.[0]?.value[1] ?? 0) >= after + 2;
-  }, 30_000);
+  await scrapesAfterNow(prometheus, 2);
 }, 600_000);
 
 afterAll(async () => {
@@ -154,6 +165,29 @@ describe('a real Prometheus scraping the operator and the gateway', () => {
       if ((await prometheus?.query(answeringAlways(expr)))?.length === 0) empty.push(`${alert}: ${answeringAlways(expr)}`);
     }
     expect(empty).toEqual([]);
+  });
+
+  it('answers the request-count autoscaling rule for one DeployedModel, in calls per minute', async () => {
+    const rule = ADAPTER_RULES.find((r) => r.seriesQuery.startsWith(GATEWAY_CALLS_SERIES));
+    expect(rule).toBeDefined();
+    if (rule === undefined || prometheus === undefined) return;
+    // A counter's first scraped value is where its rate starts: 30 more calls, spread over scrapes, as steady traffic is.
+    for (let i = 0; i < 30; i++) {
+      expect((await post(`${gatewayUrl}/v1/${fraudPath}:predict`, { instances: [INSTANCE] }, callerAuth)).status).toBe(200);
+      if (i % 10 === 9) await scrapesAfterNow(prometheus, 1);
+    }
+    // The series the adapter discovers: each names a namespace and a DeployedModel, the resources its overrides map.
+    const series = (await prometheus?.query(rule.seriesQuery)) ?? [];
+    expect(series.map((s) => `${s.metric.namespace}/${s.metric.deployed_model_name}`)).toContain(`${namespace}/fraud-champion`);
+    // What the adapter asks Prometheus when the HPA of fraud-champion asks for the metric of that object.
+    const query = rule.metricsQuery
+      .replace('<<.Series>>', GATEWAY_CALLS_SERIES)
+      .replace('<<.LabelMatchers>>', `namespace="${namespace}",deployed_model_name="fraud-champion"`)
+      .replace('<<.GroupBy>>', 'deployed_model_name');
+    const answer = (await prometheus?.query(query)) ?? [];
+    expect(answer.map((a) => a.metric)).toEqual([{ deployed_model_name: 'fraud-champion' }]);
+    // 30 calls within the last two minutes, counted from the first scrape after the series appeared.
+    expect(Number(answer[0]?.value[1])).toBeGreaterThan(5);
   });
 
   it('finds no alert condition but on the endpoint whose model server does not exist', async () => {
