@@ -38,63 +38,86 @@ export interface ControlPlaneCredentials {
   readonly tlsKeyFile: string;
   readonly serviceAccountPublicKeyFile: string;
   readonly serviceAccountSigningKeyFile: string;
+  /** The aggregation layer's front proxy: the CA extension apiservers trust for X-Remote-User, and the apiserver's client certificate. */
+  readonly requestHeaderCaFile: string;
+  readonly proxyClientCertFile: string;
+  readonly proxyClientKeyFile: string;
+}
+
+/** The name extension apiservers accept the front proxy's client certificate by (--requestheader-allowed-names). */
+export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+
+const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+interface Authority {
+  readonly cert: x509.X509Certificate;
+  readonly keys: webcrypto.CryptoKeyPair;
+}
+
+function validity(): { notBefore: Date; notAfter: Date } {
+  // Tolerate small clock differences.
+  return { notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 365 * 24 * 3600_000) };
+}
+
+async function newAuthority(name: string): Promise<Authority> {
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      name: `CN=${name}`,
+      ...validity(),
+      keys,
+      signingAlgorithm: ALG,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
+      ],
+    },
+    webcrypto,
+  );
+  return { cert, keys };
+}
+
+/** A leaf certificate signed by `ca`: a server's (with its names) or a client's. */
+async function newLeaf(ca: Authority, subject: string, usage: 'server' | 'client', names: x509.JsonGeneralNames = []): Promise<{ cert: x509.X509Certificate; keyPem: string }> {
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      subject: `CN=${subject}`,
+      issuer: ca.cert.subject,
+      ...validity(),
+      publicKey: keys.publicKey,
+      signingKey: ca.keys.privateKey,
+      signingAlgorithm: ALG,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+        new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth], false),
+        ...(names.length > 0 ? [new x509.SubjectAlternativeNameExtension(names, false)] : []),
+        await x509.AuthorityKeyIdentifierExtension.create(ca.keys.publicKey, false, webcrypto),
+      ],
+    },
+    webcrypto,
+  );
+  return { cert, keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) };
 }
 
 /**
  * A throw-away CA and a serving certificate for 127.0.0.1/localhost signed by it, so clients verify the
- * apiserver against `caFile` instead of skipping TLS verification; and the RSA key pair that signs and
- * verifies service-account tokens (the apiserver requires both flags).
+ * apiserver against `caFile` instead of skipping TLS verification; the RSA key pair that signs and
+ * verifies service-account tokens (the apiserver requires both flags); and a second CA with the front
+ * proxy's client certificate, so extension apiservers (a custom-metrics adapter) can be aggregated.
  */
 export async function writeCredentials(dir: string): Promise<ControlPlaneCredentials> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const subtle = webcrypto.subtle;
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
-  const now = new Date(Date.now() - 60_000); // tolerate small clock differences
-  const notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
-
-  const caKeys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      name: 'CN=endpoint-operator dev control plane CA',
-      notBefore: now,
-      notAfter,
-      keys: caKeys,
-      signingAlgorithm: alg,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, 0, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey, false, webcrypto),
-      ],
-    },
-    webcrypto,
-  );
-  const serverKeys = (await subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const server = await x509.X509CertificateGenerator.create(
-    {
-      subject: 'CN=kube-apiserver',
-      issuer: ca.subject,
-      notBefore: now,
-      notAfter,
-      publicKey: serverKeys.publicKey,
-      signingKey: caKeys.privateKey,
-      signingAlgorithm: alg,
-      extensions: [
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
-        new x509.SubjectAlternativeNameExtension(
-          [
-            { type: 'ip', value: '127.0.0.1' },
-            { type: 'dns', value: 'localhost' },
-            { type: 'dns', value: 'kubernetes.default.svc' },
-          ],
-          false,
-        ),
-        await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey, false, webcrypto),
-      ],
-    },
-    webcrypto,
-  );
+  const ca = await newAuthority('endpoint-operator dev control plane CA');
+  const server = await newLeaf(ca, 'kube-apiserver', 'server', [
+    { type: 'ip', value: '127.0.0.1' },
+    { type: 'dns', value: 'localhost' },
+    { type: 'dns', value: 'kubernetes.default.svc' },
+  ]);
+  const frontProxyCa = await newAuthority('endpoint-operator dev front-proxy CA');
+  const proxyClient = await newLeaf(frontProxyCa, FRONT_PROXY_CLIENT, 'client');
 
   const files: ControlPlaneCredentials = {
     caFile: join(dir, 'ca.crt'),
@@ -102,12 +125,18 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
     tlsKeyFile: join(dir, 'apiserver.key'),
     serviceAccountPublicKeyFile: join(dir, 'sa.pub'),
     serviceAccountSigningKeyFile: join(dir, 'sa.key'),
+    requestHeaderCaFile: join(dir, 'front-proxy-ca.crt'),
+    proxyClientCertFile: join(dir, 'front-proxy-client.crt'),
+    proxyClientKeyFile: join(dir, 'front-proxy-client.key'),
   };
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  await writeFile(files.caFile, ca.toString('pem') + '\n');
-  await writeFile(files.tlsCertFile, server.toString('pem') + '\n');
-  await writeFile(files.tlsKeyFile, pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverKeys.privateKey)), { mode: 0o600 });
+  await writeFile(files.caFile, ca.cert.toString('pem') + '\n');
+  await writeFile(files.tlsCertFile, server.cert.toString('pem') + '\n');
+  await writeFile(files.tlsKeyFile, server.keyPem, { mode: 0o600 });
   await writeFile(files.serviceAccountPublicKeyFile, sa.publicKey.export({ type: 'spki', format: 'pem' }));
   await writeFile(files.serviceAccountSigningKeyFile, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  await writeFile(files.requestHeaderCaFile, frontProxyCa.cert.toString('pem') + '\n');
+  await writeFile(files.proxyClientCertFile, proxyClient.cert.toString('pem') + '\n');
+  await writeFile(files.proxyClientKeyFile, proxyClient.keyPem, { mode: 0o600 });
   return files;
 }

@@ -1,6 +1,7 @@
 /**
  * Command lines of the local cluster's components. Pure, so the exact flags are unit-tested and shown in reports.
  */
+import { FRONT_PROXY_CLIENT } from './credentials.js';
 import { SERVICE_CLUSTER_IP_RANGE } from './network.js';
 
 export interface EtcdConfig {
@@ -38,6 +39,9 @@ export interface ApiserverConfig {
   readonly tokenAuthFile: string;
   readonly serviceAccountPublicKeyFile: string;
   readonly serviceAccountSigningKeyFile: string;
+  readonly requestHeaderCaFile: string;
+  readonly proxyClientCertFile: string;
+  readonly proxyClientKeyFile: string;
   /** Off by default: then compacting etcd really makes a watch from an old resourceVersion end in 410 Gone. */
   readonly watchCache?: boolean;
 }
@@ -62,6 +66,15 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
     `--api-audiences=${SERVICE_ACCOUNT_ISSUER}`,
     `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+    // The aggregation layer, as kubeadm configures it: APIServices such as custom.metrics.k8s.io are proxied with
+    // the front proxy's client certificate and the caller in X-Remote-* headers.
+    `--requestheader-client-ca-file=${c.requestHeaderCaFile}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${c.proxyClientCertFile}`,
+    `--proxy-client-key-file=${c.proxyClientKeyFile}`,
     '--allow-privileged=true',
     `--watch-cache=${c.watchCache === true}`,
     '--profiling=false',

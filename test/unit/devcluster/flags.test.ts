@@ -10,6 +10,9 @@ const api = {
   tokenAuthFile: '/d/tokens.csv',
   serviceAccountPublicKeyFile: '/d/pki/sa.pub',
   serviceAccountSigningKeyFile: '/d/pki/sa.key',
+  requestHeaderCaFile: '/d/pki/front-proxy-ca.crt',
+  proxyClientCertFile: '/d/pki/front-proxy-client.crt',
+  proxyClientKeyFile: '/d/pki/front-proxy-client.key',
 };
 
 function flagMap(args: string[]): Map<string, string> {
@@ -31,6 +34,15 @@ describe('etcdArgs', () => {
 });
 
 describe('apiserverArgs', () => {
+  it('configures the aggregation layer: the front-proxy CA, allowed name, headers and client certificate', () => {
+    const f = flagMap(apiserverArgs(api));
+    expect(f.get('--requestheader-client-ca-file')).toBe('/d/pki/front-proxy-ca.crt');
+    expect(f.get('--requestheader-allowed-names')).toBe('front-proxy-client');
+    expect(f.get('--requestheader-username-headers')).toBe('X-Remote-User');
+    expect(f.get('--proxy-client-cert-file')).toBe('/d/pki/front-proxy-client.crt');
+    expect(f.get('--proxy-client-key-file')).toBe('/d/pki/front-proxy-client.key');
+  });
+
   it('serves only TLS on loopback, with token authentication and RBAC', () => {
     const f = flagMap(apiserverArgs(api));
     expect(f.get('--etcd-servers')).toBe('http://127.0.0.1:40001');
