@@ -67,7 +67,7 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
         annotations: {
           summary: '{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.name }} has not been Ready for 10 minutes.',
           description: 'Its Ready condition says why and what to fix: kubectl -n {{ $labels.namespace }} get {{ $labels.kind }} {{ $labels.name }} -o jsonpath=\'{.status.conditions[?(@.type=="Ready")]}\'. '
-            + 'The reasons are documented in the README (InvalidSpec: the spec breaks a rule; EndpointNotFound/ParentNotFound: what it refers to does not exist; TrafficSplitUnresolved; UndeployBlocked: the split still gives it traffic). '
+            + 'The reasons are documented in the README (InvalidSpec: the spec breaks a rule; EndpointNotFound/ParentNotFound: what it refers to does not exist; TrafficSplitUnresolved; DeployedModelUnavailable: a model with traffic is not Ready and its calls answer 503; UndeployBlocked: the split still gives it traffic). '
             + 'kubectl describe shows the events the operator recorded.',
         },
       },

@@ -52,7 +52,7 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
     })
     .sort((a, b) => compareIds(a.id, b.id));
   const effective = effectiveSplit(world, previous.trafficSplit, deployedModels);
-  const verdict = readyVerdict(world, deployedModels.map((d) => d.id), effective);
+  const verdict = readyVerdict(world, deployedModels, effective);
   const generation = endpoint.metadata.generation ?? 0;
   const name = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
   const status: PredictionEndpointStatus = {
@@ -84,8 +84,9 @@ export interface EffectiveSplit {
  * deployed (Ready), so a blue/green switch {a: 0, b: 100} never sends a call to a b still starting: the
  * previous split keeps serving until then. Renormalising over ready models instead (KServe) would move
  * traffic nobody asked to move. Once in effect a split stays, also when its models later fail: their
- * calls answer 503 naming the model, and traffic is never silently moved elsewhere. The first split
- * (no previous one) takes effect at once: there is nothing older to keep serving.
+ * calls answer 503 naming the model, the endpoint reports them (DeployedModelUnavailable), and traffic
+ * is never silently moved elsewhere. The first split (no previous one) takes effect at once: there is
+ * nothing older to keep serving.
  */
 export function effectiveSplit(world: PredictionEndpointWorld, previous: Record<string, number> | undefined, deployed: readonly DeployedModelSummary[]): EffectiveSplit {
   if (world.specErrors.length > 0) return { split: previous, waitingFor: [] };
@@ -101,8 +102,26 @@ function sameSplit(a: Record<string, number>, b: Record<string, number>): boolea
   return [...keys].every((k) => (a[k] ?? 0) === (b[k] ?? 0));
 }
 
-function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly string[], effective: EffectiveSplit): ReadyVerdict<PredictionEndpointReason> {
+/**
+ * The deployed models the split in effect gives traffic whose Ready is False, with their share: their
+ * calls answer 503 naming them. Unknown readiness (no verdict yet) is not reported as a failure.
+ */
+export function unavailableInSplit(split: Record<string, number> | undefined, deployed: readonly DeployedModelSummary[]): { model: DeployedModelSummary; share: number }[] {
+  return deployed.flatMap((model) => {
+    const share = split?.[model.id] ?? 0;
+    return share > 0 && model.ready === 'False' ? [{ model, share }] : [];
+  });
+}
+
+function unavailableMessage(unavailable: ReturnType<typeof unavailableInSplit>): string {
+  return unavailable
+    .map(({ model, share }) => `status.trafficSplit[${model.id}]: ${share}% of calls go to DeployedModel "${model.deployedModelRef ?? ''}" (id ${model.id}), which is not Ready (${model.reason ?? 'unknown reason'})`)
+    .join('; ');
+}
+
+function readyVerdict(world: PredictionEndpointWorld, deployed: readonly DeployedModelSummary[], effective: EffectiveSplit): ReadyVerdict<PredictionEndpointReason> {
   const { endpoint, models } = world;
+  const deployedIds = deployed.map((d) => d.id);
   if (endpoint.metadata.deletionTimestamp !== undefined) {
     if (models.length === 0) return { status: 'False', reason: Reasons.Deleting, message: 'no DeployedModel references the endpoint; deleting' };
     const names = models.map((m) => m.metadata.name ?? '').sort();
@@ -125,11 +144,22 @@ function readyVerdict(world: PredictionEndpointWorld, deployedIds: readonly stri
       message: `${fields}: names no deployed model of this endpoint (deployed: ${deployedIds.length === 0 ? 'none' : deployedIds.join(', ')}); create a DeployedModel with that spec.id or remove the key`,
     };
   }
+  const unavailable = unavailableInSplit(effective.split, deployed);
   if (effective.waitingFor.length > 0) {
+    // The switch the user asked for comes first; calls failing under the split still serving are said too.
+    const meanwhile = unavailable.length === 0 ? '' : `; meanwhile ${unavailableMessage(unavailable)}: those calls answer 503 UNAVAILABLE`;
     return {
       status: 'False',
       reason: Reasons.TrafficSplitPending,
-      message: `${effective.waitingFor.map((id) => `spec.trafficSplit[${id}]`).join(', ')}: waits until the model(s) it gives traffic are deployed (Ready); until then status.trafficSplit ${JSON.stringify(effective.split ?? {})} keeps serving`,
+      message: `${effective.waitingFor.map((id) => `spec.trafficSplit[${id}]`).join(', ')}: waits until the model(s) it gives traffic are deployed (Ready); until then status.trafficSplit ${JSON.stringify(effective.split ?? {})} keeps serving${meanwhile}`,
+    };
+  }
+  if (unavailable.length > 0) {
+    // The split stays as it is (see effectiveSplit): the endpoint says so rather than read Ready while calls fail.
+    return {
+      status: 'False',
+      reason: Reasons.DeployedModelUnavailable,
+      message: `${unavailableMessage(unavailable)}: those calls answer 503 UNAVAILABLE and are not moved to other models; fix the model (its Ready condition says why) or move its share in spec.trafficSplit`,
     };
   }
   return {

@@ -42,6 +42,8 @@ export const Reasons = {
   TrafficSplitUnresolved: 'TrafficSplitUnresolved',
   /** A new spec.trafficSplit waits until every model it gives traffic is deployed; the previous split keeps serving. */
   TrafficSplitPending: 'TrafficSplitPending',
+  /** A model the split in effect gives traffic is not Ready: its calls answer 503, its share is kept (never moved to the others). */
+  DeployedModelUnavailable: 'DeployedModelUnavailable',
   /** A PredictionEndpoint's deletion waits for the DeployedModels that reference it. */
   DeletionBlocked: 'DeletionBlocked',
   /** No DeployedModel references the PredictionEndpoint any more; the deletion completes. */
@@ -121,6 +123,8 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   RequestRejected: stuck,
   TrafficSplitUnresolved: waiting('False'),
   TrafficSplitPending: waiting('False'),
+  // Waiting, as the endpoint itself needs nothing: the model's own condition says whether a person must act (Stalled).
+  DeployedModelUnavailable: waiting('False'),
   DeletionBlocked: deleting,
   Deleting: deleting,
   EndpointNotFound: waiting('False'),
@@ -150,7 +154,7 @@ const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmai
 
 /** The reasons each kind's `Ready` condition can carry: exactly these, no others. */
 export const KIND_REASONS = {
-  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.TrafficSplitPending, Reasons.DeletionBlocked, Reasons.Deleting],
+  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.TrafficSplitPending, Reasons.DeployedModelUnavailable, Reasons.DeletionBlocked, Reasons.Deleting],
   DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable,
     Reasons.ReplicasStarting, Reasons.MachineTypeUnknown, Reasons.Unschedulable, Reasons.ImagePullBackOff, Reasons.CrashLoopBackOff, Reasons.DeploymentTimeout],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],

@@ -126,6 +126,8 @@ describe('PredictionEndpoint status name and url', () => {
     const three = deployedModel('three', 'ep1', { id: '3' }).deleting().build();
     const { status, verdict } = compute(ep, [one, two, three], undefined, { one: { state: 'ready', summary: 'Service "a" port 80' }, two: { state: 'unavailable', message: 'no ready endpoint' } });
     expect(status.deployedModels.map((d) => [d.id, d.ready, d.reason])).toEqual([['1', 'True', 'Reconciled'], ['2', 'False', 'BackendUnavailable'], ['3', 'False', 'Undeploying']]);
-    expect(verdict.status).toBe('True'); // the endpoint itself is well formed; its models say what they lack
+    // Model 2 has 30% of the split in effect but cannot be called: the endpoint says so (its calls answer 503), naming it.
+    expect(verdict).toMatchObject({ status: 'False', reason: 'DeployedModelUnavailable' });
+    expect(verdict.message).toContain('status.trafficSplit[2]: 30% of calls go to DeployedModel "two" (id 2), which is not Ready (BackendUnavailable)');
   });
 });

@@ -165,7 +165,7 @@ export const predictionEndpointStatusSchema = z.object({
     .record(z.string(), z.number().int().min(0).max(100))
     .optional()
     .meta({
-      description: 'trafficSplit is the split in effect, which the gateway routes by: a new spec.trafficSplit takes effect once every model it gives traffic is deployed (Ready); until then the previous one keeps serving (reason TrafficSplitPending); optional.',
+      description: 'trafficSplit is the split in effect, which the gateway routes by: a new spec.trafficSplit takes effect once every model it gives traffic is deployed (Ready); until then the previous one keeps serving (reason TrafficSplitPending). A model of it that stops being Ready keeps its share, its calls answer 503 (reason DeployedModelUnavailable); optional.',
       maxProperties: MAX_TRAFFIC_SPLIT_ENTRIES,
     }),
   deployedModelCount: z
