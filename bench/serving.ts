@@ -49,7 +49,7 @@ function modelObject(i: number): KubeObject {
 function bareObjects(i: number, namespace: string): [KubeObject, KubeObject] {
   const spec = (modelObject(i).spec ?? {}) as DeployedModelSpec & { containerSpec: ContainerSpec };
   const model: KubeObject = { metadata: { name: `model-${i}`, namespace, uid: `bare-${i}` } };
-  const input = { model, spec, id: String(1000 + i), catalogue: DEFAULT_MACHINE_CATALOGUE };
+  const input = { model, spec, id: String(1000 + i) };
   const machine = resolveMachine(spec, DEFAULT_MACHINE_CATALOGUE);
   if (!machine.ok) throw new Error(machine.message);
   const strip = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, ownerReferences: undefined } });

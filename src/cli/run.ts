@@ -23,7 +23,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   { name: 'location', type: 'string', env: 'EO_LOCATION', default: 'us-central1', help: 'location in PredictionEndpoint status.name' },
   { name: 'gateway-url', type: 'string', env: 'EO_GATEWAY_URL', placeholder: 'URL', help: 'base URL of the gateway, published in PredictionEndpoint status.url (default http://endpoint-operator-gateway.{operator namespace}.svc)' },
   { name: 'namespaces', type: 'list', env: 'EO_NAMESPACES', default: [], placeholder: 'NS[,NS]', help: 'namespaces to watch; empty = all namespaces' },
-  { name: 'machine-catalogue', type: 'string', env: 'EO_MACHINE_CATALOGUE', placeholder: 'CONFIGMAP', help: "ConfigMap in the operator's namespace holding the machine-type catalogue of DeployedModel containerSpec (key machine-types.json); default: the built-in one" },
+  { name: 'machine-catalogue', type: 'string', env: 'EO_MACHINE_CATALOGUE', placeholder: 'CONFIGMAP', help: "ConfigMap in the operator's namespace holding the machine-type catalogue of DeployedModel containerSpec (key machine-types.json), followed live: edits need no restart; default: the built-in one" },
   { name: 'workers', type: 'number', env: 'EO_WORKERS', default: 4, placeholder: 'N', help: 'concurrent reconciles per controller' },
   { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes that are kept but ignored (repeatable; subdomains included)' },
   { name: 'operator-namespace', type: 'string', env: 'POD_NAMESPACE', default: podNamespace ?? 'endpoint-operator-system', placeholder: 'NS', help: "the operator's own namespace (lease, webhook Secret; never intercepted by the webhook)" },

@@ -95,6 +95,18 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
         },
       },
       {
+        alert: 'EndpointOperatorMachineCatalogueInvalid',
+        expr: 'max by (job) (max_over_time(endpoint_operator_machine_catalogue_last_load_successful[5m])) == 0',
+        for: '10m',
+        labels: { severity: 'warning' },
+        annotations: {
+          summary: 'The machine catalogue ConfigMap does not parse: the operator refuses it and keeps the previous catalogue.',
+          description: 'The last edit of the machine catalogue (ConfigMap endpoint-operator-machine-types, key machine-types.json) is not in effect: DeployedModels created since are placed by the previous catalogue, '
+            + 'and one that needs a machine type only the edit adds stays Stalled (MachineTypeUnknown). '
+            + "kubectl -n <operator namespace> describe configmap endpoint-operator-machine-types shows the Warning MachineCatalogueInvalid Event naming the first problem (invalid JSON, or the field and the rule); fix it and the catalogue takes effect without a restart.",
+        },
+      },
+      {
         alert: 'EndpointOperatorWebhookLatencyHigh',
         expr: 'histogram_quantile(0.99, sum by (webhook, le) (rate(controller_runtime_webhook_latency_seconds_bucket[5m]))) > 1',
         for: '10m',

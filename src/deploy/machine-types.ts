@@ -1,8 +1,8 @@
 /**
  * The machine catalogue a cluster gives DeployedModel containerSpec replicas (src/reconcilers/serving/
  * machine-catalogue.ts), shipped as a ConfigMap in the operator's namespace: a cluster edits it (or the
- * chart's files/machine-types.json) to describe its own nodes; the operator reads it at start-up
- * (`--machine-catalogue`, a get of this one ConfigMap).
+ * chart's files/machine-types.json) to describe its own nodes; the operator follows it live
+ * (`--machine-catalogue`, a list and watch of this one ConfigMap; src/operator/machine-catalogue-watch.ts).
  */
 import { DEFAULT_MACHINE_CATALOGUE, MACHINE_TYPES_KEY } from '../reconcilers/serving/machine-catalogue.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';

@@ -65,8 +65,9 @@ export function operatorNamespaceRules(): PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] },
-    // The machine catalogue of DeployedModel containerSpec, read at start-up.
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [MACHINE_TYPES_CONFIGMAP], verbs: ['get'] },
+    // The machine catalogue of DeployedModel containerSpec, followed live: list and watch with a metadata.name
+    // field selector are authorised by resourceNames, so the operator can read no other ConfigMap.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [MACHINE_TYPES_CONFIGMAP], verbs: ['get', 'list', 'watch'] },
   ];
 }
 

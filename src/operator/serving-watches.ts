@@ -9,11 +9,12 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
-import type { MachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import type { MachineCatalogueSource } from '../reconcilers/serving/machine-catalogue.js';
 import {
   addServingIndexes, deploymentsResource, hpasResource, pdbsResource, podsResource, SERVING_SELECTOR, type ServingInformers,
 } from '../reconcilers/serving/serving-apply.js';
 import type { ServingContext } from '../reconcilers/serving/serving-model.js';
+import { specOf } from '../reconcilers/typed-spec.js';
 import { MODEL_UID_LABEL } from '../reconcilers/serving/serving-plan.js';
 
 const MODELS_BY_UID = 'byUid';
@@ -25,7 +26,7 @@ export interface ServingWiring {
   watch(models: Controller, endpoints: Controller): void;
 }
 
-export function servingWiring(client: KubeClient, namespace: string | undefined, informers: Informers, catalogue: MachineCatalogue, log: Logger): ServingWiring {
+export function servingWiring(client: KubeClient, namespace: string | undefined, informers: Informers, catalogue: MachineCatalogueSource, log: Logger): ServingWiring {
   const filtered = (ref: ResourceRef): Informer =>
     new Informer(kubeListerWatcher(client, ref, namespace, { labelSelector: SERVING_SELECTOR }), { name: `${ref.group || 'core'}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
   const serving: ServingInformers = {
@@ -59,6 +60,11 @@ export function servingWiring(client: KubeClient, namespace: string | undefined,
       // The endpoint lists each model's readiness, which follows its Deployment and pods.
       endpoints.watches(serving.deployments, endpointKeys);
       endpoints.watches(serving.pods, endpointKeys);
+      // Another catalogue is in effect: a model waiting for its machine type may deploy now. The others reconcile
+      // to no change (their Deployments keep the machine they were created with), so every one is simply queued.
+      catalogue.onChange(() => {
+        for (const m of informers.deployedModels.list()) if (specOf.deployedModel(m).containerSpec !== undefined) models.enqueue(keyOf(m));
+      });
     },
   };
 }

@@ -30,7 +30,7 @@ import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '.
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
 import { specOf } from '../reconcilers/typed-spec.js';
-import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import { fixedCatalogue, type MachineCatalogueSource } from '../reconcilers/serving/machine-catalogue.js';
 import { servingWiring } from './serving-watches.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
@@ -67,8 +67,8 @@ export interface ShardOptions {
   readonly grace?: OrderingGrace;
   /** Shared by every shard of an operator (start.ts); default: this shard alone. */
   readonly registry?: RegistrySharing;
-  /** What machineSpec means on this cluster (DeployedModel containerSpec); default the built-in catalogue. */
-  readonly machineCatalogue?: MachineCatalogue;
+  /** What machineSpec means on this cluster (DeployedModel containerSpec), live; default the built-in catalogue. */
+  readonly machineCatalogue?: MachineCatalogueSource;
 }
 
 export interface Shard {
@@ -105,7 +105,7 @@ export function createShard(options: ShardOptions): Shard {
   const clock = options.clock ?? realClock;
   const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
-  const serving = servingWiring(client, namespace, informers, options.machineCatalogue ?? DEFAULT_MACHINE_CATALOGUE, log);
+  const serving = servingWiring(client, namespace, informers, options.machineCatalogue ?? fixedCatalogue(), log);
   const ctx: ReconcilerContext = {
     client,
     informers,

@@ -23,7 +23,8 @@ import { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import type { Informers } from '../reconcilers/context.js';
 import { reportReadiness } from './resource-metrics.js';
 import type { KubeObject } from '../runtime/kube-object.js';
-import { DEFAULT_MACHINE_CATALOGUE, loadMachineCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import { fixedCatalogue } from '../reconcilers/serving/machine-catalogue.js';
+import { machineCatalogueWatch } from './machine-catalogue-watch.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
@@ -59,7 +60,7 @@ export interface OperatorSettings {
   readonly bindAddress?: string;
   /** `token-review`: /metrics needs a bearer token whose user may get the URL /metrics; absent or `none` = open. */
   readonly metricsAuth?: AuthMode;
-  /** The ConfigMap (in leaderElection.namespace, the operator's) holding the machine catalogue; absent = the built-in one. */
+  /** The ConfigMap (in leaderElection.namespace, the operator's) holding the machine catalogue, followed live; absent = the built-in one. */
   readonly machineCatalogueConfigMap?: string | undefined;
 }
 
@@ -98,13 +99,11 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
   const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }) };
-  // Read once: a catalogue that does not parse stops the start with the file and the field, not a guess later.
-  const machineCatalogue = settings.machineCatalogueConfigMap === undefined
-    ? DEFAULT_MACHINE_CATALOGUE
-    : await loadMachineCatalogue(client, settings.leaderElection.namespace, settings.machineCatalogueConfigMap).then((loaded) => {
-      if (loaded.source === 'built-in') log.warn({ why: loaded.why }, 'machine catalogue: using the built-in one');
-      return loaded.catalogue;
-    });
+  // Followed live (machine-catalogue-watch.ts): its informer runs and is waited for with the others.
+  const catalogueWatch = settings.machineCatalogueConfigMap === undefined
+    ? undefined
+    : machineCatalogueWatch(client, { namespace: settings.leaderElection.namespace, name: settings.machineCatalogueConfigMap, events, log }, stopping.signal);
+  const machineCatalogue = catalogueWatch?.source ?? fixedCatalogue();
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
@@ -119,7 +118,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       ...(options.clock ? { clock: options.clock } : {}),
     }),
   );
-  const informers = shards.flatMap((s) => s.allInformers());
+  const informers = [...shards.flatMap((s) => s.allInformers()), ...(catalogueWatch ? [catalogueWatch.informer] : [])];
   // Every informer listens on the stop signal while it runs and while it is waited for: a few per informer, not a leak.
   setMaxListeners(10 + 3 * informers.length, stopping.signal);
   const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);

@@ -58,7 +58,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     if (ctx.serving === undefined || endpoint === undefined || !valid) return;
     const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
     const state = resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
-    const input = servingInput(model, state, ctx.serving.catalogue);
+    const input = servingInput(model, state);
     if (input !== undefined) await applyServing({ client: ctx.client, informers: ctx.serving.informers, catalogue: ctx.serving.catalogue, signal }, input);
   };
 

@@ -62,7 +62,7 @@ export const Reasons = {
   BackendUnavailable: 'BackendUnavailable',
   /** A DeployedModel's containerSpec replicas are being created or are starting; the message names the worst pod. */
   ReplicasStarting: 'ReplicasStarting',
-  /** The machine catalogue has no entry for the DeployedModel's machine type (or accelerator type). */
+  /** The machine catalogue has no entry for the DeployedModel's machine type (or accelerator type), or none is in effect (it did not parse at start-up). */
   MachineTypeUnknown: 'MachineTypeUnknown',
   /** No node has the resources, accelerators or labels a DeployedModel's replica asks for. */
   Unschedulable: 'Unschedulable',

@@ -2,19 +2,20 @@
  * The machine-type catalogue: what a Vertex `machineSpec` means on this cluster. Compute Engine machine
  * types become CPU and memory requests, accelerator types an extended resource plus the node selector
  * and tolerations that reach nodes having it, `spot` a node selector and toleration. The chart and
- * deploy/ ship it as the ConfigMap `endpoint-operator-machine-types` in the operator's namespace, read at
- * start-up (`--machine-catalogue`); a cluster overrides it by editing that ConfigMap and restarting the
- * operator. A machine type it lacks is reported (MachineTypeUnknown), never guessed.
+ * deploy/ ship it as the ConfigMap `endpoint-operator-machine-types` in the operator's namespace
+ * (`--machine-catalogue`); the operator follows that ConfigMap live (src/operator/machine-catalogue-watch.ts):
+ * an edit takes effect without a restart, an edit that does not parse is refused and reported while the
+ * catalogue in effect stays, and a deleted ConfigMap means the built-in catalogue. A catalogue edit never
+ * rolls a running model: its Deployment keeps the machine it was created with (machine-pin.ts). A machine
+ * type the catalogue lacks is reported (MachineTypeUnknown), never guessed.
  */
 import { z } from 'zod';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
 
 /** The ConfigMap key holding the catalogue as JSON. */
 export const MACHINE_TYPES_KEY = 'machine-types.json';
 
 const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/, { error: 'must be a Kubernetes quantity such as 4, 500m or 15Gi' });
-const toleration = z.object({
+export const tolerationSchema = z.object({
   key: z.string().optional(),
   operator: z.enum(['Exists', 'Equal']).optional(),
   value: z.string().optional(),
@@ -22,7 +23,7 @@ const toleration = z.object({
 });
 const placement = {
   nodeSelector: z.record(z.string(), z.string()).optional(),
-  tolerations: z.array(toleration).optional(),
+  tolerations: z.array(tolerationSchema).optional(),
 };
 
 export const machineCatalogueSchema = z.object({
@@ -33,7 +34,7 @@ export const machineCatalogueSchema = z.object({
   spot: z.object(placement),
 });
 export type MachineCatalogue = z.infer<typeof machineCatalogueSchema>;
-export type Toleration = z.infer<typeof toleration>;
+export type Toleration = z.infer<typeof tolerationSchema>;
 
 /**
  * The built-in catalogue: the Compute Engine shapes Vertex prediction offers most often (vCPU and GiB
@@ -72,32 +73,42 @@ export const DEFAULT_MACHINE_CATALOGUE: MachineCatalogue = {
   },
 };
 
-export type CatalogueSource =
-  | { readonly catalogue: MachineCatalogue; readonly source: 'configmap' }
-  | { readonly catalogue: MachineCatalogue; readonly source: 'built-in'; readonly why: string };
-
 /**
- * The catalogue of ConfigMap `namespace/name`. A missing ConfigMap (an install without it, a local run) is the
- * built-in catalogue, said so; one that exists but does not parse throws with the key and the first problem,
- * since running with a catalogue other than the one the cluster wrote would place models on the wrong nodes.
+ * The catalogue in effect: one read from the ConfigMap or the built-in one, or none yet, with why: only when the
+ * ConfigMap did not parse when the operator started. Models that need a catalogue then wait (MachineTypeUnknown,
+ * the message naming the ConfigMap's problem) rather than being placed by a catalogue the cluster did not write.
  */
-export async function loadMachineCatalogue(client: KubeClient, namespace: string, name: string): Promise<CatalogueSource> {
-  const ref = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
-  const cm = await client.get<KubeObject & { data?: Record<string, string> }>(ref, namespace, name);
-  if (cm === undefined) return { catalogue: DEFAULT_MACHINE_CATALOGUE, source: 'built-in', why: `ConfigMap ${namespace}/${name} not found` };
-  const text = cm.data?.[MACHINE_TYPES_KEY];
-  const where = `ConfigMap ${namespace}/${name} data[${MACHINE_TYPES_KEY}]`;
-  if (text === undefined) throw new Error(`machine catalogue: ${where} is missing`);
+export type CatalogueInEffect =
+  | { readonly catalogue: MachineCatalogue; readonly problem?: undefined }
+  | { readonly catalogue: undefined; readonly problem: string };
+
+/** Where reconciles read the catalogue from: read `current()` per reconcile, since it follows the ConfigMap. */
+export interface MachineCatalogueSource {
+  current(): CatalogueInEffect;
+  /** `listener` runs after the catalogue in effect changed (not after an edit that was refused or changed nothing). */
+  onChange(listener: () => void): void;
+}
+
+/** A catalogue that never changes: the built-in one without `--machine-catalogue`, or a test's. */
+export function fixedCatalogue(catalogue: MachineCatalogue = DEFAULT_MACHINE_CATALOGUE): MachineCatalogueSource {
+  const inEffect: CatalogueInEffect = { catalogue };
+  return { current: () => inEffect, onChange: () => undefined };
+}
+
+export type ParsedCatalogue = { readonly ok: true; readonly catalogue: MachineCatalogue } | { readonly ok: false; readonly problem: string };
+
+/** The catalogue a ConfigMap's `data` holds, or its first problem, naming the key and the field (never throws). */
+export function parseMachineCatalogue(data: Readonly<Record<string, string>> | undefined): ParsedCatalogue {
+  const text = data?.[MACHINE_TYPES_KEY];
+  if (text === undefined) return { ok: false, problem: `data[${MACHINE_TYPES_KEY}] is missing` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new Error(`machine catalogue: ${where} is not JSON: ${(e as Error).message}`);
+    return { ok: false, problem: `data[${MACHINE_TYPES_KEY}] is not JSON: ${(e as Error).message}` };
   }
   const result = machineCatalogueSchema.safeParse(parsed);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new Error(`machine catalogue: ${where}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
-  }
-  return { catalogue: result.data, source: 'configmap' };
+  if (result.success) return { ok: true, catalogue: result.data };
+  const issue = result.error.issues[0];
+  return { ok: false, problem: `data[${MACHINE_TYPES_KEY}]: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}` };
 }

@@ -9,9 +9,10 @@ import type { KubeClient } from '../../runtime/kube-client.js';
 import { isRecord, type KubeObject, type ResourceRef } from '../../runtime/kube-object.js';
 import { servicesResource } from '../../runtime/endpoint-slices.js';
 import { FIELD_MANAGER } from '../context.js';
-import type { MachineCatalogue } from './machine-catalogue.js';
+import type { MachineCatalogueSource } from './machine-catalogue.js';
+import { machineFor, withMachinePin } from './machine-pin.js';
 import {
-  deploymentManifest, hpaManifest, MODEL_UID_LABEL, pdbManifest, replicasOf, resolveMachine, serviceManifest, servingName,
+  deploymentManifest, hpaManifest, MODEL_UID_LABEL, pdbManifest, replicasOf, serviceManifest, servingName,
   type ServingInput,
 } from './serving-plan.js';
 import { observeServing, type ServingObservation } from './serving-status.js';
@@ -64,7 +65,7 @@ export function contains(live: unknown, want: unknown): boolean {
 export interface ServingStep {
   readonly client: KubeClient;
   readonly informers: ServingInformers;
-  readonly catalogue: MachineCatalogue;
+  readonly catalogue: MachineCatalogueSource;
   readonly signal: AbortSignal;
 }
 
@@ -77,26 +78,32 @@ export function observe(step: Omit<ServingStep, 'client' | 'signal'>, input: Ser
   const { model } = input;
   const name = servingName(model.metadata.name ?? '');
   const ns = model.metadata.namespace;
-  const machine = resolveMachine(input.spec, step.catalogue);
-  const deployment = step.informers.deployments.get(ns, name);
+  const live = step.informers.deployments.get(ns, name);
+  const deployment = ownedBy(live, model.metadata.uid ?? '') ? live : undefined;
+  const machine = machineFor(input.spec, step.catalogue.current(), deployment);
   const key = `${ns ?? ''}/${model.metadata.uid ?? ''}`;
   return observeServing({
     replicas: replicasOf(input.spec),
     deploymentName: name,
-    deployment: ownedBy(deployment, model.metadata.uid ?? '') ? deployment : undefined,
+    deployment,
     pods: step.informers.pods.byIndex(BY_MODEL_UID, key),
     machineProblem: machine.ok ? undefined : machine.message,
   });
 }
 
-/** Applies what differs; a machine the catalogue lacks creates nothing (the status says why). */
+/**
+ * Applies what differs; a machine the catalogue lacks creates nothing (the status says why). The Deployment
+ * keeps the machine it was created with (machine-pin.ts): a catalogue edit does not roll a running model.
+ */
 export async function applyServing(step: ServingStep, input: ServingInput): Promise<void> {
-  const machine = resolveMachine(input.spec, step.catalogue);
-  if (!machine.ok) return;
   const { client, informers, signal } = step;
   const ns = input.model.metadata.namespace;
   const name = servingName(input.model.metadata.name ?? '');
   const uid = input.model.metadata.uid ?? '';
+  const liveDeployment = informers.deployments.get(ns, name);
+  const machine = machineFor(input.spec, step.catalogue.current(), ownedBy(liveDeployment, uid) ? liveDeployment : undefined);
+  if (!machine.ok) return;
+  const deployment = (withReplicas: boolean): KubeObject => withMachinePin(deploymentManifest(input, machine, withReplicas), machine);
   const apply = async (ref: ResourceRef, live: KubeObject | undefined, want: KubeObject, manager = FIELD_MANAGER): Promise<void> => {
     if (live !== undefined && ownedBy(live, uid) && contains(live, want)) return;
     await client.patch(ref, ns, name, want, { type: 'apply', fieldManager: manager, force: true, signal });
@@ -109,7 +116,6 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
   };
 
   const hpa = hpaManifest(input);
-  const liveDeployment = informers.deployments.get(ns, name);
   if (hpa !== undefined) {
     // The autoscaler owns the count; a start value (or one brought back within [min, max]) comes from a
     // separate manager, so the operator's own apply can leave the field out without resetting it.
@@ -117,11 +123,11 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
     const current = isRecord(liveDeployment?.spec) && typeof liveDeployment.spec.replicas === 'number' ? liveDeployment.spec.replicas : undefined;
     const wanted = Math.min(max, Math.max(min, current ?? min));
     if (current !== wanted || !ownedBy(liveDeployment, uid)) {
-      const base = deploymentManifest(input, machine, true);
+      const base = deployment(true);
       await client.patch(deploymentsResource, ns, name, { ...base, spec: { ...(base.spec as Record<string, unknown>), replicas: wanted } }, { type: 'apply', fieldManager: REPLICAS_MANAGER, force: true, signal });
     }
   }
-  await apply(deploymentsResource, liveDeployment, deploymentManifest(input, machine, hpa === undefined));
+  await apply(deploymentsResource, liveDeployment, deployment(hpa === undefined));
   await apply(servicesResource, informers.services.get(ns, name), serviceManifest(input));
   if (hpa !== undefined) await apply(hpasResource, informers.hpas.get(ns, name), hpa);
   else await remove(hpasResource, informers.hpas.get(ns, name));

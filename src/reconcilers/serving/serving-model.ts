@@ -8,14 +8,15 @@ import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-s
 import type { KubeObject } from '../../runtime/kube-object.js';
 import type { ModelState } from '../deployed-model-ids.js';
 import { specOf } from '../typed-spec.js';
-import type { MachineCatalogue } from './machine-catalogue.js';
+import type { MachineCatalogueSource } from './machine-catalogue.js';
 import { observe, type ServingInformers } from './serving-apply.js';
 import { hpaManifest, pdbManifest, servingName, type ServingInput } from './serving-plan.js';
 import type { ServingObservation } from './serving-status.js';
 
 export interface ServingContext {
   readonly informers: ServingInformers;
-  readonly catalogue: MachineCatalogue;
+  /** Follows the ConfigMap: read per reconcile. */
+  readonly catalogue: MachineCatalogueSource;
 }
 
 export interface ServingReport extends ServingObservation {
@@ -23,15 +24,15 @@ export interface ServingReport extends ServingObservation {
 }
 
 /** The plan input of a model with a containerSpec once its id is known; undefined otherwise. */
-export function servingInput(model: KubeObject, state: ModelState | undefined, catalogue: MachineCatalogue): ServingInput | undefined {
+export function servingInput(model: KubeObject, state: ModelState | undefined): ServingInput | undefined {
   const spec = specOf.deployedModel(model);
   if (spec.containerSpec === undefined || spec.endpointRef === undefined || spec.model === undefined || state?.state !== 'deployed') return undefined;
-  return { model, spec: spec as DeployedModelSpec & { containerSpec: ContainerSpec }, id: state.id, catalogue };
+  return { model, spec: spec as DeployedModelSpec & { containerSpec: ContainerSpec }, id: state.id };
 }
 
 export function servingReport(serving: ServingContext | undefined, model: KubeObject, state: ModelState | undefined): ServingReport | undefined {
   if (serving === undefined) return undefined;
-  const input = servingInput(model, state, serving.catalogue);
+  const input = servingInput(model, state);
   if (input === undefined) return undefined;
   const name = servingName(model.metadata.name ?? '');
   const names: ServingReport['names'] = { deployment: name, service: name };

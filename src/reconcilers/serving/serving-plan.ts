@@ -36,7 +36,6 @@ export interface ServingInput {
   readonly spec: DeployedModelSpec & { containerSpec: ContainerSpec };
   /** The deployed-model id (spec.id or the one assigned). */
   readonly id: string;
-  readonly catalogue: MachineCatalogue;
 }
 
 export interface Replicas {

@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MACHINE_TYPES_CONFIGMAP } from '../../../src/deploy/machine-types.js';
 import { deployManifests } from '../../../src/deploy/manifests.js';
 import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor } from '../../../src/dev-environment/backend-services.js';
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
@@ -93,7 +94,8 @@ beforeAll(async () => {
   // As an administrator installs: namespaces, CRDs, ServiceAccount and RBAC from the generator (the
   // workload objects need a kubelet; the operator registers its webhook configuration itself).
   const installed = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
-  const objects = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NS } }, ...deployManifests(values).filter((m) => installed.has(m.kind))];
+  const catalogue = (m: { kind: string; metadata: { name?: string } }): boolean => m.kind === 'ConfigMap' && m.metadata.name === MACHINE_TYPES_CONFIGMAP;
+  const objects = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEMO_NS } }, ...deployManifests(values).filter((m) => installed.has(m.kind) || catalogue(m))];
   await admin(['apply', '--validate=false', '-f', '-'], objects.map((o) => yaml.dump(o)).join('---\n'));
   await admin(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
 
@@ -114,6 +116,8 @@ beforeAll(async () => {
         workers: 2,
         reservedPrefixes: values.reservedPrefixes,
         leaderElection: { enabled: true, namespace: OPERATOR_NS, leaseName: 'endpoint-operator-leader', identity: 'rbac-test' },
+        // Followed live: a list and watch of that one ConfigMap, which the Role allows by resourceNames.
+        machineCatalogueConfigMap: MACHINE_TYPES_CONFIGMAP,
         healthPort: -1,
         metricsPort: -1,
         bindAddress: '127.0.0.1',
@@ -139,6 +143,9 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     const can = async (...args: string[]): Promise<string> => (await kubectlAt(kubeconfig, ['auth', 'can-i', ...args])).stdout.trim();
     expect(await can('list', 'secrets', '-n', OPERATOR_NS)).toBe('yes');
     expect(await can('list', 'secrets', '-n', 'default')).toBe('no');
+    // The machine catalogue: that one ConfigMap, listed and watched by name; no other ConfigMap.
+    expect(await can('watch', `configmaps/${MACHINE_TYPES_CONFIGMAP}`, '-n', OPERATOR_NS)).toBe('yes');
+    expect(await can('list', 'configmaps', '-n', OPERATOR_NS)).toBe('no');
     expect(await can('delete', 'predictionendpoints.prediction.endpoint-operator.dev', '-n', DEMO_NS)).toBe('no');
     expect(await can('create', 'signinsessions.pos.endpoint-operator.dev', '-n', DEMO_NS)).toBe('yes');
     expect(await can('create', 'signinsessions.pos.endpoint-operator.dev', '-n', 'default')).toBe('no');

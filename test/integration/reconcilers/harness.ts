@@ -67,11 +67,11 @@ export async function runOperator(namespace: string, overrides: Partial<Operator
 }
 
 /** The project's CRDs installed, then an operator watching `namespace`: how the reconciler and gateway suites start. */
-export async function runOperatorWithCrds(namespace: string): Promise<TestOperator> {
+export async function runOperatorWithCrds(namespace: string, overrides: Partial<OperatorSettings> = {}): Promise<TestOperator> {
   const client = testClient();
   await installCrds(client);
   client.close();
-  return runOperator(namespace);
+  return runOperator(namespace, overrides);
 }
 
 /** The valid examples of an area as one YAML stream, every object moved to `namespace`. */

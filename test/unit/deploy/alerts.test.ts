@@ -85,6 +85,13 @@ const CASES: Record<string, AlertCase> = {
       { name: 'a busy queue that holds steady', input: [{ series: 'workqueue_depth{name="deployedmodel"}', values: '5x60' }], at: '45m' },
     ],
   },
+  EndpointOperatorMachineCatalogueInvalid: {
+    fires: { input: [{ series: 'endpoint_operator_machine_catalogue_last_load_successful{job="endpoint-operator",instance="op-1"}', values: '1x5 0x30' }], at: '25m', labels: [{ job: 'endpoint-operator' }] },
+    silent: [
+      { name: 'every edit parsed', input: [{ series: 'endpoint_operator_machine_catalogue_last_load_successful{job="endpoint-operator",instance="op-1"}', values: '1x30' }], at: '25m' },
+      { name: 'a bad edit fixed within minutes', input: [{ series: 'endpoint_operator_machine_catalogue_last_load_successful{job="endpoint-operator",instance="op-1"}', values: '1x5 0x6 1x20' }], at: '25m' },
+    ],
+  },
   EndpointOperatorWebhookLatencyHigh: {
     fires: { input: webhook('2.5'), at: '30m', labels: [{ webhook: '/validate' }] },
     silent: [{ name: 'answers within 25 ms', input: webhook('0.025'), at: '30m' }],

@@ -55,7 +55,7 @@ describe('RBAC', () => {
     expect(grants('Role', 'endpoint-operator-system')).toEqual([
       ...expand('coordination.k8s.io', ['leases'], ['get', 'create', 'update']),
       ...expand('', ['secrets'], ['get', 'list', 'watch', 'create', 'update']),
-      ...expand('', ['configmaps/endpoint-operator-machine-types'], ['get']),
+      ...expand('', ['configmaps/endpoint-operator-machine-types'], ['get', 'list', 'watch']),
     ].sort());
   });
 

@@ -1,34 +1,29 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import { DEFAULT_MACHINE_CATALOGUE, loadMachineCatalogue } from '../../../src/reconcilers/serving/machine-catalogue.js';
+import { DEFAULT_MACHINE_CATALOGUE, fixedCatalogue, parseMachineCatalogue } from '../../../src/reconcilers/serving/machine-catalogue.js';
 
-function clientHolding(data: Record<string, string> | undefined): { client: KubeClient; asked: string[] } {
-  const asked: string[] = [];
-  const client = {
-    get: async (_ref: unknown, namespace: string, name: string) => {
-      asked.push(`${namespace}/${name}`);
-      return data === undefined ? undefined : { metadata: { name }, data };
-    },
-  } as unknown as KubeClient;
-  return { client, asked };
-}
-
-describe('loadMachineCatalogue', () => {
-  it('reads the ConfigMap key machine-types.json', async () => {
+describe('parseMachineCatalogue', () => {
+  it('reads the ConfigMap key machine-types.json', () => {
     const own = { ...DEFAULT_MACHINE_CATALOGUE, machineTypes: { 'x1-small': { cpu: '500m', memory: '1Gi' } } };
-    const { client, asked } = clientHolding({ 'machine-types.json': JSON.stringify(own) });
-    expect(await loadMachineCatalogue(client, 'ops', 'types')).toEqual({ catalogue: own, source: 'configmap' });
-    expect(asked).toEqual(['ops/types']);
+    expect(parseMachineCatalogue({ 'machine-types.json': JSON.stringify(own) })).toEqual({ ok: true, catalogue: own });
   });
 
-  it('falls back to the built-in catalogue, saying why, when the ConfigMap does not exist', async () => {
-    expect(await loadMachineCatalogue(clientHolding(undefined).client, 'ops', 'types')).toEqual({ catalogue: DEFAULT_MACHINE_CATALOGUE, source: 'built-in', why: 'ConfigMap ops/types not found' });
+  it('refuses a catalogue that does not parse, naming the key and the first problem, without throwing', () => {
+    expect(parseMachineCatalogue(undefined)).toEqual({ ok: false, problem: 'data[machine-types.json] is missing' });
+    expect(parseMachineCatalogue({ other: '{}' })).toEqual({ ok: false, problem: 'data[machine-types.json] is missing' });
+    expect(parseMachineCatalogue({ 'machine-types.json': '{' })).toMatchObject({ ok: false, problem: expect.stringMatching(/^data\[machine-types\.json\] is not JSON: /) as unknown });
+    const bad = { ...DEFAULT_MACHINE_CATALOGUE, machineTypes: { 'x1-small': { cpu: 'lots', memory: 'many' } } };
+    expect(parseMachineCatalogue({ 'machine-types.json': JSON.stringify(bad) })).toEqual({
+      ok: false, problem: 'data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi',
+    });
   });
+});
 
-  it('refuses a catalogue that does not parse, naming the key and the field', async () => {
-    await expect(loadMachineCatalogue(clientHolding({}).client, 'ops', 'types')).rejects.toThrow('ConfigMap ops/types data[machine-types.json] is missing');
-    await expect(loadMachineCatalogue(clientHolding({ 'machine-types.json': '{' }).client, 'ops', 'types')).rejects.toThrow(/is not JSON/);
-    const bad = { ...DEFAULT_MACHINE_CATALOGUE, machineTypes: { 'x1-small': { cpu: 'lots', memory: '1Gi' } } };
-    await expect(loadMachineCatalogue(clientHolding({ 'machine-types.json': JSON.stringify(bad) }).client, 'ops', 'types')).rejects.toThrow('machineTypes.x1-small.cpu: must be a Kubernetes quantity');
+describe('fixedCatalogue', () => {
+  it('is the built-in catalogue by default, and never changes', () => {
+    const fixed = fixedCatalogue();
+    expect(fixed.current()).toEqual({ catalogue: DEFAULT_MACHINE_CATALOGUE });
+    let changes = 0;
+    fixed.onChange(() => changes++);
+    expect(changes).toBe(0);
   });
 });

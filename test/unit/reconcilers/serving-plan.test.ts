@@ -20,7 +20,7 @@ function input(overrides: Partial<Spec> = {}): ServingInput {
     dedicatedResources: { machineSpec: { machineType: 'n1-standard-4' }, minReplicaCount: 1 },
     ...overrides,
   };
-  return { model: { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: 'xgb', namespace: 'ns', uid: 'u-1' } }, spec, id: '42', catalogue: DEFAULT_MACHINE_CATALOGUE };
+  return { model: { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: 'xgb', namespace: 'ns', uid: 'u-1' } }, spec, id: '42' };
 }
 
 const dedicated = (d: Partial<NonNullable<Spec['dedicatedResources']>>): Partial<Spec> => ({ dedicatedResources: { machineSpec: { machineType: 'n1-standard-4' }, minReplicaCount: 1, ...d } });
