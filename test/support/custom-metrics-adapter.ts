@@ -7,11 +7,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { acceptsOnLoopback, running } from './local-process.js';
 import { freeLoopbackPort } from '../../src/devcluster/ports.js';
 import { kubectl } from './cluster.js';
 
@@ -22,19 +22,7 @@ export const CUSTOM_METRICS_ADAPTER: GoModuleBuild = { module: 'custom-metrics-a
 const WRITE_PORT = 8080;
 const SERVICE = { name: 'custom-metrics-adapter', namespace: 'kube-system' } as const;
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
-function running(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
 
 /**
  * How a cluster registers a custom-metrics adapter: its APIServices (v1beta2, which the HPA controller prefers, and
@@ -76,7 +64,7 @@ export class CustomMetricsAdapter {
   static async start(kubeconfig: string): Promise<CustomMetricsAdapter> {
     const binary = (await ensureGoBuild(CUSTOM_METRICS_ADAPTER))['test-adapter'];
     if (binary === undefined) throw new Error('no test-adapter among the built binaries of tools/custom-metrics-adapter');
-    if (await accepts(WRITE_PORT)) throw new Error(`port ${WRITE_PORT}, where the custom-metrics test adapter takes metric values, is already in use on this machine`);
+    if (await acceptsOnLoopback(WRITE_PORT)) throw new Error(`port ${WRITE_PORT}, where the custom-metrics test adapter takes metric values, is already in use on this machine`);
     const dir = await mkdtemp(join(tmpdir(), 'eo-custom-metrics-'));
     const securePort = await freeLoopbackPort();
     const child = spawn(binary, [
@@ -88,7 +76,7 @@ export class CustomMetricsAdapter {
     const adapter = new CustomMetricsAdapter(child, dir, () => output);
     try {
       const deadline = Date.now() + 60_000;
-      while (!((await accepts(securePort)) && (await accepts(WRITE_PORT)))) {
+      while (!((await acceptsOnLoopback(securePort)) && (await acceptsOnLoopback(WRITE_PORT)))) {
         if (!running(child)) throw new Error(`the custom-metrics adapter exited (${child.exitCode ?? child.signalCode}):\n${output}`);
         if (Date.now() > deadline) throw new Error(`the custom-metrics adapter did not listen within 60 s:\n${output}`);
         await sleep(100);

@@ -7,12 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import yaml from 'js-yaml';
 import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { acceptsOnLoopback, running } from './local-process.js';
 import { freeLoopbackPort, isPortConflict } from '../../src/devcluster/ports.js';
 import { spansOfTracesData, type ExportedSpan } from './otlp-json.js';
 
@@ -45,19 +45,7 @@ function configFor(port: number, file: string): string {
   });
 }
 
-function running(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 export class OtelCollector {
   private offset = 0;
@@ -83,7 +71,7 @@ export class OtelCollector {
       child.stderr?.setEncoding('utf8').on('data', (d: string) => (output = (output + d).slice(-50_000)));
       const collector = new OtelCollector(`http://127.0.0.1:${port}`, child, dir, () => output);
       const deadline = Date.now() + 60_000;
-      while (running(child) && !(output.includes(READY) && (await accepts(port)))) {
+      while (running(child) && !(output.includes(READY) && (await acceptsOnLoopback(port)))) {
         if (Date.now() > deadline) {
           child.kill('SIGKILL');
           await rm(dir, { recursive: true, force: true });
