@@ -6,7 +6,8 @@
  *   knobs: BENCH_MEMORY_OBJECTS (10000), BENCH_CHURN_S (600), BENCH_CHURN_RATE (10 actions/s),
  *          BENCH_SAMPLE_S (10), BENCH_PROBE_S (30), BENCH_CONCURRENCY (16), BENCH_WORKERS (4),
  *          BENCH_CONVERGE_TIMEOUT_S (600), BENCH_MEMORY_TIMEOUT_S (whole run),
- *          BENCH_NODE_FLAGS (extra flags for the operator's node, e.g. "--max-semi-space-size=2")
+ *          BENCH_NODE_FLAGS (extra flags for the operator's node, e.g. "--max-semi-space-size=2"; with
+ *          "--heapsnapshot-signal=SIGUSR1 --diagnostic-dir=DIR", `kill -USR1 <operator pid>` writes a heap snapshot)
  *
  * On a fresh local control plane (real etcd + kube-apiserver with its watch cache, CRDs whose
  * conversion URL is a closed port: only v1 objects are written):
@@ -197,7 +198,7 @@ async function measure(plane: ControlPlane): Promise<void> {
       { id: 'B3.heap_floor_slope', name: 'slope of the per-window floor of nodejs_heap_size_used_bytes (no forced GC; cross-check)', value: floorFit ? perMinute(floorFit.slope) : NaN, unit: 'MB/min',
         notes: `windows of ${Math.max(60, settings.probeSeconds)} s; first floor ${mb(floorPoints[0]?.bytes ?? NaN)} MB, last ${mb(floorPoints.at(-1)?.bytes ?? NaN)} MB` },
       { id: 'B3.heap_live_idle_delta', name: 'live heap, converged and idle: after the churn minus before', value: mb(liveAfter.heapUsedAfterBytes - before.heapUsedAfterBytes), unit: 'MB',
-        notes: `same object count; the objects now carry the churn's labels, annotations and managedFields entries` },
+        notes: `same object count; the objects now carry the churn's labels and annotations (managedFields are not cached)` },
       { id: 'B3.rss_end', name: `operator RSS after the churn, ${expected} objects cached, converged and idle`, value: mb(after.rssBytes), unit: 'MB', goal: { op: '<=', value: 150 }, notes: churnNote },
       { id: 'B3.churn_rate', name: 'churn actions completed per second', value: Number((stats.completed / churnSeconds).toFixed(2)), unit: '/s', baseline: { value: settings.churnRate, name: 'target rate' } },
       { id: 'B3.reconverge_s', name: 'end of the churn to everything Ready and queues empty', value: Number((reconvergeMs / 1000).toFixed(1)), unit: 's' },

@@ -24,17 +24,27 @@ export class OrderingGrace {
   /** How long to hold back `reason` for `obj` (0 = report it now). */
   holdMs(obj: KubeObject, reason: string): number {
     const uid = obj.metadata.uid ?? '';
+    // Reported once: never held again, so nothing needs remembering (only new objects are kept, not every cached one).
+    if (readyConditionOf(obj.status) !== undefined) {
+      this.firstSeen.delete(uid);
+      return 0;
+    }
     const now = this.clock.now();
     let seen = this.firstSeen.get(uid);
     if (seen === undefined) {
       seen = now;
       this.firstSeen.set(uid, now);
     }
-    if (!ORDERING_REASONS.has(reason) || readyConditionOf(obj.status) !== undefined) return 0;
+    if (!ORDERING_REASONS.has(reason)) return 0;
     return Math.max(0, seen + this.graceMs - now);
   }
 
   forget(uid: string): void {
     this.firstSeen.delete(uid);
+  }
+
+  /** Objects remembered: those seen with no Ready condition yet. */
+  get size(): number {
+    return this.firstSeen.size;
   }
 }

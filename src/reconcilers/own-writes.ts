@@ -33,6 +33,20 @@ export class OwnWrites {
   }
 
   forget(obj: KubeObject): void {
-    this.superseded.delete(keyOf(obj));
+    this.forgetKey(keyOf(obj));
+  }
+
+  /**
+   * Forgets the object under `key` (`namespace/name`). A reconcile that finds its object gone calls
+   * this: the answer to a write can arrive after the watch's DELETED event (often so when removing the
+   * last finalizer deletes the object), and then the delete handler ran before `replaced` recorded it.
+   */
+  forgetKey(key: string): void {
+    this.superseded.delete(key);
+  }
+
+  /** Objects with a remembered write. */
+  get size(): number {
+    return this.superseded.size;
   }
 }

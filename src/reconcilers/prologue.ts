@@ -17,7 +17,11 @@ import { writeStatus, type StatusComputation } from './status-write.js';
  */
 export function objectToReconcile(ctx: ReconcilerContext, which: ReconciledKind, req: ReconcileRequest, options: { readonly skipDeleting?: boolean } = {}): KubeObject | undefined {
   const cached = ctx.informers[which].get(req.namespace, req.name);
-  if (cached === undefined) return undefined;
+  if (cached === undefined) {
+    // Gone: a write of ours that raced its deletion may have been remembered after the delete handler ran.
+    ctx.ownWrites.forgetKey(req.key);
+    return undefined;
+  }
   if (options.skipDeleting === true && cached.metadata.deletionTimestamp !== undefined) return undefined;
   if (ctx.ownWrites.isStale(cached)) return undefined;
   return cached;

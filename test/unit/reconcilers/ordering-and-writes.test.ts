@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import { OwnWrites } from '../../../src/reconcilers/own-writes.js';
+import type { ReconcilerContext } from '../../../src/reconcilers/context.js';
+import { objectToReconcile } from '../../../src/reconcilers/prologue.js';
+import type { ReconcileRequest } from '../../../src/runtime/controller.js';
+import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { silentLogger } from '../../../src/runtime/logger.js';
 import { deployedModel } from './fixtures.js';
 import { ManualClock } from '../../support/manual-clock.js';
 
@@ -23,6 +28,20 @@ describe('OrderingGrace', () => {
     expect(grace.holdMs(dm, 'Reconciled')).toBe(0);
     const reported = deployedModel('dm2', 'ep').status({ conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }] }).build();
     expect(grace.holdMs(reported, 'EndpointNotFound')).toBe(0);
+  });
+
+  it('remembers an object only until it has been reported, not every cached object', () => {
+    const grace = new OrderingGrace(2_000, new ManualClock(0));
+    const fresh = deployedModel('dm', 'later').build();
+    grace.holdMs(fresh, 'EndpointNotFound');
+    expect(grace.size).toBe(1);
+    // The same object once its first status write reached the cache.
+    const reported = { ...fresh, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'EndpointNotFound', message: '', lastTransitionTime: 'x' }] } };
+    expect(grace.holdMs(reported, 'EndpointNotFound')).toBe(0);
+    expect(grace.size).toBe(0);
+    // A restart meets every object already reported: none is remembered.
+    grace.holdMs(deployedModel('other', 'ep').status({ conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }] }).build(), 'Reconciled');
+    expect(grace.size).toBe(0);
   });
 });
 
@@ -48,5 +67,37 @@ describe('OwnWrites', () => {
     const v1 = deployedModel('dm', 'ep').build();
     writes.replaced(v1, v1);
     expect(writes.isStale(v1)).toBe(false);
+  });
+});
+
+describe('objectToReconcile', () => {
+  const request = (key: string): ReconcileRequest => {
+    const [namespace, name] = key.split('/') as [string, string];
+    return { key, namespace, name, log: silentLogger, signal: new AbortController().signal };
+  };
+  const context = (cached: KubeObject[], ownWrites: OwnWrites): ReconcilerContext => {
+    const get = (namespace: string | undefined, name: string) => cached.find((o) => o.metadata.namespace === namespace && o.metadata.name === name);
+    return { informers: { deployedModels: { get } }, ownWrites } as unknown as ReconcilerContext;
+  };
+
+  it('forgets our writes to an object that is gone (the answer to the write that deleted it came after its DELETED event)', () => {
+    const writes = new OwnWrites();
+    const v1 = deployedModel('dm', 'ep').build();
+    v1.metadata.resourceVersion = '10';
+    // Removing the last finalizer: the delete handler already ran, then the patch's answer is recorded.
+    writes.forget(v1);
+    writes.replaced(v1, { ...v1, metadata: { ...v1.metadata, resourceVersion: '11' } });
+    expect(writes.size).toBe(1);
+    expect(objectToReconcile(context([], writes), 'deployedModels', request('ns/dm'))).toBeUndefined();
+    expect(writes.size).toBe(0);
+  });
+
+  it('skips a cached version our write replaced, and keeps that memory while the object exists', () => {
+    const writes = new OwnWrites();
+    const v1 = deployedModel('dm', 'ep').build();
+    v1.metadata.resourceVersion = '10';
+    writes.replaced(v1, { ...v1, metadata: { ...v1.metadata, resourceVersion: '11' } });
+    expect(objectToReconcile(context([v1], writes), 'deployedModels', request('ns/dm'))).toBeUndefined();
+    expect(writes.size).toBe(1);
   });
 });
