@@ -57,12 +57,16 @@ export function startGatewayBinary(kubeconfig: string, namespace: string, gatewa
   const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
+    // Its last log lines, for the error when it exits before serving.
+    const last: string[] = [];
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
+      last.push(line);
+      if (last.length > 5) last.shift();
       const record = JSON.parse(line) as { msg?: string; port?: number };
       if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
     });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}; its last log lines:\n${last.join('\n')}`)));
   });
 }
 
