@@ -164,7 +164,9 @@ function printSummary(records: Record<string, BenchRecord>): void {
 
 async function main(): Promise<number> {
   const only = process.argv.slice(2);
-  const selected = benches.filter((b) => only.length === 0 || only.some((o) => b.name.startsWith(o)));
+  // A bench's exact name selects it alone (`gateway` is also the start of three others); any other word, those it starts.
+  const selects = (b: Bench, o: string): boolean => (benches.some((x) => x.name === o) ? b.name === o : b.name.startsWith(o));
+  const selected = benches.filter((b) => only.length === 0 || only.some((o) => selects(b, o)));
   if (selected.length === 0) {
     console.error(`no benchmark matches ${only.join(', ')}; known: ${benches.map((b) => b.name).join(', ')}`);
     return 2;
