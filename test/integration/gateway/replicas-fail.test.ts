@@ -12,7 +12,8 @@ import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { readyOf } from '../reconcilers/harness.js';
 import { apply, CapturedLog, eventually, getJson, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
-import { callStream, podsOf, predict, spotNodeManifest, standInForReadyPods, StandInServer, type Call } from './simulated-replicas.js';
+import { VertexContainerServer } from './vertex-container-server.js';
+import { callStream, podsOf, predict, spotNodeManifest, standInForReadyPods, type Call } from './simulated-replicas.js';
 
 const SPOT = { name: 'spot-scorer', id: '8101' };
 const STEADY = { name: 'steady-scorer', id: '8102' };
@@ -54,7 +55,8 @@ let ns = '';
 let node = '';
 let gateway: GatewayServer;
 let url = '';
-const servers = { spot: new StandInServer(SPOT.name), steady: new StandInServer(STEADY.name) };
+// Each says which model it is, so a call's answer shows where it went.
+const servers = { spot: new VertexContainerServer(() => ({ servedBy: SPOT.name })), steady: new VertexContainerServer(() => ({ servedBy: STEADY.name })) };
 const ports = { spot: 0, steady: 0 };
 
 beforeAll(async () => {
@@ -158,7 +160,7 @@ describe('a deployed model whose replicas all fail', () => {
   }, 240_000);
 
   it('answers its calls again once its Node is back in service', async () => {
-    const before = servers.spot.predictions;
+    const before = servers.spot.received.length;
     await run(['taint', 'nodes', node, `${OUT_OF_SERVICE}-`]);
     await run(['wait', '-n', ns, '--for=condition=Available', '--timeout=90s', `deployment/dm-${SPOT.name}`]);
     const pods = await standInForReadyPods(ns, SPOT.name, ports.spot);
@@ -170,7 +172,7 @@ describe('a deployed model whose replicas all fail', () => {
     for (let i = 0; i < 40; i++) calls.push(await predict(url));
     expect(calls.filter((c) => answered(c, SPOT)).length, JSON.stringify(calls.filter((c) => c.status !== 200))).toBe(20);
     expect(calls.filter((c) => answered(c, STEADY)).length).toBe(20);
-    expect(servers.spot.predictions).toBeGreaterThan(before);
+    expect(servers.spot.received.length).toBeGreaterThan(before);
     const ep = await getJson(ns, 'predictionendpoint/scoring');
     expect(ep.status?.trafficSplit).toEqual(SPLIT);
     expect(readyOf(ep)).toMatchObject({ status: 'True', reason: 'Reconciled' });

@@ -5,13 +5,12 @@
  * pod owns. The garbage collector deletes that slice with its pod: when the cluster loses a pod, the
  * pod's stand-in leaves the Service as the pod's own address would, with nothing in the test withdrawing it.
  */
-import http from 'node:http';
 import yaml from 'js-yaml';
 import { podCidr } from '../../../src/devcluster/network.js';
 import { SIMULATED_NODE_LABEL } from '../../../src/devcluster/nodes.js';
 import { MODEL_UID_LABEL, servingName } from '../../../src/reconcilers/serving/serving-plan.js';
 import { kubectl, testCluster } from '../../support/cluster.js';
-import { apply, getJson, listenInHost, post } from './harness.js';
+import { apply, getJson, post } from './harness.js';
 
 /** The pod range of the test's own Node: outside the six default Nodes', inside the unreachable simulated range. */
 const SPOT_POD_RANGE = podCidr(200);
@@ -31,33 +30,6 @@ export function spotNodeManifest(name: string): string {
     },
     spec: { podCIDR: SPOT_POD_RANGE, podCIDRs: [SPOT_POD_RANGE], taints: [{ key: 'cloud.google.com/gke-spot', value: 'true', effect: 'NoSchedule' }] },
   });
-}
-
-/** A model server speaking Vertex's custom-container protocol that says which model it serves, and counts its calls. */
-export class StandInServer {
-  predictions = 0;
-  private readonly server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'GET' && req.url === '/health') return void res.writeHead(200).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: unknown[] };
-      this.predictions++;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: body.instances.map(() => ({ servedBy: this.model })) }));
-    });
-  });
-
-  constructor(readonly model: string) {}
-
-  /** Listens in the model host; resolves to the port. */
-  start(): Promise<number> {
-    return listenInHost(this.server);
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 }
 
 interface Pod {

@@ -4,46 +4,22 @@
  * `:predict` body as it came to the container's predict route. The pods are simulated, so the server that
  * answers is a real one in the model host, added to the Service as an EndpointSlice of the test's own.
  */
-import http from 'node:http';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
-import { apply, CapturedLog, eventually, getJson, listenInHost, post, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
-
-/** What a container built for Vertex does: POST {instances, parameters} on its predict route → {predictions}. */
-class VertexContainer {
-  readonly received: { path: string; body: unknown }[] = [];
-  private readonly server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'GET' && req.url === '/health') return void res.writeHead(200).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: unknown[] };
-      this.received.push({ path: req.url ?? '', body });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: body.instances.map((_, i) => ({ score: i + 0.5 })) }));
-    });
-  });
-
-  start(): Promise<number> {
-    return listenInHost(this.server);
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { VertexContainerServer } from './vertex-container-server.js';
+import { apply, CapturedLog, eventually, getJson, post, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
 
 let env: GatewayEnv;
-let container: VertexContainer;
+let container: VertexContainerServer;
 let gateway: GatewayServer;
 let base = '';
 let name = '';
 
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-vertex'));
-  container = new VertexContainer();
+  container = new VertexContainerServer((i) => ({ score: i + 0.5 }));
   const port = await container.start();
   ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger));
   const ns = env.namespace;
