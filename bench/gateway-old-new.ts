@@ -20,7 +20,7 @@
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,10 +50,15 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 function buildOld(commit: string): string {
   const sha = execFileSync('git', ['rev-parse', '--verify', `${commit}^{commit}`], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
   const root = join(tmpdir(), `eo-bench-gateway-${sha.slice(0, 12)}`);
-  if (existsSync(join(root, 'dist/src/main.js'))) return `${root}/`;
-  mkdirSync(root, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${root}"`], { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (!existsSync(join(root, 'node_modules'))) symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  const built = existsSync(join(root, 'dist/src/main.js'));
+  if (!built) {
+    mkdirSync(root, { recursive: true });
+    execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${root}"`], { cwd: REPO_ROOT, stdio: 'inherit' });
+  }
+  // The old tree runs on this checkout's node_modules: a build reused from another checkout (since removed) links to its own.
+  rmSync(join(root, 'node_modules'), { force: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  if (built) return `${root}/`;
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   return `${root}/`;
 }
