@@ -33,7 +33,16 @@ export async function startBareForwarder(upstreamOrigin: string, upstreamPath: s
         },
         onResponseError: () => void res.writeHead(502).end(),
       };
-      agent.dispatch({ origin: upstreamOrigin, path: upstreamPath, method: 'POST', headers: { 'content-type': 'application/json' }, body }, handler);
+      agent.dispatch(
+        {
+          origin: upstreamOrigin,
+          path: upstreamPath,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        },
+        handler,
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -15,7 +15,11 @@ export interface BenchCluster {
   readonly client: KubeClient;
 }
 
-export async function withBenchCluster<T>(timeoutSeconds: number, namespaces: readonly string[], bench: (cluster: BenchCluster) => Promise<T>): Promise<T> {
+export async function withBenchCluster<T>(
+  timeoutSeconds: number,
+  namespaces: readonly string[],
+  bench: (cluster: BenchCluster) => Promise<T>,
+): Promise<T> {
   let plane: ControlPlane | undefined;
   const timer = setTimeout(() => {
     console.error(`benchmark exceeded ${timeoutSeconds} s; stopping`);
@@ -25,8 +29,12 @@ export async function withBenchCluster<T>(timeoutSeconds: number, namespaces: re
     plane = await startControlPlane({ watchCache: true, log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     try {
-      await installCrds(client, { kinds: allKinds, crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-      for (const name of namespaces) await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await installCrds(client, {
+        kinds: allKinds,
+        crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } },
+      });
+      for (const name of namespaces)
+        await client.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       return await bench({ plane, client });
     } finally {
       client.close();

@@ -8,7 +8,10 @@
 import { pctOf } from './gateway-fixture.js';
 
 /** One resample's block indices (a block can come more than once); `roundOfBlock[i]` is block i's round. */
-export function resampleRoundsThenBlocks(roundOfBlock: readonly number[], random: () => number = Math.random): number[] {
+export function resampleRoundsThenBlocks(
+  roundOfBlock: readonly number[],
+  random: () => number = Math.random,
+): number[] {
   const blocksOf = blocksByRound(roundOfBlock);
   return blocksOf.flatMap(() => {
     const ids = blocksOf[Math.floor(random() * blocksOf.length)] as number[];
@@ -32,11 +35,21 @@ export interface MeanInterval {
 }
 
 /** The mean of per-block values (e.g. CPU per call, arm minus reference, of each block) with its two-level bootstrap interval. */
-export function meanInterval(values: readonly number[], roundOfBlock: readonly number[], options: { resamples?: number; random?: () => number } = {}): MeanInterval {
+export function meanInterval(
+  values: readonly number[],
+  roundOfBlock: readonly number[],
+  options: { resamples?: number; random?: () => number } = {},
+): MeanInterval {
   const { resamples = 2000, random = Math.random } = options;
-  if (values.length !== roundOfBlock.length || values.length === 0) throw new Error('meanInterval: one round label per value, at least one value');
+  if (values.length !== roundOfBlock.length || values.length === 0)
+    throw new Error('meanInterval: one round label per value, at least one value');
   const meanOf = (ids: readonly number[]): number => ids.reduce((s, i) => s + (values[i] as number), 0) / ids.length;
   const means: number[] = [];
   for (let s = 0; s < resamples; s++) means.push(meanOf(resampleRoundsThenBlocks(roundOfBlock, random)));
-  return { mean: meanOf(values.map((_, i) => i)), low95: pctOf(means, 2.5), high95: pctOf(means, 97.5), perRound: blocksByRound(roundOfBlock).map(meanOf) };
+  return {
+    mean: meanOf(values.map((_, i) => i)),
+    low95: pctOf(means, 2.5),
+    high95: pctOf(means, 97.5),
+    perRound: blocksByRound(roundOfBlock).map(meanOf),
+  };
 }

@@ -30,9 +30,15 @@ function withoutCel(schema: JSONSchemaProps): JSONSchemaProps {
   const { 'x-kubernetes-validations': _rules, properties, items, additionalProperties, ...rest } = schema;
   return {
     ...rest,
-    ...(properties === undefined ? {} : { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, withoutCel(v)])) }),
+    ...(properties === undefined
+      ? {}
+      : { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, withoutCel(v)])) }),
     ...(items === undefined ? {} : { items: withoutCel(items) }),
-    ...(typeof additionalProperties === 'object' ? { additionalProperties: withoutCel(additionalProperties) } : additionalProperties === undefined ? {} : { additionalProperties }),
+    ...(typeof additionalProperties === 'object'
+      ? { additionalProperties: withoutCel(additionalProperties) }
+      : additionalProperties === undefined
+        ? {}
+        : { additionalProperties }),
   };
 }
 
@@ -40,7 +46,10 @@ function crdsFor(arm: Arm): CustomResourceDefinition[] {
   return allKinds.map((def) => {
     const crd = crdFor(def, { conversion: { url: 'https://127.0.0.1:9/convert' } });
     if (arm === 'with CEL') return crd;
-    const versions = (crd.spec.versions as { schema: { openAPIV3Schema: JSONSchemaProps } }[]).map((v) => ({ ...v, schema: { openAPIV3Schema: withoutCel(v.schema.openAPIV3Schema) } }));
+    const versions = (crd.spec.versions as { schema: { openAPIV3Schema: JSONSchemaProps } }[]).map((v) => ({
+      ...v,
+      schema: { openAPIV3Schema: withoutCel(v.schema.openAPIV3Schema) },
+    }));
     return { ...crd, spec: { ...crd.spec, versions } };
   });
 }
@@ -48,18 +57,44 @@ function crdsFor(arm: Arm): CustomResourceDefinition[] {
 /** Replaces the CRDs' schemas (keeping the conversion the webhook installer wrote), then waits until a write sees them. */
 async function useCrds(client: KubeClient, arm: Arm, probeNamespace: string): Promise<void> {
   for (const crd of crdsFor(arm)) {
-    const current = await client.get<{ metadata: { resourceVersion: string }; spec: { conversion?: unknown } }>(CRD_REF, undefined, crd.metadata.name);
-    const spec = { ...crd.spec, ...(crd.spec.conversion !== undefined && current?.spec.conversion !== undefined ? { conversion: current.spec.conversion } : {}) };
-    await client.replace(CRD_REF, undefined, crd.metadata.name, { ...crd, metadata: { ...crd.metadata, resourceVersion: current?.metadata.resourceVersion }, spec });
+    const current = await client.get<{ metadata: { resourceVersion: string }; spec: { conversion?: unknown } }>(
+      CRD_REF,
+      undefined,
+      crd.metadata.name,
+    );
+    const spec = {
+      ...crd.spec,
+      ...(crd.spec.conversion !== undefined && current?.spec.conversion !== undefined
+        ? { conversion: current.spec.conversion }
+        : {}),
+    };
+    await client.replace(CRD_REF, undefined, crd.metadata.name, {
+      ...crd,
+      metadata: { ...crd.metadata, resourceVersion: current?.metadata.resourceVersion },
+      spec,
+    });
   }
   // The apiserver swaps a CRD's validators a moment after the update: a split summing to 50 is refused by CEL only.
-  const probe = { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'cel-probe' }, spec: { displayName: 'probe', trafficSplit: { '1': 50 } } };
+  const probe = {
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'PredictionEndpoint',
+    metadata: { name: 'cel-probe' },
+    spec: { displayName: 'probe', trafficSplit: { '1': 50 } },
+  };
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const refusedByCel = await client.create({ group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true }, probeNamespace, probe, { dryRun: true }).then(
-      () => false,
-      (err: unknown) => String(err).includes('percentages must sum to exactly 100') && !String(err).includes('admission webhook'),
-    );
+    const refusedByCel = await client
+      .create(
+        { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
+        probeNamespace,
+        probe,
+        { dryRun: true },
+      )
+      .then(
+        () => false,
+        (err: unknown) =>
+          String(err).includes('percentages must sum to exactly 100') && !String(err).includes('admission webhook'),
+      );
     if (refusedByCel === (arm === 'with CEL')) return;
     if (Date.now() > deadline) throw new Error(`the CRDs ${arm} did not take effect within 30 s`);
     await new Promise((r) => setTimeout(r, 200));
@@ -76,7 +111,8 @@ async function webhookPercentile(before: Map<string, number>, p: number): Promis
   let total = 0;
   for (const [le, c] of now) if (le === '+Inf') total = c - (before.get(le) ?? 0);
   for (const [le, c] of now) {
-    if (c - (before.get(le) ?? 0) >= (p / 100) * total) return { ms: le === '+Inf' ? Infinity : Number(le) * 1000, count: total };
+    if (c - (before.get(le) ?? 0) >= (p / 100) * total)
+      return { ms: le === '+Inf' ? Infinity : Number(le) * 1000, count: total };
   }
   return { ms: NaN, count: total };
 }
@@ -85,11 +121,17 @@ async function webhookPercentile(before: Map<string, number>, p: number): Promis
 async function bucketCounts(): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const v of (await webhookLatency.get()).values) {
-    if (v.metricName !== 'controller_runtime_webhook_latency_seconds_bucket' || String(v.labels['webhook']).includes('convert')) continue;
+    if (
+      v.metricName !== 'controller_runtime_webhook_latency_seconds_bucket' ||
+      String(v.labels['webhook']).includes('convert')
+    )
+      continue;
     const le = String((v.labels as Record<string, string | number | undefined>)['le']);
     counts.set(le, (counts.get(le) ?? 0) + v.value);
   }
-  return new Map([...counts].sort((a, b) => (a[0] === '+Inf' ? 1 : b[0] === '+Inf' ? -1 : Number(a[0]) - Number(b[0]))));
+  return new Map(
+    [...counts].sort((a, b) => (a[0] === '+Inf' ? 1 : b[0] === '+Inf' ? -1 : Number(a[0]) - Number(b[0]))),
+  );
 }
 
 async function round(client: KubeClient, arm: Arm, ns: string): Promise<number[]> {
@@ -122,21 +164,59 @@ async function main(): Promise<void> {
       }
       const summary = (arm: Arm) => {
         const sorted = [...latencies[arm]].sort((a, b) => a - b);
-        return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), webhookP99: Math.max(...webhookP99[arm]) };
+        return {
+          n: sorted.length,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          webhookP99: Math.max(...webhookP99[arm]),
+        };
       };
       const off = summary('without CEL');
       const on = summary('with CEL');
-      for (const [arm, s] of [['without CEL', off], ['with CEL', on]] as const) {
-        console.log(`B4 CEL, ${arm}: create p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms over ${s.n} creates; admission webhook p99 ≤ ${s.webhookP99} ms (histogram bucket)`);
+      for (const [arm, s] of [
+        ['without CEL', off],
+        ['with CEL', on],
+      ] as const) {
+        console.log(
+          `B4 CEL, ${arm}: create p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms over ${s.n} creates; admission webhook p99 ≤ ${s.webhookP99} ms (histogram bucket)`,
+        );
       }
       const p99Ratio = on.p99 / off.p99;
       console.log(`B4 CEL: create p99 with ÷ without = ${p99Ratio.toFixed(3)}; p50 ${(on.p50 / off.p50).toFixed(3)}`);
       const conditions = `${off.n / 2} objects per round, two rounds per arm (without, with, with, without), ${CONCURRENCY} creates in flight, admission webhooks on`;
       recordResults([
-        { id: 'B4.cel.create_p99_ratio', name: 'apiserver create latency p99: CRDs with their CEL rules ÷ the same CRDs without', value: Number(p99Ratio.toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p99.toFixed(2)), name: 'create p99 without CEL, ms' }, ratio: Number(p99Ratio.toFixed(3)), notes: conditions },
-        { id: 'B4.cel.create_p99', name: 'apiserver create latency p99 with the CEL rules', value: Number(on.p99.toFixed(2)), unit: 'ms', notes: conditions },
-        { id: 'B4.cel.create_p50_ratio', name: 'apiserver create latency p50: with CEL ÷ without', value: Number((on.p50 / off.p50).toFixed(3)), unit: 'ratio', baseline: { value: Number(off.p50.toFixed(2)), name: 'create p50 without CEL, ms' }, ratio: Number((on.p50 / off.p50).toFixed(3)) },
-        { id: 'B4.cel.webhook_p99', name: 'admission webhook latency p99 during the creates (histogram bucket bound), with CEL | without', value: on.webhookP99, unit: 'ms', baseline: { value: off.webhookP99, name: 'without CEL, ms' }, notes: conditions },
+        {
+          id: 'B4.cel.create_p99_ratio',
+          name: 'apiserver create latency p99: CRDs with their CEL rules ÷ the same CRDs without',
+          value: Number(p99Ratio.toFixed(3)),
+          unit: 'ratio',
+          baseline: { value: Number(off.p99.toFixed(2)), name: 'create p99 without CEL, ms' },
+          ratio: Number(p99Ratio.toFixed(3)),
+          notes: conditions,
+        },
+        {
+          id: 'B4.cel.create_p99',
+          name: 'apiserver create latency p99 with the CEL rules',
+          value: Number(on.p99.toFixed(2)),
+          unit: 'ms',
+          notes: conditions,
+        },
+        {
+          id: 'B4.cel.create_p50_ratio',
+          name: 'apiserver create latency p50: with CEL ÷ without',
+          value: Number((on.p50 / off.p50).toFixed(3)),
+          unit: 'ratio',
+          baseline: { value: Number(off.p50.toFixed(2)), name: 'create p50 without CEL, ms' },
+          ratio: Number((on.p50 / off.p50).toFixed(3)),
+        },
+        {
+          id: 'B4.cel.webhook_p99',
+          name: 'admission webhook latency p99 during the creates (histogram bucket bound), with CEL | without',
+          value: on.webhookP99,
+          unit: 'ms',
+          baseline: { value: off.webhookP99, name: 'without CEL, ms' },
+          notes: conditions,
+        },
       ]);
       await webhooks.close();
     } finally {

@@ -48,14 +48,26 @@ const payment = { amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0
 const SMALL = JSON.stringify({ instances: [payment] });
 /** About 1.4 MB of instances (fair-big-caller.ts builds them): just under the gateway's 1.5 MB body limit, as in the issue. */
 const BIG_INSTANCES = Math.floor(1_400_000 / JSON.stringify(payment).length);
-const BIG_BYTES = JSON.stringify({ instances: Array.from({ length: BIG_INSTANCES }, (_, i) => ({ ...payment, amount: i })) }).length;
+const BIG_BYTES = JSON.stringify({
+  instances: Array.from({ length: BIG_INSTANCES }, (_, i) => ({ ...payment, amount: i })),
+}).length;
 
 /** The big caller's endpoint: its own model server, so what the small caller meets is the gateway, not a shared model server. */
 const BULK_NAME = 'projects/bench/locations/local/endpoints/bulk';
 
-async function call(agent: Agent, port: number, body: string, endpoint = RESOURCE_NAME): Promise<{ status: number; ms: number }> {
+async function call(
+  agent: Agent,
+  port: number,
+  body: string,
+  endpoint = RESOURCE_NAME,
+): Promise<{ status: number; ms: number }> {
   const started = performance.now();
-  const res = await request(`http://127.0.0.1:${port}/v1/${endpoint}:predict`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body });
+  const res = await request(`http://127.0.0.1:${port}/v1/${endpoint}:predict`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   await res.body.dump();
   return { status: res.statusCode, ms: performance.now() - started };
 }
@@ -88,8 +100,23 @@ function pct(xs: readonly number[], p: number): number {
  */
 function startModelServer(modelHost: ModelHost): Promise<{ child: ChildProcess; port: number }> {
   const main = fileURLToPath(new URL('../src/demo-models/main.ts', import.meta.url));
-  const [cmd, args] = inModelHost(modelHost, process.execPath, ['--import', 'tsx', main, '--protocol', 'KServeV1', '--model', MODEL, '--version', 'v1', '--host', modelHost.address]);
-  const child = spawn(cmd, args, { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+  const [cmd, args] = inModelHost(modelHost, process.execPath, [
+    '--import',
+    'tsx',
+    main,
+    '--protocol',
+    'KServeV1',
+    '--model',
+    MODEL,
+    '--version',
+    'v1',
+    '--host',
+    modelHost.address,
+  ]);
+  const child = spawn(cmd, args, {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
     lines.once('line', (line) => resolve({ child, port: (JSON.parse(line) as { port: number }).port }));
@@ -100,12 +127,17 @@ function startModelServer(modelHost: ModelHost): Promise<{ child: ChildProcess; 
 /** The big caller in its own process (fair-big-caller.ts): its sending must not stall this process's clocks either. */
 async function startBigCaller(url: string): Promise<{ child: ChildProcess; stop: () => Promise<Map<number, number>> }> {
   const file = fileURLToPath(new URL('./fair-big-caller.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', file, url, String(BIG_CONCURRENCY), String(BIG_INSTANCES)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', file, url, String(BIG_CONCURRENCY), String(BIG_INSTANCES)],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const next = (): Promise<Record<string, unknown>> => new Promise((resolve, reject) => {
-    lines.once('line', (line) => resolve(JSON.parse(line) as Record<string, unknown>));
-    child.once('exit', (code) => reject(new Error(`big caller exited with ${code}`)));
-  });
+  const next = (): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      lines.once('line', (line) => resolve(JSON.parse(line) as Record<string, unknown>));
+      child.once('exit', (code) => reject(new Error(`big caller exited with ${code}`)));
+    });
   await next();
   return {
     child,
@@ -120,7 +152,9 @@ async function startBigCaller(url: string): Promise<{ child: ChildProcess; stop:
 
 /** A process's peak resident memory (VmHWM) in MB: what the gateway's heap sizing costs, beside its 256Mi limit in the chart. */
 function peakRssMb(pid: number | undefined): number {
-  const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(pid === undefined ? '' : readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const kb = Number(
+    /^VmHWM:\s+(\d+) kB$/m.exec(pid === undefined ? '' : readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1],
+  );
   return kb / 1024;
 }
 
@@ -128,7 +162,10 @@ function peakRssMb(pid: number | undefined): number {
 async function eventLoopDelay(healthPort: number): Promise<string> {
   const res = await request(`http://127.0.0.1:${healthPort}/metrics`);
   const text = await res.body.text();
-  const value = (name: string): string => ((Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) || NaN) * 1000).toFixed(1);
+  const value = (name: string): string =>
+    ((Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1]) || NaN) * 1000).toFixed(
+      1,
+    );
   return `p50 ${value('p50')} ms, p99 ${value('p99')} ms, max ${value('max')} ms`;
 }
 
@@ -145,11 +182,27 @@ async function main(): Promise<void> {
     const modelAddress = plane.modelHost.address;
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await writeObjects(client, { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort: model.port });
-    await writeObjects(client, { namespace: `${NS}-bulk`, model: MODEL, resourceName: BULK_NAME, modelAddress, modelPort: bulkModel.port });
+    await writeObjects(client, {
+      namespace: NS,
+      model: MODEL,
+      resourceName: RESOURCE_NAME,
+      modelAddress,
+      modelPort: model.port,
+    });
+    await writeObjects(client, {
+      namespace: `${NS}-bulk`,
+      model: MODEL,
+      resourceName: BULK_NAME,
+      modelAddress,
+      modelPort: bulkModel.port,
+    });
     client.close();
     const healthPort = await freePort();
-    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [`--health-port=${healthPort}`, '--auth=none', ...GATEWAY_FLAGS]);
+    gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [
+      `--health-port=${healthPort}`,
+      '--auth=none',
+      ...GATEWAY_FLAGS,
+    ]);
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
     // The large-body path too: its JSON workers start on the first large body, which the first phase
@@ -158,7 +211,13 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 3000));
     await warmBig.stop();
     const load1 = loadavg()[0] ?? NaN;
-    const processes = (bigCaller?: ChildProcess): Record<string, number | undefined> => ({ gateway: gateway?.child.pid, 'small caller (this process)': process.pid, 'small model server': model.child.pid, 'bulk model server': bulkModel.child.pid, 'big caller': bigCaller?.pid });
+    const processes = (bigCaller?: ChildProcess): Record<string, number | undefined> => ({
+      gateway: gateway?.child.pid,
+      'small caller (this process)': process.pid,
+      'small model server': model.child.pid,
+      'bulk model server': bulkModel.child.pid,
+      'big caller': bigCaller?.pid,
+    });
     /** One phase of the small caller, with every process's CPU and the gateway's event-loop delay over it. */
     const phase = async (name: string, bigCaller?: ChildProcess): Promise<number[]> => {
       await eventLoopDelay(healthPort);
@@ -166,7 +225,9 @@ async function main(): Promise<void> {
       const t = performance.now();
       const latencies = await smallCaller(port);
       const cpu = cpuReport(before, snapshot(processes(bigCaller)), (performance.now() - t) / 1000, 'gateway');
-      console.log(`${name}: small caller p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms; gateway event-loop delay ${await eventLoopDelay(healthPort)}\n${cpu.join('\n')}`);
+      console.log(
+        `${name}: small caller p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms; gateway event-loop delay ${await eventLoopDelay(healthPort)}\n${cpu.join('\n')}`,
+      );
       return latencies;
     };
     const alone: number[][] = [];
@@ -176,7 +237,8 @@ async function main(): Promise<void> {
     const besidePhase = async (name: string, renice: boolean): Promise<number[]> => {
       const big = await startBigCaller(`http://127.0.0.1:${port}/v1/${BULK_NAME}:predict`);
       // The load generators as if on other machines (see the header): reniced, never back (that needs root).
-      if (renice) for (const pid of [big.child.pid, bulkModel.child.pid]) if (pid !== undefined) setPriority(pid, LOAD_NICE);
+      if (renice)
+        for (const pid of [big.child.pid, bulkModel.child.pid]) if (pid !== undefined) setPriority(pid, LOAD_NICE);
       await new Promise((r) => setTimeout(r, 500));
       const latencies = await phase(name, big.child);
       for (const [code, n] of await big.stop()) bigCodes.set(code, (bigCodes.get(code) ?? 0) + n);
@@ -188,23 +250,46 @@ async function main(): Promise<void> {
       alone.push(await phase(`cycle ${cycle}, alone`));
       beside.push(await besidePhase(`cycle ${cycle}, beside the big caller, all at one priority`, false));
     }
-    const besideElsewhere = await besidePhase(`beside the big caller, it and its model server at nice ${LOAD_NICE}`, true);
+    const besideElsewhere = await besidePhase(
+      `beside the big caller, it and its model server at nice ${LOAD_NICE}`,
+      true,
+    );
     const gatewayPeakRss = peakRssMb(gateway.child.pid);
     const aloneP99 = pct(alone.flat(), 99);
     const bigSummary = [...bigCodes.entries()].map(([c, n]) => `${n} × ${c}`).join(', ');
     const perPhase = (xs: number[][]): string => xs.map((l) => pct(l, 99).toFixed(1)).join('/');
-    console.log(`load average at start ${load1.toFixed(2)}, at end ${(loadavg()[0] ?? NaN).toFixed(2)}; big body ${(BIG_BYTES / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${(CYCLES + 1) * SECONDS} s; gateway peak RSS ${gatewayPeakRss.toFixed(0)} MB`);
-    console.log(`small caller pooled p99: alone ${aloneP99.toFixed(1)} ms (phases ${perPhase(alone)}), beside ${pct(beside.flat(), 99).toFixed(1)} ms (phases ${perPhase(beside)})`);
+    console.log(
+      `load average at start ${load1.toFixed(2)}, at end ${(loadavg()[0] ?? NaN).toFixed(2)}; big body ${(BIG_BYTES / 1e6).toFixed(2)} MB × ${BIG_CONCURRENCY} in flight: ${bigSummary} in ${(CYCLES + 1) * SECONDS} s; gateway peak RSS ${gatewayPeakRss.toFixed(0)} MB`,
+    );
+    console.log(
+      `small caller pooled p99: alone ${aloneP99.toFixed(1)} ms (phases ${perPhase(alone)}), beside ${pct(beside.flat(), 99).toFixed(1)} ms (phases ${perPhase(beside)})`,
+    );
     const ratioOf = (xs: number[]): number => pct(xs, 99) / aloneP99;
-    console.log(`small caller p99 beside ÷ alone: ${ratioOf(beside.flat()).toFixed(2)} at one priority, ${ratioOf(besideElsewhere).toFixed(2)} with the load generators at nice ${LOAD_NICE} (goal ≤ 3)`);
+    console.log(
+      `small caller p99 beside ÷ alone: ${ratioOf(beside.flat()).toFixed(2)} at one priority, ${ratioOf(besideElsewhere).toFixed(2)} with the load generators at nice ${LOAD_NICE} (goal ≤ 3)`,
+    );
     const entry = (id: string, name: string, xs: number[], phases: string): ResultEntry => ({
-      id, name, value: Number(ratioOf(xs).toFixed(2)), unit: 'ratio', goal: { op: '<=', value: 3 },
+      id,
+      name,
+      value: Number(ratioOf(xs).toFixed(2)),
+      unit: 'ratio',
+      goal: { op: '<=', value: 3 },
       baseline: { value: Number(aloneP99.toFixed(1)), name: `small caller alone, p99 ms over ${CYCLES} phases` },
       notes: `beside: p99 ${pct(xs, 99).toFixed(1)} ms${phases}; alone per phase: ${perPhase(alone)} ms; big caller: ${bigSummary}; gateway peak RSS ${gatewayPeakRss.toFixed(0)} MB; load ${load1.toFixed(2)}`,
     });
     recordResults([
-      entry('B6.fair.small_p99_ratio', `small caller p99 beside a caller looping ${(BIG_BYTES / 1e6).toFixed(1)} MB bodies ÷ its p99 alone, each pooled over ${CYCLES} alternating phases (every process of the bench at one priority)`, beside.flat(), ` (per phase ${perPhase(beside)})`),
-      entry('B6.fair.small_p99_ratio_load_elsewhere', `the same with the big caller and its model server at nice ${LOAD_NICE}, as if on other machines (one phase, after the cycles)`, besideElsewhere, ''),
+      entry(
+        'B6.fair.small_p99_ratio',
+        `small caller p99 beside a caller looping ${(BIG_BYTES / 1e6).toFixed(1)} MB bodies ÷ its p99 alone, each pooled over ${CYCLES} alternating phases (every process of the bench at one priority)`,
+        beside.flat(),
+        ` (per phase ${perPhase(beside)})`,
+      ),
+      entry(
+        'B6.fair.small_p99_ratio_load_elsewhere',
+        `the same with the big caller and its model server at nice ${LOAD_NICE}, as if on other machines (one phase, after the cycles)`,
+        besideElsewhere,
+        '',
+      ),
     ]);
   } finally {
     await stopChildren([...(gateway !== undefined ? [gateway.child] : []), ...modelServers]);

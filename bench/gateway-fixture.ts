@@ -27,7 +27,11 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
  * EndpointSlices, so a model server the gateway reaches through a Service listens at the host's address
  * (the caller passes it in `args`, e.g. `--host`).
  */
-export function startHelperProcess(file: string, args: readonly string[], options: { modelHost?: Pick<ModelHost, 'netns'>; what?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+export function startHelperProcess(
+  file: string,
+  args: readonly string[],
+  options: { modelHost?: Pick<ModelHost, 'netns'>; what?: string } = {},
+): Promise<{ child: ChildProcess; port: number }> {
   const execArgv = ['--import', 'tsx'];
   const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
   let child: ChildProcess;
@@ -47,14 +51,43 @@ export function startHelperProcess(file: string, args: readonly string[], option
  * with the chart's node flags (GATEWAY_NODE_FLAGS), logging as in production. Its port is read from its
  * "gateway serving" log line.
  */
-export function startGatewayBinary(kubeconfig: string, namespace: string, gatewayFlags: readonly string[], options: { env?: NodeJS.ProcessEnv; profileDir?: string; root?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+export function startGatewayBinary(
+  kubeconfig: string,
+  namespace: string,
+  gatewayFlags: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; profileDir?: string; root?: string } = {},
+): Promise<{ child: ChildProcess; port: number }> {
   const root = options.root ?? REPO_ROOT;
   const bin = join(root, 'bin/endpoint-operator.js');
-  if (!existsSync(join(root, 'dist/src/main.js'))) throw new Error(`${root}dist/ is missing: run \`npm run build\` (npm run bench does)`);
-  const prof = process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir ?? '/tmp/eo-gateway-prof'}`] : [];
+  if (!existsSync(join(root, 'dist/src/main.js')))
+    throw new Error(`${root}dist/ is missing: run \`npm run build\` (npm run bench does)`);
+  const prof = process.env['EO_BENCH_CPU_PROF']
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir ?? '/tmp/eo-gateway-prof'}`]
+    : [];
   // Node's flags as the chart runs the gateway, then the bench's additions.
-  const flags = [...GATEWAY_NODE_FLAGS, ...(process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== '')];
-  const child = spawn(process.execPath, [...prof, ...flags, bin, 'gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', '0', ...gatewayFlags], { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) });
+  const flags = [
+    ...GATEWAY_NODE_FLAGS,
+    ...(process.env['EO_BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((f) => f !== ''),
+  ];
+  const child = spawn(
+    process.execPath,
+    [
+      ...prof,
+      ...flags,
+      bin,
+      'gateway',
+      '--kubeconfig',
+      kubeconfig,
+      '--namespaces',
+      namespace,
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      '0',
+      ...gatewayFlags,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) },
+  );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   return new Promise((resolve, reject) => {
     // Its last log lines, for the error when it exits before serving.
@@ -66,7 +99,9 @@ export function startGatewayBinary(kubeconfig: string, namespace: string, gatewa
       const record = JSON.parse(line) as { msg?: string; port?: number };
       if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
     });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}; its last log lines:\n${last.join('\n')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`gateway exited with ${code}; its last log lines:\n${last.join('\n')}`)),
+    );
   });
 }
 
@@ -87,19 +122,55 @@ export interface RoutedEndpoint {
 
 export async function writeObjects(client: KubeClient, target: RoutedEndpoint): Promise<void> {
   const { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME, modelAddress, modelPort } = target;
-  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await client.create(servicesResource, NS, { apiVersion: 'v1', kind: 'Service', metadata: { name: MODEL }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+  await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: NS },
+  });
+  await client.create(servicesResource, NS, {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: MODEL },
+    spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+  });
   await client.create(endpointSlicesResource, NS, {
-    apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
     metadata: { name: `${MODEL}-0`, labels: { 'kubernetes.io/service-name': MODEL } },
-    addressType: 'IPv4', ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }], endpoints: [{ addresses: [modelAddress], conditions: { ready: true } }],
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: modelPort, protocol: 'TCP' }],
+    endpoints: [{ addresses: [modelAddress], conditions: { ready: true } }],
   });
   await client.create(resources.deployedModels, NS, {
-    apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: MODEL },
-    spec: { endpointRef: { name: 'fraud' }, id: '1', model: 'projects/bench/locations/local/models/fraud@1', automaticResources: { minReplicaCount: 1 }, backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL } },
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'DeployedModel',
+    metadata: { name: MODEL },
+    spec: {
+      endpointRef: { name: 'fraud' },
+      id: '1',
+      model: 'projects/bench/locations/local/models/fraud@1',
+      automaticResources: { minReplicaCount: 1 },
+      backend: { service: { name: MODEL, port: 'http' }, protocol: 'KServeV1', modelName: MODEL },
+    },
   });
-  await client.create(resources.predictionEndpoints, NS, { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'fraud' }, spec: { displayName: 'fraud', trafficSplit: { '1': 100 } } });
-  await client.patch(resources.predictionEndpoints, NS, 'fraud', { status: { name: RESOURCE_NAME, deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }] } }, { type: 'merge', subresource: 'status' });
+  await client.create(resources.predictionEndpoints, NS, {
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'PredictionEndpoint',
+    metadata: { name: 'fraud' },
+    spec: { displayName: 'fraud', trafficSplit: { '1': 100 } },
+  });
+  await client.patch(
+    resources.predictionEndpoints,
+    NS,
+    'fraud',
+    {
+      status: {
+        name: RESOURCE_NAME,
+        deployedModels: [{ id: '1', model: 'projects/bench/locations/local/models/fraud@1', deployedModelRef: MODEL }],
+      },
+    },
+    { type: 'merge', subresource: 'status' },
+  );
 }
 
 export function pctOf(xs: readonly number[], p: number): number {
@@ -112,20 +183,33 @@ export function pctOf(xs: readonly number[], p: number): number {
  * channel, else SIGTERM; never SIGKILL first) so that a --cpu-prof profile gets written, killed after 10 s.
  */
 export async function stopChildren(children: readonly ChildProcess[]): Promise<void> {
-  await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-    if (c.exitCode !== null) return resolve();
-    const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-    c.once('exit', () => { clearTimeout(kill); resolve(); });
-    if (c.connected) c.send('stop');
-    else c.kill('SIGTERM');
-  })));
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null) return resolve();
+          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          if (c.connected) c.send('stop');
+          else c.kill('SIGTERM');
+        }),
+    ),
+  );
 }
 
 /**
  * Open loop: call i is sent at start + i/rate whatever the answers do (a slow answer does not slow the
  * offered rate). No call is sent once `maxMs` have passed since the start (a bound on the run's time).
  */
-export async function openLoop<T>(call: (i: number) => Promise<T>, count: number, rate: number, maxMs = Infinity): Promise<T[]> {
+export async function openLoop<T>(
+  call: (i: number) => Promise<T>,
+  count: number,
+  rate: number,
+  maxMs = Infinity,
+): Promise<T[]> {
   const interval = 1000 / rate;
   const t0 = performance.now();
   const pending: Promise<T>[] = [];
@@ -141,10 +225,12 @@ export async function openLoop<T>(call: (i: number) => Promise<T>, count: number
 /** A loopback port free at the time of asking (for a child's health port). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).once('error', reject);
+    const server = createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      })
+      .once('error', reject);
   });
 }
 
@@ -162,7 +248,13 @@ export interface GatewayBenchWorld {
  * set-up and the stop) every process is killed and the benchmark exits 2. `startModel` starts the
  * model server in the control plane's model host (model-process.ts's startModelProcess).
  */
-export async function withGatewayBenchWorld(label: string, target: Omit<RoutedEndpoint, 'modelAddress' | 'modelPort'>, maxMs: number, startModel: (host: ControlPlane['modelHost']) => Promise<{ child: ChildProcess; port: number }>, bench: (world: GatewayBenchWorld) => Promise<void>): Promise<void> {
+export async function withGatewayBenchWorld(
+  label: string,
+  target: Omit<RoutedEndpoint, 'modelAddress' | 'modelPort'>,
+  maxMs: number,
+  startModel: (host: ControlPlane['modelHost']) => Promise<{ child: ChildProcess; port: number }>,
+  bench: (world: GatewayBenchWorld) => Promise<void>,
+): Promise<void> {
   let plane: ControlPlane | undefined;
   const children: ChildProcess[] = [];
   const deadline = setTimeout(() => {

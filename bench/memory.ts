@@ -81,7 +81,12 @@ async function cpuSeconds(operator: OperatorUnderTest): Promise<number> {
 
 async function sample(operator: OperatorUnderTest, t: number): Promise<Sample> {
   const m = await operator.metrics(['nodejs_heap_size_used_bytes', 'workqueue_depth']);
-  return { t, rssBytes: operator.procMemory().rssBytes, heapUsedBytes: m['nodejs_heap_size_used_bytes'], workqueueDepth: m['workqueue_depth'] };
+  return {
+    t,
+    rssBytes: operator.procMemory().rssBytes,
+    heapUsedBytes: m['nodejs_heap_size_used_bytes'],
+    workqueueDepth: m['workqueue_depth'],
+  };
 }
 
 async function measure(plane: ControlPlane): Promise<void> {
@@ -91,50 +96,134 @@ async function measure(plane: ControlPlane): Promise<void> {
   let keepLog = true;
   try {
     await installCrds(client, { kinds: allKinds, crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NAMESPACE },
+    });
     // The same operator on an empty namespace first: what the process costs before it caches anything.
-    const empty = await OperatorUnderTest.start({ kubeconfig: plane.kubeconfigPath, namespace: NAMESPACE, workers: settings.workers, nodeFlags: settings.nodeFlags });
+    const empty = await OperatorUnderTest.start({
+      kubeconfig: plane.kubeconfigPath,
+      namespace: NAMESPACE,
+      workers: settings.workers,
+      nodeFlags: settings.nodeFlags,
+    });
     await empty.waitReady(120_000);
     await waitIdle(empty, 60_000);
     const idle = await steadyRss(empty);
     const idleHeap = await empty.probeHeap();
     await empty.stop({ keepLog: false });
-    console.log(`  operator with no objects: RSS ${mb(idle.rssBytes)} MB, live heap ${mb(idleHeap.heapUsedAfterBytes)} MB`);
+    console.log(
+      `  operator with no objects: RSS ${mb(idle.rssBytes)} MB, live heap ${mb(idleHeap.heapUsedAfterBytes)} MB`,
+    );
     const creating = performance.now();
     await createAll(client, NAMESPACE, initialWorkload(shape), settings.createConcurrency);
     console.log(`  created ${settings.objects} objects in ${elapsed(creating)}`);
     tracker.start();
 
     const starting = performance.now();
-    operator = await OperatorUnderTest.start({ kubeconfig: plane.kubeconfigPath, namespace: NAMESPACE, workers: settings.workers, nodeFlags: settings.nodeFlags });
+    operator = await OperatorUnderTest.start({
+      kubeconfig: plane.kubeconfigPath,
+      namespace: NAMESPACE,
+      workers: settings.workers,
+      nodeFlags: settings.nodeFlags,
+    });
     const syncMs = await operator.waitReady(settings.convergeTimeoutSeconds * 1000);
-    const progress = (c: Parameters<typeof describe>[0]): void => console.log(`  ... ${describe(c)} after ${elapsed(starting)}`);
+    const progress = (c: Parameters<typeof describe>[0]): void =>
+      console.log(`  ... ${describe(c)} after ${elapsed(starting)}`);
     await tracker.waitAllConverged(settings.objects, settings.convergeTimeoutSeconds * 1000, progress);
     const convergeMs = performance.now() - starting;
     // The operator's own CPU time: what a GC tuning costs shows here before it shows in wall time on a busy machine.
     const convergeCpuS = await cpuSeconds(operator);
-    console.log(`  operator: caches synced after ${(syncMs / 1000).toFixed(1)} s, all ${settings.objects} Ready after ${(convergeMs / 1000).toFixed(1)} s (${convergeCpuS.toFixed(1)} s of CPU)`);
+    console.log(
+      `  operator: caches synced after ${(syncMs / 1000).toFixed(1)} s, all ${settings.objects} Ready after ${(convergeMs / 1000).toFixed(1)} s (${convergeCpuS.toFixed(1)} s of CPU)`,
+    );
     await waitIdle(operator, 120_000);
     const loaded = await steadyRss(operator);
-    const exported = await operator.metrics(['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']);
+    const exported = await operator.metrics([
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_size_total_bytes',
+      'nodejs_external_memory_bytes',
+    ]);
     const before = await operator.probeHeap();
-    console.log(`  RSS with ${settings.objects} objects cached: ${mb(loaded.rssBytes)} MB (peak ${mb(loaded.peakRssBytes)} MB); live heap after a full GC ${mb(before.heapUsedAfterBytes)} MB`);
-    if (exported['process_resident_memory_bytes'] === undefined) console.log('  note: /metrics exports no process_resident_memory_bytes (default metrics not registered)');
+    console.log(
+      `  RSS with ${settings.objects} objects cached: ${mb(loaded.rssBytes)} MB (peak ${mb(loaded.peakRssBytes)} MB); live heap after a full GC ${mb(before.heapUsedAfterBytes)} MB`,
+    );
+    if (exported['process_resident_memory_bytes'] === undefined)
+      console.log('  note: /metrics exports no process_resident_memory_bytes (default metrics not registered)');
     const objectsNote = `${settings.objects} objects (${shape.endpoints} PredictionEndpoints, ${2 * shape.endpoints} DeployedModels, ${shape.services} RegistryServices, ${shape.registryEndpoints} RegistryEndpoints), all Ready, work queues empty; VmRSS of the compiled operator`;
-    recordResults([
-      { id: 'B3.rss', name: `operator RSS with ${settings.objects} objects in its caches`, value: mb(loaded.rssBytes), unit: 'MB', goal: { op: '<=', value: 150 },
-        baseline: { value: mb(idle.rssBytes), name: 'the same operator with no objects' }, notes: `${objectsNote}; MB = 10^6 bytes` },
-      { id: 'B3.rss_idle', name: 'operator RSS with no objects (informers synced on an empty namespace)', value: mb(idle.rssBytes), unit: 'MB', notes: `live heap ${mb(idleHeap.heapUsedAfterBytes)} MB` },
-      { id: 'B3.heap_total', name: `V8 heap committed (nodejs_heap_size_total_bytes) with ${settings.objects} objects`, value: mb(exported['nodejs_heap_size_total_bytes'] ?? NaN), unit: 'MB',
-        notes: `in use ${mb(exported['nodejs_heap_size_used_bytes'] ?? NaN)} MB, external ${mb(exported['nodejs_external_memory_bytes'] ?? NaN)} MB` },
-      { id: 'B3.rss_peak', name: 'operator peak RSS (VmHWM) from start to convergence (initial list of everything)', value: mb(loaded.peakRssBytes), unit: 'MB' },
-      { id: 'B3.heap_live_converged', name: 'operator live heap after a forced full GC, converged and idle', value: mb(before.heapUsedAfterBytes), unit: 'MB' },
-      { id: 'B3.sync_s', name: `operator start to caches synced (/readyz), ${settings.objects} objects present`, value: Number((syncMs / 1000).toFixed(1)), unit: 's' },
-      { id: 'B3.converge_s', name: `operator start to all ${settings.objects} objects Ready`, value: Number((convergeMs / 1000).toFixed(1)), unit: 's', notes: `--workers ${settings.workers}` },
-      { id: 'B3.converge_cpu_s', name: `operator CPU time (user + system) from start to all ${settings.objects} objects Ready`, value: Number(convergeCpuS.toFixed(2)), unit: 's', notes: 'process_cpu_seconds_total' },
-    ], { objects: { ...shape, deployedModels: 2 * shape.endpoints, total: settings.objects }, operatorNodeFlags: settings.nodeFlags, metricsExported: { process_resident_memory_bytes: exported['process_resident_memory_bytes'] !== undefined, nodejs_heap_size_used_bytes: exported['nodejs_heap_size_used_bytes'] !== undefined } });
+    recordResults(
+      [
+        {
+          id: 'B3.rss',
+          name: `operator RSS with ${settings.objects} objects in its caches`,
+          value: mb(loaded.rssBytes),
+          unit: 'MB',
+          goal: { op: '<=', value: 150 },
+          baseline: { value: mb(idle.rssBytes), name: 'the same operator with no objects' },
+          notes: `${objectsNote}; MB = 10^6 bytes`,
+        },
+        {
+          id: 'B3.rss_idle',
+          name: 'operator RSS with no objects (informers synced on an empty namespace)',
+          value: mb(idle.rssBytes),
+          unit: 'MB',
+          notes: `live heap ${mb(idleHeap.heapUsedAfterBytes)} MB`,
+        },
+        {
+          id: 'B3.heap_total',
+          name: `V8 heap committed (nodejs_heap_size_total_bytes) with ${settings.objects} objects`,
+          value: mb(exported['nodejs_heap_size_total_bytes'] ?? NaN),
+          unit: 'MB',
+          notes: `in use ${mb(exported['nodejs_heap_size_used_bytes'] ?? NaN)} MB, external ${mb(exported['nodejs_external_memory_bytes'] ?? NaN)} MB`,
+        },
+        {
+          id: 'B3.rss_peak',
+          name: 'operator peak RSS (VmHWM) from start to convergence (initial list of everything)',
+          value: mb(loaded.peakRssBytes),
+          unit: 'MB',
+        },
+        {
+          id: 'B3.heap_live_converged',
+          name: 'operator live heap after a forced full GC, converged and idle',
+          value: mb(before.heapUsedAfterBytes),
+          unit: 'MB',
+        },
+        {
+          id: 'B3.sync_s',
+          name: `operator start to caches synced (/readyz), ${settings.objects} objects present`,
+          value: Number((syncMs / 1000).toFixed(1)),
+          unit: 's',
+        },
+        {
+          id: 'B3.converge_s',
+          name: `operator start to all ${settings.objects} objects Ready`,
+          value: Number((convergeMs / 1000).toFixed(1)),
+          unit: 's',
+          notes: `--workers ${settings.workers}`,
+        },
+        {
+          id: 'B3.converge_cpu_s',
+          name: `operator CPU time (user + system) from start to all ${settings.objects} objects Ready`,
+          value: Number(convergeCpuS.toFixed(2)),
+          unit: 's',
+          notes: 'process_cpu_seconds_total',
+        },
+      ],
+      {
+        objects: { ...shape, deployedModels: 2 * shape.endpoints, total: settings.objects },
+        operatorNodeFlags: settings.nodeFlags,
+        metricsExported: {
+          process_resident_memory_bytes: exported['process_resident_memory_bytes'] !== undefined,
+          nodejs_heap_size_used_bytes: exported['nodejs_heap_size_used_bytes'] !== undefined,
+        },
+      },
+    );
 
-    console.log(`  churn: ${settings.churnRate} actions/s for ${settings.churnSeconds} s; samples every ${settings.sampleSeconds} s, live-heap probes every ${settings.probeSeconds} s`);
+    console.log(
+      `  churn: ${settings.churnRate} actions/s for ${settings.churnSeconds} s; samples every ${settings.sampleSeconds} s, live-heap probes every ${settings.probeSeconds} s`,
+    );
     const churn = new Churn(client, NAMESPACE, shape);
     const samples: Sample[] = [];
     const probes: Point[] = [];
@@ -161,7 +250,9 @@ async function measure(plane: ControlPlane): Promise<void> {
       if (t() - lastReport >= 60) {
         lastReport = t();
         const s = samples.at(-1);
-        console.log(`  ... ${t().toFixed(0)} s: ${churn.stats.completed} actions done (${churn.stats.failed} failed, ${churn.stats.skipped} ticks skipped), RSS ${mb(s?.rssBytes ?? NaN)} MB, heap ${mb(s?.heapUsedBytes ?? NaN)} MB, live heap ${mb(probes.at(-1)?.bytes ?? NaN)} MB, queue depth ${s?.workqueueDepth ?? '?'}`);
+        console.log(
+          `  ... ${t().toFixed(0)} s: ${churn.stats.completed} actions done (${churn.stats.failed} failed, ${churn.stats.skipped} ticks skipped), RSS ${mb(s?.rssBytes ?? NaN)} MB, heap ${mb(s?.heapUsedBytes ?? NaN)} MB, live heap ${mb(probes.at(-1)?.bytes ?? NaN)} MB, queue depth ${s?.workqueueDepth ?? '?'}`,
+        );
       }
     }
     stop.abort();
@@ -170,7 +261,9 @@ async function measure(plane: ControlPlane): Promise<void> {
     const endOfChurn = await sample(operator, churnSeconds);
     const churnCpuS = (await cpuSeconds(operator)) - churnCpuStart;
     const { stats } = churn;
-    console.log(`  churn done: ${stats.completed} actions in ${churnSeconds.toFixed(0)} s (${stats.failed} failed, ${stats.skipped} ticks skipped), operator CPU ${churnCpuS.toFixed(1)} s${stats.lastError ? `; last error: ${stats.lastError}` : ''}`);
+    console.log(
+      `  churn done: ${stats.completed} actions in ${churnSeconds.toFixed(0)} s (${stats.failed} failed, ${stats.skipped} ticks skipped), operator CPU ${churnCpuS.toFixed(1)} s${stats.lastError ? `; last error: ${stats.lastError}` : ''}`,
+    );
 
     const expected = churn.liveObjects() + shape.services;
     const reconverging = performance.now();
@@ -183,32 +276,104 @@ async function measure(plane: ControlPlane): Promise<void> {
 
     const verdict = judgeTrend(probes, churnSeconds);
     const perMinute = (slope: number): number => Number(((slope * 60) / MB).toFixed(3));
-    const floorPoints = windowFloors(samples.flatMap((s) => (s.heapUsedBytes === undefined ? [] : [{ t: s.t, bytes: s.heapUsedBytes }])), Math.max(60, settings.probeSeconds));
+    const floorPoints = windowFloors(
+      samples.flatMap((s) => (s.heapUsedBytes === undefined ? [] : [{ t: s.t, bytes: s.heapUsedBytes }])),
+      Math.max(60, settings.probeSeconds),
+    );
     const floorFit = floorPoints.length >= 2 ? leastSquares(floorPoints) : undefined;
-    console.log(`  live heap during churn: ${mb(probes[0]?.bytes ?? NaN)} → ${mb(probes.at(-1)?.bytes ?? NaN)} MB over ${probes.length} probes; slope ${perMinute(verdict.fit.slope)} MB/min (residual σ ${mb(verdict.fit.residualStd)} MB); projected growth over the churn ${mb(verdict.projectedGrowthBytes)} MB, threshold ${mb(verdict.thresholdBytes)} MB: ${verdict.pass ? 'no growth trend' : 'GROWING'}`);
-    console.log(`  after the churn, converged and idle again after ${(reconvergeMs / 1000).toFixed(1)} s: RSS ${mb(after.rssBytes)} MB, heap ${mb(heapAfter ?? NaN)} MB, live heap ${mb(liveAfter.heapUsedAfterBytes)} MB (before the churn ${mb(before.heapUsedAfterBytes)} MB)`);
+    console.log(
+      `  live heap during churn: ${mb(probes[0]?.bytes ?? NaN)} → ${mb(probes.at(-1)?.bytes ?? NaN)} MB over ${probes.length} probes; slope ${perMinute(verdict.fit.slope)} MB/min (residual σ ${mb(verdict.fit.residualStd)} MB); projected growth over the churn ${mb(verdict.projectedGrowthBytes)} MB, threshold ${mb(verdict.thresholdBytes)} MB: ${verdict.pass ? 'no growth trend' : 'GROWING'}`,
+    );
+    console.log(
+      `  after the churn, converged and idle again after ${(reconvergeMs / 1000).toFixed(1)} s: RSS ${mb(after.rssBytes)} MB, heap ${mb(heapAfter ?? NaN)} MB, live heap ${mb(liveAfter.heapUsedAfterBytes)} MB (before the churn ${mb(before.heapUsedAfterBytes)} MB)`,
+    );
     const churnNote = `${stats.completed} churn actions in ${churnSeconds.toFixed(0)} s (${(stats.completed / churnSeconds).toFixed(1)}/s; ${stats.failed} failed)`;
     const entries: ResultEntry[] = [
-      { id: 'B3.heap_growth', name: 'live heap (after forced full GC) growth over the churn projected by a least-squares line', value: mb(verdict.projectedGrowthBytes), unit: 'MB', goal: { op: '<=', value: mb(verdict.thresholdBytes) },
-        pass: verdict.pass, notes: `${probes.length} probes every ${settings.probeSeconds} s during ${churnNote}; threshold max(2 MB, 2 % of the first probe); residual σ ${mb(verdict.fit.residualStd)} MB` },
-      { id: 'B3.heap_slope', name: 'live heap slope during the churn', value: perMinute(verdict.fit.slope), unit: 'MB/min' },
-      { id: 'B3.heap_live_first', name: 'live heap at the first probe of the churn', value: mb(probes[0]?.bytes ?? NaN), unit: 'MB' },
-      { id: 'B3.heap_live_last', name: 'live heap at the last probe of the churn', value: mb(probes.at(-1)?.bytes ?? NaN), unit: 'MB' },
-      { id: 'B3.heap_used_end', name: 'heap in use at the end of the churn (nodejs_heap_size_used_bytes, no forced GC)', value: mb(endOfChurn.heapUsedBytes ?? NaN), unit: 'MB' },
-      { id: 'B3.heap_floor_slope', name: 'slope of the per-window floor of nodejs_heap_size_used_bytes (no forced GC; cross-check)', value: floorFit ? perMinute(floorFit.slope) : NaN, unit: 'MB/min',
-        notes: `windows of ${Math.max(60, settings.probeSeconds)} s; first floor ${mb(floorPoints[0]?.bytes ?? NaN)} MB, last ${mb(floorPoints.at(-1)?.bytes ?? NaN)} MB` },
-      { id: 'B3.heap_live_idle_delta', name: 'live heap, converged and idle: after the churn minus before', value: mb(liveAfter.heapUsedAfterBytes - before.heapUsedAfterBytes), unit: 'MB',
-        notes: `same object count; the objects now carry the churn's labels and annotations (managedFields are not cached)` },
-      { id: 'B3.rss_end', name: `operator RSS after the churn, ${expected} objects cached, converged and idle`, value: mb(after.rssBytes), unit: 'MB', goal: { op: '<=', value: 150 }, notes: churnNote },
-      { id: 'B3.churn_rate', name: 'churn actions completed per second', value: Number((stats.completed / churnSeconds).toFixed(2)), unit: '/s', baseline: { value: settings.churnRate, name: 'target rate' } },
-      { id: 'B3.reconverge_s', name: 'end of the churn to everything Ready and queues empty', value: Number((reconvergeMs / 1000).toFixed(1)), unit: 's' },
-      { id: 'B3.churn_cpu_ms_per_action', name: 'operator CPU time per churn action (includes the forced-GC probes)', value: Number(((churnCpuS * 1000) / Math.max(1, stats.completed)).toFixed(2)), unit: 'ms',
-        notes: `${churnCpuS.toFixed(1)} s of CPU over ${churnSeconds.toFixed(0)} s` },
+      {
+        id: 'B3.heap_growth',
+        name: 'live heap (after forced full GC) growth over the churn projected by a least-squares line',
+        value: mb(verdict.projectedGrowthBytes),
+        unit: 'MB',
+        goal: { op: '<=', value: mb(verdict.thresholdBytes) },
+        pass: verdict.pass,
+        notes: `${probes.length} probes every ${settings.probeSeconds} s during ${churnNote}; threshold max(2 MB, 2 % of the first probe); residual σ ${mb(verdict.fit.residualStd)} MB`,
+      },
+      {
+        id: 'B3.heap_slope',
+        name: 'live heap slope during the churn',
+        value: perMinute(verdict.fit.slope),
+        unit: 'MB/min',
+      },
+      {
+        id: 'B3.heap_live_first',
+        name: 'live heap at the first probe of the churn',
+        value: mb(probes[0]?.bytes ?? NaN),
+        unit: 'MB',
+      },
+      {
+        id: 'B3.heap_live_last',
+        name: 'live heap at the last probe of the churn',
+        value: mb(probes.at(-1)?.bytes ?? NaN),
+        unit: 'MB',
+      },
+      {
+        id: 'B3.heap_used_end',
+        name: 'heap in use at the end of the churn (nodejs_heap_size_used_bytes, no forced GC)',
+        value: mb(endOfChurn.heapUsedBytes ?? NaN),
+        unit: 'MB',
+      },
+      {
+        id: 'B3.heap_floor_slope',
+        name: 'slope of the per-window floor of nodejs_heap_size_used_bytes (no forced GC; cross-check)',
+        value: floorFit ? perMinute(floorFit.slope) : NaN,
+        unit: 'MB/min',
+        notes: `windows of ${Math.max(60, settings.probeSeconds)} s; first floor ${mb(floorPoints[0]?.bytes ?? NaN)} MB, last ${mb(floorPoints.at(-1)?.bytes ?? NaN)} MB`,
+      },
+      {
+        id: 'B3.heap_live_idle_delta',
+        name: 'live heap, converged and idle: after the churn minus before',
+        value: mb(liveAfter.heapUsedAfterBytes - before.heapUsedAfterBytes),
+        unit: 'MB',
+        notes: `same object count; the objects now carry the churn's labels and annotations (managedFields are not cached)`,
+      },
+      {
+        id: 'B3.rss_end',
+        name: `operator RSS after the churn, ${expected} objects cached, converged and idle`,
+        value: mb(after.rssBytes),
+        unit: 'MB',
+        goal: { op: '<=', value: 150 },
+        notes: churnNote,
+      },
+      {
+        id: 'B3.churn_rate',
+        name: 'churn actions completed per second',
+        value: Number((stats.completed / churnSeconds).toFixed(2)),
+        unit: '/s',
+        baseline: { value: settings.churnRate, name: 'target rate' },
+      },
+      {
+        id: 'B3.reconverge_s',
+        name: 'end of the churn to everything Ready and queues empty',
+        value: Number((reconvergeMs / 1000).toFixed(1)),
+        unit: 's',
+      },
+      {
+        id: 'B3.churn_cpu_ms_per_action',
+        name: 'operator CPU time per churn action (includes the forced-GC probes)',
+        value: Number(((churnCpuS * 1000) / Math.max(1, stats.completed)).toFixed(2)),
+        unit: 'ms',
+        notes: `${churnCpuS.toFixed(1)} s of CPU over ${churnSeconds.toFixed(0)} s`,
+      },
     ];
     recordResults(entries, {
       churn: stats,
       liveHeapProbes: probes.map((p) => ({ t: Number(p.t.toFixed(1)), liveMB: mb(p.bytes) })),
-      samples: samples.map((s) => ({ t: Number(s.t.toFixed(1)), rssMB: mb(s.rssBytes), heapUsedMB: s.heapUsedBytes === undefined ? null : mb(s.heapUsedBytes), workqueueDepth: s.workqueueDepth ?? null })),
+      samples: samples.map((s) => ({
+        t: Number(s.t.toFixed(1)),
+        rssMB: mb(s.rssBytes),
+        heapUsedMB: s.heapUsedBytes === undefined ? null : mb(s.heapUsedBytes),
+        workqueueDepth: s.workqueueDepth ?? null,
+      })),
       readinessRelists: tracker.relists,
     });
     if (stats.failed > 0) throw new Error(`${stats.failed} churn actions failed; last: ${stats.lastError ?? '?'}`);
@@ -223,9 +388,14 @@ async function measure(plane: ControlPlane): Promise<void> {
 
 async function main(): Promise<number> {
   const budget = memoryBudgetSeconds(settings);
-  console.log(`memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s)${settings.nodeFlags.length > 0 ? `; operator node flags ${settings.nodeFlags.join(' ')}` : ''}`);
+  console.log(
+    `memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s)${settings.nodeFlags.length > 0 ? `; operator node flags ${settings.nodeFlags.join(' ')}` : ''}`,
+  );
   const stale = staleBuildFiles();
-  if (stale.length > 0) console.log(`  WARNING: dist/ is older than ${stale.length} source files (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}); \`npm run bench\` builds first`);
+  if (stale.length > 0)
+    console.log(
+      `  WARNING: dist/ is older than ${stale.length} source files (${stale.slice(0, 3).join(', ')}${stale.length > 3 ? ', ...' : ''}); \`npm run bench\` builds first`,
+    );
   let plane: ControlPlane | undefined;
   let ending = false;
   const end = (why: string, code: number): void => {

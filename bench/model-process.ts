@@ -14,13 +14,21 @@ import { startHelperProcess } from './gateway-fixture.js';
 
 const self = fileURLToPath(import.meta.url);
 
-export function startModelProcess(modelHost: Pick<ModelHost, 'netns' | 'address'>, modelName: string): Promise<{ child: ChildProcess; port: number }> {
+export function startModelProcess(
+  modelHost: Pick<ModelHost, 'netns' | 'address'>,
+  modelName: string,
+): Promise<{ child: ChildProcess; port: number }> {
   return startHelperProcess(self, ['--serve', modelName, '--host', modelHost.address], { modelHost, what: 'model' });
 }
 
 if (process.argv[1] === self && process.argv[2] === '--serve') {
   const { values } = parseArgs({ args: process.argv.slice(4), options: { host: { type: 'string' } } });
-  const server = await startDemoModelServer({ protocol: 'KServeV1', modelName: process.argv[3] ?? 'model', version: 'v1', host: values.host });
+  const server = await startDemoModelServer({
+    protocol: 'KServeV1',
+    modelName: process.argv[3] ?? 'model',
+    version: 'v1',
+    host: values.host,
+  });
   process.send?.({ port: server.port });
   process.on('message', () => process.exit(0));
 }

@@ -22,7 +22,10 @@ export interface ReceiverProcess {
 }
 
 export async function startReceiverProcess(): Promise<ReceiverProcess> {
-  const child = fork(self, ['--serve'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(self, ['--serve'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`OTLP receiver process exited with ${code}`)));
@@ -30,10 +33,11 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
   return {
     child,
     url: `http://127.0.0.1:${port}`,
-    spans: () => new Promise((resolve) => {
-      child.once('message', (m) => resolve((m as { spans: number }).spans));
-      child.send('spans');
-    }),
+    spans: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { spans: number }).spans));
+        child.send('spans');
+      }),
   };
 }
 
@@ -43,7 +47,9 @@ if (process.argv[1] === self && process.argv[2] === '--serve') {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[];
+      };
       for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans += s.spans?.length ?? 0;
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });

@@ -12,7 +12,14 @@
  * spread) says how far to trust it, and an A/A pair (two processes running the same code) shows the floor.
  */
 import { openLoop, pctOf } from './gateway-fixture.js';
-import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuDelta, threadCpuOf, userCpuSecondsOf, type NodeThreadsCpu } from './process-cpu.js';
+import {
+  nodeThreadsCpu,
+  nodeThreadsCpuDelta,
+  threadCpuDelta,
+  threadCpuOf,
+  userCpuSecondsOf,
+  type NodeThreadsCpu,
+} from './process-cpu.js';
 import { shuffledOrder } from './seeded-random.js';
 
 /** One call: [latency ms, HTTP status]. */
@@ -44,19 +51,36 @@ export interface PairFigures {
 /** The latencies of calls that all answered 200; throws naming the other statuses. */
 export function ok(results: readonly Sent[], arm: string): number[] {
   const bad = results.filter(([, status]) => status !== 200);
-  if (bad.length > 0) throw new Error(`${arm}: ${bad.length} calls answered ${[...new Set(bad.map(([, s]) => s))].join(', ')}`);
+  if (bad.length > 0)
+    throw new Error(`${arm}: ${bad.length} calls answered ${[...new Set(bad.map(([, s]) => s))].join(', ')}`);
   return results.map(([ms]) => ms);
 }
 
 export function median(xs: readonly number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length / 2;
-  return sorted.length % 2 === 1 ? (sorted[Math.floor(mid)] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[Math.floor(mid)] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** `perBlock` calls per arm per block, each arm at `rate`; stops starting blocks after `maxMs`. */
-export async function comparePaired(reference: Arm, others: readonly Arm[], run: { perBlock: number; blocks: number; rate: number; maxMs: number }): Promise<PairFigures[]> {
-  const acc = others.map((arm) => ({ arm, latencies: [] as number[], referenceLatencies: [] as number[], blockCpuUs: [] as number[], blockMainUs: [] as number[], ns: 0, referenceNs: 0, userS: 0, referenceUserS: 0 }));
+export async function comparePaired(
+  reference: Arm,
+  others: readonly Arm[],
+  run: { perBlock: number; blocks: number; rate: number; maxMs: number },
+): Promise<PairFigures[]> {
+  const acc = others.map((arm) => ({
+    arm,
+    latencies: [] as number[],
+    referenceLatencies: [] as number[],
+    blockCpuUs: [] as number[],
+    blockMainUs: [] as number[],
+    ns: 0,
+    referenceNs: 0,
+    userS: 0,
+    referenceUserS: 0,
+  }));
   const t0 = performance.now();
   for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
     for (let k = 0; k < acc.length; k++) {
@@ -64,13 +88,27 @@ export async function comparePaired(reference: Arm, others: readonly Arm[], run:
       const refBefore = threadCpuOf(reference.pid);
       const armBefore = threadCpuOf(pair.arm.pid);
       const [refUser, armUser] = [userCpuSecondsOf(reference.pid), userCpuSecondsOf(pair.arm.pid)];
-      const sent = await openLoop((i) => (i % 2 === 0 ? reference.call(i >> 1) : pair.arm.call(i >> 1)), 2 * run.perBlock, 2 * run.rate);
+      const sent = await openLoop(
+        (i) => (i % 2 === 0 ? reference.call(i >> 1) : pair.arm.call(i >> 1)),
+        2 * run.perBlock,
+        2 * run.rate,
+      );
       const ref = threadCpuDelta(reference.pid, refBefore, threadCpuOf(reference.pid));
       const arm = threadCpuDelta(pair.arm.pid, armBefore, threadCpuOf(pair.arm.pid));
       pair.referenceUserS += userCpuSecondsOf(reference.pid) - refUser;
       pair.userS += userCpuSecondsOf(pair.arm.pid) - armUser;
-      pair.referenceLatencies.push(...ok(sent.filter((_, i) => i % 2 === 0), reference.name));
-      pair.latencies.push(...ok(sent.filter((_, i) => i % 2 === 1), pair.arm.name));
+      pair.referenceLatencies.push(
+        ...ok(
+          sent.filter((_, i) => i % 2 === 0),
+          reference.name,
+        ),
+      );
+      pair.latencies.push(
+        ...ok(
+          sent.filter((_, i) => i % 2 === 1),
+          pair.arm.name,
+        ),
+      );
       pair.blockCpuUs.push((arm.total - ref.total) / 1000 / run.perBlock);
       pair.blockMainUs.push((arm.main - ref.main) / 1000 / run.perBlock);
       pair.ns += arm.total;
@@ -78,14 +116,27 @@ export async function comparePaired(reference: Arm, others: readonly Arm[], run:
     }
   }
   return acc.map((p) => ({
-    arm: p.arm.name, latencies: p.latencies, referenceLatencies: p.referenceLatencies, blockCpuUs: p.blockCpuUs, blockMainUs: p.blockMainUs,
-    cpuUs: p.ns / 1000 / Math.max(1, p.latencies.length), referenceCpuUs: p.referenceNs / 1000 / Math.max(1, p.referenceLatencies.length),
+    arm: p.arm.name,
+    latencies: p.latencies,
+    referenceLatencies: p.referenceLatencies,
+    blockCpuUs: p.blockCpuUs,
+    blockMainUs: p.blockMainUs,
+    cpuUs: p.ns / 1000 / Math.max(1, p.latencies.length),
+    referenceCpuUs: p.referenceNs / 1000 / Math.max(1, p.referenceLatencies.length),
     userCpuUs: ((p.userS - p.referenceUserS) * 1e6) / Math.max(1, p.latencies.length),
   }));
 }
 
 /** The pair's difference, arm minus reference: CPU per call over all its blocks with its standard error, the blocks' median and range, and p50. */
-export function pairDifference(p: PairFigures): { cpuUs: number; standardErrorUs: number; medianUs: number; mainUs: number; blockMinUs: number; blockMaxUs: number; p50Ms: number } {
+export function pairDifference(p: PairFigures): {
+  cpuUs: number;
+  standardErrorUs: number;
+  medianUs: number;
+  mainUs: number;
+  blockMinUs: number;
+  blockMaxUs: number;
+  p50Ms: number;
+} {
   const n = p.blockCpuUs.length;
   const mean = p.blockCpuUs.reduce((s, x) => s + x, 0) / n;
   const variance = p.blockCpuUs.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, n - 1);
@@ -110,11 +161,17 @@ export function mergeRounds(rounds: readonly (readonly PairFigures[])[]): PairFi
   return first.map((p) => {
     const all = rounds.map((r) => r.find((x) => x.arm === p.arm) as PairFigures);
     const calls = all.reduce((s, x) => s + x.latencies.length, 0);
-    const weighted = (f: (x: PairFigures) => number): number => all.reduce((s, x) => s + f(x) * x.latencies.length, 0) / Math.max(1, calls);
+    const weighted = (f: (x: PairFigures) => number): number =>
+      all.reduce((s, x) => s + f(x) * x.latencies.length, 0) / Math.max(1, calls);
     return {
-      arm: p.arm, latencies: all.flatMap((x) => x.latencies), referenceLatencies: all.flatMap((x) => x.referenceLatencies),
-      blockCpuUs: all.flatMap((x) => x.blockCpuUs), blockMainUs: all.flatMap((x) => x.blockMainUs),
-      cpuUs: weighted((x) => x.cpuUs), referenceCpuUs: weighted((x) => x.referenceCpuUs), userCpuUs: weighted((x) => x.userCpuUs),
+      arm: p.arm,
+      latencies: all.flatMap((x) => x.latencies),
+      referenceLatencies: all.flatMap((x) => x.referenceLatencies),
+      blockCpuUs: all.flatMap((x) => x.blockCpuUs),
+      blockMainUs: all.flatMap((x) => x.blockMainUs),
+      cpuUs: weighted((x) => x.cpuUs),
+      referenceCpuUs: weighted((x) => x.referenceCpuUs),
+      userCpuUs: weighted((x) => x.userCpuUs),
     };
   });
 }
@@ -133,7 +190,11 @@ export interface ArmBlocks {
  * process does later than the calls that caused it (a batch exporter's timer, a GC) lands in some block
  * of its own, and the mean over the blocks charges all of it. Stops starting blocks after `maxMs`.
  */
-export async function everyArmBlocks(arms: readonly Arm[], run: { perBlock: number; blocks: number; rate: number; maxMs: number }, random: () => number = Math.random): Promise<ArmBlocks[]> {
+export async function everyArmBlocks(
+  arms: readonly Arm[],
+  run: { perBlock: number; blocks: number; rate: number; maxMs: number },
+  random: () => number = Math.random,
+): Promise<ArmBlocks[]> {
   const out = arms.map((a) => ({ arm: a.name, blocks: [] as NodeThreadsCpu[], latencies: [] as number[] }));
   const cpuOf = (a: Arm): NodeThreadsCpu => nodeThreadsCpu(a.pid, threadCpuOf(a.pid));
   let before = arms.map(cpuOf);
@@ -141,17 +202,26 @@ export async function everyArmBlocks(arms: readonly Arm[], run: { perBlock: numb
   for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
     const k = arms.length;
     let order: number[] = [];
-    const sent = await openLoop((i) => {
-      if (i % k === 0) order = shuffledOrder(k, random);
-      const arm = order[i % k] as number;
-      return (arms[arm] as Arm).call(i).then((r): [number, Sent] => [arm, r]);
-    }, k * run.perBlock, k * run.rate);
+    const sent = await openLoop(
+      (i) => {
+        if (i % k === 0) order = shuffledOrder(k, random);
+        const arm = order[i % k] as number;
+        return (arms[arm] as Arm).call(i).then((r): [number, Sent] => [arm, r]);
+      },
+      k * run.perBlock,
+      k * run.rate,
+    );
     const after = arms.map(cpuOf);
     arms.forEach((arm, a) => {
       const mine = sent.filter(([i]) => i === a).map(([, r]) => r);
       const used = nodeThreadsCpuDelta(before[a] as NodeThreadsCpu, after[a] as NodeThreadsCpu);
       const perCall = (ns: number): number => ns / 1000 / mine.length;
-      (out[a] as ArmBlocks).blocks.push({ main: perCall(used.main), v8: perCall(used.v8), later: perCall(used.later), total: perCall(used.total) });
+      (out[a] as ArmBlocks).blocks.push({
+        main: perCall(used.main),
+        v8: perCall(used.v8),
+        later: perCall(used.later),
+        total: perCall(used.total),
+      });
       (out[a] as ArmBlocks).latencies.push(...ok(mine, arm.name));
     });
     before = after;

@@ -31,14 +31,19 @@ export type BlockLatencies = Map<string, number[][]>;
  * `perBlock` cycles per block; each cycle calls every arm once, one call at a time, in a random order.
  * Stops starting blocks after `maxMs`. Throws if any call answered other than 200.
  */
-export async function interleavedLatencies(arms: readonly Arm[], run: { perBlock: number; blocks: number; maxMs: number }, random: () => number = Math.random): Promise<BlockLatencies> {
+export async function interleavedLatencies(
+  arms: readonly Arm[],
+  run: { perBlock: number; blocks: number; maxMs: number },
+  random: () => number = Math.random,
+): Promise<BlockLatencies> {
   const out: BlockLatencies = new Map(arms.map((a) => [a.name, []]));
   const t0 = performance.now();
   let call = 0;
   for (let b = 0; b < run.blocks && performance.now() - t0 < run.maxMs; b++) {
     const block = arms.map(() => [] as [number, number][]);
     for (let c = 0; c < run.perBlock; c++, call++) {
-      for (const k of shuffledOrder(arms.length, random)) (block[k] as [number, number][]).push(await (arms[k] as Arm).call(call));
+      for (const k of shuffledOrder(arms.length, random))
+        (block[k] as [number, number][]).push(await (arms[k] as Arm).call(call));
     }
     arms.forEach((arm, k) => out.get(arm.name)?.push(ok(block[k] as [number, number][], arm.name)));
   }
@@ -46,7 +51,10 @@ export async function interleavedLatencies(arms: readonly Arm[], run: { perBlock
 }
 
 /** Rounds of fresh processes as one: each arm's blocks, labelled with their round (the bootstrap's first level). */
-export function mergeLatencyRounds(rounds: readonly BlockLatencies[]): { blocks: BlockLatencies; roundOfBlock: number[] } {
+export function mergeLatencyRounds(rounds: readonly BlockLatencies[]): {
+  blocks: BlockLatencies;
+  roundOfBlock: number[];
+} {
   const blocks: BlockLatencies = new Map();
   const roundOfBlock: number[] = [];
   rounds.forEach((round, r) => {
@@ -91,9 +99,15 @@ function p50Of(blocks: readonly (readonly number[])[], picks: readonly number[])
  * replacement, then each drawn round's blocks with replacement (the same draw for both arms, keeping
  * their pairing), and take the difference of the pooled p50s.
  */
-export function addedP50(arm: readonly (readonly number[])[], reference: readonly (readonly number[])[], roundOfBlock: readonly number[], options: { resamples?: number; random?: () => number } = {}): AddedP50 {
+export function addedP50(
+  arm: readonly (readonly number[])[],
+  reference: readonly (readonly number[])[],
+  roundOfBlock: readonly number[],
+  options: { resamples?: number; random?: () => number } = {},
+): AddedP50 {
   const { resamples = 1000, random = Math.random } = options;
-  if (arm.length !== reference.length || arm.length !== roundOfBlock.length) throw new Error('addedP50: the arm, the reference and the round labels must have one entry per block');
+  if (arm.length !== reference.length || arm.length !== roundOfBlock.length)
+    throw new Error('addedP50: the arm, the reference and the round labels must have one entry per block');
   const blocksOf = blocksByRound(roundOfBlock);
   const everyBlock = roundOfBlock.map((_, i) => i);
   const differences: number[] = [];

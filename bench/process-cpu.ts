@@ -49,14 +49,21 @@ export function cpuSampler(dataDir: string): () => CpuSample {
     return {
       apiserver: pidsOf(dataDir, 'kube-apiserver').reduce((s, p) => s + cpuSecondsOf(p), 0),
       etcd: pidsOf(dataDir, 'etcd').reduce((s, p) => s + cpuSecondsOf(p), 0),
-      controllers: ['kube-controller-manager', 'kube-scheduler', 'kwok'].flatMap((name) => pidsOf(dataDir, name)).reduce((s, p) => s + cpuSecondsOf(p), 0),
+      controllers: ['kube-controller-manager', 'kube-scheduler', 'kwok']
+        .flatMap((name) => pidsOf(dataDir, name))
+        .reduce((s, p) => s + cpuSecondsOf(p), 0),
       self: (usage.user + usage.system) / 1e6,
     };
   };
 }
 
 export function cpuDelta(before: CpuSample, after: CpuSample): CpuSample {
-  return { apiserver: after.apiserver - before.apiserver, etcd: after.etcd - before.etcd, controllers: after.controllers - before.controllers, self: after.self - before.self };
+  return {
+    apiserver: after.apiserver - before.apiserver,
+    etcd: after.etcd - before.etcd,
+    controllers: after.controllers - before.controllers,
+    self: after.self - before.self,
+  };
 }
 
 export function formatCpu(d: CpuSample): string {
@@ -105,7 +112,11 @@ export function threadCpuOf(pid: number): ThreadCpu[] {
 }
 
 /** CPU nanoseconds a process used between two threadCpuOf samples: all threads, and its main thread (the event loop) alone. */
-export function threadCpuDelta(pid: number, before: readonly ThreadCpu[], after: readonly ThreadCpu[]): { total: number; main: number } {
+export function threadCpuDelta(
+  pid: number,
+  before: readonly ThreadCpu[],
+  after: readonly ThreadCpu[],
+): { total: number; main: number } {
   const start = new Map(before.map((t) => [t.tid, t.ns]));
   let total = 0;
   let main = 0;
@@ -151,7 +162,10 @@ export interface NodeThreadsCpu {
  * and on demand. Tids are compared as numbers: a pid wrap-around during start-up would misfile them.
  */
 export function nodeThreadsCpu(pid: number, threads: readonly ThreadCpu[], v8PoolSize = 4): NodeThreadsCpu {
-  const others = threads.map((t) => t.tid).filter((tid) => tid !== pid).sort((a, b) => a - b);
+  const others = threads
+    .map((t) => t.tid)
+    .filter((tid) => tid !== pid)
+    .sort((a, b) => a - b);
   const platform = new Set(others.slice(0, 2 + v8PoolSize));
   let main = 0;
   let v8 = 0;
@@ -166,5 +180,10 @@ export function nodeThreadsCpu(pid: number, threads: readonly ThreadCpu[], v8Poo
 
 /** `after - before` for each kind of thread. */
 export function nodeThreadsCpuDelta(before: NodeThreadsCpu, after: NodeThreadsCpu): NodeThreadsCpu {
-  return { main: after.main - before.main, v8: after.v8 - before.v8, later: after.later - before.later, total: after.total - before.total };
+  return {
+    main: after.main - before.main,
+    v8: after.v8 - before.v8,
+    later: after.later - before.later,
+    total: after.total - before.total,
+  };
 }

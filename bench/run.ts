@@ -39,21 +39,91 @@ interface BenchRecord {
 const env = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 
 const benches: readonly Bench[] = [
-  { name: 'validate', file: 'validate.ts', what: 'B4 validators and `endpoint-operator validate` over 10,000 manifests', timeoutSeconds: 180 },
-  { name: 'validate-prediction', file: 'validate-prediction.ts', what: 'B4 validations per second of each prediction validator', timeoutSeconds: 120 },
+  {
+    name: 'validate',
+    file: 'validate.ts',
+    what: 'B4 validators and `endpoint-operator validate` over 10,000 manifests',
+    timeoutSeconds: 180,
+  },
+  {
+    name: 'validate-prediction',
+    file: 'validate-prediction.ts',
+    what: 'B4 validations per second of each prediction validator',
+    timeoutSeconds: 120,
+  },
   { name: 'webhook', file: 'webhook.ts', what: 'B4 admission webhook latency at 200 requests/s', timeoutSeconds: 180 },
-  { name: 'webhook-cel', file: 'cel-writes.ts', what: 'B4 apiserver create latency of 4,010 objects and the webhook p99, CRDs with and without their CEL rules (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
-  { name: 'signin', file: 'signin.ts', what: 'B5 sign-in: /auth/pos/me against a bare fastify route, login latency', timeoutSeconds: 180 },
-  { name: 'signin-flood', file: 'signin-flood.ts', what: 'B5-flood: correct logins from one address while another floods unknown-email logins (fair verification queue)', timeoutSeconds: 120 },
-  { name: 'gateway', file: 'gateway.ts', what: 'B6 prediction gateway: added latency and CPU per call at 1,000 calls/s (starts a control plane)', timeoutSeconds: 300 },
-  { name: 'tracing', file: 'tracing.ts', what: 'B6 with OpenTelemetry: gateway CPU and latency with tracing off, sampled at 0.01 and at 1.0 (starts a control plane)', timeoutSeconds: 720 },
-  { name: 'gateway-auth', file: 'gateway-auth.ts', what: 'B6 with auth on (warm caches) against off over 5 rounds of fresh processes: CPU in paired blocks, p50 from calls interleaved one at a time; B6-auth-cold: 1,000 invalid tokens/s (starts a control plane)', timeoutSeconds: 540 },
-  { name: 'gateway-old-new', file: 'gateway-old-new.ts', what: 'B6-old-new: this gateway against an earlier commit\'s (7fc7eab) in one run, auth off, on and traced: CPU per call in paired blocks, added p50 (starts a control plane)', timeoutSeconds: 600 },
-  { name: 'gateway-fair', file: 'gateway-fair.ts', what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)', timeoutSeconds: 240 },
-  { name: 'resolve', file: 'resolve.ts', what: 'B7 registry resolve over 10,000 cached endpoints at a fixed rate; EndpointSlice write after an endpoint change', timeoutSeconds: 240 },
-  { name: 'convergence', file: 'convergence.ts', what: 'B1/B2 objects to Ready against a bare client (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
-  { name: 'serving', file: 'serving.ts', what: 'B8 DeployedModels with containerSpec to Ready on kwok nodes against a bare client creating the same Deployments and Services; operator RSS (starts a control plane)', timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120 },
-  { name: 'memory', file: 'memory.ts', what: 'B3 operator RSS with 10,000 objects cached, heap under steady churn (starts a control plane)', timeoutSeconds: memoryBudgetSeconds() + 120 },
+  {
+    name: 'webhook-cel',
+    file: 'cel-writes.ts',
+    what: 'B4 apiserver create latency of 4,010 objects and the webhook p99, CRDs with and without their CEL rules (starts a control plane)',
+    timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120,
+  },
+  {
+    name: 'signin',
+    file: 'signin.ts',
+    what: 'B5 sign-in: /auth/pos/me against a bare fastify route, login latency',
+    timeoutSeconds: 180,
+  },
+  {
+    name: 'signin-flood',
+    file: 'signin-flood.ts',
+    what: 'B5-flood: correct logins from one address while another floods unknown-email logins (fair verification queue)',
+    timeoutSeconds: 120,
+  },
+  {
+    name: 'gateway',
+    file: 'gateway.ts',
+    what: 'B6 prediction gateway: added latency and CPU per call at 1,000 calls/s (starts a control plane)',
+    timeoutSeconds: 300,
+  },
+  {
+    name: 'tracing',
+    file: 'tracing.ts',
+    what: 'B6 with OpenTelemetry: gateway CPU and latency with tracing off, sampled at 0.01 and at 1.0 (starts a control plane)',
+    timeoutSeconds: 720,
+  },
+  {
+    name: 'gateway-auth',
+    file: 'gateway-auth.ts',
+    what: 'B6 with auth on (warm caches) against off over 5 rounds of fresh processes: CPU in paired blocks, p50 from calls interleaved one at a time; B6-auth-cold: 1,000 invalid tokens/s (starts a control plane)',
+    timeoutSeconds: 540,
+  },
+  {
+    name: 'gateway-old-new',
+    file: 'gateway-old-new.ts',
+    what: "B6-old-new: this gateway against an earlier commit's (7fc7eab) in one run, auth off, on and traced: CPU per call in paired blocks, added p50 (starts a control plane)",
+    timeoutSeconds: 600,
+  },
+  {
+    name: 'gateway-fair',
+    file: 'gateway-fair.ts',
+    what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)',
+    timeoutSeconds: 240,
+  },
+  {
+    name: 'resolve',
+    file: 'resolve.ts',
+    what: 'B7 registry resolve over 10,000 cached endpoints at a fixed rate; EndpointSlice write after an endpoint change',
+    timeoutSeconds: 240,
+  },
+  {
+    name: 'convergence',
+    file: 'convergence.ts',
+    what: 'B1/B2 objects to Ready against a bare client (starts a control plane)',
+    timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120,
+  },
+  {
+    name: 'serving',
+    file: 'serving.ts',
+    what: 'B8 DeployedModels with containerSpec to Ready on kwok nodes against a bare client creating the same Deployments and Services; operator RSS (starts a control plane)',
+    timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120,
+  },
+  {
+    name: 'memory',
+    file: 'memory.ts',
+    what: 'B3 operator RSS with 10,000 objects cached, heap under steady churn (starts a control plane)',
+    timeoutSeconds: memoryBudgetSeconds() + 120,
+  },
 ];
 
 /** BENCH_MAX_S caps every bench's time (e.g. for a CI job with its own budget). */
@@ -65,7 +135,11 @@ const KILL_GRACE_MS = 15_000;
 
 function git(args: string[]): string | undefined {
   try {
-    return execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', args, {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -102,12 +176,15 @@ async function runOne(bench: Bench, fragmentFile: string): Promise<BenchRecord> 
   current = pid;
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
-  const timeout = setTimeout(() => {
-    timedOut = true;
-    console.error(`${bench.file}: no result within ${timeoutOf(bench)} s; ending its process group`);
-    if (pid !== undefined) signalGroup(pid, 'SIGTERM');
-    killTimer = setTimeout(() => pid !== undefined && signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
-  }, timeoutOf(bench) * 1000);
+  const timeout = setTimeout(
+    () => {
+      timedOut = true;
+      console.error(`${bench.file}: no result within ${timeoutOf(bench)} s; ending its process group`);
+      if (pid !== undefined) signalGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => pid !== undefined && signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+    },
+    timeoutOf(bench) * 1000,
+  );
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
     child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -154,18 +231,33 @@ function previousBenches(): Record<string, BenchRecord> {
 function printSummary(records: Record<string, BenchRecord>): void {
   const rows: string[][] = [['id', 'value', 'unit', 'goal', 'pass']];
   for (const r of Object.values(records)) {
-    for (const e of r.entries) rows.push([e.id, formatNumber(e.value), e.unit, formatGoal(e.goal), e.pass === undefined ? '' : e.pass ? 'yes' : 'NO']);
+    for (const e of r.entries)
+      rows.push([
+        e.id,
+        formatNumber(e.value),
+        e.unit,
+        formatGoal(e.goal),
+        e.pass === undefined ? '' : e.pass ? 'yes' : 'NO',
+      ]);
   }
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => (row[col] ?? '').length)));
   console.log('\n=== summary');
-  for (const row of rows) console.log(row.map((cell, col) => (col === 1 ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0))).join('  ').trimEnd());
-  for (const [name, r] of Object.entries(records)) if (r.status === 'failed') console.log(`FAILED ${name} (${r.file}): ${r.failure ?? ''}`);
+  for (const row of rows)
+    console.log(
+      row
+        .map((cell, col) => (col === 1 ? cell.padStart(widths[col] ?? 0) : cell.padEnd(widths[col] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    );
+  for (const [name, r] of Object.entries(records))
+    if (r.status === 'failed') console.log(`FAILED ${name} (${r.file}): ${r.failure ?? ''}`);
 }
 
 async function main(): Promise<number> {
   const only = process.argv.slice(2);
   // A bench's exact name selects it alone (`gateway` is also the start of three others); any other word, those it starts.
-  const selects = (b: Bench, o: string): boolean => (benches.some((x) => x.name === o) ? b.name === o : b.name.startsWith(o));
+  const selects = (b: Bench, o: string): boolean =>
+    benches.some((x) => x.name === o) ? b.name === o : b.name.startsWith(o);
   const selected = benches.filter((b) => only.length === 0 || only.some((o) => selects(b, o)));
   if (selected.length === 0) {
     console.error(`no benchmark matches ${only.join(', ')}; known: ${benches.map((b) => b.name).join(', ')}`);
@@ -198,8 +290,12 @@ async function main(): Promise<number> {
   writeFileSync(RESULTS_FILE, `${JSON.stringify(merged, null, 2)}\n`);
   printSummary(records);
   const failed = Object.values(records).filter((r) => r.status === 'failed').length;
-  const missed = Object.values(records).flatMap((r) => r.entries).filter((e) => e.pass === false).length;
-  console.log(`\n${Object.keys(records).length} benchmarks, ${failed} failed, ${missed} goals not met; written to bench/results.json (load average at start ${header.loadavgAtStart.join(' ')} on ${header.cpus.count} cores)`);
+  const missed = Object.values(records)
+    .flatMap((r) => r.entries)
+    .filter((e) => e.pass === false).length;
+  console.log(
+    `\n${Object.keys(records).length} benchmarks, ${failed} failed, ${missed} goals not met; written to bench/results.json (load average at start ${header.loadavgAtStart.join(' ')} on ${header.cpus.count} cores)`,
+  );
   return failed > 0 || interrupted ? 1 : 0;
 }
 

@@ -15,7 +15,9 @@ export interface ServeChild {
 }
 
 export function startServeChild(file: string, nodeFlags: readonly string[] = []): ServeChild {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file, '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file, '--serve'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiters: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
   let exited: Error | undefined;

@@ -39,7 +39,12 @@ function spreadOf(xs: readonly number[]): Spread {
 }
 
 /** Starts measuring; `measuredAddress`: the client whose logins are timed in the server. */
-export function installFloodProbe(app: FastifyInstance, context: SignInContext, measuredAddress: string, diagnose: boolean): void {
+export function installFloodProbe(
+  app: FastifyInstance,
+  context: SignInContext,
+  measuredAddress: string,
+  diagnose: boolean,
+): void {
   const eld = monitorEventLoopDelay({ resolution: 5 });
   eld.enable();
   const verifications = new Map<string, { wait: number[]; argon2: number[] }>();
@@ -57,17 +62,18 @@ export function installFloodProbe(app: FastifyInstance, context: SignInContext, 
         admitted: true,
         ticket: {
           cancel: () => ticket.cancel(),
-          run: (verify) => ticket.run(async () => {
-            const startedAt = performance.now();
-            try {
-              return await verify();
-            } finally {
-              let times = verifications.get(client);
-              if (times === undefined) verifications.set(client, (times = { wait: [], argon2: [] }));
-              times.wait.push(startedAt - admittedAt);
-              times.argon2.push(performance.now() - startedAt);
-            }
-          }),
+          run: (verify) =>
+            ticket.run(async () => {
+              const startedAt = performance.now();
+              try {
+                return await verify();
+              } finally {
+                let times = verifications.get(client);
+                if (times === undefined) verifications.set(client, (times = { wait: [], argon2: [] }));
+                times.wait.push(startedAt - admittedAt);
+                times.argon2.push(performance.now() - startedAt);
+              }
+            }),
         },
       };
     };
@@ -84,10 +90,20 @@ export function installFloodProbe(app: FastifyInstance, context: SignInContext, 
     for (const line of d.split('\n')) {
       if (line.trim() !== 'stats') continue;
       const stats: FloodStats = {
-        eventLoopDelay: { p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6, n: eld.count },
+        eventLoopDelay: {
+          p50: eld.percentile(50) / 1e6,
+          p99: eld.percentile(99) / 1e6,
+          max: eld.max / 1e6,
+          n: eld.count,
+        },
         ...(diagnose
           ? {
-              verifications: Object.fromEntries([...verifications].map(([client, t]) => [client, { wait: spreadOf(t.wait), argon2: spreadOf(t.argon2) }])),
+              verifications: Object.fromEntries(
+                [...verifications].map(([client, t]) => [
+                  client,
+                  { wait: spreadOf(t.wait), argon2: spreadOf(t.argon2) },
+                ]),
+              ),
               measuredInServer: spreadOf(inServer),
             }
           : {}),

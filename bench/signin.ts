@@ -40,20 +40,42 @@ async function serve(): Promise<void> {
   const bare = Fastify({ logger: false });
   // The same body /auth/pos/me returns, so the difference is the sign-in work, not the payload size.
   const profile = {
-    shopUser: { id: 'bench', email: 'bench@example.com', displayName: 'Bench', role: 'cashier', shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' }, employeeCode: null },
+    shopUser: {
+      id: 'bench',
+      email: 'bench@example.com',
+      displayName: 'Bench',
+      role: 'cashier',
+      shop: { id: 'shop-1', name: 'Shop 1', code: 'S-1' },
+      employeeCode: null,
+    },
     availableShops: [{ id: 'shop-1', name: 'Shop 1', code: 'S-1' }],
   };
   bare.get('/bare', async () => profile);
   await bare.listen({ host: '127.0.0.1', port: 0 });
 
   const index = new IdentityIndex();
-  index.upsertSecret({ metadata: { name: 'pw' }, data: { password: Buffer.from(await hashPassword(PASSWORD, DEFAULT_ARGON2_PARAMS)).toString('base64') } });
-  for (let i = 1; i <= 3; i++) index.upsertShop({ metadata: { name: `shop-${i}` }, spec: { displayName: `Shop ${i}`, code: `S-${i}` } });
+  index.upsertSecret({
+    metadata: { name: 'pw' },
+    data: { password: Buffer.from(await hashPassword(PASSWORD, DEFAULT_ARGON2_PARAMS)).toString('base64') },
+  });
+  for (let i = 1; i <= 3; i++)
+    index.upsertShop({ metadata: { name: `shop-${i}` }, spec: { displayName: `Shop ${i}`, code: `S-${i}` } });
   index.upsertShopUser({
     metadata: { name: 'bench' },
-    spec: { email: 'bench@example.com', displayName: 'Bench', passwordSecretRef: { name: 'pw', key: 'password' }, memberships: [{ shop: 'shop-1', role: 'cashier' }] },
+    spec: {
+      email: 'bench@example.com',
+      displayName: 'Bench',
+      passwordSecretRef: { name: 'pw', key: 'password' },
+      memberships: [{ shop: 'shop-1', role: 'cashier' }],
+    },
   });
-  const { app } = await buildSignInApp({ directory: index, sessions: new MemorySessionStore(), signingKeys: new MemorySigningKeyStore(), logger: false, accountFailuresPerHour: 1_000_000 });
+  const { app } = await buildSignInApp({
+    directory: index,
+    sessions: new MemorySessionStore(),
+    signingKeys: new MemorySigningKeyStore(),
+    logger: false,
+    accountFailuresPerHour: 1_000_000,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (s: typeof bare): number => {
     const a = s.server.address();
@@ -64,29 +86,57 @@ async function serve(): Promise<void> {
   // The parent asks for the CPU time this process used (`cpu` line), to cost each request in CPU
   // microseconds: unlike requests per second, that barely moves when other processes load the machine.
   process.stdin.setEncoding('utf8').on('data', (d: string) => {
-    for (const line of d.split('\n')) if (line.trim() === 'cpu') {
-      const u = process.cpuUsage();
-      process.stdout.write(`${JSON.stringify({ cpuMicros: u.user + u.system })}\n`);
-    }
+    for (const line of d.split('\n'))
+      if (line.trim() === 'cpu') {
+        const u = process.cpuUsage();
+        process.stdout.write(`${JSON.stringify({ cpuMicros: u.user + u.system })}\n`);
+      }
   });
   process.stdin.on('end', () => process.exit(0));
 }
 
-function request(agent: http.Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
+function request(
+  agent: http.Agent,
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (data += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: {
+          ...headers,
+          ...(body === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+        },
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 /** Closed-loop load: CONNECTIONS requests in flight for `seconds`; returns completed requests per second and their count. */
-async function load(port: number, path: string, headers: Record<string, string>, seconds: number): Promise<{ perSecond: number; count: number }> {
+async function load(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  seconds: number,
+): Promise<{ perSecond: number; count: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
@@ -109,9 +159,12 @@ async function load(port: number, path: string, headers: Record<string, string>,
 /** Microseconds to verify an access token never seen before (no cache hit), over `n` distinct tokens. */
 async function coldVerifyMicros(n: number): Promise<number> {
   const tokens = new TokenService(await new MemorySigningKeyStore().load(), realClock);
-  const minted = await Promise.all(Array.from({ length: n }, (_, i) => tokens.issueAccessToken({ kind: 'ShopUser', name: `u${i}` }, `s-${i}`, 'pos')));
+  const minted = await Promise.all(
+    Array.from({ length: n }, (_, i) => tokens.issueAccessToken({ kind: 'ShopUser', name: `u${i}` }, `s-${i}`, 'pos')),
+  );
   const t0 = performance.now();
-  for (const t of minted) if (!(await tokens.verifyAccessToken(t, 'pos'))) throw new Error('a fresh token failed verification');
+  for (const t of minted)
+    if (!(await tokens.verifyAccessToken(t, 'pos'))) throw new Error('a fresh token failed verification');
   return ((performance.now() - t0) * 1000) / n;
 }
 
@@ -126,7 +179,11 @@ async function main(): Promise<void> {
     const info = JSON.parse(await server.nextLine()) as ServeInfo;
     const serverCpu = (): Promise<number> => server.cpuMicros();
     /** Requests per second, and server CPU microseconds per request, of one phase. */
-    const phase = async (port: number, path: string, headers: Record<string, string>): Promise<{ perSecond: number; cpuPerRequest: number }> => {
+    const phase = async (
+      port: number,
+      path: string,
+      headers: Record<string, string>,
+    ): Promise<{ perSecond: number; cpuPerRequest: number }> => {
       const before = await serverCpu();
       const r = await load(port, path, headers, PHASE_SECONDS);
       return { perSecond: r.perSecond, cpuPerRequest: ((await serverCpu()) - before) / r.count };
@@ -168,25 +225,75 @@ async function main(): Promise<void> {
     const cpuRatio = bareCpu / meCpu;
     const p = DEFAULT_ARGON2_PARAMS;
     console.log(`argon2id m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}`);
-    console.log(`POST /auth/pos/login latency over ${latencies.length} logins: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`);
-    console.log(`bare fastify JSON route: ${mean(bare).toFixed(0)} req/s (${bare.map((x) => x.toFixed(0)).join(', ')})`);
+    console.log(
+      `POST /auth/pos/login latency over ${latencies.length} logins: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
+    );
+    console.log(
+      `bare fastify JSON route: ${mean(bare).toFixed(0)} req/s (${bare.map((x) => x.toFixed(0)).join(', ')})`,
+    );
     console.log(`GET /auth/pos/me:        ${mean(me).toFixed(0)} req/s (${me.map((x) => x.toFixed(0)).join(', ')})`);
     const coldVerify = await coldVerifyMicros(500);
     console.log(`first use of a new access token (Ed25519 verify, then cached): ${coldVerify.toFixed(0)} µs`);
     console.log(`server CPU per request (median): bare ${bareCpu.toFixed(0)} µs, /auth/pos/me ${meCpu.toFixed(0)} µs`);
-    console.log(`throughput ratio /auth/pos/me ÷ bare: ${ratio.toFixed(2)} over all rounds, median per round ${medianRatio.toFixed(2)} (${perRound.map((r) => r.toFixed(2)).join(', ')})`);
-    console.log(`CPU-cost ratio (bare µs ÷ me µs, the throughput ratio of a CPU-bound server, robust to machine load): ${cpuRatio.toFixed(2)}`);
-    console.log(`goal ≥ 0.70: throughput median ${medianRatio >= 0.7 ? 'MET' : 'NOT MET'}, CPU-cost ${cpuRatio >= 0.7 ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `throughput ratio /auth/pos/me ÷ bare: ${ratio.toFixed(2)} over all rounds, median per round ${medianRatio.toFixed(2)} (${perRound.map((r) => r.toFixed(2)).join(', ')})`,
+    );
+    console.log(
+      `CPU-cost ratio (bare µs ÷ me µs, the throughput ratio of a CPU-bound server, robust to machine load): ${cpuRatio.toFixed(2)}`,
+    );
+    console.log(
+      `goal ≥ 0.70: throughput median ${medianRatio >= 0.7 ? 'MET' : 'NOT MET'}, CPU-cost ${cpuRatio >= 0.7 ? 'MET' : 'NOT MET'}`,
+    );
     const two = (x: number): number => Number(x.toFixed(2));
     recordResults([
-      { id: 'B5.signin.me_ratio', name: 'GET /auth/pos/me requests/s ÷ bare fastify route requests/s (median per round)', value: two(medianRatio), unit: 'ratio', goal: { op: '>=', value: 0.7 },
-        baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route, requests/s' }, ratio: two(medianRatio), notes: `per round ${perRound.map((r) => r.toFixed(2)).join(', ')}; over all rounds ${ratio.toFixed(2)}` },
-      { id: 'B5.signin.me_cpu_ratio', name: 'server CPU per request, bare route ÷ /auth/pos/me (throughput ratio of a CPU-bound server)', value: two(cpuRatio), unit: 'ratio', goal: { op: '>=', value: 0.7 },
-        baseline: { value: Math.round(bareCpu), name: 'bare route, server CPU µs per request' }, ratio: two(cpuRatio), notes: `/auth/pos/me ${meCpu.toFixed(0)} µs per request` },
-      { id: 'B5.signin.me_rps', name: 'GET /auth/pos/me requests per second', value: Math.round(mean(me)), unit: '/s', baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route' }, ratio: two(ratio) },
-      { id: 'B5.signin.login_p50', name: 'POST /auth/pos/login latency, median', value: Number(percentile(latencies, 50).toFixed(1)), unit: 'ms', notes: `argon2id m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}, ${latencies.length} logins` },
-      { id: 'B5.signin.login_p99', name: 'POST /auth/pos/login latency, 99th percentile', value: Number(percentile(latencies, 99).toFixed(1)), unit: 'ms', notes: `${latencies.length} logins` },
-      { id: 'B5.signin.cold_verify', name: 'first use of a new access token (Ed25519 verification, then cached)', value: Math.round(coldVerify), unit: 'µs' },
+      {
+        id: 'B5.signin.me_ratio',
+        name: 'GET /auth/pos/me requests/s ÷ bare fastify route requests/s (median per round)',
+        value: two(medianRatio),
+        unit: 'ratio',
+        goal: { op: '>=', value: 0.7 },
+        baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route, requests/s' },
+        ratio: two(medianRatio),
+        notes: `per round ${perRound.map((r) => r.toFixed(2)).join(', ')}; over all rounds ${ratio.toFixed(2)}`,
+      },
+      {
+        id: 'B5.signin.me_cpu_ratio',
+        name: 'server CPU per request, bare route ÷ /auth/pos/me (throughput ratio of a CPU-bound server)',
+        value: two(cpuRatio),
+        unit: 'ratio',
+        goal: { op: '>=', value: 0.7 },
+        baseline: { value: Math.round(bareCpu), name: 'bare route, server CPU µs per request' },
+        ratio: two(cpuRatio),
+        notes: `/auth/pos/me ${meCpu.toFixed(0)} µs per request`,
+      },
+      {
+        id: 'B5.signin.me_rps',
+        name: 'GET /auth/pos/me requests per second',
+        value: Math.round(mean(me)),
+        unit: '/s',
+        baseline: { value: Math.round(mean(bare)), name: 'bare fastify JSON route' },
+        ratio: two(ratio),
+      },
+      {
+        id: 'B5.signin.login_p50',
+        name: 'POST /auth/pos/login latency, median',
+        value: Number(percentile(latencies, 50).toFixed(1)),
+        unit: 'ms',
+        notes: `argon2id m=${p.memoryCost} KiB t=${p.timeCost} p=${p.parallelism}, ${latencies.length} logins`,
+      },
+      {
+        id: 'B5.signin.login_p99',
+        name: 'POST /auth/pos/login latency, 99th percentile',
+        value: Number(percentile(latencies, 99).toFixed(1)),
+        unit: 'ms',
+        notes: `${latencies.length} logins`,
+      },
+      {
+        id: 'B5.signin.cold_verify',
+        name: 'first use of a new access token (Ed25519 verification, then cached)',
+        value: Math.round(coldVerify),
+        unit: 'µs',
+      },
     ]);
   } finally {
     child.stdin.end();

@@ -19,7 +19,8 @@ export type Snapshot = ReadonlyMap<string, { readonly pid: number; readonly thre
 /** One sample of every named process. */
 export function snapshot(processes: Readonly<Record<string, number | undefined>>): Snapshot {
   const out = new Map<string, { pid: number; threads: Map<number, ThreadCpu> }>();
-  for (const [name, pid] of Object.entries(processes)) if (pid !== undefined) out.set(name, { pid, threads: threadsOf(pid) });
+  for (const [name, pid] of Object.entries(processes))
+    if (pid !== undefined) out.set(name, { pid, threads: threadsOf(pid) });
   return out;
 }
 
@@ -30,7 +31,12 @@ interface Share {
   readonly waiting: number;
 }
 
-function share(before: Map<number, ThreadCpu>, after: Map<number, ThreadCpu>, seconds: number, pick: (tid: number, s: ThreadCpu) => boolean): Share {
+function share(
+  before: Map<number, ThreadCpu>,
+  after: Map<number, ThreadCpu>,
+  seconds: number,
+  pick: (tid: number, s: ThreadCpu) => boolean,
+): Share {
   let run = 0;
   let wait = 0;
   for (const [tid, s] of after) {
@@ -55,9 +61,15 @@ export function cpuReport(before: Snapshot, after: Snapshot, seconds: number, th
     lines.push(`  ${name}: ${fmt(share(b, a.threads, seconds, () => true))}`);
     if (name !== threaded) continue;
     lines.push(`    main thread: ${fmt(share(b, a.threads, seconds, (tid) => tid === a.pid))}`);
-    lines.push(`    nice-10 threads (JSON workers): ${fmt(share(b, a.threads, seconds, (tid, s) => tid !== a.pid && s.nice > 0))}`);
-    lines.push(`    other threads (V8 GC and compiler, libuv): ${fmt(share(b, a.threads, seconds, (tid, s) => tid !== a.pid && s.nice <= 0))}`);
-    if (process.env['BENCH_THREADS']) for (const [tid, s] of a.threads) lines.push(`      ${tid} nice ${s.nice}: ${fmt(share(b, a.threads, seconds, (t) => t === tid))}`);
+    lines.push(
+      `    nice-10 threads (JSON workers): ${fmt(share(b, a.threads, seconds, (tid, s) => tid !== a.pid && s.nice > 0))}`,
+    );
+    lines.push(
+      `    other threads (V8 GC and compiler, libuv): ${fmt(share(b, a.threads, seconds, (tid, s) => tid !== a.pid && s.nice <= 0))}`,
+    );
+    if (process.env['BENCH_THREADS'])
+      for (const [tid, s] of a.threads)
+        lines.push(`      ${tid} nice ${s.nice}: ${fmt(share(b, a.threads, seconds, (t) => t === tid))}`);
   }
   return lines;
 }

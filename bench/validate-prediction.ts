@@ -20,11 +20,18 @@ const endpoint = {
     labels: { team: 'risk-ml', env: 'production', 'cost-center': 'cc-4021', équipe: 'données' },
     encryptionSpec: { kmsKeyName: 'projects/risk-sec/locations/europe-west4/keyRings/ml/cryptoKeys/endpoints' },
     network: 'projects/482913557102/global/networks/ml-serving-vpc',
-    predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 0.1, bigqueryDestination: { outputUri: 'bq://risk-analytics.prediction_logs.fraud' } },
+    predictRequestResponseLoggingConfig: {
+      enabled: true,
+      samplingRate: 0.1,
+      bigqueryDestination: { outputUri: 'bq://risk-analytics.prediction_logs.fraud' },
+    },
   },
 };
 
-const updated = { ...endpoint, spec: { ...endpoint.spec, trafficSplit: { '4712380917': 50, '8815520493': 50 }, etag: computeEtag(endpoint.spec) } };
+const updated = {
+  ...endpoint,
+  spec: { ...endpoint.spec, trafficSplit: { '4712380917': 50, '8815520493': 50 }, etag: computeEtag(endpoint.spec) },
+};
 const stored = { ...endpoint, status: { etag: computeEtag(endpoint.spec) } };
 
 const model = {
@@ -53,11 +60,40 @@ function measure(id: string, name: string, seconds: number, run: () => number, g
   }
   const elapsed = (performance.now() - started) / 1000;
   if (errors > 0) throw new Error(`${name}: the benchmark object is invalid (${errors} errors)`);
-  console.log(`${name.padEnd(40)} ${Math.round(count / elapsed).toLocaleString('en-US').padStart(10)} validations/s  (${(1e6 * elapsed / count).toFixed(2)} µs each)`);
-  recordResults([{ id, name: `${name}, one core`, value: Math.round(count / elapsed), unit: '/s', ...(goal ? { goal } : {}), notes: `${(1e6 * elapsed / count).toFixed(2)} µs each` }]);
+  console.log(
+    `${name.padEnd(40)} ${Math.round(count / elapsed)
+      .toLocaleString('en-US')
+      .padStart(10)} validations/s  (${((1e6 * elapsed) / count).toFixed(2)} µs each)`,
+  );
+  recordResults([
+    {
+      id,
+      name: `${name}, one core`,
+      value: Math.round(count / elapsed),
+      unit: '/s',
+      ...(goal ? { goal } : {}),
+      notes: `${((1e6 * elapsed) / count).toFixed(2)} µs each`,
+    },
+  ]);
 }
 
 const seconds = Number(process.argv[2] ?? '3');
-measure('B4.validator.pe_create_per_s', 'PredictionEndpoint create', seconds, () => validatePredictionEndpoint(endpoint, undefined, defaultValidationOptions).errors.length, { op: '>=', value: 50_000 });
-measure('B4.validator.pe_update_per_s', 'PredictionEndpoint update (etag check)', seconds, () => validatePredictionEndpoint(updated, stored, defaultValidationOptions).errors.length);
-measure('B4.validator.dm_create_per_s', 'DeployedModel create', seconds, () => validateDeployedModel(model, undefined, defaultValidationOptions).errors.length);
+measure(
+  'B4.validator.pe_create_per_s',
+  'PredictionEndpoint create',
+  seconds,
+  () => validatePredictionEndpoint(endpoint, undefined, defaultValidationOptions).errors.length,
+  { op: '>=', value: 50_000 },
+);
+measure(
+  'B4.validator.pe_update_per_s',
+  'PredictionEndpoint update (etag check)',
+  seconds,
+  () => validatePredictionEndpoint(updated, stored, defaultValidationOptions).errors.length,
+);
+measure(
+  'B4.validator.dm_create_per_s',
+  'DeployedModel create',
+  seconds,
+  () => validateDeployedModel(model, undefined, defaultValidationOptions).errors.length,
+);

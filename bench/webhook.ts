@@ -21,7 +21,14 @@ import { startWebhookServer } from '../src/webhook/server.js';
 import { recordResults } from './results.js';
 import { openLoop } from './gateway-fixture.js';
 
-const { values } = parseArgs({ options: { serve: { type: 'boolean', default: false }, rate: { type: 'string', default: '200' }, requests: { type: 'string', default: '3000' }, 'max-seconds': { type: 'string', default: '30' } } });
+const { values } = parseArgs({
+  options: {
+    serve: { type: 'boolean', default: false },
+    rate: { type: 'string', default: '200' },
+    requests: { type: 'string', default: '3000' },
+    'max-seconds': { type: 'string', default: '30' },
+  },
+});
 const rate = Number(values.rate);
 const total = Number(values.requests);
 const maxMs = Number(values['max-seconds']) * 1000;
@@ -29,34 +36,108 @@ const WARMUP = 200;
 
 const endpointName = 'projects/payments-prod/locations/us-east1/namespaces/checkout/services/ledger/endpoints/ledger-1';
 
-function review(uid: string, kind: { group: string; version: string; kind: string }, operation: 'CREATE' | 'UPDATE', object: unknown, oldObject: unknown = null): string {
+function review(
+  uid: string,
+  kind: { group: string; version: string; kind: string },
+  operation: 'CREATE' | 'UPDATE',
+  object: unknown,
+  oldObject: unknown = null,
+): string {
   const resource = { group: kind.group, version: kind.version, resource: `${kind.kind.toLowerCase()}s` };
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
-      uid, kind, resource, requestKind: kind, requestResource: resource, name: (object as { metadata: { name: string } }).metadata.name, namespace: 'endpoint-demo', operation,
+      uid,
+      kind,
+      resource,
+      requestKind: kind,
+      requestResource: resource,
+      name: (object as { metadata: { name: string } }).metadata.name,
+      namespace: 'endpoint-demo',
+      operation,
       userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] },
-      object, oldObject, dryRun: false, options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions', fieldManager: 'kubectl-client-side-apply' },
+      object,
+      oldObject,
+      dryRun: false,
+      options: {
+        apiVersion: 'meta.k8s.io/v1',
+        kind: operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions',
+        fieldManager: 'kubectl-client-side-apply',
+      },
     },
   });
 }
 
-const managedFields = [{ manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'v1', time: '2026-03-01T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } }, 'f:spec': { '.': {}, 'f:displayName': {}, 'f:labels': {}, 'f:trafficSplit': {} } } }];
-const meta = (name: string) => ({ name, namespace: 'endpoint-demo', uid: 'd9607e19-f88f-11e6-a518-42010a800195', resourceVersion: '48213', generation: 3, creationTimestamp: '2026-03-01T10:00:00Z', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"prediction.endpoint-operator.dev/v1","kind":"PredictionEndpoint"}' }, managedFields });
+const managedFields = [
+  {
+    manager: 'kubectl-client-side-apply',
+    operation: 'Update',
+    apiVersion: 'v1',
+    time: '2026-03-01T10:00:00Z',
+    fieldsType: 'FieldsV1',
+    fieldsV1: {
+      'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} } },
+      'f:spec': { '.': {}, 'f:displayName': {}, 'f:labels': {}, 'f:trafficSplit': {} },
+    },
+  },
+];
+const meta = (name: string) => ({
+  name,
+  namespace: 'endpoint-demo',
+  uid: 'd9607e19-f88f-11e6-a518-42010a800195',
+  resourceVersion: '48213',
+  generation: 3,
+  creationTimestamp: '2026-03-01T10:00:00Z',
+  annotations: {
+    'kubectl.kubernetes.io/last-applied-configuration':
+      '{"apiVersion":"prediction.endpoint-operator.dev/v1","kind":"PredictionEndpoint"}',
+  },
+  managedFields,
+});
 
 const PE = { group: 'prediction.endpoint-operator.dev', version: 'v1', kind: 'PredictionEndpoint' };
 const RE = { group: 'registry.endpoint-operator.dev', version: 'v1', kind: 'RegistryEndpoint' };
 const predictionEndpoint = {
-  apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: meta('fraud-scoring'),
-  spec: { displayName: 'Fraud scoring (card payments)', description: 'Scores card payments for fraud in real time.', trafficSplit: { '4712380917': 70, '8815520493': 30 }, labels: { team: 'risk-ml', env: 'production', 'cost-center': 'cc-4021' },
-    predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 0.1, bigqueryDestination: { outputUri: 'bq://risk-ml-prod.fraud_logs' } } },
+  apiVersion: 'prediction.endpoint-operator.dev/v1',
+  kind: 'PredictionEndpoint',
+  metadata: meta('fraud-scoring'),
+  spec: {
+    displayName: 'Fraud scoring (card payments)',
+    description: 'Scores card payments for fraud in real time.',
+    trafficSplit: { '4712380917': 70, '8815520493': 30 },
+    labels: { team: 'risk-ml', env: 'production', 'cost-center': 'cc-4021' },
+    predictRequestResponseLoggingConfig: {
+      enabled: true,
+      samplingRate: 0.1,
+      bigqueryDestination: { outputUri: 'bq://risk-ml-prod.fraud_logs' },
+    },
+  },
 };
 const registryEndpoint = (port: number) => ({
-  apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: meta('ledger-1'),
-  spec: { name: endpointName, address: '2001:db8::10', port, annotations: { 'example.com/team': 'payments', 'example.com/tier': 'gold', 'endpoint-operator.dev/owner': 'platform' } },
+  apiVersion: 'registry.endpoint-operator.dev/v1',
+  kind: 'RegistryEndpoint',
+  metadata: meta('ledger-1'),
+  spec: {
+    name: endpointName,
+    address: '2001:db8::10',
+    port,
+    annotations: {
+      'example.com/team': 'payments',
+      'example.com/tier': 'gold',
+      'endpoint-operator.dev/owner': 'platform',
+    },
+  },
 });
-const invalid = { ...predictionEndpoint, spec: { ...predictionEndpoint.spec, trafficSplit: { '4712380917': 70, '8815520493': 20 }, network: 'projects/risk-ml-prod/global/networks/default', enablePrivateServiceConnect: true } };
+const invalid = {
+  ...predictionEndpoint,
+  spec: {
+    ...predictionEndpoint.spec,
+    trafficSplit: { '4712380917': 70, '8815520493': 20 },
+    network: 'projects/risk-ml-prod/global/networks/default',
+    enablePrivateServiceConnect: true,
+  },
+};
 
 const bodies = [
   (uid: string) => review(uid, PE, 'CREATE', predictionEndpoint),
@@ -67,9 +148,18 @@ const bodies = [
 /** Child mode: start the server with fresh certificates, report port and CA to the parent, serve until told to stop. */
 async function serve(): Promise<void> {
   const identity = servingIdentity('endpoint-operator-webhook', 'endpoint-operator-system', { host: '127.0.0.1' });
-  const certs = await issueCertificates({ action: 'renew-all', reason: 'bench' }, undefined, identity, new Date(), { caDays: 1, servingDays: 1 });
+  const certs = await issueCertificates({ action: 'renew-all', reason: 'bench' }, undefined, identity, new Date(), {
+    caDays: 1,
+    servingDays: 1,
+  });
   // Logging stays on (one line per request, as in production), written to /dev/null.
-  const server = await startWebhookServer({ port: 0, host: '127.0.0.1', tls: certs, options: defaultValidationOptions, log: pino(pino.destination('/dev/null')) });
+  const server = await startWebhookServer({
+    port: 0,
+    host: '127.0.0.1',
+    tls: certs,
+    options: defaultValidationOptions,
+    log: pino(pino.destination('/dev/null')),
+  });
   process.send?.({ port: server.port, ca: certs.caBundle });
   // CPU time spent serving: a figure that machine load from other processes does not inflate.
   process.on('message', (m) => {
@@ -79,7 +169,14 @@ async function serve(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { execArgv: ['--import', 'tsx', ...(process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-webhook-prof'] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL(import.meta.url).pathname, ['--serve'], {
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-webhook-prof'] : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const { port, ca } = await new Promise<{ port: number; ca: string }>((resolve, reject) => {
     child.once('message', (m) => resolve(m as { port: number; ca: string }));
     child.once('exit', (code) => reject(new Error(`webhook server process exited with ${code}`)));
@@ -93,17 +190,28 @@ async function main(): Promise<void> {
     new Promise((resolve, reject) => {
       const body = prebuilt[i]!;
       const started = process.hrtime.bigint();
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/validate?timeout=5s', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          const allowed = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } }).response?.allowed;
-          const key = res.statusCode === 200 ? (allowed ? 'allowed' : 'denied') : `http ${res.statusCode}`;
-          decisions.set(key, (decisions.get(key) ?? 0) + 1);
-          resolve(ms);
-        });
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/validate?timeout=5s',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const ms = Number(process.hrtime.bigint() - started) / 1e6;
+            const allowed = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { response?: { allowed?: boolean } })
+              .response?.allowed;
+            const key = res.statusCode === 200 ? (allowed ? 'allowed' : 'denied') : `http ${res.statusCode}`;
+            decisions.set(key, (decisions.get(key) ?? 0) + 1);
+            resolve(ms);
+          });
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -124,19 +232,53 @@ async function main(): Promise<void> {
     const latencies = (await run(WARMUP, total)).sort((a, b) => a - b);
     const seconds = (performance.now() - t0) / 1000;
     const cpuPerRequest = (await serverCpu()) - cpuBefore;
-    const pct = (p: number): string => (latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN).toFixed(2);
-    console.log(`webhook admission over HTTPS keep-alive, loopback: ${latencies.length} requests at ${rate}/s offered (${(latencies.length / seconds).toFixed(0)}/s achieved) in ${seconds.toFixed(1)} s`);
+    const pct = (p: number): string =>
+      (latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN).toFixed(2);
+    console.log(
+      `webhook admission over HTTPS keep-alive, loopback: ${latencies.length} requests at ${rate}/s offered (${(latencies.length / seconds).toFixed(0)}/s achieved) in ${seconds.toFixed(1)} s`,
+    );
     console.log(`latency ms: p50 ${pct(50)}  p90 ${pct(90)}  p99 ${pct(99)}  max ${latencies.at(-1)?.toFixed(2)}`);
-    console.log(`server CPU per request: ${(cpuPerRequest / latencies.length / 1000).toFixed(3)} ms (user+system, TLS and logging included); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} on ${cpus().length} cores`);
+    console.log(
+      `server CPU per request: ${(cpuPerRequest / latencies.length / 1000).toFixed(3)} ms (user+system, TLS and logging included); load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${cpus().length} cores`,
+    );
     console.log(`decisions: ${[...decisions].map(([k, v]) => `${k} ${v}`).join(', ')}`);
     const at = (p: number): number => Number(pct(p));
     const conditions = `${latencies.length} requests at ${rate}/s offered over HTTPS keep-alive on loopback`;
-    recordResults([
-      { id: 'B4.webhook.p50', name: 'admission webhook latency, median', value: at(50), unit: 'ms', notes: conditions },
-      { id: 'B4.webhook.p99', name: 'admission webhook latency, 99th percentile', value: at(99), unit: 'ms', notes: conditions },
-      { id: 'B4.webhook.achieved_rate', name: 'admission requests per second achieved (offered open-loop)', value: Number((latencies.length / seconds).toFixed(1)), unit: '/s', baseline: { value: rate, name: 'offered rate' }, ratio: Number((latencies.length / seconds / rate).toFixed(3)) },
-      { id: 'B4.webhook.cpu_per_request', name: 'webhook server CPU per request (user+system, TLS and logging included)', value: Number((cpuPerRequest / latencies.length / 1000).toFixed(3)), unit: 'ms' },
-    ], { webhookDecisions: Object.fromEntries(decisions) });
+    recordResults(
+      [
+        {
+          id: 'B4.webhook.p50',
+          name: 'admission webhook latency, median',
+          value: at(50),
+          unit: 'ms',
+          notes: conditions,
+        },
+        {
+          id: 'B4.webhook.p99',
+          name: 'admission webhook latency, 99th percentile',
+          value: at(99),
+          unit: 'ms',
+          notes: conditions,
+        },
+        {
+          id: 'B4.webhook.achieved_rate',
+          name: 'admission requests per second achieved (offered open-loop)',
+          value: Number((latencies.length / seconds).toFixed(1)),
+          unit: '/s',
+          baseline: { value: rate, name: 'offered rate' },
+          ratio: Number((latencies.length / seconds / rate).toFixed(3)),
+        },
+        {
+          id: 'B4.webhook.cpu_per_request',
+          name: 'webhook server CPU per request (user+system, TLS and logging included)',
+          value: Number((cpuPerRequest / latencies.length / 1000).toFixed(3)),
+          unit: 'ms',
+        },
+      ],
+      { webhookDecisions: Object.fromEntries(decisions) },
+    );
   } finally {
     agent.destroy();
     child.send('stop');

@@ -9,14 +9,39 @@ export interface Subcommand {
 
 // Subcommands are loaded lazily so that `validate` in a CI pipeline never loads the Kubernetes client or fastify.
 export const subcommands: Record<string, Subcommand> = {
-  'hash-password': { summary: 'read a password on stdin and print its argon2id PHC string (for a Secret)', load: () => import('./cli/hash-password.js') },
-  validate: { summary: 'validate manifests offline (files, directories or - for stdin)', load: () => import('./cli/validate.js') },
-  dev: { summary: 'the embedded default: local control plane, operator, webhooks, sign-in API and examples (npm start)', load: () => import('./cli/dev.js') },
-  run: { summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster', load: () => import('./cli/run.js') },
-  gateway: { summary: 'serve PredictionEndpoints\' :predict, :explain and :rawPredict, routed by the traffic split to the model servers (every replica serves)', load: () => import('./cli/gateway.js') },
-  crds: { summary: 'print the CustomResourceDefinitions (the same YAML as crds/)', load: () => import('./cli/crds.js') },
-  resolve: { summary: 'resolve a registry service as the lookup API does: NAME [--filter EXPR] [--max N]', load: () => import('./cli/resolve.js') },
-  cluster: { summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up', load: () => import('./cli/cluster.js') },
+  'hash-password': {
+    summary: 'read a password on stdin and print its argon2id PHC string (for a Secret)',
+    load: () => import('./cli/hash-password.js'),
+  },
+  validate: {
+    summary: 'validate manifests offline (files, directories or - for stdin)',
+    load: () => import('./cli/validate.js'),
+  },
+  dev: {
+    summary: 'the embedded default: local control plane, operator, webhooks, sign-in API and examples (npm start)',
+    load: () => import('./cli/dev.js'),
+  },
+  run: {
+    summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster',
+    load: () => import('./cli/run.js'),
+  },
+  gateway: {
+    summary:
+      "serve PredictionEndpoints' :predict, :explain and :rawPredict, routed by the traffic split to the model servers (every replica serves)",
+    load: () => import('./cli/gateway.js'),
+  },
+  crds: {
+    summary: 'print the CustomResourceDefinitions (the same YAML as crds/)',
+    load: () => import('./cli/crds.js'),
+  },
+  resolve: {
+    summary: 'resolve a registry service as the lookup API does: NAME [--filter EXPR] [--max N]',
+    load: () => import('./cli/resolve.js'),
+  },
+  cluster: {
+    summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up',
+    load: () => import('./cli/cluster.js'),
+  },
 };
 
 function usage(): string {

@@ -9,7 +9,15 @@ import { startOperator, type RunningOperator } from '../../src/operator/start.js
 import { resources } from '../../src/reconcilers/context.js';
 import { KubeClient } from '../../src/runtime/kube-client.js';
 import type { KubeObject } from '../../src/runtime/kube-object.js';
-import { activeWorkers, metricValue, reconcileTotal, restClientRequests, statusConflicts, statusWrites, workqueueDepth } from '../../src/runtime/metrics.js';
+import {
+  activeWorkers,
+  metricValue,
+  reconcileTotal,
+  restClientRequests,
+  statusConflicts,
+  statusWrites,
+  workqueueDepth,
+} from '../../src/runtime/metrics.js';
 import { LOCATION, PROJECT, pool, type Item } from './workload.js';
 
 const VERBS = ['POST', 'PATCH', 'PUT', 'DELETE', 'GET'] as const;
@@ -33,7 +41,11 @@ async function traffic(): Promise<Traffic> {
 function minus(after: Traffic, before: Traffic): Traffic {
   const sub = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
     Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
-  return { requests: sub(after.requests, before.requests), statusWrites: sub(after.statusWrites, before.statusWrites), conflicts: after.conflicts - before.conflicts };
+  return {
+    requests: sub(after.requests, before.requests),
+    statusWrites: sub(after.statusWrites, before.statusWrites),
+    conflicts: after.conflicts - before.conflicts,
+  };
 }
 
 export function sum(record: Record<string, number>): number {
@@ -41,15 +53,21 @@ export function sum(record: Record<string, number>): number {
 }
 
 export function formatTraffic(t: Traffic): string {
-  const verbs = Object.entries(t.requests).map(([v, n]) => `${v} ${n}`).join(', ');
-  const writes = Object.entries(t.statusWrites).map(([k, n]) => `${k} ${n}`).join(', ');
+  const verbs = Object.entries(t.requests)
+    .map(([v, n]) => `${v} ${n}`)
+    .join(', ');
+  const writes = Object.entries(t.statusWrites)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   return `requests ${verbs}; status writes ${writes}; conflicts ${t.conflicts}`;
 }
 
 /** RegistryService metadata.name → how many endpoints its status must list once everything converged. */
 function endpointsPerService(items: readonly Item[]): Map<string, number> {
   const nameOf = (item: Item): string => String((item.body.spec as { name?: unknown } | undefined)?.name ?? '');
-  const serviceBySpecName = new Map(items.filter((i) => i.body.kind === 'RegistryService').map((i) => [nameOf(i), i.body.metadata.name ?? '']));
+  const serviceBySpecName = new Map(
+    items.filter((i) => i.body.kind === 'RegistryService').map((i) => [nameOf(i), i.body.metadata.name ?? '']),
+  );
   const counts = new Map<string, number>([...serviceBySpecName.values()].map((n) => [n, 0]));
   for (const item of items) {
     if (item.body.kind !== 'RegistryEndpoint') continue;
@@ -59,7 +77,9 @@ function endpointsPerService(items: readonly Item[]): Map<string, number> {
   return counts;
 }
 
-type ObservedStatus = { conditions?: Array<{ type: string; status: string; observedGeneration?: number }>; endpoints?: unknown[] } | undefined;
+type ObservedStatus =
+  | { conditions?: Array<{ type: string; status: string; observedGeneration?: number }>; endpoints?: unknown[] }
+  | undefined;
 
 /**
  * Ready with a current observedGeneration, and for a RegistryService the complete list of its
@@ -69,7 +89,10 @@ function isConverged(obj: KubeObject, expectedEndpoints: ReadonlyMap<string, num
   const status = obj.status as ObservedStatus;
   const ready = status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True' || ready.observedGeneration !== obj.metadata.generation) return false;
-  return obj.kind !== 'RegistryService' || (status?.endpoints?.length ?? 0) === (expectedEndpoints.get(obj.metadata.name ?? '') ?? 0);
+  return (
+    obj.kind !== 'RegistryService' ||
+    (status?.endpoints?.length ?? 0) === (expectedEndpoints.get(obj.metadata.name ?? '') ?? 0)
+  );
 }
 
 function convergedCount(operator: RunningOperator, expectedEndpoints: ReadonlyMap<string, number>): number {
@@ -86,11 +109,21 @@ export interface OperatorUnderBench {
   stop(): Promise<void>;
 }
 
-export async function startBenchOperator(kubeconfig: string, namespace: string, workers: number): Promise<OperatorUnderBench> {
+export async function startBenchOperator(
+  kubeconfig: string,
+  namespace: string,
+  workers: number,
+): Promise<OperatorUnderBench> {
   const client = KubeClient.fromKubeconfig(kubeconfig);
   const operator = await startOperator({
     client,
-    settings: { project: PROJECT, location: LOCATION, namespaces: [namespace], workers, leaderElection: { enabled: false, namespace, leaseName: 'bench' } },
+    settings: {
+      project: PROJECT,
+      location: LOCATION,
+      namespaces: [namespace],
+      workers,
+      leaderElection: { enabled: false, namespace, leaseName: 'bench' },
+    },
     log: pino({ level: process.env['BENCH_LOG'] ?? 'warn' }),
   });
   return {
@@ -115,7 +148,13 @@ export interface ConvergenceResult {
  * the clock when all are converged. Completion is observed in the operator's own informer caches
  * (what its watches delivered), so measuring adds no watchers and no polling to the apiserver.
  */
-export async function convergeWithOperator(running: OperatorUnderBench, client: KubeClient, namespace: string, items: readonly Item[], concurrency: number): Promise<ConvergenceResult> {
+export async function convergeWithOperator(
+  running: OperatorUnderBench,
+  client: KubeClient,
+  namespace: string,
+  items: readonly Item[],
+  concurrency: number,
+): Promise<ConvergenceResult> {
   await running.operator.ready;
   const expectedEndpoints = endpointsPerService(items);
   const before = await traffic();
@@ -124,7 +163,8 @@ export async function convergeWithOperator(running: OperatorUnderBench, client: 
     await client.create(item.ref, namespace, item.body);
   });
   const createdMs = performance.now() - started;
-  while (convergedCount(running.operator, expectedEndpoints) < items.length) await new Promise((r) => setTimeout(r, 50));
+  while (convergedCount(running.operator, expectedEndpoints) < items.length)
+    await new Promise((r) => setTimeout(r, 50));
   const ms = performance.now() - started;
   return { ms, createdMs, traffic: minus(await traffic(), before) };
 }
@@ -148,7 +188,14 @@ async function totalOf(metric: typeof reconcileTotal | typeof workqueueDepth | t
  * synced, then lets it reconcile every object once and waits until its queues have been idle for
  * `quietMs`, counting every write it sends.
  */
-export async function restartInSteadyState(kubeconfig: string, namespace: string, workers: number, objects: number, quietMs: number, timeoutMs: number): Promise<SteadyStateResult> {
+export async function restartInSteadyState(
+  kubeconfig: string,
+  namespace: string,
+  workers: number,
+  objects: number,
+  quietMs: number,
+  timeoutMs: number,
+): Promise<SteadyStateResult> {
   const before = await traffic();
   const reconcilesBefore = await totalOf(reconcileTotal);
   const started = performance.now();
@@ -159,7 +206,8 @@ export async function restartInSteadyState(kubeconfig: string, namespace: string
     let quietSince = performance.now();
     let lastReconciles = -1;
     for (;;) {
-      if (performance.now() - started > timeoutMs) throw new Error(`steady state: not settled within ${timeoutMs / 1000} s`);
+      if (performance.now() - started > timeoutMs)
+        throw new Error(`steady state: not settled within ${timeoutMs / 1000} s`);
       await new Promise((r) => setTimeout(r, 100));
       const reconciles = (await totalOf(reconcileTotal)) - reconcilesBefore;
       const busy = (await totalOf(workqueueDepth)) > 0 || (await totalOf(activeWorkers)) > 0;

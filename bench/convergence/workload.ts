@@ -36,7 +36,12 @@ export function workload({ endpoints, registryEndpoints }: WorkloadSize): Item[]
   const items: Item[] = [];
   const pe = (i: number): Item => ({
     ref: resources.predictionEndpoints,
-    body: { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: `ep-${i}` }, spec: { displayName: `Endpoint ${i}`, trafficSplit: { '1': 70, '2': 30 } } },
+    body: {
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      kind: 'PredictionEndpoint',
+      metadata: { name: `ep-${i}` },
+      spec: { displayName: `Endpoint ${i}`, trafficSplit: { '1': 70, '2': 30 } },
+    },
   });
   const dm = (i: number, id: string): Item => ({
     ref: resources.deployedModels,
@@ -44,11 +49,24 @@ export function workload({ endpoints, registryEndpoints }: WorkloadSize): Item[]
       apiVersion: 'prediction.endpoint-operator.dev/v1',
       kind: 'DeployedModel',
       metadata: { name: `ep-${i}-m${id}` },
-      spec: { endpointRef: { name: `ep-${i}` }, id, model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`, automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 } },
+      spec: {
+        endpointRef: { name: `ep-${i}` },
+        id,
+        model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`,
+        automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 },
+      },
     },
   });
   for (let s = 0; s < SERVICES; s++) {
-    items.push({ ref: resources.registryServices, body: { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: `svc-${s}` }, spec: { name: serviceName(s) } } });
+    items.push({
+      ref: resources.registryServices,
+      body: {
+        apiVersion: 'registry.endpoint-operator.dev/v1',
+        kind: 'RegistryService',
+        metadata: { name: `svc-${s}` },
+        spec: { name: serviceName(s) },
+      },
+    });
   }
   for (let i = 0; i < Math.max(endpoints, registryEndpoints); i++) {
     if (i < endpoints) {
@@ -63,7 +81,12 @@ export function workload({ endpoints, registryEndpoints }: WorkloadSize): Item[]
           apiVersion: 'registry.endpoint-operator.dev/v1',
           kind: 'RegistryEndpoint',
           metadata: { name: `svc-${s}-ep-${i}` },
-          spec: { name: `${serviceName(s)}/endpoints/ep-${i}`, address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, port: 8080, annotations: { 'example.com/shard': String(i % 7) } },
+          spec: {
+            name: `${serviceName(s)}/endpoints/ep-${i}`,
+            address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+            port: 8080,
+            annotations: { 'example.com/shard': String(i % 7) },
+          },
         },
       });
     }
@@ -73,12 +96,14 @@ export function workload({ endpoints, registryEndpoints }: WorkloadSize): Item[]
 
 export async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await fn(item);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        if (item !== undefined) await fn(item);
+      }
+    }),
+  );
 }
 
 /** The status the operator would converge to, computed with the reconcilers' own pure functions. */
@@ -87,29 +112,77 @@ function finalStatus(obj: KubeObject, all: Map<string, KubeObject>): unknown {
   const spec = obj.spec as Record<string, unknown>;
   switch (obj.kind) {
     case 'PredictionEndpoint': {
-      const models = ['1', '2'].map((id) => all.get(`DeployedModel/${obj.metadata.name ?? ''}-m${id}`)).filter((m): m is KubeObject => m !== undefined);
-      return computePredictionEndpointStatus({ endpoint: obj, models, states: resolveModelStates(models, () => true, new Map()), specErrors: [], modelReadiness: () => ({ status: 'True', reason: 'Reconciled' }), project: PROJECT, location: LOCATION, now }).status;
+      const models = ['1', '2']
+        .map((id) => all.get(`DeployedModel/${obj.metadata.name ?? ''}-m${id}`))
+        .filter((m): m is KubeObject => m !== undefined);
+      return computePredictionEndpointStatus({
+        endpoint: obj,
+        models,
+        states: resolveModelStates(models, () => true, new Map()),
+        specErrors: [],
+        modelReadiness: () => ({ status: 'True', reason: 'Reconciled' }),
+        project: PROJECT,
+        location: LOCATION,
+        now,
+      }).status;
     }
     case 'DeployedModel': {
       const endpoint = all.get(`PredictionEndpoint/${(spec.endpointRef as { name: string }).name}`) ?? obj;
-      return computeDeployedModelStatus({ model: obj, endpoint, state: { state: 'deployed', id: String(spec.id) }, specErrors: [], backend: { state: 'none' }, project: PROJECT, location: LOCATION, now }).status;
+      return computeDeployedModelStatus({
+        model: obj,
+        endpoint,
+        state: { state: 'deployed', id: String(spec.id) },
+        specErrors: [],
+        backend: { state: 'none' },
+        project: PROJECT,
+        location: LOCATION,
+        now,
+      }).status;
     }
     case 'RegistryService': {
-      const endpoints = [...all.values()].filter((o) => o.kind === 'RegistryEndpoint' && String((o.spec as { name: string }).name).startsWith(`${String(spec.name)}/`));
-      return computeRegistryServiceStatus({ service: obj, endpoints, specErrors: [], endpointErrors: () => [], reservedPrefixes: DEFAULT_RESERVED_PREFIXES, now }).status;
+      const endpoints = [...all.values()].filter(
+        (o) =>
+          o.kind === 'RegistryEndpoint' &&
+          String((o.spec as { name: string }).name).startsWith(`${String(spec.name)}/`),
+      );
+      return computeRegistryServiceStatus({
+        service: obj,
+        endpoints,
+        specErrors: [],
+        endpointErrors: () => [],
+        reservedPrefixes: DEFAULT_RESERVED_PREFIXES,
+        now,
+      }).status;
     }
     default:
-      return computeRegistryEndpointStatus({ endpoint: obj, parentExists: true, specErrors: [], reservedPrefixes: DEFAULT_RESERVED_PREFIXES, now }).status;
+      return computeRegistryEndpointStatus({
+        endpoint: obj,
+        parentExists: true,
+        specErrors: [],
+        reservedPrefixes: DEFAULT_RESERVED_PREFIXES,
+        now,
+      }).status;
   }
 }
 
 /** Creates every object and writes its final status once, `concurrency` requests in flight; returns ms. */
-export async function baseline(client: KubeClient, ns: string, items: readonly Item[], concurrency: number): Promise<number> {
+export async function baseline(
+  client: KubeClient,
+  ns: string,
+  items: readonly Item[],
+  concurrency: number,
+): Promise<number> {
   const all = new Map(items.map((i) => [`${i.body.kind ?? ''}/${i.body.metadata.name ?? ''}`, i.body]));
   const started = performance.now();
   await pool(items, concurrency, async (item) => {
     const created = await client.create<KubeObject>(item.ref, ns, item.body);
-    await client.patch(item.ref, ns, created.metadata.name ?? '', { status: finalStatus(created, all) }, { type: 'merge', subresource: 'status' });
+    await client.patch(
+      item.ref,
+      ns,
+      created.metadata.name ?? '',
+      { status: finalStatus(created, all) },
+      { type: 'merge', subresource: 'status' },
+    );
   });
   return performance.now() - started;
 }

@@ -10,7 +10,15 @@
  * traffic), delete the endpoint (its finalizer waits for the models), create a new trio.
  */
 import { ApiError, type KubeClient } from '../../src/runtime/kube-client.js';
-import { deployedModel, predictionEndpoint, refOf, registryEndpoint, SPLITS, withRetry, type Write } from './workload.js';
+import {
+  deployedModel,
+  predictionEndpoint,
+  refOf,
+  registryEndpoint,
+  SPLITS,
+  withRetry,
+  type Write,
+} from './workload.js';
 import { seededRandom as random } from '../seeded-random.js';
 
 export interface ChurnStats {
@@ -62,7 +70,11 @@ export class Churn {
   /** The last action queued per object group, so that two actions on one group never interleave (a split patch racing the emptying of that split would hold its models' finalizers forever). */
   private readonly busy = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly client: KubeClient, private readonly namespace: string, shape: { endpoints: number; registryEndpoints: number }) {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+    shape: { endpoints: number; registryEndpoints: number },
+  ) {
     this.endpoints = new Pool(Array.from({ length: shape.endpoints }, (_, i) => i));
     this.registryEndpoints = new Pool(Array.from({ length: shape.registryEndpoints }, (_, j) => j));
     this.nextEndpoint = shape.endpoints;
@@ -89,13 +101,16 @@ export class Churn {
       const action = this.pickAction();
       this.stats.started++;
       this.stats.byAction[action.name] = (this.stats.byAction[action.name] ?? 0) + 1;
-      const p: Promise<void> = action.run().then(
-        () => void this.stats.completed++,
-        (err: unknown) => {
-          this.stats.failed++;
-          this.stats.lastError = `${action.name}: ${err instanceof Error ? err.message : String(err)}`;
-        },
-      ).finally(() => this.inFlight.delete(p));
+      const p: Promise<void> = action
+        .run()
+        .then(
+          () => void this.stats.completed++,
+          (err: unknown) => {
+            this.stats.failed++;
+            this.stats.lastError = `${action.name}: ${err instanceof Error ? err.message : String(err)}`;
+          },
+        )
+        .finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
     }
     await Promise.allSettled([...this.inFlight]);
@@ -103,10 +118,31 @@ export class Churn {
 
   private pickAction(): { name: string; run: () => Promise<void> } {
     const actions: Array<[number, string, () => Promise<void>]> = [
-      [3, 'split', () => this.patchEndpoint({ spec: { trafficSplit: SPLITS[Math.floor(this.rand() * SPLITS.length)] } })],
-      [2, 'labels', () => this.patchEndpoint({ spec: { labels: { team: 'growth', env: 'bench', rev: `r${++this.serial}` } } })],
-      [1, 'metadata', () => this.patchEndpoint({ metadata: { annotations: { 'example.com/touched': String(++this.serial) } } })],
-      [2, 're-annotations', () => this.patchRegistryEndpoint({ spec: { annotations: { 'example.com/shard': String(this.serial % 7), 'example.com/rev': `r${++this.serial}` } } })],
+      [
+        3,
+        'split',
+        () => this.patchEndpoint({ spec: { trafficSplit: SPLITS[Math.floor(this.rand() * SPLITS.length)] } }),
+      ],
+      [
+        2,
+        'labels',
+        () => this.patchEndpoint({ spec: { labels: { team: 'growth', env: 'bench', rev: `r${++this.serial}` } } }),
+      ],
+      [
+        1,
+        'metadata',
+        () => this.patchEndpoint({ metadata: { annotations: { 'example.com/touched': String(++this.serial) } } }),
+      ],
+      [
+        2,
+        're-annotations',
+        () =>
+          this.patchRegistryEndpoint({
+            spec: {
+              annotations: { 'example.com/shard': String(this.serial % 7), 'example.com/rev': `r${++this.serial}` },
+            },
+          }),
+      ],
       [1, 're-port', () => this.patchRegistryEndpoint({ spec: { port: 8000 + Math.floor(this.rand() * 1000) } })],
       [2, 're-replace', () => this.replaceRegistryEndpoint()],
       [1, 'endpoint-replace', () => this.replaceEndpoint()],
@@ -173,11 +209,15 @@ export class Churn {
 
   private merge(target: Write, patch: unknown): Promise<unknown> {
     const name = target.body.metadata.name ?? '';
-    return withRetry(`patch ${target.kind} ${name}`, () => this.client.patch(refOf(target.kind), this.namespace, name, patch, { type: 'merge' }));
+    return withRetry(`patch ${target.kind} ${name}`, () =>
+      this.client.patch(refOf(target.kind), this.namespace, name, patch, { type: 'merge' }),
+    );
   }
 
   private create(w: Write): Promise<unknown> {
-    return withRetry(`create ${w.kind} ${w.body.metadata.name ?? ''}`, () => this.client.create(refOf(w.kind), this.namespace, w.body));
+    return withRetry(`create ${w.kind} ${w.body.metadata.name ?? ''}`, () =>
+      this.client.create(refOf(w.kind), this.namespace, w.body),
+    );
   }
 
   private async remove(w: Write): Promise<void> {

@@ -43,7 +43,8 @@ export function staleBuildFiles(): string[] {
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
         const compiled = join(REPO, 'dist', relative(REPO, path)).replace(/\.ts$/, '.js');
-        if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(path).mtimeMs) stale.push(relative(REPO, path));
+        if (!existsSync(compiled) || statSync(compiled).mtimeMs < statSync(path).mtimeMs)
+          stale.push(relative(REPO, path));
       }
     }
   };
@@ -68,28 +69,59 @@ export class OperatorUnderTest {
    * share one port. The process gets the heap it would get in a pod with the chart's memory limit
    * (productionHeapFlags); `nodeFlags` come after them, so they can override them for an experiment.
    */
-  static async start(options: { kubeconfig: string; namespace: string; workers: number; nodeFlags?: readonly string[] }): Promise<OperatorUnderTest> {
-    if (!existsSync(join(REPO, 'dist/src/main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+  static async start(options: {
+    kubeconfig: string;
+    namespace: string;
+    workers: number;
+    nodeFlags?: readonly string[];
+  }): Promise<OperatorUnderTest> {
+    if (!existsSync(join(REPO, 'dist/src/main.js')))
+      throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
     const dir = await mkdtemp(join(tmpdir(), 'eo-bench-memory-'));
     for (let attempt = 1; ; attempt++) {
       const port = await freeLoopbackPort();
       const probeFile = join(dir, 'heap-probe.json');
       const logFile = join(dir, `operator-${attempt}.log`);
       const args = [
-        ...productionHeapFlags(), ...(options.nodeFlags ?? []), '--expose-gc', '--import', PROBE, BIN, 'run',
-        '--kubeconfig', options.kubeconfig,
-        '--namespaces', options.namespace,
-        '--operator-namespace', options.namespace,
-        '--project', 'bench-{namespace}', '--location', 'europe-west4',
-        '--no-webhook', '--leader-elect=false',
-        '--bind-address', '127.0.0.1', '--health-port', String(port), '--metrics-port', String(port),
+        ...productionHeapFlags(),
+        ...(options.nodeFlags ?? []),
+        '--expose-gc',
+        '--import',
+        PROBE,
+        BIN,
+        'run',
+        '--kubeconfig',
+        options.kubeconfig,
+        '--namespaces',
+        options.namespace,
+        '--operator-namespace',
+        options.namespace,
+        '--project',
+        'bench-{namespace}',
+        '--location',
+        'europe-west4',
+        '--no-webhook',
+        '--leader-elect=false',
+        '--bind-address',
+        '127.0.0.1',
+        '--health-port',
+        String(port),
+        '--metrics-port',
+        String(port),
         // The bench reads /metrics itself, on loopback: no token.
         '--metrics-auth=none',
-        '--workers', String(options.workers),
+        '--workers',
+        String(options.workers),
       ];
       // The flags above are the whole configuration: settings in this shell's environment must not leak in.
-      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(EO_|POD_|KUBECONFIG$|NODE_OPTIONS$)/.test(k)));
-      const group = await ChildProcessGroup.start('endpoint-operator (bench)', process.execPath, args, logFile, { ...env, LOG_LEVEL: 'info', EO_BENCH_HEAP_PROBE_FILE: probeFile });
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => !/^(EO_|POD_|KUBECONFIG$|NODE_OPTIONS$)/.test(k)),
+      );
+      const group = await ChildProcessGroup.start('endpoint-operator (bench)', process.execPath, args, logFile, {
+        ...env,
+        LOG_LEVEL: 'info',
+        EO_BENCH_HEAP_PROBE_FILE: probeFile,
+      });
       const watchdog = startWatchdog(process.pid, [group.pid], '');
       const proc = new OperatorUnderTest(group, watchdog, port, logFile, dir, probeFile);
       await new Promise((r) => setTimeout(r, 500));
@@ -149,14 +181,23 @@ export class OperatorUnderTest {
   /** Forces a full GC in the operator and returns the heap before and after it. */
   async probeHeap(timeoutMs = 30_000): Promise<HeapProbe> {
     this.assertRunning();
-    if (!existsSync(this.probeFile)) throw new Error('the heap probe is not installed in the operator process (SIGUSR2 would end it)');
+    if (!existsSync(this.probeFile))
+      throw new Error('the heap probe is not installed in the operator process (SIGUSR2 would end it)');
     const want = ++this.probeSeq;
     process.kill(this.pid, 'SIGUSR2');
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
-      const got = JSON.parse(await readFile(this.probeFile, 'utf8')) as { seq: number; before?: NodeJS.MemoryUsage; after?: NodeJS.MemoryUsage };
+      const got = JSON.parse(await readFile(this.probeFile, 'utf8')) as {
+        seq: number;
+        before?: NodeJS.MemoryUsage;
+        after?: NodeJS.MemoryUsage;
+      };
       if (got.seq >= want && got.before && got.after) {
-        return { heapUsedBeforeBytes: got.before.heapUsed, heapUsedAfterBytes: got.after.heapUsed, rssAfterBytes: got.after.rss };
+        return {
+          heapUsedBeforeBytes: got.before.heapUsed,
+          heapUsedAfterBytes: got.after.heapUsed,
+          rssAfterBytes: got.after.rss,
+        };
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -180,6 +221,7 @@ export class OperatorUnderTest {
   }
 
   private assertRunning(): void {
-    if (!this.group.running) throw new Error(`the operator exited (${String(this.group.exitStatus)}); log: ${this.logFile}`);
+    if (!this.group.running)
+      throw new Error(`the operator exited (${String(this.group.exitStatus)}); log: ${this.logFile}`);
   }
 }

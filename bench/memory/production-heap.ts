@@ -27,7 +27,8 @@ const PAGE = 256 * 1024;
 export function memoryQuantityBytes(quantity: string): number {
   const m = /^(\d+(?:\.\d+)?(?:e\d+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$/.exec(quantity.trim());
   if (!m?.[1]) throw new Error(`not a memory quantity: ${quantity}`);
-  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
+  const unit =
+    { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ''] ?? 1;
   return Math.round(Number(m[1]) * unit);
 }
 

@@ -38,7 +38,10 @@ export class ReadinessTracker {
   /** Lists after the first one per kind: a watch that expired or failed. */
   relists = 0;
 
-  constructor(private readonly client: KubeClient, private readonly namespace: string) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+  ) {}
 
   start(): void {
     for (const kind of KINDS) this.runs.push(this.loop(kind));
@@ -64,12 +67,17 @@ export class ReadinessTracker {
   }
 
   /** Resolves once every kind has listed and exactly `expected` objects exist, all converged; rejects after `timeoutMs`. */
-  async waitAllConverged(expected: number, timeoutMs: number, progress?: (c: ReadinessCounts) => void): Promise<number> {
+  async waitAllConverged(
+    expected: number,
+    timeoutMs: number,
+    progress?: (c: ReadinessCounts) => void,
+  ): Promise<number> {
     const started = performance.now();
     let lastReport = started;
     for (;;) {
       const c = this.counts();
-      if (this.synced.size === KINDS.length && c.total === expected && c.converged === expected) return performance.now() - started;
+      if (this.synced.size === KINDS.length && c.total === expected && c.converged === expected)
+        return performance.now() - started;
       if (performance.now() - started > timeoutMs) {
         throw new Error(`not converged within ${timeoutMs / 1000} s: ${describe(c)} (expected ${expected})`);
       }
@@ -103,19 +111,27 @@ export class ReadinessTracker {
         // Resume from the last resourceVersion seen when a watch times out; list again only when it expired (410).
         let expired = false;
         while (!expired && !signal.aborted) {
-          await this.client.watch(ref, this.namespace, { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 }, (e: WatchEvent<KubeObject>) => {
-            if (e.type === 'ERROR') {
-              expired = true;
-              return;
-            }
-            resourceVersion = e.object.metadata.resourceVersion ?? resourceVersion;
-            if (e.type === 'DELETED') objects.delete(e.object.metadata.name ?? '');
-            else if (e.type !== 'BOOKMARK') objects.set(e.object.metadata.name ?? '', isConverged(e.object));
-          }, signal);
+          await this.client.watch(
+            ref,
+            this.namespace,
+            { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+            (e: WatchEvent<KubeObject>) => {
+              if (e.type === 'ERROR') {
+                expired = true;
+                return;
+              }
+              resourceVersion = e.object.metadata.resourceVersion ?? resourceVersion;
+              if (e.type === 'DELETED') objects.delete(e.object.metadata.name ?? '');
+              else if (e.type !== 'BOOKMARK') objects.set(e.object.metadata.name ?? '', isConverged(e.object));
+            },
+            signal,
+          );
         }
       } catch (err) {
         if (signal.aborted) return;
-        console.error(`readiness watch of ${kind} failed, listing again: ${err instanceof Error ? err.message : String(err)}`);
+        console.error(
+          `readiness watch of ${kind} failed, listing again: ${err instanceof Error ? err.message : String(err)}`,
+        );
         await sleep(1000);
       }
     }

@@ -48,5 +48,7 @@ export function memorySettings(): MemorySettings {
 
 /** The whole benchmark's bound: control plane and creation, two convergence waits, the churn. */
 export function memoryBudgetSeconds(settings: MemorySettings = memorySettings()): number {
-  return Number(process.env['BENCH_MEMORY_TIMEOUT_S'] ?? 300 + 2 * settings.convergeTimeoutSeconds + settings.churnSeconds);
+  return Number(
+    process.env['BENCH_MEMORY_TIMEOUT_S'] ?? 300 + 2 * settings.convergeTimeoutSeconds + settings.churnSeconds,
+  );
 }

@@ -11,13 +11,23 @@ export const LOCATION = 'europe-west4';
 export const SERVICES = 10;
 
 export type KindName = 'PredictionEndpoint' | 'DeployedModel' | 'RegistryService' | 'RegistryEndpoint';
-export const KINDS: readonly KindName[] = ['PredictionEndpoint', 'DeployedModel', 'RegistryService', 'RegistryEndpoint'];
+export const KINDS: readonly KindName[] = [
+  'PredictionEndpoint',
+  'DeployedModel',
+  'RegistryService',
+  'RegistryEndpoint',
+];
 
 /** Built from the kind definitions (storage version) rather than the reconcilers' table, which this bench measures. */
 export function refOf(kind: KindName): ResourceRef {
   const def = allKinds.find((k) => k.kind === kind);
   if (!def) throw new Error(`${kind} is not a registered kind`);
-  return { group: def.group, version: def.versions.find((v) => v.storage)?.name ?? 'v1', plural: def.plural, namespaced: true };
+  return {
+    group: def.group,
+    version: def.versions.find((v) => v.storage)?.name ?? 'v1',
+    plural: def.plural,
+    namespaced: true,
+  };
 }
 
 export interface WorkloadShape {
@@ -36,7 +46,11 @@ export interface Write {
   readonly body: KubeObject;
 }
 
-export const SPLITS: readonly Record<string, number>[] = [{ '1': 70, '2': 30 }, { '1': 50, '2': 50 }, { '1': 30, '2': 70 }];
+export const SPLITS: readonly Record<string, number>[] = [
+  { '1': 70, '2': 30 },
+  { '1': 50, '2': 50 },
+  { '1': 30, '2': 70 },
+];
 
 export function serviceName(s: number): string {
   return `projects/${PROJECT}/locations/${LOCATION}/namespaces/bench/services/svc-${s}`;
@@ -49,7 +63,12 @@ export function predictionEndpoint(i: number): Write {
       apiVersion: 'prediction.endpoint-operator.dev/v1',
       kind: 'PredictionEndpoint',
       metadata: { name: `ep-${i}`, labels: { 'app.kubernetes.io/part-of': 'bench' } },
-      spec: { displayName: `Endpoint ${i}`, description: 'Scores customers by churn risk.', trafficSplit: SPLITS[i % SPLITS.length], labels: { team: 'growth', env: 'bench' } },
+      spec: {
+        displayName: `Endpoint ${i}`,
+        description: 'Scores customers by churn risk.',
+        trafficSplit: SPLITS[i % SPLITS.length],
+        labels: { team: 'growth', env: 'bench' },
+      },
     },
   };
 }
@@ -61,13 +80,27 @@ export function deployedModel(i: number, id: '1' | '2'): Write {
       apiVersion: 'prediction.endpoint-operator.dev/v1',
       kind: 'DeployedModel',
       metadata: { name: `ep-${i}-m${id}` },
-      spec: { endpointRef: { name: `ep-${i}` }, id, model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`, displayName: `model ${id} of endpoint ${i}`, automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 } },
+      spec: {
+        endpointRef: { name: `ep-${i}` },
+        id,
+        model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`,
+        displayName: `model ${id} of endpoint ${i}`,
+        automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 },
+      },
     },
   };
 }
 
 export function registryService(s: number): Write {
-  return { kind: 'RegistryService', body: { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: `svc-${s}` }, spec: { name: serviceName(s), annotations: { 'example.com/owner': 'bench' } } } };
+  return {
+    kind: 'RegistryService',
+    body: {
+      apiVersion: 'registry.endpoint-operator.dev/v1',
+      kind: 'RegistryService',
+      metadata: { name: `svc-${s}` },
+      spec: { name: serviceName(s), annotations: { 'example.com/owner': 'bench' } },
+    },
+  };
 }
 
 /** RegistryEndpoint j, under service j % SERVICES. */
@@ -79,7 +112,12 @@ export function registryEndpoint(j: number): Write {
       apiVersion: 'registry.endpoint-operator.dev/v1',
       kind: 'RegistryEndpoint',
       metadata: { name: `svc-${s}-ep-${j}` },
-      spec: { name: `${serviceName(s)}/endpoints/ep-${j}`, address: `10.${(j >> 16) & 255}.${(j >> 8) & 255}.${j & 255}`, port: 8080, annotations: { 'example.com/shard': String(j % 7) } },
+      spec: {
+        name: `${serviceName(s)}/endpoints/ep-${j}`,
+        address: `10.${(j >> 16) & 255}.${(j >> 8) & 255}.${j & 255}`,
+        port: 8080,
+        annotations: { 'example.com/shard': String(j % 7) },
+      },
     },
   };
 }
@@ -107,7 +145,8 @@ export async function withRetry<T>(what: string, fn: () => Promise<T>, attempts 
       return await fn();
     } catch (err) {
       const transient = !(err instanceof ApiError) || err.status === 429 || err.status >= 500;
-      if (!transient || attempt >= attempts) throw new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      if (!transient || attempt >= attempts)
+        throw new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       await sleep(200 * 2 ** attempt);
     }
   }
@@ -125,7 +164,12 @@ export async function pool<T>(items: readonly T[], concurrency: number, fn: (ite
   );
 }
 
-export async function createAll(client: KubeClient, namespace: string, writes: readonly Write[], concurrency: number): Promise<void> {
+export async function createAll(
+  client: KubeClient,
+  namespace: string,
+  writes: readonly Write[],
+  concurrency: number,
+): Promise<void> {
   await pool(writes, concurrency, async (w) => {
     let tried = false;
     await withRetry(`create ${w.kind} ${w.body.metadata.name ?? ''}`, async () => {

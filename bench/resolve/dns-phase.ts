@@ -27,7 +27,9 @@ export interface DnsPhaseResult {
 
 function addresses(slices: readonly KubeObject[]): Set<string> {
   const out = new Set<string>();
-  for (const s of slices) for (const e of Array.isArray(s.endpoints) ? (s.endpoints as { addresses?: string[] }[]) : []) for (const a of e.addresses ?? []) out.add(a);
+  for (const s of slices)
+    for (const e of Array.isArray(s.endpoints) ? (s.endpoints as { addresses?: string[] }[]) : [])
+      for (const a of e.addresses ?? []) out.add(a);
   return out;
 }
 
@@ -47,24 +49,47 @@ export async function dnsPhase(endpoints: number, changes: number): Promise<DnsP
     plane = await startControlPlane({ watchCache: true, log: (l) => console.error(`[control plane] ${l}`) });
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
-    await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await client.create({ group: '', version: 'v1', plural: 'namespaces', namespaced: false }, undefined, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS },
+    });
     const operator = await startOperator({
       client,
-      settings: { project: 'bench-project', location: 'us-east1', namespaces: [NS], workers: 4, leaderElection: { enabled: false, namespace: NS, leaseName: 'bench' } },
+      settings: {
+        project: 'bench-project',
+        location: 'us-east1',
+        namespaces: [NS],
+        workers: 4,
+        leaderElection: { enabled: false, namespace: NS, leaseName: 'bench' },
+      },
       log: pino({ level: 'silent' }),
     });
     await operator.ready;
     const slices = new Informer(kubeListerWatcher(client, endpointSlicesResource, NS), { name: 'bench/slices' });
     let writes = 0;
-    slices.addEventHandler({ onAdd: () => writes++, onUpdate: (a, b) => { if (a.metadata.resourceVersion !== b.metadata.resourceVersion) writes++; }, onDelete: () => writes++ });
+    slices.addEventHandler({
+      onAdd: () => writes++,
+      onUpdate: (a, b) => {
+        if (a.metadata.resourceVersion !== b.metadata.resourceVersion) writes++;
+      },
+      onDelete: () => writes++,
+    });
     void slices.run(stopping.signal);
     await slices.waitForSync(stopping.signal);
 
-    await client.create(resources.registryServices, NS, { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: 'dns-bench' }, spec: { name: SERVICE, dns: { enabled: true } } });
+    await client.create(resources.registryServices, NS, {
+      apiVersion: 'registry.endpoint-operator.dev/v1',
+      kind: 'RegistryService',
+      metadata: { name: 'dns-bench' },
+      spec: { name: SERVICE, dns: { enabled: true } },
+    });
     const address = (i: number, gen: number): string => `10.${gen}.${Math.floor(i / 250)}.${(i % 250) + 1}`;
     for (let i = 0; i < endpoints; i++) {
       await client.create(resources.registryEndpoints, NS, {
-        apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: { name: `ep-${i}` },
+        apiVersion: 'registry.endpoint-operator.dev/v1',
+        kind: 'RegistryEndpoint',
+        metadata: { name: `ep-${i}` },
         spec: { name: `${SERVICE}/endpoints/ep-${i}`, address: address(i, 0), port: 8080 },
       });
     }

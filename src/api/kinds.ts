@@ -8,12 +8,20 @@ import { registryEndpointKind, registryServiceKind } from './registry/index.js';
  * and the controllers all start from this list, so a kind added here is covered everywhere.
  */
 export const allKinds: readonly KindDefinition[] = [
-  shopKind, shopUserKind, adminUserKind, signInSessionKind,
-  predictionEndpointKind, deployedModelKind,
-  registryServiceKind, registryEndpointKind,
+  shopKind,
+  shopUserKind,
+  adminUserKind,
+  signInSessionKind,
+  predictionEndpointKind,
+  deployedModelKind,
+  registryServiceKind,
+  registryEndpointKind,
 ];
 
-export function findKind(apiVersion: string, kind: string): { def: KindDefinition; version: KindDefinition['versions'][number] } | undefined {
+export function findKind(
+  apiVersion: string,
+  kind: string,
+): { def: KindDefinition; version: KindDefinition['versions'][number] } | undefined {
   const slash = apiVersion.indexOf('/');
   if (slash < 0) return undefined;
   const group = apiVersion.slice(0, slash);

@@ -39,7 +39,14 @@ const REGISTRY_GROUP = 'registry.endpoint-operator.dev';
 
 function parse(m: SetMember): Parsed | undefined {
   const o = m.object;
-  if (!isRecord(o) || !isRecord(o.metadata) || !isRecord(o.spec) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string') return undefined;
+  if (
+    !isRecord(o) ||
+    !isRecord(o.metadata) ||
+    !isRecord(o.spec) ||
+    typeof o.apiVersion !== 'string' ||
+    typeof o.kind !== 'string'
+  )
+    return undefined;
   const group = o.apiVersion.split('/')[0];
   if (group !== PREDICTION_GROUP && group !== REGISTRY_GROUP) return undefined;
   const namespace = typeof o.metadata.namespace === 'string' ? o.metadata.namespace : '';
@@ -84,7 +91,11 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
     if (!endpointNames.has(`${m.namespace}\n${ref}`)) {
       findings.push({
         subject: m,
-        error: fieldErrors.notFound('spec.endpointRef.name', ref, `${PREFIX}names PredictionEndpoint ${JSON.stringify(ref)}, which is not in the set (${inNamespace(m.namespace)}); the model stays Ready=False (EndpointNotFound) until it exists`),
+        error: fieldErrors.notFound(
+          'spec.endpointRef.name',
+          ref,
+          `${PREFIX}names PredictionEndpoint ${JSON.stringify(ref)}, which is not in the set (${inNamespace(m.namespace)}); the model stays Ready=False (EndpointNotFound) until it exists`,
+        ),
       });
     }
     const id = str(m.spec.id);
@@ -96,7 +107,11 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
       findings.push({
         subject: m,
         other: first,
-        error: fieldErrors.duplicate('spec.id', id, `${PREFIX}${identify(first)} in ${where(first)} already deploys id ${JSON.stringify(id)} to endpoint ${JSON.stringify(ref)}; ids are unique within an endpoint (this one would be Ready=False, DuplicateId)`),
+        error: fieldErrors.duplicate(
+          'spec.id',
+          id,
+          `${PREFIX}${identify(first)} in ${where(first)} already deploys id ${JSON.stringify(id)} to endpoint ${JSON.stringify(ref)}; ids are unique within an endpoint (this one would be Ready=False, DuplicateId)`,
+        ),
       });
     }
   }
@@ -127,7 +142,11 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
       findings.push({
         subject: s,
         other: first,
-        error: fieldErrors.duplicate('spec.name', name, `${PREFIX}${identify(first)} in ${where(first)} has the same spec.name ${inNamespace(s.namespace)}; one registry service is declared by one RegistryService`),
+        error: fieldErrors.duplicate(
+          'spec.name',
+          name,
+          `${PREFIX}${identify(first)} in ${where(first)} has the same spec.name ${inNamespace(s.namespace)}; one registry service is declared by one RegistryService`,
+        ),
       });
     }
   }
@@ -138,7 +157,11 @@ export function checkManifestSet(members: readonly SetMember[]): SetFinding[] {
     if (parent === undefined || serviceNames.has(`${r.namespace}\n${parent}`)) continue;
     findings.push({
       subject: r,
-      error: fieldErrors.notFound('spec.name', name, `${PREFIX}its parent RegistryService (spec.name ${JSON.stringify(parent)}) is not in the set (${inNamespace(r.namespace)}); the endpoint stays Ready=False (ParentNotFound) until it exists`),
+      error: fieldErrors.notFound(
+        'spec.name',
+        name,
+        `${PREFIX}its parent RegistryService (spec.name ${JSON.stringify(parent)}) is not in the set (${inNamespace(r.namespace)}); the endpoint stays Ready=False (ParentNotFound) until it exists`,
+      ),
     });
   }
   return findings;

@@ -39,7 +39,13 @@ export interface ObjectValidationOptions extends ValidationOptions {
  */
 export function validateObject(obj: unknown, oldObj: unknown, options: ObjectValidationOptions): ObjectVerdict {
   if (!isRecord(obj)) {
-    return { outcome: 'invalid', errors: [fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata')], warnings: [] };
+    return {
+      outcome: 'invalid',
+      errors: [
+        fieldErrors.typeInvalid('', obj, 'a manifest must be a YAML/JSON object with apiVersion, kind and metadata'),
+      ],
+      warnings: [],
+    };
   }
   const apiVersion = str(obj.apiVersion);
   const kind = str(obj.kind);
@@ -51,9 +57,13 @@ export function validateObject(obj: unknown, oldObj: unknown, options: ObjectVal
     ...(str(meta.name) === undefined ? {} : { name: str(meta.name) }),
   };
   const missing: FieldError[] = [];
-  if (apiVersion === undefined) missing.push(fieldErrors.required('apiVersion', 'apiVersion is required (for example prediction.endpoint-operator.dev/v1)'));
+  if (apiVersion === undefined)
+    missing.push(
+      fieldErrors.required('apiVersion', 'apiVersion is required (for example prediction.endpoint-operator.dev/v1)'),
+    );
   if (kind === undefined) missing.push(fieldErrors.required('kind', 'kind is required'));
-  if (apiVersion === undefined || kind === undefined) return { outcome: 'invalid', ...identity, errors: missing, warnings: [] };
+  if (apiVersion === undefined || kind === undefined)
+    return { outcome: 'invalid', ...identity, errors: missing, warnings: [] };
 
   const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
   if (!ownGroups.has(group)) return { outcome: 'skipped', ...identity, errors: [], warnings: [] };
@@ -62,8 +72,16 @@ export function validateObject(obj: unknown, oldObj: unknown, options: ObjectVal
   if (!found) {
     const sameKind = allKinds.find((k) => k.group === group && k.kind === kind);
     const error = sameKind
-      ? fieldErrors.notSupported('apiVersion', apiVersion, sameKind.versions.filter((v) => v.served).map((v) => `${group}/${v.name}`))
-      : fieldErrors.notSupported('kind', kind, allKinds.filter((k) => k.group === group).map((k) => k.kind));
+      ? fieldErrors.notSupported(
+          'apiVersion',
+          apiVersion,
+          sameKind.versions.filter((v) => v.served).map((v) => `${group}/${v.name}`),
+        )
+      : fieldErrors.notSupported(
+          'kind',
+          kind,
+          allKinds.filter((k) => k.group === group).map((k) => k.kind),
+        );
     return { outcome: 'invalid', ...identity, errors: [error], warnings: [] };
   }
   let result;
@@ -74,7 +92,12 @@ export function validateObject(obj: unknown, oldObj: unknown, options: ObjectVal
     result = { errors: [fieldErrors.internal('', `validator failed: ${(err as Error).message}`)], warnings: [] };
   }
   const unknown = unknownFieldFindings(found.def, found.version, obj);
-  const errors = [...validateObjectMeta(obj), ...malformedTextErrors(obj, found.version.spec), ...result.errors, ...(options.strict ? unknown : [])];
+  const errors = [
+    ...validateObjectMeta(obj),
+    ...malformedTextErrors(obj, found.version.spec),
+    ...result.errors,
+    ...(options.strict ? unknown : []),
+  ];
   const warnings = [...result.warnings, ...(options.strict ? [] : unknown.map((e) => `${e.field}: ${e.detail}`))];
   return { outcome: errors.length === 0 ? 'valid' : 'invalid', ...identity, errors, warnings };
 }

@@ -24,7 +24,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({
       args: argv,
-      options: { 'data-dir': { type: 'string' }, 'watch-cache': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'data-dir': { type: 'string' },
+        'watch-cache': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
       strict: true,
     });
@@ -38,7 +42,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1 || positionals[0] !== 'up') {
-    console.error(`endpoint-operator cluster: expected the action "up", got ${positionals.length === 0 ? 'none' : `"${positionals.join(' ')}"`}\n\n${HELP}`);
+    console.error(
+      `endpoint-operator cluster: expected the action "up", got ${positionals.length === 0 ? 'none' : `"${positionals.join(' ')}"`}\n\n${HELP}`,
+    );
     return 2;
   }
 

@@ -15,7 +15,11 @@ Flags:
 export async function main(argv: string[]): Promise<number> {
   let values: { 'out-dir'?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({ args: argv, options: { 'out-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { 'out-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }));
   } catch (err) {
     console.error(`endpoint-operator crds: ${(err as Error).message}\n\n${HELP}`);
     return 2;

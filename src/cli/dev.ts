@@ -13,8 +13,22 @@ import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examples.js';
 import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
-import { callableEndpoint, CURL_AUTH_HEADER, curlLines, DEMO_INSTANCE, listEndpoints, sampleSplit, tryCall } from '../dev-environment/demo-calls.js';
-import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type RunningDemoBackend } from '../dev-environment/demo-backends.js';
+import {
+  callableEndpoint,
+  CURL_AUTH_HEADER,
+  curlLines,
+  DEMO_INSTANCE,
+  listEndpoints,
+  sampleSplit,
+  tryCall,
+} from '../dev-environment/demo-calls.js';
+import {
+  demoBackendPlan,
+  publishDemoBackends,
+  startDemoBackends,
+  stopDemoBackends,
+  type RunningDemoBackend,
+} from '../dev-environment/demo-backends.js';
 import { GatewayServer } from '../gateway/server.js';
 import { demoResolveCall, registryLookupLines } from '../dev-environment/registry-lines.js';
 import { servingLines } from '../dev-environment/serving-lines.js';
@@ -30,16 +44,74 @@ import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
-  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'use this cluster instead of starting the local Kubernetes cluster' },
-  { name: 'namespace', type: 'string', default: 'endpoint-demo', placeholder: 'NS', help: 'namespace of the examples and of the sign-in API' },
-  { name: 'operator-namespace', type: 'string', default: 'endpoint-operator-system', placeholder: 'NS', help: "the operator's own namespace (webhook certificate Secret)" },
-  { name: 'examples', type: 'string', placeholder: 'DIR', help: 'manifests to apply (default: examples/valid of this checkout)' },
-  { name: 'apply-examples', type: 'boolean', default: true, help: 'apply the examples and create the demo users\' password Secrets' },
-  { name: 'signin-port', type: 'number', default: 8443, placeholder: 'PORT', help: 'port of the sign-in API on 127.0.0.1 (0 = any free port)' },
-  { name: 'webhook-port', type: 'number', default: 0, placeholder: 'PORT', help: 'port of the admission and conversion webhooks on 127.0.0.1 (0 = any free port)' },
-  { name: 'gateway-port', type: 'number', default: 8090, placeholder: 'PORT', help: 'port of the prediction gateway on 127.0.0.1 (0 = any free port)' },
-  { name: 'model-ports', type: 'list', default: ['8701', '8702'], placeholder: 'PORT[,PORT]', help: "ports of the demo model servers in the model host's network namespace, one per backend Service of the examples' DeployedModels (0 = any free port)" },
-  { name: 'wait', type: 'number', default: 120, placeholder: 'SECONDS', help: 'how long the live table waits for every resource to be Ready' },
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    env: 'KUBECONFIG',
+    placeholder: 'PATH',
+    help: 'use this cluster instead of starting the local Kubernetes cluster',
+  },
+  {
+    name: 'namespace',
+    type: 'string',
+    default: 'endpoint-demo',
+    placeholder: 'NS',
+    help: 'namespace of the examples and of the sign-in API',
+  },
+  {
+    name: 'operator-namespace',
+    type: 'string',
+    default: 'endpoint-operator-system',
+    placeholder: 'NS',
+    help: "the operator's own namespace (webhook certificate Secret)",
+  },
+  {
+    name: 'examples',
+    type: 'string',
+    placeholder: 'DIR',
+    help: 'manifests to apply (default: examples/valid of this checkout)',
+  },
+  {
+    name: 'apply-examples',
+    type: 'boolean',
+    default: true,
+    help: "apply the examples and create the demo users' password Secrets",
+  },
+  {
+    name: 'signin-port',
+    type: 'number',
+    default: 8443,
+    placeholder: 'PORT',
+    help: 'port of the sign-in API on 127.0.0.1 (0 = any free port)',
+  },
+  {
+    name: 'webhook-port',
+    type: 'number',
+    default: 0,
+    placeholder: 'PORT',
+    help: 'port of the admission and conversion webhooks on 127.0.0.1 (0 = any free port)',
+  },
+  {
+    name: 'gateway-port',
+    type: 'number',
+    default: 8090,
+    placeholder: 'PORT',
+    help: 'port of the prediction gateway on 127.0.0.1 (0 = any free port)',
+  },
+  {
+    name: 'model-ports',
+    type: 'list',
+    default: ['8701', '8702'],
+    placeholder: 'PORT[,PORT]',
+    help: "ports of the demo model servers in the model host's network namespace, one per backend Service of the examples' DeployedModels (0 = any free port)",
+  },
+  {
+    name: 'wait',
+    type: 'number',
+    default: 120,
+    placeholder: 'SECONDS',
+    help: 'how long the live table waits for every resource to be Ready',
+  },
 ];
 
 const HELP = `Usage: endpoint-operator dev [flags]
@@ -90,7 +162,13 @@ async function listRows(client: KubeClient, namespace: string): Promise<StatusRo
 }
 
 /** Shows the table until every resource is Ready (or the wait ends); redraws in place on a terminal. */
-async function watchConvergence(client: KubeClient, namespace: string, waitSeconds: number, signal: AbortSignal, started: number): Promise<{ rows: StatusRow[]; seconds: number }> {
+async function watchConvergence(
+  client: KubeClient,
+  namespace: string,
+  waitSeconds: number,
+  signal: AbortSignal,
+  started: number,
+): Promise<{ rows: StatusRow[]; seconds: number }> {
   const tty = process.stdout.isTTY === true;
   let drawn = 0;
   let last = '';
@@ -163,7 +241,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     let modelHost: ModelHost | undefined;
     if (kubeconfig === undefined) {
-      say('starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)');
+      say(
+        'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
+      );
       plane = await startControlPlane({ log: (line) => say(line) });
       kubeconfig = plane.kubeconfigPath;
       modelHost = plane.modelHost;
@@ -181,10 +261,19 @@ export async function main(argv: string[]): Promise<number> {
 
     if (demo.length > 0 && modelHost !== undefined) {
       demoBackends = await startDemoBackends(demo, demoPorts, modelHost);
-      for (const b of demoBackends) say(`demo model server ${b.server.url} in network namespace ${modelHost.netns} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`);
+      for (const b of demoBackends)
+        say(
+          `demo model server ${b.server.url} in network namespace ${modelHost.netns} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`,
+        );
     }
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
-    gateway = await GatewayServer.create({ client, namespaces: [namespace], listen: { host: LOOPBACK, port: num(values, 'gateway-port') }, log: log.child({ component: 'gateway' }), auth: DEFAULT_AUTH_SETTINGS });
+    gateway = await GatewayServer.create({
+      client,
+      namespaces: [namespace],
+      listen: { host: LOOPBACK, port: num(values, 'gateway-port') },
+      log: log.child({ component: 'gateway' }),
+      auth: DEFAULT_AUTH_SETTINGS,
+    });
     const gatewayPort = (await gateway.start()).port;
     const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
     say(`prediction gateway on ${gatewayUrl}`);
@@ -202,7 +291,10 @@ export async function main(argv: string[]): Promise<number> {
         metricsPort: 0,
         bindAddress: '127.0.0.1',
       },
-      webhook: { settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }), listen: { host: LOOPBACK, port: num(values, 'webhook-port') } },
+      webhook: {
+        settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }),
+        listen: { host: LOOPBACK, port: num(values, 'webhook-port') },
+      },
       signin: { namespace, host: '127.0.0.1', port: num(values, 'signin-port') },
     };
     say(`starting the operator, webhooks and sign-in API (logs: ${logFile})`);
@@ -225,7 +317,11 @@ export async function main(argv: string[]): Promise<number> {
     const { rows, seconds } = await watchConvergence(client, namespace, num(values, 'wait'), stop.signal, applyStarted);
     const notReady = rows.filter((r) => !isReady(r));
     if (stop.signal.aborted) return 0;
-    say(notReady.length === 0 ? `all ${rows.length} resources Ready ${seconds.toFixed(1)} s after the first apply` : `${notReady.length} of ${rows.length} resources not Ready after ${seconds.toFixed(0)} s`);
+    say(
+      notReady.length === 0
+        ? `all ${rows.length} resources Ready ${seconds.toFixed(1)} s after the first apply`
+        : `${notReady.length} of ${rows.length} resources not Ready after ${seconds.toFixed(0)} s`,
+    );
 
     const url = running.signin?.url;
     const shopUser = users.find((u) => u.kind === 'ShopUser');
@@ -233,7 +329,9 @@ export async function main(argv: string[]): Promise<number> {
       '',
       'Point kubectl at it:',
       `  export KUBECONFIG=${kubeconfig}`,
-      ...(plane !== undefined ? [`  export PATH=${dirname(plane.kubectl)}:$PATH   # kubectl ${plane.version}, built with the cluster`] : []),
+      ...(plane !== undefined
+        ? [`  export PATH=${dirname(plane.kubectl)}:$PATH   # kubectl ${plane.version}, built with the cluster`]
+        : []),
       `  kubectl get endpoint-operator -n ${namespace}`,
       `  kubectl get pe,dm,registryservices,registryendpoints -n ${namespace}`,
       '',
@@ -259,18 +357,32 @@ export async function main(argv: string[]): Promise<number> {
       const counts = await sampleSplit(callable.url, 10, token);
       const seen = [...counts].map(([id, n]) => `${n} × ${id}`).join(', ');
       const explained = await tryCall(`${callable.url}:explain`, { instances: [DEMO_INSTANCE] }, token);
-      lines.push('', `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen}; :explain answered ${explained})`, ...curlLines(callable.url, true));
+      lines.push(
+        '',
+        `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen}; :explain answered ${explained})`,
+        ...curlLines(callable.url, true),
+      );
     } else {
-      lines.push('', `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`);
+      lines.push(
+        '',
+        `Prediction gateway: ${gatewayUrl} (no endpoint with a split over ready models yet: kubectl get pe,dm -n ${namespace})`,
+      );
     }
-    const models = await client.list({ group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true }, namespace);
+    const models = await client.list(
+      { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true },
+      namespace,
+    );
     lines.push(...servingLines(models.items));
     const resolveCall = demoResolveCall(gatewayUrl, objects);
-    if (resolveCall !== undefined) say(`resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token)}`);
+    if (resolveCall !== undefined)
+      say(
+        `resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token)}`,
+      );
     lines.push(...registryLookupLines(gatewayUrl, objects, namespace, CURL_AUTH_HEADER));
     lines.push('', 'Press Ctrl-C to stop.');
     process.stdout.write(`${lines.join('\n')}\n`);
-    if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+    if (!stop.signal.aborted)
+      await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {

@@ -38,14 +38,21 @@ function fromText(spec: FlagSpec, raw: string): string | number | boolean | stri
     case 'number':
       return parseNumber(spec.name, raw);
     case 'list':
-      return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+      return raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
     default:
       return raw;
   }
 }
 
 /** Parses argv against the table; booleans accept `--x`, `--x=false` and `--no-x`. */
-export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], env: NodeJS.ProcessEnv = process.env): FlagValues {
+export function parseFlags(
+  specs: readonly FlagSpec[],
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): FlagValues {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = { help: { type: 'boolean' } };
   for (const s of specs) {
     options[s.name] = { type: 'string', ...(s.type === 'list' ? { multiple: true } : {}) };
@@ -66,8 +73,12 @@ export function parseFlags(specs: readonly FlagSpec[], argv: readonly string[], 
     if (s.type === 'boolean' && values[`no-${s.name}`] === true) out[s.name] = false;
     else if (Array.isArray(given)) out[s.name] = given.flatMap((g) => fromText(s, String(g)) as string[]);
     else if (typeof given === 'string') out[s.name] = fromText(s, given);
-    else if (s.env !== undefined && env[s.env] !== undefined && env[s.env] !== '') out[s.name] = fromText(s, env[s.env] as string);
-    else out[s.name] = Array.isArray(s.default) ? [...(s.default as string[])] : (s.default as string | number | boolean | undefined);
+    else if (s.env !== undefined && env[s.env] !== undefined && env[s.env] !== '')
+      out[s.name] = fromText(s, env[s.env] as string);
+    else
+      out[s.name] = Array.isArray(s.default)
+        ? [...(s.default as string[])]
+        : (s.default as string | number | boolean | undefined);
   }
   return out;
 }
@@ -76,13 +87,17 @@ export function renderFlags(specs: readonly FlagSpec[]): string {
   const rows = specs.map((s) => {
     const left = `--${s.name}${s.type === 'boolean' ? '' : ` ${s.placeholder ?? s.type.toUpperCase()}`}`;
     const extra = [
-      s.default !== undefined && !(Array.isArray(s.default) && s.default.length === 0) ? `default ${Array.isArray(s.default) ? s.default.join(',') : String(s.default)}` : undefined,
+      s.default !== undefined && !(Array.isArray(s.default) && s.default.length === 0)
+        ? `default ${Array.isArray(s.default) ? s.default.join(',') : String(s.default)}`
+        : undefined,
       s.env ? `env ${s.env}` : undefined,
     ].filter(Boolean);
     return [left, `${s.help}${extra.length > 0 ? ` (${extra.join('; ')})` : ''}`] as const;
   });
   const width = Math.min(34, Math.max(...rows.map(([l]) => l.length)));
-  return rows.map(([l, r]) => (l.length > width ? `  ${l}\n  ${''.padEnd(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`)).join('\n');
+  return rows
+    .map(([l, r]) => (l.length > width ? `  ${l}\n  ${''.padEnd(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`))
+    .join('\n');
 }
 
 export function str(values: FlagValues, name: string): string | undefined {
@@ -118,7 +133,8 @@ export function wholePositive(values: FlagValues, name: string): number {
 export function serverLimitsOf(values: FlagValues, prefix: string): ServerLimits {
   const ms = (name: string): number => {
     const v = num(values, `${prefix}${name}`);
-    if (!(v > 0) || !Number.isFinite(v)) throw new UsageError(`--${prefix}${name} must be a positive number of seconds, got ${v}`);
+    if (!(v > 0) || !Number.isFinite(v))
+      throw new UsageError(`--${prefix}${name} must be a positive number of seconds, got ${v}`);
     return Math.round(v * 1000);
   };
   const limits: ServerLimits = {

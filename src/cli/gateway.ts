@@ -3,7 +3,12 @@
  * leader election: run as many replicas as the traffic needs behind one ClusterIP Service.
  */
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
-import { GatewayServer, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_UPSTREAM_TIMEOUT_MS, type GatewayOptions } from '../gateway/server.js';
+import {
+  GatewayServer,
+  DEFAULT_BODY_LIMIT_BYTES,
+  DEFAULT_UPSTREAM_TIMEOUT_MS,
+  type GatewayOptions,
+} from '../gateway/server.js';
 import { KubeClient } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
@@ -12,28 +17,171 @@ import { startTelemetry } from '../runtime/telemetry.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
-import { UsageError, list, num, parseFlags, renderFlags, serverLimitsOf, str, wholePositive, type FlagSpec, type FlagValues } from './flags.js';
+import {
+  UsageError,
+  list,
+  num,
+  parseFlags,
+  renderFlags,
+  serverLimitsOf,
+  str,
+  wholePositive,
+  type FlagSpec,
+  type FlagValues,
+} from './flags.js';
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
-  { name: 'kubeconfig', type: 'string', env: 'KUBECONFIG', placeholder: 'PATH', help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config' },
-  { name: 'namespaces', type: 'list', env: 'EO_NAMESPACES', default: [], placeholder: 'NS[,NS]', help: 'namespaces to serve; empty = all namespaces' },
-  { name: 'bind-address', type: 'string', env: 'EO_GATEWAY_BIND_ADDRESS', default: '0.0.0.0', placeholder: 'ADDR', help: 'address of the prediction API and of health and metrics' },
-  { name: 'port', type: 'number', env: 'EO_GATEWAY_PORT', default: 8090, placeholder: 'PORT', help: 'port of the prediction API (POST /v1/{endpoint}:predict, :explain, :rawPredict)' },
-  { name: 'health-port', type: 'number', env: 'EO_GATEWAY_HEALTH_PORT', default: 8091, placeholder: 'PORT', help: '/healthz, /readyz and /metrics (-1 = off)' },
-  { name: 'upstream-timeout', type: 'number', env: 'EO_GATEWAY_UPSTREAM_TIMEOUT', default: DEFAULT_UPSTREAM_TIMEOUT_MS / 1000, placeholder: 'SECONDS', help: 'deadline of one model server call, retry included (answered 504 when passed)' },
-  { name: 'connect-timeout', type: 'number', env: 'EO_GATEWAY_CONNECT_TIMEOUT', default: 2, placeholder: 'SECONDS', help: 'deadline of a connection to a model server (then the call is retried on another endpoint)' },
-  { name: 'body-limit', type: 'number', env: 'EO_GATEWAY_BODY_LIMIT', default: DEFAULT_BODY_LIMIT_BYTES, placeholder: 'BYTES', help: 'largest request body (answered 413 above it)' },
-  { name: 'sticky-header', type: 'string', env: 'EO_GATEWAY_STICKY_HEADER', default: 'x-eo-sticky-key', placeholder: 'NAME', help: "request header whose value pins calls to one deployed model while the split is unchanged ('' = off)" },
-  { name: 'log-payload-limit', type: 'number', env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT', default: 16_384, placeholder: 'BYTES', help: 'request/response bodies in sampled prediction log records are truncated to this size' },
-  { name: 'reserved-prefix', type: 'list', env: 'EO_RESERVED_PREFIXES', default: DEFAULT_RESERVED_PREFIXES, placeholder: 'DOMAIN', help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)' },
-  { name: 'request-log-sink', type: 'string', env: 'EO_GATEWAY_REQUEST_LOG_SINK', default: '', placeholder: 'URL', help: "also send sampled calls (predictRequestResponseLoggingConfig) to this URL as KServe-compatible CloudEvents ('' = only the log)" },
-  { name: 'headers-timeout', type: 'number', env: 'EO_GATEWAY_HEADERS_TIMEOUT', default: GATEWAY_SERVER_LIMITS.headersTimeoutMs / 1000, placeholder: 'SECONDS', help: 'a request line and headers must arrive within it (else 408 and the connection is closed)' },
-  { name: 'request-timeout', type: 'number', env: 'EO_GATEWAY_REQUEST_TIMEOUT', default: GATEWAY_SERVER_LIMITS.requestTimeoutMs / 1000, placeholder: 'SECONDS', help: 'a whole request, body included, must arrive within it (else 408 and the connection is closed)' },
-  { name: 'keep-alive-timeout', type: 'number', env: 'EO_GATEWAY_KEEP_ALIVE_TIMEOUT', default: GATEWAY_SERVER_LIMITS.keepAliveTimeoutMs / 1000, placeholder: 'SECONDS', help: 'an idle kept-alive connection is closed after it' },
-  { name: 'max-connections', type: 'number', env: 'EO_GATEWAY_MAX_CONNECTIONS', default: GATEWAY_SERVER_LIMITS.maxConnections, placeholder: 'N', help: 'open connections of the API port; at the cap a new one closes the oldest idle or slow one' },
-  { name: 'max-calls-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_CALLS_PER_CALLER', default: DEFAULT_MAX_CALLS_PER_CALLER, placeholder: 'N', help: 'prediction calls in flight per caller; one more is answered 429 RESOURCE_EXHAUSTED' },
-  { name: 'max-body-bytes-per-caller', type: 'number', env: 'EO_GATEWAY_MAX_BODY_BYTES_PER_CALLER', default: DEFAULT_MAX_BODY_BYTES_PER_CALLER, placeholder: 'BYTES', help: 'request-body bytes in flight per caller (Content-Length); one more call is answered 429 RESOURCE_EXHAUSTED' },
-  { name: 'log-max-records', type: 'number', env: 'EO_GATEWAY_LOG_MAX_RECORDS', default: 100, placeholder: 'N', help: 'most sampled prediction log records per second (the rest are counted, not written)' },
+  {
+    name: 'kubeconfig',
+    type: 'string',
+    env: 'KUBECONFIG',
+    placeholder: 'PATH',
+    help: 'kubeconfig file; without it: in-cluster config, then ~/.kube/config',
+  },
+  {
+    name: 'namespaces',
+    type: 'list',
+    env: 'EO_NAMESPACES',
+    default: [],
+    placeholder: 'NS[,NS]',
+    help: 'namespaces to serve; empty = all namespaces',
+  },
+  {
+    name: 'bind-address',
+    type: 'string',
+    env: 'EO_GATEWAY_BIND_ADDRESS',
+    default: '0.0.0.0',
+    placeholder: 'ADDR',
+    help: 'address of the prediction API and of health and metrics',
+  },
+  {
+    name: 'port',
+    type: 'number',
+    env: 'EO_GATEWAY_PORT',
+    default: 8090,
+    placeholder: 'PORT',
+    help: 'port of the prediction API (POST /v1/{endpoint}:predict, :explain, :rawPredict)',
+  },
+  {
+    name: 'health-port',
+    type: 'number',
+    env: 'EO_GATEWAY_HEALTH_PORT',
+    default: 8091,
+    placeholder: 'PORT',
+    help: '/healthz, /readyz and /metrics (-1 = off)',
+  },
+  {
+    name: 'upstream-timeout',
+    type: 'number',
+    env: 'EO_GATEWAY_UPSTREAM_TIMEOUT',
+    default: DEFAULT_UPSTREAM_TIMEOUT_MS / 1000,
+    placeholder: 'SECONDS',
+    help: 'deadline of one model server call, retry included (answered 504 when passed)',
+  },
+  {
+    name: 'connect-timeout',
+    type: 'number',
+    env: 'EO_GATEWAY_CONNECT_TIMEOUT',
+    default: 2,
+    placeholder: 'SECONDS',
+    help: 'deadline of a connection to a model server (then the call is retried on another endpoint)',
+  },
+  {
+    name: 'body-limit',
+    type: 'number',
+    env: 'EO_GATEWAY_BODY_LIMIT',
+    default: DEFAULT_BODY_LIMIT_BYTES,
+    placeholder: 'BYTES',
+    help: 'largest request body (answered 413 above it)',
+  },
+  {
+    name: 'sticky-header',
+    type: 'string',
+    env: 'EO_GATEWAY_STICKY_HEADER',
+    default: 'x-eo-sticky-key',
+    placeholder: 'NAME',
+    help: "request header whose value pins calls to one deployed model while the split is unchanged ('' = off)",
+  },
+  {
+    name: 'log-payload-limit',
+    type: 'number',
+    env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT',
+    default: 16_384,
+    placeholder: 'BYTES',
+    help: 'request/response bodies in sampled prediction log records are truncated to this size',
+  },
+  {
+    name: 'reserved-prefix',
+    type: 'list',
+    env: 'EO_RESERVED_PREFIXES',
+    default: DEFAULT_RESERVED_PREFIXES,
+    placeholder: 'DOMAIN',
+    help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)',
+  },
+  {
+    name: 'request-log-sink',
+    type: 'string',
+    env: 'EO_GATEWAY_REQUEST_LOG_SINK',
+    default: '',
+    placeholder: 'URL',
+    help: "also send sampled calls (predictRequestResponseLoggingConfig) to this URL as KServe-compatible CloudEvents ('' = only the log)",
+  },
+  {
+    name: 'headers-timeout',
+    type: 'number',
+    env: 'EO_GATEWAY_HEADERS_TIMEOUT',
+    default: GATEWAY_SERVER_LIMITS.headersTimeoutMs / 1000,
+    placeholder: 'SECONDS',
+    help: 'a request line and headers must arrive within it (else 408 and the connection is closed)',
+  },
+  {
+    name: 'request-timeout',
+    type: 'number',
+    env: 'EO_GATEWAY_REQUEST_TIMEOUT',
+    default: GATEWAY_SERVER_LIMITS.requestTimeoutMs / 1000,
+    placeholder: 'SECONDS',
+    help: 'a whole request, body included, must arrive within it (else 408 and the connection is closed)',
+  },
+  {
+    name: 'keep-alive-timeout',
+    type: 'number',
+    env: 'EO_GATEWAY_KEEP_ALIVE_TIMEOUT',
+    default: GATEWAY_SERVER_LIMITS.keepAliveTimeoutMs / 1000,
+    placeholder: 'SECONDS',
+    help: 'an idle kept-alive connection is closed after it',
+  },
+  {
+    name: 'max-connections',
+    type: 'number',
+    env: 'EO_GATEWAY_MAX_CONNECTIONS',
+    default: GATEWAY_SERVER_LIMITS.maxConnections,
+    placeholder: 'N',
+    help: 'open connections of the API port; at the cap a new one closes the oldest idle or slow one',
+  },
+  {
+    name: 'max-calls-per-caller',
+    type: 'number',
+    env: 'EO_GATEWAY_MAX_CALLS_PER_CALLER',
+    default: DEFAULT_MAX_CALLS_PER_CALLER,
+    placeholder: 'N',
+    help: 'prediction calls in flight per caller; one more is answered 429 RESOURCE_EXHAUSTED',
+  },
+  {
+    name: 'max-body-bytes-per-caller',
+    type: 'number',
+    env: 'EO_GATEWAY_MAX_BODY_BYTES_PER_CALLER',
+    default: DEFAULT_MAX_BODY_BYTES_PER_CALLER,
+    placeholder: 'BYTES',
+    help: 'request-body bytes in flight per caller (Content-Length); one more call is answered 429 RESOURCE_EXHAUSTED',
+  },
+  {
+    name: 'log-max-records',
+    type: 'number',
+    env: 'EO_GATEWAY_LOG_MAX_RECORDS',
+    default: 100,
+    placeholder: 'N',
+    help: 'most sampled prediction log records per second (the rest are counted, not written)',
+  },
   ...GATEWAY_AUTH_FLAGS,
 ];
 
@@ -61,7 +209,8 @@ function requestLogSink(values: FlagValues): string | undefined {
   } catch {
     throw new UsageError(`--request-log-sink must be an http or https URL, got ${JSON.stringify(raw)}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--request-log-sink must be an http or https URL, got ${JSON.stringify(raw)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--request-log-sink must be an http or https URL, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
@@ -73,7 +222,8 @@ function positive(values: FlagValues, name: string): number {
 
 function port(values: FlagValues, name: string, allowOff: boolean): number {
   const v = num(values, name);
-  if (!Number.isInteger(v) || v > 65535 || v < (allowOff ? -1 : 0)) throw new UsageError(`--${name} must be a port number (0..65535${allowOff ? ', or -1 for off' : ''}), got ${v}`);
+  if (!Number.isInteger(v) || v > 65535 || v < (allowOff ? -1 : 0))
+    throw new UsageError(`--${name} must be a port number (0..65535${allowOff ? ', or -1 for off' : ''}), got ${v}`);
   return v;
 }
 
@@ -82,9 +232,11 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
   const host = str(values, 'bind-address') ?? '0.0.0.0';
   const healthPort = port(values, 'health-port', true);
   const logLimit = num(values, 'log-payload-limit');
-  if (!Number.isInteger(logLimit) || logLimit < 0) throw new UsageError(`--log-payload-limit must be a whole number of bytes, got ${logLimit}`);
+  if (!Number.isInteger(logLimit) || logLimit < 0)
+    throw new UsageError(`--log-payload-limit must be a whole number of bytes, got ${logLimit}`);
   const bodyLimit = positive(values, 'body-limit');
-  if (!Number.isInteger(bodyLimit)) throw new UsageError(`--body-limit must be a whole number of bytes, got ${bodyLimit}`);
+  if (!Number.isInteger(bodyLimit))
+    throw new UsageError(`--body-limit must be a whole number of bytes, got ${bodyLimit}`);
   return {
     namespaces: list(values, 'namespaces'),
     listen: { host, port: port(values, 'port', false) },
@@ -93,7 +245,11 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     connectTimeoutMs: positive(values, 'connect-timeout') * 1000,
     bodyLimitBytes: bodyLimit,
     stickyHeader: str(values, 'sticky-header') ?? '',
-    requestLog: { payloadLimitBytes: logLimit, maxRecordsPerSecond: positive(values, 'log-max-records'), sink: requestLogSink(values) },
+    requestLog: {
+      payloadLimitBytes: logLimit,
+      maxRecordsPerSecond: positive(values, 'log-max-records'),
+      sink: requestLogSink(values),
+    },
     reservedPrefixes: list(values, 'reserved-prefix'),
     auth: gatewayAuthConfig(values),
     serverLimits: serverLimitsOf(values, ''),

@@ -1,6 +1,12 @@
 import { parseArgs } from 'node:util';
 import yaml from 'js-yaml';
-import { DEFAULT_ARGON2_PARAMS, hashPassword, meetsMinimum, PASSWORD_SECRET_LABEL, type Argon2Params } from '../signin/passwords.js';
+import {
+  DEFAULT_ARGON2_PARAMS,
+  hashPassword,
+  meetsMinimum,
+  PASSWORD_SECRET_LABEL,
+  type Argon2Params,
+} from '../signin/passwords.js';
 
 const HELP = `Usage: endpoint-operator hash-password [--secret NAME [--key KEY] [--namespace NS]] [--memory-kib N] [--time-cost N] [--parallelism N] < password
 
@@ -55,13 +61,15 @@ function readHidden(): Promise<string> {
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return readHidden();
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of process.stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 
@@ -92,16 +100,26 @@ export async function main(argv: string[]): Promise<number> {
   let params: Argon2Params;
   try {
     params = {
-      memoryCost: positiveInt('memory-kib', values['memory-kib'] as string | undefined, DEFAULT_ARGON2_PARAMS.memoryCost),
+      memoryCost: positiveInt(
+        'memory-kib',
+        values['memory-kib'] as string | undefined,
+        DEFAULT_ARGON2_PARAMS.memoryCost,
+      ),
       timeCost: positiveInt('time-cost', values['time-cost'] as string | undefined, DEFAULT_ARGON2_PARAMS.timeCost),
-      parallelism: positiveInt('parallelism', values.parallelism as string | undefined, DEFAULT_ARGON2_PARAMS.parallelism),
+      parallelism: positiveInt(
+        'parallelism',
+        values.parallelism as string | undefined,
+        DEFAULT_ARGON2_PARAMS.parallelism,
+      ),
     };
   } catch (err) {
     console.error(`endpoint-operator hash-password: ${(err as Error).message}`);
     return 2;
   }
   if (!meetsMinimum(params)) {
-    console.error('endpoint-operator hash-password: these argon2id parameters are weaker than OWASP\'s minimum (m=19456 KiB with t=2, or m=47104/t=1, 12288/3, 9216/4, 7168/5); the sign-in API would refuse the hash');
+    console.error(
+      "endpoint-operator hash-password: these argon2id parameters are weaker than OWASP's minimum (m=19456 KiB with t=2, or m=47104/t=1, 12288/3, 9216/4, 7168/5); the sign-in API would refuse the hash",
+    );
     return 2;
   }
   const input = await readStdin();
@@ -111,7 +129,9 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (password.length > MAX_PASSWORD_CHARS) {
-    console.error(`endpoint-operator hash-password: the password is longer than ${MAX_PASSWORD_CHARS} characters, which the sign-in API refuses`);
+    console.error(
+      `endpoint-operator hash-password: the password is longer than ${MAX_PASSWORD_CHARS} characters, which the sign-in API refuses`,
+    );
     return 1;
   }
   const phc = await hashPassword(password, params);
@@ -123,7 +143,11 @@ export async function main(argv: string[]): Promise<number> {
   const manifest = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: secretName, ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}), labels: { [PASSWORD_SECRET_LABEL]: 'true' } },
+    metadata: {
+      name: secretName,
+      ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}),
+      labels: { [PASSWORD_SECRET_LABEL]: 'true' },
+    },
     type: 'Opaque',
     stringData: { [typeof values.key === 'string' ? values.key : 'password']: phc },
   };

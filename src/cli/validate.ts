@@ -83,7 +83,9 @@ function toEntry(file: string, index: number, v: ObjectVerdict): ValidateReportE
 
 function errorLine(e: FieldError): string {
   const field = e.field === '' ? '(document)' : printable(e.field);
-  return e.value === undefined ? `  ${field}: ${printable(e.detail)}` : `  ${field}: ${printable(e.detail)} (${printable(renderValue(e.value))})`;
+  return e.value === undefined
+    ? `  ${field}: ${printable(e.detail)}`
+    : `  ${field}: ${printable(e.detail)} (${printable(renderValue(e.value))})`;
 }
 
 function describe(entry: ValidateReportEntry): string {
@@ -128,7 +130,8 @@ function parse(argv: string[]): Args | 'help' | string {
   if (values.help) return 'help';
   const paths = [...(values.filename ?? []), ...positionals];
   if (paths.length === 0) return 'no input: pass -f PATH (a file, a directory, or - for stdin)';
-  if (values.output !== 'text' && values.output !== 'json') return `unsupported output format "${values.output}": use text or json`;
+  if (values.output !== 'text' && values.output !== 'json')
+    return `unsupported output format "${values.output}": use text or json`;
   return {
     paths,
     output: values.output,
@@ -148,7 +151,9 @@ interface Checked {
 /** Adds the manifest-set findings to the entries they are about: errors under --strict, else warnings. */
 function applySetChecks(checked: Checked[], strict: boolean): void {
   const byPlace = new Map(checked.map((c) => [`${c.entry.file}\n${c.entry.document}`, c]));
-  const members: SetMember[] = checked.filter((c) => !c.entry.skipped).map((c) => ({ file: c.entry.file, document: c.entry.document, object: c.object }));
+  const members: SetMember[] = checked
+    .filter((c) => !c.entry.skipped)
+    .map((c) => ({ file: c.entry.file, document: c.entry.document, object: c.object }));
   for (const finding of checkManifestSet(members)) {
     const c = byPlace.get(`${finding.subject.file}\n${finding.subject.document}`);
     if (c === undefined) continue;
@@ -174,7 +179,8 @@ function textLines(c: Checked): string[] {
   else lines.push(`${location(entry)}: ${describe(entry)}: invalid`);
   for (const e of c.errors) lines.push(errorLine(e));
   // A warning about a valid object still needs its place, for a pipeline log over many files.
-  for (const w of entry.warnings) lines.push(`  warning: ${entry.valid && !entry.skipped ? `${location(entry)}: ` : ''}${printable(w)}`);
+  for (const w of entry.warnings)
+    lines.push(`  warning: ${entry.valid && !entry.skipped ? `${location(entry)}: ` : ''}${printable(w)}`);
   return lines;
 }
 
@@ -220,7 +226,9 @@ export async function main(argv: string[]): Promise<number> {
   if (args.output === 'text') {
     const invalid = entries.filter((e) => !e.valid).length;
     const skipped = entries.filter((e) => e.skipped).length;
-    console.error(`${entries.length} object(s): ${entries.length - invalid - skipped} valid, ${invalid} invalid, ${skipped} skipped`);
+    console.error(
+      `${entries.length} object(s): ${entries.length - invalid - skipped} valid, ${invalid} invalid, ${skipped} skipped`,
+    );
   }
   if (readErrors.length > 0) return 2;
   return entries.some((e) => !e.valid) ? 1 : 0;

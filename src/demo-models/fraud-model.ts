@@ -18,12 +18,32 @@ export interface FraudModelVersion {
 }
 
 /** Means and scales of the features over the (synthetic) training payments: the baseline of explanations. */
-const MEAN: Readonly<Record<Feature, number>> = { amount: 80, hourOfDay: 14, foreignMerchant: 0.1, cardPresent: 0.7, transactionsLast24h: 3 };
-const SCALE: Readonly<Record<Feature, number>> = { amount: 150, hourOfDay: 6, foreignMerchant: 0.3, cardPresent: 0.46, transactionsLast24h: 4 };
+const MEAN: Readonly<Record<Feature, number>> = {
+  amount: 80,
+  hourOfDay: 14,
+  foreignMerchant: 0.1,
+  cardPresent: 0.7,
+  transactionsLast24h: 3,
+};
+const SCALE: Readonly<Record<Feature, number>> = {
+  amount: 150,
+  hourOfDay: 6,
+  foreignMerchant: 0.3,
+  cardPresent: 0.46,
+  transactionsLast24h: 4,
+};
 
 export const FRAUD_MODEL_VERSIONS: Readonly<Record<'v1' | 'v2', FraudModelVersion>> = {
-  v1: { version: '1', intercept: -3.2, weights: { amount: 1.1, hourOfDay: -0.35, foreignMerchant: 0.9, cardPresent: -0.8, transactionsLast24h: 0.6 } },
-  v2: { version: '2', intercept: -3.5, weights: { amount: 1.4, hourOfDay: -0.5, foreignMerchant: 1.2, cardPresent: -1.1, transactionsLast24h: 0.75 } },
+  v1: {
+    version: '1',
+    intercept: -3.2,
+    weights: { amount: 1.1, hourOfDay: -0.35, foreignMerchant: 0.9, cardPresent: -0.8, transactionsLast24h: 0.6 },
+  },
+  v2: {
+    version: '2',
+    intercept: -3.5,
+    weights: { amount: 1.4, hourOfDay: -0.5, foreignMerchant: 1.2, cardPresent: -1.1, transactionsLast24h: 0.75 },
+  },
 };
 
 export type Payment = Readonly<Record<Feature, number>>;
@@ -34,7 +54,10 @@ export class InstanceError extends Error {}
 export function toPayment(instance: unknown, where: string): Payment {
   const values: Partial<Record<Feature, number>> = {};
   if (Array.isArray(instance)) {
-    if (instance.length !== FEATURES.length) throw new InstanceError(`${where} has ${instance.length} values; expected ${FEATURES.length}: ${FEATURES.join(', ')}`);
+    if (instance.length !== FEATURES.length)
+      throw new InstanceError(
+        `${where} has ${instance.length} values; expected ${FEATURES.length}: ${FEATURES.join(', ')}`,
+      );
     FEATURES.forEach((f, i) => (values[f] = numberOf(instance[i], `${where}[${i}]`)));
   } else if (typeof instance === 'object' && instance !== null) {
     const obj = instance as Record<string, unknown>;
@@ -43,7 +66,9 @@ export function toPayment(instance: unknown, where: string): Payment {
       values[f] = numberOf(obj[f], `${where}.${f}`);
     }
   } else {
-    throw new InstanceError(`${where} must be an object with ${FEATURES.join(', ')} or an array of ${FEATURES.length} numbers`);
+    throw new InstanceError(
+      `${where} must be an object with ${FEATURES.join(', ')} or an array of ${FEATURES.length} numbers`,
+    );
   }
   return values as Payment;
 }
@@ -97,14 +122,16 @@ export function explain(model: FraudModelVersion, p: Payment): FraudExplanation 
   const featureAttributions = {} as Record<Feature, number>;
   for (const f of FEATURES) featureAttributions[f] = total === 0 ? 0 : round(((instance - baseline) * c[f]) / total);
   return {
-    attributions: [{
-      baselineOutputValue: round(baseline),
-      instanceOutputValue: round(instance),
-      featureAttributions,
-      outputIndex: [0],
-      outputName: 'fraudProbability',
-      approximationError: 0,
-    }],
+    attributions: [
+      {
+        baselineOutputValue: round(baseline),
+        instanceOutputValue: round(instance),
+        featureAttributions,
+        outputIndex: [0],
+        outputName: 'fraudProbability',
+        approximationError: 0,
+      },
+    ],
   };
 }
 

@@ -34,7 +34,10 @@ export interface RunningDemoModelServer {
 
 export async function startDemoModelServer(options: DemoModelServerOptions): Promise<RunningDemoModelServer> {
   const model = FRAUD_MODEL_VERSIONS[options.version];
-  const handler = options.protocol === 'KServeV1' ? kserveV1Handler(options.modelName, model) : openInferenceV2Handler(options.modelName, model);
+  const handler =
+    options.protocol === 'KServeV1'
+      ? kserveV1Handler(options.modelName, model)
+      : openInferenceV2Handler(options.modelName, model);
   const server = http.createServer({ keepAliveTimeout: 65_000 }, handler);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

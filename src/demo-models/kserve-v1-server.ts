@@ -14,7 +14,10 @@ export function kserveV1Handler(modelName: string, model: FraudModelVersion): ht
     if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, { models: [modelName] });
     if (req.method === 'GET' && path === base) return sendJson(res, 200, { name: modelName, ready: true });
     const verb = path === `${base}:predict` ? 'predict' : path === `${base}:explain` ? 'explain' : undefined;
-    if (req.method !== 'POST' || verb === undefined) return sendJson(res, 404, { error: `no route ${req.method ?? ''} ${path}; model ${modelName} serves ${base}:predict and ${base}:explain` });
+    if (req.method !== 'POST' || verb === undefined)
+      return sendJson(res, 404, {
+        error: `no route ${req.method ?? ''} ${path}; model ${modelName} serves ${base}:predict and ${base}:explain`,
+      });
     readJson(req).then(
       (body) => {
         const instances = (body as { instances?: unknown } | null)?.instances;

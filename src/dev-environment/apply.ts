@@ -10,10 +10,30 @@ const CORE: Record<string, ResourceRef> = {
   'v1/ConfigMap': { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
   'v1/Service': { group: '', version: 'v1', plural: 'services', namespaced: true },
   'v1/ServiceAccount': { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
-  'rbac.authorization.k8s.io/v1/ClusterRole': { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', namespaced: false },
-  'rbac.authorization.k8s.io/v1/RoleBinding': { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', namespaced: true },
-  'discovery.k8s.io/v1/EndpointSlice': { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
-  'discovery.k8s.io/v1beta1/EndpointSlice': { group: 'discovery.k8s.io', version: 'v1beta1', plural: 'endpointslices', namespaced: true },
+  'rbac.authorization.k8s.io/v1/ClusterRole': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    namespaced: false,
+  },
+  'rbac.authorization.k8s.io/v1/RoleBinding': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'rolebindings',
+    namespaced: true,
+  },
+  'discovery.k8s.io/v1/EndpointSlice': {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    plural: 'endpointslices',
+    namespaced: true,
+  },
+  'discovery.k8s.io/v1beta1/EndpointSlice': {
+    group: 'discovery.k8s.io',
+    version: 'v1beta1',
+    plural: 'endpointslices',
+    namespaced: true,
+  },
 };
 
 /** The REST resource of a manifest: the operator's kinds and the few core kinds the examples use. */

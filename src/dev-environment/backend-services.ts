@@ -27,7 +27,11 @@ export function backendService(b: HostedBackend): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: b.name, namespace: b.namespace, labels: { 'app.kubernetes.io/part-of': 'endpoint-operator-demo' } },
+    metadata: {
+      name: b.name,
+      namespace: b.namespace,
+      labels: { 'app.kubernetes.io/part-of': 'endpoint-operator-demo' },
+    },
     spec: { ports: [{ name: b.portName, port: b.servicePort, protocol: 'TCP' }] },
   };
 }
@@ -36,7 +40,11 @@ export function backendEndpointSlice(b: HostedBackend): KubeObject {
   return {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
-    metadata: { name: `${b.name}-hosted`, namespace: b.namespace, labels: { [SERVICE_NAME_LABEL]: b.name, [MANAGED_BY_LABEL]: DEV_SLICE_MANAGER } },
+    metadata: {
+      name: `${b.name}-hosted`,
+      namespace: b.namespace,
+      labels: { [SERVICE_NAME_LABEL]: b.name, [MANAGED_BY_LABEL]: DEV_SLICE_MANAGER },
+    },
     addressType: 'IPv4',
     ports: [{ name: b.portName, port: b.targetPort, protocol: 'TCP' }],
     endpoints: [{ addresses: [b.address], conditions: { ready: b.ready ?? true } }],
@@ -55,8 +63,10 @@ export function backendServiceRefs(objects: readonly KubeObject[]): BackendServi
   const refs = new Map<string, BackendServiceRef>();
   for (const o of objects) {
     if (o.kind !== 'DeployedModel') continue;
-    const service = ((o.spec as { backend?: { service?: { name?: unknown; port?: unknown } } } | undefined)?.backend)?.service;
-    if (typeof service?.name !== 'string' || (typeof service.port !== 'number' && typeof service.port !== 'string')) continue;
+    const service = (o.spec as { backend?: { service?: { name?: unknown; port?: unknown } } } | undefined)?.backend
+      ?.service;
+    if (typeof service?.name !== 'string' || (typeof service.port !== 'number' && typeof service.port !== 'string'))
+      continue;
     const namespace = o.metadata.namespace ?? 'default';
     refs.set(`${namespace}/${service.name}`, { namespace, name: service.name, port: service.port });
   }

@@ -11,7 +11,13 @@ import { listenInModelHost, type ModelHost } from '../devcluster/index.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { applyObject } from './apply.js';
-import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor, type BackendServiceRef } from './backend-services.js';
+import {
+  backendEndpointSlice,
+  backendService,
+  backendServiceRefs,
+  hostedBackendFor,
+  type BackendServiceRef,
+} from './backend-services.js';
 
 export interface DemoBackendPlan {
   readonly ref: BackendServiceRef;
@@ -28,14 +34,21 @@ export interface RunningDemoBackend extends DemoBackendPlan {
 /** One plan per backend Service among the DeployedModels of `objects`, in the order they appear. */
 export function demoBackendPlan(objects: readonly KubeObject[]): DemoBackendPlan[] {
   return backendServiceRefs(objects).flatMap((ref, i) => {
-    const model = objects.find((o) => o.kind === 'DeployedModel' && (o.metadata.namespace ?? 'default') === ref.namespace && backendOfObject(o)?.service?.name === ref.name);
+    const model = objects.find(
+      (o) =>
+        o.kind === 'DeployedModel' &&
+        (o.metadata.namespace ?? 'default') === ref.namespace &&
+        backendOfObject(o)?.service?.name === ref.name,
+    );
     const backend = model === undefined ? undefined : backendOfObject(model);
     if (backend?.protocol === undefined || backend.modelName === undefined) return [];
     return [{ ref, protocol: backend.protocol, modelName: backend.modelName, version: i % 2 === 0 ? 'v1' : 'v2' }];
   });
 }
 
-function backendOfObject(o: KubeObject): { service?: { name?: unknown }; protocol?: BackendProtocol; modelName?: string } | undefined {
+function backendOfObject(
+  o: KubeObject,
+): { service?: { name?: unknown }; protocol?: BackendProtocol; modelName?: string } | undefined {
   const backend = (o.spec as { backend?: unknown } | undefined)?.backend;
   if (typeof backend !== 'object' || backend === null) return undefined;
   const b = backend as Record<string, unknown>;
@@ -48,12 +61,22 @@ function backendOfObject(o: KubeObject): { service?: { name?: unknown }; protoco
 }
 
 /** Starts one demo model server per plan in `host`, on `ports[i]` (0 or absent = any free port); stops them all on failure. */
-export async function startDemoBackends(plans: readonly DemoBackendPlan[], ports: readonly number[], host: Pick<ModelHost, 'netns' | 'address'>): Promise<RunningDemoBackend[]> {
+export async function startDemoBackends(
+  plans: readonly DemoBackendPlan[],
+  ports: readonly number[],
+  host: Pick<ModelHost, 'netns' | 'address'>,
+): Promise<RunningDemoBackend[]> {
   const running: RunningDemoBackend[] = [];
   try {
     for (const [i, plan] of plans.entries()) {
       const socket = await listenInModelHost(host, ports[i] ?? 0);
-      const server = await startDemoModelServer({ protocol: plan.protocol, modelName: plan.modelName, version: plan.version, host: host.address, socket });
+      const server = await startDemoModelServer({
+        protocol: plan.protocol,
+        modelName: plan.modelName,
+        version: plan.version,
+        host: host.address,
+        socket,
+      });
       running.push({ ...plan, server });
     }
   } catch (err) {
@@ -68,7 +91,11 @@ export async function stopDemoBackends(backends: readonly RunningDemoBackend[]):
 }
 
 /** The Service and EndpointSlice of each running demo server (at `address`), applied. */
-export async function publishDemoBackends(client: KubeClient, backends: readonly RunningDemoBackend[], address: string): Promise<void> {
+export async function publishDemoBackends(
+  client: KubeClient,
+  backends: readonly RunningDemoBackend[],
+  address: string,
+): Promise<void> {
   for (const b of backends) {
     const hosted = hostedBackendFor(b.ref, address, b.server.port);
     await applyObject(client, backendService(hosted));

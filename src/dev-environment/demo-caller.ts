@@ -28,19 +28,32 @@ function roleBinding(namespace: string, role: string): KubeObject {
 export async function demoCallerToken(client: KubeClient, namespace: string): Promise<string> {
   for (const role of callerRoleManifests()) await applyObject(client, role as KubeObject);
   await applyObject(client, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEMO_CALLER, namespace } });
-  for (const role of [PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE]) await applyObject(client, roleBinding(namespace, role));
+  for (const role of [PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE])
+    await applyObject(client, roleBinding(namespace, role));
   const answer = await client.createSubresource<{ status?: { token?: unknown } }>(
-    { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true }, namespace, DEMO_CALLER, 'token',
-    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [DEFAULT_AUDIENCE], expirationSeconds: TOKEN_SECONDS } },
+    { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
+    namespace,
+    DEMO_CALLER,
+    'token',
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: [DEFAULT_AUDIENCE], expirationSeconds: TOKEN_SECONDS },
+    },
   );
   const token = answer.status?.token;
-  if (typeof token !== 'string' || token === '') throw new Error(`the TokenRequest for ServiceAccount ${namespace}/${DEMO_CALLER} returned no token`);
+  if (typeof token !== 'string' || token === '')
+    throw new Error(`the TokenRequest for ServiceAccount ${namespace}/${DEMO_CALLER} returned no token`);
   return token;
 }
 
 /** The lines that tell how to call as demo-caller, and how to mint a new token. */
 export function demoCallerLines(namespace: string, token: string): string[] {
-  const request = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: [DEFAULT_AUDIENCE] } });
+  const request = JSON.stringify({
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { audiences: [DEFAULT_AUDIENCE] },
+  });
   return [
     '',
     `Calls to the gateway need a bearer token (auth is on): ServiceAccount ${DEMO_CALLER} in ${namespace}, bound to ClusterRoles ${PREDICTION_CALLER_ROLE} and ${REGISTRY_READER_ROLE}; this one is valid for 24 h:`,

@@ -6,7 +6,13 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import { isRecord, type KubeObject } from '../runtime/kube-object.js';
 
 /** A payment the demo fraud model scores (src/demo-models/fraud-model.ts: its five features). */
-export const DEMO_INSTANCE = { amount: 1250, hourOfDay: 3, foreignMerchant: true, cardPresent: false, transactionsLast24h: 9 } as const;
+export const DEMO_INSTANCE = {
+  amount: 1250,
+  hourOfDay: 3,
+  foreignMerchant: true,
+  cardPresent: false,
+  transactionsLast24h: 9,
+} as const;
 
 export interface CallableEndpoint {
   readonly name: string;
@@ -21,7 +27,9 @@ export function callableEndpoint(endpoints: readonly KubeObject[]): CallableEndp
     const status = isRecord(ep.status) ? ep.status : {};
     const spec = isRecord(ep.spec) ? ep.spec : {};
     const split = isRecord(spec.trafficSplit) ? (spec.trafficSplit as Record<string, number>) : {};
-    const models = Array.isArray(status.deployedModels) ? (status.deployedModels as { id?: string; ready?: string }[]) : [];
+    const models = Array.isArray(status.deployedModels)
+      ? (status.deployedModels as { id?: string; ready?: string }[])
+      : [];
     const ids = Object.keys(split).filter((id) => (split[id] ?? 0) > 0);
     if (typeof status.url !== 'string' || ids.length < 2) continue;
     if (!ids.every((id) => models.some((m) => m.id === id && m.ready === 'True'))) continue;
@@ -31,7 +39,10 @@ export function callableEndpoint(endpoints: readonly KubeObject[]): CallableEndp
 }
 
 export async function listEndpoints(client: KubeClient, namespace: string): Promise<KubeObject[]> {
-  const list = await client.list({ group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true }, namespace);
+  const list = await client.list(
+    { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
+    namespace,
+  );
   return list.items;
 }
 
@@ -59,7 +70,11 @@ export async function sampleSplit(url: string, calls: number, token?: string): P
   for (let i = 0; i < calls; i++) {
     let id = 'error';
     try {
-      const res = await fetch(`${url}:predict`, { method: 'POST', headers: jsonHeaders(token), body: JSON.stringify({ instances: [DEMO_INSTANCE] }) });
+      const res = await fetch(`${url}:predict`, {
+        method: 'POST',
+        headers: jsonHeaders(token),
+        body: JSON.stringify({ instances: [DEMO_INSTANCE] }),
+      });
       const body = (await res.json()) as { deployedModelId?: unknown };
       if (res.ok && typeof body.deployedModelId === 'string') id = body.deployedModelId;
     } catch {

@@ -40,7 +40,11 @@ export async function demoSecrets(objects: readonly unknown[], password: string)
       secret: {
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: ref.name, namespace, labels: { 'app.kubernetes.io/managed-by': 'endpoint-operator-dev', [PASSWORD_SECRET_LABEL]: 'true' } },
+        metadata: {
+          name: ref.name,
+          namespace,
+          labels: { 'app.kubernetes.io/managed-by': 'endpoint-operator-dev', [PASSWORD_SECRET_LABEL]: 'true' },
+        },
         type: 'Opaque',
         stringData: { [key]: hash },
       },

@@ -15,7 +15,8 @@ export async function loadExampleObjects(dir: string): Promise<KubeObject[]> {
   for (const file of await expandPaths([dir])) {
     for (const doc of parseManifests(file, await readSource(file))) {
       const o = doc.object;
-      if (isRecord(o) && typeof o.kind === 'string' && typeof o.apiVersion === 'string' && isRecord(o.metadata)) objects.push(o as unknown as KubeObject);
+      if (isRecord(o) && typeof o.kind === 'string' && typeof o.apiVersion === 'string' && isRecord(o.metadata))
+        objects.push(o as unknown as KubeObject);
     }
   }
   return objects.sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));

@@ -20,7 +20,9 @@ export function bindProblem(host: string, port: number): Promise<string | undefi
   return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE' ? 'is in use' : `cannot be opened (${err.code ?? err.message})`));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code === 'EADDRINUSE' ? 'is in use' : `cannot be opened (${err.code ?? err.message})`),
+    );
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(undefined)));
   });
 }
@@ -33,12 +35,17 @@ export async function portProblems(planned: readonly PlannedPort[]): Promise<str
     if (p.port === 0) continue;
     const earlier = seen.get(p.port);
     if (earlier !== undefined) {
-      problems.push(`port ${p.port} is planned twice (${earlier.what}, ${earlier.flag}; and ${p.what}): change it with ${p.flag} PORT`);
+      problems.push(
+        `port ${p.port} is planned twice (${earlier.what}, ${earlier.flag}; and ${p.what}): change it with ${p.flag} PORT`,
+      );
       continue;
     }
     seen.set(p.port, p);
     const problem = await bindProblem(p.host, p.port);
-    if (problem !== undefined) problems.push(`port ${p.port} on ${p.host} (${p.what}) ${problem}: choose another with ${p.flag} PORT (0 = any free port)`);
+    if (problem !== undefined)
+      problems.push(
+        `port ${p.port} on ${p.host} (${p.what}) ${problem}: choose another with ${p.flag} PORT (0 = any free port)`,
+      );
   }
   return problems;
 }

@@ -16,7 +16,9 @@ export function servingLines(models: readonly unknown[]): string[] {
     const available = typeof status.availableReplicaCount === 'number' ? status.availableReplicaCount : 0;
     const replicas = typeof status.replicaCount === 'number' ? status.replicaCount : 0;
     const stage = typeof status.deploymentStage === 'string' ? status.deploymentStage : 'DEPLOYMENT_STAGE_UNSPECIFIED';
-    return [`  DeployedModel ${name}: Deployment ${serving.deployment} ${available}/${replicas} replicas available (${stage}), Service ${String(serving.service)}`];
+    return [
+      `  DeployedModel ${name}: Deployment ${serving.deployment} ${available}/${replicas} replicas available (${stage}), Service ${String(serving.service)}`,
+    ];
   });
   if (lines.length === 0) return [];
   return [

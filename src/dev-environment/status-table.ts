@@ -35,10 +35,32 @@ export function isReady(row: StatusRow): boolean {
 
 /** A fixed-width table like `kubectl get`, one row per object, sorted by kind then name. */
 export function renderStatusTable(rows: readonly StatusRow[], maxMessage = 60): string {
-  const sorted = [...rows].sort((a, b) => a.kind.localeCompare(b.kind) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
-  const header = { kind: 'KIND', namespace: 'NAMESPACE', name: 'NAME', ready: 'READY', reason: 'REASON', message: 'MESSAGE' };
-  const cells = [header, ...sorted.map((r) => ({ ...r, message: r.message.length > maxMessage ? `${r.message.slice(0, maxMessage - 1)}…` : r.message }))];
+  const sorted = [...rows].sort(
+    (a, b) => a.kind.localeCompare(b.kind) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  );
+  const header = {
+    kind: 'KIND',
+    namespace: 'NAMESPACE',
+    name: 'NAME',
+    ready: 'READY',
+    reason: 'REASON',
+    message: 'MESSAGE',
+  };
+  const cells = [
+    header,
+    ...sorted.map((r) => ({
+      ...r,
+      message: r.message.length > maxMessage ? `${r.message.slice(0, maxMessage - 1)}…` : r.message,
+    })),
+  ];
   const cols = ['kind', 'namespace', 'name', 'ready', 'reason', 'message'] as const;
   const widths = cols.map((c) => Math.max(...cells.map((row) => row[c].length)));
-  return cells.map((row) => cols.map((c, i) => (i === cols.length - 1 ? row[c] : row[c].padEnd(widths[i] ?? 0))).join('   ').trimEnd()).join('\n');
+  return cells
+    .map((row) =>
+      cols
+        .map((c, i) => (i === cols.length - 1 ? row[c] : row[c].padEnd(widths[i] ?? 0)))
+        .join('   ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -17,7 +17,11 @@ export async function isInstalled(pkg: string): Promise<boolean> {
 const APT_LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=600'];
 
 /** Installs whichever of `pkgs` are missing; costs one dpkg-query per package when all are there. */
-export async function ensureDebianPackages(pkgs: readonly string[], log: (line: string) => void, logFile: string): Promise<void> {
+export async function ensureDebianPackages(
+  pkgs: readonly string[],
+  log: (line: string) => void,
+  logFile: string,
+): Promise<void> {
   const missing: string[] = [];
   for (const pkg of pkgs) if (!(await isInstalled(pkg))) missing.push(pkg);
   if (missing.length === 0) return;
@@ -32,7 +36,10 @@ export async function ensureDebianPackages(pkgs: readonly string[], log: (line: 
   if ((await runLogged('apt-get', [...APT_LOCK_WAIT, 'update'], { logFile, env })) !== 0) {
     throw new ControlPlaneError('apt-get update failed: is the Debian archive reachable?', logFile);
   }
-  const code = await runLogged('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '--no-install-recommends', ...missing], { logFile, env });
+  const code = await runLogged('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '--no-install-recommends', ...missing], {
+    logFile,
+    env,
+  });
   if (code !== 0) throw new ControlPlaneError(`apt-get install ${missing.join(' ')} failed`, logFile);
 }
 

@@ -41,21 +41,35 @@ function release(version: string, etcdVersion: string): KubernetesRelease {
       ldflags: versionLdflags(version),
       versionCheck: { args: (b) => (b === 'kubectl' ? ['version', '--client'] : ['--version']), expect: version },
     },
-    etcd: { module: `etcd-${etcdMinor}`, version: etcdVersion, binaries: ['etcd'], renames: { server: 'etcd' }, versionCheck: { args: () => ['--version'], expect: `etcd Version: ${etcdVersion.slice(1)}` } },
+    etcd: {
+      module: `etcd-${etcdMinor}`,
+      version: etcdVersion,
+      binaries: ['etcd'],
+      renames: { server: 'etcd' },
+      versionCheck: { args: () => ['--version'], expect: `etcd Version: ${etcdVersion.slice(1)}` },
+    },
   };
 }
 
 /** Every release the project is tested on, newest first. The versions must match tools/<module>/go.mod. */
 export const RELEASES: readonly KubernetesRelease[] = [release('v1.37.2', 'v3.7.3'), release('v1.35.4', 'v3.6.16')];
 
-export const KWOK: GoModuleBuild = { module: 'kwok', version: 'v0.8.0', binaries: ['kwok'], versionCheck: { args: () => ['--version'], expect: 'kwok version v0.8.0' } };
+export const KWOK: GoModuleBuild = {
+  module: 'kwok',
+  version: 'v0.8.0',
+  binaries: ['kwok'],
+  versionCheck: { args: () => ['--version'], expect: 'kwok version v0.8.0' },
+};
 
 /** The release EO_KUBE_RELEASE names (a minor such as 1.35), by default the newest. */
 export function selectedRelease(env: NodeJS.ProcessEnv = process.env): KubernetesRelease {
   const wanted = env['EO_KUBE_RELEASE'];
   if (wanted === undefined || wanted === '') return RELEASES[0] as KubernetesRelease;
   const found = RELEASES.find((r) => r.minor === wanted || r.version === wanted || r.version === `v${wanted}`);
-  if (found === undefined) throw new ControlPlaneError(`EO_KUBE_RELEASE=${wanted}: not a release this project builds (${RELEASES.map((r) => r.minor).join(', ')})`);
+  if (found === undefined)
+    throw new ControlPlaneError(
+      `EO_KUBE_RELEASE=${wanted}: not a release this project builds (${RELEASES.map((r) => r.minor).join(', ')})`,
+    );
   return found;
 }
 
@@ -70,10 +84,17 @@ export interface ClusterBinaries {
 }
 
 /** The paths of the release's binaries, built first where the cache has no verified copy (minutes, once). */
-export async function ensureClusterBinaries(rel: KubernetesRelease = selectedRelease(), log: (line: string) => void = () => {}): Promise<ClusterBinaries> {
+export async function ensureClusterBinaries(
+  rel: KubernetesRelease = selectedRelease(),
+  log: (line: string) => void = () => {},
+): Promise<ClusterBinaries> {
   // Concurrent: each build has link and download phases that leave the other cores idle. All are awaited,
   // so a failed one never leaves another running into a process that is about to exit.
-  const builds = await Promise.allSettled([ensureGoBuild(rel.etcd, log), ensureGoBuild(KWOK, log), ensureGoBuild(rel.kubernetes, log)]);
+  const builds = await Promise.allSettled([
+    ensureGoBuild(rel.etcd, log),
+    ensureGoBuild(KWOK, log),
+    ensureGoBuild(rel.kubernetes, log),
+  ]);
   const failed = builds.find((b) => b.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const [etcd = {}, kwok = {}, kube = {}] = builds.map((b) => (b.status === 'fulfilled' ? b.value : {}));

@@ -28,7 +28,13 @@ export class ChildProcessGroup {
     child.unref();
   }
 
-  static start(name: string, cmd: string, args: readonly string[], logFile: string, env?: NodeJS.ProcessEnv): Promise<ChildProcessGroup> {
+  static start(
+    name: string,
+    cmd: string,
+    args: readonly string[],
+    logFile: string,
+    env?: NodeJS.ProcessEnv,
+  ): Promise<ChildProcessGroup> {
     const fd = openSync(logFile, 'a');
     try {
       const child = spawn(cmd, args, { detached: true, stdio: ['ignore', fd, fd], env: env ?? process.env });

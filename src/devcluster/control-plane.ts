@@ -10,12 +10,25 @@ import { ControlPlaneError } from './errors.js';
 import { acquireFileLock } from './file-lock.js';
 import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import { createModelHost, installSimulatedRoute, removeModelHost, removeSimulatedRoute, type ModelHost } from './network.js';
+import {
+  createModelHost,
+  installSimulatedRoute,
+  removeModelHost,
+  removeSimulatedRoute,
+  type ModelHost,
+} from './network.js';
 import { DEFAULT_NODES, kwokStages, SIMULATED_NODE_LABEL, simulatedNodes, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from './paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
 import { RunningProcesses } from './processes.js';
-import { apiserverReady, apiserverRequest, componentHealthy, etcdHealthy, nodesReady, waitUntilReady } from './readiness.js';
+import {
+  apiserverReady,
+  apiserverRequest,
+  componentHealthy,
+  etcdHealthy,
+  nodesReady,
+  waitUntilReady,
+} from './readiness.js';
 import { cleanupStaleRuns, otherLiveRuns } from './run-registry.js';
 
 export interface ControlPlane {
@@ -99,7 +112,12 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     tokenAuthFile,
     renderTokenFile([
       { token: adminToken, user: 'admin', uid: 'admin', groups: ['system:masters'] },
-      { token: componentTokens.controllerManager, user: COMPONENT_USERS.controllerManager, uid: 'kube-controller-manager', groups: [] },
+      {
+        token: componentTokens.controllerManager,
+        user: COMPONENT_USERS.controllerManager,
+        uid: 'kube-controller-manager',
+        groups: [],
+      },
       { token: componentTokens.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
       ...(opts.extraTokens ?? []),
     ]),
@@ -131,7 +149,12 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
       const etcdLog = join(logDir, `etcd-${attempt}.log`);
       log(`starting etcd on ${etcdEndpoint}`);
-      const etcd = await run.start('etcd', bins.etcd, etcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }), etcdLog);
+      const etcd = await run.start(
+        'etcd',
+        bins.etcd,
+        etcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }),
+        etcdLog,
+      );
       const etcdReady = await waitUntilReady(etcd, () => etcdHealthy(etcdEndpoint), 30_000);
       if (!etcdReady.ready) {
         if ((await retryable(etcdLog)) && attempt < PORT_ATTEMPTS) {
@@ -143,22 +166,49 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
 
       const apiLog = join(logDir, `kube-apiserver-${attempt}.log`);
       log(`starting kube-apiserver on ${server}`);
-      const flags = apiserverArgs({ etcdEndpoint, securePort, certDir: join(dataDir, 'pki'), ...creds, tokenAuthFile, watchCache: opts.watchCache ?? false });
+      const flags = apiserverArgs({
+        etcdEndpoint,
+        securePort,
+        certDir: join(dataDir, 'pki'),
+        ...creds,
+        tokenAuthFile,
+        watchCache: opts.watchCache ?? false,
+      });
       const started = Date.now();
       let apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
-      const apiReady = await waitUntilReady(apiserver, () => apiserverReady(server, caPem, adminToken), opts.readyTimeoutMs ?? 120_000);
+      const apiReady = await waitUntilReady(
+        apiserver,
+        () => apiserverReady(server, caPem, adminToken),
+        opts.readyTimeoutMs ?? 120_000,
+      );
       if (!apiReady.ready) {
         if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
           await run.stopAll();
           continue;
         }
-        throw new ControlPlaneError(`kube-apiserver did not become ready: ${apiReady.why}${await tail(apiLog)}`, apiLog);
+        throw new ControlPlaneError(
+          `kube-apiserver did not become ready: ${apiReady.why}${await tail(apiLog)}`,
+          apiLog,
+        );
       }
       log(`kube-apiserver ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
       const kubeconfigPath = join(dataDir, 'kubeconfig');
       await writeFile(kubeconfigPath, renderKubeconfig({ server, token: adminToken, caPem }), { mode: 0o600 });
-      const nodes = await startNodeComponents({ run, bins, dataDir, logDir, server, caPem, adminToken, kubeconfigPath, componentTokens, creds, shape: opts.nodes ?? DEFAULT_NODES, log });
+      const nodes = await startNodeComponents({
+        run,
+        bins,
+        dataDir,
+        logDir,
+        server,
+        caPem,
+        adminToken,
+        kubeconfigPath,
+        componentTokens,
+        creds,
+        shape: opts.nodes ?? DEFAULT_NODES,
+        log,
+      });
 
       let stopping: Promise<void> | undefined;
       // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
@@ -190,11 +240,13 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
           return stopping;
         },
         // After stop() there is nothing to stop, and stopOne() would write the run record stop() removed.
-        stopApiserver: () => changeApiserver(() => (stopping === undefined ? run.stopOne(apiserver) : Promise.resolve())),
+        stopApiserver: () =>
+          changeApiserver(() => (stopping === undefined ? run.stopOne(apiserver) : Promise.resolve())),
         startApiserver: () =>
           changeApiserver(async () => {
             if (stopping !== undefined) throw new ControlPlaneError('the control plane was stopped; start a new one');
-            if (apiserver.running) throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
+            if (apiserver.running)
+              throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
             log(`starting kube-apiserver again on ${server}`);
             const restarted = Date.now();
             apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
@@ -203,11 +255,18 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
               await run.stopOne(apiserver);
               throw new ControlPlaneError('the control plane was stopped while kube-apiserver started again');
             }
-            const ready = await waitUntilReady(apiserver, () => apiserverReady(server, caPem, adminToken), opts.readyTimeoutMs ?? 120_000);
+            const ready = await waitUntilReady(
+              apiserver,
+              () => apiserverReady(server, caPem, adminToken),
+              opts.readyTimeoutMs ?? 120_000,
+            );
             if (!ready.ready) {
               // Nothing retries on another port here: clients hold this server's URL.
               await run.stopOne(apiserver);
-              throw new ControlPlaneError(`kube-apiserver did not become ready again: ${ready.why}${await tail(apiLog)}`, apiLog);
+              throw new ControlPlaneError(
+                `kube-apiserver did not become ready again: ${ready.why}${await tail(apiLog)}`,
+                apiLog,
+              );
             }
             log(`kube-apiserver ready again in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
           }),
@@ -254,7 +313,11 @@ async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
     'kube-controller-manager',
     c.bins.kubeControllerManager,
     controllerManagerArgs({
-      kubeconfig: await kubeconfig('kube-controller-manager', COMPONENT_USERS.controllerManager, c.componentTokens.controllerManager),
+      kubeconfig: await kubeconfig(
+        'kube-controller-manager',
+        COMPONENT_USERS.controllerManager,
+        c.componentTokens.controllerManager,
+      ),
       securePort: kcmPort,
       caFile: c.creds.caFile,
       serviceAccountSigningKeyFile: c.creds.serviceAccountSigningKeyFile,
@@ -264,15 +327,30 @@ async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
   const scheduler = await c.run.start(
     'kube-scheduler',
     c.bins.kubeScheduler,
-    schedulerArgs({ kubeconfig: await kubeconfig('kube-scheduler', COMPONENT_USERS.scheduler, c.componentTokens.scheduler), securePort: schedulerPort }),
+    schedulerArgs({
+      kubeconfig: await kubeconfig('kube-scheduler', COMPONENT_USERS.scheduler, c.componentTokens.scheduler),
+      securePort: schedulerPort,
+    }),
     join(c.logDir, 'kube-scheduler.log'),
   );
-  const kwok = await c.run.start('kwok', c.bins.kwok, kwokArgs({ kubeconfig: c.kubeconfigPath, stagesFile, nodeLabel: SIMULATED_NODE_LABEL, serverPort: kwokPort }), join(c.logDir, 'kwok.log'));
+  const kwok = await c.run.start(
+    'kwok',
+    c.bins.kwok,
+    kwokArgs({ kubeconfig: c.kubeconfigPath, stagesFile, nodeLabel: SIMULATED_NODE_LABEL, serverPort: kwokPort }),
+    join(c.logDir, 'kwok.log'),
+  );
 
   const nodes = simulatedNodes(c.shape);
   for (const node of nodes) {
-    const r = await apiserverRequest(c.server, 'POST', '/api/v1/nodes', { caPem: c.caPem, token: c.adminToken, body: node });
-    if (r.status !== 201) throw new ControlPlaneError(`creating the simulated Node ${JSON.stringify((node.metadata as { name: string }).name)} failed: ${r.status} ${r.body.slice(0, 300)}`);
+    const r = await apiserverRequest(c.server, 'POST', '/api/v1/nodes', {
+      caPem: c.caPem,
+      token: c.adminToken,
+      body: node,
+    });
+    if (r.status !== 201)
+      throw new ControlPlaneError(
+        `creating the simulated Node ${JSON.stringify((node.metadata as { name: string }).name)} failed: ${r.status} ${r.body.slice(0, 300)}`,
+      );
   }
   const names = nodes.map((n) => (n.metadata as { name: string }).name);
   const checks: [ChildProcessGroup, () => Promise<true | string>][] = [
@@ -282,9 +360,15 @@ async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
   ];
   for (const [proc, probe] of checks) {
     const ready = await waitUntilReady(proc, probe, 60_000);
-    if (!ready.ready) throw new ControlPlaneError(`${proc.name} did not become ready: ${ready.why}${await tail(proc.logFile)}`, proc.logFile);
+    if (!ready.ready)
+      throw new ControlPlaneError(
+        `${proc.name} did not become ready: ${ready.why}${await tail(proc.logFile)}`,
+        proc.logFile,
+      );
   }
-  c.log(`kube-controller-manager, kube-scheduler and ${names.length} kwok Nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  c.log(
+    `kube-controller-manager, kube-scheduler and ${names.length} kwok Nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return names;
 }
 

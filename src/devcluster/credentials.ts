@@ -15,12 +15,21 @@ export interface TokenUser {
 /** The CSV of --token-auth-file: `token,user,uid,"group1,group2"`. */
 export function renderTokenFile(users: readonly TokenUser[]): string {
   for (const u of users) {
-    for (const [field, value] of [['token', u.token], ['user', u.user], ['uid', u.uid]] as const) {
-      if (value === '' || /[,"\n]/.test(value)) throw new Error(`token user "${u.user}": ${field} must be non-empty without commas, quotes or newlines`);
+    for (const [field, value] of [
+      ['token', u.token],
+      ['user', u.user],
+      ['uid', u.uid],
+    ] as const) {
+      if (value === '' || /[,"\n]/.test(value))
+        throw new Error(`token user "${u.user}": ${field} must be non-empty without commas, quotes or newlines`);
     }
-    for (const g of u.groups) if (/[,"\n]/.test(g) || g === '') throw new Error(`token user "${u.user}": group "${g}" must be non-empty without commas, quotes or newlines`);
+    for (const g of u.groups)
+      if (/[,"\n]/.test(g) || g === '')
+        throw new Error(`token user "${u.user}": group "${g}" must be non-empty without commas, quotes or newlines`);
   }
-  return users.map((u) => `${u.token},${u.user},${u.uid}${u.groups.length > 0 ? `,"${u.groups.join(',')}"` : ''}\n`).join('');
+  return users
+    .map((u) => `${u.token},${u.user},${u.uid}${u.groups.length > 0 ? `,"${u.groups.join(',')}"` : ''}\n`)
+    .join('');
 }
 
 export function randomToken(): string {
@@ -28,7 +37,10 @@ export function randomToken(): string {
 }
 
 function pem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 
@@ -79,7 +91,12 @@ async function newAuthority(name: string): Promise<Authority> {
 }
 
 /** A leaf certificate signed by `ca`: a server's (with its names) or a client's. */
-async function newLeaf(ca: Authority, subject: string, usage: 'server' | 'client', names: x509.JsonGeneralNames = []): Promise<{ cert: x509.X509Certificate; keyPem: string }> {
+async function newLeaf(
+  ca: Authority,
+  subject: string,
+  usage: 'server' | 'client',
+  names: x509.JsonGeneralNames = [],
+): Promise<{ cert: x509.X509Certificate; keyPem: string }> {
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.create(
     {
@@ -92,7 +109,10 @@ async function newLeaf(ca: Authority, subject: string, usage: 'server' | 'client
       extensions: [
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-        new x509.ExtendedKeyUsageExtension([usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth], false),
+        new x509.ExtendedKeyUsageExtension(
+          [usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth],
+          false,
+        ),
         ...(names.length > 0 ? [new x509.SubjectAlternativeNameExtension(names, false)] : []),
         await x509.AuthorityKeyIdentifierExtension.create(ca.keys.publicKey, false, webcrypto),
       ],
@@ -134,7 +154,9 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   await writeFile(files.tlsCertFile, server.cert.toString('pem') + '\n');
   await writeFile(files.tlsKeyFile, server.keyPem, { mode: 0o600 });
   await writeFile(files.serviceAccountPublicKeyFile, sa.publicKey.export({ type: 'spki', format: 'pem' }));
-  await writeFile(files.serviceAccountSigningKeyFile, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  await writeFile(files.serviceAccountSigningKeyFile, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+    mode: 0o600,
+  });
   await writeFile(files.requestHeaderCaFile, frontProxyCa.cert.toString('pem') + '\n');
   await writeFile(files.proxyClientCertFile, proxyClient.cert.toString('pem') + '\n');
   await writeFile(files.proxyClientKeyFile, proxyClient.keyPem, { mode: 0o600 });

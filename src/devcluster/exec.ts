@@ -41,7 +41,12 @@ export function runLogged(cmd: string, args: readonly string[], opts: LoggedRunO
   return new Promise((resolve) => {
     const log = createWriteStream(opts.logFile, { flags: 'a' });
     log.write(`$ ${[cmd, ...args].join(' ')}\n`);
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.ownProcessGroup === true });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: opts.ownProcessGroup === true,
+    });
     child.once('spawn', () => {
       if (child.pid !== undefined) opts.onSpawn?.(child.pid);
     });

@@ -115,7 +115,14 @@ export interface SchedulerConfig {
 }
 
 export function schedulerArgs(c: SchedulerConfig): string[] {
-  return [`--kubeconfig=${c.kubeconfig}`, '--bind-address=127.0.0.1', `--secure-port=${c.securePort}`, '--leader-elect=false', '--profiling=false', '--v=1'];
+  return [
+    `--kubeconfig=${c.kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${c.securePort}`,
+    '--leader-elect=false',
+    '--profiling=false',
+    '--v=1',
+  ];
 }
 
 export interface KwokConfig {

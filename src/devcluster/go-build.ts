@@ -52,14 +52,22 @@ export async function goVersion(): Promise<string> {
   const r = await capture('go', ['env', 'GOVERSION'], goEnv());
   const version = r.stdout.trim();
   if (r.code !== 0 || !version.startsWith('go')) {
-    throw new ControlPlaneError(`the local cluster's binaries are built with Go (1.26 or later) and the Go module proxy, but \`go env GOVERSION\` failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+    throw new ControlPlaneError(
+      `the local cluster's binaries are built with Go (1.26 or later) and the Go module proxy, but \`go env GOVERSION\` failed: ${r.stderr.trim() || `exit ${r.code}`}`,
+    );
   }
   return version;
 }
 
 /** The build's environment: the machine's own toolchain (no toolchain download), no cgo. */
 function goEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=readonly', PATH: `${process.env['PATH'] ?? ''}:/usr/local/go/bin` };
+  return {
+    ...process.env,
+    GOTOOLCHAIN: 'local',
+    CGO_ENABLED: '0',
+    GOFLAGS: '-mod=readonly',
+    PATH: `${process.env['PATH'] ?? ''}:/usr/local/go/bin`,
+  };
 }
 
 async function sha256(path: string): Promise<string> {
@@ -70,7 +78,10 @@ async function sha256(path: string): Promise<string> {
 
 /** True when every binary the record lists is there with its recorded size and digest. */
 async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
-  const record = await readFile(join(dir, COMPLETE), 'utf8').then((t) => JSON.parse(t) as CompleteRecord, () => undefined);
+  const record = await readFile(join(dir, COMPLETE), 'utf8').then(
+    (t) => JSON.parse(t) as CompleteRecord,
+    () => undefined,
+  );
   if (record === undefined) return false;
   for (const name of build.binaries) {
     const want = record.files[name];
@@ -88,11 +99,17 @@ async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
  */
 export async function buildDir(build: GoModuleBuild): Promise<string> {
   const dir = join(toolsDir(), build.module);
-  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go')).sort();
-  if (!files.includes('go.sum')) throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
+  const files = (await readdir(dir).catch(() => [] as string[]))
+    .filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go'))
+    .sort();
+  if (!files.includes('go.sum'))
+    throw new ControlPlaneError(`tools/${build.module}/go.sum is missing: the wrapper module is incomplete`);
   const hash = createHash('sha256');
   for (const file of files) hash.update(file).update(await readFile(join(dir, file)));
-  const digest = hash.update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} })).digest('hex').slice(0, 12);
+  const digest = hash
+    .update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} }))
+    .digest('hex')
+    .slice(0, 12);
   return join(cacheRoot(), 'bin', `${build.module}-${build.version}-${await goVersion()}-${digest}`);
 }
 
@@ -100,7 +117,10 @@ export async function buildDir(build: GoModuleBuild): Promise<string> {
  * The paths of `build`'s binaries (name → path), building them first when the cache has no verified copy.
  * A failed build throws a ControlPlaneError naming the step and its log.
  */
-export async function ensureGoBuild(build: GoModuleBuild, log: (line: string) => void = () => {}): Promise<Record<string, string>> {
+export async function ensureGoBuild(
+  build: GoModuleBuild,
+  log: (line: string) => void = () => {},
+): Promise<Record<string, string>> {
   const dir = await buildDir(build);
   const paths = Object.fromEntries(build.binaries.map((b) => [b, join(dir, b)]));
   if (await verified(dir, build)) return paths;
@@ -124,29 +144,43 @@ export async function ensureGoBuild(build: GoModuleBuild, log: (line: string) =>
 async function removeAbandonedBuilds(dir: string): Promise<void> {
   const prefix = `${basename(dir)}.partial-`;
   for (const name of await readdir(dirname(dir)).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) && !pidAlive(Number(name.slice(prefix.length)))) await rm(join(dirname(dir), name), { recursive: true, force: true });
+    if (name.startsWith(prefix) && !pidAlive(Number(name.slice(prefix.length))))
+      await rm(join(dirname(dir), name), { recursive: true, force: true });
   }
 }
 
 async function compile(build: GoModuleBuild, dir: string, log: (line: string) => void): Promise<void> {
-  const logFile = join(cacheRoot(), 'logs', `build-${build.module}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
+  const logFile = join(
+    cacheRoot(),
+    'logs',
+    `build-${build.module}-${new Date().toISOString().replace(/[:.]/g, '-')}.log`,
+  );
   const work = `${dir}.partial-${process.pid}`;
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
-  log(`building ${build.binaries.join(', ')} ${build.version} from the Go module proxy (tools/${build.module}); once per version, log: ${logFile}`);
+  log(
+    `building ${build.binaries.join(', ')} ${build.version} from the Go module proxy (tools/${build.module}); once per version, log: ${logFile}`,
+  );
   const started = Date.now();
-  const heartbeat = setInterval(() => log(`  still building ${build.module} (${Math.round((Date.now() - started) / 1000)} s)...`), 30_000);
+  const heartbeat = setInterval(
+    () => log(`  still building ${build.module} (${Math.round((Date.now() - started) / 1000)} s)...`),
+    30_000,
+  );
   let watchdog: Watchdog | undefined;
   let code: number;
   try {
-    code = await runLogged('go', ['build', '-trimpath', '-ldflags', ['-s', '-w', ...(build.ldflags ?? [])].join(' '), '-o', `${work}/`, 'tool'], {
-      logFile,
-      cwd: join(toolsDir(), build.module),
-      env: goEnv(),
-      // go and its compilers must not outlive us (Ctrl-C, SIGKILL): a later build would race them.
-      ownProcessGroup: true,
-      onSpawn: (pid) => (watchdog = startWatchdog(process.pid, [pid], '')),
-    });
+    code = await runLogged(
+      'go',
+      ['build', '-trimpath', '-ldflags', ['-s', '-w', ...(build.ldflags ?? [])].join(' '), '-o', `${work}/`, 'tool'],
+      {
+        logFile,
+        cwd: join(toolsDir(), build.module),
+        env: goEnv(),
+        // go and its compilers must not outlive us (Ctrl-C, SIGKILL): a later build would race them.
+        ownProcessGroup: true,
+        onSpawn: (pid) => (watchdog = startWatchdog(process.pid, [pid], '')),
+      },
+    );
   } finally {
     clearInterval(heartbeat);
     await watchdog?.dismiss();
@@ -155,21 +189,35 @@ async function compile(build: GoModuleBuild, dir: string, log: (line: string) =>
     await rm(work, { recursive: true, force: true });
     throw new ControlPlaneError(`go build in tools/${build.module} failed (exit ${code})`, logFile);
   }
-  for (const [from, to] of Object.entries(build.renames ?? {})) await rename(join(work, from), join(work, to)).catch(() => undefined);
+  for (const [from, to] of Object.entries(build.renames ?? {}))
+    await rename(join(work, from), join(work, to)).catch(() => undefined);
   const files: CompleteRecord['files'] = {};
   for (const name of build.binaries) {
     const path = join(work, name);
     const info = await stat(path).catch(() => undefined);
-    if (info === undefined) throw new ControlPlaneError(`go build in tools/${build.module} wrote no ${name}: is it a tool line of its go.mod?`, logFile);
+    if (info === undefined)
+      throw new ControlPlaneError(
+        `go build in tools/${build.module} wrote no ${name}: is it a tool line of its go.mod?`,
+        logFile,
+      );
     if (build.versionCheck !== undefined) {
       const r = await capture(path, build.versionCheck.args(name));
       if (!`${r.stdout}${r.stderr}`.includes(build.versionCheck.expect)) {
-        throw new ControlPlaneError(`the built ${name} reports "${(r.stdout || r.stderr).trim()}", expected ${build.versionCheck.expect}`, logFile);
+        throw new ControlPlaneError(
+          `the built ${name} reports "${(r.stdout || r.stderr).trim()}", expected ${build.versionCheck.expect}`,
+          logFile,
+        );
       }
     }
     files[name] = { size: info.size, sha256: await sha256(path) };
   }
-  const record: CompleteRecord = { version: build.version, goVersion: await goVersion(), builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), files };
+  const record: CompleteRecord = {
+    version: build.version,
+    goVersion: await goVersion(),
+    builtAt: new Date().toISOString(),
+    buildSeconds: Math.round((Date.now() - started) / 1000),
+    files,
+  };
   await writeFile(join(work, COMPLETE), `${JSON.stringify(record, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
   await rename(work, dir);

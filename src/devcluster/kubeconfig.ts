@@ -19,7 +19,9 @@ export function renderKubeconfig(k: KubeconfigInput): string {
   return dump({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name, cluster: { server: k.server, 'certificate-authority-data': Buffer.from(k.caPem).toString('base64') } }],
+    clusters: [
+      { name, cluster: { server: k.server, 'certificate-authority-data': Buffer.from(k.caPem).toString('base64') } },
+    ],
     users: [{ name: user, user: { token: k.token } }],
     contexts: [{ name, context: { cluster: name, user, namespace: 'default' } }],
     'current-context': name,

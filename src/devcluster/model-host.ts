@@ -26,7 +26,10 @@ interface Answer {
   readonly error?: string;
 }
 
-const openers = new Map<string, { child: ChildProcess; next: number; waiting: Map<number, (answer: Answer, socket: Server | undefined) => void> }>();
+const openers = new Map<
+  string,
+  { child: ChildProcess; next: number; waiting: Map<number, (answer: Answer, socket: Server | undefined) => void> }
+>();
 
 function opener(host: Pick<ModelHost, 'netns'>): NonNullable<ReturnType<typeof openers.get>> {
   const existing = openers.get(host.netns);
@@ -41,7 +44,8 @@ function opener(host: Pick<ModelHost, 'netns'>): NonNullable<ReturnType<typeof o
     if (entry.waiting.size === 0) child.channel?.unref();
   });
   child.on('exit', (code) => {
-    for (const done of entry.waiting.values()) done({ id: 0, error: `the socket opener in ${host.netns} exited (${String(code)})` }, undefined);
+    for (const done of entry.waiting.values())
+      done({ id: 0, error: `the socket opener in ${host.netns} exited (${String(code)})` }, undefined);
     entry.waiting.clear();
     openers.delete(host.netns);
   });
@@ -59,7 +63,12 @@ export function listenInModelHost(host: Pick<ModelHost, 'netns' | 'address'>, po
   return new Promise((resolve, reject) => {
     entry.waiting.set(id, (answer, socket) => {
       if (socket !== undefined && answer.port !== undefined) resolve(socket);
-      else reject(new ControlPlaneError(`cannot listen on ${host.address}:${port} in ${host.netns}: ${answer.error ?? 'no socket came back'}`));
+      else
+        reject(
+          new ControlPlaneError(
+            `cannot listen on ${host.address}:${port} in ${host.netns}: ${answer.error ?? 'no socket came back'}`,
+          ),
+        );
     });
     entry.child.channel?.ref();
     entry.child.send({ id, host: host.address, port });

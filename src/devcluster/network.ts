@@ -48,7 +48,9 @@ async function ip(args: readonly string[]): Promise<string> {
 
 function requireRoot(): void {
   if (!isRoot()) {
-    throw new ControlPlaneError('the local cluster needs root: it creates a network namespace for the model servers and a route that keeps simulated pod addresses on this machine (or use an existing cluster with --kubeconfig)');
+    throw new ControlPlaneError(
+      'the local cluster needs root: it creates a network namespace for the model servers and a route that keeps simulated pod addresses on this machine (or use an existing cluster with --kubeconfig)',
+    );
   }
 }
 
@@ -84,7 +86,10 @@ export function freeSlot(addrOutput: string, slots = MODEL_HOST_SLOTS): number |
 export async function createModelHost(id: string): Promise<ModelHost> {
   requireRoot();
   const slot = freeSlot(await ip(['-4', '-o', 'addr', 'show']));
-  if (slot === undefined) throw new ControlPlaneError(`all ${MODEL_HOST_SLOTS} model host address slots in ${MODEL_HOST_PREFIX}0/24 are taken: stop other local clusters`);
+  if (slot === undefined)
+    throw new ControlPlaneError(
+      `all ${MODEL_HOST_SLOTS} model host address slots in ${MODEL_HOST_PREFIX}0/24 are taken: stop other local clusters`,
+    );
   const host: ModelHost = { netns: `eo-${id}`, address: `${MODEL_HOST_PREFIX}${slot * 4 + 2}`, hostLink: `eoh${id}` };
   try {
     await ip(['netns', 'add', host.netns]);

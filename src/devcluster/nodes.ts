@@ -37,14 +37,23 @@ export function simulatedNodes(shape: NodeShape = DEFAULT_NODES): Record<string,
       kind: 'Node',
       metadata: {
         name,
-        labels: { [SIMULATED_NODE_LABEL]: 'fake', 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+        labels: {
+          [SIMULATED_NODE_LABEL]: 'fake',
+          'kubernetes.io/hostname': name,
+          'kubernetes.io/os': 'linux',
+          'kubernetes.io/arch': 'amd64',
+          type: 'kwok',
+        },
         annotations: { 'node.alpha.kubernetes.io/ttl': '0', [SIMULATED_NODE_LABEL]: 'fake' },
       },
       spec: { podCIDR: podCidr(i), podCIDRs: [podCidr(i)] },
       status: {
         capacity: resources,
         allocatable: resources,
-        addresses: [{ type: 'InternalIP', address: nodeAddress(i) }, { type: 'Hostname', address: name }],
+        addresses: [
+          { type: 'InternalIP', address: nodeAddress(i) },
+          { type: 'Hostname', address: name },
+        ],
       },
     };
   });
@@ -61,9 +70,15 @@ const STAGE_FILES = [
 
 /** The text of kwok's --config: its stage files, from the module cache (the build has downloaded it). */
 export async function kwokStages(): Promise<string> {
-  const r = await capture('go', ['mod', 'download', '-json', `sigs.k8s.io/kwok@${KWOK.version}`], { ...process.env, GOTOOLCHAIN: 'local' });
+  const r = await capture('go', ['mod', 'download', '-json', `sigs.k8s.io/kwok@${KWOK.version}`], {
+    ...process.env,
+    GOTOOLCHAIN: 'local',
+  });
   const dir = r.code === 0 ? (JSON.parse(r.stdout) as { Dir?: string }).Dir : undefined;
-  if (dir === undefined) throw new ControlPlaneError(`cannot find kwok's module source for its stage files: go mod download failed: ${r.stderr.trim()}`);
+  if (dir === undefined)
+    throw new ControlPlaneError(
+      `cannot find kwok's module source for its stage files: go mod download failed: ${r.stderr.trim()}`,
+    );
   const docs = await Promise.all(STAGE_FILES.map((f) => readFile(join(dir, f), 'utf8')));
   return docs.map((d) => d.trim()).join('\n---\n') + '\n';
 }

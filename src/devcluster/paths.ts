@@ -21,5 +21,7 @@ export function runsDir(root: string = cacheRoot()): string {
 /** The root of this checkout or installed package: the directory above src/ (or above dist/src/ once compiled). */
 export function packageRoot(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
-  return fileURLToPath(here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url));
+  return fileURLToPath(
+    here.includes('/dist/src/') ? new URL('../../../', import.meta.url) : new URL('../../', import.meta.url),
+  );
 }

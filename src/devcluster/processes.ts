@@ -24,7 +24,9 @@ export class RunningProcesses {
       startedAt: new Date().toISOString(),
       dataDir: this.dataDir,
       removeDataDir: this.removeDataDir,
-      ...(this.network !== undefined ? { network: { netns: this.network.netns, hostLink: this.network.hostLink } } : {}),
+      ...(this.network !== undefined
+        ? { network: { netns: this.network.netns, hostLink: this.network.hostLink } }
+        : {}),
       children: this.children.flatMap(({ proc, watchdog }) => [
         { name: proc.name, pid: proc.pid, executable: proc.executable },
         { name: `${proc.name} watchdog`, pid: watchdog.pid, executable: WATCHDOG_NAME },

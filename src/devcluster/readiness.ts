@@ -8,12 +8,21 @@ export interface HttpResult {
 }
 
 /** One HTTPS GET against the apiserver, verifying it with our CA. */
-export function apiserverGet(server: string, path: string, opts: { caPem: string; token: string; timeoutMs?: number }): Promise<HttpResult> {
+export function apiserverGet(
+  server: string,
+  path: string,
+  opts: { caPem: string; token: string; timeoutMs?: number },
+): Promise<HttpResult> {
   return apiserverRequest(server, 'GET', path, opts);
 }
 
 /** One HTTPS request against the apiserver (a JSON body when given), verifying it with our CA. */
-export function apiserverRequest(server: string, method: string, path: string, opts: { caPem: string; token: string; timeoutMs?: number; body?: unknown }): Promise<HttpResult> {
+export function apiserverRequest(
+  server: string,
+  method: string,
+  path: string,
+  opts: { caPem: string; token: string; timeoutMs?: number; body?: unknown },
+): Promise<HttpResult> {
   const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -21,7 +30,11 @@ export function apiserverRequest(server: string, method: string, path: string, o
       {
         method,
         ca: opts.caPem,
-        headers: { Authorization: `Bearer ${opts.token}`, Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+        headers: {
+          Authorization: `Bearer ${opts.token}`,
+          Accept: 'application/json',
+          ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        },
         timeout: opts.timeoutMs ?? 5_000,
       },
       (res) => {
@@ -42,7 +55,11 @@ export type ReadyOutcome = { readonly ready: true } | { readonly ready: false; r
  * Polls `probe` until it answers true, the child exits (then there is no point waiting), or time runs out.
  * `lastError` is kept so a timeout says what the last answer was.
  */
-export async function waitUntilReady(child: ChildProcessGroup, probe: () => Promise<true | string>, timeoutMs: number): Promise<ReadyOutcome> {
+export async function waitUntilReady(
+  child: ChildProcessGroup,
+  probe: () => Promise<true | string>,
+  timeoutMs: number,
+): Promise<ReadyOutcome> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
   for (;;) {
@@ -54,7 +71,11 @@ export async function waitUntilReady(child: ChildProcessGroup, probe: () => Prom
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() > deadline) return { ready: false, why: `${child.name} not ready after ${Math.round(timeoutMs / 1000)} s (last answer: ${last})` };
+    if (Date.now() > deadline)
+      return {
+        ready: false,
+        why: `${child.name} not ready after ${Math.round(timeoutMs / 1000)} s (last answer: ${last})`,
+      };
     await sleep(250);
   }
 }
@@ -82,11 +103,16 @@ export async function apiserverReady(server: string, caPem: string, token: strin
  */
 export async function componentHealthy(port: number): Promise<true | string> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/healthz', method: 'GET', rejectUnauthorized: false, timeout: 3_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(res.statusCode === 200 ? true : `/healthz ${res.statusCode ?? 0} ${body.slice(0, 200)}`));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: '/healthz', method: 'GET', rejectUnauthorized: false, timeout: 3_000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () =>
+          resolve(res.statusCode === 200 ? true : `/healthz ${res.statusCode ?? 0} ${body.slice(0, 200)}`),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) => resolve(err.message));
     req.end();
@@ -94,10 +120,24 @@ export async function componentHealthy(port: number): Promise<true | string> {
 }
 
 /** True once every Node named is Ready (kwok writes the condition a kubelet would). */
-export async function nodesReady(server: string, caPem: string, token: string, names: readonly string[]): Promise<true | string> {
+export async function nodesReady(
+  server: string,
+  caPem: string,
+  token: string,
+  names: readonly string[],
+): Promise<true | string> {
   const r = await apiserverGet(server, '/api/v1/nodes', { caPem, token });
   if (r.status !== 200) return `GET nodes: ${r.status}`;
-  const items = (JSON.parse(r.body) as { items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }).items;
-  const notReady = names.filter((n) => items.find((i) => i.metadata.name === n)?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') !== true);
+  const items = (
+    JSON.parse(r.body) as {
+      items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[];
+    }
+  ).items;
+  const notReady = names.filter(
+    (n) =>
+      items
+        .find((i) => i.metadata.name === n)
+        ?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') !== true,
+  );
   return notReady.length === 0 ? true : `not Ready yet: ${notReady.join(', ')}`;
 }

@@ -71,14 +71,20 @@ export function decodeRunRecord(text: string): RunRecord | undefined {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null) return undefined;
     const r = value as Record<string, unknown>;
-    if (typeof r['ownerPid'] !== 'number' || typeof r['dataDir'] !== 'string' || !Array.isArray(r['children'])) return undefined;
+    if (typeof r['ownerPid'] !== 'number' || typeof r['dataDir'] !== 'string' || !Array.isArray(r['children']))
+      return undefined;
     const children = r['children'].filter(
       (c: unknown): c is RunRecord['children'][number] =>
-        typeof c === 'object' && c !== null && typeof (c as Record<string, unknown>)['pid'] === 'number' && typeof (c as Record<string, unknown>)['executable'] === 'string',
+        typeof c === 'object' &&
+        c !== null &&
+        typeof (c as Record<string, unknown>)['pid'] === 'number' &&
+        typeof (c as Record<string, unknown>)['executable'] === 'string',
     );
     const network = r['network'] as Record<string, unknown> | undefined;
     return {
-      ...(typeof network?.['netns'] === 'string' && typeof network['hostLink'] === 'string' ? { network: { netns: network['netns'], hostLink: network['hostLink'] } } : {}),
+      ...(typeof network?.['netns'] === 'string' && typeof network['hostLink'] === 'string'
+        ? { network: { netns: network['netns'], hostLink: network['hostLink'] } }
+        : {}),
       ownerPid: r['ownerPid'],
       startedAt: typeof r['startedAt'] === 'string' ? r['startedAt'] : '',
       dataDir: r['dataDir'],
@@ -102,7 +108,10 @@ function procCmdline(pid: number): string | undefined {
 export async function cleanupStaleRuns(dir: string): Promise<string[]> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json'));
   const records = await Promise.all(
-    files.map(async (f) => ({ file: join(dir, f), record: decodeRunRecord(await readFile(join(dir, f), 'utf8').catch(() => '')) })),
+    files.map(async (f) => ({
+      file: join(dir, f),
+      record: decodeRunRecord(await readFile(join(dir, f), 'utf8').catch(() => '')),
+    })),
   );
   const plan = planStaleCleanup(records, pidAlive, procCmdline);
   for (const k of plan.kill) signalGroup(k.pid, 'SIGKILL');

@@ -33,12 +33,30 @@ export interface Watchdog {
  * Starts the watchdog for `childGroups`; `removeDir` ('' for none) is deleted after they are gone, and so is
  * `network`'s namespace and veth pair (a model host, network.ts).
  */
-export function startWatchdog(parentPid: number, childGroups: readonly number[], removeDir: string, network?: { readonly netns: string; readonly hostLink: string }): Watchdog {
+export function startWatchdog(
+  parentPid: number,
+  childGroups: readonly number[],
+  removeDir: string,
+  network?: { readonly netns: string; readonly hostLink: string },
+): Watchdog {
   // bash, not sh: dash's kill builtin cannot signal a process group (`kill -TERM -- -PGID`).
-  const child = spawn('/bin/bash', ['-c', SCRIPT, WATCHDOG_NAME, String(parentPid), removeDir, network?.netns ?? '', network?.hostLink ?? '', ...childGroups.map(String)], {
-    detached: true,
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    '/bin/bash',
+    [
+      '-c',
+      SCRIPT,
+      WATCHDOG_NAME,
+      String(parentPid),
+      removeDir,
+      network?.netns ?? '',
+      network?.hostLink ?? '',
+      ...childGroups.map(String),
+    ],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
   child.unref();
   const pid = child.pid;
   if (pid === undefined) throw new Error('cannot start the watchdog process (/bin/bash)');

@@ -76,8 +76,22 @@ export function callEvents(record: PredictionRecord, id: string, time: string): 
     'ce-predictionendpoint': record.resourceName,
   };
   return [
-    { headers: { ...common, 'ce-type': CE_REQUEST_TYPE, 'content-type': record.requestContentType ?? 'application/json' }, body: bodyOf(record.request) },
-    { headers: { ...common, 'ce-type': CE_RESPONSE_TYPE, 'content-type': record.responseContentType ?? 'application/json' }, body: bodyOf(record.response) },
+    {
+      headers: {
+        ...common,
+        'ce-type': CE_REQUEST_TYPE,
+        'content-type': record.requestContentType ?? 'application/json',
+      },
+      body: bodyOf(record.request),
+    },
+    {
+      headers: {
+        ...common,
+        'ce-type': CE_RESPONSE_TYPE,
+        'content-type': record.responseContentType ?? 'application/json',
+      },
+      body: bodyOf(record.response),
+    },
   ];
 }
 
@@ -98,7 +112,12 @@ export class CloudEventSink {
     this.maxBytes = options.maxQueuedBytes ?? 16 * 1024 * 1024;
     this.batchSize = options.batchSize ?? 16;
     this.timeoutMs = options.timeoutMs ?? 5_000;
-    this.agent = new Agent({ connections: this.batchSize, connect: { timeout: this.timeoutMs }, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
+    this.agent = new Agent({
+      connections: this.batchSize,
+      connect: { timeout: this.timeoutMs },
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
   }
 
   /** Queues the call's two events, or drops both (counted) when they do not fit. Never waits. */
@@ -130,7 +149,13 @@ export class CloudEventSink {
 
   private async send(event: OutgoingEvent): Promise<void> {
     try {
-      const res = await request(this.options.url, { method: 'POST', headers: event.headers, body: event.body, dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
+      const res = await request(this.options.url, {
+        method: 'POST',
+        headers: event.headers,
+        body: event.body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
         eventsSent.inc();
@@ -148,7 +173,10 @@ export class CloudEventSink {
     const now = Date.now();
     if (now - this.lastFailureLog >= 60_000) {
       this.lastFailureLog = now;
-      this.options.log.warn({ sink: this.options.url, err: why }, 'request log event not delivered (counted in endpoint_operator_gateway_request_log_events_dropped_total)');
+      this.options.log.warn(
+        { sink: this.options.url, err: why },
+        'request log event not delivered (counted in endpoint_operator_gateway_request_log_events_dropped_total)',
+      );
     }
   }
 

@@ -22,7 +22,14 @@ export interface ErrorContext {
 export function answerFailure(err: unknown, context: ErrorContext): GoogleApiError {
   const error = toGoogleError(err, context);
   if (error.httpCode >= 500) {
-    reportServerError(context.log, { server: 'gateway', route: context.route, requestId: context.requestId, status: error.httpCode, err, cause: err instanceof GoogleApiError ? err.status : undefined });
+    reportServerError(context.log, {
+      server: 'gateway',
+      route: context.route,
+      requestId: context.requestId,
+      status: error.httpCode,
+      err,
+      cause: err instanceof GoogleApiError ? err.status : undefined,
+    });
   }
   return error;
 }
@@ -31,10 +38,16 @@ export function answerFailure(err: unknown, context: ErrorContext): GoogleApiErr
 export function toGoogleError(err: unknown, context: Pick<ErrorContext, 'requestId' | 'bodyLimit'>): GoogleApiError {
   if (err instanceof GoogleApiError) return err;
   const fastifyError = err as { code?: unknown; statusCode?: unknown; message?: unknown };
-  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new GoogleApiError('INVALID_ARGUMENT', `Request payload size exceeds the limit: ${context.bodyLimit} bytes.`, 413);
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `Request payload size exceeds the limit: ${context.bodyLimit} bytes.`,
+      413,
+    );
   // fastify's other client errors (a malformed body, an unsupported media type) keep their code and text.
   const status = fastifyError.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500 && typeof fastifyError.message === 'string') return new GoogleApiError('INVALID_ARGUMENT', fastifyError.message, status);
+  if (typeof status === 'number' && status >= 400 && status < 500 && typeof fastifyError.message === 'string')
+    return new GoogleApiError('INVALID_ARGUMENT', fastifyError.message, status);
   return new GoogleApiError('INTERNAL', `Internal error; request id ${context.requestId}.`);
 }
 
@@ -46,7 +59,11 @@ export interface RenderedError {
 }
 
 export function renderGoogleError(error: GoogleApiError): RenderedError {
-  return { status: error.httpCode, headers: { ...error.headers, 'content-type': 'application/json; charset=UTF-8' }, body: JSON.stringify(error.body()) };
+  return {
+    status: error.httpCode,
+    headers: { ...error.headers, 'content-type': 'application/json; charset=UTF-8' },
+    body: JSON.stringify(error.body()),
+  };
 }
 
 export function sendGoogleError(reply: FastifyReply, error: GoogleApiError): FastifyReply {
@@ -55,9 +72,28 @@ export function sendGoogleError(reply: FastifyReply, error: GoogleApiError): Fas
 }
 
 /** Makes the answerer `app`'s error handler (the routes of every plugin inherit it) and its answer to unknown paths. */
-export function installErrorAnswerer(app: FastifyInstance, options: { readonly log: ErrorLog; readonly bodyLimit: number }): void {
+export function installErrorAnswerer(
+  app: FastifyInstance,
+  options: { readonly log: ErrorLog; readonly bodyLimit: number },
+): void {
   app.setErrorHandler((err: FastifyError, request, reply) =>
-    sendGoogleError(reply, answerFailure(err, { log: options.log, route: request.routeOptions.url ?? 'unrouted', requestId: request.id, bodyLimit: options.bodyLimit })));
+    sendGoogleError(
+      reply,
+      answerFailure(err, {
+        log: options.log,
+        route: request.routeOptions.url ?? 'unrouted',
+        requestId: request.id,
+        bodyLimit: options.bodyLimit,
+      }),
+    ),
+  );
   app.setNotFoundHandler((request, reply) =>
-    sendGoogleError(reply, new GoogleApiError('NOT_FOUND', `The requested URL ${request.method} ${userTextInMessage(request.url.split('?')[0] ?? '')} was not found on this server.`)));
+    sendGoogleError(
+      reply,
+      new GoogleApiError(
+        'NOT_FOUND',
+        `The requested URL ${request.method} ${userTextInMessage(request.url.split('?')[0] ?? '')} was not found on this server.`,
+      ),
+    ),
+  );
 }

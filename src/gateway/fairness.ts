@@ -68,11 +68,17 @@ export class CallerLimiter {
     const now = this.inFlight.get(key) ?? { calls: 0, bytes: 0, waiting: new Set() };
     if (now.calls >= this.maxInFlight) {
       gatewayCallsThrottled.inc();
-      return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many concurrent calls from this caller: at most ${this.maxInFlight} calls in flight per caller; retry when one has been answered.`);
+      return new GoogleApiError(
+        'RESOURCE_EXHAUSTED',
+        `Too many concurrent calls from this caller: at most ${this.maxInFlight} calls in flight per caller; retry when one has been answered.`,
+      );
     }
     if (now.calls > 0 && now.bytes + bodyBytes > this.maxBytesInFlight) {
       gatewayCallsThrottled.inc();
-      return new GoogleApiError('RESOURCE_EXHAUSTED', `Too many request bytes in flight from this caller: at most ${this.maxBytesInFlight} bytes of bodies in flight per caller; retry when a call has been answered.`);
+      return new GoogleApiError(
+        'RESOURCE_EXHAUSTED',
+        `Too many request bytes in flight from this caller: at most ${this.maxBytesInFlight} bytes of bodies in flight per caller; retry when a call has been answered.`,
+      );
     }
     now.calls++;
     now.bytes += bodyBytes;

@@ -68,7 +68,10 @@ export function checkSystemParameters(query: unknown): GoogleApiError | undefine
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) {
       if (typeof v !== 'string' || !/^json(;enum-encoding=int)?$/i.test(v)) {
-        return new GoogleApiError('INVALID_ARGUMENT', `Invalid value for system parameter "${name}": ${renderValue(v)}; only "json" is served`);
+        return new GoogleApiError(
+          'INVALID_ARGUMENT',
+          `Invalid value for system parameter "${name}": ${renderValue(v)}; only "json" is served`,
+        );
       }
     }
   }

@@ -13,7 +13,13 @@ import { GoogleApiError } from './google-errors.js';
 export function admitOneHost(req: IncomingMessage, res: ServerResponse): boolean {
   if (!hasDuplicateHost(req)) return true;
   const rendered = renderGoogleError(new GoogleApiError('INVALID_ARGUMENT', DUPLICATE_HOST_MESSAGE));
-  res.writeHead(rendered.status, { ...rendered.headers, 'content-length': Buffer.byteLength(rendered.body), connection: 'close' }).end(rendered.body);
+  res
+    .writeHead(rendered.status, {
+      ...rendered.headers,
+      'content-length': Buffer.byteLength(rendered.body),
+      connection: 'close',
+    })
+    .end(rendered.body);
   return false;
 }
 

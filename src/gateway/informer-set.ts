@@ -14,14 +14,20 @@ export class InformerSet {
   private readonly runs: Promise<void>[] = [];
   private signal: AbortSignal | undefined;
 
-  constructor(private readonly client: KubeClient, private readonly log: Logger) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly log: Logger,
+  ) {}
 
   /** The shared informer of `ref` in `namespace` (all namespaces when undefined). */
   informer<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace?: string): Informer<T> {
     const id = `${ref.group}/${ref.version}/${ref.plural}@${namespace ?? '*'}`;
     let informer = this.informers.get(id);
     if (informer === undefined) {
-      informer = new Informer(kubeListerWatcher(this.client, ref, namespace), { name: `${ref.group === '' ? 'core' : ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: this.log });
+      informer = new Informer(kubeListerWatcher(this.client, ref, namespace), {
+        name: `${ref.group === '' ? 'core' : ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`,
+        logger: this.log,
+      });
       this.informers.set(id, informer);
       if (this.signal !== undefined) this.runs.push(informer.run(this.signal));
     }

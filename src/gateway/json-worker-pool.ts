@@ -20,19 +20,34 @@ export const DEFAULT_LARGE_BODY_BYTES = 256 * 1024;
 
 export const gatewayJsonWorkerTasks = new Counter({
   name: 'endpoint_operator_gateway_json_worker_tasks_total',
-  help: 'JSON work of large prediction bodies done on worker threads, by kind (request: the caller\'s body; answer: the model server\'s) and outcome (ok, refused: a 4xx/5xx for the caller, failed: a worker fault, overloaded: the queue was full).',
+  help: "JSON work of large prediction bodies done on worker threads, by kind (request: the caller's body; answer: the model server's) and outcome (ok, refused: a 4xx/5xx for the caller, failed: a worker fault, overloaded: the queue was full).",
   labelNames: ['kind', 'outcome'],
   registers: [metricsRegistry],
 });
 
 /** `body`: the body's bytes in the pieces they were received in (joined on the worker, not on the event loop). */
 export type JsonTask =
-  | { readonly kind: 'request'; readonly body: readonly Uint8Array[]; readonly protocol: ContainerProtocol | undefined; readonly modelId: string }
-  | { readonly kind: 'answer'; readonly body: readonly Uint8Array[]; readonly method: 'predict' | 'explain'; readonly protocol: ContainerProtocol; readonly instanceCount: number; readonly model: ServingModel };
+  | {
+      readonly kind: 'request';
+      readonly body: readonly Uint8Array[];
+      readonly protocol: ContainerProtocol | undefined;
+      readonly modelId: string;
+    }
+  | {
+      readonly kind: 'answer';
+      readonly body: readonly Uint8Array[];
+      readonly method: 'predict' | 'explain';
+      readonly protocol: ContainerProtocol;
+      readonly instanceCount: number;
+      readonly model: ServingModel;
+    };
 
 export type JsonTaskReply =
   | { readonly id: number; readonly bytes: Uint8Array; readonly instanceCount: number | undefined }
-  | { readonly id: number; readonly refusal: { readonly status: GoogleStatus; readonly message: string; readonly httpCode: number } }
+  | {
+      readonly id: number;
+      readonly refusal: { readonly status: GoogleStatus; readonly message: string; readonly httpCode: number };
+    }
   | { readonly id: number; readonly failure: string };
 
 export interface JsonTaskResult {
@@ -65,7 +80,13 @@ function ownedBuffers(pieces: readonly Uint8Array[]): ArrayBuffer[] {
   const owned = new Set<ArrayBuffer>();
   for (const piece of pieces) {
     const buffer = piece.buffer;
-    if (buffer instanceof ArrayBuffer && piece.byteOffset === 0 && piece.byteLength === buffer.byteLength && piece.byteLength > 0) owned.add(buffer);
+    if (
+      buffer instanceof ArrayBuffer &&
+      piece.byteOffset === 0 &&
+      piece.byteLength === buffer.byteLength &&
+      piece.byteLength > 0
+    )
+      owned.add(buffer);
   }
   return [...owned];
 }
@@ -90,7 +111,12 @@ export class JsonWorkerPool {
     if (this.closed) return Promise.reject(new Error('the JSON worker pool is closed'));
     if (this.queue.length >= this.maxQueued) {
       gatewayJsonWorkerTasks.inc({ kind: task.kind, outcome: 'overloaded' });
-      return Promise.reject(new GoogleApiError('UNAVAILABLE', `The gateway is overloaded: ${this.queue.length} large bodies already wait for a JSON worker. Retry later.`));
+      return Promise.reject(
+        new GoogleApiError(
+          'UNAVAILABLE',
+          `The gateway is overloaded: ${this.queue.length} large bodies already wait for a JSON worker. Retry later.`,
+        ),
+      );
     }
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, task, transfer: moveBody ? ownedBuffers(task.body) : [], resolve, reject });
@@ -106,7 +132,8 @@ export class JsonWorkerPool {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const slot = this.slots.find((s) => s.busy === undefined) ?? (this.slots.length < this.size ? this.spawn() : undefined);
+      const slot =
+        this.slots.find((s) => s.busy === undefined) ?? (this.slots.length < this.size ? this.spawn() : undefined);
       if (slot === undefined) return;
       const next = this.queue.shift() as Pending;
       slot.busy = next;
@@ -122,9 +149,17 @@ export class JsonWorkerPool {
       const pending = slot.busy;
       if (pending === undefined || pending.id !== reply.id) return;
       slot.busy = undefined;
-      gatewayJsonWorkerTasks.inc({ kind: pending.task.kind, outcome: 'bytes' in reply ? 'ok' : 'refusal' in reply ? 'refused' : 'failed' });
-      if ('bytes' in reply) pending.resolve({ bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength), instanceCount: reply.instanceCount });
-      else if ('refusal' in reply) pending.reject(new GoogleApiError(reply.refusal.status, reply.refusal.message, reply.refusal.httpCode));
+      gatewayJsonWorkerTasks.inc({
+        kind: pending.task.kind,
+        outcome: 'bytes' in reply ? 'ok' : 'refusal' in reply ? 'refused' : 'failed',
+      });
+      if ('bytes' in reply)
+        pending.resolve({
+          bytes: Buffer.from(reply.bytes.buffer, reply.bytes.byteOffset, reply.bytes.byteLength),
+          instanceCount: reply.instanceCount,
+        });
+      else if ('refusal' in reply)
+        pending.reject(new GoogleApiError(reply.refusal.status, reply.refusal.message, reply.refusal.httpCode));
       else pending.reject(new Error(`JSON worker: ${reply.failure}`));
       this.dispatch();
     });

@@ -11,7 +11,10 @@ import type { JsonTask, JsonTaskReply } from './json-worker-pool.js';
 
 function run(task: JsonTask): { bytes: Buffer; instanceCount?: number } {
   const [first] = task.body;
-  const body = task.body.length === 1 && first !== undefined ? Buffer.from(first.buffer, first.byteOffset, first.byteLength) : Buffer.concat(task.body);
+  const body =
+    task.body.length === 1 && first !== undefined
+      ? Buffer.from(first.buffer, first.byteOffset, first.byteLength)
+      : Buffer.concat(task.body);
   if (task.kind === 'request') {
     const json = parseJsonRequest(body);
     // No protocol: the call is refused after this check for a reason the caller reads once its body is valid.
@@ -31,9 +34,10 @@ function reply(id: number, task: JsonTask): void {
     parentPort?.postMessage(out, owned ? [bytes.buffer as ArrayBuffer] : []);
     return;
   } catch (err) {
-    out = err instanceof GoogleApiError
-      ? { id, refusal: { status: err.status, message: err.message, httpCode: err.httpCode } }
-      : { id, failure: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
+    out =
+      err instanceof GoogleApiError
+        ? { id, refusal: { status: err.status, message: err.message, httpCode: err.httpCode } }
+        : { id, failure: err instanceof Error ? `${err.name}: ${err.message}` : String(err) };
   }
   parentPort?.postMessage(out);
 }

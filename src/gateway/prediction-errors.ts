@@ -43,7 +43,10 @@ export function failureError(model: ResolvedModel, err: UpstreamFailure): Google
   const who = `Deployed model ${model.id} (${model.deployedModelName})`;
   switch (err.kind) {
     case 'connect':
-      return new GoogleApiError('UNAVAILABLE', `${who}: no model server endpoint accepted a connection: ${err.message}`);
+      return new GoogleApiError(
+        'UNAVAILABLE',
+        `${who}: no model server endpoint accepted a connection: ${err.message}`,
+      );
     case 'timeout':
       return new GoogleApiError('DEADLINE_EXCEEDED', `${who}: ${err.message}`);
     case 'cancelled':

@@ -28,10 +28,23 @@ export function parseJsonRequest(body: Buffer): JsonRequest {
   } catch (err) {
     throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
   }
-  if (!isObject(parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'Invalid JSON payload received. The request must be a JSON object with an "instances" list.');
-  if (!('instances' in parsed)) throw new GoogleApiError('INVALID_ARGUMENT', 'instances is required: a list of one or more instances to predict on.');
-  if (!Array.isArray(parsed.instances)) throw new GoogleApiError('INVALID_ARGUMENT', `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`);
-  if (parsed.instances.length === 0) throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
+  if (!isObject(parsed))
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      'Invalid JSON payload received. The request must be a JSON object with an "instances" list.',
+    );
+  if (!('instances' in parsed))
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      'instances is required: a list of one or more instances to predict on.',
+    );
+  if (!Array.isArray(parsed.instances))
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `instances must be a list, got ${parsed.instances === null ? 'null' : typeof parsed.instances}.`,
+    );
+  if (parsed.instances.length === 0)
+    throw new GoogleApiError('INVALID_ARGUMENT', 'instances must hold at least one instance.');
   return { instances: parsed.instances, parameters: parsed.parameters, deployedModelId: parsed.deployedModelId };
 }
 
@@ -40,7 +53,11 @@ export function serializeUpstreamRequest(protocol: ContainerProtocol, json: Json
   try {
     return JSON.stringify(upstreamBody(protocol, json.instances, json.parameters));
   } catch (err) {
-    if (err instanceof TensorMappingError) throw new GoogleApiError('INVALID_ARGUMENT', `instances cannot be sent to deployed model ${modelId} as Open Inference V2 tensors: ${err.message}.`);
+    if (err instanceof TensorMappingError)
+      throw new GoogleApiError(
+        'INVALID_ARGUMENT',
+        `instances cannot be sent to deployed model ${modelId} as Open Inference V2 tensors: ${err.message}.`,
+      );
     throw err;
   }
 }
@@ -57,17 +74,32 @@ export interface ServingModel {
 }
 
 /** The Vertex answer (JSON text) to a model server's 2xx answer; a 502 when that answer cannot be read. */
-export function vertexAnswer(method: 'predict' | 'explain', protocol: ContainerProtocol, answerBody: Buffer, instanceCount: number, model: ServingModel): string {
+export function vertexAnswer(
+  method: 'predict' | 'explain',
+  protocol: ContainerProtocol,
+  answerBody: Buffer,
+  instanceCount: number,
+  model: ServingModel,
+): string {
   let answer: unknown;
   try {
     answer = JSON.parse(answerBody.toString('utf8'));
   } catch {
-    throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${model.origin} answered with invalid JSON.`, 502);
+    throw new GoogleApiError(
+      'INTERNAL',
+      `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${model.origin} answered with invalid JSON.`,
+      502,
+    );
   }
   let out: Record<string, unknown>;
   try {
     if (method === 'predict') {
-      out = { predictions: readPredictions(protocol, answer, instanceCount), deployedModelId: model.id, model: model.model, modelDisplayName: model.modelDisplayName };
+      out = {
+        predictions: readPredictions(protocol, answer, instanceCount),
+        deployedModelId: model.id,
+        model: model.model,
+        modelDisplayName: model.modelDisplayName,
+      };
       if (model.modelVersionId !== undefined) out.modelVersionId = model.modelVersionId;
     } else {
       const { explanations, predictions } = readExplanations(protocol, answer, instanceCount);
@@ -75,7 +107,12 @@ export function vertexAnswer(method: 'predict' | 'explain', protocol: ContainerP
       if (predictions !== undefined) out.predictions = predictions;
     }
   } catch (err) {
-    if (err instanceof UpstreamAnswerError) throw new GoogleApiError('INTERNAL', `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${model.origin} answered badly: ${err.message}.`, 502);
+    if (err instanceof UpstreamAnswerError)
+      throw new GoogleApiError(
+        'INTERNAL',
+        `Deployed model ${model.id} (${model.deployedModelName}): the model server at ${model.origin} answered badly: ${err.message}.`,
+        502,
+      );
     throw err;
   }
   return JSON.stringify(out);

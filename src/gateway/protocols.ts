@@ -17,16 +17,31 @@
  */
 import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
 import { GoogleApiError } from './google-errors.js';
-import { instancesToInferRequest, isInferTensor, outputsToPredictions, TensorMappingError, type InferTensor } from './tensors.js';
+import {
+  instancesToInferRequest,
+  isInferTensor,
+  outputsToPredictions,
+  TensorMappingError,
+  type InferTensor,
+} from './tensors.js';
 
 export type PredictionMethod = 'predict' | 'explain' | 'rawPredict';
 
 export class UpstreamAnswerError extends Error {}
 
 /** The path on the model server (after any base path of a URL backend); `predictRoute` is a `Vertex` server's. */
-export function upstreamPath(protocol: ContainerProtocol, modelName: string, method: PredictionMethod, predictRoute?: string): string {
+export function upstreamPath(
+  protocol: ContainerProtocol,
+  modelName: string,
+  method: PredictionMethod,
+  predictRoute?: string,
+): string {
   if (protocol === 'Vertex') {
-    if (method === 'explain') throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${modelName} serves Vertex's custom-container protocol, which has no explain route: it cannot be explained.`);
+    if (method === 'explain')
+      throw new GoogleApiError(
+        'FAILED_PRECONDITION',
+        `Deployed model ${modelName} serves Vertex's custom-container protocol, which has no explain route: it cannot be explained.`,
+      );
     return predictRoute ?? '/';
   }
   const m = encodeURIComponent(modelName);
@@ -54,7 +69,8 @@ function outputsOf(answer: unknown): InferTensor[] {
 /** `predictions` out of a :predict answer. */
 export function readPredictions(protocol: ContainerProtocol, answer: unknown, instanceCount: number): unknown[] {
   if (protocol !== 'OpenInferenceV2') {
-    if (!isObject(answer) || !Array.isArray(answer.predictions)) throw new UpstreamAnswerError('the model server answered without a "predictions" list');
+    if (!isObject(answer) || !Array.isArray(answer.predictions))
+      throw new UpstreamAnswerError('the model server answered without a "predictions" list');
     return answer.predictions;
   }
   try {
@@ -69,15 +85,28 @@ export function readPredictions(protocol: ContainerProtocol, answer: unknown, in
 export const V2_EXPLANATION_OUTPUT = 'explanation';
 
 /** `{explanations, predictions}` out of an :explain answer. */
-export function readExplanations(protocol: ContainerProtocol, answer: unknown, instanceCount: number): { explanations: unknown[]; predictions?: unknown[] } {
+export function readExplanations(
+  protocol: ContainerProtocol,
+  answer: unknown,
+  instanceCount: number,
+): { explanations: unknown[]; predictions?: unknown[] } {
   if (protocol !== 'OpenInferenceV2') {
-    if (!isObject(answer) || !Array.isArray(answer.explanations)) throw new UpstreamAnswerError('the model server answered :explain without an "explanations" list');
-    return Array.isArray(answer.predictions) ? { explanations: answer.explanations, predictions: answer.predictions } : { explanations: answer.explanations };
+    if (!isObject(answer) || !Array.isArray(answer.explanations))
+      throw new UpstreamAnswerError('the model server answered :explain without an "explanations" list');
+    return Array.isArray(answer.predictions)
+      ? { explanations: answer.explanations, predictions: answer.predictions }
+      : { explanations: answer.explanations };
   }
   const outputs = outputsOf(answer);
   const explanation = outputs.find((t) => t.name === V2_EXPLANATION_OUTPUT);
-  if (explanation === undefined) throw new UpstreamAnswerError(`the model server answered /explain without an output named "${V2_EXPLANATION_OUTPUT}"`);
-  if (explanation.data.length !== instanceCount) throw new UpstreamAnswerError(`output "${V2_EXPLANATION_OUTPUT}" holds ${explanation.data.length} explanations for ${instanceCount} instances`);
+  if (explanation === undefined)
+    throw new UpstreamAnswerError(
+      `the model server answered /explain without an output named "${V2_EXPLANATION_OUTPUT}"`,
+    );
+  if (explanation.data.length !== instanceCount)
+    throw new UpstreamAnswerError(
+      `output "${V2_EXPLANATION_OUTPUT}" holds ${explanation.data.length} explanations for ${instanceCount} instances`,
+    );
   const explanations = explanation.data.map((d, i) => {
     if (typeof d !== 'string') return d;
     try {

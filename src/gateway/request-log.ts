@@ -40,7 +40,13 @@ export function truncateBody(body: Buffer | string | undefined, limit: number): 
   if (body === undefined) return { text: '', truncated: false };
   const buf = typeof body === 'string' ? Buffer.from(body) : body;
   if (buf.length <= limit) return { text: buf.toString('utf8'), truncated: false };
-  return { text: buf.subarray(0, limit).toString('utf8').replace(/\uFFFD+$/, ''), truncated: true };
+  return {
+    text: buf
+      .subarray(0, limit)
+      .toString('utf8')
+      .replace(/\uFFFD+$/, ''),
+    truncated: true,
+  };
 }
 
 export class RequestLogger {
@@ -50,7 +56,10 @@ export class RequestLogger {
   private readonly random: () => number;
   private readonly now: () => number;
 
-  constructor(private readonly log: Logger, private readonly options: RequestLogOptions) {
+  constructor(
+    private readonly log: Logger,
+    private readonly options: RequestLogOptions,
+  ) {
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
   }
@@ -76,20 +85,23 @@ export class RequestLogger {
     const response = truncateBody(record.response, this.options.payloadLimitBytes);
     const dropped = this.dropped;
     this.dropped = 0;
-    this.log.info({
-      namespace: record.namespace,
-      endpoint: record.endpoint,
-      endpointName: record.resourceName,
-      deployedModelId: record.deployedModelId,
-      method: record.method,
-      code: record.code,
-      latencyMs: record.latencyMs,
-      request: request.text,
-      ...(request.truncated ? { requestTruncated: true } : {}),
-      response: response.text,
-      ...(response.truncated ? { responseTruncated: true } : {}),
-      ...(dropped > 0 ? { droppedSamples: dropped } : {}),
-    }, 'prediction');
+    this.log.info(
+      {
+        namespace: record.namespace,
+        endpoint: record.endpoint,
+        endpointName: record.resourceName,
+        deployedModelId: record.deployedModelId,
+        method: record.method,
+        code: record.code,
+        latencyMs: record.latencyMs,
+        request: request.text,
+        ...(request.truncated ? { requestTruncated: true } : {}),
+        response: response.text,
+        ...(response.truncated ? { responseTruncated: true } : {}),
+        ...(dropped > 0 ? { droppedSamples: dropped } : {}),
+      },
+      'prediction',
+    );
   }
 
   async close(): Promise<void> {

@@ -13,8 +13,14 @@ import { containerSpecSchema } from '../api/prediction/v1/container-spec.js';
 import { containerBackend, type ServedBackend } from '../api/prediction/v1/serving-names.js';
 import { resources } from '../reconcilers/context.js';
 import {
-  decodeEndpointSlice, decodeService, endpointSlicesResource, findServicePort, readyAddresses, servicesResource,
-  SERVICE_NAME_LABEL, type EndpointSlice,
+  decodeEndpointSlice,
+  decodeService,
+  endpointSlicesResource,
+  findServicePort,
+  readyAddresses,
+  servicesResource,
+  SERVICE_NAME_LABEL,
+  type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { isRecord, objectKey, type KubeObject } from '../runtime/kube-object.js';
@@ -94,7 +100,10 @@ export class RoutingTable {
 
   constructor(informers: InformerSet, namespaces: readonly string[]) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
-    const scoped = (ref: Parameters<InformerSet['informer']>[0], index?: [string, (o: KubeObject) => string[]]): Scoped =>
+    const scoped = (
+      ref: Parameters<InformerSet['informer']>[0],
+      index?: [string, (o: KubeObject) => string[]],
+    ): Scoped =>
       new Scoped(
         scopes.map((namespace) => {
           const informer = informers.informer(ref, namespace);
@@ -105,20 +114,30 @@ export class RoutingTable {
               // Shared informer: the index is already there.
             }
           }
-          informer.addEventHandler({ onAdd: () => this.changed(), onUpdate: () => this.changed(), onDelete: () => this.changed() });
+          informer.addEventHandler({
+            onAdd: () => this.changed(),
+            onUpdate: () => this.changed(),
+            onDelete: () => this.changed(),
+          });
           return { namespace, informer };
         }),
       );
-    this.endpoints = scoped(resources.predictionEndpoints, [BY_RESOURCE_NAME, (pe) => {
-      const name = isRecord(pe.status) ? str(pe.status.name) : undefined;
-      return name === undefined ? [] : [name];
-    }]);
+    this.endpoints = scoped(resources.predictionEndpoints, [
+      BY_RESOURCE_NAME,
+      (pe) => {
+        const name = isRecord(pe.status) ? str(pe.status.name) : undefined;
+        return name === undefined ? [] : [name];
+      },
+    ]);
     this.models = scoped(resources.deployedModels);
     this.services = scoped(servicesResource);
-    this.slices = scoped(endpointSlicesResource, [BY_SERVICE, (s) => {
-      const service = s.metadata.labels?.[SERVICE_NAME_LABEL];
-      return service === undefined ? [] : [objectKey(s.metadata.namespace, service)];
-    }]);
+    this.slices = scoped(endpointSlicesResource, [
+      BY_SERVICE,
+      (s) => {
+        const service = s.metadata.labels?.[SERVICE_NAME_LABEL];
+        return service === undefined ? [] : [objectKey(s.metadata.namespace, service)];
+      },
+    ]);
   }
 
   private changed(): void {
@@ -137,15 +156,22 @@ export class RoutingTable {
 
   private resolveEndpoint(resourceName: string): ResolvedEndpoint | undefined {
     // Two objects claiming one status.name (before names were unique): the oldest wins, deterministically.
-    const found = this.endpoints.byIndex(BY_RESOURCE_NAME, resourceName).sort((a, b) =>
-      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || (a.metadata.uid ?? '').localeCompare(b.metadata.uid ?? ''));
+    const found = this.endpoints
+      .byIndex(BY_RESOURCE_NAME, resourceName)
+      .sort(
+        (a, b) =>
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          (a.metadata.uid ?? '').localeCompare(b.metadata.uid ?? ''),
+      );
     const pe = found[0];
     if (pe === undefined) return undefined;
     const namespace = pe.metadata.namespace ?? '';
     const spec = isRecord(pe.spec) ? pe.spec : {};
     const status = isRecord(pe.status) ? pe.status : {};
     // The split in effect (status.trafficSplit: a new spec split waits for its models); spec from an older operator.
-    const split = activeEntries(isRecord(status.trafficSplit) ? status.trafficSplit : isRecord(spec.trafficSplit) ? spec.trafficSplit : {});
+    const split = activeEntries(
+      isRecord(status.trafficSplit) ? status.trafficSplit : isRecord(spec.trafficSplit) ? spec.trafficSplit : {},
+    );
     const models = new Map<string, ResolvedModel>();
     for (const summary of Array.isArray(status.deployedModels) ? status.deployedModels : []) {
       if (!isRecord(summary)) continue;
@@ -163,7 +189,10 @@ export class RoutingTable {
       split,
       signature: splitSignature(split),
       models,
-      logging: { enabled: logging.enabled === true, samplingRate: typeof logging.samplingRate === 'number' ? logging.samplingRate : 0 },
+      logging: {
+        enabled: logging.enabled === true,
+        samplingRate: typeof logging.samplingRate === 'number' ? logging.samplingRate : 0,
+      },
     };
   }
 
@@ -181,20 +210,44 @@ export class RoutingTable {
       modelVersionId: at < 0 ? undefined : fullModel.slice(at + 1),
       modelDisplayName: str(spec.displayName) ?? model.slice(model.lastIndexOf('/') + 1),
     };
-    if (dm === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} does not exist` };
+    if (dm === undefined)
+      return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} does not exist` };
     if (spec.backend === undefined && spec.containerSpec !== undefined) {
       // A model server the operator runs: its Service, as if spec.backend named it.
       const container = containerSpecSchema.safeParse(spec.containerSpec);
       const endpointName = isRecord(spec.endpointRef) ? str(spec.endpointRef.name) : undefined;
-      if (!container.success || endpointName === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.containerSpec` };
-      return { ...base, backend: containerBackend({ name: ref, endpointName, id }, container.data), unusable: undefined };
+      if (!container.success || endpointName === undefined)
+        return {
+          ...base,
+          backend: undefined,
+          unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.containerSpec`,
+        };
+      return {
+        ...base,
+        backend: containerBackend({ name: ref, endpointName, id }, container.data),
+        unusable: undefined,
+      };
     }
-    if (spec.backend === undefined) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has no spec.backend: it is recorded, not callable` };
+    if (spec.backend === undefined)
+      return {
+        ...base,
+        backend: undefined,
+        unusable: `DeployedModel ${namespace}/${ref} has no spec.backend: it is recorded, not callable`,
+      };
     const parsed = backendSchema.safeParse(spec.backend);
-    if (!parsed.success) return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.backend: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+    if (!parsed.success)
+      return {
+        ...base,
+        backend: undefined,
+        unusable: `DeployedModel ${namespace}/${ref} has an invalid spec.backend: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      };
     const backend = parsed.data;
     if ((backend.service === undefined) === (backend.url === undefined)) {
-      return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref}: spec.backend needs exactly one of service and url` };
+      return {
+        ...base,
+        backend: undefined,
+        unusable: `DeployedModel ${namespace}/${ref}: spec.backend needs exactly one of service and url`,
+      };
     }
     return { ...base, backend, unusable: undefined };
   }
@@ -223,12 +276,22 @@ export class RoutingTable {
     const service = serviceObj === undefined ? undefined : decodeService(serviceObj);
     if (service === undefined) return { unavailable: `Service ${model.namespace}/${ref.name} does not exist` };
     const port = findServicePort(service, ref.port);
-    if (port === undefined) return { unavailable: `Service ${model.namespace}/${ref.name} has no port ${JSON.stringify(ref.port)}` };
-    const slices = this.slices.byIndex(BY_SERVICE, objectKey(model.namespace, ref.name)).map(decodeEndpointSlice).filter((s): s is EndpointSlice => s !== undefined);
+    if (port === undefined)
+      return { unavailable: `Service ${model.namespace}/${ref.name} has no port ${JSON.stringify(ref.port)}` };
+    const slices = this.slices
+      .byIndex(BY_SERVICE, objectKey(model.namespace, ref.name))
+      .map(decodeEndpointSlice)
+      .filter((s): s is EndpointSlice => s !== undefined);
     const ready = readyAddresses(slices, port);
-    if (ready.length === 0) return { unavailable: `Service ${model.namespace}/${ref.name} has no ready endpoint on port ${port.name === '' ? port.port : port.name}` };
+    if (ready.length === 0)
+      return {
+        unavailable: `Service ${model.namespace}/${ref.name} has no ready endpoint on port ${port.name === '' ? port.port : port.name}`,
+      };
     return {
-      targets: ready.map((a) => ({ origin: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`, basePath: '' })),
+      targets: ready.map((a) => ({
+        origin: `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`,
+        basePath: '',
+      })),
     };
   }
 }

@@ -30,7 +30,12 @@ import { HealthChecks, startHealthServer, type RunningHealthServer } from '../ru
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { requestIdOf } from '../http/request-id.js';
-import { applyServerLimits, GATEWAY_SERVER_LIMITS, serverTimeoutOptions, type ServerLimits } from '../http/server-limits.js';
+import {
+  applyServerLimits,
+  GATEWAY_SERVER_LIMITS,
+  serverTimeoutOptions,
+  type ServerLimits,
+} from '../http/server-limits.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayAuth } from './auth/gateway-auth.js';
 import type { AuthSettings } from './auth/settings.js';
@@ -120,13 +125,24 @@ export class GatewayServer {
     const informers = new InformerSet(options.client, options.log);
     const routing = new RoutingTable(informers, options.namespaces);
     const auth = GatewayAuth.create(options.client, options.auth, options.log);
-    this.context = { client: options.client, informers, namespaces: options.namespaces, routing, log: options.log, auth };
+    this.context = {
+      client: options.client,
+      informers,
+      namespaces: options.namespaces,
+      routing,
+      log: options.log,
+      auth,
+    };
     const outliers = new OutlierDetector(options.outliers ?? {});
     outliers.onEject = (origin, until) => {
       gatewayEjections.inc();
       options.log.warn({ origin, until: new Date(until).toISOString() }, 'model server endpoint ejected');
     };
-    this.upstream = new UpstreamClient({ timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS, ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}), outliers });
+    this.upstream = new UpstreamClient({
+      timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+      outliers,
+    });
     const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
     const limits: ServerLimits = { ...GATEWAY_SERVER_LIMITS, ...options.serverLimits };
     const splitter = new TrafficSplitter();
@@ -134,17 +150,44 @@ export class GatewayServer {
     const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
       payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
       maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
-      sink: sink === undefined || sink === '' ? undefined : new CloudEventSink({
-        url: sink, log: options.log.child({ component: 'request-log-sink' }),
-        ...(options.requestLog?.sinkQueue?.maxEvents !== undefined ? { maxQueuedEvents: options.requestLog.sinkQueue.maxEvents } : {}),
-        ...(options.requestLog?.sinkQueue?.timeoutMs !== undefined ? { timeoutMs: options.requestLog.sinkQueue.timeoutMs } : {}),
-      }),
+      sink:
+        sink === undefined || sink === ''
+          ? undefined
+          : new CloudEventSink({
+              url: sink,
+              log: options.log.child({ component: 'request-log-sink' }),
+              ...(options.requestLog?.sinkQueue?.maxEvents !== undefined
+                ? { maxQueuedEvents: options.requestLog.sinkQueue.maxEvents }
+                : {}),
+              ...(options.requestLog?.sinkQueue?.timeoutMs !== undefined
+                ? { timeoutMs: options.requestLog.sinkQueue.timeoutMs }
+                : {}),
+            }),
     });
     this.requestLog = requestLog;
     const sticky = options.stickyHeader?.trim().toLowerCase();
-    const predictions = new PredictionPipeline({ routing, splitter, upstream: this.upstream, requestLog, stickyHeader: sticky === '' ? undefined : sticky, bodyLimit, tracing: new GatewayTracing(), auth, readNamespace: namespaceReader(options.auth.projectTemplate), log: options.log, callers: new CallerLimiter(options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER, options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER), jsonWorkers: this.jsonWorkers, largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES });
+    const predictions = new PredictionPipeline({
+      routing,
+      splitter,
+      upstream: this.upstream,
+      requestLog,
+      stickyHeader: sticky === '' ? undefined : sticky,
+      bodyLimit,
+      tracing: new GatewayTracing(),
+      auth,
+      readNamespace: namespaceReader(options.auth.projectTemplate),
+      log: options.log,
+      callers: new CallerLimiter(
+        options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER,
+        options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER,
+      ),
+      jsonWorkers: this.jsonWorkers,
+      largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES,
+    });
     const serve = (req: http.IncomingMessage, res: http.ServerResponse, awaitingContinue: boolean): void => {
-      predictions.serve(req, res, awaitingContinue).catch((err: unknown) => options.log.error({ err }, 'prediction call failed after its answer'));
+      predictions
+        .serve(req, res, awaitingContinue)
+        .catch((err: unknown) => options.log.error({ err }, 'prediction call failed after its answer'));
     };
     // The prediction pipeline reads and answers on node:http itself: it decides to read a body, or to
     // close rather than read one, and when to send `100 Continue`, which fastify's body parsing would
@@ -156,18 +199,20 @@ export class GatewayServer {
       genReqId: requestIdOf,
       requestIdHeader: false,
       serverFactory: (handler) =>
-        http.createServer(serverTimeoutOptions(limits), (req, res) => {
-          if (!admitOneHost(req, res)) return;
-          if (isPredictionRequest(req.method, req.url)) serve(req, res, false);
-          else handler(req, res);
-        }).on('checkContinue', (req, res) => {
-          // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
-          // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
-          if (!admitOneHost(req, res)) return;
-          if (isPredictionRequest(req.method, req.url)) return serve(req, res, true);
-          res.writeContinue();
-          handler(req, res);
-        }),
+        http
+          .createServer(serverTimeoutOptions(limits), (req, res) => {
+            if (!admitOneHost(req, res)) return;
+            if (isPredictionRequest(req.method, req.url)) serve(req, res, false);
+            else handler(req, res);
+          })
+          .on('checkContinue', (req, res) => {
+            // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
+            // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
+            if (!admitOneHost(req, res)) return;
+            if (isPredictionRequest(req.method, req.url)) return serve(req, res, true);
+            res.writeContinue();
+            handler(req, res);
+          }),
     });
     addRequestIdHeader(this.app);
     applyServerLimits(this.app.server, limits);
@@ -197,7 +242,13 @@ export class GatewayServer {
     checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
     if (this.options.health !== undefined && this.options.health.port >= 0) {
-      this.health = await startHealthServer({ port: this.options.health.port, host: this.options.health.host, checks, guardMetrics: (req) => this.context.auth.guardMetrics(req), log: this.options.log });
+      this.health = await startHealthServer({
+        port: this.options.health.port,
+        host: this.options.health.host,
+        checks,
+        guardMetrics: (req) => this.context.auth.guardMetrics(req),
+        log: this.options.log,
+      });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
     while (!informers.hasSynced()) {

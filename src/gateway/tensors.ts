@@ -56,13 +56,18 @@ function isObject(v: unknown): v is Record<string, unknown> {
  */
 function flatten(value: unknown, where: string, depth = 0): { shape: number[]; data: unknown[] } {
   if (!Array.isArray(value)) return { shape: [], data: [value] };
-  if (depth >= MAX_JSON_DEPTH) throw new TensorMappingError(`${where.length > 80 ? `${where.slice(0, 80)}…` : where} nests arrays more than ${MAX_JSON_DEPTH} deep: a tensor has at most ${MAX_JSON_DEPTH} dimensions`);
+  if (depth >= MAX_JSON_DEPTH)
+    throw new TensorMappingError(
+      `${where.length > 80 ? `${where.slice(0, 80)}…` : where} nests arrays more than ${MAX_JSON_DEPTH} deep: a tensor has at most ${MAX_JSON_DEPTH} dimensions`,
+    );
   if (value.length === 0) return { shape: [0], data: [] };
   const parts = value.map((v, i) => flatten(v, `${where}[${i}]`, depth + 1));
   const inner = parts[0]?.shape ?? [];
   for (const [i, p] of parts.entries()) {
     if (p.shape.length !== inner.length || p.shape.some((d, k) => d !== inner[k])) {
-      throw new TensorMappingError(`${where}[${i}] has shape [${p.shape.join(',')}], expected [${inner.join(',')}] like ${where}[0]: tensors must be rectangular`);
+      throw new TensorMappingError(
+        `${where}[${i}] has shape [${p.shape.join(',')}], expected [${inner.join(',')}] like ${where}[0]: tensors must be rectangular`,
+      );
     }
   }
   return { shape: [value.length, ...inner], data: parts.flatMap((p) => p.data) };
@@ -75,7 +80,10 @@ function datatypeOf(data: readonly unknown[], where: string): Datatype {
     if (typeof v === 'boolean') k = 'BOOL';
     else if (typeof v === 'number' && Number.isFinite(v)) k = Number.isInteger(v) ? 'INT64' : 'FP64';
     else if (typeof v === 'string') k = 'BYTES';
-    else throw new TensorMappingError(`${where} holds ${v === null ? 'null' : typeof v}: tensor elements must be numbers, strings or booleans`);
+    else
+      throw new TensorMappingError(
+        `${where} holds ${v === null ? 'null' : typeof v}: tensor elements must be numbers, strings or booleans`,
+      );
     if (kind === undefined) kind = k;
     else if (kind !== k) {
       if ((kind === 'INT64' && k === 'FP64') || (kind === 'FP64' && k === 'INT64')) kind = 'FP64';
@@ -101,10 +109,18 @@ export function instancesToInferRequest(instances: readonly unknown[], parameter
       if (!isObject(instance)) throw new TensorMappingError(`instances[${i}] is not an object like instances[0]`);
       const got = Object.keys(instance);
       if (got.length !== keys.length || got.some((k) => !(k in first))) {
-        throw new TensorMappingError(`instances[${i}] has keys [${got.join(', ')}], expected [${keys.join(', ')}] like instances[0]`);
+        throw new TensorMappingError(
+          `instances[${i}] has keys [${got.join(', ')}], expected [${keys.join(', ')}] like instances[0]`,
+        );
       }
     }
-    inputs = keys.map((key) => tensor(key, instances.map((inst) => (inst as Record<string, unknown>)[key]), `instances[*].${key}`));
+    inputs = keys.map((key) =>
+      tensor(
+        key,
+        instances.map((inst) => (inst as Record<string, unknown>)[key]),
+        `instances[*].${key}`,
+      ),
+    );
   } else {
     inputs = [tensor('instances', instances, 'instances')];
   }
@@ -132,16 +148,26 @@ function unflatten(flat: readonly unknown[], shape: readonly number[]): unknown[
 }
 
 export function isInferTensor(v: unknown): v is InferTensor {
-  return isObject(v) && typeof v.name === 'string' && Array.isArray(v.shape) && v.shape.every((d) => Number.isInteger(d) && d >= 0) && Array.isArray(v.data);
+  return (
+    isObject(v) &&
+    typeof v.name === 'string' &&
+    Array.isArray(v.shape) &&
+    v.shape.every((d) => Number.isInteger(d) && d >= 0) &&
+    Array.isArray(v.data)
+  );
 }
 
 /** An OIP V2 inference response's outputs → Vertex `predictions` for `n` instances. */
 export function outputsToPredictions(outputs: readonly InferTensor[], n: number): unknown[] {
   if (outputs.length === 0) throw new TensorMappingError('the inference response has no outputs');
   for (const t of outputs) {
-    if (t.shape[0] !== n) throw new TensorMappingError(`output "${t.name}" has shape [${t.shape.join(',')}]; its first dimension must be the number of instances (${n})`);
+    if (t.shape[0] !== n)
+      throw new TensorMappingError(
+        `output "${t.name}" has shape [${t.shape.join(',')}]; its first dimension must be the number of instances (${n})`,
+      );
     const size = t.shape.reduce((a, b) => a * b, 1);
-    if (t.data.length !== size) throw new TensorMappingError(`output "${t.name}" has ${t.data.length} elements for shape [${t.shape.join(',')}]`);
+    if (t.data.length !== size)
+      throw new TensorMappingError(`output "${t.name}" has ${t.data.length} elements for shape [${t.shape.join(',')}]`);
   }
   const only = outputs.length === 1 ? outputs[0] : undefined;
   const predictions: unknown[] = [];

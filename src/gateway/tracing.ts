@@ -11,8 +11,24 @@
  * a mesh or a traced model server still sees one trace.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS, ATTR_SERVER_PORT } from '@opentelemetry/semantic-conventions';
+import {
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+} from '@opentelemetry/semantic-conventions';
 import { tracingEnabled } from '../runtime/telemetry.js';
 import type { Target } from './routing-table.js';
 
@@ -42,7 +58,12 @@ export interface UpstreamTrace {
 /** A traced call, as the prediction pipeline sees it. */
 export interface CallSpan extends UpstreamTrace {
   /** Names the call once the path is parsed (low cardinality: the method, not the endpoint). */
-  describe(method: string, namespace: string | undefined, endpoint: string | undefined, resourceName: string | undefined): void;
+  describe(
+    method: string,
+    namespace: string | undefined,
+    endpoint: string | undefined,
+    resourceName: string | undefined,
+  ): void;
   end(code: number, deployedModelId: string | undefined): void;
 }
 
@@ -59,11 +80,20 @@ function addressOf(origin: string): { host: string; port: number } {
 export class CallTrace implements CallSpan {
   private readonly context: Context;
 
-  constructor(private readonly tracer: Tracer, private readonly span: Span, parent: Context) {
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly span: Span,
+    parent: Context,
+  ) {
     this.context = trace.setSpan(parent, span);
   }
 
-  describe(method: string, namespace: string | undefined, endpoint: string | undefined, resourceName: string | undefined): void {
+  describe(
+    method: string,
+    namespace: string | undefined,
+    endpoint: string | undefined,
+    resourceName: string | undefined,
+  ): void {
     this.span.updateName(`POST /v1/{endpoint}:${method}`);
     this.span.setAttribute(SPAN_ATTRIBUTES.method, method);
     if (namespace !== undefined) this.span.setAttribute(SPAN_ATTRIBUTES.namespace, namespace);
@@ -73,15 +103,19 @@ export class CallTrace implements CallSpan {
 
   attempt(target: Target, headers: Record<string, string>, retry: boolean): AttemptTrace {
     const address = addressOf(target.origin);
-    const span = this.tracer.startSpan('POST', {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        [ATTR_HTTP_REQUEST_METHOD]: 'POST',
-        [ATTR_SERVER_ADDRESS]: address.host,
-        [ATTR_SERVER_PORT]: address.port,
-        [SPAN_ATTRIBUTES.retry]: retry,
+    const span = this.tracer.startSpan(
+      'POST',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: 'POST',
+          [ATTR_SERVER_ADDRESS]: address.host,
+          [ATTR_SERVER_PORT]: address.port,
+          [SPAN_ATTRIBUTES.retry]: retry,
+        },
       },
-    }, this.context);
+      this.context,
+    );
     const sent = { ...headers };
     // An unsampled trace's client span records nothing, but its context (a fresh span id, the flag off) still goes on.
     propagation.inject(trace.setSpan(this.context, span), sent);
@@ -118,7 +152,11 @@ export class GatewayTracing {
   startCall(headers: IncomingHttpHeaders): CallSpan | undefined {
     if (!this.enabled) return undefined;
     const parent = propagation.extract(ROOT_CONTEXT, headers);
-    const span = this.tracer.startSpan(SERVER_SPAN_NAME, { kind: SpanKind.SERVER, attributes: SERVER_SPAN_ATTRIBUTES }, parent);
+    const span = this.tracer.startSpan(
+      SERVER_SPAN_NAME,
+      { kind: SpanKind.SERVER, attributes: SERVER_SPAN_ATTRIBUTES },
+      parent,
+    );
     return new CallTrace(this.tracer, span, parent);
   }
 

@@ -58,7 +58,15 @@ export class UpstreamFailure extends Error {
   }
 }
 
-const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_ERRORS = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 const RESET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 function codeOf(err: unknown): string {
@@ -111,7 +119,12 @@ export class UpstreamClient {
   }
 
   /** `client` is aborted when the caller went away; the call then ends at once ('cancelled'). */
-  async call(setKey: string, targets: readonly Target[], request: UpstreamRequest, client: AbortSignal): Promise<UpstreamResponse> {
+  async call(
+    setKey: string,
+    targets: readonly Target[],
+    request: UpstreamRequest,
+    client: AbortSignal,
+  ): Promise<UpstreamResponse> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
     // The exchange in flight stops at once when the client goes away or the deadline passes.
     const call: CallState = { client, timedOut: false, stop: undefined };
@@ -136,12 +149,18 @@ export class UpstreamClient {
     }
   }
 
-  private async once(target: Target, request: UpstreamRequest, call: CallState, retried: boolean): Promise<UpstreamResponse> {
+  private async once(
+    target: Target,
+    request: UpstreamRequest,
+    call: CallState,
+    retried: boolean,
+  ): Promise<UpstreamResponse> {
     const attempt = request.trace?.attempt(target, request.headers, retried);
     try {
       const res = await this.exchange(target, request, attempt?.headers ?? request.headers, call);
       attempt?.end(res.status);
-      if (res.status === 502 || res.status === 503 || res.status === 504) this.outliers.failure(target.origin, 'gateway');
+      if (res.status === 502 || res.status === 503 || res.status === 504)
+        this.outliers.failure(target.origin, 'gateway');
       else this.outliers.success(target.origin);
       return { ...res, target, retried };
     } catch (err) {
@@ -157,7 +176,10 @@ export class UpstreamClient {
       this.outliers.failure(target.origin, kind);
       const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
       if (kind === 'connect') throw new UpstreamFailure('connect', message);
-      throw new UpstreamFailure((err as { answered?: boolean }).answered !== true && RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
+      throw new UpstreamFailure(
+        (err as { answered?: boolean }).answered !== true && RESET_ERRORS.has(code) ? 'reset' : 'broken',
+        message,
+      );
     }
   }
 
@@ -166,7 +188,17 @@ export class UpstreamClient {
    * in, so that a large one can be handed to a JSON worker without being joined here.
    * `requestHeaders`: the request's, or its attempt's with the trace context (tracing.ts).
    */
-  private exchange(target: Target, request: UpstreamRequest, requestHeaders: Record<string, string>, call: CallState): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; pieces: Buffer[]; size: number }> {
+  private exchange(
+    target: Target,
+    request: UpstreamRequest,
+    requestHeaders: Record<string, string>,
+    call: CallState,
+  ): Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    pieces: Buffer[];
+    size: number;
+  }> {
     return new Promise((resolve, reject) => {
       let controller: Dispatcher.DispatchController | undefined;
       let status = 0;
@@ -188,7 +220,13 @@ export class UpstreamClient {
         fail(err);
       };
       this.agent.dispatch(
-        { origin: target.origin, path: target.basePath + request.path, method: 'POST', headers: withoutCredentials(requestHeaders), body: request.body },
+        {
+          origin: target.origin,
+          path: target.basePath + request.path,
+          method: 'POST',
+          headers: withoutCredentials(requestHeaders),
+          body: request.body,
+        },
         {
           onRequestStart: (c) => {
             controller = c;
@@ -199,12 +237,20 @@ export class UpstreamClient {
             headers = responseHeaders as Record<string, string | string[] | undefined>;
             const length = Number(responseHeaders['content-length'] ?? 0);
             if (length > this.maxResponseBytes) {
-              c.abort(new UpstreamFailure('too-large', `the model server answered ${length} bytes, more than the ${this.maxResponseBytes} read`));
+              c.abort(
+                new UpstreamFailure(
+                  'too-large',
+                  `the model server answered ${length} bytes, more than the ${this.maxResponseBytes} read`,
+                ),
+              );
             }
           },
           onResponseData: (c, chunk) => {
             size += chunk.length;
-            if (size > this.maxResponseBytes) c.abort(new UpstreamFailure('too-large', `the model server answered more than ${this.maxResponseBytes} bytes`));
+            if (size > this.maxResponseBytes)
+              c.abort(
+                new UpstreamFailure('too-large', `the model server answered more than ${this.maxResponseBytes} bytes`),
+              );
             else chunks.push(chunk);
           },
           onResponseEnd: () => {

@@ -35,7 +35,10 @@ export function installJsonBodyParser(app: FastifyInstance, options: JsonBodyPar
     const type = request.headers['content-type'] ?? '';
     const charset = charsetOf(type);
     if (options.utf8Only === true && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      done(refuse(415, `the body must be UTF-8 JSON; charset=${JSON.stringify(charset.slice(0, 40))} is not accepted`), undefined);
+      done(
+        refuse(415, `the body must be UTF-8 JSON; charset=${JSON.stringify(charset.slice(0, 40))} is not accepted`),
+        undefined,
+      );
       return;
     }
     let mayOverflow: boolean;

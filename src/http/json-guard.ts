@@ -59,7 +59,10 @@ export function scanJson(body: Buffer, maxDepth = MAX_JSON_DEPTH): { mayOverflow
       i = end + 1;
     } else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
       if (++depth > maxDepth) {
-        throw new JsonLimitError('depth', `the JSON body is nested more than ${maxDepth} levels deep (at byte ${i}); the limit is ${maxDepth} nested arrays and objects`);
+        throw new JsonLimitError(
+          'depth',
+          `the JSON body is nested more than ${maxDepth} levels deep (at byte ${i}); the limit is ${maxDepth} nested arrays and objects`,
+        );
       }
       i++;
     } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) {
@@ -93,7 +96,12 @@ export function infiniteNumberPath(value: unknown): string | undefined {
       const entries = Object.entries(v);
       for (let k = entries.length - 1; k >= 0; k--) {
         const [key, x] = entries[k] as [string, unknown];
-        stack.push([x, /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path === '' ? '' : `${path}.`}${key}` : `${path}[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`]);
+        stack.push([
+          x,
+          /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)
+            ? `${path === '' ? '' : `${path}.`}${key}`
+            : `${path}[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`,
+        ]);
       }
     }
   }
@@ -104,7 +112,10 @@ export function infiniteNumberPath(value: unknown): string | undefined {
 export function checkFiniteNumbers(value: unknown): void {
   const path = infiniteNumberPath(value);
   if (path !== undefined) {
-    throw new JsonLimitError('infinite-number', `${path}: the number is too large for a 64-bit float (it would become Infinity); send at most ±1.7976931348623157e308`);
+    throw new JsonLimitError(
+      'infinite-number',
+      `${path}: the number is too large for a 64-bit float (it would become Infinity); send at most ±1.7976931348623157e308`,
+    );
   }
 }
 

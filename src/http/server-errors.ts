@@ -45,7 +45,14 @@ export function reportServerError(log: ErrorLog, report: ServerErrorReport): voi
   httpServerErrors.inc({ server: report.server, cause });
   const err = report.err instanceof Error ? report.err : new Error(String(report.err));
   log.error(
-    { server: report.server, route: report.route, requestId: report.requestId, status: report.status, cause, err: { type: err.name, message: err.message, stack: err.stack } },
+    {
+      server: report.server,
+      route: report.route,
+      requestId: report.requestId,
+      status: report.status,
+      cause,
+      err: { type: err.name, message: err.message, stack: err.stack },
+    },
     'request failed with a server error',
   );
 }

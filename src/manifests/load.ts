@@ -40,7 +40,9 @@ export async function expandPaths(paths: readonly string[]): Promise<string[]> {
     }
     if (info.isDirectory()) {
       const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-      const nested = entries.filter((e) => e.isDirectory() || MANIFEST_EXTENSIONS.has(extname(e.name))).map((e) => join(path, e.name));
+      const nested = entries
+        .filter((e) => e.isDirectory() || MANIFEST_EXTENSIONS.has(extname(e.name)))
+        .map((e) => join(path, e.name));
       files.push(...(await expandPaths(nested)));
     } else {
       files.push(path);
@@ -78,7 +80,11 @@ export async function readSource(file: string): Promise<string> {
  */
 export function parseManifests(file: string, text: string): ManifestDocument[] {
   const tooDeep = yamlDepthProblem(text);
-  if (tooDeep !== undefined) throw new ManifestReadError(file, `nested more than ${MAX_MANIFEST_DEPTH} levels deep at line ${tooDeep.line}; the limit is ${MAX_MANIFEST_DEPTH} nested mappings, sequences and brackets`);
+  if (tooDeep !== undefined)
+    throw new ManifestReadError(
+      file,
+      `nested more than ${MAX_MANIFEST_DEPTH} levels deep at line ${tooDeep.line}; the limit is ${MAX_MANIFEST_DEPTH} nested mappings, sequences and brackets`,
+    );
   let docs: unknown[];
   try {
     // CORE_SCHEMA: YAML 1.2 scalars, and dates stay strings (the apiserver stores RFC 3339 strings).
@@ -96,7 +102,11 @@ export function parseManifests(file: string, text: string): ManifestDocument[] {
   for (const [i, doc] of docs.entries()) {
     if (doc === null || doc === undefined) continue;
     // Aliases can nest what the text does not (each anchor holding the previous one): measured once parsed.
-    if (valueDepth(doc) > MAX_MANIFEST_DEPTH) throw new ManifestReadError(file, `document ${i + 1} is nested more than ${MAX_MANIFEST_DEPTH} levels deep (through YAML aliases); the limit is ${MAX_MANIFEST_DEPTH}`);
+    if (valueDepth(doc) > MAX_MANIFEST_DEPTH)
+      throw new ManifestReadError(
+        file,
+        `document ${i + 1} is nested more than ${MAX_MANIFEST_DEPTH} levels deep (through YAML aliases); the limit is ${MAX_MANIFEST_DEPTH}`,
+      );
     if (isList(doc)) for (const item of doc.items) out.push({ file, index: out.length, object: item });
     else out.push({ file, index: out.length, object: doc });
   }
@@ -106,5 +116,10 @@ export function parseManifests(file: string, text: string): ManifestDocument[] {
 function isList(doc: unknown): doc is { items: unknown[] } {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return false;
   const d = doc as Record<string, unknown>;
-  return typeof d.kind === 'string' && d.kind.endsWith('List') && Array.isArray(d.items) && (d.apiVersion === 'v1' || d.kind === 'List');
+  return (
+    typeof d.kind === 'string' &&
+    d.kind.endsWith('List') &&
+    Array.isArray(d.items) &&
+    (d.apiVersion === 'v1' || d.kind === 'List')
+  );
 }

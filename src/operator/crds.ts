@@ -9,7 +9,12 @@ import { allKinds } from '../api/kinds.js';
 import { crdFor, DEFAULT_CRD_OPTIONS, type CrdOptions, type CustomResourceDefinition } from '../api/crd/generate.js';
 import type { KubeClient, ResourceRef } from '../runtime/kube-client.js';
 
-export const CRD_REF: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
+export const CRD_REF: ResourceRef = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
 
 export interface InstallCrdsOptions {
   readonly kinds?: readonly KindDefinition[];
@@ -19,10 +24,17 @@ export interface InstallCrdsOptions {
   readonly timeoutMs?: number;
 }
 
-type CrdState = { metadata: { resourceVersion?: string }; spec?: { conversion?: unknown }; status?: { conditions?: { type: string; status: string }[] } };
+type CrdState = {
+  metadata: { resourceVersion?: string };
+  spec?: { conversion?: unknown };
+  status?: { conditions?: { type: string; status: string }[] };
+};
 
 /** Creates or replaces the CRDs, then waits until they are Established and their kinds are served. */
-export async function installCrds(client: KubeClient, options: InstallCrdsOptions = {}): Promise<CustomResourceDefinition[]> {
+export async function installCrds(
+  client: KubeClient,
+  options: InstallCrdsOptions = {},
+): Promise<CustomResourceDefinition[]> {
   const kinds = options.kinds ?? allKinds;
   const crds = kinds.map((def) => crdFor(def, options.crdOptions ?? DEFAULT_CRD_OPTIONS));
   const write = options.fieldManager ? { fieldManager: options.fieldManager } : {};
@@ -41,7 +53,13 @@ export async function installCrds(client: KubeClient, options: InstallCrdsOption
     // Keep the conversion settings the webhook installer injected (URL or Service, caBundle).
     const conversion = latest?.spec?.conversion;
     const spec = { ...crd.spec, ...(crd.spec.conversion && conversion ? { conversion } : {}) };
-    await client.replace(CRD_REF, undefined, crd.metadata.name, { ...crd, metadata: { ...crd.metadata, resourceVersion: latest?.metadata.resourceVersion }, spec }, write);
+    await client.replace(
+      CRD_REF,
+      undefined,
+      crd.metadata.name,
+      { ...crd, metadata: { ...crd.metadata, resourceVersion: latest?.metadata.resourceVersion }, spec },
+      write,
+    );
   }
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {

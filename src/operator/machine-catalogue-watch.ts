@@ -25,8 +25,12 @@ import { coreResources, type KubeObject } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsRegistry } from '../runtime/metrics.js';
 import {
-  DEFAULT_MACHINE_CATALOGUE, MACHINE_TYPES_KEY, parseMachineCatalogue,
-  type CatalogueInEffect, type MachineCatalogue, type MachineCatalogueSource,
+  DEFAULT_MACHINE_CATALOGUE,
+  MACHINE_TYPES_KEY,
+  parseMachineCatalogue,
+  type CatalogueInEffect,
+  type MachineCatalogue,
+  type MachineCatalogueSource,
 } from '../reconcilers/serving/machine-catalogue.js';
 
 const lastLoadSuccessful = new Gauge({
@@ -99,8 +103,12 @@ export class MachineCatalogueWatch implements MachineCatalogueSource, EventHandl
       this.seen = true;
       this.refused = true;
       lastLoadSuccessful.set(0);
-      const kept = this.inEffect.catalogue === undefined ? 'no catalogue is in effect: DeployedModels that need one wait' : 'the catalogue in effect is kept';
-      if (this.inEffect.catalogue === undefined) this.inEffect = { catalogue: undefined, problem: `${this.where} ${parsed.problem}` };
+      const kept =
+        this.inEffect.catalogue === undefined
+          ? 'no catalogue is in effect: DeployedModels that need one wait'
+          : 'the catalogue in effect is kept';
+      if (this.inEffect.catalogue === undefined)
+        this.inEffect = { catalogue: undefined, problem: `${this.where} ${parsed.problem}` };
       this.log.error({ problem: parsed.problem }, `machine catalogue: ${this.where} refused; ${kept}`);
       void this.options.events.record(regarding, 'Warning', 'MachineCatalogueInvalid', `${parsed.problem}; ${kept}`);
       return;
@@ -111,7 +119,12 @@ export class MachineCatalogueWatch implements MachineCatalogueSource, EventHandl
     // A label edit or a relist brings nothing new; a fix after a refusal is news even when it restores the same catalogue.
     if (!wasRefused && this.inEffect.catalogue !== undefined && deepEqual(this.inEffect.catalogue, catalogue)) return;
     this.log.info(summary(catalogue), 'machine catalogue: loaded');
-    void this.options.events.record(regarding, 'Normal', 'MachineCatalogueLoaded', `${MACHINE_TYPES_KEY} is in effect: ${summaryText(catalogue)}`);
+    void this.options.events.record(
+      regarding,
+      'Normal',
+      'MachineCatalogueLoaded',
+      `${MACHINE_TYPES_KEY} is in effect: ${summaryText(catalogue)}`,
+    );
     this.use(catalogue);
   }
 
@@ -130,7 +143,11 @@ export class MachineCatalogueWatch implements MachineCatalogueSource, EventHandl
 }
 
 function summary(c: MachineCatalogue): { machineTypes: number; accelerators: number; defaultMachineType: string } {
-  return { machineTypes: Object.keys(c.machineTypes).length, accelerators: Object.keys(c.accelerators).length, defaultMachineType: c.defaultMachineType };
+  return {
+    machineTypes: Object.keys(c.machineTypes).length,
+    accelerators: Object.keys(c.accelerators).length,
+    defaultMachineType: c.defaultMachineType,
+  };
 }
 
 function summaryText(c: MachineCatalogue): string {
@@ -142,10 +159,16 @@ function summaryText(c: MachineCatalogue): string {
  * The watch of the ConfigMap `--machine-catalogue` names; start.ts runs its informer with the others, so
  * reconciles start only once the ConfigMap has been read.
  */
-export function machineCatalogueWatch(client: KubeClient, options: MachineCatalogueWatchOptions, signal: AbortSignal): { source: MachineCatalogueWatch; informer: Informer } {
+export function machineCatalogueWatch(
+  client: KubeClient,
+  options: MachineCatalogueWatchOptions,
+  signal: AbortSignal,
+): { source: MachineCatalogueWatch; informer: Informer } {
   const source = new MachineCatalogueWatch(options);
   const informer = new Informer(
-    kubeListerWatcher(client, coreResources.configMaps, options.namespace, { fieldSelector: `metadata.name=${options.name}` }),
+    kubeListerWatcher(client, coreResources.configMaps, options.namespace, {
+      fieldSelector: `metadata.name=${options.name}`,
+    }),
     { name: `core/v1/configmaps@${options.namespace}/${options.name}`, logger: options.log },
   );
   informer.addEventHandler(source);

@@ -18,9 +18,20 @@ import { startOperator, type OperatorSettings, type RunningOperator } from './st
 export interface ProcessConfig {
   readonly operator: OperatorSettings;
   /** Absent: no webhook server (for example when another replica set serves them). */
-  readonly webhook?: { readonly settings: WebhookSettings; readonly listen: { readonly host: string; readonly port: number }; readonly serverLimits?: ServerLimits };
+  readonly webhook?: {
+    readonly settings: WebhookSettings;
+    readonly listen: { readonly host: string; readonly port: number };
+    readonly serverLimits?: ServerLimits;
+  };
   /** Absent: no sign-in API. */
-  readonly signin?: { readonly namespace: string; readonly host: string; readonly port: number; readonly trustedProxies?: TrustedProxies; readonly serverLimits?: ServerLimits; readonly verificationLimits?: Partial<VerificationLimits> };
+  readonly signin?: {
+    readonly namespace: string;
+    readonly host: string;
+    readonly port: number;
+    readonly trustedProxies?: TrustedProxies;
+    readonly serverLimits?: ServerLimits;
+    readonly verificationLimits?: Partial<VerificationLimits>;
+  };
 }
 
 export interface RunningProcess {
@@ -31,12 +42,25 @@ export interface RunningProcess {
   stop(): Promise<void>;
 }
 
-export async function startOperatorProcess(client: KubeClient, config: ProcessConfig, log: Logger, signal: AbortSignal): Promise<RunningProcess> {
+export async function startOperatorProcess(
+  client: KubeClient,
+  config: ProcessConfig,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<RunningProcess> {
   const validation: ValidationOptions = { reservedPrefixes: config.operator.reservedPrefixes ?? [] };
   // Webhooks first: they must answer before anything applies objects of our kinds, and the
   // RegistryEndpoint CRD's conversion needs them before a v1beta1 object can be read.
   const webhooks = config.webhook
-    ? await runWebhooks({ client, settings: config.webhook.settings, listen: config.webhook.listen, options: validation, log, signal, ...(config.webhook.serverLimits === undefined ? {} : { serverLimits: config.webhook.serverLimits }) })
+    ? await runWebhooks({
+        client,
+        settings: config.webhook.settings,
+        listen: config.webhook.listen,
+        options: validation,
+        log,
+        signal,
+        ...(config.webhook.serverLimits === undefined ? {} : { serverLimits: config.webhook.serverLimits }),
+      })
     : undefined;
   let operator: RunningOperator | undefined;
   let signin: RunningKubernetesSignIn | undefined;
@@ -50,7 +74,9 @@ export async function startOperatorProcess(client: KubeClient, config: ProcessCo
         port: config.signin.port,
         ...(config.signin.trustedProxies === undefined ? {} : { trustedProxies: config.signin.trustedProxies }),
         ...(config.signin.serverLimits === undefined ? {} : { serverLimits: config.signin.serverLimits }),
-        ...(config.signin.verificationLimits === undefined ? {} : { verificationLimits: config.signin.verificationLimits }),
+        ...(config.signin.verificationLimits === undefined
+          ? {}
+          : { verificationLimits: config.signin.verificationLimits }),
         logger: log.child({ component: 'signin' }),
         signal,
       });

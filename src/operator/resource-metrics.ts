@@ -34,7 +34,10 @@ new Gauge({
       for (const which of reconciledKinds) {
         const { kind } = kindBindings[which];
         for (const obj of cached(which)) {
-          this.set({ kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' }, isReady(obj) ? 1 : 0);
+          this.set(
+            { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' },
+            isReady(obj) ? 1 : 0,
+          );
         }
       }
     }
@@ -52,7 +55,11 @@ new Gauge({
       for (const obj of cached('predictionEndpoints')) {
         const split = (obj as { spec?: { trafficSplit?: Record<string, unknown> } }).spec?.trafficSplit ?? {};
         for (const [id, percent] of Object.entries(split)) {
-          if (typeof percent === 'number') this.set({ namespace: obj.metadata.namespace ?? '', endpoint: obj.metadata.name ?? '', deployed_model: id }, percent);
+          if (typeof percent === 'number')
+            this.set(
+              { namespace: obj.metadata.namespace ?? '', endpoint: obj.metadata.name ?? '', deployed_model: id },
+              percent,
+            );
         }
       }
     }

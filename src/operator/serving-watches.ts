@@ -11,7 +11,13 @@ import type { Logger } from '../runtime/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
 import type { MachineCatalogueSource } from '../reconcilers/serving/machine-catalogue.js';
 import {
-  addServingIndexes, deploymentsResource, hpasResource, pdbsResource, podsResource, SERVING_SELECTOR, type ServingInformers,
+  addServingIndexes,
+  deploymentsResource,
+  hpasResource,
+  pdbsResource,
+  podsResource,
+  SERVING_SELECTOR,
+  type ServingInformers,
 } from '../reconcilers/serving/serving-apply.js';
 import type { ServingContext } from '../reconcilers/serving/serving-model.js';
 import { specOf } from '../reconcilers/typed-spec.js';
@@ -26,9 +32,18 @@ export interface ServingWiring {
   watch(models: Controller, endpoints: Controller): void;
 }
 
-export function servingWiring(client: KubeClient, namespace: string | undefined, informers: Informers, catalogue: MachineCatalogueSource, log: Logger): ServingWiring {
+export function servingWiring(
+  client: KubeClient,
+  namespace: string | undefined,
+  informers: Informers,
+  catalogue: MachineCatalogueSource,
+  log: Logger,
+): ServingWiring {
   const filtered = (ref: ResourceRef): Informer =>
-    new Informer(kubeListerWatcher(client, ref, namespace, { labelSelector: SERVING_SELECTOR }), { name: `${ref.group || 'core'}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
+    new Informer(kubeListerWatcher(client, ref, namespace, { labelSelector: SERVING_SELECTOR }), {
+      name: `${ref.group || 'core'}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`,
+      logger: log,
+    });
   const serving: ServingInformers = {
     deployments: filtered(deploymentsResource),
     hpas: filtered(hpasResource),
@@ -43,27 +58,32 @@ export function servingWiring(client: KubeClient, namespace: string | undefined,
   const modelOf = (o: KubeObject): KubeObject[] => {
     const owner = o.metadata.ownerReferences?.find((r) => r.controller === true && r.kind === 'DeployedModel');
     const uid = owner?.uid ?? o.metadata.labels?.[MODEL_UID_LABEL];
-    return uid === undefined ? [] : informers.deployedModels.byIndex(MODELS_BY_UID, objectKey(o.metadata.namespace, uid));
+    return uid === undefined
+      ? []
+      : informers.deployedModels.byIndex(MODELS_BY_UID, objectKey(o.metadata.namespace, uid));
   };
   const modelKeys = (o: KubeObject): string[] => modelOf(o).map(keyOf);
-  const endpointKeys = (o: KubeObject): string[] => modelOf(o).flatMap((m) => {
-    const key = modelEndpointKey(m);
-    return key === undefined ? [] : [key];
-  });
+  const endpointKeys = (o: KubeObject): string[] =>
+    modelOf(o).flatMap((m) => {
+      const key = modelEndpointKey(m);
+      return key === undefined ? [] : [key];
+    });
 
   return {
     context: { informers: serving, catalogue },
     informers: [serving.deployments, serving.hpas, serving.pdbs, serving.pods],
     watch(models, endpoints) {
       // A child changed or went (a replica became available, a hand edit, a deletion): report it, or put it back.
-      for (const i of [serving.deployments, serving.hpas, serving.pdbs, serving.pods, informers.services]) models.watches(i, modelKeys);
+      for (const i of [serving.deployments, serving.hpas, serving.pdbs, serving.pods, informers.services])
+        models.watches(i, modelKeys);
       // The endpoint lists each model's readiness, which follows its Deployment and pods.
       endpoints.watches(serving.deployments, endpointKeys);
       endpoints.watches(serving.pods, endpointKeys);
       // Another catalogue is in effect: a model waiting for its machine type may deploy now. The others reconcile
       // to no change (their Deployments keep the machine they were created with), so every one is simply queued.
       catalogue.onChange(() => {
-        for (const m of informers.deployedModels.list()) if (specOf.deployedModel(m).containerSpec !== undefined) models.enqueue(keyOf(m));
+        for (const m of informers.deployedModels.list())
+          if (specOf.deployedModel(m).containerSpec !== undefined) models.enqueue(keyOf(m));
       });
     },
   };

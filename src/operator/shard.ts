@@ -13,8 +13,15 @@ import type { KubeClient } from '../runtime/kube-client.js';
 import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {
-  addIndexes, createStatusWriters, endpointParentKey, Index, modelEndpointKey, serviceNameKey,
-  type Informers, type ReconcilerContext, type ReconcilerSettings,
+  addIndexes,
+  createStatusWriters,
+  endpointParentKey,
+  Index,
+  modelEndpointKey,
+  serviceNameKey,
+  type Informers,
+  type ReconcilerContext,
+  type ReconcilerSettings,
 } from '../reconcilers/context.js';
 import { kindBindings, perKind, type ReconciledKind } from '../reconcilers/kind-bindings.js';
 import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
@@ -80,7 +87,10 @@ export interface Shard {
 export function createShard(options: ShardOptions): Shard {
   const { client, namespace, log } = options;
   const informer = (ref: ResourceRef): Informer =>
-    new Informer(kubeListerWatcher(client, ref, namespace), { name: `${ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`, logger: log });
+    new Informer(kubeListerWatcher(client, ref, namespace), {
+      name: `${ref.group}/${ref.version}/${ref.plural}${namespace ? `@${namespace}` : ''}`,
+      logger: log,
+    });
   const informers: Informers = {
     ...perKind((b) => informer(b.resource)),
     services: informer(servicesResource),
@@ -118,8 +128,19 @@ export function createShard(options: ShardOptions): Shard {
     clock,
     serving: serving.context,
   };
-  const controller = (name: string, which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
-    new Controller({ name: namespace ? `${name}@${namespace}` : name, kind: kindBindings[which].kind, primary: informers[which], reconcile, workers: options.workers, logger: log });
+  const controller = (
+    name: string,
+    which: ReconciledKind,
+    reconcile: ControllerOptions<KubeObject>['reconcile'],
+  ): Controller =>
+    new Controller({
+      name: namespace ? `${name}@${namespace}` : name,
+      kind: kindBindings[which].kind,
+      primary: informers[which],
+      reconcile,
+      workers: options.workers,
+      logger: log,
+    });
   // The status controller of a kind: its binding's name, failures reported in its status.
   const statusController = (which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
     controller(kindBindings[which].controllerName, which, withErrorReporting(ctx, which, reconcile));
@@ -128,17 +149,25 @@ export function createShard(options: ShardOptions): Shard {
   const models = statusController('deployedModels', deployedModelReconciler(ctx));
   const services = statusController('registryServices', registryServiceReconciler(ctx, { claims, dnsOutcomes }));
   const regEndpoints = statusController('registryEndpoints', registryEndpointReconciler(ctx));
-  const dns = controller('registrydns', 'registryServices', registryDnsReconciler(ctx, {
-    controlled: (informer, key) => (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
-    services: coreServices,
-    claims,
-    outcomes: dnsOutcomes,
-    reportOutcome: (key) => services.enqueue(key),
-  }));
+  const dns = controller(
+    'registrydns',
+    'registryServices',
+    registryDnsReconciler(ctx, {
+      controlled: (informer, key) =>
+        (informer === 'services' ? coreServices : dnsSlices).byIndex(CONTROLLER_INDEX, key),
+      services: coreServices,
+      claims,
+      outcomes: dnsOutcomes,
+      reportOutcome: (key) => services.enqueue(key),
+    }),
+  );
   // A managed Service or slice changed (a hand edit, a deletion): revert it. A Service that takes the
   // name of a projected one (or frees it) changes whether the projection conflicts.
   dns.watches(dnsSlices, controllerKey);
-  dns.watches(coreServices, (svc) => [...controllerKey(svc), ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOf(svc)).map(keyOf)]);
+  dns.watches(coreServices, (svc) => [
+    ...controllerKey(svc),
+    ...informers.registryServices.byIndex(DNS_NAME_INDEX, keyOf(svc)).map(keyOf),
+  ]);
   // Ownership of a name moved (a claim appeared, went, became valid or invalid): every claimant's status,
   // and its DNS projection, change.
   claims.onChange((name) => {
@@ -157,20 +186,34 @@ export function createShard(options: ShardOptions): Shard {
   // Dependents care whether a parent exists and about its spec, not about its status: a parent's
   // own status writes would otherwise re-run every child each time.
   // The split in effect (status.trafficSplit) holds a model's undeploy too, so its changes count as well.
-  models.watches(informers.predictionEndpoints, (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf), { predicate: Predicates.or(Predicates.generationChanged, splitInEffectChanged) });
-  regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), { predicate: Predicates.generationChanged });
+  models.watches(
+    informers.predictionEndpoints,
+    (ep) => informers.deployedModels.byIndex(Index.modelsByEndpoint, keyOf(ep)).map(keyOf),
+    { predicate: Predicates.or(Predicates.generationChanged, splitInEffectChanged) },
+  );
+  regEndpoints.watches(informers.registryServices, (svc) => childEndpointKeys(informers, svc), {
+    predicate: Predicates.generationChanged,
+  });
   // A RegistryEndpoint change changes its parent's status.endpoints. Endpoints arrive in bursts
   // (a GitOps sync of a hundred files): waiting a moment lets one status write carry them all
   // instead of rewriting a growing list once per endpoint.
-  services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), { delayMs: SERVICE_COALESCE_MS });
+  services.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e), {
+    delayMs: SERVICE_COALESCE_MS,
+  });
   // ...and the DNS projection's slices, after a shorter wait: a slice follows an endpoint well within a second.
-  dns.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e, dnsEnabled), { delayMs: DNS_COALESCE_MS });
+  dns.watches(informers.registryEndpoints, (e) => parentServiceKeys(informers, e, dnsEnabled), {
+    delayMs: DNS_COALESCE_MS,
+  });
   // A model's backend readiness follows its Service and the Service's EndpointSlices, and so does
   // the endpoint's status.deployedModels[].ready.
   models.watches(informers.services, (svc) => modelsOfService(informers, svc).map(keyOf));
   models.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).map(keyOf));
-  endpoints.watches(informers.services, (svc) => modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))));
-  endpoints.watches(informers.endpointSlices, (slice) => modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))));
+  endpoints.watches(informers.services, (svc) =>
+    modelsOfService(informers, svc).flatMap((m) => optional(modelEndpointKey(m))),
+  );
+  endpoints.watches(informers.endpointSlices, (slice) =>
+    modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))),
+  );
   // spec.containerSpec: the model's Deployment, Service, HPA, PDB and pods.
   serving.watch(models, endpoints);
 
@@ -201,7 +244,10 @@ function splitInEffectChanged(oldObj: KubeObject, newObj: KubeObject): boolean {
 function siblingKeys(informers: Informers, model: KubeObject): string[] {
   const key = modelEndpointKey(model);
   if (key === undefined) return [];
-  return informers.deployedModels.byIndex(Index.modelsByEndpoint, key).filter((m) => m.metadata.uid !== model.metadata.uid).map(keyOf);
+  return informers.deployedModels
+    .byIndex(Index.modelsByEndpoint, key)
+    .filter((m) => m.metadata.uid !== model.metadata.uid)
+    .map(keyOf);
 }
 
 function childEndpointKeys(informers: Informers, service: KubeObject): string[] {
@@ -209,9 +255,15 @@ function childEndpointKeys(informers: Informers, service: KubeObject): string[] 
   return key === undefined ? [] : informers.registryEndpoints.byIndex(Index.endpointsByParent, key).map(keyOf);
 }
 
-function parentServiceKeys(informers: Informers, endpoint: KubeObject, which: (service: KubeObject) => boolean = () => true): string[] {
+function parentServiceKeys(
+  informers: Informers,
+  endpoint: KubeObject,
+  which: (service: KubeObject) => boolean = () => true,
+): string[] {
   const key = endpointParentKey(endpoint);
-  return key === undefined ? [] : informers.registryServices.byIndex(Index.servicesByName, key).filter(which).map(keyOf);
+  return key === undefined
+    ? []
+    : informers.registryServices.byIndex(Index.servicesByName, key).filter(which).map(keyOf);
 }
 
 function optional(v: string | undefined): string[] {

@@ -93,22 +93,38 @@ const DRAIN_TIMEOUT_MS = 15_000;
 export async function startOperator(options: StartOperatorOptions): Promise<RunningOperator> {
   const { client, settings, log } = options;
   const stopping = new AbortController();
-  const events = new EventRecorder({ client, component: 'endpoint-operator', instance: settings.leaderElection.identity ?? hostname(), logger: log });
+  const events = new EventRecorder({
+    client,
+    component: 'endpoint-operator',
+    instance: settings.leaderElection.identity ?? hostname(),
+    logger: log,
+  });
   const ids = new IdAssignments();
-  const namespaces: (string | undefined)[] = settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
+  const namespaces: (string | undefined)[] =
+    settings.namespaces && settings.namespaces.length > 0 ? [...settings.namespaces] : [undefined];
   const reservedPrefixes = settings.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES;
   // One owner per RegistryService name over every watched namespace, so one tracker for all shards.
   const registry: RegistrySharing = { claims: registryNameClaims({ reservedPrefixes }) };
   // Followed live (machine-catalogue-watch.ts): its informer runs and is waited for with the others.
-  const catalogueWatch = settings.machineCatalogueConfigMap === undefined
-    ? undefined
-    : machineCatalogueWatch(client, { namespace: settings.leaderElection.namespace, name: settings.machineCatalogueConfigMap, events, log }, stopping.signal);
+  const catalogueWatch =
+    settings.machineCatalogueConfigMap === undefined
+      ? undefined
+      : machineCatalogueWatch(
+          client,
+          { namespace: settings.leaderElection.namespace, name: settings.machineCatalogueConfigMap, events, log },
+          stopping.signal,
+        );
   const machineCatalogue = catalogueWatch?.source ?? fixedCatalogue();
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
       namespace,
-      settings: { project: settings.project, location: settings.location, gatewayUrl: settings.gatewayUrl, reservedPrefixes },
+      settings: {
+        project: settings.project,
+        location: settings.location,
+        gatewayUrl: settings.gatewayUrl,
+        reservedPrefixes,
+      },
       registry,
       machineCatalogue,
       workers: settings.workers,
@@ -128,15 +144,25 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const ready = Promise.all(informers.map((i) => i.waitForSync(stopping.signal))).then(() => undefined);
 
   const checks = new HealthChecks();
-  checks.addReadyCheck('informers-synced', () => informers.every((i) => i.hasSynced()) || 'informer caches not synced yet');
+  checks.addReadyCheck(
+    'informers-synced',
+    () => informers.every((i) => i.hasSynced()) || 'informer caches not synced yet',
+  );
   checks.addLiveCheck('ping', () => true);
   const servers: RunningHealthServer[] = [];
   const ports: { health?: number; metrics?: number } = {};
   const host = settings.bindAddress ?? '0.0.0.0';
-  const guardMetrics = settings.metricsAuth === 'token-review' ? createMetricsGuard(client, DEFAULT_AUTH_SETTINGS) : undefined;
+  const guardMetrics =
+    settings.metricsAuth === 'token-review' ? createMetricsGuard(client, DEFAULT_AUTH_SETTINGS) : undefined;
   const guard = guardMetrics === undefined ? {} : { guardMetrics };
   if (settings.healthPort !== undefined && settings.healthPort >= 0) {
-    const server = await startHealthServer({ port: settings.healthPort, host, checks, log, ...(settings.metricsPort === settings.healthPort ? guard : {}) });
+    const server = await startHealthServer({
+      port: settings.healthPort,
+      host,
+      checks,
+      log,
+      ...(settings.metricsPort === settings.healthPort ? guard : {}),
+    });
     servers.push(server);
     ports.health = server.port;
     if (settings.metricsPort === settings.healthPort) ports.metrics = server.port;
@@ -162,7 +188,9 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   };
 
   let resolveDone!: (why: 'stopped' | 'leadershipLost') => void;
-  const done = new Promise<'stopped' | 'leadershipLost'>((resolve) => { resolveDone = resolve; });
+  const done = new Promise<'stopped' | 'leadershipLost'>((resolve) => {
+    resolveDone = resolve;
+  });
   let electorRun: Promise<void> = Promise.resolve();
   let elector: LeaderElector | undefined;
   if (settings.leaderElection.enabled) {

@@ -53,7 +53,10 @@ export function backendReadiness(world: BackendWorld): BackendReadiness {
   const portLabel = port.name === '' ? String(port.port) : `${port.port} (${port.name})`;
   if (ready.length === 0) {
     const total = countEndpoints(world.slices);
-    const seen = total === 0 ? 'no EndpointSlice lists an endpoint for it' : `${total} endpoint(s) listed, none ready on that port`;
+    const seen =
+      total === 0
+        ? 'no EndpointSlice lists an endpoint for it'
+        : `${total} endpoint(s) listed, none ready on that port`;
     return {
       state: 'unavailable',
       message: `Service "${ref.name}" port ${portLabel} has no ready endpoint (${seen}); check that the model server's pods are running and pass their readiness probe`,

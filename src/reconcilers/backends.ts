@@ -4,7 +4,12 @@
  * the world through watches, never by polling).
  */
 import type { DeployedModelBackend } from '../api/prediction/v1/backend.js';
-import { decodeEndpointSlice, decodeService, SERVICE_NAME_LABEL, type EndpointSlice } from '../runtime/endpoint-slices.js';
+import {
+  decodeEndpointSlice,
+  decodeService,
+  SERVICE_NAME_LABEL,
+  type EndpointSlice,
+} from '../runtime/endpoint-slices.js';
 import type { Informer } from '../runtime/informer.js';
 import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';

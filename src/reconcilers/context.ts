@@ -121,7 +121,10 @@ export function createStatusWriters(client: KubeClient): ReconcilerContext['stat
  * replaces an object on every change, so an instance's spec never changes under the memo, and a
  * service listing a hundred endpoints does not re-validate all of them on every reconcile.
  */
-export function specValidator(def: KindDefinition, settings: Pick<ReconcilerSettings, 'reservedPrefixes'>): (obj: KubeObject) => FieldError[] {
+export function specValidator(
+  def: KindDefinition,
+  settings: Pick<ReconcilerSettings, 'reservedPrefixes'>,
+): (obj: KubeObject) => FieldError[] {
   const version = def.versions.find((v) => v.storage) ?? def.versions[0];
   const memo = new WeakMap<KubeObject, FieldError[]>();
   return (obj) => {

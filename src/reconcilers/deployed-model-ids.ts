@@ -58,14 +58,21 @@ export function resolveModelStates(
  * Chooses an id for `model` that no DeployedModel of the endpoint uses or has been promised.
  * Seeded by metadata.uid, so a retry after a failed status write picks the same id again.
  */
-export function chooseId(model: KubeObject, siblings: readonly KubeObject[], assigned: ReadonlyMap<string, string>): string {
+export function chooseId(
+  model: KubeObject,
+  siblings: readonly KubeObject[],
+  assigned: ReadonlyMap<string, string>,
+): string {
   const used = new Set<string>();
   for (const m of siblings) {
     if (m.metadata.uid === model.metadata.uid) continue;
     const id = effectiveId(m, assigned);
     if (id !== undefined) used.add(id);
   }
-  return nextDeployedModelId(used, model.metadata.uid ?? `${model.metadata.namespace ?? ''}/${model.metadata.name ?? ''}`);
+  return nextDeployedModelId(
+    used,
+    model.metadata.uid ?? `${model.metadata.namespace ?? ''}/${model.metadata.name ?? ''}`,
+  );
 }
 
 /**

@@ -46,7 +46,10 @@ function trafficWhileDeleting(world: DeployedModelWorld): number {
   const { model, endpoint, state } = world;
   if (model.metadata.deletionTimestamp === undefined || endpoint === undefined || state?.state !== 'deployed') return 0;
   // The split in effect may still route to the model after the spec moved its traffic (a pending switch).
-  const inEffect = isRecord(endpoint.status) && isRecord(endpoint.status.trafficSplit) ? endpoint.status.trafficSplit[state.id] : undefined;
+  const inEffect =
+    isRecord(endpoint.status) && isRecord(endpoint.status.trafficSplit)
+      ? endpoint.status.trafficSplit[state.id]
+      : undefined;
   return Math.max(trafficSplitOf(endpoint.spec)?.[state.id] ?? 0, typeof inEffect === 'number' ? inEffect : 0);
 }
 
@@ -68,9 +71,17 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
   const traffic = trafficWhileDeleting(world);
   const verdict = readyVerdict(world, traffic);
 
-  const status: DeployedModelStatus = { observedGeneration: generation, conditions: withReadyCondition(conditionsOf(model.status), verdict, generation, world.now) };
+  const status: DeployedModelStatus = {
+    observedGeneration: generation,
+    conditions: withReadyCondition(conditionsOf(model.status), verdict, generation, world.now),
+  };
   if (id !== undefined) status.id = id;
-  if (endpoint !== undefined) status.endpoint = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
+  if (endpoint !== undefined)
+    status.endpoint = endpointNameOf(
+      { namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' },
+      world.project,
+      world.location,
+    );
   else {
     const recorded = previous.endpoint;
     if (recorded !== undefined) status.endpoint = recorded;
@@ -82,7 +93,9 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
     status.deploymentStage = deleting ? 'DEPLOYMENT_TERMINATED' : serving.stage;
     status.serving = serving.names;
   }
-  const deployTime = previous.deployTime ?? (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
+  const deployTime =
+    previous.deployTime ??
+    (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
   if (deployTime !== undefined) status.deployTime = deployTime;
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
 }
@@ -98,7 +111,11 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
         message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic (or status.trafficSplit, the split in effect while a new one waits for its models); move that traffic to another model (or remove the key) and the deletion completes once it is in effect`,
       };
     }
-    return { status: 'False', reason: Reasons.Undeploying, message: 'the endpoint gives this model no traffic; undeploying' };
+    return {
+      status: 'False',
+      reason: Reasons.Undeploying,
+      message: 'the endpoint gives this model no traffic; undeploying',
+    };
   }
   if (world.specErrors.length > 0) {
     return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
@@ -124,11 +141,18 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
   const serving = world.serving;
   if (serving !== undefined) {
     const v = serving.verdict;
-    return { ...v, message: v.status === 'True' ? `${deployed}; ${v.message}` : `${deployed}, not serving yet: ${v.message}` };
+    return {
+      ...v,
+      message: v.status === 'True' ? `${deployed}; ${v.message}` : `${deployed}, not serving yet: ${v.message}`,
+    };
   }
   const backend = world.backend;
   if (backend.state === 'unavailable') {
-    return { status: 'False', reason: Reasons.BackendUnavailable, message: `${deployed}, but its model server cannot be called: ${backend.message}` };
+    return {
+      status: 'False',
+      reason: Reasons.BackendUnavailable,
+      message: `${deployed}, but its model server cannot be called: ${backend.message}`,
+    };
   }
   return { status: 'True', reason: Reasons.Reconciled, message: `${deployed}; ${backendNote(backend)}` };
 }

@@ -46,20 +46,46 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
     const endpoint = endpointOf(model);
     const specErrors = validateModel(model);
     // The model as the cache sees it may be older than `model` (a conflict re-read): resolve with `model` itself.
-    const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
-    const state = endpoint === undefined ? undefined : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
+    const siblings = siblingsOf(model)
+      .filter((m) => m.metadata.uid !== model.metadata.uid)
+      .concat(model);
+    const state =
+      endpoint === undefined
+        ? undefined
+        : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const backend = readinessOf(ctx.informers, model);
     const serving = specErrors.length === 0 ? servingReport(ctx.serving, model, state) : undefined;
-    return computeDeployedModelStatus({ model, endpoint, state, specErrors, backend, serving, project: ctx.settings.project, location: ctx.settings.location, now: statusTime(ctx.clock) });
+    return computeDeployedModelStatus({
+      model,
+      endpoint,
+      state,
+      specErrors,
+      backend,
+      serving,
+      project: ctx.settings.project,
+      location: ctx.settings.location,
+      now: statusTime(ctx.clock),
+    });
   };
 
   /** Creates or updates the objects of spec.containerSpec once the model is valid and has its id. */
-  const runReplicas = async (model: KubeObject, endpoint: KubeObject | undefined, valid: boolean, signal: AbortSignal): Promise<void> => {
+  const runReplicas = async (
+    model: KubeObject,
+    endpoint: KubeObject | undefined,
+    valid: boolean,
+    signal: AbortSignal,
+  ): Promise<void> => {
     if (ctx.serving === undefined || endpoint === undefined || !valid) return;
-    const siblings = siblingsOf(model).filter((m) => m.metadata.uid !== model.metadata.uid).concat(model);
+    const siblings = siblingsOf(model)
+      .filter((m) => m.metadata.uid !== model.metadata.uid)
+      .concat(model);
     const state = resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const input = servingInput(model, state);
-    if (input !== undefined) await applyServing({ client: ctx.client, informers: ctx.serving.informers, catalogue: ctx.serving.catalogue, signal }, input);
+    if (input !== undefined)
+      await applyServing(
+        { client: ctx.client, informers: ctx.serving.informers, catalogue: ctx.serving.catalogue, signal },
+        input,
+      );
   };
 
   return async (req) => {

@@ -43,8 +43,12 @@ export type ReconciledKind = keyof typeof kindBindings;
 export const reconciledKinds = Object.keys(kindBindings) as readonly ReconciledKind[];
 
 /** `fn` of every binding, keyed like the bindings. */
-export function perKind<T>(fn: (binding: KindBinding, key: ReconciledKind) => T): { readonly [K in ReconciledKind]: T } {
-  return Object.fromEntries(reconciledKinds.map((key) => [key, fn(kindBindings[key], key)])) as { readonly [K in ReconciledKind]: T };
+export function perKind<T>(fn: (binding: KindBinding, key: ReconciledKind) => T): {
+  readonly [K in ReconciledKind]: T;
+} {
+  return Object.fromEntries(reconciledKinds.map((key) => [key, fn(kindBindings[key], key)])) as {
+    readonly [K in ReconciledKind]: T;
+  };
 }
 
 /** The resource of each kind, by key. */

@@ -14,12 +14,19 @@ import { readyConditionOf } from './status-common.js';
 export const ORDERING_GRACE_MS = 2_000;
 
 /** Reasons that mean "another object of the same apply has not arrived (yet)". */
-export const ORDERING_REASONS: ReadonlySet<string> = new Set(['EndpointNotFound', 'ParentNotFound', 'TrafficSplitUnresolved']);
+export const ORDERING_REASONS: ReadonlySet<string> = new Set([
+  'EndpointNotFound',
+  'ParentNotFound',
+  'TrafficSplitUnresolved',
+]);
 
 export class OrderingGrace {
   private readonly firstSeen = new Map<string, number>();
 
-  constructor(private readonly graceMs: number = ORDERING_GRACE_MS, private readonly clock: Clock = realClock) {}
+  constructor(
+    private readonly graceMs: number = ORDERING_GRACE_MS,
+    private readonly clock: Clock = realClock,
+  ) {}
 
   /** How long to hold back `reason` for `obj` (0 = report it now). */
   holdMs(obj: KubeObject, reason: string): number {

@@ -8,13 +8,33 @@ import { Reasons, type PredictionEndpointReason, type Written } from '../api/com
 import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../api/prediction/v1/traffic.js';
-import type { DeployedModelSummary, PredictionEndpointStatus as StoredStatus } from '../api/prediction/v1/endpoint-schema.js';
+import type {
+  DeployedModelSummary,
+  PredictionEndpointStatus as StoredStatus,
+} from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
 import { specOf, statusOf } from './typed-spec.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import {
+  conditionsOf,
+  invalidSpecMessage,
+  isRecord,
+  lifecycleTimes,
+  withReadyCondition,
+  type ReadyVerdict,
+} from './status-common.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
-export type PredictionEndpointStatus = Written<StoredStatus, 'name' | 'deployedModels' | 'deployedModelCount' | 'createTime' | 'updateTime' | 'etag' | 'observedGeneration' | 'conditions'>;
+export type PredictionEndpointStatus = Written<
+  StoredStatus,
+  | 'name'
+  | 'deployedModels'
+  | 'deployedModelCount'
+  | 'createTime'
+  | 'updateTime'
+  | 'etag'
+  | 'observedGeneration'
+  | 'conditions'
+>;
 export type { DeployedModelSummary };
 
 export interface PredictionEndpointWorld {
@@ -54,7 +74,11 @@ export function computePredictionEndpointStatus(world: PredictionEndpointWorld):
   const effective = effectiveSplit(world, previous.trafficSplit, deployedModels);
   const verdict = readyVerdict(world, deployedModels, effective);
   const generation = endpoint.metadata.generation ?? 0;
-  const name = endpointNameOf({ namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' }, world.project, world.location);
+  const name = endpointNameOf(
+    { namespace: endpoint.metadata.namespace ?? '', name: endpoint.metadata.name ?? '' },
+    world.project,
+    world.location,
+  );
   const status: PredictionEndpointStatus = {
     name,
     ...(world.gatewayUrl === undefined ? {} : { url: endpointUrl(world.gatewayUrl, name) }),
@@ -88,12 +112,19 @@ export interface EffectiveSplit {
  * is never silently moved elsewhere. The first split (no previous one) takes effect at once: there is
  * nothing older to keep serving.
  */
-export function effectiveSplit(world: PredictionEndpointWorld, previous: Record<string, number> | undefined, deployed: readonly DeployedModelSummary[]): EffectiveSplit {
+export function effectiveSplit(
+  world: PredictionEndpointWorld,
+  previous: Record<string, number> | undefined,
+  deployed: readonly DeployedModelSummary[],
+): EffectiveSplit {
   if (world.specErrors.length > 0) return { split: previous, waitingFor: [] };
   const wanted = trafficSplitOf(world.endpoint.spec) ?? {};
   if (previous === undefined || sameSplit(previous, wanted)) return { split: wanted, waitingFor: [] };
   const ready = new Set(deployed.filter((d) => d.ready === 'True').map((d) => d.id));
-  const waitingFor = Object.entries(wanted).filter(([id, share]) => share > 0 && !ready.has(id)).map(([id]) => id).sort(compareIds);
+  const waitingFor = Object.entries(wanted)
+    .filter(([id, share]) => share > 0 && !ready.has(id))
+    .map(([id]) => id)
+    .sort(compareIds);
   return waitingFor.length === 0 ? { split: wanted, waitingFor } : { split: previous, waitingFor };
 }
 
@@ -106,7 +137,10 @@ function sameSplit(a: Record<string, number>, b: Record<string, number>): boolea
  * The deployed models the split in effect gives traffic whose Ready is False, with their share: their
  * calls answer 503 naming them. Unknown readiness (no verdict yet) is not reported as a failure.
  */
-export function unavailableInSplit(split: Record<string, number> | undefined, deployed: readonly DeployedModelSummary[]): { model: DeployedModelSummary; share: number }[] {
+export function unavailableInSplit(
+  split: Record<string, number> | undefined,
+  deployed: readonly DeployedModelSummary[],
+): { model: DeployedModelSummary; share: number }[] {
   return deployed.flatMap((model) => {
     const share = split?.[model.id] ?? 0;
     return share > 0 && model.ready === 'False' ? [{ model, share }] : [];
@@ -115,15 +149,27 @@ export function unavailableInSplit(split: Record<string, number> | undefined, de
 
 function unavailableMessage(unavailable: ReturnType<typeof unavailableInSplit>): string {
   return unavailable
-    .map(({ model, share }) => `status.trafficSplit[${model.id}]: ${share}% of calls go to DeployedModel "${model.deployedModelRef ?? ''}" (id ${model.id}), which is not Ready (${model.reason ?? 'unknown reason'})`)
+    .map(
+      ({ model, share }) =>
+        `status.trafficSplit[${model.id}]: ${share}% of calls go to DeployedModel "${model.deployedModelRef ?? ''}" (id ${model.id}), which is not Ready (${model.reason ?? 'unknown reason'})`,
+    )
     .join('; ');
 }
 
-function readyVerdict(world: PredictionEndpointWorld, deployed: readonly DeployedModelSummary[], effective: EffectiveSplit): ReadyVerdict<PredictionEndpointReason> {
+function readyVerdict(
+  world: PredictionEndpointWorld,
+  deployed: readonly DeployedModelSummary[],
+  effective: EffectiveSplit,
+): ReadyVerdict<PredictionEndpointReason> {
   const { endpoint, models } = world;
   const deployedIds = deployed.map((d) => d.id);
   if (endpoint.metadata.deletionTimestamp !== undefined) {
-    if (models.length === 0) return { status: 'False', reason: Reasons.Deleting, message: 'no DeployedModel references the endpoint; deleting' };
+    if (models.length === 0)
+      return {
+        status: 'False',
+        reason: Reasons.Deleting,
+        message: 'no DeployedModel references the endpoint; deleting',
+      };
     const names = models.map((m) => m.metadata.name ?? '').sort();
     return {
       status: 'False',
@@ -147,7 +193,10 @@ function readyVerdict(world: PredictionEndpointWorld, deployed: readonly Deploye
   const unavailable = unavailableInSplit(effective.split, deployed);
   if (effective.waitingFor.length > 0) {
     // The switch the user asked for comes first; calls failing under the split still serving are said too.
-    const meanwhile = unavailable.length === 0 ? '' : `; meanwhile ${unavailableMessage(unavailable)}: those calls answer 503 UNAVAILABLE`;
+    const meanwhile =
+      unavailable.length === 0
+        ? ''
+        : `; meanwhile ${unavailableMessage(unavailable)}: those calls answer 503 UNAVAILABLE`;
     return {
       status: 'False',
       reason: Reasons.TrafficSplitPending,
@@ -191,10 +240,20 @@ export function deployTimeOf(model: KubeObject, endpoint: KubeObject): string | 
 }
 
 /** Called for deployed models only, whose spec passed validation: every field is there, typed. */
-function summarise(model: KubeObject, id: string, endpoint: KubeObject, readiness: PredictionEndpointWorld['modelReadiness']): DeployedModelSummary {
+function summarise(
+  model: KubeObject,
+  id: string,
+  endpoint: KubeObject,
+  readiness: PredictionEndpointWorld['modelReadiness'],
+): DeployedModelSummary {
   const spec = specOf.deployedModel(model);
   const ready = readiness(model);
-  const summary: DeployedModelSummary = { id, model: spec.model ?? '', deployedModelRef: model.metadata.name ?? '', ready: ready?.status ?? 'Unknown' };
+  const summary: DeployedModelSummary = {
+    id,
+    model: spec.model ?? '',
+    deployedModelRef: model.metadata.name ?? '',
+    ready: ready?.status ?? 'Unknown',
+  };
   if (ready !== undefined) summary.reason = ready.reason;
   if (spec.displayName !== undefined) summary.displayName = spec.displayName;
   const createTime = deployTimeOf(model, endpoint);

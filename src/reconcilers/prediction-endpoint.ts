@@ -16,13 +16,18 @@ import { computePredictionEndpointStatus } from './prediction-endpoint-status.js
 import { statusTime } from './status-common.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
 
-export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
+export function predictionEndpointReconciler(
+  ctx: ReconcilerContext,
+): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(predictionEndpointKind, ctx.settings);
   const validateModel = specValidator(deployedModelKind, ctx.settings);
   const isValidModel = (m: KubeObject): boolean => validateModel(m).length === 0;
 
   const modelsOf = (endpoint: KubeObject): KubeObject[] =>
-    ctx.informers.deployedModels.byIndex(Index.modelsByEndpoint, objectKey(endpoint.metadata.namespace, endpoint.metadata.name ?? ''));
+    ctx.informers.deployedModels.byIndex(
+      Index.modelsByEndpoint,
+      objectKey(endpoint.metadata.namespace, endpoint.metadata.name ?? ''),
+    );
 
   const compute = (endpoint: KubeObject): ReturnType<typeof computePredictionEndpointStatus> => {
     const models = modelsOf(endpoint);
@@ -37,7 +42,17 @@ export function predictionEndpointReconciler(ctx: ReconcilerContext): (req: Reco
       // Only deployed (so valid) models are listed: the model's own verdict, from the same caches.
       modelReadiness: (model) => {
         const state = states.get(model.metadata.name ?? '');
-        return deployedModelVerdict({ model, endpoint, state, specErrors: [], backend: readinessOf(ctx.informers, model), serving: servingReport(ctx.serving, model, state), project, location, now });
+        return deployedModelVerdict({
+          model,
+          endpoint,
+          state,
+          specErrors: [],
+          backend: readinessOf(ctx.informers, model),
+          serving: servingReport(ctx.serving, model, state),
+          project,
+          location,
+          now,
+        });
       },
       project,
       location,

@@ -15,7 +15,12 @@ import { writeStatus, type StatusComputation } from './status-write.js';
  * The object to reconcile, or `undefined` when there is nothing to do. `skipDeleting`: for kinds
  * without a finalizer of ours, whose status nobody reads once they are being deleted.
  */
-export function objectToReconcile(ctx: ReconcilerContext, which: ReconciledKind, req: ReconcileRequest, options: { readonly skipDeleting?: boolean } = {}): KubeObject | undefined {
+export function objectToReconcile(
+  ctx: ReconcilerContext,
+  which: ReconciledKind,
+  req: ReconcileRequest,
+  options: { readonly skipDeleting?: boolean } = {},
+): KubeObject | undefined {
   const cached = ctx.informers[which].get(req.namespace, req.name);
   if (cached === undefined) {
     // Gone: a write of ours that raced its deletion may have been remembered after the delete handler ran.

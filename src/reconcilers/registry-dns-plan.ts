@@ -63,7 +63,13 @@ export function portName(port: number): string {
 }
 
 function ownerOf(rs: RegistryServiceRef): OwnerReference {
-  return { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', name: rs.name, uid: rs.uid, controller: true };
+  return {
+    apiVersion: 'registry.endpoint-operator.dev/v1',
+    kind: 'RegistryService',
+    name: rs.name,
+    uid: rs.uid,
+    controller: true,
+  };
 }
 
 /** Whether `obj` is controlled by the RegistryService with `uid`. */
@@ -103,7 +109,12 @@ function liveMembers(slice: KubeObject): { hostname: string; address: string }[]
  * The slices to hold `endpoints`, given the operator's live slices of this Service (by name). Endpoints
  * without an address are left out (nothing to resolve); port 0 groups slices with no port (A records only).
  */
-export function planSlices(service: string, endpoints: readonly DnsEndpoint[], live: readonly KubeObject[], maxPerSlice = MAX_ENDPOINTS_PER_SLICE): SlicePlan[] {
+export function planSlices(
+  service: string,
+  endpoints: readonly DnsEndpoint[],
+  live: readonly KubeObject[],
+  maxPerSlice = MAX_ENDPOINTS_PER_SLICE,
+): SlicePlan[] {
   const wanted = new Map<string, { group: Group; members: Map<string, { hostname: string; address: string }> }>();
   for (const e of endpoints) {
     const family = familyOf(e.address);
@@ -116,7 +127,9 @@ export function planSlices(service: string, endpoints: readonly DnsEndpoint[], l
   }
   const liveByName = new Map(live.map((s) => [s.metadata.name ?? '', s]));
   const plans: SlicePlan[] = [];
-  for (const { group, members } of [...wanted.values()].sort((a, b) => compareStrings(groupKey(a.group), groupKey(b.group)))) {
+  for (const { group, members } of [...wanted.values()].sort((a, b) =>
+    compareStrings(groupKey(a.group), groupKey(b.group)),
+  )) {
     const prefix = slicePrefix(service, group);
     // The group's live slices, in index order, keep the members still wanted.
     const slots = [...liveByName.keys()]
@@ -148,14 +161,21 @@ export function planSlices(service: string, endpoints: readonly DnsEndpoint[], l
     }
     for (const slot of slots) {
       if (slot.members.length === 0) continue;
-      plans.push({ name: slot.name, family: group.family, port: group.port, endpoints: [...slot.members].sort((a, b) => compareStrings(memberKey(a), memberKey(b))) });
+      plans.push({
+        name: slot.name,
+        family: group.family,
+        port: group.port,
+        endpoints: [...slot.members].sort((a, b) => compareStrings(memberKey(a), memberKey(b))),
+      });
     }
   }
   return plans;
 }
 
 export function serviceManifest(rs: RegistryServiceRef, endpoints: readonly DnsEndpoint[]): KubeObject {
-  const ports = [...new Set(endpoints.filter((e) => e.port > 0 && familyOf(e.address) !== undefined).map((e) => e.port))].sort((a, b) => a - b);
+  const ports = [
+    ...new Set(endpoints.filter((e) => e.port > 0 && familyOf(e.address) !== undefined).map((e) => e.port)),
+  ].sort((a, b) => a - b);
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -185,7 +205,11 @@ export function sliceManifest(rs: RegistryServiceRef, plan: SlicePlan): KubeObje
     },
     addressType: plan.family,
     ports: plan.port > 0 ? [{ name: portName(plan.port), port: plan.port, protocol: 'TCP' }] : [],
-    endpoints: plan.endpoints.map((e) => ({ addresses: [e.address], conditions: { ready: true }, hostname: e.hostname })),
+    endpoints: plan.endpoints.map((e) => ({
+      addresses: [e.address],
+      conditions: { ready: true },
+      hostname: e.hostname,
+    })),
   };
 }
 
@@ -193,7 +217,10 @@ function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function containsAll(actual: Readonly<Record<string, string>> | undefined, wanted: Readonly<Record<string, string>> | undefined): boolean {
+function containsAll(
+  actual: Readonly<Record<string, string>> | undefined,
+  wanted: Readonly<Record<string, string>> | undefined,
+): boolean {
   return Object.entries(wanted ?? {}).every(([k, v]) => actual?.[k] === v);
 }
 
@@ -201,19 +228,30 @@ function metadataHolds(live: KubeObject, want: KubeObject): boolean {
   return (
     containsAll(live.metadata.labels, want.metadata.labels) &&
     containsAll(live.metadata.annotations, want.metadata.annotations) &&
-    (want.metadata.ownerReferences ?? []).every((o) => (live.metadata.ownerReferences ?? []).some((l) => l.uid === o.uid && l.controller === true))
+    (want.metadata.ownerReferences ?? []).every((o) =>
+      (live.metadata.ownerReferences ?? []).some((l) => l.uid === o.uid && l.controller === true),
+    )
   );
 }
 
 function normalisedServicePorts(ports: unknown): unknown[] {
-  return (Array.isArray(ports) ? ports.filter(isRecord) : []).map((p) => ({ name: p.name ?? '', port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol ?? 'TCP' }));
+  return (Array.isArray(ports) ? ports.filter(isRecord) : []).map((p) => ({
+    name: p.name ?? '',
+    port: p.port,
+    targetPort: p.targetPort ?? p.port,
+    protocol: p.protocol ?? 'TCP',
+  }));
 }
 
 /** Whether the live Service needs a write to match `want` (extra labels and annotations of others are kept). */
 export function serviceDiffers(live: KubeObject, want: KubeObject): boolean {
   const ls = isRecord(live.spec) ? live.spec : {};
   const ws = want.spec as { ports: unknown };
-  return !metadataHolds(live, want) || ls.selector !== undefined || !sameJson(normalisedServicePorts(ls.ports), normalisedServicePorts(ws.ports));
+  return (
+    !metadataHolds(live, want) ||
+    ls.selector !== undefined ||
+    !sameJson(normalisedServicePorts(ls.ports), normalisedServicePorts(ws.ports))
+  );
 }
 
 function normalisedSliceEndpoints(endpoints: unknown): unknown[] {
@@ -221,12 +259,30 @@ function normalisedSliceEndpoints(endpoints: unknown): unknown[] {
     addresses: e.addresses,
     ready: !isRecord(e.conditions) || e.conditions.ready !== false,
     hostname: e.hostname,
-    extra: Object.keys(e).filter((k) => !['addresses', 'conditions', 'hostname', 'topology', 'zone', 'nodeName', 'targetRef', 'deprecatedTopology', 'hints'].includes(k)).length,
+    extra: Object.keys(e).filter(
+      (k) =>
+        ![
+          'addresses',
+          'conditions',
+          'hostname',
+          'topology',
+          'zone',
+          'nodeName',
+          'targetRef',
+          'deprecatedTopology',
+          'hints',
+        ].includes(k),
+    ).length,
   }));
 }
 
 function normalisedSlicePorts(ports: unknown): unknown[] {
-  return (Array.isArray(ports) ? ports.filter(isRecord) : []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP', appProtocol: p.appProtocol }));
+  return (Array.isArray(ports) ? ports.filter(isRecord) : []).map((p) => ({
+    name: p.name ?? '',
+    port: p.port,
+    protocol: p.protocol ?? 'TCP',
+    appProtocol: p.appProtocol,
+  }));
 }
 
 /** Whether the live slice needs a write to match `want`. */
@@ -241,7 +297,12 @@ export function sliceDiffers(live: KubeObject, want: KubeObject): boolean {
 
 /** `want`'s content on top of `live` (its resourceVersion, and labels, annotations and owners others added), for a PUT. */
 export function overlay(live: KubeObject, want: KubeObject): KubeObject {
-  const owners = [...(want.metadata.ownerReferences ?? []), ...(live.metadata.ownerReferences ?? []).filter((o) => !(want.metadata.ownerReferences ?? []).some((w) => w.uid === o.uid))];
+  const owners = [
+    ...(want.metadata.ownerReferences ?? []),
+    ...(live.metadata.ownerReferences ?? []).filter(
+      (o) => !(want.metadata.ownerReferences ?? []).some((w) => w.uid === o.uid),
+    ),
+  ];
   const out: KubeObject = {
     ...live,
     ...want,

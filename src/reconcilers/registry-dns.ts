@@ -15,8 +15,17 @@ import type { Informer } from '../runtime/informer.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
 import { Index, specValidator, type ReconcilerContext } from './context.js';
 import {
-  dnsServiceName, isControlledBy, lastSegment, overlay, planSlices, serviceDiffers, serviceManifest, sliceDiffers, sliceManifest,
-  type DnsEndpoint, type RegistryServiceRef,
+  dnsServiceName,
+  isControlledBy,
+  lastSegment,
+  overlay,
+  planSlices,
+  serviceDiffers,
+  serviceManifest,
+  sliceDiffers,
+  sliceManifest,
+  type DnsEndpoint,
+  type RegistryServiceRef,
 } from './registry-dns-plan.js';
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { readyEndpoints } from './registry-status.js';
@@ -58,13 +67,22 @@ export function dnsEnabled(service: KubeObject): boolean {
   return specOf.registryService(service).dns?.enabled === true;
 }
 
-export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection): (req: ReconcileRequest) => Promise<ReconcileResult> {
+export function registryDnsReconciler(
+  ctx: ReconcilerContext,
+  dns: DnsProjection,
+): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validService = specValidator(registryServiceKind, ctx.settings);
   const validEndpoint = specValidator(registryEndpointKind, ctx.settings);
   const sliceRef: ResourceRef = endpointSlicesResource;
 
   const remove = async (ref: ResourceRef, objs: readonly KubeObject[], signal: AbortSignal): Promise<void> => {
-    for (const o of objs) await ctx.client.delete(ref, o.metadata.namespace, o.metadata.name ?? '', { preconditions: { uid: o.metadata.uid ?? '' }, signal }).catch(ignoreGone);
+    for (const o of objs)
+      await ctx.client
+        .delete(ref, o.metadata.namespace, o.metadata.name ?? '', {
+          preconditions: { uid: o.metadata.uid ?? '' },
+          signal,
+        })
+        .catch(ignoreGone);
   };
 
   const report = (key: string, outcome: DnsOutcome | undefined): void => {
@@ -81,12 +99,20 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     const specName = rs === undefined ? undefined : specOf.registryService(rs).name;
     const uid = rs?.metadata.uid ?? '';
     const wanted =
-      rs !== undefined && specName !== undefined && rs.metadata.deletionTimestamp === undefined && dnsEnabled(rs) &&
-      validService(rs).length === 0 && dns.claims.claims(specName).owner?.metadata.uid === uid;
+      rs !== undefined &&
+      specName !== undefined &&
+      rs.metadata.deletionTimestamp === undefined &&
+      dnsEnabled(rs) &&
+      validService(rs).length === 0 &&
+      dns.claims.claims(specName).owner?.metadata.uid === uid;
     // Slices and Services of an earlier incarnation (same name, other uid) are not ours to keep.
     const stale = (o: KubeObject): boolean => !wanted || !isControlledBy(o, uid);
     await remove(sliceRef, ownedSlices.filter(stale), signal);
-    await remove(servicesResource, ownedServices.filter((s) => stale(s) || s.metadata.name !== dnsServiceName(specName ?? '')), signal);
+    await remove(
+      servicesResource,
+      ownedServices.filter((s) => stale(s) || s.metadata.name !== dnsServiceName(specName ?? '')),
+      signal,
+    );
     if (!wanted || rs === undefined || specName === undefined) {
       report(req.key, undefined);
       return Action.done();
@@ -114,7 +140,8 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
 
     const wantService = serviceManifest(ref, endpoints);
     if (live === undefined) await ctx.client.create(servicesResource, namespace, wantService, { signal });
-    else if (serviceDiffers(live, wantService)) await ctx.client.replace(servicesResource, namespace, svcName, overlay(live, wantService), { signal });
+    else if (serviceDiffers(live, wantService))
+      await ctx.client.replace(servicesResource, namespace, svcName, overlay(live, wantService), { signal });
 
     const current = ownedSlices.filter((s) => isControlledBy(s, uid));
     const plans = planSlices(svcName, endpoints, current);
@@ -127,10 +154,19 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
         // addressType is immutable: replace the slice.
         await remove(sliceRef, [liveSlice], signal);
         await ctx.client.create(sliceRef, namespace, want, { signal });
-      } else if (sliceDiffers(liveSlice, want)) await ctx.client.replace(sliceRef, namespace, plan.name, overlay(liveSlice, want), { signal });
+      } else if (sliceDiffers(liveSlice, want))
+        await ctx.client.replace(sliceRef, namespace, plan.name, overlay(liveSlice, want), { signal });
     }
-    await remove(sliceRef, current.filter((s) => !planned.has(s.metadata.name ?? '')), signal);
-    report(req.key, { status: 'True', reason: Reasons.Reconciled, message: `in cluster DNS as ${svcName}.${namespace}.svc` });
+    await remove(
+      sliceRef,
+      current.filter((s) => !planned.has(s.metadata.name ?? '')),
+      signal,
+    );
+    report(req.key, {
+      status: 'True',
+      reason: Reasons.Reconciled,
+      message: `in cluster DNS as ${svcName}.${namespace}.svc`,
+    });
     return Action.done();
   };
 
@@ -142,9 +178,20 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
     } catch (err) {
       if (!isConflict(err) && !isNotFound(err) && !req.signal.aborted) {
         const why = err instanceof Error ? err.message : String(err);
-        report(req.key, isTerminal(err)
-          ? { status: 'False', reason: Reasons.RequestRejected, message: `spec.dns: the API server refused a write of the DNS projection: ${why}`.slice(0, 1024) }
-          : { status: 'Unknown', reason: Reasons.ReconcileError, message: `spec.dns: writing the DNS projection failed, retrying with backoff: ${why}`.slice(0, 1024) });
+        report(
+          req.key,
+          isTerminal(err)
+            ? {
+                status: 'False',
+                reason: Reasons.RequestRejected,
+                message: `spec.dns: the API server refused a write of the DNS projection: ${why}`.slice(0, 1024),
+              }
+            : {
+                status: 'Unknown',
+                reason: Reasons.ReconcileError,
+                message: `spec.dns: writing the DNS projection failed, retrying with backoff: ${why}`.slice(0, 1024),
+              },
+        );
       }
       throw err;
     }
@@ -156,7 +203,13 @@ export function registryDnsReconciler(ctx: ReconcilerContext, dns: DnsProjection
  * managed-by label, so the label-selected watch dropped it), it is read and overwritten when this
  * RegistryService controls it, and reported otherwise.
  */
-async function createOrReplace(ctx: ReconcilerContext, ref: ResourceRef, namespace: string, want: KubeObject, signal: AbortSignal): Promise<void> {
+async function createOrReplace(
+  ctx: ReconcilerContext,
+  ref: ResourceRef,
+  namespace: string,
+  want: KubeObject,
+  signal: AbortSignal,
+): Promise<void> {
   try {
     await ctx.client.create(ref, namespace, want, { signal });
   } catch (err) {
@@ -170,12 +223,18 @@ async function createOrReplace(ctx: ReconcilerContext, ref: ResourceRef, namespa
 
 function ignoreGone(err: unknown): boolean {
   // A 409 on a uid precondition means someone re-created the object: it is not the one we meant to delete.
-  if (err instanceof Error && 'status' in err && ((err as { status: number }).status === 409 || (err as { status: number }).status === 404)) return false;
+  if (
+    err instanceof Error &&
+    'status' in err &&
+    ((err as { status: number }).status === 409 || (err as { status: number }).status === 404)
+  )
+    return false;
   throw err;
 }
 
 /** Maps a Service or slice to the RegistryService that controls it. */
 export function controllerKey(obj: KubeObject): string[] {
-  return (obj.metadata.ownerReferences ?? []).filter((r) => r.kind === 'RegistryService' && r.controller === true).map((r) => objectKey(obj.metadata.namespace, r.name));
+  return (obj.metadata.ownerReferences ?? [])
+    .filter((r) => r.kind === 'RegistryService' && r.controller === true)
+    .map((r) => objectKey(obj.metadata.namespace, r.name));
 }
-

@@ -11,12 +11,19 @@ import { computeRegistryEndpointStatus } from './registry-status.js';
 import { statusTime } from './status-common.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
 
-export function registryEndpointReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
+export function registryEndpointReconciler(
+  ctx: ReconcilerContext,
+): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
 
   const parentExists = (endpoint: KubeObject): boolean => {
     const key = endpointParentKey(endpoint);
-    return key !== undefined && ctx.informers.registryServices.byIndex(Index.servicesByName, key).some((s) => s.metadata.deletionTimestamp === undefined);
+    return (
+      key !== undefined &&
+      ctx.informers.registryServices
+        .byIndex(Index.servicesByName, key)
+        .some((s) => s.metadata.deletionTimestamp === undefined)
+    );
   };
 
   const compute = (endpoint: KubeObject): ReturnType<typeof computeRegistryEndpointStatus> =>

@@ -53,7 +53,8 @@ export class RegistryNameClaims {
       let claimants = this.byName.get(name);
       if (claimants === undefined) this.byName.set(name, (claimants = new Map()));
       claimants.set(uid, obj);
-      if (changed.has(name)) changed.delete(name); // still a claimant of the same name: no news
+      if (changed.has(name))
+        changed.delete(name); // still a claimant of the same name: no news
       else changed.add(name);
     }
     for (const n of changed) for (const l of this.listeners) l(n);

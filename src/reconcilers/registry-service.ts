@@ -16,13 +16,19 @@ export interface RegistryServiceExtras {
   readonly dnsOutcomes: DnsOutcomes;
 }
 
-export function registryServiceReconciler(ctx: ReconcilerContext, extras?: RegistryServiceExtras): (req: ReconcileRequest) => Promise<ReconcileResult> {
+export function registryServiceReconciler(
+  ctx: ReconcilerContext,
+  extras?: RegistryServiceExtras,
+): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateService = specValidator(registryServiceKind, ctx.settings);
   const validateEndpoint = specValidator(registryEndpointKind, ctx.settings);
 
   const compute = (service: KubeObject): ReturnType<typeof computeRegistryServiceStatus> => {
     const name = specOf.registryService(service).name;
-    const endpoints = name === undefined ? [] : ctx.informers.registryEndpoints.byIndex(Index.endpointsByParent, objectKey(service.metadata.namespace, name));
+    const endpoints =
+      name === undefined
+        ? []
+        : ctx.informers.registryEndpoints.byIndex(Index.endpointsByParent, objectKey(service.metadata.namespace, name));
     return computeRegistryServiceStatus({
       service,
       endpoints,
@@ -38,7 +44,9 @@ export function registryServiceReconciler(ctx: ReconcilerContext, extras?: Regis
   return async (req) => {
     const service = objectToReconcile(ctx, 'registryServices', req, { skipDeleting: true });
     if (service === undefined) return Action.done();
-    return reportStatus(ctx, 'registryServices', req, service, compute(service), compute, { holdOrderingStates: false });
+    return reportStatus(ctx, 'registryServices', req, service, compute(service), compute, {
+      holdOrderingStates: false,
+    });
   };
 }
 

@@ -8,17 +8,35 @@ import type { FieldError } from '../api/common/field-error.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { effectiveAnnotations } from '../api/registry/annotations.js';
 import { parentServiceName } from '../api/registry/names.js';
-import { Reasons, type RegistryEndpointReason, type RegistryServiceReason, type Written } from '../api/common/conditions.js';
+import {
+  Reasons,
+  type RegistryEndpointReason,
+  type RegistryServiceReason,
+  type Written,
+} from '../api/common/conditions.js';
 import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
 import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
 import { compareStrings } from './order.js';
 import type { NameClaims } from '../api/registry/name-owner.js';
-import { conditionsOf, invalidSpecMessage, isRecord, lifecycleTimes, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import {
+  conditionsOf,
+  invalidSpecMessage,
+  isRecord,
+  lifecycleTimes,
+  withReadyCondition,
+  type ReadyVerdict,
+} from './status-common.js';
 import { specOf, statusOf } from './typed-spec.js';
 
 /** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
-export type RegistryEndpointStatus = Written<RegistryEndpointV1Status, 'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'>;
-export type RegistryServiceStatus = Written<StoredServiceStatus, 'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'>;
+export type RegistryEndpointStatus = Written<
+  RegistryEndpointV1Status,
+  'effectiveAnnotations' | 'createTime' | 'updateTime' | 'observedGeneration' | 'conditions'
+>;
+export type RegistryServiceStatus = Written<
+  StoredServiceStatus,
+  'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'
+>;
 export type { ResolvedEndpoint };
 
 export interface RegistryEndpointWorld {
@@ -38,7 +56,8 @@ export function parentOf(endpoint: KubeObject): string | undefined {
 
 export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict<RegistryEndpointReason> {
   const { endpoint } = world;
-  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  if (world.specErrors.length > 0)
+    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   const name = specOf.registryEndpoint(endpoint).name ?? '';
   const recorded = statusOf.registryEndpoint(endpoint).name;
   if (recorded !== undefined && recorded !== name) {
@@ -59,7 +78,10 @@ export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerd
   return { status: 'True', reason: Reasons.Reconciled, message: 'registered with its parent service' };
 }
 
-export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): { status: RegistryEndpointStatus; verdict: ReadyVerdict<RegistryEndpointReason> } {
+export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): {
+  status: RegistryEndpointStatus;
+  verdict: ReadyVerdict<RegistryEndpointReason>;
+} {
   const { endpoint } = world;
   const previous = statusOf.registryEndpoint(endpoint);
   const verdict = registryEndpointVerdict(world);
@@ -93,12 +115,28 @@ export interface RegistryServiceWorld {
 }
 
 /** The service's Ready endpoints (valid, not being deleted, the endpoint's own readiness rule), sorted by name. */
-export function readyEndpoints(world: Pick<RegistryServiceWorld, 'endpoints' | 'endpointErrors' | 'reservedPrefixes' | 'now'>): ResolvedEndpoint[] {
+export function readyEndpoints(
+  world: Pick<RegistryServiceWorld, 'endpoints' | 'endpointErrors' | 'reservedPrefixes' | 'now'>,
+): ResolvedEndpoint[] {
   return world.endpoints
     .filter((e) => e.metadata.deletionTimestamp === undefined)
-    .filter((e) => registryEndpointVerdict({ endpoint: e, parentExists: true, specErrors: world.endpointErrors(e), reservedPrefixes: world.reservedPrefixes, now: world.now }).status === 'True')
+    .filter(
+      (e) =>
+        registryEndpointVerdict({
+          endpoint: e,
+          parentExists: true,
+          specErrors: world.endpointErrors(e),
+          reservedPrefixes: world.reservedPrefixes,
+          now: world.now,
+        }).status === 'True',
+    )
     .map((e) => resolve(e, world.reservedPrefixes))
-    .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.address ?? '', b.address ?? '') || (a.port ?? 0) - (b.port ?? 0));
+    .sort(
+      (a, b) =>
+        compareStrings(a.name, b.name) ||
+        compareStrings(a.address ?? '', b.address ?? '') ||
+        (a.port ?? 0) - (b.port ?? 0),
+    );
 }
 
 function describeClaimant(c: KubeObject): string {
@@ -106,7 +144,8 @@ function describeClaimant(c: KubeObject): string {
 }
 
 function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdict<RegistryServiceReason> {
-  if (world.specErrors.length > 0) return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
+  if (world.specErrors.length > 0)
+    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   const name = specOf.registryService(world.service).name ?? '';
   const claims = world.claims;
   if (claims !== undefined && claims.others.length > 0) {
@@ -128,7 +167,10 @@ function serviceVerdict(world: RegistryServiceWorld, ready: number): ReadyVerdic
   return { status: 'True', reason: Reasons.Reconciled, message: `${ready} ready endpoint(s)${dns}` };
 }
 
-export function computeRegistryServiceStatus(world: RegistryServiceWorld): { status: RegistryServiceStatus; verdict: ReadyVerdict<RegistryServiceReason> } {
+export function computeRegistryServiceStatus(world: RegistryServiceWorld): {
+  status: RegistryServiceStatus;
+  verdict: ReadyVerdict<RegistryServiceReason>;
+} {
   const { service } = world;
   const resolved = readyEndpoints(world);
   const verdict = serviceVerdict(world, resolved.length);

@@ -66,11 +66,18 @@ export function lifecycleTimes(
   metadata: { creationTimestamp?: string | undefined; generation?: number | undefined },
   now: string,
 ): { createTime: string; updateTime: string } {
-  const createTime = typeof previous?.createTime === 'string' && previous.createTime !== '' ? previous.createTime : metadata.creationTimestamp ?? now;
-  const sameGeneration = previous?.observedGeneration !== undefined && previous.observedGeneration === metadata.generation;
-  const updateTime = sameGeneration && typeof previous?.updateTime === 'string' && previous.updateTime !== ''
-    ? previous.updateTime
-    : previous?.observedGeneration === undefined ? createTime : now;
+  const createTime =
+    typeof previous?.createTime === 'string' && previous.createTime !== ''
+      ? previous.createTime
+      : (metadata.creationTimestamp ?? now);
+  const sameGeneration =
+    previous?.observedGeneration !== undefined && previous.observedGeneration === metadata.generation;
+  const updateTime =
+    sameGeneration && typeof previous?.updateTime === 'string' && previous.updateTime !== ''
+      ? previous.updateTime
+      : previous?.observedGeneration === undefined
+        ? createTime
+        : now;
   return { createTime, updateTime };
 }
 
@@ -84,7 +91,10 @@ export function invalidSpecMessage(errors: readonly FieldError[]): string {
 export { isRecord };
 
 /** `metadata.creationTimestamp` then name: the order in which claims on a shared value are honoured. */
-export function olderFirst(a: { metadata: { creationTimestamp?: string; name?: string } }, b: { metadata: { creationTimestamp?: string; name?: string } }): number {
+export function olderFirst(
+  a: { metadata: { creationTimestamp?: string; name?: string } },
+  b: { metadata: { creationTimestamp?: string; name?: string } },
+): number {
   const ta = a.metadata.creationTimestamp ?? '';
   const tb = b.metadata.creationTimestamp ?? '';
   if (ta !== tb) return ta < tb ? -1 : 1;

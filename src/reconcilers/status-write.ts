@@ -9,7 +9,14 @@ import { kindBindings, type ReconciledKind } from './kind-bindings.js';
 import { isConflict, isNotFound } from '../runtime/api-error.js';
 import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { conditionsOf, isRecord, readyConditionOf, statusTime, withReadyCondition, type ReadyVerdict } from './status-common.js';
+import {
+  conditionsOf,
+  isRecord,
+  readyConditionOf,
+  statusTime,
+  withReadyCondition,
+  type ReadyVerdict,
+} from './status-common.js';
 
 export interface StatusComputation {
   readonly status: unknown;
@@ -30,16 +37,25 @@ export async function writeStatus(
 ): Promise<{ written: boolean; object: KubeObject | undefined }> {
   const before = readyConditionOf(obj.status);
   let last: ReadyVerdict | undefined;
-  const result = await ctx.statusWriters[which].update(obj, (current) => {
-    const { status, verdict } = current === obj ? computed : compute(current);
-    last = verdict;
-    return asStored(kindBindings[which].def, status);
-  }, signal);
+  const result = await ctx.statusWriters[which].update(
+    obj,
+    (current) => {
+      const { status, verdict } = current === obj ? computed : compute(current);
+      last = verdict;
+      return asStored(kindBindings[which].def, status);
+    },
+    signal,
+  );
   if (result.written) ctx.ownWrites.replaced(obj, result.object);
   // The first Ready=True of a new object is what every object does, not news: an Event for it
   // would double the API writes of a large sync. Every other transition is recorded.
   const firstSuccess = before === undefined && last?.status === 'True';
-  if (result.written && last !== undefined && !firstSuccess && (before?.status !== last.status || before.reason !== last.reason)) {
+  if (
+    result.written &&
+    last !== undefined &&
+    !firstSuccess &&
+    (before?.status !== last.status || before.reason !== last.reason)
+  ) {
     // Events are best-effort (the recorder never throws); not awaited so a slow events API cannot slow reconciles.
     void ctx.events.record(obj, last.status === 'False' ? 'Warning' : 'Normal', last.reason, last.message);
   }
@@ -69,19 +85,45 @@ export function withErrorReporting(
       if (obj !== undefined && !isConflict(err) && !isNotFound(err) && !req.signal.aborted) {
         const detail = err instanceof Error ? err.message : String(err);
         const verdict: ReadyVerdict = terminal
-          ? { status: 'False', reason: Reason.RequestRejected, message: `the API server refused a request; not retried until the object changes: ${detail}`.slice(0, 1024) }
-          : { status: 'Unknown', reason: Reason.ReconcileError, message: `reconcile failed, retrying with backoff: ${detail}`.slice(0, 1024) };
+          ? {
+              status: 'False',
+              reason: Reason.RequestRejected,
+              message: `the API server refused a request; not retried until the object changes: ${detail}`.slice(
+                0,
+                1024,
+              ),
+            }
+          : {
+              status: 'Unknown',
+              reason: Reason.ReconcileError,
+              message: `reconcile failed, retrying with backoff: ${detail}`.slice(0, 1024),
+            };
         try {
-          await ctx.statusWriters[which].update(obj, (current) => {
-            const previous = isRecord(current.status) ? current.status : {};
-            const conditions = withReadyCondition(conditionsOf(previous), verdict, current.metadata.generation, statusTime(ctx.clock));
-            // A refusal is a conclusion about this generation (kstatus reads Stalled only once the generation
-            // is observed); a retryable error is not, and the kinds' updateTime keys off observedGeneration.
-            const observed = terminal && current.metadata.generation !== undefined ? { observedGeneration: current.metadata.generation } : {};
-            return asStored(kindBindings[which].def, { ...previous, ...observed, conditions });
-          }, req.signal);
+          await ctx.statusWriters[which].update(
+            obj,
+            (current) => {
+              const previous = isRecord(current.status) ? current.status : {};
+              const conditions = withReadyCondition(
+                conditionsOf(previous),
+                verdict,
+                current.metadata.generation,
+                statusTime(ctx.clock),
+              );
+              // A refusal is a conclusion about this generation (kstatus reads Stalled only once the generation
+              // is observed); a retryable error is not, and the kinds' updateTime keys off observedGeneration.
+              const observed =
+                terminal && current.metadata.generation !== undefined
+                  ? { observedGeneration: current.metadata.generation }
+                  : {};
+              return asStored(kindBindings[which].def, { ...previous, ...observed, conditions });
+            },
+            req.signal,
+          );
         } catch (reportErr) {
-          req.log.debug({ err: reportErr instanceof Error ? reportErr.message : String(reportErr) }, 'could not report the failure in status');
+          req.log.debug(
+            { err: reportErr instanceof Error ? reportErr.message : String(reportErr) },
+            'could not report the failure in status',
+          );
         }
       }
       throw terminal && !(err instanceof TerminalError) ? new TerminalError(err) : err;

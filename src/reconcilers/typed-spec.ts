@@ -18,7 +18,10 @@ export type SpecView<S extends z.ZodObject> = Partial<z.infer<S>>;
 /** A status as last written, field by field: what a reconciler carries over (ids, times, recorded names). */
 export type StatusView<S extends z.ZodObject> = Partial<z.infer<S>>;
 
-function fieldsDecoder<S extends z.ZodObject>(schema: S, part: (obj: KubeObject) => unknown): (obj: KubeObject) => Partial<z.infer<S>> {
+function fieldsDecoder<S extends z.ZodObject>(
+  schema: S,
+  part: (obj: KubeObject) => unknown,
+): (obj: KubeObject) => Partial<z.infer<S>> {
   const memo = new WeakMap<KubeObject, Partial<z.infer<S>>>();
   const fields = Object.entries(schema.shape as Record<string, z.ZodType>);
   return (obj) => {

@@ -25,29 +25,51 @@ export class ApiError extends Error {
       if (typeof body.reason === 'string' && body.reason !== '') reason = body.reason;
       if (typeof body.message === 'string') detail = body.message;
     }
-    return new ApiError(status, reason, `${method} ${path}: ${status} ${reason}${detail ? `: ${detail}` : ''}`, body, warnings);
+    return new ApiError(
+      status,
+      reason,
+      `${method} ${path}: ${status} ${reason}${detail ? `: ${detail}` : ''}`,
+      body,
+      warnings,
+    );
   }
 }
 
 /** The reason apimachinery would attach to a bare HTTP status (k8s.io/apimachinery/pkg/api/errors). */
 export function reasonForHttpStatus(status: number): string {
   switch (status) {
-    case 400: return 'BadRequest';
-    case 401: return 'Unauthorized';
-    case 403: return 'Forbidden';
-    case 404: return 'NotFound';
-    case 405: return 'MethodNotAllowed';
-    case 406: return 'NotAcceptable';
-    case 409: return 'Conflict';
-    case 410: return 'Gone';
-    case 413: return 'RequestEntityTooLarge';
-    case 415: return 'UnsupportedMediaType';
-    case 422: return 'Invalid';
-    case 429: return 'TooManyRequests';
-    case 500: return 'InternalError';
-    case 503: return 'ServiceUnavailable';
-    case 504: return 'Timeout';
-    default: return status >= 500 ? 'InternalError' : 'Unknown';
+    case 400:
+      return 'BadRequest';
+    case 401:
+      return 'Unauthorized';
+    case 403:
+      return 'Forbidden';
+    case 404:
+      return 'NotFound';
+    case 405:
+      return 'MethodNotAllowed';
+    case 406:
+      return 'NotAcceptable';
+    case 409:
+      return 'Conflict';
+    case 410:
+      return 'Gone';
+    case 413:
+      return 'RequestEntityTooLarge';
+    case 415:
+      return 'UnsupportedMediaType';
+    case 422:
+      return 'Invalid';
+    case 429:
+      return 'TooManyRequests';
+    case 500:
+      return 'InternalError';
+    case 503:
+      return 'ServiceUnavailable';
+    case 504:
+      return 'Timeout';
+    default:
+      return status >= 500 ? 'InternalError' : 'Unknown';
   }
 }
 
@@ -59,7 +81,8 @@ export const isConflict = (e: unknown): boolean => e instanceof ApiError && e.st
 export const isAlreadyExists = (e: unknown): boolean => e instanceof ApiError && e.reason === 'AlreadyExists';
 export const isNotFound = (e: unknown): boolean => e instanceof ApiError && e.status === 404;
 /** 410 Gone / reason Expired: the resourceVersion a list or watch asked for was compacted away; relist. */
-export const isExpired = (e: unknown): boolean => e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+export const isExpired = (e: unknown): boolean =>
+  e instanceof ApiError && (e.status === 410 || e.reason === 'Expired' || e.reason === 'Gone');
 
 /** A short label for metrics and logs: the API reason, or the error's class name. */
 export function errorKind(e: unknown): string {

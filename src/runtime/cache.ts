@@ -93,7 +93,8 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
       const { old, stored } = this.upsert(o);
       seen.add(keyOf(stored));
       if (!old) diff.added.push(stored);
-      else if (old.metadata.resourceVersion !== stored.metadata.resourceVersion) diff.updated.push({ old, obj: stored });
+      else if (old.metadata.resourceVersion !== stored.metadata.resourceVersion)
+        diff.updated.push({ old, obj: stored });
     }
     for (const key of [...this.items.keys()]) {
       if (seen.has(key)) continue;

@@ -49,17 +49,25 @@ export function loadClusterConnection(options: LoadOptions = {}): ClusterConnect
   // The CLI fills --kubeconfig from $KUBECONFIG: a value equal to it keeps $KUBECONFIG's meaning,
   // a list of files merged by client-go's rules (for one file both readings are the same).
   if (options.path !== undefined && options.path !== '' && options.path !== kubeconfigEnv) {
-    return connectionFromKubeconfig(selectContext(readKubeconfigFiles([options.path], { mustExist: true }), options.context));
+    return connectionFromKubeconfig(
+      selectContext(readKubeconfigFiles([options.path], { mustExist: true }), options.context),
+    );
   }
-  if (kubeconfigEnv !== '') return connectionFromKubeconfig(selectContext(readKubeconfigFiles(kubeconfigEnv.split(delimiter), { mustExist: false }), options.context));
+  if (kubeconfigEnv !== '')
+    return connectionFromKubeconfig(
+      selectContext(readKubeconfigFiles(kubeconfigEnv.split(delimiter), { mustExist: false }), options.context),
+    );
   const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const inCluster = env.KUBERNETES_SERVICE_HOST !== undefined && env.KUBERNETES_SERVICE_HOST !== '';
   if (inCluster && existsSync(join(saDir, 'token'))) return inClusterConnection(env, saDir);
   const home = join(options.homeDir ?? env.HOME ?? homedir(), '.kube', 'config');
-  if (existsSync(home)) return connectionFromKubeconfig(selectContext(readKubeconfigFiles([home], { mustExist: true }), options.context));
+  if (existsSync(home))
+    return connectionFromKubeconfig(selectContext(readKubeconfigFiles([home], { mustExist: true }), options.context));
   throw new KubeconfigError(
     'no cluster configuration: pass --kubeconfig, set KUBECONFIG, run in a pod with a service account' +
-      (inCluster ? ` (KUBERNETES_SERVICE_HOST is set but ${join(saDir, 'token')} is missing: is automountServiceAccountToken off?)` : '') +
+      (inCluster
+        ? ` (KUBERNETES_SERVICE_HOST is set but ${join(saDir, 'token')} is missing: is automountServiceAccountToken off?)`
+        : '') +
       `, or create ${home}`,
   );
 }
@@ -68,7 +76,8 @@ export function loadClusterConnection(options: LoadOptions = {}): ClusterConnect
 export function inClusterConnection(env: NodeJS.ProcessEnv, saDir = SERVICE_ACCOUNT_DIR): ClusterConnection {
   const host = env.KUBERNETES_SERVICE_HOST ?? '';
   const port = env.KUBERNETES_SERVICE_PORT ?? '';
-  if (host === '' || port === '') throw new KubeconfigError('in-cluster configuration needs KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
+  if (host === '' || port === '')
+    throw new KubeconfigError('in-cluster configuration needs KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT');
   const tokenFile = join(saDir, 'token');
   // Read once now so that a pod without a usable token fails at start, not on its first request.
   const token = readText(tokenFile, 'the service account token').trim();
@@ -79,7 +88,10 @@ export function inClusterConnection(env: NodeJS.ProcessEnv, saDir = SERVICE_ACCO
   return {
     server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
     // client-go falls back to the system roots when ca.crt is absent; so do we.
-    tls: { ...(existsSync(caFile) ? { ca: readBytes(caFile, 'the service account CA') } : {}), rejectUnauthorized: true },
+    tls: {
+      ...(existsSync(caFile) ? { ca: readBytes(caFile, 'the service account CA') } : {}),
+      rejectUnauthorized: true,
+    },
     credentials: new TokenFileCredentials(tokenFile, 'the in-cluster service account token', token),
     ...(namespace !== '' ? { namespace } : {}),
     origin: 'in-cluster',
@@ -91,9 +103,19 @@ export function connectionFromKubeconfig(selected: SelectedContext): ClusterConn
   const { cluster, user, context } = selected;
   const clusterAt = `clusters[${cluster.name}].cluster in ${cluster.file}`;
   const userAt = user ? `users[${user.name}].user in ${user.file}` : '';
-  const ca = cluster.certificateAuthorityData ?? (cluster.certificateAuthority !== undefined ? readBytes(cluster.certificateAuthority, `${clusterAt}: certificate-authority`) : undefined);
-  const cert = user?.clientCertificateData ?? (user?.clientCertificate !== undefined ? readBytes(user.clientCertificate, `${userAt}: client-certificate`) : undefined);
-  const key = user?.clientKeyData ?? (user?.clientKey !== undefined ? readBytes(user.clientKey, `${userAt}: client-key`) : undefined);
+  const ca =
+    cluster.certificateAuthorityData ??
+    (cluster.certificateAuthority !== undefined
+      ? readBytes(cluster.certificateAuthority, `${clusterAt}: certificate-authority`)
+      : undefined);
+  const cert =
+    user?.clientCertificateData ??
+    (user?.clientCertificate !== undefined
+      ? readBytes(user.clientCertificate, `${userAt}: client-certificate`)
+      : undefined);
+  const key =
+    user?.clientKeyData ??
+    (user?.clientKey !== undefined ? readBytes(user.clientKey, `${userAt}: client-key`) : undefined);
   return {
     server: cluster.server,
     tls: {

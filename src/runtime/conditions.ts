@@ -20,7 +20,11 @@ export function rfc3339(now: Date): string {
  * Returns a new list with `cond` set: appended if its type is new, replaced otherwise.
  * `lastTransitionTime` is kept when the status is unchanged, set to `now` when it changed.
  */
-export function setCondition(conditions: readonly Condition[] | undefined, cond: ConditionInput, now: Date): Condition[] {
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  cond: ConditionInput,
+  now: Date,
+): Condition[] {
   const list = conditions ? [...conditions] : [];
   const i = list.findIndex((c) => c.type === cond.type);
   const existing = i >= 0 ? list[i] : undefined;
@@ -48,14 +52,24 @@ export function removeCondition(conditions: readonly Condition[], type: string):
  * so kstatus, Flux and Argo CD read the object from conditions alone. Conditions of other types are
  * kept. The same verdict for the same generation yields an identical list, hence no status write.
  */
-export function withVerdictConditions(existing: readonly Condition[] | undefined, verdict: ReadyVerdict, generation: number | undefined, now: Date): Condition[] {
+export function withVerdictConditions(
+  existing: readonly Condition[] | undefined,
+  verdict: ReadyVerdict,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   const observedGeneration = generation ?? 0;
   let list = setCondition(existing, { type: ConditionType.Ready, ...verdict, observedGeneration }, now);
   const progress = REASON_READING[verdict.reason].progress;
   for (const type of [ConditionType.Reconciling, ConditionType.Stalled]) {
-    list = type === progress
-      ? setCondition(list, { type, status: 'True', reason: verdict.reason, message: verdict.message, observedGeneration }, now)
-      : removeCondition(list, type);
+    list =
+      type === progress
+        ? setCondition(
+            list,
+            { type, status: 'True', reason: verdict.reason, message: verdict.message, observedGeneration },
+            now,
+          )
+        : removeCondition(list, type);
   }
   return list;
 }

@@ -100,7 +100,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger).child({ controller: options.name });
     // As controller-runtime's initMetrics: every result exists from the start, so a rate of errors reads 0, not "no data".
-    for (const result of ['success', 'error', 'requeue_after']) reconcileTotal.inc({ controller: options.name, result }, 0);
+    for (const result of ['success', 'error', 'requeue_after'])
+      reconcileTotal.inc({ controller: options.name, result }, 0);
     // Every in-flight request of every worker listens on the reconcile signal: with --workers 16
     // that is 16 listeners by design, not the leak Node's default limit of 10 warns about.
     setMaxListeners(Math.max(1, options.workers ?? 2) + 10, this.cancel.signal);
@@ -219,7 +220,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Runs one reconcile and routes its outcome to the queue; never throws. */
   async processKey(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    const log = objectLogger(this.log, { kind: this.options.kind, ...(namespace !== undefined ? { namespace } : {}), name });
+    const log = objectLogger(this.log, {
+      kind: this.options.kind,
+      ...(namespace !== undefined ? { namespace } : {}),
+      name,
+    });
     const started = this.clock.now();
     activeWorkers.inc({ controller: this.name });
     const span = startReconcileSpan(this.name, this.options.kind, namespace, name);
@@ -247,11 +252,17 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (isTerminal(err)) {
         // Reported where users look by the reconciler; retrying would only repeat the refusal.
         this.queue.forget(key);
-        log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind }, 'reconcile failed terminally; not retried until the object changes');
+        log.error(
+          { err: err instanceof Error ? err.message : String(err), errorKind: kind },
+          'reconcile failed terminally; not retried until the object changes',
+        );
         return;
       }
       const retries = this.queue.numRequeues(key);
-      log.error({ err: err instanceof Error ? err.message : String(err), errorKind: kind, retries }, 'reconcile failed; backing off');
+      log.error(
+        { err: err instanceof Error ? err.message : String(err), errorKind: kind, retries },
+        'reconcile failed; backing off',
+      );
       this.queue.addRateLimited(key);
     } finally {
       activeWorkers.dec({ controller: this.name });

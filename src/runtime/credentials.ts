@@ -52,7 +52,8 @@ export class TokenFileCredentials implements CredentialSource {
       if (token === '') throw new Error('the file is empty');
       this.last = token;
     } catch (err) {
-      if (this.last === undefined) throw new Error(`cannot read the bearer token from ${this.path} (${this.describe}): ${(err as Error).message}`);
+      if (this.last === undefined)
+        throw new Error(`cannot read the bearer token from ${this.path} (${this.describe}): ${(err as Error).message}`);
     }
     return { headers: { Authorization: `Bearer ${this.last ?? ''}` } };
   }
@@ -67,7 +68,9 @@ export function credentialSourceFor(user: KubeconfigUser | undefined, cluster: K
   if (user.tokenFile !== undefined) source = new TokenFileCredentials(user.tokenFile, `${at}: tokenFile`, user.token);
   else if (user.token !== undefined) source = fixedCredentials({ Authorization: `Bearer ${user.token}` });
   else if (user.username !== undefined || user.password !== undefined) {
-    source = fixedCredentials({ Authorization: `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}` });
+    source = fixedCredentials({
+      Authorization: `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}`,
+    });
   } else if (user.exec) source = new ExecCredentialPlugin(user.exec, cluster, `${at}: exec`);
   else if (user.authProvider) source = new ClientNodeAuthProvider(user, cluster);
   else source = fixedCredentials({});
@@ -106,7 +109,9 @@ export class ClientNodeAuthProvider implements CredentialSource {
     try {
       await this.config.applyToHTTPSOptions(opts);
     } catch (err) {
-      throw new Error(`users[${this.user.name}].user.auth-provider (${this.user.authProvider?.name}) in ${this.user.file}: ${(err as Error).message}`);
+      throw new Error(
+        `users[${this.user.name}].user.auth-provider (${this.user.authProvider?.name}) in ${this.user.file}: ${(err as Error).message}`,
+      );
     }
     const authorization = opts.headers.Authorization;
     return { headers: authorization !== undefined ? { Authorization: authorization } : {} };

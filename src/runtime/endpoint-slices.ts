@@ -12,7 +12,12 @@ export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 
 export const servicesResource: ResourceRef = { group: '', version: 'v1', plural: 'services', namespaced: true };
 
-export const endpointSlicesResource: ResourceRef = { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true };
+export const endpointSlicesResource: ResourceRef = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  namespaced: true,
+};
 
 export type AddressFamily = 'IPv4' | 'IPv6';
 
@@ -46,7 +51,15 @@ export function decodeEndpointSlice(obj: KubeObject): EndpointSlice | undefined 
     serviceName: obj.metadata.labels?.[SERVICE_NAME_LABEL],
     addressType,
     ports: ports.flatMap((p) =>
-      typeof p.port === 'number' ? [{ name: typeof p.name === 'string' ? p.name : '', port: p.port, protocol: typeof p.protocol === 'string' ? p.protocol : 'TCP' }] : [],
+      typeof p.port === 'number'
+        ? [
+            {
+              name: typeof p.name === 'string' ? p.name : '',
+              port: p.port,
+              protocol: typeof p.protocol === 'string' ? p.protocol : 'TCP',
+            },
+          ]
+        : [],
     ),
     endpoints: endpoints.map((e) => {
       const conditions = isRecord(e.conditions) ? e.conditions : {};
@@ -75,12 +88,25 @@ export function decodeService(obj: KubeObject): Service | undefined {
   const spec = isRecord(obj.spec) ? obj.spec : undefined;
   if (spec === undefined) return undefined;
   const ports = Array.isArray(spec.ports) ? spec.ports.filter(isRecord) : [];
-  const selector = isRecord(spec.selector) ? (Object.fromEntries(Object.entries(spec.selector).filter(([, v]) => typeof v === 'string')) as Record<string, string>) : undefined;
+  const selector = isRecord(spec.selector)
+    ? (Object.fromEntries(Object.entries(spec.selector).filter(([, v]) => typeof v === 'string')) as Record<
+        string,
+        string
+      >)
+    : undefined;
   return {
     metadata: obj.metadata,
     selector,
     ports: ports.flatMap((p) =>
-      typeof p.port === 'number' ? [{ name: typeof p.name === 'string' ? p.name : '', port: p.port, protocol: typeof p.protocol === 'string' ? p.protocol : 'TCP' }] : [],
+      typeof p.port === 'number'
+        ? [
+            {
+              name: typeof p.name === 'string' ? p.name : '',
+              port: p.port,
+              protocol: typeof p.protocol === 'string' ? p.protocol : 'TCP',
+            },
+          ]
+        : [],
     ),
   };
 }

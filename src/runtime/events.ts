@@ -61,7 +61,9 @@ export class EventRecorder {
   private async write(regarding: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const { client } = this.options;
     const namespace = regarding.metadata.namespace ?? 'default';
-    const key = [regarding.metadata.uid ?? `${namespace}/${regarding.metadata.name ?? ''}`, type, reason, message].join('\u0000');
+    const key = [regarding.metadata.uid ?? `${namespace}/${regarding.metadata.name ?? ''}`, type, reason, message].join(
+      '\u0000',
+    );
     const nowMs = this.clock.now();
     const now = rfc3339(new Date(nowMs));
     const existing = this.series.get(key);
@@ -69,7 +71,13 @@ export class EventRecorder {
       existing.count++;
       existing.lastSeenMs = nowMs;
       try {
-        await client.patch(coreResources.events, existing.namespace, existing.name, { count: existing.count, lastTimestamp: now }, { type: 'merge' });
+        await client.patch(
+          coreResources.events,
+          existing.namespace,
+          existing.name,
+          { count: existing.count, lastTimestamp: now },
+          { type: 'merge' },
+        );
         return;
       } catch (err) {
         if (!isNotFound(err)) throw err;

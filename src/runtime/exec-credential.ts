@@ -11,7 +11,10 @@ import { isRecord } from './kube-object.js';
 import type { ExecPluginConfig, KubeconfigCluster } from './kubeconfig.js';
 import { realClock, type Clock } from './clock.js';
 
-const SUPPORTED_API_VERSIONS: ReadonlySet<string> = new Set(['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']);
+const SUPPORTED_API_VERSIONS: ReadonlySet<string> = new Set([
+  'client.authentication.k8s.io/v1',
+  'client.authentication.k8s.io/v1beta1',
+]);
 
 /** A plugin that hangs (waiting for a browser login, say) must not stall every request forever. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -29,13 +32,16 @@ export class ExecCredentialPlugin implements CredentialSource {
     private readonly options: { readonly timeoutMs?: number; readonly clock?: Clock } = {},
   ) {
     if (!SUPPORTED_API_VERSIONS.has(exec.apiVersion)) {
-      throw new Error(`${describe}.apiVersion: ${exec.apiVersion} is not supported; use client.authentication.k8s.io/v1 (or v1beta1)`);
+      throw new Error(
+        `${describe}.apiVersion: ${exec.apiVersion} is not supported; use client.authentication.k8s.io/v1 (or v1beta1)`,
+      );
     }
   }
 
   async credentials(afresh: boolean): Promise<Credentials> {
     const now = (this.options.clock ?? realClock).now();
-    if (this.cached && !afresh && (this.cached.expiresAt === undefined || now < this.cached.expiresAt)) return this.cached;
+    if (this.cached && !afresh && (this.cached.expiresAt === undefined || now < this.cached.expiresAt))
+      return this.cached;
     this.cached = parseExecCredential(await this.run(), this.exec.apiVersion, this.describe);
     return this.cached;
   }
@@ -49,7 +55,9 @@ export class ExecCredentialPlugin implements CredentialSource {
         server: c.server,
         ...(c.tlsServerName !== undefined ? { 'tls-server-name': c.tlsServerName } : {}),
         ...(c.insecureSkipTlsVerify ? { 'insecure-skip-tls-verify': true } : {}),
-        ...(c.certificateAuthorityData !== undefined ? { 'certificate-authority-data': c.certificateAuthorityData.toString('base64') } : {}),
+        ...(c.certificateAuthorityData !== undefined
+          ? { 'certificate-authority-data': c.certificateAuthorityData.toString('base64') }
+          : {}),
         ...(c.execExtension !== undefined ? { config: c.execExtension } : {}),
       };
     }
@@ -63,7 +71,12 @@ export class ExecCredentialPlugin implements CredentialSource {
     env.KUBERNETES_EXEC_INFO = this.execInfo();
     const what = `${this.describe}: the credential plugin ${this.exec.command}`;
     return new Promise((resolve, reject) => {
-      const child = spawn(this.exec.command, [...this.exec.args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+      const child = spawn(this.exec.command, [...this.exec.args], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+      });
       const out: Buffer[] = [];
       let outBytes = 0;
       let err = '';
@@ -80,7 +93,12 @@ export class ExecCredentialPlugin implements CredentialSource {
       });
       child.on('close', (code, signal) => {
         if (outBytes > MAX_STDOUT_BYTES) reject(new Error(`${what} printed more than ${MAX_STDOUT_BYTES} bytes`));
-        else if (signal !== null) reject(new Error(`${what} was ended by ${signal}${signal === 'SIGKILL' ? ` (no answer within ${timeoutMs} ms?)` : ''}${stderrNote(err)}`));
+        else if (signal !== null)
+          reject(
+            new Error(
+              `${what} was ended by ${signal}${signal === 'SIGKILL' ? ` (no answer within ${timeoutMs} ms?)` : ''}${stderrNote(err)}`,
+            ),
+          );
         else if (code !== 0) reject(new Error(`${what} exited with status ${code}${stderrNote(err)}`));
         else resolve(Buffer.concat(out).toString('utf8'));
       });
@@ -103,23 +121,33 @@ export function parseExecCredential(stdout: string, apiVersion: string, describe
     throw fail(`is not JSON: ${stdout.slice(0, 200)}`);
   }
   if (!isRecord(doc) || doc.kind !== 'ExecCredential') throw fail('is not an ExecCredential');
-  if (doc.apiVersion !== apiVersion) throw fail(`has apiVersion ${String(doc.apiVersion)}, but the kubeconfig asks for ${apiVersion}`);
+  if (doc.apiVersion !== apiVersion)
+    throw fail(`has apiVersion ${String(doc.apiVersion)}, but the kubeconfig asks for ${apiVersion}`);
   const status = doc.status;
   if (!isRecord(status)) throw fail('has no status');
   const token = typeof status.token === 'string' && status.token !== '' ? status.token : undefined;
-  const cert = typeof status.clientCertificateData === 'string' && status.clientCertificateData !== '' ? status.clientCertificateData : undefined;
-  const key = typeof status.clientKeyData === 'string' && status.clientKeyData !== '' ? status.clientKeyData : undefined;
-  if ((cert === undefined) !== (key === undefined)) throw fail('has only one of status.clientCertificateData and status.clientKeyData');
-  if (token === undefined && cert === undefined) throw fail('has neither status.token nor status.clientCertificateData and clientKeyData');
+  const cert =
+    typeof status.clientCertificateData === 'string' && status.clientCertificateData !== ''
+      ? status.clientCertificateData
+      : undefined;
+  const key =
+    typeof status.clientKeyData === 'string' && status.clientKeyData !== '' ? status.clientKeyData : undefined;
+  if ((cert === undefined) !== (key === undefined))
+    throw fail('has only one of status.clientCertificateData and status.clientKeyData');
+  if (token === undefined && cert === undefined)
+    throw fail('has neither status.token nor status.clientCertificateData and clientKeyData');
   let expiresAt: number | undefined;
   if (status.expirationTimestamp !== undefined && status.expirationTimestamp !== null) {
     expiresAt = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
-    if (Number.isNaN(expiresAt)) throw fail(`has an invalid status.expirationTimestamp: ${JSON.stringify(status.expirationTimestamp)}`);
+    if (Number.isNaN(expiresAt))
+      throw fail(`has an invalid status.expirationTimestamp: ${JSON.stringify(status.expirationTimestamp)}`);
   }
   return {
     headers: token !== undefined ? { Authorization: `Bearer ${token}` } : {},
     // PEM text, unlike the kubeconfig's base64 *-data fields.
-    ...(cert !== undefined && key !== undefined ? { clientCertificate: { cert: Buffer.from(cert), key: Buffer.from(key) } } : {}),
+    ...(cert !== undefined && key !== undefined
+      ? { clientCertificate: { cert: Buffer.from(cert), key: Buffer.from(key) } }
+      : {}),
     ...(expiresAt !== undefined ? { expiresAt } : {}),
   };
 }

@@ -26,7 +26,11 @@ export interface FinalizerWrite {
 }
 
 async function patchFinalizers<T extends KubeObject>(
-  client: FinalizerClient, ref: ResourceRef, obj: T, edit: (finalizers: string[]) => string[] | undefined, write: FinalizerWrite,
+  client: FinalizerClient,
+  ref: ResourceRef,
+  obj: T,
+  edit: (finalizers: string[]) => string[] | undefined,
+  write: FinalizerWrite,
 ): Promise<T | undefined> {
   const { fieldManager, signal } = write;
   let current: T | undefined = obj;
@@ -51,14 +55,32 @@ async function patchFinalizers<T extends KubeObject>(
 }
 
 /** Adds `finalizer` (no request if present). Returns the updated object, `undefined` if it is gone. */
-export function addFinalizer<T extends KubeObject>(client: FinalizerClient, ref: ResourceRef, obj: T, finalizer: string, write: FinalizerWrite = {}): Promise<T | undefined> {
+export function addFinalizer<T extends KubeObject>(
+  client: FinalizerClient,
+  ref: ResourceRef,
+  obj: T,
+  finalizer: string,
+  write: FinalizerWrite = {},
+): Promise<T | undefined> {
   return patchFinalizers(client, ref, obj, (f) => (f.includes(finalizer) ? undefined : [...f, finalizer]), write);
 }
 
 /** Removes `finalizer` (no request if absent). Returns the updated object, `undefined` if it is gone (deleted once the last finalizer went). */
-export async function removeFinalizer<T extends KubeObject>(client: FinalizerClient, ref: ResourceRef, obj: T, finalizer: string, write: FinalizerWrite = {}): Promise<T | undefined> {
+export async function removeFinalizer<T extends KubeObject>(
+  client: FinalizerClient,
+  ref: ResourceRef,
+  obj: T,
+  finalizer: string,
+  write: FinalizerWrite = {},
+): Promise<T | undefined> {
   try {
-    return await patchFinalizers(client, ref, obj, (f) => (f.includes(finalizer) ? f.filter((x) => x !== finalizer) : undefined), write);
+    return await patchFinalizers(
+      client,
+      ref,
+      obj,
+      (f) => (f.includes(finalizer) ? f.filter((x) => x !== finalizer) : undefined),
+      write,
+    );
   } catch (err) {
     // 404 is success: the object is already gone.
     if (isNotFound(err)) return undefined;
@@ -99,7 +121,11 @@ export interface FinalizerFlow extends FinalizerWrite {
  *   patched object carries the resourceVersion the status write must send);
  * - live with it → `apply`.
  */
-export async function reconcileWithFinalizer<T extends KubeObject>(flow: FinalizerFlow, obj: T, handlers: FinalizerHandlers<T>): Promise<ReconcileResult> {
+export async function reconcileWithFinalizer<T extends KubeObject>(
+  flow: FinalizerFlow,
+  obj: T,
+  handlers: FinalizerHandlers<T>,
+): Promise<ReconcileResult> {
   const { client, ref, finalizer } = flow;
   const present = hasFinalizer(obj, finalizer);
   if (obj.metadata.deletionTimestamp !== undefined) {

@@ -57,7 +57,9 @@ export interface HealthServerOptions {
   readonly checks: HealthChecks;
   readonly registry?: Registry;
   /** Decides whether a /metrics request is served (undefined) or refused (the answer); absent = open. /healthz and /readyz stay open. */
-  readonly guardMetrics?: (req: http.IncomingMessage) => Promise<{ status: number; headers: Record<string, string>; body: string } | undefined>;
+  readonly guardMetrics?: (
+    req: http.IncomingMessage,
+  ) => Promise<{ status: number; headers: Record<string, string>; body: string } | undefined>;
   /** Where a failing /metrics is reported (server-errors.ts); default nowhere but the metric. */
   readonly log?: ErrorLog;
 }
@@ -67,7 +69,12 @@ export interface RunningHealthServer {
   close(): Promise<void>;
 }
 
-async function serveMetrics(req: http.IncomingMessage, res: http.ServerResponse, registry: Registry, guard: HealthServerOptions['guardMetrics']): Promise<void> {
+async function serveMetrics(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  registry: Registry,
+  guard: HealthServerOptions['guardMetrics'],
+): Promise<void> {
   const refusal = guard === undefined ? undefined : await guard(req);
   if (refusal !== undefined) {
     res.writeHead(refusal.status, refusal.headers).end(refusal.body);
@@ -95,7 +102,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
     if (url.pathname === '/metrics') {
       serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => {
         reportServerError(log, { server: 'health', route: '/metrics', requestId, status: 500, err });
-        res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics could not be collected; request id ${requestId}\n`);
+        res
+          .writeHead(500, { 'Content-Type': 'text/plain' })
+          .end(`metrics could not be collected; request id ${requestId}\n`);
       });
       return;
     }

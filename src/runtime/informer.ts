@@ -23,7 +23,12 @@ import { informerRelists, informerWatchRestarts } from './metrics.js';
 export interface ListerWatcher<T> {
   list(opts: ListOptions): Promise<ListResult<T>>;
   /** `onOpen` is called once the server has accepted the watch (HTTP 200), before any event. */
-  watch(opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal, onOpen?: () => void): Promise<void>;
+  watch(
+    opts: WatchOptions,
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
+    onOpen?: () => void,
+  ): Promise<void>;
 }
 
 export interface Selectors {
@@ -32,11 +37,15 @@ export interface Selectors {
 }
 
 export function kubeListerWatcher<T = KubeObject>(
-  client: KubeClient, ref: ResourceRef, namespace: string | undefined, selectors: Selectors = {},
+  client: KubeClient,
+  ref: ResourceRef,
+  namespace: string | undefined,
+  selectors: Selectors = {},
 ): ListerWatcher<T> {
   return {
     list: (opts) => client.list<T>(ref, namespace, { ...selectors, ...opts }),
-    watch: (opts, onEvent, signal, onOpen) => client.watch<T>(ref, namespace, { ...selectors, ...opts }, onEvent, signal, onOpen),
+    watch: (opts, onEvent, signal, onOpen) =>
+      client.watch<T>(ref, namespace, { ...selectors, ...opts }, onEvent, signal, onOpen),
   };
 }
 
@@ -95,7 +104,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** When the server accepted the current watch (undefined until it has). */
   private watchOpenedAt: number | undefined;
 
-  constructor(private readonly source: ListerWatcher<T>, options: InformerOptions) {
+  constructor(
+    private readonly source: ListerWatcher<T>,
+    options: InformerOptions,
+  ) {
     this.name = options.name;
     this.clock = options.clock ?? realClock;
     this.random = options.random ?? Math.random;
@@ -207,7 +219,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     let resourceVersion = '';
     do {
       // A continue token can expire mid-list (410); the error propagates and run() relists from scratch.
-      const page = await this.source.list(cont === undefined ? { limit: this.pageSize } : { limit: this.pageSize, continue: cont });
+      const page = await this.source.list(
+        cont === undefined ? { limit: this.pageSize } : { limit: this.pageSize, continue: cont },
+      );
       items.push(...page.items);
       resourceVersion = page.resourceVersion;
       cont = page.continue;
@@ -218,7 +232,16 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const obj of diff.added) this.emit('add', obj);
     for (const { old, obj } of diff.updated) this.emit('update', obj, old);
     for (const obj of diff.deleted) this.emit('delete', obj);
-    this.log.debug({ count: items.length, added: diff.added.length, updated: diff.updated.length, deleted: diff.deleted.length, resourceVersion }, 'listed');
+    this.log.debug(
+      {
+        count: items.length,
+        added: diff.added.length,
+        updated: diff.updated.length,
+        deleted: diff.deleted.length,
+        resourceVersion,
+      },
+      'listed',
+    );
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -258,7 +281,9 @@ export class Informer<T extends KubeObject = KubeObject> {
           }
         },
         controller.signal,
-        () => { this.watchOpenedAt = this.clock.now(); },
+        () => {
+          this.watchOpenedAt = this.clock.now();
+        },
       );
     } finally {
       cancelStallTimer();
@@ -288,7 +313,12 @@ export class Informer<T extends KubeObject = KubeObject> {
         break;
       case 'ERROR': {
         const status = event.object as unknown as Status;
-        throw new ApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${this.name}: ${status.message ?? 'error event'}`, status);
+        throw new ApiError(
+          status.code ?? 500,
+          status.reason ?? 'InternalError',
+          `watch ${this.name}: ${status.message ?? 'error event'}`,
+          status,
+        );
       }
     }
     if (rv) this.lastResourceVersion = rv;

@@ -11,7 +11,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     // A key holding `undefined` is absent once serialised, so it is treated as absent here too.
     const ak = Object.keys(a).filter((k) => a[k] !== undefined);
     const bk = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]));
+    return (
+      ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual(a[k], b[k]))
+    );
   }
   return false;
 }

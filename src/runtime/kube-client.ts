@@ -82,7 +82,13 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 
 const CREDENTIAL_TTL_MS = 10_000;
 
-const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+const WATCH_EVENT_TYPES: ReadonlySet<string> = new Set<WatchEventType>([
+  'ADDED',
+  'MODIFIED',
+  'DELETED',
+  'BOOKMARK',
+  'ERROR',
+]);
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -126,16 +132,29 @@ export class KubeClient {
     this.agent = undefined;
   }
 
-  async get<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions = {}): Promise<T | undefined> {
+  async get<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    opts: CallOptions = {},
+  ): Promise<T | undefined> {
     const res = await this.request('GET', resourcePath(ref, namespace, name), {}, undefined, undefined, opts.signal);
     if (res.status === 404) return undefined;
     return this.expectOk<T>('GET', resourcePath(ref, namespace, name), res);
   }
 
-  async list<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, opts: ListOptions & CallOptions = {}): Promise<ListResult<T>> {
+  async list<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    opts: ListOptions & CallOptions = {},
+  ): Promise<ListResult<T>> {
     const path = resourcePath(ref, namespace);
     const { signal, ...query } = opts;
-    const body = this.expectOk<unknown>('GET', path, await this.request('GET', path, { ...query }, undefined, undefined, signal));
+    const body = this.expectOk<unknown>(
+      'GET',
+      path,
+      await this.request('GET', path, { ...query }, undefined, undefined, signal),
+    );
     if (!isRecord(body) || !Array.isArray(body.items)) throw new Error(`GET ${path}: response is not a list`);
     const meta = isRecord(body.metadata) ? body.metadata : {};
     const result: ListResult<T> = {
@@ -146,33 +165,72 @@ export class KubeClient {
     return result;
   }
 
-  async create<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, body: unknown, opts: WriteOptions = {}): Promise<T> {
+  async create<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    body: unknown,
+    opts: WriteOptions = {},
+  ): Promise<T> {
     const path = resourcePath(ref, namespace);
-    return this.expectOk<T>('POST', path, await this.request('POST', path, writeQuery(opts), body, undefined, opts.signal));
+    return this.expectOk<T>(
+      'POST',
+      path,
+      await this.request('POST', path, writeQuery(opts), body, undefined, opts.signal),
+    );
   }
 
   async replace<T = KubeObject>(
-    ref: ResourceRef, namespace: string | undefined, name: string, body: unknown, opts: WriteOptions & { subresource?: 'status' } = {},
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    opts: WriteOptions & { subresource?: 'status' } = {},
   ): Promise<T> {
     const path = resourcePath(ref, namespace, name, opts.subresource);
-    return this.expectOk<T>('PUT', path, await this.request('PUT', path, writeQuery(opts), body, undefined, opts.signal));
+    return this.expectOk<T>(
+      'PUT',
+      path,
+      await this.request('PUT', path, writeQuery(opts), body, undefined, opts.signal),
+    );
   }
 
-  async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+  async patch<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    opts: PatchOptions,
+  ): Promise<T> {
     const path = resourcePath(ref, namespace, name, opts.subresource);
     if (opts.type === 'apply' && !opts.fieldManager) throw new Error('server-side apply needs a fieldManager');
     const query: Query = { ...writeQuery(opts), force: opts.type === 'apply' && opts.force ? true : undefined };
-    return this.expectOk<T>('PATCH', path, await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type], opts.signal));
+    return this.expectOk<T>(
+      'PATCH',
+      path,
+      await this.request('PATCH', path, query, patch, PATCH_CONTENT_TYPES[opts.type], opts.signal),
+    );
   }
 
   /** POST to a subresource of an object, e.g. a ServiceAccount's `token` (TokenRequest). */
-  async createSubresource<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, subresource: string, body: unknown, opts: CallOptions = {}): Promise<T> {
+  async createSubresource<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    subresource: string,
+    body: unknown,
+    opts: CallOptions = {},
+  ): Promise<T> {
     const path = resourcePath(ref, namespace, name, subresource);
     return this.expectOk<T>('POST', path, await this.request('POST', path, {}, body, undefined, opts.signal));
   }
 
   /** `false` when the object was already gone (404); throws on a failed precondition (409) and other errors. */
-  async delete(ref: ResourceRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<boolean> {
+  async delete(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<boolean> {
     const path = resourcePath(ref, namespace, name);
     const { signal, ...options } = opts;
     const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...options };
@@ -189,7 +247,11 @@ export class KubeClient {
    * `onOpen` is called once the server has answered 200, before the first event.
    */
   async watch<T = KubeObject>(
-    ref: ResourceRef, namespace: string | undefined, opts: WatchOptions, onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal,
+    ref: ResourceRef,
+    namespace: string | undefined,
+    opts: WatchOptions,
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
     onOpen?: () => void,
   ): Promise<void> {
     const path = resourcePath(ref, namespace);
@@ -197,7 +259,10 @@ export class KubeClient {
     if (signal.aborted) return;
     const req = await this.openRequest('GET', path, query, undefined, undefined, signal);
     await new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => { req.destroy(); resolve(); };
+      const onAbort = (): void => {
+        req.destroy();
+        resolve();
+      };
       signal.addEventListener('abort', onAbort, { once: true });
       const settle = (err?: Error): void => {
         signal.removeEventListener('abort', onAbort);
@@ -228,7 +293,8 @@ export class KubeClient {
               buffered = buffered.slice(nl + 1);
               if (line !== '') onEvent(parseWatchEvent<T>(line, path));
             }
-            if (buffered.length > this.maxResponseBytes) throw new Error(`WATCH ${path}: an event exceeds ${this.maxResponseBytes} bytes`);
+            if (buffered.length > this.maxResponseBytes)
+              throw new Error(`WATCH ${path}: an event exceeds ${this.maxResponseBytes} bytes`);
           } catch (err) {
             res.destroy();
             settle(err instanceof Error ? err : new Error(String(err)));
@@ -237,7 +303,9 @@ export class KubeClient {
         res.on('end', () => settle());
         res.on('error', (err) => settle(err));
         // `complete` is false when the connection dropped before the chunked stream ended (apiserver restart, reset).
-        res.on('close', () => settle(res.complete ? undefined : new Error(`WATCH ${path}: connection closed mid-stream`)));
+        res.on('close', () =>
+          settle(res.complete ? undefined : new Error(`WATCH ${path}: connection closed mid-stream`)),
+        );
       });
       req.end();
     });
@@ -248,7 +316,14 @@ export class KubeClient {
     throw ApiError.fromResponse(method, path, res.status, res.body, res.warnings);
   }
 
-  private async request(method: string, path: string, query: Query, body: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<RawResponse> {
+  private async request(
+    method: string,
+    path: string,
+    query: Query,
+    body: unknown,
+    contentType = 'application/json',
+    signal?: AbortSignal,
+  ): Promise<RawResponse> {
     const started = performance.now();
     let code = '<error>';
     try {
@@ -256,7 +331,9 @@ export class KubeClient {
       signal?.throwIfAborted();
       const req = await this.openRequest(method, path, query, payload, contentType, signal);
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-        req.setTimeout(this.requestTimeoutMs, () => req.destroy(new Error(`${method} ${path}: no response within ${this.requestTimeoutMs} ms`)));
+        req.setTimeout(this.requestTimeoutMs, () =>
+          req.destroy(new Error(`${method} ${path}: no response within ${this.requestTimeoutMs} ms`)),
+        );
         req.on('response', resolve);
         req.on('error', reject);
         req.end(payload);
@@ -276,7 +353,12 @@ export class KubeClient {
   }
 
   private async openRequest(
-    method: string, path: string, query: Query, payload: Buffer | undefined, contentType: string | undefined, signal?: AbortSignal,
+    method: string,
+    path: string,
+    query: Query,
+    payload: Buffer | undefined,
+    contentType: string | undefined,
+    signal?: AbortSignal,
   ): Promise<http.ClientRequest> {
     const url = new URL(this.server + path + queryString(query));
     const { headers: authHeaders, agent } = await this.session();
@@ -384,7 +466,8 @@ export class KubeClient {
   private warningsOf(res: http.IncomingMessage, method: string, path: string): string[] {
     const warnings: string[] = [];
     for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-      if (res.rawHeaders[i]?.toLowerCase() === 'warning') warnings.push(parseWarningHeader(res.rawHeaders[i + 1] ?? ''));
+      if (res.rawHeaders[i]?.toLowerCase() === 'warning')
+        warnings.push(parseWarningHeader(res.rawHeaders[i + 1] ?? ''));
     }
     if (this.options.onWarning) for (const w of warnings) this.options.onWarning(w, method, path);
     return warnings;
@@ -397,9 +480,15 @@ function sameClientCertificate(a: Credentials['clientCertificate'], b: Credentia
 }
 
 /** `/api/v1/namespaces/ns/configmaps/name/status` and friends. */
-export function resourcePath(ref: ResourceRef, namespace: string | undefined, name?: string, subresource?: string): string {
+export function resourcePath(
+  ref: ResourceRef,
+  namespace: string | undefined,
+  name?: string,
+  subresource?: string,
+): string {
   let path = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
-  if (ref.namespaced && namespace !== undefined && namespace !== '') path += `/namespaces/${encodeURIComponent(namespace)}`;
+  if (ref.namespaced && namespace !== undefined && namespace !== '')
+    path += `/namespaces/${encodeURIComponent(namespace)}`;
   path += `/${ref.plural}`;
   if (name !== undefined) path += `/${encodeURIComponent(name)}`;
   if (subresource !== undefined) path += `/${subresource}`;
@@ -430,7 +519,12 @@ function parseWatchEvent<T>(line: string, path: string): WatchEvent<T> {
   } catch {
     throw new Error(`WATCH ${path}: malformed event line: ${line.slice(0, 200)}`);
   }
-  if (!isRecord(parsed) || typeof parsed.type !== 'string' || !WATCH_EVENT_TYPES.has(parsed.type) || !isRecord(parsed.object)) {
+  if (
+    !isRecord(parsed) ||
+    typeof parsed.type !== 'string' ||
+    !WATCH_EVENT_TYPES.has(parsed.type) ||
+    !isRecord(parsed.object)
+  ) {
     throw new Error(`WATCH ${path}: unexpected event: ${line.slice(0, 200)}`);
   }
   return { type: parsed.type as WatchEventType, object: parsed.object as T };

@@ -91,7 +91,9 @@ export function keyOf(obj: KubeObject): string {
 /** Splits a key made by `objectKey` back into its parts. */
 export function splitKey(key: string): { namespace: string | undefined; name: string } {
   const slash = key.indexOf('/');
-  return slash < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+  return slash < 0
+    ? { namespace: undefined, name: key }
+    : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /** Well-known core and coordination resources the runtime itself uses. */

@@ -102,7 +102,9 @@ export function parseKubeconfig(text: string, file: string): Kubeconfig {
   const currentContext = fields.optionalString(doc, 'current-context', 'current-context');
   return {
     files: [file],
-    ...(currentContext !== undefined && currentContext !== '' ? { currentContext: { name: currentContext, file } } : {}),
+    ...(currentContext !== undefined && currentContext !== ''
+      ? { currentContext: { name: currentContext, file } }
+      : {}),
     clusters: fields.namedList(doc, 'clusters', 'cluster', (body, at, name) => fields.cluster(body, at, name)),
     users: fields.namedList(doc, 'users', 'user', (body, at, name) => fields.user(body, at, name)),
     contexts: fields.namedList(doc, 'contexts', 'context', (body, at, name) => fields.context(body, at, name)),
@@ -125,7 +127,13 @@ export function mergeKubeconfigs(configs: readonly Kubeconfig[]): Kubeconfig {
     for (const [name, entry] of config.users) if (!users.has(name)) users.set(name, entry);
     for (const [name, entry] of config.contexts) if (!contexts.has(name)) contexts.set(name, entry);
   }
-  return { files: configs.flatMap((c) => c.files), ...(currentContext ? { currentContext } : {}), clusters, users, contexts };
+  return {
+    files: configs.flatMap((c) => c.files),
+    ...(currentContext ? { currentContext } : {}),
+    clusters,
+    users,
+    contexts,
+  };
 }
 
 /**
@@ -145,7 +153,8 @@ export function readKubeconfigFiles(files: readonly string[], options: { mustExi
     }
     configs.push(parseKubeconfig(text, file));
   }
-  if (configs.length === 0) throw new KubeconfigError(`none of the kubeconfig files exists: ${files.filter((f) => f !== '').join(', ')}`);
+  if (configs.length === 0)
+    throw new KubeconfigError(`none of the kubeconfig files exists: ${files.filter((f) => f !== '').join(', ')}`);
   return mergeKubeconfigs(configs);
 }
 
@@ -156,15 +165,26 @@ export function selectContext(config: Kubeconfig, contextName?: string): Selecte
   if (name === undefined) throw new KubeconfigError(`${where}: no current-context is set (and no context was chosen)`);
   const context = config.contexts.get(name);
   if (!context) {
-    const origin = contextName === undefined && config.currentContext ? `current-context of ${config.currentContext.file}` : 'the chosen context';
-    throw new KubeconfigError(`${where}: context "${name}" (${origin}) is not defined; contexts: ${[...config.contexts.keys()].join(', ') || 'none'}`);
+    const origin =
+      contextName === undefined && config.currentContext
+        ? `current-context of ${config.currentContext.file}`
+        : 'the chosen context';
+    throw new KubeconfigError(
+      `${where}: context "${name}" (${origin}) is not defined; contexts: ${[...config.contexts.keys()].join(', ') || 'none'}`,
+    );
   }
   const cluster = config.clusters.get(context.cluster);
-  if (!cluster) throw new KubeconfigError(`${context.file}: contexts[${name}].context.cluster names cluster "${context.cluster}", which is not defined in ${where}`);
+  if (!cluster)
+    throw new KubeconfigError(
+      `${context.file}: contexts[${name}].context.cluster names cluster "${context.cluster}", which is not defined in ${where}`,
+    );
   let user: KubeconfigUser | undefined;
   if (context.user !== undefined) {
     user = config.users.get(context.user);
-    if (!user) throw new KubeconfigError(`${context.file}: contexts[${name}].context.user names user "${context.user}", which is not defined in ${where}`);
+    if (!user)
+      throw new KubeconfigError(
+        `${context.file}: contexts[${name}].context.user names user "${context.user}", which is not defined in ${where}`,
+      );
     validateUser(user);
   }
   validateCluster(cluster);
@@ -177,10 +197,14 @@ function validateCluster(c: KubeconfigCluster): void {
     throw new KubeconfigError(`${at}: certificate-authority and certificate-authority-data are both set; keep one`);
   }
   if (c.insecureSkipTlsVerify && (c.certificateAuthority !== undefined || c.certificateAuthorityData !== undefined)) {
-    throw new KubeconfigError(`${at}: insecure-skip-tls-verify with a certificate authority is not allowed (client-go refuses it too); remove one`);
+    throw new KubeconfigError(
+      `${at}: insecure-skip-tls-verify with a certificate authority is not allowed (client-go refuses it too); remove one`,
+    );
   }
   if (c.proxyUrl !== undefined) {
-    throw new KubeconfigError(`${at}.proxy-url: proxies are not supported by endpoint-operator; reach the API server directly`);
+    throw new KubeconfigError(
+      `${at}.proxy-url: proxies are not supported by endpoint-operator; reach the API server directly`,
+    );
   }
 }
 
@@ -188,17 +212,24 @@ function validateUser(u: KubeconfigUser): void {
   const at = `${u.file}: users[${u.name}].user`;
   const hasToken = u.token !== undefined || u.tokenFile !== undefined;
   const hasBasic = u.username !== undefined || u.password !== undefined;
-  if (hasToken && hasBasic) throw new KubeconfigError(`${at}: more than one authentication method (token and username/password); keep one`);
+  if (hasToken && hasBasic)
+    throw new KubeconfigError(`${at}: more than one authentication method (token and username/password); keep one`);
   if (u.exec && u.authProvider) throw new KubeconfigError(`${at}: exec and auth-provider cannot both be set`);
   if (u.clientCertificate !== undefined && u.clientCertificateData !== undefined) {
     throw new KubeconfigError(`${at}: client-certificate and client-certificate-data are both set; keep one`);
   }
-  if (u.clientKey !== undefined && u.clientKeyData !== undefined) throw new KubeconfigError(`${at}: client-key and client-key-data are both set; keep one`);
+  if (u.clientKey !== undefined && u.clientKeyData !== undefined)
+    throw new KubeconfigError(`${at}: client-key and client-key-data are both set; keep one`);
   const hasCert = u.clientCertificate !== undefined || u.clientCertificateData !== undefined;
   const hasKey = u.clientKey !== undefined || u.clientKeyData !== undefined;
-  if (hasCert !== hasKey) throw new KubeconfigError(`${at}: ${hasCert ? 'client-key or client-key-data' : 'client-certificate or client-certificate-data'} is missing (a client certificate needs both)`);
+  if (hasCert !== hasKey)
+    throw new KubeconfigError(
+      `${at}: ${hasCert ? 'client-key or client-key-data' : 'client-certificate or client-certificate-data'} is missing (a client certificate needs both)`,
+    );
   if (u.exec?.interactiveMode === 'Always') {
-    throw new KubeconfigError(`${at}.exec.interactiveMode: Always needs a terminal, which an operator does not have; use IfAvailable or Never`);
+    throw new KubeconfigError(
+      `${at}.exec.interactiveMode: Always needs a terminal, which an operator does not have; use IfAvailable or Never`,
+    );
   }
 }
 
@@ -209,7 +240,12 @@ class Fields {
     private readonly dir: string,
   ) {}
 
-  namedList<T>(doc: Record<string, unknown>, key: string, bodyKey: string, decode: (body: Record<string, unknown>, at: string, name: string) => T): Map<string, T> {
+  namedList<T>(
+    doc: Record<string, unknown>,
+    key: string,
+    bodyKey: string,
+    decode: (body: Record<string, unknown>, at: string, name: string) => T,
+  ): Map<string, T> {
     const out = new Map<string, T>();
     const list = doc[key];
     if (list === undefined || list === null) return out;
@@ -253,10 +289,14 @@ class Fields {
     const groups = this.optionalStringList(b, 'as-groups', at) ?? [];
     const as = this.nonEmpty(b, 'as', at);
     const asUid = this.nonEmpty(b, 'as-uid', at);
-    if (b['as-user-extra'] !== undefined) throw this.error(`${at}.as-user-extra`, 'is not supported by endpoint-operator');
+    if (b['as-user-extra'] !== undefined)
+      throw this.error(`${at}.as-user-extra`, 'is not supported by endpoint-operator');
     const authProvider = b['auth-provider'];
-    if (authProvider !== undefined && authProvider !== null && !isRecord(authProvider)) throw this.error(`${at}.auth-provider`, 'must be a mapping');
-    const providerName = isRecord(authProvider) ? this.optionalString(authProvider, 'name', `${at}.auth-provider.name`) : undefined;
+    if (authProvider !== undefined && authProvider !== null && !isRecord(authProvider))
+      throw this.error(`${at}.auth-provider`, 'must be a mapping');
+    const providerName = isRecord(authProvider)
+      ? this.optionalString(authProvider, 'name', `${at}.auth-provider.name`)
+      : undefined;
     if (isRecord(authProvider) && !providerName) throw this.error(`${at}.auth-provider.name`, 'is missing');
     const providerConfig = isRecord(authProvider) ? (authProvider.config ?? {}) : {};
     if (!isRecord(providerConfig)) throw this.error(`${at}.auth-provider.config`, 'must be a mapping');
@@ -272,7 +312,9 @@ class Fields {
       ...this.opt('clientKeyData', this.optionalBase64(b, 'client-key-data', at)),
       ...this.opt('username', this.nonEmpty(b, 'username', at)),
       ...this.opt('password', this.nonEmpty(b, 'password', at)),
-      ...(as !== undefined || asUid !== undefined || groups.length > 0 ? { impersonate: { ...this.opt('user', as), ...this.opt('uid', asUid), groups } } : {}),
+      ...(as !== undefined || asUid !== undefined || groups.length > 0
+        ? { impersonate: { ...this.opt('user', as), ...this.opt('uid', asUid), groups } }
+        : {}),
       ...(b.exec !== undefined && b.exec !== null ? { exec: this.exec(b.exec, `${at}.exec`) } : {}),
       ...(providerName ? { authProvider: { name: providerName, config: providerConfig } } : {}),
     };
@@ -281,7 +323,13 @@ class Fields {
   context(b: Record<string, unknown>, at: string, name: string): KubeconfigContext {
     const cluster = this.nonEmpty(b, 'cluster', at);
     if (cluster === undefined) throw this.error(`${at}.cluster`, 'is missing');
-    return { name, file: this.file, cluster, ...this.opt('user', this.nonEmpty(b, 'user', at)), ...this.opt('namespace', this.nonEmpty(b, 'namespace', at)) };
+    return {
+      name,
+      file: this.file,
+      cluster,
+      ...this.opt('user', this.nonEmpty(b, 'user', at)),
+      ...this.opt('namespace', this.nonEmpty(b, 'namespace', at)),
+    };
   }
 
   private exec(raw: unknown, at: string): ExecPluginConfig {
@@ -289,13 +337,16 @@ class Fields {
     const command = this.nonEmpty(raw, 'command', at);
     if (command === undefined) throw this.error(`${at}.command`, 'is missing');
     const apiVersion = this.nonEmpty(raw, 'apiVersion', at);
-    if (apiVersion === undefined) throw this.error(`${at}.apiVersion`, 'is missing (client.authentication.k8s.io/v1 or v1beta1)');
+    if (apiVersion === undefined)
+      throw this.error(`${at}.apiVersion`, 'is missing (client.authentication.k8s.io/v1 or v1beta1)');
     const mode = this.nonEmpty(raw, 'interactiveMode', at) ?? 'IfAvailable';
-    if (mode !== 'Never' && mode !== 'IfAvailable' && mode !== 'Always') throw this.error(`${at}.interactiveMode`, `must be Never, IfAvailable or Always, got "${mode}"`);
+    if (mode !== 'Never' && mode !== 'IfAvailable' && mode !== 'Always')
+      throw this.error(`${at}.interactiveMode`, `must be Never, IfAvailable or Always, got "${mode}"`);
     const envList = raw.env ?? [];
     if (!Array.isArray(envList)) throw this.error(`${at}.env`, 'must be a list of {name, value}');
     const env = envList.map((e: unknown, i) => {
-      if (!isRecord(e) || typeof e.name !== 'string' || typeof (e.value ?? '') !== 'string') throw this.error(`${at}.env[${i}]`, 'must be {name, value} strings');
+      if (!isRecord(e) || typeof e.name !== 'string' || typeof (e.value ?? '') !== 'string')
+        throw this.error(`${at}.env[${i}]`, 'must be {name, value} strings');
       return { name: e.name, value: typeof e.value === 'string' ? e.value : '' };
     });
     const installHint = this.nonEmpty(raw, 'installHint', at);
@@ -341,7 +392,8 @@ class Fields {
   private optionalStringList(b: Record<string, unknown>, key: string, at: string): string[] | undefined {
     const v = b[key];
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) throw this.error(`${at}.${key}`, 'must be a list of strings');
+    if (!Array.isArray(v) || !v.every((s) => typeof s === 'string'))
+      throw this.error(`${at}.${key}`, 'must be a list of strings');
     return v as string[];
   }
 
@@ -355,7 +407,8 @@ class Fields {
     const v = this.nonEmpty(b, key, at);
     if (v === undefined) return undefined;
     const compact = v.replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) throw this.error(`${at}.${key}`, 'is not valid base64');
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0)
+      throw this.error(`${at}.${key}`, 'is not valid base64');
     return Buffer.from(compact, 'base64');
   }
 

@@ -77,9 +77,13 @@ export class LeaderElector {
     this.leaseDurationMs = (options.leaseDurationSeconds ?? 15) * 1000;
     this.renewDeadlineMs = (options.renewDeadlineSeconds ?? 10) * 1000;
     this.retryPeriodMs = (options.retryPeriodSeconds ?? 2) * 1000;
-    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+    if (this.renewDeadlineMs >= this.leaseDurationMs)
+      throw new Error('renewDeadline must be shorter than leaseDuration');
     this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? silentLogger).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.log = (options.logger ?? silentLogger).child({
+      lease: `${options.namespace}/${options.name}`,
+      identity: options.identity,
+    });
     this.random = options.random ?? Math.random;
   }
 
@@ -108,7 +112,9 @@ export class LeaderElector {
     signal.addEventListener('abort', onAbort, { once: true });
     Promise.resolve()
       .then(() => callbacks.onStartedLeading(leadership.signal))
-      .catch((err: unknown) => this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'onStartedLeading failed'));
+      .catch((err: unknown) =>
+        this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'onStartedLeading failed'),
+      );
     let lastRenew = this.clock.now();
     while (!signal.aborted) {
       await sleep(this.clock, this.retryPeriodMs, signal);
@@ -135,10 +141,21 @@ export class LeaderElector {
     const now = microTime(this.clock.now());
     const lease: Lease = {
       ...this.observed,
-      spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: this.observed.spec?.leaseTransitions ?? 0 },
+      spec: {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: this.observed.spec?.leaseTransitions ?? 0,
+      },
     };
     try {
-      const updated = await this.options.client.replace<Lease>(coreResources.leases, this.options.namespace, this.options.name, lease);
+      const updated = await this.options.client.replace<Lease>(
+        coreResources.leases,
+        this.options.namespace,
+        this.options.name,
+        lease,
+      );
       this.observe(updated);
       this.log.info('released lease');
       return true;
@@ -195,7 +212,13 @@ export class LeaderElector {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name, namespace },
-        spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+        spec: {
+          holderIdentity: identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: 0,
+        },
       });
       this.observe(created);
       this.noteLeader(callbacks);

@@ -19,7 +19,18 @@ export function createLogger(options: LoggerOptions = {}, destination?: pino.Des
     base: { service: 'endpoint-operator' },
     timestamp: pino.stdTimeFunctions.isoTime,
     // Secrets never reach a log line even if a caller logs a whole request or object.
-    redact: { paths: ['password', '*.password', 'token', '*.token', 'authorization', '*.authorization', 'headers.authorization'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        'password',
+        '*.password',
+        'token',
+        '*.token',
+        'authorization',
+        '*.authorization',
+        'headers.authorization',
+      ],
+      censor: '[redacted]',
+    },
     formatters: { level: (label) => ({ level: label }) },
     ...options,
   };

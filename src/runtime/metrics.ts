@@ -139,7 +139,10 @@ export const leaderStatus = new Gauge({
 });
 
 /** The current value of a counter/gauge child, for tests and benchmarks (`statusWrites`, `{ kind: 'Shop' }`). */
-export async function metricValue(metric: Counter<string> | Gauge<string>, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  metric: Counter<string> | Gauge<string>,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const data = await metric.get();
   let sum = 0;
   for (const v of data.values) {

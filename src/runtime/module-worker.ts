@@ -11,7 +11,14 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
 export function startModuleWorker(callerUrl: string, name: string, options: WorkerOptions = {}): Worker {
   if (!callerUrl.endsWith('.ts')) return new Worker(new URL(`./${name}.js`, callerUrl), options);
   // tsx's ESM API (its package exports map `import` to index.mjs beside the CommonJS index.cjs resolved here).
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsx = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const entry = new URL(`./${name}.ts`, callerUrl).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`, { ...options, eval: true });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); });`,
+    { ...options, eval: true },
+  );
 }

@@ -17,12 +17,14 @@ type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';
 /** A DiagLogger writing to `log` (component `opentelemetry`); an Error among the arguments goes in `err`, with its stack. */
 export function diagLoggerOf(log: Logger): DiagLogger {
   const out = log.child({ component: 'opentelemetry' });
-  const at = (level: Level): DiagLogFunction => (message, ...args) => {
-    const err = args.find((a): a is Error => a instanceof Error);
-    const text = format(message, ...args.filter((a) => a !== err));
-    if (err === undefined) out[level](text);
-    else out[level]({ err }, text);
-  };
+  const at =
+    (level: Level): DiagLogFunction =>
+    (message, ...args) => {
+      const err = args.find((a): a is Error => a instanceof Error);
+      const text = format(message, ...args.filter((a) => a !== err));
+      if (err === undefined) out[level](text);
+      else out[level]({ err }, text);
+    };
   return { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), verbose: at('trace') };
 }
 

@@ -18,8 +18,8 @@ export const Predicates = {
    * status writes would otherwise re-run every child each time.
    */
   generationChanged: ((oldObj, newObj) =>
-    oldObj.metadata.generation !== newObj.metadata.generation
-    || oldObj.metadata.deletionTimestamp !== newObj.metadata.deletionTimestamp) as Predicate,
+    oldObj.metadata.generation !== newObj.metadata.generation ||
+    oldObj.metadata.deletionTimestamp !== newObj.metadata.deletionTimestamp) as Predicate,
   /** `metadata.labels` changed (for watches keyed by a label). */
   labelsChanged: ((oldObj, newObj) => !sameRecord(oldObj.metadata.labels, newObj.metadata.labels)) as Predicate,
   /** Any of `predicates` holds. */
@@ -28,7 +28,10 @@ export const Predicates = {
   },
 } as const;
 
-function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+function sameRecord(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
   const ka = Object.keys(a ?? {});
   if (ka.length !== Object.keys(b ?? {}).length) return false;
   return ka.every((k) => a?.[k] === b?.[k]);

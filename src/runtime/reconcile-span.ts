@@ -22,7 +22,12 @@ export interface ReconcileSpan {
 
 const tracer = trace.getTracer('endpoint-operator-controller');
 
-export function startReconcileSpan(controller: string, kind: string, namespace: string | undefined, name: string): ReconcileSpan {
+export function startReconcileSpan(
+  controller: string,
+  kind: string,
+  namespace: string | undefined,
+  name: string,
+): ReconcileSpan {
   const span = tracer.startSpan(`reconcile ${kind}`, {
     attributes: {
       [RECONCILE_ATTRIBUTES.controller]: controller,

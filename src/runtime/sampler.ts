@@ -5,7 +5,13 @@
  * (buildSamplerFromEnv in sdk-trace-base); a unit test holds the two readings to each other.
  */
 import { diag } from '@opentelemetry/api';
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-base';
 import type { Environment } from './telemetry.js';
 
 /** OTEL_TRACES_SAMPLER_ARG as the SDK reads it for the ratio samplers: blank, not a number or outside [0, 1] is 1. */
@@ -25,7 +31,10 @@ function ratioOf(env: Environment): number {
 
 /** The sampler OTEL_TRACES_SAMPLER / _ARG name: unset is `parentbased_always_on`, an unknown name is reported and read as that too. */
 export function samplerFromEnvironment(env: Environment): Sampler {
-  const name = env.OTEL_TRACES_SAMPLER === undefined || env.OTEL_TRACES_SAMPLER.trim() === '' ? 'parentbased_always_on' : env.OTEL_TRACES_SAMPLER;
+  const name =
+    env.OTEL_TRACES_SAMPLER === undefined || env.OTEL_TRACES_SAMPLER.trim() === ''
+      ? 'parentbased_always_on'
+      : env.OTEL_TRACES_SAMPLER;
   const parentBased = (root: Sampler): Sampler => new ParentBasedSampler({ root });
   switch (name) {
     case 'always_on':

@@ -77,7 +77,10 @@ export class Shutdown {
         ]);
         if (outcome === 'timeout') this.log.warn({ step: step.name, timeoutMs: limit }, 'shutdown step timed out');
       } catch (err) {
-        this.log.error({ step: step.name, err: err instanceof Error ? err.message : String(err) }, 'shutdown step failed');
+        this.log.error(
+          { step: step.name, err: err instanceof Error ? err.message : String(err) },
+          'shutdown step failed',
+        );
       } finally {
         clearTimeout(timer);
       }

@@ -10,7 +10,11 @@ import { parentPort } from 'node:worker_threads';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { JsonTraceSerializer, type IExportTraceServiceResponse, type ISerializer } from '@opentelemetry/otlp-transformer';
+import {
+  JsonTraceSerializer,
+  type IExportTraceServiceResponse,
+  type ISerializer,
+} from '@opentelemetry/otlp-transformer';
 import type { EncodedSpanBatch, ExportWorkerReply, ExportWorkerRequest } from './worker-span-exporter.js';
 
 // The bytes are already the request body; the response is the SDK's to read (partial success).
@@ -39,14 +43,22 @@ function describeFailure(error: Error | undefined): string {
 }
 
 const reply = (id: number, result: ExportResult): void => {
-  const message: ExportWorkerReply = result.code === ExportResultCode.SUCCESS ? { id, code: result.code } : { id, code: result.code, error: describeFailure(result.error) };
+  const message: ExportWorkerReply =
+    result.code === ExportResultCode.SUCCESS
+      ? { id, code: result.code }
+      : { id, code: result.code, error: describeFailure(result.error) };
   parentPort?.postMessage(message);
 };
 const settle = (id: number, done: Promise<void>): void => {
-  done.then(() => reply(id, { code: ExportResultCode.SUCCESS }), (err: unknown) => reply(id, { code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) }));
+  done.then(
+    () => reply(id, { code: ExportResultCode.SUCCESS }),
+    (err: unknown) =>
+      reply(id, { code: ExportResultCode.FAILED, error: err instanceof Error ? err : new Error(String(err)) }),
+  );
 };
 
 parentPort?.on('message', (request: ExportWorkerRequest) => {
-  if (request.op === 'export') exporter.export({ body: request.body, spanCount: request.spanCount }, (result) => reply(request.id, result));
+  if (request.op === 'export')
+    exporter.export({ body: request.body, spanCount: request.spanCount }, (result) => reply(request.id, result));
   else settle(request.id, request.op === 'flush' ? exporter.forceFlush() : exporter.shutdown());
 });

@@ -36,7 +36,11 @@ export class StatusWriter {
    * from `current.status` (ignoring key order). `desired` may be called again with a fresh
    * copy after a conflict, so it must be a function of the object it is given.
    */
-  async update<T extends KubeObject>(obj: T, desired: (current: T) => unknown, signal?: AbortSignal): Promise<StatusUpdateResult<T>> {
+  async update<T extends KubeObject>(
+    obj: T,
+    desired: (current: T) => unknown,
+    signal?: AbortSignal,
+  ): Promise<StatusUpdateResult<T>> {
     const { client, ref, kind, fieldManager } = this.options;
     const maxRetries = this.options.maxConflictRetries ?? 5;
     let current: T | undefined = obj;

@@ -21,7 +21,12 @@ import { WorkerSpanExporter } from './worker-span-exporter.js';
 import type { Logger } from './logger.js';
 import { logOpenTelemetryDiagnostics } from './otel-diagnostics.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { samplerFromEnvironment } from './sampler.js';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
@@ -29,7 +34,10 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The names OTEL_TRACES_EXPORTER lists (trimmed, lower case). */
 function namedExporters(env: Environment): string[] {
-  return (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  return (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
 }
 
 /** Which exporters the environment asks for; empty = tracing off. */
@@ -57,20 +65,35 @@ export interface Telemetry {
  * SDK's own diagnostics (failed exports, OTEL_* values it could not read) are logged there
  * (otel-diagnostics.ts), and so is an exporter OTEL_TRACES_EXPORTER names that this binary has not.
  */
-export function startTelemetry(serviceName: string, env: Environment = process.env, log?: Logger): Telemetry | undefined {
+export function startTelemetry(
+  serviceName: string,
+  env: Environment = process.env,
+  log?: Logger,
+): Telemetry | undefined {
   if (log !== undefined) logOpenTelemetryDiagnostics(log, env);
   for (const name of namedExporters(env)) {
-    if (!KNOWN_EXPORTERS.has(name)) diag.warn(`OTEL_TRACES_EXPORTER names "${name}", an exporter this binary does not have (it has otlp, console and none): ignored`);
+    if (!KNOWN_EXPORTERS.has(name))
+      diag.warn(
+        `OTEL_TRACES_EXPORTER names "${name}", an exporter this binary does not have (it has otlp, console and none): ignored`,
+      );
   }
   const exporters = tracesExporters(env);
   if (exporters.length === 0) return undefined;
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const spanExporters: SpanExporter[] = exporters.map((e) => (e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter()));
-  const provider = new BasicTracerProvider({ resource, sampler: samplerFromEnvironment(env), spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)) });
+  const spanExporters: SpanExporter[] = exporters.map((e) =>
+    e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter(),
+  );
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: samplerFromEnvironment(env),
+    spanProcessors: spanExporters.map((e) => new BatchSpanProcessor(e)),
+  });
   trace.setGlobalTracerProvider(provider);
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
   return {
     async shutdown() {
       await provider.shutdown();

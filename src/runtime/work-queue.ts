@@ -7,7 +7,13 @@
  * - `addAfter` delays a key, keeping the earliest requested time when asked twice.
  */
 import { realClock, type Clock } from './clock.js';
-import { workqueueAdds, workqueueDepth, workqueueQueueDuration, workqueueRetries, workqueueWorkDuration } from './metrics.js';
+import {
+  workqueueAdds,
+  workqueueDepth,
+  workqueueQueueDuration,
+  workqueueRetries,
+  workqueueWorkDuration,
+} from './metrics.js';
 
 export interface WorkQueueOptions {
   /** Label of the queue's metrics (`workqueue_depth{name}`); the controller name. */

@@ -28,7 +28,7 @@ export const droppedExportSpans = new Counter({
 
 export const failedExportSpans = new Counter({
   name: 'endpoint_operator_trace_export_failed_spans_total',
-  help: 'Finished spans lost because their OTLP export failed: the endpoint refused the batch or could not be reached within the exporter\'s retries, or the export worker failed.',
+  help: "Finished spans lost because their OTLP export failed: the endpoint refused the batch or could not be reached within the exporter's retries, or the export worker failed.",
   registers: [metricsRegistry],
 });
 
@@ -62,17 +62,32 @@ export class WorkerSpanExporter implements SpanExporter {
     if (spans.length === 0) return resultCallback({ code: ExportResultCode.SUCCESS });
     if (this.stopped || this.pending.size >= this.maxPendingBatches) {
       droppedExportSpans.inc(spans.length);
-      return resultCallback({ code: ExportResultCode.FAILED, error: new Error(this.stopped ? 'the span exporter is shut down' : `${this.pending.size} span batches already wait for the export worker; ${spans.length} spans dropped`) });
+      return resultCallback({
+        code: ExportResultCode.FAILED,
+        error: new Error(
+          this.stopped
+            ? 'the span exporter is shut down'
+            : `${this.pending.size} span batches already wait for the export worker; ${spans.length} spans dropped`,
+        ),
+      });
     }
     const encoded = JsonTraceSerializer.serializeRequest(spans);
     const failed = (error: Error): void => {
       failedExportSpans.inc(spans.length);
       resultCallback({ code: ExportResultCode.FAILED, error });
     };
-    if (encoded === undefined) return failed(new Error(`the OTLP/JSON serializer could not encode ${spans.length} spans`));
+    if (encoded === undefined)
+      return failed(new Error(`the OTLP/JSON serializer could not encode ${spans.length} spans`));
     const worker = this.worker ?? this.start();
     this.send(worker, { op: 'export', body: encoded, spanCount: spans.length }).then(
-      (reply) => (reply.code === ExportResultCode.SUCCESS ? resultCallback({ code: reply.code }) : failed(new Error(`the OTLP export of ${spans.length} span${spans.length === 1 ? '' : 's'} failed: ${reply.error ?? 'the exporter gave no reason'}`))),
+      (reply) =>
+        reply.code === ExportResultCode.SUCCESS
+          ? resultCallback({ code: reply.code })
+          : failed(
+              new Error(
+                `the OTLP export of ${spans.length} span${spans.length === 1 ? '' : 's'} failed: ${reply.error ?? 'the exporter gave no reason'}`,
+              ),
+            ),
       (err: unknown) => failed(err instanceof Error ? err : new Error(String(err))),
     );
   }

@@ -79,7 +79,8 @@ export class AccountBudget {
           if (!failed && pool.windowEndsAt === window && this.clock.now() < window) pool.slots++;
         });
       }
-      if (pool.exhausted) return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((pool.windowEndsAt - now) / 1000)) };
+      if (pool.exhausted)
+        return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((pool.windowEndsAt - now) / 1000)) };
       if (pool.claiming === undefined) {
         pool.claiming = this.ledger
           .claim(accountKey, this.block, this.limit, this.windowMs)

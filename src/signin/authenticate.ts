@@ -1,6 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SignInContext } from './context.js';
-import { isActive, membershipOf, type Identity, type MembershipEntry, type ShopEntry, type ShopUserEntry } from './directory.js';
+import {
+  isActive,
+  membershipOf,
+  type Identity,
+  type MembershipEntry,
+  type ShopEntry,
+  type ShopUserEntry,
+} from './directory.js';
 import { loginAttempts } from './metrics.js';
 import { SignInProblem } from './problems.js';
 import type { Admission, Reservation } from './throttle.js';
@@ -43,7 +50,9 @@ export async function authenticate<T extends Identity>(
     const lookup = ctx.directory.lookupEmail(accountKey);
     identity = lookup.outcome === 'found' ? lookup.identity : undefined;
     const hash = identity ? ctx.directory.passwordHash(identity.passwordSecretRef) : undefined;
-    const verified = await slot.ticket.run(() => ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams()));
+    const verified = await slot.ticket.run(() =>
+      ctx.passwords.verify(hash, credentials.password, ctx.directory.strongestPasswordParams()),
+    );
     ok = verified && identity !== undefined && isActive(identity) && accept(identity);
   } finally {
     slot.ticket.cancel();
@@ -64,15 +73,21 @@ export async function authenticate<T extends Identity>(
  * Places are taken before the password is verified, so a burst gets no more attempts than a
  * sequence; one refusal gives back the places already taken.
  */
-async function admitAttempt(ctx: SignInContext, request: FastifyRequest, accountKey: string): Promise<{ reservations: Reservation[]; sourceKey: string; clientKey: string }> {
+async function admitAttempt(
+  ctx: SignInContext,
+  request: FastifyRequest,
+  accountKey: string,
+): Promise<{ reservations: Reservation[]; sourceKey: string; clientKey: string }> {
   const sourceKey = `${accountKey}\n${request.ip}`;
   const clientKey = addressClientKey(request.ip);
   const device = await ctx.throttles.devices.admit(request, accountKey);
-  if (device?.admission.admitted) return { reservations: [device.admission.reservation], sourceKey, clientKey: `device ${device.deviceId}` };
+  if (device?.admission.admitted)
+    return { reservations: [device.admission.reservation], sourceKey, clientKey: `device ${device.deviceId}` };
   // An address over its share of verifications (one that got past over-share-refusal.ts: a cookie,
   // or a race with its own admission) is refused before it takes a place anywhere, above all in the
   // account's shared budget, whose claims are writes to the cluster.
-  if (ctx.verifications.refuseOverShare(clientKey)) throw new SignInProblem('tooManyAttempts', OVER_SHARE_DETAIL, { retryAfterSeconds: 1 });
+  if (ctx.verifications.refuseOverShare(clientKey))
+    throw new SignInProblem('tooManyAttempts', OVER_SHARE_DETAIL, { retryAfterSeconds: 1 });
   const taken: Reservation[] = [];
   const refuse = (retryAfterSeconds: number): never => {
     for (const r of taken) r.settle(false);
@@ -90,7 +105,9 @@ async function admitAttempt(ctx: SignInContext, request: FastifyRequest, account
     for (const r of taken) r.settle(false);
     loginAttempts.inc({ outcome: 'unavailable' });
     // Logged once, with the request id, by the server's error handler (the cause: the shared budget could not be read or written).
-    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again', { cause: err });
+    throw new SignInProblem('unavailable', 'sign-in from a new client is unavailable for a moment; try again', {
+      cause: err,
+    });
   }
   if (!account.admitted) refuse(account.retryAfterSeconds);
   else taken.push(account.reservation);
@@ -105,15 +122,32 @@ export function isShopId(value: string): boolean {
 }
 
 /** The shop named by X-Shop-Id: 400 when missing or malformed, 403 when the user is not attached to it. */
-export function shopFromHeader(ctx: SignInContext, request: FastifyRequest, user: ShopUserEntry): { membership: MembershipEntry; shop: ShopEntry } {
+export function shopFromHeader(
+  ctx: SignInContext,
+  request: FastifyRequest,
+  user: ShopUserEntry,
+): { membership: MembershipEntry; shop: ShopEntry } {
   const header = request.headers['x-shop-id'];
-  if (header === undefined) throw new SignInProblem('invalidShopHeader', 'the X-Shop-Id header is required: the id of the shop the till works in');
-  if (typeof header !== 'string' || !isShopId(header)) throw new SignInProblem('invalidShopHeader', 'X-Shop-Id must be one shop id (a lowercase RFC 1123 name such as "lisbon-1")');
+  if (header === undefined)
+    throw new SignInProblem(
+      'invalidShopHeader',
+      'the X-Shop-Id header is required: the id of the shop the till works in',
+    );
+  if (typeof header !== 'string' || !isShopId(header))
+    throw new SignInProblem(
+      'invalidShopHeader',
+      'X-Shop-Id must be one shop id (a lowercase RFC 1123 name such as "lisbon-1")',
+    );
   return attachedShop(ctx, user, header);
 }
 
-export function attachedShop(ctx: SignInContext, user: ShopUserEntry, shopId: string): { membership: MembershipEntry; shop: ShopEntry } {
+export function attachedShop(
+  ctx: SignInContext,
+  user: ShopUserEntry,
+  shopId: string,
+): { membership: MembershipEntry; shop: ShopEntry } {
   const found = membershipOf(ctx.directory, user, shopId);
-  if (!found) throw new SignInProblem('notAttachedToShop', `the user is not attached to shop ${JSON.stringify(shopId)}`);
+  if (!found)
+    throw new SignInProblem('notAttachedToShop', `the user is not attached to shop ${JSON.stringify(shopId)}`);
   return found;
 }

@@ -53,19 +53,34 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * or deleted user loses access at once) and against the session family (logout and refresh-token
  * reuse end every access token of the family at once, on every replica).
  */
-async function authenticateRequest(ctx: SignInContext, request: FastifyRequest, audience: Audience): Promise<SignedInCaller> {
+async function authenticateRequest(
+  ctx: SignInContext,
+  request: FastifyRequest,
+  audience: Audience,
+): Promise<SignedInCaller> {
   const raw = bearerToken(request);
-  if (raw === undefined) throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
+  if (raw === undefined)
+    throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
   const token = await ctx.tokens.verifyAccessToken(raw, audience);
-  if (!token) throw new SignInProblem('invalidToken', `the access token is invalid, expired, or not for this API (aud ${audience})`);
-  if (ctx.sessions.isRevoked(token.sessionId)) throw new SignInProblem('invalidToken', 'the session of this access token has ended (logout or refresh-token reuse); sign in again');
+  if (!token)
+    throw new SignInProblem(
+      'invalidToken',
+      `the access token is invalid, expired, or not for this API (aud ${audience})`,
+    );
+  if (ctx.sessions.isRevoked(token.sessionId))
+    throw new SignInProblem(
+      'invalidToken',
+      'the session of this access token has ended (logout or refresh-token reuse); sign in again',
+    );
   const identity = ctx.directory.identity(token.subject);
-  if (!identity || !isActive(identity)) throw new SignInProblem('invalidToken', 'the account of this token no longer exists or is disabled');
+  if (!identity || !isActive(identity))
+    throw new SignInProblem('invalidToken', 'the account of this token no longer exists or is disabled');
   return { token, identity };
 }
 
 /** The caller as a shop user (only shop users get `pos` tokens; an AdminUser here would be a bug, refused as a role). */
 export function shopUserOf(caller: SignedInCaller): ShopUserEntry {
-  if (caller.identity.kind !== 'ShopUser') throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
+  if (caller.identity.kind !== 'ShopUser')
+    throw new SignInProblem('forbiddenRole', 'only shop users can use the point of sale');
   return caller.identity;
 }

@@ -40,7 +40,10 @@ export class DeviceTrust {
   }
 
   /** The admission of a trusted device for this account, or undefined when the client has no valid, unlocked device token. */
-  async admit(request: FastifyRequest, accountKey: string): Promise<{ deviceId: string; admission: Admission } | undefined> {
+  async admit(
+    request: FastifyRequest,
+    accountKey: string,
+  ): Promise<{ deviceId: string; admission: Admission } | undefined> {
     const hash = accountHash(accountKey);
     const raw = readCookie(request.headers.cookie, cookieName(hash));
     if (raw === undefined) return undefined;
@@ -55,7 +58,10 @@ export class DeviceTrust {
   async remember(reply: FastifyReply, accountKey: string): Promise<void> {
     const hash = accountHash(accountKey);
     const token = await this.tokens.issueDeviceToken(hash, this.ttlSeconds);
-    reply.header('Set-Cookie', `${cookieName(hash)}=${token}; Path=/auth; Max-Age=${this.ttlSeconds}; HttpOnly; Secure; SameSite=Strict`);
+    reply.header(
+      'Set-Cookie',
+      `${cookieName(hash)}=${token}; Path=/auth; Max-Age=${this.ttlSeconds}; HttpOnly; Secure; SameSite=Strict`,
+    );
   }
 }
 

@@ -42,7 +42,8 @@ export type Identity = ShopUserEntry | AdminUserEntry;
  * `unknown`: no identity has the email; `ambiguous`: several do, and none may sign in until the
  * clash is resolved (picking one would let whoever wrote the second object take over the first).
  */
-export type EmailLookup = { readonly outcome: 'found'; readonly identity: Identity } | { readonly outcome: 'unknown' | 'ambiguous' };
+export type EmailLookup =
+  { readonly outcome: 'found'; readonly identity: Identity } | { readonly outcome: 'unknown' | 'ambiguous' };
 
 /**
  * What the sign-in core needs to know about shops and users. Implementations answer from memory
@@ -68,14 +69,21 @@ export function isActive(identity: Identity): boolean {
 }
 
 /** The identity's membership of `shopId` whose Shop still exists, if any. */
-export function membershipOf(directory: IdentityDirectory, user: ShopUserEntry, shopId: string): { membership: MembershipEntry; shop: ShopEntry } | undefined {
+export function membershipOf(
+  directory: IdentityDirectory,
+  user: ShopUserEntry,
+  shopId: string,
+): { membership: MembershipEntry; shop: ShopEntry } | undefined {
   const membership = user.memberships.find((m) => m.shopId === shopId);
   const shop = membership ? directory.shop(shopId) : undefined;
   return membership && shop ? { membership, shop } : undefined;
 }
 
 /** Memberships whose Shop exists, in declaration order: a membership of a missing Shop grants nothing. */
-export function activeMemberships(directory: IdentityDirectory, user: ShopUserEntry): { membership: MembershipEntry; shop: ShopEntry }[] {
+export function activeMemberships(
+  directory: IdentityDirectory,
+  user: ShopUserEntry,
+): { membership: MembershipEntry; shop: ShopEntry }[] {
   return user.memberships.flatMap((m) => {
     const shop = directory.shop(m.shopId);
     return shop ? [{ membership: m, shop }] : [];

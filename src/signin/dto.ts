@@ -13,24 +13,44 @@ export const dtoRegistry = z.registry<{ id: string }>();
 // the request still has to be read and copied) and keep junk out of logs and throttling keys.
 export const credentialsRequest = z
   .object({
-    email: z.string().min(1).max(254).meta({ description: 'email of the account (compared case-insensitively); required.' }),
+    email: z
+      .string()
+      .min(1)
+      .max(254)
+      .meta({ description: 'email of the account (compared case-insensitively); required.' }),
     password: z.string().min(1).max(1024).meta({ description: 'password; required, never logged.' }),
   })
   .register(dtoRegistry, { id: 'CredentialsRequest' });
 
 export const selectShopRequest = z
   .object({
-    sessionToken: z.string().min(1).max(4096).meta({ description: 'sessionToken from a select_shop PosLoginResponse (single use, 5 minutes); required.' }),
+    sessionToken: z
+      .string()
+      .min(1)
+      .max(4096)
+      .meta({ description: 'sessionToken from a select_shop PosLoginResponse (single use, 5 minutes); required.' }),
     shopId: z.string().min(1).max(253).meta({ description: 'shopId is the id of one of the offered shops; required.' }),
   })
   .register(dtoRegistry, { id: 'SelectShopRequest' });
 
 export const switchShopRequest = z
-  .object({ shopId: z.string().min(1).max(253).meta({ description: 'shopId is the id of a shop the user is attached to; required.' }) })
+  .object({
+    shopId: z
+      .string()
+      .min(1)
+      .max(253)
+      .meta({ description: 'shopId is the id of a shop the user is attached to; required.' }),
+  })
   .register(dtoRegistry, { id: 'SwitchShopRequest' });
 
 export const refreshTokenRequest = z
-  .object({ refreshToken: z.string().min(1).max(512).meta({ description: 'refreshToken from the last login or refresh (it rotates on every use); required.' }) })
+  .object({
+    refreshToken: z
+      .string()
+      .min(1)
+      .max(512)
+      .meta({ description: 'refreshToken from the last login or refresh (it rotates on every use); required.' }),
+  })
   .register(dtoRegistry, { id: 'RefreshTokenRequest' });
 
 export const shopListItemDto = z
@@ -46,7 +66,9 @@ export const shopUserDetailDto = z
   .object({
     id: z.string().meta({ description: 'id of the user (the ShopUser metadata.name).' }),
     email: z.string(),
-    displayName: z.string().meta({ description: 'displayName in this shop: the membership profile name, else the user name.' }),
+    displayName: z
+      .string()
+      .meta({ description: 'displayName in this shop: the membership profile name, else the user name.' }),
     role: z.enum(SHOP_ROLES).meta({ description: 'role of the user in this shop.' }),
     shop: shopListItemDto,
     employeeCode: z.string().nullable().meta({ description: 'employeeCode in this shop, or null.' }),
@@ -60,8 +82,12 @@ export const adminUserDto = z
 export type AdminUserDto = z.infer<typeof adminUserDto>;
 
 const tokenFields = {
-  accessToken: z.string().meta({ description: 'accessToken: an EdDSA JWT (typ at+jwt), sent as Authorization: Bearer.' }),
-  refreshToken: z.string().meta({ description: 'refreshToken: opaque, single use; POST it to /auth/refresh for a new pair.' }),
+  accessToken: z
+    .string()
+    .meta({ description: 'accessToken: an EdDSA JWT (typ at+jwt), sent as Authorization: Bearer.' }),
+  refreshToken: z
+    .string()
+    .meta({ description: 'refreshToken: opaque, single use; POST it to /auth/refresh for a new pair.' }),
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int().meta({ description: 'expiresIn: access-token lifetime in seconds.' }),
 };
@@ -69,7 +95,9 @@ const tokenFields = {
 export const tokenResponse = z.object(tokenFields).register(dtoRegistry, { id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof tokenResponse>;
 
-export const adminLoginResponse = z.object({ ...tokenFields, user: adminUserDto }).register(dtoRegistry, { id: 'AdminLoginResponse' });
+export const adminLoginResponse = z
+  .object({ ...tokenFields, user: adminUserDto })
+  .register(dtoRegistry, { id: 'AdminLoginResponse' });
 
 /**
  * Back-office sign-in of a shop user (the seed's ShopUserLoginResponse): the profile on the first
@@ -88,30 +116,42 @@ export type PosAuthenticatedResponse = z.infer<typeof posAuthenticatedResponse>;
 export const posSelectShopResponse = z
   .object({
     status: z.literal('select_shop'),
-    sessionToken: z.string().meta({ description: 'sessionToken: single use, only at POST /auth/pos/select-shop; never an access token.' }),
+    sessionToken: z
+      .string()
+      .meta({ description: 'sessionToken: single use, only at POST /auth/pos/select-shop; never an access token.' }),
     expiresIn: z.number().int().meta({ description: 'expiresIn: sessionToken lifetime in seconds.' }),
     shops: z.array(shopListItemDto),
   })
   .register(dtoRegistry, { id: 'PosSelectShopResponse' });
 
-export const posLoginResponse = z.discriminatedUnion('status', [posAuthenticatedResponse, posSelectShopResponse]).register(dtoRegistry, { id: 'PosLoginResponse' });
+export const posLoginResponse = z
+  .discriminatedUnion('status', [posAuthenticatedResponse, posSelectShopResponse])
+  .register(dtoRegistry, { id: 'PosLoginResponse' });
 export type PosLoginResponse = z.infer<typeof posLoginResponse>;
 
 export const posProfileResponse = z
   .object({
     shopUser: shopUserDetailDto,
-    availableShops: z.array(shopListItemDto).meta({ description: 'availableShops: every shop the user is attached to (the shops it may switch to).' }),
+    availableShops: z
+      .array(shopListItemDto)
+      .meta({ description: 'availableShops: every shop the user is attached to (the shops it may switch to).' }),
   })
   .meta({ description: 'The profile on the shop named by X-Shop-Id.' })
   .register(dtoRegistry, { id: 'PosProfileResponse' });
 
 export const switchShopResponse = z
   .object({ shopUser: shopUserDetailDto })
-  .meta({ description: 'The profile in the new shop; no token: the access token is shop-agnostic, send the new X-Shop-Id.' })
+  .meta({
+    description: 'The profile in the new shop; no token: the access token is shop-agnostic, send the new X-Shop-Id.',
+  })
   .register(dtoRegistry, { id: 'SwitchShopResponse' });
 
 export const jwksResponse = z
-  .object({ keys: z.array(z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() })) })
+  .object({
+    keys: z.array(
+      z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
+    ),
+  })
   .register(dtoRegistry, { id: 'JsonWebKeySet' });
 
 export const problemDetails = z

@@ -20,5 +20,11 @@ export function refuseDuplicateHostAndEchoRequestId(app: FastifyInstance): void 
 
 /** Logs and counts a 5xx of the sign-in API once (never the body: the request's log redacts it anyway). */
 export function reportSignInServerError(request: FastifyRequest, status: number, err: unknown): void {
-  reportServerError(request.log, { server: 'signin', route: request.routeOptions.url ?? 'unrouted', requestId: request.id, status, err });
+  reportServerError(request.log, {
+    server: 'signin',
+    route: request.routeOptions.url ?? 'unrouted',
+    requestId: request.id,
+    status,
+    err,
+  });
 }

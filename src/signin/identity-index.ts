@@ -1,5 +1,17 @@
-import { adminUserSpecSchema, shopSpecSchema, shopUserSpecSchema, type SecretKeySelector } from '../api/pos/v1/index.js';
-import type { AdminUserEntry, EmailLookup, Identity, IdentityDirectory, ShopEntry, ShopUserEntry } from './directory.js';
+import {
+  adminUserSpecSchema,
+  shopSpecSchema,
+  shopUserSpecSchema,
+  type SecretKeySelector,
+} from '../api/pos/v1/index.js';
+import type {
+  AdminUserEntry,
+  EmailLookup,
+  Identity,
+  IdentityDirectory,
+  ShopEntry,
+  ShopUserEntry,
+} from './directory.js';
 import { hashCost, parsePhc, type Argon2Params } from './passwords.js';
 import type { Subject, SubjectKind } from './tokens.js';
 
@@ -67,7 +79,15 @@ export class IdentityIndex implements IdentityDirectory {
     const parsed = adminUserSpecSchema.safeParse(obj.spec);
     if (!parsed.success) return this.removeIdentity('AdminUser', id);
     const s = parsed.data;
-    const entry: AdminUserEntry = { kind: 'AdminUser', id, email: s.email.toLowerCase(), name: s.name, role: s.role, status: s.status, passwordSecretRef: s.passwordSecretRef };
+    const entry: AdminUserEntry = {
+      kind: 'AdminUser',
+      id,
+      email: s.email.toLowerCase(),
+      name: s.name,
+      role: s.role,
+      status: s.status,
+      passwordSecretRef: s.passwordSecretRef,
+    };
     this.setIdentity(entry);
   }
 
@@ -84,7 +104,10 @@ export class IdentityIndex implements IdentityDirectory {
     const name = obj.metadata?.name;
     if (name === undefined) return;
     const data = obj.data;
-    this.secrets.set(name, typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {});
+    this.secrets.set(
+      name,
+      typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {},
+    );
     this.changed();
   }
 
@@ -135,10 +158,13 @@ export class IdentityIndex implements IdentityDirectory {
     const out = new Map<string, Subject[]>();
     for (const [email, keys] of this.byEmail) {
       if (keys.size < 2) continue;
-      out.set(email, [...keys].map((k) => {
-        const [kind, name] = k.split('/') as [SubjectKind, string];
-        return { kind, name };
-      }));
+      out.set(
+        email,
+        [...keys].map((k) => {
+          const [kind, name] = k.split('/') as [SubjectKind, string];
+          return { kind, name };
+        }),
+      );
     }
     return out;
   }

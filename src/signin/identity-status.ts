@@ -1,6 +1,12 @@
 import { formatFieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
-import { Reasons, type AdminUserReason, type ReadyVerdict, type ShopReason, type ShopUserReason } from '../api/common/conditions.js';
+import {
+  Reasons,
+  type AdminUserReason,
+  type ReadyVerdict,
+  type ShopReason,
+  type ShopUserReason,
+} from '../api/common/conditions.js';
 import { adminUserKind, shopKind, shopUserKind, type SecretKeySelector } from '../api/pos/v1/index.js';
 import type { IdentityDirectory } from './directory.js';
 import { meetsMinimum, parsePhc, PASSWORD_SECRET_LABEL } from './passwords.js';
@@ -21,17 +27,29 @@ function invalid(kind: KindDefinition, obj: unknown): ReadyVerdict<typeof Reason
 function passwordVerdict(directory: IdentityDirectory, ref: SecretKeySelector): IdentityVerdict | undefined {
   const phc = directory.passwordHash(ref);
   if (phc === undefined) {
-    return { status: 'False', reason: Reasons.SecretNotFound, message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} with key ${JSON.stringify(ref.key)} not found (the sign-in API reads only Secrets labelled ${PASSWORD_SECRET_LABEL}=true); create it with \`endpoint-operator hash-password --secret ${ref.name} --key ${ref.key}\`` };
+    return {
+      status: 'False',
+      reason: Reasons.SecretNotFound,
+      message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} with key ${JSON.stringify(ref.key)} not found (the sign-in API reads only Secrets labelled ${PASSWORD_SECRET_LABEL}=true); create it with \`endpoint-operator hash-password --secret ${ref.name} --key ${ref.key}\``,
+    };
   }
   const params = parsePhc(phc);
   if (!params || !meetsMinimum(params)) {
-    return { status: 'False', reason: Reasons.InvalidPasswordHash, message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} key ${JSON.stringify(ref.key)} is not an argon2id PHC string at OWASP's minimum (m=19456 KiB with t=2, or an equivalent); regenerate it with \`endpoint-operator hash-password\`` };
+    return {
+      status: 'False',
+      reason: Reasons.InvalidPasswordHash,
+      message: `spec.passwordSecretRef: Secret ${JSON.stringify(ref.name)} key ${JSON.stringify(ref.key)} is not an argon2id PHC string at OWASP's minimum (m=19456 KiB with t=2, or an equivalent); regenerate it with \`endpoint-operator hash-password\``,
+    };
   }
   return undefined;
 }
 
 /** Ready for a ShopUser or AdminUser object: spec rules, then email uniqueness, then the password Secret, then shops. */
-export function identityVerdict(directory: IdentityDirectory, kind: SubjectKind, obj: { metadata: { name?: string }; spec?: unknown }): IdentityVerdict {
+export function identityVerdict(
+  directory: IdentityDirectory,
+  kind: SubjectKind,
+  obj: { metadata: { name?: string }; spec?: unknown },
+): IdentityVerdict {
   const bad = invalid(kind === 'ShopUser' ? shopUserKind : adminUserKind, obj);
   if (bad) return bad;
   const name = obj.metadata.name ?? '';
@@ -48,12 +66,16 @@ export function identityVerdict(directory: IdentityDirectory, kind: SubjectKind,
   }
   const pw = passwordVerdict(directory, spec.passwordSecretRef);
   if (pw) return pw;
-  const missing = (spec.memberships ?? []).map((m, i) => ({ i, shop: m.shop })).filter((m) => directory.shop(m.shop) === undefined);
+  const missing = (spec.memberships ?? [])
+    .map((m, i) => ({ i, shop: m.shop }))
+    .filter((m) => directory.shop(m.shop) === undefined);
   if (missing.length > 0) {
     return {
       status: 'False',
       reason: Reasons.ShopNotFound,
-      message: missing.map((m) => `spec.memberships[${m.i}].shop: Shop ${JSON.stringify(m.shop)} not found`).join('; ') + '; create the Shop or remove the membership (other shops still work)',
+      message:
+        missing.map((m) => `spec.memberships[${m.i}].shop: Shop ${JSON.stringify(m.shop)} not found`).join('; ') +
+        '; create the Shop or remove the membership (other shops still work)',
     };
   }
   return ready;

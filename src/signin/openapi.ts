@@ -7,7 +7,11 @@ const COMPONENTS = '#/components/schemas/';
 
 /** Every named DTO as an OpenAPI component; nested named DTOs become `$ref`s. */
 function components(): Record<string, unknown> {
-  const { schemas } = z.toJSONSchema(dtoRegistry, { target: 'openapi-3.0', io: 'output', uri: (id) => `${COMPONENTS}${id}` });
+  const { schemas } = z.toJSONSchema(dtoRegistry, {
+    target: 'openapi-3.0',
+    io: 'output',
+    uri: (id) => `${COMPONENTS}${id}`,
+  });
   const out: Record<string, unknown> = {};
   for (const [id, schema] of Object.entries(schemas)) {
     const { $id: _id, $schema: _schema, ...rest } = schema as Record<string, unknown>;
@@ -38,18 +42,36 @@ export function openApiDocument(routes: readonly Route[], version = '0.1.0'): Re
       responses[key] = {
         description: previous ? `${previous}; ${t.title} (${t.type})` : `${t.title} (${t.type})`,
         content: { 'application/problem+json': { schema: problem } },
-        ...(t.status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
-        ...(hasBearerChallenge(kind) ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 Bearer challenge' } } } : {}),
+        ...(t.status === 429
+          ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } }
+          : {}),
+        ...(hasBearerChallenge(kind)
+          ? {
+              headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'RFC 6750 Bearer challenge' } },
+            }
+          : {}),
       };
     }
-    const parameters = r.shopHeader ? [{ name: 'X-Shop-Id', in: 'header', required: true, description: 'id of the shop the till works in', schema: { type: 'string', maxLength: 253 } }] : [];
+    const parameters = r.shopHeader
+      ? [
+          {
+            name: 'X-Shop-Id',
+            in: 'header',
+            required: true,
+            description: 'id of the shop the till works in',
+            schema: { type: 'string', maxLength: 253 },
+          },
+        ]
+      : [];
     paths[r.url] = {
       ...paths[r.url],
       [r.method.toLowerCase()]: {
         summary: r.summary,
         tags: [r.tag],
         ...(parameters.length > 0 ? { parameters } : {}),
-        ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(r.body) } } } } : {}),
+        ...(r.body
+          ? { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(r.body) } } } }
+          : {}),
         ...(r.bearer ? { security: [{ bearer: [] }] } : {}),
         responses,
       },
@@ -57,8 +79,16 @@ export function openApiDocument(routes: readonly Route[], version = '0.1.0'): Re
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'endpoint-operator point-of-sale sign-in', version, description: 'Shops and users are Kubernetes resources (pos.endpoint-operator.dev/v1); errors are RFC 9457 problem details.' },
+    info: {
+      title: 'endpoint-operator point-of-sale sign-in',
+      version,
+      description:
+        'Shops and users are Kubernetes resources (pos.endpoint-operator.dev/v1); errors are RFC 9457 problem details.',
+    },
     paths,
-    components: { schemas: components(), securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    components: {
+      schemas: components(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
   };
 }

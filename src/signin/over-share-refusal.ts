@@ -57,7 +57,10 @@ function refusalFor(path: string): Refusal {
  * A request listener's first step: answers `req` 429 and returns true when it is a login from a
  * client over its share; returns false, having done nothing, for every other request.
  */
-export function overShareRefusal(verifications: VerificationQueue, clientAddress: (req: IncomingMessage) => string): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function overShareRefusal(
+  verifications: VerificationQueue,
+  clientAddress: (req: IncomingMessage) => string,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   const refusals = new Map<string, Refusal>(LOGIN_PATHS.map((path) => [path, refusalFor(path)]));
   return (req, res) => {
     if (req.method !== 'POST') return false;

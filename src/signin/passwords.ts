@@ -36,7 +36,8 @@ export function parsePhc(phc: string): Argon2Params | undefined {
   const memoryCost = params.get('m');
   const timeCost = params.get('t');
   const parallelism = params.get('p');
-  if (memoryCost === undefined || timeCost === undefined || parallelism === undefined || params.size !== 3) return undefined;
+  if (memoryCost === undefined || timeCost === undefined || parallelism === undefined || params.size !== 3)
+    return undefined;
   return { memoryCost, timeCost, parallelism };
 }
 
@@ -74,9 +75,15 @@ export function hashCost(p: Argon2Params): number {
 export class PasswordVerifier {
   private readonly dummies = new Map<string, Promise<string>>();
 
-  private constructor(private readonly base: Argon2Params, private readonly minimum: Argon2Params) {}
+  private constructor(
+    private readonly base: Argon2Params,
+    private readonly minimum: Argon2Params,
+  ) {}
 
-  static async create(params: Argon2Params = DEFAULT_ARGON2_PARAMS, minimum: Argon2Params = OWASP_MINIMUM): Promise<PasswordVerifier> {
+  static async create(
+    params: Argon2Params = DEFAULT_ARGON2_PARAMS,
+    minimum: Argon2Params = OWASP_MINIMUM,
+  ): Promise<PasswordVerifier> {
     const verifier = new PasswordVerifier(params, minimum);
     await verifier.dummyFor(undefined);
     return verifier;

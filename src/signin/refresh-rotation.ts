@@ -1,7 +1,15 @@
 import { MAX_PREVIOUS_TOKEN_HASHES } from '../api/pos/v1/index.js';
 import type { Clock } from '../runtime/clock.js';
 import type { RevokedReason, SessionRecord, SessionStore } from './sessions.js';
-import { hashesEqual, newRefreshToken, newSessionId, parseRefreshToken, tokenHash, type Audience, type Subject } from './tokens.js';
+import {
+  hashesEqual,
+  newRefreshToken,
+  newSessionId,
+  parseRefreshToken,
+  tokenHash,
+  type Audience,
+  type Subject,
+} from './tokens.js';
 
 export type RotationResult =
   | { readonly outcome: 'rotated'; readonly session: SessionRecord; readonly refreshToken: string }
@@ -46,7 +54,8 @@ export class RefreshTokens {
       revoked: false,
     });
     const others = this.store.activeFamilies(subject, this.clock.now()).filter((r) => r.id !== id);
-    for (const old of others.slice(0, Math.max(0, others.length - (this.maxFamilies - 1)))) await this.revoke(old.id, 'SessionLimit');
+    for (const old of others.slice(0, Math.max(0, others.length - (this.maxFamilies - 1))))
+      await this.revoke(old.id, 'SessionLimit');
     return { session, refreshToken };
   }
 
@@ -56,7 +65,8 @@ export class RefreshTokens {
     const hash = tokenHash(presented);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const session = await this.store.get(parsed.sessionId);
-      if (!session || session.purpose !== 'refresh' || session.revoked || session.expiresAt <= this.clock.now()) return { outcome: 'invalid' };
+      if (!session || session.purpose !== 'refresh' || session.revoked || session.expiresAt <= this.clock.now())
+        return { outcome: 'invalid' };
       if (hashesEqual(session.tokenHash, hash)) {
         const refreshToken = newRefreshToken(session.id);
         const next = await this.store.compareAndSwap(session, {
@@ -92,7 +102,12 @@ export class RefreshTokens {
       const session = await this.store.get(id);
       if (!session) return undefined;
       if (session.revoked) return session;
-      const next = await this.store.compareAndSwap(session, { ...session, revoked: true, revokedReason: reason, revokedAt: this.clock.now() });
+      const next = await this.store.compareAndSwap(session, {
+        ...session,
+        revoked: true,
+        revokedReason: reason,
+        revokedAt: this.clock.now(),
+      });
       if (next === 'gone') return undefined;
       if (next !== 'conflict') return next;
     }

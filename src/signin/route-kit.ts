@@ -66,7 +66,13 @@ export function route<B, R>(spec: RouteSpec<B, R>): Route {
     shopHeader: spec.shopHeader === true,
     body: isNoBody(spec.body) ? undefined : spec.body,
     response: spec.response,
-    problems: [...new Set([...(isNoBody(spec.body) ? [] : BODY_PROBLEMS), ...(spec.bearer === true ? BEARER_PROBLEMS : []), ...spec.problems])],
+    problems: [
+      ...new Set([
+        ...(isNoBody(spec.body) ? [] : BODY_PROBLEMS),
+        ...(spec.bearer === true ? BEARER_PROBLEMS : []),
+        ...spec.problems,
+      ]),
+    ],
   };
   return { info, register: (scope) => registerRoute(scope, spec) };
 }
@@ -76,7 +82,12 @@ function isNoBody(schema: z.ZodType): boolean {
 }
 
 export function jsonSchemaOf(schema: z.ZodType, target: 'draft-7' | 'openapi-3.0'): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { target, io: 'output', reused: 'inline', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    target,
+    io: 'output',
+    reused: 'inline',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 }
 
@@ -93,7 +104,8 @@ function registerRoute<B, R>(scope: FastifyInstance, spec: RouteSpec<B, R>): voi
       if (spec.bearer === true) {
         // The plugin's onRequest hook set it or answered 401; null means the route was registered outside the plugin.
         const caller = request.caller;
-        if (caller === null) throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
+        if (caller === null)
+          throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
         await spec.handler({ body, request, reply, caller }).then((result) => send(reply, spec.response, result));
         return reply;
       }
@@ -116,7 +128,12 @@ function decodeBody<B>(schema: z.ZodType<B>, raw: unknown): B {
     // zod can throw on exotic values; decode() below turns that into a field error
   }
   const { errors } = decode(schema, raw ?? undefined);
-  throw new SignInProblem('invalidRequest', errors.map((e) => formatFieldError({ ...e, value: redactValue(e.field, e.value) })).join('; ') || 'a JSON object body is required', { fieldErrors: errors });
+  throw new SignInProblem(
+    'invalidRequest',
+    errors.map((e) => formatFieldError({ ...e, value: redactValue(e.field, e.value) })).join('; ') ||
+      'a JSON object body is required',
+    { fieldErrors: errors },
+  );
 }
 
 /** Error messages name the field but never echo a password or token back (nor a whole body, which may hold one). */

@@ -8,7 +8,13 @@ import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
-import { applyServerLimits, isRequestTimeout, serverTimeoutOptions, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
+import {
+  applyServerLimits,
+  isRequestTimeout,
+  serverTimeoutOptions,
+  SIGNIN_SERVER_LIMITS,
+  type ServerLimits,
+} from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
 import { refuseDuplicateHostAndEchoRequestId, reportSignInServerError } from './host-and-request-id.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
@@ -104,10 +110,10 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const [status, kind, detail] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const
+      ? ([431, 'headersTooLarge', 'the request headers exceed 16 KiB'] as const)
       : isRequestTimeout(err)
-        ? [408, 'requestTimeout', 'the request did not arrive in time'] as const
-        : [400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const;
+        ? ([408, 'requestTimeout', 'the request did not arrive in time'] as const)
+        : ([400, 'invalidRequest', 'the request is not valid HTTP/1.1'] as const);
   const body = JSON.stringify(problemBody(kind, detail));
   const reason = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 400: 'Bad Request' }[status];
   socket.end(
@@ -115,7 +121,9 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-export async function buildSignInApp(options: SignInServerOptions): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
+export async function buildSignInApp(
+  options: SignInServerOptions,
+): Promise<{ app: FastifyInstance; context: SignInContext; routes: Route[] }> {
   const clock = options.clock ?? realClock;
   const settings: TokenSettings = { ...DEFAULT_TOKEN_SETTINGS, ...options.tokens };
   const tokens = new TokenService(await options.signingKeys.load(), clock, settings);
@@ -123,16 +131,34 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   const context: SignInContext = {
     directory: options.directory,
     sessions: options.sessions,
-    refreshTokens: new RefreshTokens(options.sessions, clock, settings.refreshTokenTtlSeconds, options.maxSessionsPerUser),
+    refreshTokens: new RefreshTokens(
+      options.sessions,
+      clock,
+      settings.refreshTokenTtlSeconds,
+      options.maxSessionsPerUser,
+    ),
     tokens,
     passwords: await PasswordVerifier.create(options.argon2 ?? DEFAULT_ARGON2_PARAMS),
     throttles: {
-      devices: new DeviceTrust(tokens, clock, { ...(options.deviceFailuresPerHour === undefined ? {} : { failuresPerHour: options.deviceFailuresPerHour }) }),
-      accounts: new AccountBudget(options.attemptLedger ?? new MemoryAttemptLedger(clock), options.accountFailuresPerHour ?? 100, ATTEMPT_WINDOW_MS, clock),
-      sources: new GrowingDelay(clock, { ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }) }),
+      devices: new DeviceTrust(tokens, clock, {
+        ...(options.deviceFailuresPerHour === undefined ? {} : { failuresPerHour: options.deviceFailuresPerHour }),
+      }),
+      accounts: new AccountBudget(
+        options.attemptLedger ?? new MemoryAttemptLedger(clock),
+        options.accountFailuresPerHour ?? 100,
+        ATTEMPT_WINDOW_MS,
+        clock,
+      ),
+      sources: new GrowingDelay(clock, {
+        ...(options.sourceFreeFailures === undefined ? {} : { freeFailures: options.sourceFreeFailures }),
+      }),
       addresses: new FailureWindow(options.ipFailuresPerHour ?? 1000, HOUR_MS, clock),
     },
-    verifications: new VerificationQueue({ ...DEFAULT_VERIFICATION_LIMITS, concurrency: availableParallelism(), ...options.verificationLimits }),
+    verifications: new VerificationQueue({
+      ...DEFAULT_VERIFICATION_LIMITS,
+      concurrency: availableParallelism(),
+      ...options.verificationLimits,
+    }),
     clock,
   };
   const redact = { paths: REDACTED_PATHS, censor: '[REDACTED]' };
@@ -164,27 +190,55 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInProblem) {
-      if (ProblemTypes[error.kind].status >= 500) reportSignInServerError(request, ProblemTypes[error.kind].status, error.cause ?? error);
+      if (ProblemTypes[error.kind].status >= 500)
+        reportSignInServerError(request, ProblemTypes[error.kind].status, error.cause ?? error);
       return sendProblem(reply, error, request.url);
     }
-    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
-    if (status === 413) return sendProblem(reply, new SignInProblem('payloadTooLarge', `the body must be at most ${options.bodyLimitBytes ?? 16 * 1024} bytes`), request.url);
-    if (status === 415) return sendProblem(reply, new SignInProblem('unsupportedMediaType', 'send the body as application/json'), request.url);
-    if (status >= 400 && status < 500) return sendProblem(reply, new SignInProblem('invalidRequest', (error as Error).message), request.url);
+    const status =
+      typeof (error as { statusCode?: unknown }).statusCode === 'number'
+        ? (error as { statusCode: number }).statusCode
+        : 500;
+    if (status === 413)
+      return sendProblem(
+        reply,
+        new SignInProblem('payloadTooLarge', `the body must be at most ${options.bodyLimitBytes ?? 16 * 1024} bytes`),
+        request.url,
+      );
+    if (status === 415)
+      return sendProblem(
+        reply,
+        new SignInProblem('unsupportedMediaType', 'send the body as application/json'),
+        request.url,
+      );
+    if (status >= 400 && status < 500)
+      return sendProblem(reply, new SignInProblem('invalidRequest', (error as Error).message), request.url);
     reportSignInServerError(request, status, error);
-    return sendProblem(reply, new SignInProblem(status === 503 ? 'unavailable' : 'internal', 'the request could not be completed; try again'), request.url);
+    return sendProblem(
+      reply,
+      new SignInProblem(status === 503 ? 'unavailable' : 'internal', 'the request could not be completed; try again'),
+      request.url,
+    );
   });
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
   refuseDuplicateHostAndEchoRequestId(app);
-  installJsonBodyParser(app, { utf8Only: true, refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message) });
+  installJsonBodyParser(app, {
+    utf8Only: true,
+    refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message),
+  });
   app.addHook('onClose', async () => offKeys());
   app.addHook('onSend', async (_request, reply) => {
     setSecurityHeaders(reply);
   });
 
-  const routes = [...adminRoutes(context), ...shopRoutes(context), ...posRoutes(context), ...tokenRoutes(context), ...wellKnownRoutes(context)];
+  const routes = [
+    ...adminRoutes(context),
+    ...shopRoutes(context),
+    ...posRoutes(context),
+    ...tokenRoutes(context),
+    ...wellKnownRoutes(context),
+  ];
   for (const r of routes) if (!r.info.bearer) r.register(app);
   // Protected routes live in the bearer-auth plugin's scope: its onRequest hook authenticates before the body is read.
   await app.register(async (scope) => {
@@ -195,12 +249,24 @@ export async function buildSignInApp(options: SignInServerOptions): Promise<{ ap
   const document = openApiDocument(routes);
   app.get('/openapi.json', async () => document);
   const methodsByUrl = new Map<string, string[]>([['/openapi.json', ['GET', 'HEAD']]]);
-  for (const r of routes) methodsByUrl.set(r.info.url, [...(methodsByUrl.get(r.info.url) ?? []), r.info.method, ...(r.info.method === 'GET' ? ['HEAD'] : [])]);
+  for (const r of routes)
+    methodsByUrl.set(r.info.url, [
+      ...(methodsByUrl.get(r.info.url) ?? []),
+      r.info.method,
+      ...(r.info.method === 'GET' ? ['HEAD'] : []),
+    ]);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = methodsByUrl.get(path);
     // RFC 9110 §15.5.6: a known resource with another method is 405 with the methods it allows.
-    if (allowed) return sendProblem(reply.header('Allow', allowed.join(', ')), new SignInProblem('methodNotAllowed', `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`));
+    if (allowed)
+      return sendProblem(
+        reply.header('Allow', allowed.join(', ')),
+        new SignInProblem(
+          'methodNotAllowed',
+          `${request.method} is not allowed on ${path}; use ${allowed.join(' or ')}`,
+        ),
+      );
     return sendProblem(reply, new SignInProblem('notFound', `${request.method} ${path} is not a route of this API`));
   });
   return { app, context, routes };

@@ -89,6 +89,13 @@ export class MemorySessionStore implements SessionStore {
 /** Refresh families of `subject` that are neither revoked nor expired, oldest (soonest to expire) first. */
 export function activeFamiliesOf(records: readonly SessionRecord[], subject: Subject, now: number): SessionRecord[] {
   return records
-    .filter((r) => r.purpose === 'refresh' && !r.revoked && r.expiresAt > now && r.subject.kind === subject.kind && r.subject.name === subject.name)
+    .filter(
+      (r) =>
+        r.purpose === 'refresh' &&
+        !r.revoked &&
+        r.expiresAt > now &&
+        r.subject.kind === subject.kind &&
+        r.subject.name === subject.name,
+    )
     .sort((x, y) => x.expiresAt - y.expiresAt);
 }

@@ -26,7 +26,14 @@ export interface SigningKeyStore {
 
 /** The public JWK of a key (what the JWKS serves). */
 export function publicJwkOf(privateJwk: JWK): JWK {
-  return { kty: 'OKP', crv: 'Ed25519', x: privateJwk.x, ...(privateJwk.kid === undefined ? {} : { kid: privateJwk.kid }), alg: JWS_ALGORITHM, use: 'sig' };
+  return {
+    kty: 'OKP',
+    crv: 'Ed25519',
+    x: privateJwk.x,
+    ...(privateJwk.kid === undefined ? {} : { kid: privateJwk.kid }),
+    alg: JWS_ALGORITHM,
+    use: 'sig',
+  };
 }
 
 export const JWS_ALGORITHM = 'EdDSA';
@@ -38,7 +45,12 @@ export async function generatePrivateJwk(): Promise<JWK> {
 }
 
 export async function signingKeyFromJwk(privateJwk: JWK): Promise<SigningKey> {
-  if (privateJwk.kty !== 'OKP' || privateJwk.crv !== 'Ed25519' || typeof privateJwk.d !== 'string' || typeof privateJwk.x !== 'string') {
+  if (
+    privateJwk.kty !== 'OKP' ||
+    privateJwk.crv !== 'Ed25519' ||
+    typeof privateJwk.d !== 'string' ||
+    typeof privateJwk.x !== 'string'
+  ) {
     throw new Error('the signing key must be an Ed25519 private JWK (kty OKP, crv Ed25519, d and x)');
   }
   const publicJwk: JWK = { kty: 'OKP', crv: 'Ed25519', x: privateJwk.x };
@@ -52,7 +64,9 @@ export class MemorySigningKeyStore implements SigningKeyStore {
   private readonly listeners = new Set<(keys: SigningKeys) => void>();
 
   load(): Promise<SigningKeys> {
-    this.keys ??= generatePrivateJwk().then(signingKeyFromJwk).then((current) => ({ current, previous: [] }));
+    this.keys ??= generatePrivateJwk()
+      .then(signingKeyFromJwk)
+      .then((current) => ({ current, previous: [] }));
     return this.keys;
   }
 

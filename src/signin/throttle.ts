@@ -6,7 +6,9 @@ export interface Reservation {
   settle(failed: boolean): void;
 }
 
-export type Admission = { readonly admitted: true; readonly reservation: Reservation } | { readonly admitted: false; readonly retryAfterSeconds: number };
+export type Admission =
+  | { readonly admitted: true; readonly reservation: Reservation }
+  | { readonly admitted: false; readonly retryAfterSeconds: number };
 
 /** An admission whose reservation settles at most once: a second settle (a retry, a double finally) counts nothing. */
 export function admittedOnce(settle: (failed: boolean) => void): Admission {
@@ -121,7 +123,10 @@ export class GrowingDelay {
   private readonly max: number;
   private readonly maxKeys: number;
 
-  constructor(private readonly clock: Clock, options: GrowingDelayOptions = {}) {
+  constructor(
+    private readonly clock: Clock,
+    options: GrowingDelayOptions = {},
+  ) {
     this.free = options.freeFailures ?? 5;
     this.base = options.baseDelayMs ?? 1000;
     this.max = options.maxDelayMs ?? 15 * 60_000;
@@ -142,7 +147,10 @@ export class GrowingDelay {
     }
     const delaying = s.failures + s.inFlight >= this.free;
     if (delaying && (s.inFlight > 0 || now < s.notBefore)) {
-      return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((Math.max(s.notBefore, now + this.base) - now) / 1000)) };
+      return {
+        admitted: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((Math.max(s.notBefore, now + this.base) - now) / 1000)),
+      };
     }
     s.inFlight++;
     const state = s;

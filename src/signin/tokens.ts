@@ -151,7 +151,9 @@ export class TokenService {
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['sub', 'exp', 'jti'],
       });
-      return payload.sub === undefined || payload.jti === undefined ? undefined : { accountHash: payload.sub, deviceId: payload.jti };
+      return payload.sub === undefined || payload.jti === undefined
+        ? undefined
+        : { accountHash: payload.sub, deviceId: payload.jti };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;
       throw e;
@@ -184,7 +186,13 @@ export class TokenService {
       });
       const kind = payload[CLAIM_KIND];
       const sid = payload.sid;
-      if ((kind !== 'ShopUser' && kind !== 'AdminUser') || typeof sid !== 'string' || payload.sub === undefined || payload.exp === undefined) return undefined;
+      if (
+        (kind !== 'ShopUser' && kind !== 'AdminUser') ||
+        typeof sid !== 'string' ||
+        payload.sub === undefined ||
+        payload.exp === undefined
+      )
+        return undefined;
       return { subject: { kind, name: payload.sub }, audience, sessionId: sid, expiresAtMs: payload.exp * 1000 };
     } catch (e) {
       if (e instanceof joseErrors.JOSEError) return undefined;

@@ -20,14 +20,23 @@ export function parseTrustedProxies(text: string): TrustedProxies {
     if (hops < 1 || hops > 16) throw new Error(`--signin-trusted-proxies: a hop count must be 1 to 16, got ${value}`);
     return hops;
   }
-  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
-  if (entries.length === 0) throw new Error('--signin-trusted-proxies: give a hop count (e.g. 1) or proxy addresses/CIDRs (e.g. 10.0.0.0/8,fd00::/8)');
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (entries.length === 0)
+    throw new Error(
+      '--signin-trusted-proxies: give a hop count (e.g. 1) or proxy addresses/CIDRs (e.g. 10.0.0.0/8,fd00::/8)',
+    );
   for (const entry of entries) {
     const [address = '', prefix, extra] = entry.split('/');
     const family = isIP(address);
     const bits = family === 4 ? 32 : 128;
     const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= bits);
-    if (family === 0 || !prefixOk || extra !== undefined) throw new Error(`--signin-trusted-proxies: ${JSON.stringify(entry)} is not an IP address or CIDR (like 10.0.0.0/8 or fd00::/8)`);
+    if (family === 0 || !prefixOk || extra !== undefined)
+      throw new Error(
+        `--signin-trusted-proxies: ${JSON.stringify(entry)} is not an IP address or CIDR (like 10.0.0.0/8 or fd00::/8)`,
+      );
   }
   return entries;
 }
@@ -37,7 +46,9 @@ export function parseTrustedProxies(text: string): TrustedProxies {
  * fastify itself builds from a number (the address at index `i` of the chain, 0 = the TCP peer, is a
  * proxy when `i < hops`).
  */
-export function fastifyTrustProxy(proxies: TrustedProxies | undefined): string[] | ((address: string, hop: number) => boolean) | false {
+export function fastifyTrustProxy(
+  proxies: TrustedProxies | undefined,
+): string[] | ((address: string, hop: number) => boolean) | false {
   if (proxies === undefined) return false;
   if (typeof proxies === 'number') return (_address, hop) => hop < proxies;
   return [...proxies];

@@ -47,7 +47,9 @@ export interface VerificationTicket {
   cancel(): void;
 }
 
-export type VerificationAdmission = { readonly admitted: true; readonly ticket: VerificationTicket } | { readonly admitted: false; readonly retryAfterSeconds: number; readonly reason: 'client' | 'queue' };
+export type VerificationAdmission =
+  | { readonly admitted: true; readonly ticket: VerificationTicket }
+  | { readonly admitted: false; readonly retryAfterSeconds: number; readonly reason: 'client' | 'queue' };
 
 export class VerificationQueue {
   private running = 0;

@@ -40,7 +40,12 @@ export interface AdmissionStatus {
   readonly code: number;
   readonly reason: string;
   readonly message: string;
-  readonly details?: { readonly name: string; readonly group: string; readonly kind: string; readonly causes: readonly StatusCause[] };
+  readonly details?: {
+    readonly name: string;
+    readonly group: string;
+    readonly kind: string;
+    readonly causes: readonly StatusCause[];
+  };
 }
 
 export interface AdmissionResponse {

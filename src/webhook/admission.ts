@@ -37,7 +37,12 @@ function displayName(request: AdmissionRequest): string {
   return str(request.name) ?? str(meta.name) ?? str(meta.generateName) ?? '';
 }
 
-function findServed(kinds: readonly KindDefinition[], group: string, version: string, kind: string): { def: KindDefinition; version: KindVersion } | undefined {
+function findServed(
+  kinds: readonly KindDefinition[],
+  group: string,
+  version: string,
+  kind: string,
+): { def: KindDefinition; version: KindVersion } | undefined {
   const def = kinds.find((k) => k.group === group && k.kind === kind);
   const v = def?.versions.find((x) => x.name === version && x.served);
   return def && v ? { def, version: v } : undefined;
@@ -76,16 +81,31 @@ export function reviewAdmission(request: AdmissionRequest, ctx: AdmissionContext
       ...base,
       decision: 'unserved',
       causes: 0,
-      response: { uid: request.uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: `endpoint-operator's admission webhook does not serve ${gvk}; it serves ${servedList || 'no kinds'}` } },
+      response: {
+        uid: request.uid,
+        allowed: false,
+        status: {
+          code: 400,
+          reason: 'BadRequest',
+          message: `endpoint-operator's admission webhook does not serve ${gvk}; it serves ${servedList || 'no kinds'}`,
+        },
+      },
     };
   }
 
   if (request.object === undefined) {
-    return deny(request, base, served.def, [fieldErrors.required('', `AdmissionReview request.object is required for ${request.operation}`)], []);
+    return deny(
+      request,
+      base,
+      served.def,
+      [fieldErrors.required('', `AdmissionReview request.object is required for ${request.operation}`)],
+      [],
+    );
   }
   // A deleting object only waits for its finalizers to be removed; validating it again could
   // block that removal (and with it namespace or operator teardown) on rules it was already admitted under.
-  if (request.operation === 'UPDATE' && str(metadataOf(request.oldObject).deletionTimestamp) !== undefined) return allow();
+  if (request.operation === 'UPDATE' && str(metadataOf(request.oldObject).deletionTimestamp) !== undefined)
+    return allow();
 
   const oldObject = request.operation === 'UPDATE' ? request.oldObject : undefined;
   let errors: FieldError[];
@@ -105,12 +125,23 @@ export function reviewAdmission(request: AdmissionRequest, ctx: AdmissionContext
   return errors.length === 0 ? allow(warnings) : deny(request, base, served.def, errors, warnings);
 }
 
-function deny(request: AdmissionRequest, base: { kind: string; namespace: string; name: string }, def: KindDefinition, errors: readonly FieldError[], warnings: readonly string[]): AdmissionOutcome {
+function deny(
+  request: AdmissionRequest,
+  base: { kind: string; namespace: string; name: string },
+  def: KindDefinition,
+  errors: readonly FieldError[],
+  warnings: readonly string[],
+): AdmissionOutcome {
   // A pathological object (thousands of bad keys) must not produce a multi-megabyte denial that
   // the API server relays to the client and to its audit log: report the first MAX_CAUSES.
   const shown = errors.slice(0, MAX_CAUSES);
-  const causes: StatusCause[] = shown.map((e) => ({ type: e.type, field: e.field, message: causeMessage(e, formatFieldError(e)) }));
-  if (errors.length > shown.length) causes.push({ type: 'FieldValueTooMany', field: '', message: `and ${errors.length - shown.length} more errors` });
+  const causes: StatusCause[] = shown.map((e) => ({
+    type: e.type,
+    field: e.field,
+    message: causeMessage(e, formatFieldError(e)),
+  }));
+  if (errors.length > shown.length)
+    causes.push({ type: 'FieldValueTooMany', field: '', message: `and ${errors.length - shown.length} more errors` });
   const lines = causes.map((c) => (c.field === '' ? c.message : `${c.field}: ${c.message}`));
   // kubectl recognises a 422 Invalid with details and prints `The <Kind> "<name>" is invalid:` and
   // one `<field>: <message>` line per cause (seen with kubectl 1.32 against kube-apiserver 1.20);
@@ -124,7 +155,12 @@ function deny(request: AdmissionRequest, base: { kind: string; namespace: string
     response: {
       uid: request.uid,
       allowed: false,
-      status: { code: 422, reason: 'Invalid', message, details: { name: base.name, group: def.group, kind: def.kind, causes } },
+      status: {
+        code: 422,
+        reason: 'Invalid',
+        message,
+        details: { name: base.name, group: def.group, kind: def.kind, causes },
+      },
       ...(warnings.length > 0 ? { warnings } : {}),
     },
   };

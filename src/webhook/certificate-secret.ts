@@ -1,7 +1,13 @@
 import type { KubeClient } from '../runtime/kube-client.js';
 import { ApiError } from '../runtime/api-error.js';
 import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
-import { issueCertificates, planCertificates, servingIdentity, type CertificateBundle, type CertificatePlan } from './certificates.js';
+import {
+  issueCertificates,
+  planCertificates,
+  servingIdentity,
+  type CertificateBundle,
+  type CertificatePlan,
+} from './certificates.js';
 import type { WebhookSettings } from './settings.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 
@@ -44,7 +50,12 @@ export function bundleFromSecret(secret: SecretObject): CertificateBundle | unde
 
 function secretData(bundle: CertificateBundle): Record<string, string> {
   const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-  return { 'ca.crt': b64(bundle.caBundle), 'ca.key': b64(bundle.caKey), 'tls.crt': b64(bundle.cert), 'tls.key': b64(bundle.key) };
+  return {
+    'ca.crt': b64(bundle.caBundle),
+    'ca.key': b64(bundle.caKey),
+    'tls.crt': b64(bundle.cert),
+    'tls.key': b64(bundle.key),
+  };
 }
 
 function isConflict(err: unknown): boolean {
@@ -63,7 +74,11 @@ export interface EnsureCertificatesOptions {
  * back and reuse), a renewal is an update guarded by resourceVersion (409 Conflict → another
  * replica renewed first: read back and reuse its certificates).
  */
-export async function ensureWebhookCertificates(client: WebhookKubeApi, settings: WebhookSettings, opts: EnsureCertificatesOptions = {}): Promise<ServingCertificates> {
+export async function ensureWebhookCertificates(
+  client: WebhookKubeApi,
+  settings: WebhookSettings,
+  opts: EnsureCertificatesOptions = {},
+): Promise<ServingCertificates> {
   const clock = opts.clock ?? realClock;
   const ns = settings.namespace;
   if (settings.certificates.mode === 'cert-manager') {
@@ -71,11 +86,17 @@ export async function ensureWebhookCertificates(client: WebhookKubeApi, settings
     const cert = secret && decoded(secret, 'tls.crt');
     const key = secret && decoded(secret, 'tls.key');
     if (!cert || !key) {
-      throw new Error(`certificates come from cert-manager, but Secret ${ns}/${settings.secretName} has no tls.crt/tls.key yet: is Certificate ${ns}/${settings.certificates.certificate} issued?`);
+      throw new Error(
+        `certificates come from cert-manager, but Secret ${ns}/${settings.secretName} has no tls.crt/tls.key yet: is Certificate ${ns}/${settings.certificates.certificate} issued?`,
+      );
     }
     return { cert, key, caBundle: (secret && decoded(secret, 'ca.crt')) ?? '' };
   }
-  const identity = servingIdentity(settings.serviceName, ns, settings.endpoint.mode === 'local' ? { host: settings.endpoint.host } : undefined);
+  const identity = servingIdentity(
+    settings.serviceName,
+    ns,
+    settings.endpoint.mode === 'local' ? { host: settings.endpoint.host } : undefined,
+  );
   const validity = { caDays: settings.caValidityDays, servingDays: settings.servingValidityDays };
   for (let attempt = 1; ; attempt++) {
     const secret = await client.get<SecretObject>(SECRETS, ns, settings.secretName);
@@ -91,13 +112,22 @@ export async function ensureWebhookCertificates(client: WebhookKubeApi, settings
     const body: SecretObject = {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: settings.secretName, namespace: ns, labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/component': 'webhook' } },
+      metadata: {
+        name: settings.secretName,
+        namespace: ns,
+        labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/component': 'webhook' },
+      },
       type: 'kubernetes.io/tls',
       data: secretData(bundle),
     };
     try {
       // A Secret's type is immutable: keep whatever type a pre-existing Secret has.
-      if (secret) await client.replace(SECRETS, ns, settings.secretName, { ...body, type: secret.type ?? body.type, metadata: { ...secret.metadata, ...body.metadata, resourceVersion: secret.metadata.resourceVersion } });
+      if (secret)
+        await client.replace(SECRETS, ns, settings.secretName, {
+          ...body,
+          type: secret.type ?? body.type,
+          metadata: { ...secret.metadata, ...body.metadata, resourceVersion: secret.metadata.resourceVersion },
+        });
       else await client.create(SECRETS, ns, body);
       return { cert: bundle.cert, key: bundle.key, caBundle: bundle.caBundle };
     } catch (err) {

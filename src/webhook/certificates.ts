@@ -38,13 +38,23 @@ export interface Validity {
 }
 
 /** The DNS names kube-apiserver uses for a Service reference, plus loopback for local mode. */
-export function servingIdentity(serviceName: string, namespace: string, local: { host: string } | undefined): ServingIdentity {
-  const dnsNames = [serviceName, `${serviceName}.${namespace}`, `${serviceName}.${namespace}.svc`, `${serviceName}.${namespace}.svc.cluster.local`];
+export function servingIdentity(
+  serviceName: string,
+  namespace: string,
+  local: { host: string } | undefined,
+): ServingIdentity {
+  const dnsNames = [
+    serviceName,
+    `${serviceName}.${namespace}`,
+    `${serviceName}.${namespace}.svc`,
+    `${serviceName}.${namespace}.svc.cluster.local`,
+  ];
   const ipAddresses: string[] = [];
   if (local) {
     dnsNames.push('localhost');
     ipAddresses.push('127.0.0.1');
-    if (local.host !== '127.0.0.1' && local.host !== 'localhost') (isIp(local.host) ? ipAddresses : dnsNames).push(local.host);
+    if (local.host !== '127.0.0.1' && local.host !== 'localhost')
+      (isIp(local.host) ? ipAddresses : dnsNames).push(local.host);
   }
   return { dnsNames, ipAddresses };
 }
@@ -88,7 +98,12 @@ async function newCa(now: Date, days: number): Promise<{ cert: string; key: stri
   return { cert: cert.toString('pem'), key: await exportKey(keys.privateKey) };
 }
 
-async function newServing(ca: { cert: string; key: string }, identity: ServingIdentity, now: Date, days: number): Promise<{ cert: string; key: string }> {
+async function newServing(
+  ca: { cert: string; key: string },
+  identity: ServingIdentity,
+  now: Date,
+  days: number,
+): Promise<{ cert: string; key: string }> {
   const caCert = new x509.X509Certificate(ca.cert);
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   // Never outlive the issuing CA: a chain is only as valid as its shortest link.
@@ -107,7 +122,10 @@ async function newServing(ca: { cert: string; key: string }, identity: ServingId
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth], false),
       // Go (and so kube-apiserver) ignores the Common Name since 1.15: only SANs name the server.
-      new x509.SubjectAlternativeNameExtension([...identity.dnsNames.map((value) => ({ type: 'dns' as const, value })), ...identity.ipAddresses.map((value) => ({ type: 'ip' as const, value }))]),
+      new x509.SubjectAlternativeNameExtension([
+        ...identity.dnsNames.map((value) => ({ type: 'dns' as const, value })),
+        ...identity.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
+      ]),
       await x509.AuthorityKeyIdentifierExtension.create(caCert, false),
     ],
   });
@@ -134,7 +152,11 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
  * move the clock): keep them, re-issue the serving certificate from the same CA (the caBundle the
  * API server holds stays valid), or start over with a new CA.
  */
-export async function planCertificates(existing: CertificateBundle | undefined, identity: ServingIdentity, now: Date): Promise<CertificatePlan> {
+export async function planCertificates(
+  existing: CertificateBundle | undefined,
+  identity: ServingIdentity,
+  now: Date,
+): Promise<CertificatePlan> {
   if (!existing) return { action: 'renew-all', reason: 'no certificates stored yet' };
   let ca: x509.X509Certificate;
   let serving: x509.X509Certificate;
@@ -145,22 +167,37 @@ export async function planCertificates(existing: CertificateBundle | undefined, 
   } catch (err) {
     return { action: 'renew-all', reason: `stored certificates are unreadable: ${(err as Error).message}` };
   }
-  if (needsRenewal(ca.notBefore, ca.notAfter, now)) return { action: 'renew-all', reason: `CA expires at ${ca.notAfter.toISOString()}` };
-  if (!(await serving.verify({ publicKey: ca.publicKey, signatureOnly: true }))) return { action: 'renew-serving', reason: 'serving certificate is not signed by the stored CA' };
-  if (needsRenewal(serving.notBefore, serving.notAfter, now)) return { action: 'renew-serving', reason: `serving certificate expires at ${serving.notAfter.toISOString()}` };
+  if (needsRenewal(ca.notBefore, ca.notAfter, now))
+    return { action: 'renew-all', reason: `CA expires at ${ca.notAfter.toISOString()}` };
+  if (!(await serving.verify({ publicKey: ca.publicKey, signatureOnly: true })))
+    return { action: 'renew-serving', reason: 'serving certificate is not signed by the stored CA' };
+  if (needsRenewal(serving.notBefore, serving.notAfter, now))
+    return { action: 'renew-serving', reason: `serving certificate expires at ${serving.notAfter.toISOString()}` };
   const san = serving.getExtension(x509.SubjectAlternativeNameExtension);
   const names = san?.names.toJSON() ?? [];
   const dns = names.filter((n) => n.type === 'dns').map((n) => n.value);
   const ips = names.filter((n) => n.type === 'ip').map((n) => n.value);
-  if (!sameSet(dns, identity.dnsNames) || !sameSet(ips, identity.ipAddresses)) return { action: 'renew-serving', reason: 'serving certificate names changed' };
+  if (!sameSet(dns, identity.dnsNames) || !sameSet(ips, identity.ipAddresses))
+    return { action: 'renew-serving', reason: 'serving certificate names changed' };
   return { action: 'reuse' };
 }
 
 /** Carries out a plan. The old CA stays in the bundle while it is valid, so a rotation never breaks callers mid-rollout. */
-export async function issueCertificates(plan: CertificatePlan, existing: CertificateBundle | undefined, identity: ServingIdentity, now: Date, validity: Validity): Promise<CertificateBundle> {
+export async function issueCertificates(
+  plan: CertificatePlan,
+  existing: CertificateBundle | undefined,
+  identity: ServingIdentity,
+  now: Date,
+  validity: Validity,
+): Promise<CertificateBundle> {
   if (plan.action === 'reuse' && existing) return existing;
   if (plan.action === 'renew-serving' && existing) {
-    const serving = await newServing({ cert: existing.caCert, key: existing.caKey }, identity, now, validity.servingDays);
+    const serving = await newServing(
+      { cert: existing.caCert, key: existing.caKey },
+      identity,
+      now,
+      validity.servingDays,
+    );
     return { ...existing, cert: serving.cert, key: serving.key };
   }
   const ca = await newCa(now, validity.caDays);
@@ -182,6 +219,7 @@ function stillValid(pem: string, now: Date): boolean {
 export function nextRenewalCheck(bundle: CertificateBundle): Date {
   const serving = new x509.X509Certificate(bundle.cert);
   const ca = new x509.X509Certificate(bundle.caCert);
-  const at = (c: x509.X509Certificate): number => c.notAfter.getTime() - (c.notAfter.getTime() - c.notBefore.getTime()) / 3;
+  const at = (c: x509.X509Certificate): number =>
+    c.notAfter.getTime() - (c.notAfter.getTime() - c.notBefore.getTime()) / 3;
   return new Date(Math.min(at(serving), at(ca)));
 }

@@ -70,24 +70,38 @@ export const NAMESPACE_OPT_OUT_LABEL = 'endpoint-operator.dev/webhook';
 /** Set on every namespace by the apiserver (since Kubernetes 1.21). */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
-const LABELS = { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/part-of': 'endpoint-operator', 'app.kubernetes.io/component': 'webhook' };
+const LABELS = {
+  'app.kubernetes.io/name': 'endpoint-operator',
+  'app.kubernetes.io/part-of': 'endpoint-operator',
+  'app.kubernetes.io/component': 'webhook',
+};
 
 function base64(pem: string): string {
   return Buffer.from(pem, 'utf8').toString('base64');
 }
 
 /** Where the API server reaches one webhook path; `caBundle` is PEM (encoded to base64 here). */
-export function clientConfig(settings: WebhookSettings, path: string, caBundlePem: string | undefined): WebhookClientConfig {
+export function clientConfig(
+  settings: WebhookSettings,
+  path: string,
+  caBundlePem: string | undefined,
+): WebhookClientConfig {
   const ca = caBundlePem === undefined ? {} : { caBundle: base64(caBundlePem) };
   if (settings.endpoint.mode === 'local') {
     const host = settings.endpoint.host.includes(':') ? `[${settings.endpoint.host}]` : settings.endpoint.host;
     return { url: `https://${host}:${settings.endpoint.port}${path}`, ...ca };
   }
-  return { service: { namespace: settings.namespace, name: settings.serviceName, path, port: settings.endpoint.port }, ...ca };
+  return {
+    service: { namespace: settings.namespace, name: settings.serviceName, path, port: settings.endpoint.port },
+    ...ca,
+  };
 }
 
 /** The CRD `spec.conversion.webhook.clientConfig` for kinds served in several versions. */
-export function conversionClientConfig(settings: WebhookSettings, caBundlePem: string | undefined): ConversionClientConfig {
+export function conversionClientConfig(
+  settings: WebhookSettings,
+  caBundlePem: string | undefined,
+): ConversionClientConfig {
   return clientConfig(settings, CONVERT_PATH, caBundlePem);
 }
 
@@ -113,7 +127,11 @@ function rulesFor(kinds: readonly KindDefinition[], operations: string[]): RuleW
  * The ValidatingWebhookConfiguration for every kind: generated from the kind list so a new kind is
  * covered, and used both by `installWebhooks` and for the Helm chart / deploy manifests.
  */
-export function webhookConfiguration(settings: WebhookSettings, caBundlePem?: string, kinds: readonly KindDefinition[] = allKinds): ValidatingWebhookConfiguration {
+export function webhookConfiguration(
+  settings: WebhookSettings,
+  caBundlePem?: string,
+  kinds: readonly KindDefinition[] = allKinds,
+): ValidatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
@@ -121,7 +139,11 @@ export function webhookConfiguration(settings: WebhookSettings, caBundlePem?: st
     webhooks: [
       {
         name: WEBHOOK_NAME,
-        clientConfig: clientConfig(settings, VALIDATE_PATH, settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem),
+        clientConfig: clientConfig(
+          settings,
+          VALIDATE_PATH,
+          settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem,
+        ),
         // DELETE is never intercepted, so removing the operator, its CRDs or any object is never blocked by it.
         rules: rulesFor(kinds, ['CREATE', 'UPDATE']),
         // A bypassed webhook would let invalid specs in; the reconciler re-validates, but refusing at apply time is the contract.
@@ -143,7 +165,14 @@ export function webhookConfiguration(settings: WebhookSettings, caBundlePem?: st
 
 /** With cert-manager, caBundle is left out and its CA injector fills it from the annotation. */
 function configurationMetadata(settings: WebhookSettings): ConfigurationMetadata {
-  const certManager = settings.certificates.mode === 'cert-manager' ? { annotations: { 'cert-manager.io/inject-ca-from': `${settings.namespace}/${settings.certificates.certificate}` } } : {};
+  const certManager =
+    settings.certificates.mode === 'cert-manager'
+      ? {
+          annotations: {
+            'cert-manager.io/inject-ca-from': `${settings.namespace}/${settings.certificates.certificate}`,
+          },
+        }
+      : {};
   return { name: settings.configurationName, labels: { ...LABELS }, ...certManager };
 }
 
@@ -162,7 +191,11 @@ function interceptedNamespaces(settings: WebhookSettings): LabelSelector {
  * finalizers.ts). `Ignore`, because the controllers add a missing finalizer themselves: creating
  * objects never depends on the operator being up for this webhook.
  */
-export function mutatingWebhookConfiguration(settings: WebhookSettings, caBundlePem?: string, kinds: readonly KindDefinition[] = allKinds): MutatingWebhookConfiguration {
+export function mutatingWebhookConfiguration(
+  settings: WebhookSettings,
+  caBundlePem?: string,
+  kinds: readonly KindDefinition[] = allKinds,
+): MutatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -170,7 +203,11 @@ export function mutatingWebhookConfiguration(settings: WebhookSettings, caBundle
     webhooks: [
       {
         name: MUTATING_WEBHOOK_NAME,
-        clientConfig: clientConfig(settings, MUTATE_PATH, settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem),
+        clientConfig: clientConfig(
+          settings,
+          MUTATE_PATH,
+          settings.certificates.mode === 'cert-manager' ? undefined : caBundlePem,
+        ),
         rules: rulesFor(finalizedKinds(kinds), ['CREATE']),
         failurePolicy: 'Ignore',
         matchPolicy: 'Equivalent',

@@ -55,7 +55,10 @@ function groupOf(apiVersion: string): string {
 export function reviewConversion(request: ConversionRequest, table: ConverterTable): ConversionOutcome {
   const converted: Record<string, unknown>[] = [];
   let firstKind = '';
-  const fail = (message: string): ConversionOutcome => ({ kind: firstKind, response: { uid: request.uid, result: { status: 'Failure', message }, convertedObjects: [] } });
+  const fail = (message: string): ConversionOutcome => ({
+    kind: firstKind,
+    response: { uid: request.uid, result: { status: 'Failure', message }, convertedObjects: [] },
+  });
   for (const [i, obj] of request.objects.entries()) {
     if (!isRecord(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
       return fail(`objects[${i}]: must be an object with string apiVersion and kind`);
@@ -63,10 +66,15 @@ export function reviewConversion(request: ConversionRequest, table: ConverterTab
     const key = converterKey(groupOf(obj.apiVersion), obj.kind);
     if (i === 0) firstKind = key;
     if (groupOf(obj.apiVersion) !== groupOf(request.desiredAPIVersion)) {
-      return fail(`objects[${i}]: cannot convert ${obj.apiVersion} to ${request.desiredAPIVersion}: conversion never changes the API group`);
+      return fail(
+        `objects[${i}]: cannot convert ${obj.apiVersion} to ${request.desiredAPIVersion}: conversion never changes the API group`,
+      );
     }
     const convert = table[key];
-    if (!convert) return fail(`objects[${i}]: no conversion is defined for ${key}; this webhook converts ${Object.keys(table).join(', ') || 'nothing'}`);
+    if (!convert)
+      return fail(
+        `objects[${i}]: no conversion is defined for ${key}; this webhook converts ${Object.keys(table).join(', ') || 'nothing'}`,
+      );
     let result;
     try {
       result = convert(obj, request.desiredAPIVersion);
@@ -76,7 +84,10 @@ export function reviewConversion(request: ConversionRequest, table: ConverterTab
     if (!result.ok) return fail(`objects[${i}] (${obj.kind} ${describeName(obj)}): ${result.message}`);
     converted.push(result.object);
   }
-  return { kind: firstKind, response: { uid: request.uid, result: { status: 'Success' }, convertedObjects: converted } };
+  return {
+    kind: firstKind,
+    response: { uid: request.uid, result: { status: 'Success' }, convertedObjects: converted },
+  };
 }
 
 function describeName(obj: Record<string, unknown>): string {

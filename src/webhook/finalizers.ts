@@ -47,10 +47,16 @@ export function finalizerPatch(object: unknown, finalizer: string): JsonPatchOpe
 export function reviewFinalizers(request: AdmissionRequest, kinds: readonly KindDefinition[]): MutationOutcome {
   const { group, kind } = request.kind;
   const metadata = isRecord(request.object) && isRecord(request.object.metadata) ? request.object.metadata : {};
-  const name = typeof metadata.name === 'string' ? metadata.name : typeof metadata.generateName === 'string' ? metadata.generateName : '';
+  const name =
+    typeof metadata.name === 'string'
+      ? metadata.name
+      : typeof metadata.generateName === 'string'
+        ? metadata.generateName
+        : '';
   const base = { kind, namespace: request.namespace ?? '', name };
   const unchanged: MutationOutcome = { ...base, decision: 'unchanged', response: { uid: request.uid, allowed: true } };
-  if (request.operation !== 'CREATE' || (request.subResource !== undefined && request.subResource !== '')) return unchanged;
+  if (request.operation !== 'CREATE' || (request.subResource !== undefined && request.subResource !== ''))
+    return unchanged;
   const finalizer = kinds.find((k) => k.group === group && k.kind === kind)?.finalizer;
   if (finalizer === undefined) return unchanged;
   const patch = finalizerPatch(request.object, finalizer);
@@ -58,6 +64,11 @@ export function reviewFinalizers(request: AdmissionRequest, kinds: readonly Kind
   return {
     ...base,
     decision: 'patched',
-    response: { uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch), 'utf8').toString('base64') },
+    response: {
+      uid: request.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(patch), 'utf8').toString('base64'),
+    },
   };
 }

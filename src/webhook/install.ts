@@ -4,12 +4,33 @@ import { crdName } from '../api/crd/generate.js';
 import { allKinds } from '../api/kinds.js';
 import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
 import type { WebhookKubeApi } from './certificate-secret.js';
-import { conversionClientConfig, mutatingWebhookConfiguration, webhookConfiguration, type ValidatingWebhook, type WebhookConfiguration } from './configuration.js';
+import {
+  conversionClientConfig,
+  mutatingWebhookConfiguration,
+  webhookConfiguration,
+  type ValidatingWebhook,
+  type WebhookConfiguration,
+} from './configuration.js';
 import type { WebhookSettings } from './settings.js';
 
-export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', namespaced: false };
-export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = { group: 'admissionregistration.k8s.io', version: 'v1', plural: 'mutatingwebhookconfigurations', namespaced: false };
-export const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', namespaced: false };
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingwebhookconfigurations',
+  namespaced: false,
+};
+export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceRef = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'mutatingwebhookconfigurations',
+  namespaced: false,
+};
+export const CRDS: ResourceRef = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
 
 export type InstallAction = 'created' | 'updated' | 'unchanged' | 'missing';
 
@@ -26,7 +47,8 @@ const FIELD_MANAGER = 'endpoint-operator-webhook';
 
 /** True when every field of `want` is present with the same value in `have` (server defaults in `have` are ignored). */
 export function containsFields(have: unknown, want: unknown): boolean {
-  if (Array.isArray(want)) return Array.isArray(have) && have.length === want.length && want.every((w, i) => containsFields(have[i], w));
+  if (Array.isArray(want))
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => containsFields(have[i], w));
   if (typeof want === 'object' && want !== null) {
     if (typeof have !== 'object' || have === null || Array.isArray(have)) return false;
     return Object.entries(want).every(([k, w]) => containsFields((have as Record<string, unknown>)[k], w));
@@ -39,11 +61,23 @@ interface WebhookConfigurationObject extends KubeObject {
 }
 
 interface CrdObject extends KubeObject {
-  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown>; conversionReviewVersions?: string[] } } };
+  spec?: {
+    conversion?: {
+      strategy?: string;
+      webhook?: { clientConfig?: Record<string, unknown>; conversionReviewVersions?: string[] };
+    };
+  };
 }
 
-async function installConfiguration(client: WebhookKubeApi, desired: WebhookConfiguration, keepCaFromInjector: boolean): Promise<InstallAction> {
-  const ref = desired.kind === 'MutatingWebhookConfiguration' ? MUTATING_WEBHOOK_CONFIGURATIONS : VALIDATING_WEBHOOK_CONFIGURATIONS;
+async function installConfiguration(
+  client: WebhookKubeApi,
+  desired: WebhookConfiguration,
+  keepCaFromInjector: boolean,
+): Promise<InstallAction> {
+  const ref =
+    desired.kind === 'MutatingWebhookConfiguration'
+      ? MUTATING_WEBHOOK_CONFIGURATIONS
+      : VALIDATING_WEBHOOK_CONFIGURATIONS;
   const existing = await client.get<WebhookConfigurationObject>(ref, undefined, desired.metadata.name);
   if (!existing) {
     await client.create(ref, undefined, desired, { fieldManager: FIELD_MANAGER });
@@ -55,13 +89,28 @@ async function installConfiguration(client: WebhookKubeApi, desired: WebhookConf
         return injected === undefined ? w : { ...w, clientConfig: { ...w.clientConfig, caBundle: injected } };
       })
     : desired.webhooks;
-  if (containsFields(existing.webhooks, webhooks) && containsFields(existing.metadata, desired.metadata)) return 'unchanged';
-  const body = { ...desired, webhooks, metadata: { ...existing.metadata, ...desired.metadata, labels: { ...existing.metadata.labels, ...desired.metadata.labels }, resourceVersion: existing.metadata.resourceVersion } };
+  if (containsFields(existing.webhooks, webhooks) && containsFields(existing.metadata, desired.metadata))
+    return 'unchanged';
+  const body = {
+    ...desired,
+    webhooks,
+    metadata: {
+      ...existing.metadata,
+      ...desired.metadata,
+      labels: { ...existing.metadata.labels, ...desired.metadata.labels },
+      resourceVersion: existing.metadata.resourceVersion,
+    },
+  };
   await client.replace(ref, undefined, desired.metadata.name, body, { fieldManager: FIELD_MANAGER });
   return 'updated';
 }
 
-async function injectConversion(client: WebhookKubeApi, settings: WebhookSettings, def: KindDefinition, caBundlePem: string | undefined): Promise<InstallAction> {
+async function injectConversion(
+  client: WebhookKubeApi,
+  settings: WebhookSettings,
+  def: KindDefinition,
+  caBundlePem: string | undefined,
+): Promise<InstallAction> {
   const name = crdName(def);
   const crd = await client.get<CrdObject>(CRDS, undefined, name);
   if (!crd) return 'missing';
@@ -69,16 +118,25 @@ async function injectConversion(client: WebhookKubeApi, settings: WebhookSetting
   const wanted = conversionClientConfig(settings, certManager ? undefined : caBundlePem);
   const current = crd.spec?.conversion;
   const clientConfig: Record<string, unknown> = { ...wanted };
-  if (certManager && current?.webhook?.clientConfig?.caBundle !== undefined) clientConfig.caBundle = current.webhook.clientConfig.caBundle;
-  const sameConfig = current?.strategy === 'Webhook' && isDeepStrictEqual(current.webhook?.clientConfig, clientConfig) && isDeepStrictEqual(current.webhook?.conversionReviewVersions, ['v1']);
+  if (certManager && current?.webhook?.clientConfig?.caBundle !== undefined)
+    clientConfig.caBundle = current.webhook.clientConfig.caBundle;
+  const sameConfig =
+    current?.strategy === 'Webhook' &&
+    isDeepStrictEqual(current.webhook?.clientConfig, clientConfig) &&
+    isDeepStrictEqual(current.webhook?.conversionReviewVersions, ['v1']);
   const injectFrom = certManager ? `${settings.namespace}/${settings.certificates.certificate}` : undefined;
-  const sameAnnotation = injectFrom === undefined || crd.metadata.annotations?.['cert-manager.io/inject-ca-from'] === injectFrom;
+  const sameAnnotation =
+    injectFrom === undefined || crd.metadata.annotations?.['cert-manager.io/inject-ca-from'] === injectFrom;
   if (sameConfig && sameAnnotation) return 'unchanged';
   // A merge patch merges maps: null removes the addressing mode not in use (url vs service).
   const patchConfig = { url: null, service: null, ...clientConfig };
   const patch = {
-    ...(injectFrom === undefined ? {} : { metadata: { annotations: { 'cert-manager.io/inject-ca-from': injectFrom } } }),
-    spec: { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: patchConfig } } },
+    ...(injectFrom === undefined
+      ? {}
+      : { metadata: { annotations: { 'cert-manager.io/inject-ca-from': injectFrom } } }),
+    spec: {
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: patchConfig } },
+    },
   };
   await client.patch(CRDS, undefined, name, patch, { type: 'merge', fieldManager: FIELD_MANAGER });
   return 'updated';
@@ -89,10 +147,23 @@ async function injectConversion(client: WebhookKubeApi, settings: WebhookSetting
  * conversion webhook at this operator with the given CA bundle (PEM). Writes only what differs,
  * so every replica can call it at start and on each certificate renewal.
  */
-export async function installWebhooks(client: WebhookKubeApi, settings: WebhookSettings, caBundlePem: string | undefined, kinds: readonly KindDefinition[] = allKinds): Promise<InstallReport> {
+export async function installWebhooks(
+  client: WebhookKubeApi,
+  settings: WebhookSettings,
+  caBundlePem: string | undefined,
+  kinds: readonly KindDefinition[] = allKinds,
+): Promise<InstallReport> {
   const certManager = settings.certificates.mode === 'cert-manager';
-  const configuration = await installConfiguration(client, webhookConfiguration(settings, caBundlePem, kinds), certManager);
-  const mutatingConfiguration = await installConfiguration(client, mutatingWebhookConfiguration(settings, caBundlePem, kinds), certManager);
+  const configuration = await installConfiguration(
+    client,
+    webhookConfiguration(settings, caBundlePem, kinds),
+    certManager,
+  );
+  const mutatingConfiguration = await installConfiguration(
+    client,
+    mutatingWebhookConfiguration(settings, caBundlePem, kinds),
+    certManager,
+  );
   const crds: Record<string, InstallAction> = {};
   for (const def of kinds.filter((k) => k.versions.filter((v) => v.served).length > 1)) {
     crds[crdName(def)] = await injectConversion(client, settings, def, caBundlePem);

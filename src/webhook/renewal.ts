@@ -41,7 +41,14 @@ export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
     if (opts.settings.certificates.mode === 'cert-manager') return maxInterval;
     try {
       // The bundle's first certificate is the current CA (see issueCertificates).
-      const due = nextRenewalCheck({ caCert: certs.caBundle, caKey: '', cert: certs.cert, key: certs.key, caBundle: certs.caBundle }).getTime() - clock.now();
+      const due =
+        nextRenewalCheck({
+          caCert: certs.caBundle,
+          caKey: '',
+          cert: certs.cert,
+          key: certs.key,
+          caBundle: certs.caBundle,
+        }).getTime() - clock.now();
       return Math.max(1_000, Math.min(maxInterval, due));
     } catch {
       return maxInterval;
@@ -61,7 +68,8 @@ export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
         opts.server.setTls({ cert: next.cert, key: next.key });
         opts.log.info('webhook serving certificate renewed');
       }
-      if (next.caBundle !== current.caBundle) await installWebhooks(opts.client, opts.settings, next.caBundle || undefined, opts.kinds);
+      if (next.caBundle !== current.caBundle)
+        await installWebhooks(opts.client, opts.settings, next.caBundle || undefined, opts.kinds);
       current = next;
       schedule(delayFor(current));
     } catch (err) {

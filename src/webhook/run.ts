@@ -52,10 +52,33 @@ export async function runWebhooks(opts: RunWebhooksOptions): Promise<RunningWebh
   });
   try {
     const endpoint = opts.settings.endpoint;
-    const settings: WebhookSettings = endpoint.mode === 'local' && endpoint.port === 0 ? { ...opts.settings, endpoint: { ...endpoint, port: server.port } } : opts.settings;
-    const install = await installWebhooks(opts.client, settings, certificates.caBundle === '' ? undefined : certificates.caBundle, opts.kinds);
-    log.info({ configuration: install.configuration, mutatingConfiguration: install.mutatingConfiguration, crds: install.crds }, 'webhook configurations installed');
-    startCertificateRenewal({ client: opts.client, settings, server, current: certificates, log, signal: opts.signal, ...(opts.kinds === undefined ? {} : { kinds: opts.kinds }) });
+    const settings: WebhookSettings =
+      endpoint.mode === 'local' && endpoint.port === 0
+        ? { ...opts.settings, endpoint: { ...endpoint, port: server.port } }
+        : opts.settings;
+    const install = await installWebhooks(
+      opts.client,
+      settings,
+      certificates.caBundle === '' ? undefined : certificates.caBundle,
+      opts.kinds,
+    );
+    log.info(
+      {
+        configuration: install.configuration,
+        mutatingConfiguration: install.mutatingConfiguration,
+        crds: install.crds,
+      },
+      'webhook configurations installed',
+    );
+    startCertificateRenewal({
+      client: opts.client,
+      settings,
+      server,
+      current: certificates,
+      log,
+      signal: opts.signal,
+      ...(opts.kinds === undefined ? {} : { kinds: opts.kinds }),
+    });
     return { server, settings, certificates, install, close: () => server.close() };
   } catch (err) {
     await server.close();

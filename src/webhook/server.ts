@@ -7,7 +7,12 @@ import { allKinds } from '../api/kinds.js';
 import { JsonLimitError, parseGuardedJson } from '../http/json-guard.js';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
-import { applyServerLimits, serverTimeoutOptions, WEBHOOK_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
+import {
+  applyServerLimits,
+  serverTimeoutOptions,
+  WEBHOOK_SERVER_LIMITS,
+  type ServerLimits,
+} from '../http/server-limits.js';
 import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
@@ -63,7 +68,14 @@ class HttpError extends Error {
 
 /** A metav1.Status body, so an error shows up readably in the API server's "failed calling webhook" message. */
 function sendError(res: ServerResponse, err: HttpError): void {
-  send(res, err.code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: err.code, reason: err.reason, message: err.message });
+  send(res, err.code, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    code: err.code,
+    reason: err.reason,
+    message: err.message,
+  });
 }
 
 function send(res: ServerResponse, code: number, body: unknown): void {
@@ -76,7 +88,13 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      reject(new HttpError(413, 'RequestEntityTooLarge', `request body of ${declared} bytes exceeds the limit of ${limit} bytes`));
+      reject(
+        new HttpError(
+          413,
+          'RequestEntityTooLarge',
+          `request body of ${declared} bytes exceeds the limit of ${limit} bytes`,
+        ),
+      );
       return;
     }
     const chunks: Buffer[] = [];
@@ -101,14 +119,27 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
       const body = Buffer.concat(chunks);
       const text = body.toString('utf8');
       if (text.trim() === '') {
-        reject(new HttpError(400, 'BadRequest', 'request body is empty; expected a JSON AdmissionReview or ConversionReview'));
+        reject(
+          new HttpError(
+            400,
+            'BadRequest',
+            'request body is empty; expected a JSON AdmissionReview or ConversionReview',
+          ),
+        );
         return;
       }
       try {
         resolve(parseGuardedJson(body));
       } catch (err) {
         if (err instanceof JsonLimitError && err.rule === 'depth') reject(new TooDeepBody(text, err.message));
-        else reject(new HttpError(400, 'BadRequest', err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`));
+        else
+          reject(
+            new HttpError(
+              400,
+              'BadRequest',
+              err instanceof JsonLimitError ? err.message : `request body is not valid JSON: ${(err as Error).message}`,
+            ),
+          );
       }
     });
   });
@@ -138,56 +169,119 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
         return;
       }
       if (path !== VALIDATE_PATH && path !== MUTATE_PATH && path !== CONVERT_PATH) {
-        throw new HttpError(404, 'NotFound', `no webhook at ${path}; use POST ${VALIDATE_PATH}, POST ${MUTATE_PATH} or POST ${CONVERT_PATH}`);
+        throw new HttpError(
+          404,
+          'NotFound',
+          `no webhook at ${path}; use POST ${VALIDATE_PATH}, POST ${MUTATE_PATH} or POST ${CONVERT_PATH}`,
+        );
       }
-      if (req.method !== 'POST') throw new HttpError(405, 'MethodNotAllowed', `${req.method ?? '?'} ${path}: only POST is supported`);
+      if (req.method !== 'POST')
+        throw new HttpError(405, 'MethodNotAllowed', `${req.method ?? '?'} ${path}: only POST is supported`);
       const type = req.headers['content-type'] ?? '';
-      if (!type.toLowerCase().startsWith('application/json')) throw new HttpError(415, 'UnsupportedMediaType', `content-type must be application/json, got "${type}"`);
+      if (!type.toLowerCase().startsWith('application/json'))
+        throw new HttpError(415, 'UnsupportedMediaType', `content-type must be application/json, got "${type}"`);
       const body = await readJson(req, limit);
       if (path === VALIDATE_PATH) {
         const request = decodeAdmissionReview(body);
         const outcome = reviewAdmission(request, { kinds, options: opts.options });
         send(res, 200, reviewResponse(outcome.response));
         log.info(
-          { path, uid: request.uid, operation: request.operation, kind: outcome.kind, namespace: outcome.namespace, name: outcome.name, decision: outcome.decision, causes: outcome.causes, warnings: outcome.response.warnings?.length ?? 0, ms: ms() },
+          {
+            path,
+            uid: request.uid,
+            operation: request.operation,
+            kind: outcome.kind,
+            namespace: outcome.namespace,
+            name: outcome.name,
+            decision: outcome.decision,
+            causes: outcome.causes,
+            warnings: outcome.response.warnings?.length ?? 0,
+            ms: ms(),
+          },
           'admission review',
         );
       } else if (path === MUTATE_PATH) {
         const request = decodeAdmissionReview(body);
         const outcome = reviewFinalizers(request, kinds);
         send(res, 200, reviewResponse(outcome.response));
-        log.info({ path, uid: request.uid, operation: request.operation, kind: outcome.kind, namespace: outcome.namespace, name: outcome.name, decision: outcome.decision, ms: ms() }, 'mutating review');
+        log.info(
+          {
+            path,
+            uid: request.uid,
+            operation: request.operation,
+            kind: outcome.kind,
+            namespace: outcome.namespace,
+            name: outcome.name,
+            decision: outcome.decision,
+            ms: ms(),
+          },
+          'mutating review',
+        );
       } else {
         const request = decodeConversionReview(body);
         const outcome = reviewConversion(request, table);
         send(res, 200, conversionReviewResponse(outcome.response));
         const failure = outcome.response.result.status === 'Failure' ? outcome.response.result.message : undefined;
         log.info(
-          { path, uid: request.uid, kind: outcome.kind, desiredAPIVersion: request.desiredAPIVersion, objects: request.objects.length, decision: failure === undefined ? 'converted' : 'failed', ...(failure === undefined ? {} : { message: failure }), ms: ms() },
+          {
+            path,
+            uid: request.uid,
+            kind: outcome.kind,
+            desiredAPIVersion: request.desiredAPIVersion,
+            objects: request.objects.length,
+            decision: failure === undefined ? 'converted' : 'failed',
+            ...(failure === undefined ? {} : { message: failure }),
+            ms: ms(),
+          },
           'conversion review',
         );
       }
     } catch (err) {
-      const refusal = err instanceof TooDeepBody ? tooDeepAnswer(path === CONVERT_PATH ? 'conversion' : 'admission', err) : undefined;
+      const refusal =
+        err instanceof TooDeepBody ? tooDeepAnswer(path === CONVERT_PATH ? 'conversion' : 'admission', err) : undefined;
       if (refusal !== undefined) {
         send(res, 200, refusal);
-        log.warn({ path, decision: 'denied', message: (err as Error).message, ms: ms() }, 'review refused: nested too deeply');
+        log.warn(
+          { path, decision: 'denied', message: (err as Error).message, ms: ms() },
+          'review refused: nested too deeply',
+        );
         return;
       }
       const httpError =
-        err instanceof HttpError ? err : err instanceof MalformedReviewError || err instanceof TooDeepBody ? new HttpError(400, 'BadRequest', err.message) : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
+        err instanceof HttpError
+          ? err
+          : err instanceof MalformedReviewError || err instanceof TooDeepBody
+            ? new HttpError(400, 'BadRequest', err.message)
+            : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
       if (httpError.code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) sendError(res, httpError);
-      const line = { path, method: req.method, code: httpError.code, decision: 'error', message: httpError.message, ms: ms() };
-      if (httpError.code >= 500) reportServerError(log, { server: 'webhook', route: path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH ? path : 'unrouted', requestId, status: httpError.code, err });
+      const line = {
+        path,
+        method: req.method,
+        code: httpError.code,
+        decision: 'error',
+        message: httpError.message,
+        ms: ms(),
+      };
+      if (httpError.code >= 500)
+        reportServerError(log, {
+          server: 'webhook',
+          route: path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH ? path : 'unrouted',
+          requestId,
+          status: httpError.code,
+          err,
+        });
       else log.warn(line, 'webhook request refused');
     }
   }
 
   const limits: ServerLimits = { ...WEBHOOK_SERVER_LIMITS, ...opts.serverLimits };
-  const server: Server = createServer({ cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...serverTimeoutOptions(limits) }, (req, res) => {
-    void handle(req, res);
-  });
+  const server: Server = createServer(
+    { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...serverTimeoutOptions(limits) },
+    (req, res) => {
+      void handle(req, res);
+    },
+  );
   recordServingCertificate(opts.tls.cert);
   applyServerLimits(server, limits);
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));

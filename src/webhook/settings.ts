@@ -49,7 +49,11 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
 };
 
 /** Settings for the local control plane: the API server calls `https://<host>:<port>/...` directly. */
-export function localWebhookSettings(port: number, overrides: Partial<WebhookSettings> = {}, host = '127.0.0.1'): WebhookSettings {
+export function localWebhookSettings(
+  port: number,
+  overrides: Partial<WebhookSettings> = {},
+  host = '127.0.0.1',
+): WebhookSettings {
   return { ...DEFAULT_WEBHOOK_SETTINGS, ...overrides, endpoint: { mode: 'local', host, port } };
 }
 

@@ -18,7 +18,10 @@ export class TooDeepBody extends Error {
 }
 
 /** The refusal of a too-deep review at `kind` (`admission` or `conversion`), or undefined when the body is no review with a uid. */
-export function tooDeepAnswer(kind: 'admission' | 'conversion', body: TooDeepBody): AdmissionReviewResponse | ConversionReviewResponse | undefined {
+export function tooDeepAnswer(
+  kind: 'admission' | 'conversion',
+  body: TooDeepBody,
+): AdmissionReviewResponse | ConversionReviewResponse | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.text);
@@ -28,6 +31,11 @@ export function tooDeepAnswer(kind: 'admission' | 'conversion', body: TooDeepBod
   const request = typeof parsed === 'object' && parsed !== null ? (parsed as { request?: unknown }).request : undefined;
   const uid = typeof request === 'object' && request !== null ? (request as { uid?: unknown }).uid : undefined;
   if (typeof uid !== 'string') return undefined;
-  if (kind === 'conversion') return conversionReviewResponse({ uid, result: { status: 'Failure', message: body.message }, convertedObjects: [] });
+  if (kind === 'conversion')
+    return conversionReviewResponse({
+      uid,
+      result: { status: 'Failure', message: body.message },
+      convertedObjects: [],
+    });
   return reviewResponse({ uid, allowed: false, status: { code: 400, reason: 'BadRequest', message: body.message } });
 }

@@ -72,14 +72,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /** Reads server, token and CA file of the current context of an existing kubeconfig (EO_TEST_KUBECONFIG). */
-async function fromKubeconfig(path: string): Promise<{ info: Omit<TestClusterInfo, 'kubectl' | 'modelHost' | 'version'>; tempDir?: string }> {
+async function fromKubeconfig(
+  path: string,
+): Promise<{ info: Omit<TestClusterInfo, 'kubectl' | 'modelHost' | 'version'>; tempDir?: string }> {
   const doc: unknown = load(await readFile(path, 'utf8'));
   const current = field(doc, 'current-context');
   const context = field(named(field(doc, 'contexts'), current), 'context');
   const cluster = field(named(field(doc, 'clusters'), field(context, 'cluster')), 'cluster');
   const user = field(named(field(doc, 'users'), field(context, 'user')), 'user');
   const server = field(cluster, 'server');
-  if (typeof server !== 'string') throw new Error(`EO_TEST_KUBECONFIG=${path}: the current context "${String(current)}" names no cluster with a server`);
+  if (typeof server !== 'string')
+    throw new Error(
+      `EO_TEST_KUBECONFIG=${path}: the current context "${String(current)}" names no cluster with a server`,
+    );
   const token = field(user, 'token');
   const caPath = field(cluster, 'certificate-authority');
   const caData = field(cluster, 'certificate-authority-data');
@@ -91,7 +96,13 @@ async function fromKubeconfig(path: string): Promise<{ info: Omit<TestClusterInf
     caFile = join(tempDir, 'ca.crt');
     await writeFile(caFile, Buffer.from(caData, 'base64'));
   }
-  const info = { kubeconfig: path, server, token: typeof token === 'string' ? token : '', etcdEndpoint: process.env['EO_TEST_ETCD_ENDPOINT'] ?? '', caFile };
+  const info = {
+    kubeconfig: path,
+    server,
+    token: typeof token === 'string' ? token : '',
+    etcdEndpoint: process.env['EO_TEST_ETCD_ENDPOINT'] ?? '',
+    caFile,
+  };
   return tempDir === undefined ? { info } : { info, tempDir };
 }
 

@@ -17,11 +17,25 @@ export interface HealthCase {
 export type HealthResult = { status: string; message?: string } | { error: string };
 
 export async function ensureArgoHealth(log: (line: string) => void = () => {}): Promise<string> {
-  return ensureGoTool({ name: 'argo-health', sourceDir: new URL('./argo-health/', import.meta.url).pathname, sourceFiles: ['main.go'], packages: ARGO_HEALTH_PACKAGES }, log);
+  return ensureGoTool(
+    {
+      name: 'argo-health',
+      sourceDir: new URL('./argo-health/', import.meta.url).pathname,
+      sourceFiles: ['main.go'],
+      packages: ARGO_HEALTH_PACKAGES,
+    },
+    log,
+  );
 }
 
 /** Each case's result, in order; one process for them all. */
 export function runHealthScripts(binary: string, cases: readonly HealthCase[]): HealthResult[] {
-  const out = execFileSync(binary, [], { input: JSON.stringify(cases), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+  const out = execFileSync(binary, [], {
+    input: JSON.stringify(cases),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    timeout: 60_000,
+  });
   return JSON.parse(out) as HealthResult[];
 }

@@ -30,10 +30,15 @@ export interface KubectlResult {
 }
 
 /** Runs the real kubectl against the test cluster (`--kubeconfig` is added); never throws on a non-zero exit. */
-export function kubectl(args: readonly string[], opts: { input?: string; timeoutMs?: number; /** another cluster than the run's */ kubeconfig?: string } = {}): Promise<KubectlResult> {
+export function kubectl(
+  args: readonly string[],
+  opts: { input?: string; timeoutMs?: number; /** another cluster than the run's */ kubeconfig?: string } = {},
+): Promise<KubectlResult> {
   const cluster = testCluster();
   return new Promise((resolve) => {
-    const child = spawn(cluster.kubectl, ['--kubeconfig', opts.kubeconfig ?? cluster.kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cluster.kubectl, ['--kubeconfig', opts.kubeconfig ?? cluster.kubeconfig, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -49,7 +54,12 @@ export function kubectl(args: readonly string[], opts: { input?: string; timeout
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (timedOut) resolve({ code: 124, stdout, stderr: `${stderr}\nkubectl ${args.join(' ')}: killed after ${opts.timeoutMs ?? 60_000} ms` });
+      if (timedOut)
+        resolve({
+          code: 124,
+          stdout,
+          stderr: `${stderr}\nkubectl ${args.join(' ')}: killed after ${opts.timeoutMs ?? 60_000} ms`,
+        });
       else resolve({ code: code ?? 1, stdout, stderr });
     });
     // kubectl may exit before reading stdin (e.g. a bad flag); that EPIPE is not the test's failure.
@@ -60,9 +70,15 @@ export function kubectl(args: readonly string[], opts: { input?: string; timeout
 
 /** Creates a namespace `<prefix>-<random>` (a valid DNS label) and returns its name. */
 export async function createTestNamespace(prefix: string): Promise<string> {
-  const base = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'test';
+  const base =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 50) || 'test';
   const name = `${base}-${randomBytes(4).toString('hex')}`;
   const result = await kubectl(['create', 'namespace', name]);
-  if (result.code !== 0) throw new Error(`kubectl create namespace ${name} failed (exit ${result.code}): ${result.stderr.trim()}`);
+  if (result.code !== 0)
+    throw new Error(`kubectl create namespace ${name} failed (exit ${result.code}): ${result.stderr.trim()}`);
   return name;
 }

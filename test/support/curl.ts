@@ -8,7 +8,9 @@ import { ensureDebianPackages, whichOnPath } from '../../src/devcluster/apt.js';
 import { ControlPlaneError } from '../../src/devcluster/errors.js';
 import { cacheRoot } from '../../src/devcluster/paths.js';
 
-export async function ensureCurl(log: (line: string) => void = (line) => console.log(`[curl] ${line}`)): Promise<string> {
+export async function ensureCurl(
+  log: (line: string) => void = (line) => console.log(`[curl] ${line}`),
+): Promise<string> {
   const path = `${process.env['PATH'] ?? ''}${delimiter}/usr/bin`;
   const found = await whichOnPath('curl', path);
   if (found !== undefined) return found;
@@ -17,6 +19,7 @@ export async function ensureCurl(log: (line: string) => void = (line) => console
   const logFile = join(logs, 'curl-install.log');
   await ensureDebianPackages(['curl'], log, logFile);
   const installed = await whichOnPath('curl', path);
-  if (installed === undefined) throw new ControlPlaneError('the curl package is installed but curl was not found', logFile);
+  if (installed === undefined)
+    throw new ControlPlaneError('the curl package is installed but curl was not found', logFile);
   return installed;
 }

@@ -16,13 +16,15 @@ import { freeLoopbackPort } from '../../src/devcluster/ports.js';
 import { kubectl } from './cluster.js';
 
 /** The custom-metrics-apiserver release tools/custom-metrics-adapter/go.mod requires. */
-export const CUSTOM_METRICS_ADAPTER: GoModuleBuild = { module: 'custom-metrics-adapter', version: 'custom-metrics-apiserver-v1.37.0', binaries: ['test-adapter'] };
+export const CUSTOM_METRICS_ADAPTER: GoModuleBuild = {
+  module: 'custom-metrics-adapter',
+  version: 'custom-metrics-apiserver-v1.37.0',
+  binaries: ['test-adapter'],
+};
 
 /** The test adapter's value-writing endpoint: a fixed port (`:8080`) in its main.go, on every interface. */
 const WRITE_PORT = 8080;
 const SERVICE = { name: 'custom-metrics-adapter', namespace: 'kube-system' } as const;
-
-
 
 /**
  * How a cluster registers a custom-metrics adapter: its APIServices (v1beta2, which the HPA controller prefers, and
@@ -47,14 +49,18 @@ spec:
     apiService('v1beta2', 200),
     apiService('v1beta1', 100),
     'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: { name: custom-metrics-reader }\nrules: [{ apiGroups: [custom.metrics.k8s.io], resources: ["*"], verbs: [get, list, watch] }]\n',
-    'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: { name: hpa-controller-custom-metrics }\n'
-      + 'roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: custom-metrics-reader }\n'
-      + 'subjects: [{ kind: ServiceAccount, name: horizontal-pod-autoscaler, namespace: kube-system }]\n',
+    'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: { name: hpa-controller-custom-metrics }\n' +
+      'roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: custom-metrics-reader }\n' +
+      'subjects: [{ kind: ServiceAccount, name: horizontal-pod-autoscaler, namespace: kube-system }]\n',
   ].join('---\n');
 }
 
 export class CustomMetricsAdapter {
-  private constructor(private readonly child: ChildProcess, private readonly dir: string, private readonly output: () => string) {}
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+    private readonly output: () => string,
+  ) {}
 
   /**
    * Starts the adapter against the cluster of `kubeconfig` (it authenticates and authorises the aggregator's calls
@@ -63,28 +69,51 @@ export class CustomMetricsAdapter {
    */
   static async start(kubeconfig: string): Promise<CustomMetricsAdapter> {
     const binary = (await ensureGoBuild(CUSTOM_METRICS_ADAPTER))['test-adapter'];
-    if (binary === undefined) throw new Error('no test-adapter among the built binaries of tools/custom-metrics-adapter');
-    if (await acceptsOnLoopback(WRITE_PORT)) throw new Error(`port ${WRITE_PORT}, where the custom-metrics test adapter takes metric values, is already in use on this machine`);
+    if (binary === undefined)
+      throw new Error('no test-adapter among the built binaries of tools/custom-metrics-adapter');
+    if (await acceptsOnLoopback(WRITE_PORT))
+      throw new Error(
+        `port ${WRITE_PORT}, where the custom-metrics test adapter takes metric values, is already in use on this machine`,
+      );
     const dir = await mkdtemp(join(tmpdir(), 'eo-custom-metrics-'));
     const securePort = await freeLoopbackPort();
-    const child = spawn(binary, [
-      `--secure-port=${securePort}`, '--bind-address=127.0.0.1', `--cert-dir=${dir}`,
-      `--lister-kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      binary,
+      [
+        `--secure-port=${securePort}`,
+        '--bind-address=127.0.0.1',
+        `--cert-dir=${dir}`,
+        `--lister-kubeconfig=${kubeconfig}`,
+        `--authentication-kubeconfig=${kubeconfig}`,
+        `--authorization-kubeconfig=${kubeconfig}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let output = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (output = (output + d).slice(-50_000)));
     const adapter = new CustomMetricsAdapter(child, dir, () => output);
     try {
       const deadline = Date.now() + 60_000;
       while (!((await acceptsOnLoopback(securePort)) && (await acceptsOnLoopback(WRITE_PORT)))) {
-        if (!running(child)) throw new Error(`the custom-metrics adapter exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+        if (!running(child))
+          throw new Error(`the custom-metrics adapter exited (${child.exitCode ?? child.signalCode}):\n${output}`);
         if (Date.now() > deadline) throw new Error(`the custom-metrics adapter did not listen within 60 s:\n${output}`);
         await sleep(100);
       }
       const applied = await kubectl(['apply', '-f', '-'], { input: registration(securePort), kubeconfig });
       if (applied.code !== 0) throw new Error(`registering the custom-metrics adapter failed: ${applied.stderr}`);
-      const available = await kubectl(['wait', '--for=condition=Available', 'apiservice/v1beta2.custom.metrics.k8s.io', 'apiservice/v1beta1.custom.metrics.k8s.io', '--timeout=60s'], { kubeconfig, timeoutMs: 70_000 });
-      if (available.code !== 0) throw new Error(`custom.metrics.k8s.io did not become Available: ${available.stderr}\n${output}`);
+      const available = await kubectl(
+        [
+          'wait',
+          '--for=condition=Available',
+          'apiservice/v1beta2.custom.metrics.k8s.io',
+          'apiservice/v1beta1.custom.metrics.k8s.io',
+          '--timeout=60s',
+        ],
+        { kubeconfig, timeoutMs: 70_000 },
+      );
+      if (available.code !== 0)
+        throw new Error(`custom.metrics.k8s.io did not become Available: ${available.stderr}\n${output}`);
     } catch (err) {
       await adapter.stop();
       throw err;
@@ -97,10 +126,17 @@ export class CustomMetricsAdapter {
    * would compute it; the HPA controller reads it through the kube-apiserver.
    */
   async write(namespace: string, resource: string, name: string, metric: string, value: string): Promise<void> {
-    const res = await fetch(`http://127.0.0.1:${WRITE_PORT}/write-metrics/namespaces/${namespace}/${resource}/${name}/${metric}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(value), signal: AbortSignal.timeout(5_000),
-    });
-    if (!res.ok) throw new Error(`the custom-metrics adapter refused ${metric}=${value} (${res.status}): ${await res.text()}`);
+    const res = await fetch(
+      `http://127.0.0.1:${WRITE_PORT}/write-metrics/namespaces/${namespace}/${resource}/${name}/${metric}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(value),
+        signal: AbortSignal.timeout(5_000),
+      },
+    );
+    if (!res.ok)
+      throw new Error(`the custom-metrics adapter refused ${metric}=${value} (${res.status}): ${await res.text()}`);
   }
 
   get log(): string {

@@ -51,7 +51,8 @@ export function loadExamples(which: 'valid' | 'invalid'): ExampleFile[] {
     const expectField = header(text, 'expect-field');
     const clusterWord = header(text, 'cluster')?.split(/\s/)[0];
     const cluster = CLUSTER_OUTCOMES.find((c) => c === clusterWord);
-    if (clusterWord !== undefined && cluster === undefined) throw new Error(`${file}: unknown "# cluster:" outcome ${clusterWord}`);
+    if (clusterWord !== undefined && cluster === undefined)
+      throw new Error(`${file}: unknown "# cluster:" outcome ${clusterWord}`);
     return {
       path: relative(REPO_ROOT, file),
       text,

@@ -18,7 +18,13 @@ export function namesField(answer: string, field: string): boolean {
   if (apiserverSpellings(field).some((f) => answer.includes(f))) return true;
   const mapKey = /^(.*)\[([^\]]*[^\]\d][^\]]*)\]$/.exec(field);
   // Kubernetes before 1.36 writes the map's value as "object" before the message.
-  if (mapKey !== null && [': Invalid value: ', ': Invalid value: "object": '].some((v) => answer.includes(`${mapKey[1] ?? ''}${v}every key must be valid`))) return true;
+  if (
+    mapKey !== null &&
+    [': Invalid value: ', ': Invalid value: "object": '].some((v) =>
+      answer.includes(`${mapKey[1] ?? ''}${v}every key must be valid`),
+    )
+  )
+    return true;
   const listMapKey = /^(.*\[\d+\])\.(\w+)$/.exec(field);
   return listMapKey !== null && answer.includes(`${listMapKey[1] ?? ''}: Duplicate value: {"${listMapKey[2] ?? ''}":`);
 }

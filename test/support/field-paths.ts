@@ -41,7 +41,12 @@ function resolves(rest: string, node: unknown, atRoot: boolean): boolean {
     for (const key of Object.keys(node).sort((a, b) => b.length - a.length)) {
       const child = (node as Record<string, unknown>)[key];
       for (const spelled of atRoot ? [key] : [`.${key}`, `[${key}]`]) {
-        if (rest.startsWith(spelled) && boundary(rest, spelled.length) && resolves(rest.slice(spelled.length), child, false)) return true;
+        if (
+          rest.startsWith(spelled) &&
+          boundary(rest, spelled.length) &&
+          resolves(rest.slice(spelled.length), child, false)
+        )
+          return true;
       }
     }
   } else if (Array.isArray(node)) {

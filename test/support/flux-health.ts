@@ -14,7 +14,11 @@ import { runGoJsonProgram } from './go-json-program.js';
 export const FLUX_EXAMPLE = 'examples/flux/kustomization.yaml';
 
 /** The fluxcd/pkg/runtime release tools/flux-health/go.mod requires. */
-export const FLUX_HEALTH: GoModuleBuild = { module: 'flux-health', version: 'runtime-v0.117.0', binaries: ['flux-health'] };
+export const FLUX_HEALTH: GoModuleBuild = {
+  module: 'flux-health',
+  version: 'runtime-v0.117.0',
+  binaries: ['flux-health'],
+};
 
 export interface FluxHealthCheck {
   readonly apiVersion: string;
@@ -27,11 +31,16 @@ export interface FluxHealthCheck {
 export type FluxStatus = 'InProgress' | 'Failed' | 'Current';
 
 export async function loadFluxHealthChecks(): Promise<FluxHealthCheck[]> {
-  const doc = yaml.load(await readFile(join(REPO_ROOT, FLUX_EXAMPLE), 'utf8')) as { spec: { healthCheckExprs: FluxHealthCheck[] } };
+  const doc = yaml.load(await readFile(join(REPO_ROOT, FLUX_EXAMPLE), 'utf8')) as {
+    spec: { healthCheckExprs: FluxHealthCheck[] };
+  };
   return doc.spec.healthCheckExprs;
 }
 
 /** Flux's reading of each object (with its apiVersion and kind), in order, by the check of its group and kind. */
-export async function fluxReadings(checks: readonly FluxHealthCheck[], objects: readonly unknown[]): Promise<FluxStatus[]> {
+export async function fluxReadings(
+  checks: readonly FluxHealthCheck[],
+  objects: readonly unknown[],
+): Promise<FluxStatus[]> {
   return ((await runGoJsonProgram(FLUX_HEALTH, { checks, objects })) as { status: FluxStatus }[]).map((r) => r.status);
 }

@@ -16,7 +16,11 @@ export async function runGoJsonProgram(build: GoModuleBuild, input: unknown): Pr
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(stdout) as unknown) : reject(new Error(`${name} exited ${String(code)}: ${stderr.trim()}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(stdout) as unknown)
+        : reject(new Error(`${name} exited ${String(code)}: ${stderr.trim()}`)),
+    );
     child.stdin.end(JSON.stringify(input));
   });
 }

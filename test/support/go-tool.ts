@@ -29,7 +29,10 @@ export interface GoTool {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return access(path, constants.X_OK).then(() => true, () => false);
+  return access(path, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The path of `tool`'s binary, built now (under a lock, once per source) when not cached. */
@@ -45,7 +48,9 @@ export async function ensureGoTool(tool: GoTool, log: (line: string) => void = (
   const binary = join(root, `${tool.name}-${key}`, tool.name);
   if (await exists(binary)) return binary;
 
-  const lock = await acquireFileLock(join(root, `${tool.name}.lock`), { onWait: (pid) => log(`waiting for pid ${pid} to build ${tool.name}...`) });
+  const lock = await acquireFileLock(join(root, `${tool.name}.lock`), {
+    onWait: (pid) => log(`waiting for pid ${pid} to build ${tool.name}...`),
+  });
   try {
     if (await exists(binary)) return binary;
     const work = await mkdtemp(join(tmpdir(), `eo-${tool.name}-`));
@@ -56,9 +61,20 @@ export async function ensureGoTool(tool: GoTool, log: (line: string) => void = (
       const pkg = join(work, 'src', tool.name);
       await mkdir(pkg, { recursive: true });
       for (const file of tool.sourceFiles) await copyFile(join(tool.sourceDir, file), join(pkg, file));
-      const env = { ...process.env, GO111MODULE: 'off', GOPATH: `${work}:${GOCODE}`, GOFLAGS: '', CGO_ENABLED: '0', PATH: `/usr/lib/go/bin:${process.env['PATH'] ?? ''}` };
+      const env = {
+        ...process.env,
+        GO111MODULE: 'off',
+        GOPATH: `${work}:${GOCODE}`,
+        GOFLAGS: '',
+        CGO_ENABLED: '0',
+        PATH: `/usr/lib/go/bin:${process.env['PATH'] ?? ''}`,
+      };
       const code = await runLogged('go', ['build', '-o', join(work, tool.name), '.'], { logFile, env, cwd: pkg });
-      if (code !== 0) throw new ControlPlaneError(`building ${join(tool.sourceDir, 'main.go')} failed (go build exit ${code})`, logFile);
+      if (code !== 0)
+        throw new ControlPlaneError(
+          `building ${join(tool.sourceDir, 'main.go')} failed (go build exit ${code})`,
+          logFile,
+        );
       await mkdir(join(binary, '..'), { recursive: true });
       await rename(join(work, tool.name), binary); // atomic: a reader never sees half a binary
     } finally {

@@ -38,7 +38,11 @@ export interface ManifestCase {
 const signInSessionSeed = {
   apiVersion: 'pos.endpoint-operator.dev/v1',
   kind: 'SignInSession',
-  metadata: { name: 's-0123456789abcdef01234567', namespace: 'endpoint-demo', labels: { 'pos.endpoint-operator.dev/purpose': 'refresh' } },
+  metadata: {
+    name: 's-0123456789abcdef01234567',
+    namespace: 'endpoint-demo',
+    labels: { 'pos.endpoint-operator.dev/purpose': 'refresh' },
+  },
   spec: {
     purpose: 'refresh',
     subject: { kind: 'ShopUser', name: 'ana-silva' },
@@ -61,15 +65,27 @@ export const manifestSeeds: readonly Seed[] = [
 ];
 
 /** `group/version Kind` of every served version of every kind: what a seed-derived case can be. */
-export const servedKindKeys: readonly string[] = allKinds.flatMap((k) => k.versions.filter((v) => v.served).map((v) => `${k.group}/${v.name} ${k.kind}`));
+export const servedKindKeys: readonly string[] = allKinds.flatMap((k) =>
+  k.versions.filter((v) => v.served).map((v) => `${k.group}/${v.name} ${k.kind}`),
+);
 
 // Leaves (and maps) of examples/invalid: values the project already knows to be wrong at that path.
-const grafts: { readonly apiVersion: Json; readonly kind: Json; readonly path: readonly Segment[]; readonly value: Json }[] = loadExamples('invalid').flatMap((e) =>
+const grafts: {
+  readonly apiVersion: Json;
+  readonly kind: Json;
+  readonly path: readonly Segment[];
+  readonly value: Json;
+}[] = loadExamples('invalid').flatMap((e) =>
   e.documents.flatMap((d) => {
     const o = d.object as { [key: string]: Json };
     return pathsOf(o)
       .filter((p) => p.length > 1 && p[0] === 'spec')
-      .map((path) => ({ apiVersion: o.apiVersion ?? null, kind: o.kind ?? null, path, value: valueAt(o, path) ?? null }));
+      .map((path) => ({
+        apiVersion: o.apiVersion ?? null,
+        kind: o.kind ?? null,
+        path,
+        value: valueAt(o, path) ?? null,
+      }));
   }),
 );
 
@@ -80,7 +96,11 @@ function pathsOf(value: Json): Segment[][] {
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     out.push(next.path);
     const v = next.value;
-    const children: [Segment, Json][] = Array.isArray(v) ? Array.from(v, (x, i) => [i, x ?? null]) : v !== null && typeof v === 'object' ? Object.entries(v) : [];
+    const children: [Segment, Json][] = Array.isArray(v)
+      ? Array.from(v, (x, i) => [i, x ?? null])
+      : v !== null && typeof v === 'object'
+        ? Object.entries(v)
+        : [];
     for (let i = children.length - 1; i >= 0; i--) {
       const [k, x] = children[i]!;
       stack.push({ value: x, path: [...next.path, k] });
@@ -93,7 +113,11 @@ function valueAt(value: Json, path: readonly Segment[]): Json | undefined {
   let current: Json | undefined = value;
   for (const s of path) {
     if (current === null || typeof current !== 'object') return undefined;
-    current = Array.isArray(current) ? current[Number(s)] : Object.prototype.hasOwnProperty.call(current, s) ? current[String(s)] : undefined;
+    current = Array.isArray(current)
+      ? current[Number(s)]
+      : Object.prototype.hasOwnProperty.call(current, s)
+        ? current[String(s)]
+        : undefined;
   }
   return current;
 }
@@ -170,15 +194,82 @@ function removeAt(doc: { [key: string]: Json }, path: readonly Segment[]): void 
 
 // ---- values -------------------------------------------------------------------------------------
 
-const wrongType: fc.Arbitrary<Json> = fc.constantFrom<Json>(0, 1, -1, true, false, '', 'x', '0', 'true', 'null', [], {}, ['a'], [1, 2], { a: 'b' }, { '': null });
+const wrongType: fc.Arbitrary<Json> = fc.constantFrom<Json>(
+  0,
+  1,
+  -1,
+  true,
+  false,
+  '',
+  'x',
+  '0',
+  'true',
+  'null',
+  [],
+  {},
+  ['a'],
+  [1, 2],
+  { a: 'b' },
+  { '': null },
+);
 
 const outOfRange: fc.Arbitrary<Json> = fc.oneof(
-  fc.constantFrom(-1, 0, 0.5, 1.5, -0, 100, 101, 65535, 65536, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 2 ** 53 + 2, 1e308, -1e308, 5e-324, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY),
+  fc.constantFrom(
+    -1,
+    0,
+    0.5,
+    1.5,
+    -0,
+    100,
+    101,
+    65535,
+    65536,
+    2 ** 31 - 1,
+    2 ** 31,
+    -(2 ** 31) - 1,
+    2 ** 53,
+    2 ** 53 + 2,
+    1e308,
+    -1e308,
+    5e-324,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
+  ),
   fc.integer(),
   fc.double(),
 );
 
-const specialStrings = ['\u0000', 'a\u0000b', '\u202eevil', 'ß', 'İ', 'ǅ', '🛍️', 'e\u0301', '\ufeffbom', 'line\nbreak', 'tab\there', ' padded ', 'ＡＢＣ', 'ﬁ', '\uD800', '\\', '"', "'", '%s%n', '${x}', '{{x}}', '<script>', '../..', '*', '?', '#', '&a', '!!str'];
+const specialStrings = [
+  '\u0000',
+  'a\u0000b',
+  '\u202eevil',
+  'ß',
+  'İ',
+  'ǅ',
+  '🛍️',
+  'e\u0301',
+  '\ufeffbom',
+  'line\nbreak',
+  'tab\there',
+  ' padded ',
+  'ＡＢＣ',
+  'ﬁ',
+  '\uD800',
+  '\\',
+  '"',
+  "'",
+  '%s%n',
+  '${x}',
+  '{{x}}',
+  '<script>',
+  '../..',
+  '*',
+  '?',
+  '#',
+  '&a',
+  '!!str',
+];
 const unicodeString: fc.Arbitrary<Json> = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
@@ -186,19 +277,93 @@ const unicodeString: fc.Arbitrary<Json> = fc.oneof(
 );
 
 const longString: fc.Arbitrary<Json> = fc
-  .tuple(fc.constantFrom('a', 'A', 'é', '🛍️', '0', '-', ' ', 'ア', 'ab.'), fc.constantFrom(63, 64, 65, 128, 129, 253, 254, 255, 512, 513, 4096, 100_000))
+  .tuple(
+    fc.constantFrom('a', 'A', 'é', '🛍️', '0', '-', ' ', 'ア', 'ab.'),
+    fc.constantFrom(63, 64, 65, 128, 129, 253, 254, 255, 512, 513, 4096, 100_000),
+  )
   .map(([unit, n]) => unit.repeat(n));
 
 /** Near misses of the operator's formats: addresses, resource names, label/annotation keys, emails, hashes, times. */
 const nearMiss: fc.Arbitrary<Json> = fc.constantFrom<Json>(
   // addresses
-  '8.8.8', '8.8.8.8:53', '256.1.1.1', '01.2.3.4', '1.2.3.4/24', '[::1]', '[::1]:8080', 'fe80::1%eth0', '::ffff:1.2.3.4', '::', '::1', '1::2::3', 'test:bad:address', 'localhost', '10.0.0.1 ', ' 10.0.0.1', 'a'.repeat(46), '2001:db8::' + '0'.repeat(40),
+  '8.8.8',
+  '8.8.8.8:53',
+  '256.1.1.1',
+  '01.2.3.4',
+  '1.2.3.4/24',
+  '[::1]',
+  '[::1]:8080',
+  'fe80::1%eth0',
+  '::ffff:1.2.3.4',
+  '::',
+  '::1',
+  '1::2::3',
+  'test:bad:address',
+  'localhost',
+  '10.0.0.1 ',
+  ' 10.0.0.1',
+  'a'.repeat(46),
+  '2001:db8::' + '0'.repeat(40),
   // resource names
-  'projects/p/locations/l/namespaces/n/services/s', 'projects/p/locations/l/namespaces/n/services/s/endpoints/e', 'projects/P/locations/l/namespaces/n/services/s/endpoints/e', 'projects/p/locations/l/namespaces/n/services/s/endpoints/', 'projects//locations/l', 'projects/p/locations/l/namespaces/n/services/s/endpoints/e/x', 'projects/123/global/networks/n', 'projects/0123/global/networks/n', 'projects/my-project/global/networks/n', 'projects/123/locations/global/networks/n', 'projects/123/locations/us-east1/networks/n', 'bq://p.d.t', 'bq://p', 'gs://p.d.t', 'bq://p.d.t.x', 'projects/p/locations/l/keyRings/r/cryptoKeys/k', 'projects/p/models/m',
+  'projects/p/locations/l/namespaces/n/services/s',
+  'projects/p/locations/l/namespaces/n/services/s/endpoints/e',
+  'projects/P/locations/l/namespaces/n/services/s/endpoints/e',
+  'projects/p/locations/l/namespaces/n/services/s/endpoints/',
+  'projects//locations/l',
+  'projects/p/locations/l/namespaces/n/services/s/endpoints/e/x',
+  'projects/123/global/networks/n',
+  'projects/0123/global/networks/n',
+  'projects/my-project/global/networks/n',
+  'projects/123/locations/global/networks/n',
+  'projects/123/locations/us-east1/networks/n',
+  'bq://p.d.t',
+  'bq://p',
+  'gs://p.d.t',
+  'bq://p.d.t.x',
+  'projects/p/locations/l/keyRings/r/cryptoKeys/k',
+  'projects/p/models/m',
   // keys and label values
-  'a/b/c', '/a', 'a/', 'example.com/', 'EXAMPLE.com/x', 'endpoint-operator.dev/x', 'x.endpoint-operator.io/y', '-a', 'a-', '_a', '1a', 'チーム', 'Équipe', 'a'.repeat(64), 'a'.repeat(63),
+  'a/b/c',
+  '/a',
+  'a/',
+  'example.com/',
+  'EXAMPLE.com/x',
+  'endpoint-operator.dev/x',
+  'x.endpoint-operator.io/y',
+  '-a',
+  'a-',
+  '_a',
+  '1a',
+  'チーム',
+  'Équipe',
+  'a'.repeat(64),
+  'a'.repeat(63),
   // ids, emails, hashes, times, enums
-  '0', '00', '12345678901', '4712380917', '-1', '1e3', 'ana@example.com', 'Ana@Example.com', 'ana@', '@example.com', 'a b@example.com', `${'a'.repeat(65)}@example.com`, 'a'.repeat(43), 'a'.repeat(44), '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-12-01', 'now', 'superadmin', 'owner', 'disabled', 'Active', 'shop-selection', 'AdminUser', 'RefreshTokenReuse',
+  '0',
+  '00',
+  '12345678901',
+  '4712380917',
+  '-1',
+  '1e3',
+  'ana@example.com',
+  'Ana@Example.com',
+  'ana@',
+  '@example.com',
+  'a b@example.com',
+  `${'a'.repeat(65)}@example.com`,
+  'a'.repeat(43),
+  'a'.repeat(44),
+  '2026-13-01T00:00:00Z',
+  '2026-02-30T00:00:00Z',
+  '2026-12-01',
+  'now',
+  'superadmin',
+  'owner',
+  'disabled',
+  'Active',
+  'shop-selection',
+  'AdminUser',
+  'RefreshTokenReuse',
 );
 
 const deepNest: fc.Arbitrary<Json> = fc.tuple(fc.integer({ min: 10, max: 60 }), fc.boolean()).map(([depth, arrays]) => {
@@ -220,29 +385,80 @@ const anyValue: fc.Arbitrary<Json> = fc.oneof(
 );
 
 const fieldKey: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('unknownField', 'status', 'etag', 'id', 'name', 'network', 'metadata', 'annotations', 'deletionTimestamp', '__proto__', 'constructor', 'toString', '', ' ', '.', '[0]', 'a.b', 'a]b'),
+  fc.constantFrom(
+    'unknownField',
+    'status',
+    'etag',
+    'id',
+    'name',
+    'network',
+    'metadata',
+    'annotations',
+    'deletionTimestamp',
+    '__proto__',
+    'constructor',
+    'toString',
+    '',
+    ' ',
+    '.',
+    '[0]',
+    'a.b',
+    'a]b',
+  ),
   nearMiss.filter((v): v is string => typeof v === 'string'),
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 10 }),
 );
 
-const statusValue: fc.Arbitrary<Json> = fc.record({ etag: fc.oneof(fc.constant('e1'), fc.string()), id: fc.stringMatching(/^[0-9]{1,10}$/) }, { requiredKeys: [] });
+const statusValue: fc.Arbitrary<Json> = fc.record(
+  { etag: fc.oneof(fc.constant('e1'), fc.string()), id: fc.stringMatching(/^[0-9]{1,10}$/) },
+  { requiredKeys: [] },
+);
 
 const apiVersions = [...new Set(allKinds.flatMap((k) => k.versions.map((v) => `${k.group}/${v.name}`)))];
 const kindNames = allKinds.map((k) => k.kind);
 const headerValue = (field: 'apiVersion' | 'kind'): fc.Arbitrary<Json> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom<Json>(...(field === 'apiVersion' ? apiVersions : kindNames)) },
-    { weight: 2, arbitrary: fc.constantFrom<Json>('v1', 'apps/v1', 'prediction.endpoint-operator.dev/v2', 'registry.endpoint-operator.dev', '/v1', '', 'List', 'predictionendpoint', 'Secret') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<Json>(
+        'v1',
+        'apps/v1',
+        'prediction.endpoint-operator.dev/v2',
+        'registry.endpoint-operator.dev',
+        '/v1',
+        '',
+        'List',
+        'predictionendpoint',
+        'Secret',
+      ),
+    },
     { weight: 1, arbitrary: wrongType },
   );
 
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('remove' as const), at: fc.nat() }) },
   { weight: 8, arbitrary: fc.record({ op: fc.constant('replace' as const), at: fc.nat(), value: anyValue }) },
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('addField' as const), at: fc.nat(), key: fieldKey, value: fc.oneof(anyValue, statusValue) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('addField' as const),
+      at: fc.nat(),
+      key: fieldKey,
+      value: fc.oneof(anyValue, statusValue),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('graft' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('header' as const), field: fc.constantFrom('apiVersion' as const, 'kind' as const) }).chain((h) => headerValue(h.field).map((value) => ({ ...h, value }))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({
+        op: fc.constantFrom('header' as const),
+        field: fc.constantFrom('apiVersion' as const, 'kind' as const),
+      })
+      .chain((h) => headerValue(h.field).map((value) => ({ ...h, value }))),
+  },
 );
 
 const seedArbitrary: fc.Arbitrary<Seed> = fc.constantFrom(...manifestSeeds);
@@ -266,7 +482,15 @@ function objectOf(seed: Seed): fc.Arbitrary<Json> {
 const randomDocument: fc.Arbitrary<Json> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>,
   fc.dictionary(fieldKey, garbage, { maxKeys: 6 }),
-  fc.record({ apiVersion: headerValue('apiVersion'), kind: headerValue('kind'), metadata: fc.oneof(garbage, fc.record({ name: anyValue, namespace: anyValue }, { requiredKeys: [] })), spec: garbage }, { requiredKeys: [] }),
+  fc.record(
+    {
+      apiVersion: headerValue('apiVersion'),
+      kind: headerValue('kind'),
+      metadata: fc.oneof(garbage, fc.record({ name: anyValue, namespace: anyValue }, { requiredKeys: [] })),
+      spec: garbage,
+    },
+    { requiredKeys: [] },
+  ),
 );
 
 /**
@@ -275,12 +499,24 @@ const randomDocument: fc.Arbitrary<Json> = fc.oneof(
  * fields and etags change between the two) as an UPDATE would carry.
  */
 export const manifestCaseArbitrary: fc.Arbitrary<ManifestCase> = seedArbitrary.chain((seed) =>
-  fc.record(
-    {
+  fc
+    .record({
       object: fc.oneof({ weight: 9, arbitrary: objectOf(seed) }, { weight: 1, arbitrary: randomDocument }),
-      oldObject: fc.option(fc.oneof({ weight: 3, arbitrary: fc.array(opArbitrary, { maxLength: 2 }).map((ops) => mutated(seed, ops) as Json) }, { weight: 1, arbitrary: randomDocument }), { nil: undefined, freq: 2 }),
-    },
-  ).map(({ object, oldObject }) => ({ group: seed.group, version: seed.version, kind: seed.kind, object, ...(oldObject === undefined ? {} : { oldObject }) })),
+      oldObject: fc.option(
+        fc.oneof(
+          { weight: 3, arbitrary: fc.array(opArbitrary, { maxLength: 2 }).map((ops) => mutated(seed, ops) as Json) },
+          { weight: 1, arbitrary: randomDocument },
+        ),
+        { nil: undefined, freq: 2 },
+      ),
+    })
+    .map(({ object, oldObject }) => ({
+      group: seed.group,
+      version: seed.version,
+      kind: seed.kind,
+      object,
+      ...(oldObject === undefined ? {} : { oldObject }),
+    })),
 );
 
 /** Just the manifest. */
@@ -290,19 +526,41 @@ export const manifestArbitrary: fc.Arbitrary<Json> = manifestCaseArbitrary.map((
 
 function aliasBomb(levels: number, target: string): string {
   const lines = ['x0: &x0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < levels; i++) lines.push(`x${i}: &x${i} [${Array.from({ length: 9 }, () => `*x${i - 1}`).join(',')}]`);
+  for (let i = 1; i < levels; i++)
+    lines.push(`x${i}: &x${i} [${Array.from({ length: 9 }, () => `*x${i - 1}`).join(',')}]`);
   return `${lines.join('\n')}\n${target.replace(/BOMB/g, `*x${levels - 1}`)}`;
 }
 
 /** Well-formed YAML that exercises what JSON cannot say: non-object documents, aliases (a "billion laughs" too), tags, block scalars. */
 export const yamlFeatureDocument: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('- just\n- a list\n', 'plain scalar\n', '42\n', '~\n', 'null\n', '[]\n', '{}\n', '""\n', 'true\n', '!!str 123\n', '|\n  block\n  scalar\n', '# only a comment\n'),
-  fc.tuple(fc.integer({ min: 3, max: 9 }), fc.constantFrom('metadata: {name: bomb, namespace: n, labels: BOMB}\nspec: {displayName: BOMB, labels: BOMB}', 'metadata: {name: bomb}\nspec: {name: BOMB, address: BOMB, annotations: {a: BOMB}, port: BOMB}', 'metadata: {name: bomb}\nspec: {email: x@y.z, displayName: d, passwordSecretRef: {name: s, key: k}, memberships: BOMB}'), fc.constantFrom(...servedKindKeys)).map(
-    ([levels, body, key]) => {
+  fc.constantFrom(
+    '- just\n- a list\n',
+    'plain scalar\n',
+    '42\n',
+    '~\n',
+    'null\n',
+    '[]\n',
+    '{}\n',
+    '""\n',
+    'true\n',
+    '!!str 123\n',
+    '|\n  block\n  scalar\n',
+    '# only a comment\n',
+  ),
+  fc
+    .tuple(
+      fc.integer({ min: 3, max: 9 }),
+      fc.constantFrom(
+        'metadata: {name: bomb, namespace: n, labels: BOMB}\nspec: {displayName: BOMB, labels: BOMB}',
+        'metadata: {name: bomb}\nspec: {name: BOMB, address: BOMB, annotations: {a: BOMB}, port: BOMB}',
+        'metadata: {name: bomb}\nspec: {email: x@y.z, displayName: d, passwordSecretRef: {name: s, key: k}, memberships: BOMB}',
+      ),
+      fc.constantFrom(...servedKindKeys),
+    )
+    .map(([levels, body, key]) => {
       const [apiVersion, kind] = key.split(' ');
       return aliasBomb(levels, `apiVersion: ${apiVersion}\nkind: ${kind}\n${body}`) + '\n';
-    },
-  ),
+    }),
   fc.constantFrom(...servedKindKeys).map((key) => {
     const [apiVersion, kind] = key.split(' ');
     return `apiVersion: !!str ${apiVersion}\nkind: "${kind}"\nmetadata: &m {name: anchored, namespace: n}\nspec:\n  displayName: >-\n    folded\n    text\n  description: *m\n  name: !!str 12\n  port: !!int "8080"\n`;
@@ -332,9 +590,15 @@ export const unreadableYamlTexts: readonly string[] = [
 export const yamlGarbageText: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...unreadableYamlTexts),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 200 }),
-  fc.tuple(fc.jsonValue({ maxDepth: 2 }), fc.nat(), fc.constantFrom('[', '{', '"', ':', '\t', '*', '&', '!', '%', '@', '`')).map(([v, at, junk]) => {
-    const text = JSON.stringify(v) ?? 'null';
-    const i = at % (text.length + 1);
-    return `${text.slice(0, i)}${junk}${text.slice(i)}\n`;
-  }),
+  fc
+    .tuple(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.nat(),
+      fc.constantFrom('[', '{', '"', ':', '\t', '*', '&', '!', '%', '@', '`'),
+    )
+    .map(([v, at, junk]) => {
+      const text = JSON.stringify(v) ?? 'null';
+      const i = at % (text.length + 1);
+      return `${text.slice(0, i)}${junk}${text.slice(i)}\n`;
+    }),
 );

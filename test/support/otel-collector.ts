@@ -18,7 +18,9 @@ import { spansOfTracesData, type ExportedSpan } from './otlp-json.js';
 
 /** The collector release every module of tools/otelcol is at (builder-config.yaml; its stable modules are v1.71.0). */
 export const OTELCOL: GoModuleBuild = {
-  module: 'otelcol', version: 'v0.165.0', binaries: ['otelcol'],
+  module: 'otelcol',
+  version: 'v0.165.0',
+  binaries: ['otelcol'],
   versionCheck: { args: () => ['--version'], expect: 'otelcol version 0.165.0' },
 };
 
@@ -44,8 +46,6 @@ function configFor(port: number, file: string): string {
     },
   });
 }
-
-
 
 export class OtelCollector {
   private offset = 0;
@@ -82,7 +82,9 @@ export class OtelCollector {
       if (running(child)) return collector;
       if (!isPortConflict(output) || attempt === 5) {
         await rm(dir, { recursive: true, force: true });
-        throw new Error(`the OpenTelemetry Collector exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
+        throw new Error(
+          `the OpenTelemetry Collector exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`,
+        );
       }
     }
   }
@@ -100,14 +102,24 @@ export class OtelCollector {
   }
 
   /** Polls the written spans until `find` returns something; fails with the collector's log after `timeoutMs`. */
-  async waitFor<T>(what: string, find: (spans: readonly ExportedSpan[]) => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  async waitFor<T>(
+    what: string,
+    find: (spans: readonly ExportedSpan[]) => T | undefined | false,
+    timeoutMs = 30_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const spans = await this.spans();
       const found = find(spans);
       if (found !== undefined && found !== false) return found;
-      if (!running(this.child)) throw new Error(`${what}: the OpenTelemetry Collector exited (${this.child.exitCode ?? this.child.signalCode}):\n${this.log}`);
-      if (Date.now() > deadline) throw new Error(`${what}: not among the ${spans.length} spans the collector wrote in ${timeoutMs / 1000} s; its log:\n${this.log}`);
+      if (!running(this.child))
+        throw new Error(
+          `${what}: the OpenTelemetry Collector exited (${this.child.exitCode ?? this.child.signalCode}):\n${this.log}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(
+          `${what}: not among the ${spans.length} spans the collector wrote in ${timeoutMs / 1000} s; its log:\n${this.log}`,
+        );
       await sleep(100);
     }
   }
@@ -121,11 +133,32 @@ export class OtelCollector {
     const traceId = randomBytes(16).toString('hex');
     const now = `${BigInt(Date.now()) * 1_000_000n}`;
     const res = await fetch(`${this.endpoint}/v1/traces`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'otel-collector-barrier' } }] },
-        scopeSpans: [{ spans: [{ traceId, spanId: randomBytes(8).toString('hex'), name: 'barrier', kind: 1, startTimeUnixNano: now, endTimeUnixNano: now }] }] }] }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'otel-collector-barrier' } }] },
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId,
+                    spanId: randomBytes(8).toString('hex'),
+                    name: 'barrier',
+                    kind: 1,
+                    startTimeUnixNano: now,
+                    endTimeUnixNano: now,
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
     });
-    if (res.status !== 200) throw new Error(`the collector refused a trace export (${res.status}): ${await res.text()}`);
+    if (res.status !== 200)
+      throw new Error(`the collector refused a trace export (${res.status}): ${await res.text()}`);
     await this.waitFor('the barrier span', (spans) => spans.some((s) => s.traceId === traceId));
   }
 
@@ -146,7 +179,10 @@ export class OtelCollector {
           throw new Error(`the OpenTelemetry Collector did not stop within 10 s of SIGTERM:\n${this.log}`);
         }
       }
-      if (this.child.exitCode !== 0) throw new Error(`the OpenTelemetry Collector exited with ${this.child.exitCode ?? this.child.signalCode}:\n${this.log}`);
+      if (this.child.exitCode !== 0)
+        throw new Error(
+          `the OpenTelemetry Collector exited with ${this.child.exitCode ?? this.child.signalCode}:\n${this.log}`,
+        );
     } finally {
       await rm(this.dir, { recursive: true, force: true });
     }

@@ -4,7 +4,10 @@
  * Ids are hex strings, kinds and status codes integers, 64-bit integers strings.
  */
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
-interface KeyValue { key: string; value?: AnyValue }
+interface KeyValue {
+  key: string;
+  value?: AnyValue;
+}
 
 export interface ExportedSpan {
   readonly service: string;
@@ -26,7 +29,17 @@ export const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
 interface TracesData {
   resourceSpans?: Array<{
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: KeyValue[]; status?: { code?: number } }> }>;
+    scopeSpans?: Array<{
+      spans?: Array<{
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: KeyValue[];
+        status?: { code?: number };
+      }>;
+    }>;
   }>;
 }
 
@@ -51,9 +64,15 @@ export function spansOfTracesData(document: unknown): ExportedSpan[] {
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
         spans.push({
-          service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name,
+          service,
+          traceId: s.traceId,
+          spanId: s.spanId,
+          parentSpanId: s.parentSpanId ?? '',
+          name: s.name,
           // The protobuf JSON mapping omits zero values: a missing kind is SPAN_KIND_UNSPECIFIED.
-          kind: s.kind ?? 0, attributes: attributesOf(s.attributes), statusCode: s.status?.code ?? 0,
+          kind: s.kind ?? 0,
+          attributes: attributesOf(s.attributes),
+          statusCode: s.status?.code ?? 0,
         });
       }
     }

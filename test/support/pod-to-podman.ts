@@ -19,12 +19,20 @@ const securityContext = z
     runAsGroup: z.number().int().optional(),
     readOnlyRootFilesystem: z.boolean().optional(),
     allowPrivilegeEscalation: z.boolean().optional(),
-    capabilities: z.object({ drop: z.array(z.string()).optional(), add: z.array(z.string()).optional() }).strict().optional(),
-    seccompProfile: z.object({ type: z.enum(['RuntimeDefault', 'Unconfined']) }).strict().optional(),
+    capabilities: z
+      .object({ drop: z.array(z.string()).optional(), add: z.array(z.string()).optional() })
+      .strict()
+      .optional(),
+    seccompProfile: z
+      .object({ type: z.enum(['RuntimeDefault', 'Unconfined']) })
+      .strict()
+      .optional(),
   })
   .strict();
 
-const httpProbe = z.object({ httpGet: z.object({ path: z.string(), port: z.union([z.string(), z.number()]) }).strict() }).passthrough();
+const httpProbe = z
+  .object({ httpGet: z.object({ path: z.string(), port: z.union([z.string(), z.number()]) }).strict() })
+  .passthrough();
 
 const container = z
   .object({
@@ -39,15 +47,28 @@ const container = z
           .object({
             name: z.string(),
             value: z.string().optional(),
-            valueFrom: z.object({ fieldRef: z.object({ fieldPath: z.enum(['metadata.namespace', 'metadata.name']) }).strict() }).strict().optional(),
+            valueFrom: z
+              .object({ fieldRef: z.object({ fieldPath: z.enum(['metadata.namespace', 'metadata.name']) }).strict() })
+              .strict()
+              .optional(),
           })
           .strict(),
       )
       .default([]),
-    ports: z.array(z.object({ name: z.string(), containerPort: z.number().int(), protocol: z.literal('TCP').optional() }).strict()).default([]),
+    ports: z
+      .array(
+        z.object({ name: z.string(), containerPort: z.number().int(), protocol: z.literal('TCP').optional() }).strict(),
+      )
+      .default([]),
     livenessProbe: httpProbe.optional(),
     readinessProbe: httpProbe.optional(),
-    resources: z.object({ requests: z.record(z.string(), z.string()).optional(), limits: z.record(z.string(), z.string()).optional() }).strict().optional(),
+    resources: z
+      .object({
+        requests: z.record(z.string(), z.string()).optional(),
+        limits: z.record(z.string(), z.string()).optional(),
+      })
+      .strict()
+      .optional(),
     securityContext: securityContext.optional(),
     volumeMounts: z.array(z.object({ name: z.string(), mountPath: z.string() }).strict()).default([]),
   })
@@ -63,10 +84,22 @@ const deployment = z.object({
         spec: z
           .object({
             serviceAccountName: z.string(),
-            securityContext: z.object({ runAsNonRoot: z.boolean().optional(), seccompProfile: securityContext.shape.seccompProfile }).strict().optional(),
+            securityContext: z
+              .object({ runAsNonRoot: z.boolean().optional(), seccompProfile: securityContext.shape.seccompProfile })
+              .strict()
+              .optional(),
             terminationGracePeriodSeconds: z.number().int().default(30),
             containers: z.array(container),
-            volumes: z.array(z.object({ name: z.string(), emptyDir: z.object({ sizeLimit: z.string().optional(), medium: z.string().optional() }).strict() }).strict()).default([]),
+            volumes: z
+              .array(
+                z
+                  .object({
+                    name: z.string(),
+                    emptyDir: z.object({ sizeLimit: z.string().optional(), medium: z.string().optional() }).strict(),
+                  })
+                  .strict(),
+              )
+              .default([]),
             // Where the pod is scheduled: one host here, nothing to reproduce.
             topologySpreadConstraints: z.unknown().optional(),
             affinity: z.unknown().optional(),
@@ -112,7 +145,9 @@ export function parseDeployment(obj: unknown): DeploymentObject {
   const parsed = deployment.safeParse(obj);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`a Deployment the image tests cannot reproduce with podman (translate the new field in test/support/pod-to-podman.ts): ${issues}`);
+    throw new Error(
+      `a Deployment the image tests cannot reproduce with podman (translate the new field in test/support/pod-to-podman.ts): ${issues}`,
+    );
   }
   return parsed.data;
 }
@@ -126,13 +161,20 @@ export function quantityBytes(q: string): number {
 }
 
 /** Rewrites `--flag=PORT` arguments to the host ports; every containerPort must be set by one. */
-export function movePorts(args: readonly string[], ports: readonly { name: string; containerPort: number }[], hostPorts: ReadonlyMap<number, number>): string[] {
+export function movePorts(
+  args: readonly string[],
+  ports: readonly { name: string; containerPort: number }[],
+  hostPorts: ReadonlyMap<number, number>,
+): string[] {
   const out = [...args];
   for (const { name, containerPort } of ports) {
     const host = hostPorts.get(containerPort);
     if (host === undefined) throw new Error(`containerPort ${containerPort} (${name}) has no host port`);
     const i = out.findIndex((a) => /^--[a-z-]*port=\d+$/.test(a) && a.endsWith(`=${containerPort}`));
-    if (i < 0) throw new Error(`containerPort ${containerPort} (${name}) is set by no argument, so it cannot be moved on the host network: pass it as a flag in the chart`);
+    if (i < 0)
+      throw new Error(
+        `containerPort ${containerPort} (${name}) is set by no argument, so it cannot be moved on the host network: pass it as a flag in the chart`,
+      );
     out[i] = `${out[i]!.slice(0, out[i]!.indexOf('='))}=${host}`;
   }
   return out;
@@ -145,7 +187,8 @@ export function podmanRunPlan(obj: unknown, containerName: string, opts: PodmanR
   if (!c) throw new Error(`Deployment ${d.metadata.name} has no container ${containerName}`);
   const sc = c.securityContext ?? {};
   const runAsNonRoot = sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot ?? false;
-  if (runAsNonRoot && (sc.runAsUser === undefined || sc.runAsUser === 0)) throw new Error(`${c.name}: runAsNonRoot needs a numeric non-zero runAsUser`);
+  if (runAsNonRoot && (sc.runAsUser === undefined || sc.runAsUser === 0))
+    throw new Error(`${c.name}: runAsNonRoot needs a numeric non-zero runAsUser`);
   const seccomp = sc.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type ?? 'RuntimeDefault';
 
   const run: string[] = ['--detach', '--name', opts.podName, '--pull', 'never', '--network', 'host'];
@@ -163,16 +206,23 @@ export function podmanRunPlan(obj: unknown, containerName: string, opts: PodmanR
   for (const mount of c.volumeMounts) {
     const volume = pod.volumes.find((v) => v.name === mount.name);
     if (!volume) throw new Error(`${c.name}: volumeMount ${mount.name} names no volume`);
-    if (volume.emptyDir.medium !== undefined && volume.emptyDir.medium !== 'Memory') throw new Error(`emptyDir medium ${volume.emptyDir.medium} is not supported`);
+    if (volume.emptyDir.medium !== undefined && volume.emptyDir.medium !== 'Memory')
+      throw new Error(`emptyDir medium ${volume.emptyDir.medium} is not supported`);
     // An emptyDir is a fresh directory any container user can write; a tmpfs of its size limit is the same here.
     const size = volume.emptyDir.sizeLimit === undefined ? '' : `,size=${quantityBytes(volume.emptyDir.sizeLimit)}`;
     run.push('--tmpfs', `${mount.mountPath}:rw,nosuid,nodev,mode=1777${size}`);
   }
   run.push('--volume', `${opts.serviceAccountDir}:${SERVICE_ACCOUNT_MOUNT}:ro`);
-  run.push('--env', `KUBERNETES_SERVICE_HOST=${opts.apiserver.host}`, '--env', `KUBERNETES_SERVICE_PORT=${opts.apiserver.port}`);
+  run.push(
+    '--env',
+    `KUBERNETES_SERVICE_HOST=${opts.apiserver.host}`,
+    '--env',
+    `KUBERNETES_SERVICE_PORT=${opts.apiserver.port}`,
+  );
   for (const e of c.env) {
     const field = e.valueFrom?.fieldRef.fieldPath;
-    const value = field === 'metadata.namespace' ? d.metadata.namespace : field === 'metadata.name' ? opts.podName : e.value;
+    const value =
+      field === 'metadata.namespace' ? d.metadata.namespace : field === 'metadata.name' ? opts.podName : e.value;
     if (value === undefined) throw new Error(`${c.name}: env ${e.name} has neither a value nor a supported fieldRef`);
     run.push('--env', `${e.name}=${value}`);
   }
@@ -181,8 +231,14 @@ export function podmanRunPlan(obj: unknown, containerName: string, opts: PodmanR
   const args = [...movePorts(c.args, c.ports, opts.hostPorts), ...(opts.extraArgs ?? [])];
   const ports = new Map(c.ports.map((p) => [p.name, opts.hostPorts.get(p.containerPort)!] as const));
   const probe = c.readinessProbe?.httpGet;
-  const probePort = probe === undefined ? undefined : typeof probe.port === 'number' ? opts.hostPorts.get(probe.port) : ports.get(probe.port);
-  if (probe !== undefined && probePort === undefined) throw new Error(`${c.name}: readinessProbe port ${probe.port} is no containerPort`);
+  const probePort =
+    probe === undefined
+      ? undefined
+      : typeof probe.port === 'number'
+        ? opts.hostPorts.get(probe.port)
+        : ports.get(probe.port);
+  if (probe !== undefined && probePort === undefined)
+    throw new Error(`${c.name}: readinessProbe port ${probe.port} is no containerPort`);
   return {
     runArgs: [...run, opts.image, ...args],
     args,

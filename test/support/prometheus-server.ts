@@ -23,7 +23,12 @@ export interface QueryResult {
 }
 
 export class PrometheusServer {
-  private constructor(readonly url: string, private readonly child: ChildProcess, private readonly dir: string, private readonly output: () => string) {}
+  private constructor(
+    readonly url: string,
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+    private readonly output: () => string,
+  ) {}
 
   static async start(jobs: readonly ScrapeJob[], bearerToken: string): Promise<PrometheusServer> {
     const { prometheus } = await ensurePrometheus();
@@ -39,10 +44,16 @@ export class PrometheusServer {
     };
     await writeFile(join(dir, 'prometheus.yml'), yaml.dump(config));
     const port = await freeLoopbackPort();
-    const child = spawn(prometheus, [
-      `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      prometheus,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let output = '';
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (output = (output + d).slice(-20_000)));
     const server = new PrometheusServer(`http://127.0.0.1:${port}`, child, dir, () => output);
@@ -62,7 +73,11 @@ export class PrometheusServer {
   /** An instant query (/api/v1/query); throws with Prometheus's error for a query it refuses. */
   async query(expr: string): Promise<QueryResult[]> {
     const res = await fetch(`${this.url}/api/v1/query`, { method: 'POST', body: new URLSearchParams({ query: expr }) });
-    const body = (await res.json()) as { status: string; error?: string; data?: { resultType: string; result: QueryResult[] } };
+    const body = (await res.json()) as {
+      status: string;
+      error?: string;
+      data?: { resultType: string; result: QueryResult[] };
+    };
     if (body.status !== 'success') throw new Error(`query ${expr}: ${body.error ?? res.status}`);
     return body.data?.result ?? [];
   }
@@ -70,7 +85,9 @@ export class PrometheusServer {
   /** The scrape targets and their health ("up", "down", "unknown") with the last scrape error. */
   async targets(): Promise<{ job: string; health: string; lastError: string }[]> {
     const res = await fetch(`${this.url}/api/v1/targets`);
-    const body = (await res.json()) as { data: { activeTargets: { labels: { job: string }; health: string; lastError: string }[] } };
+    const body = (await res.json()) as {
+      data: { activeTargets: { labels: { job: string }; health: string; lastError: string }[] };
+    };
     return body.data.activeTargets.map((t) => ({ job: t.labels.job, health: t.health, lastError: t.lastError }));
   }
 

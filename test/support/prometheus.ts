@@ -15,7 +15,9 @@ export interface PrometheusTools {
   readonly promtool: string;
 }
 
-export async function ensurePrometheus(log: (line: string) => void = (line) => console.log(`[prometheus] ${line}`)): Promise<PrometheusTools> {
+export async function ensurePrometheus(
+  log: (line: string) => void = (line) => console.log(`[prometheus] ${line}`),
+): Promise<PrometheusTools> {
   const logs = join(cacheRoot(), 'logs');
   await mkdir(logs, { recursive: true });
   const logFile = join(logs, 'prometheus-install.log');
@@ -27,6 +29,10 @@ export async function ensurePrometheus(log: (line: string) => void = (line) => c
     prometheus = await whichOnPath('prometheus', path);
     promtool = await whichOnPath('promtool', path);
   }
-  if (prometheus === undefined || promtool === undefined) throw new ControlPlaneError('the prometheus package is installed but prometheus or promtool was not found', logFile);
+  if (prometheus === undefined || promtool === undefined)
+    throw new ControlPlaneError(
+      'the prometheus package is installed but prometheus or promtool was not found',
+      logFile,
+    );
   return { prometheus, promtool };
 }

@@ -11,13 +11,17 @@ import { testCluster } from './cluster.js';
 function kubectlAt(kubeconfig: string | undefined, args: string[], input = ''): Promise<string> {
   const cluster = testCluster();
   return new Promise((resolve, reject) => {
-    const child = spawn(cluster.kubectl, ['--kubeconfig', kubeconfig ?? cluster.kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cluster.kubectl, ['--kubeconfig', kubeconfig ?? cluster.kubeconfig, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${stderr.trim()}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`kubectl ${args.join(' ')} failed (${code}): ${stderr.trim()}`)),
+    );
     child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
@@ -37,7 +41,12 @@ function run(args: string[], input?: string): Promise<string> {
 
 /** The ClusterRoles of the chart (endpoint-operator-prediction-caller, -registry-reader, -metrics-reader). */
 export async function applyCallerRoles(): Promise<void> {
-  await run(['apply', '-f', '-'], callerRoleManifests().map((o) => yaml.dump(o)).join('---\n'));
+  await run(
+    ['apply', '-f', '-'],
+    callerRoleManifests()
+      .map((o) => yaml.dump(o))
+      .join('---\n'),
+  );
 }
 
 export async function createServiceAccount(namespace: string, name: string): Promise<void> {
@@ -49,12 +58,36 @@ export async function deleteServiceAccount(namespace: string, name: string): Pro
 }
 
 /** A RoleBinding (namespaced grant) of a ClusterRole to a ServiceAccount. */
-export async function bindRole(namespace: string, binding: string, clusterRole: string, serviceAccount: string): Promise<void> {
-  await run(['create', 'rolebinding', binding, '-n', namespace, `--clusterrole=${clusterRole}`, `--serviceaccount=${namespace}:${serviceAccount}`]);
+export async function bindRole(
+  namespace: string,
+  binding: string,
+  clusterRole: string,
+  serviceAccount: string,
+): Promise<void> {
+  await run([
+    'create',
+    'rolebinding',
+    binding,
+    '-n',
+    namespace,
+    `--clusterrole=${clusterRole}`,
+    `--serviceaccount=${namespace}:${serviceAccount}`,
+  ]);
 }
 
-export async function bindClusterRole(binding: string, clusterRole: string, namespace: string, serviceAccount: string): Promise<void> {
-  await run(['create', 'clusterrolebinding', binding, `--clusterrole=${clusterRole}`, `--serviceaccount=${namespace}:${serviceAccount}`]);
+export async function bindClusterRole(
+  binding: string,
+  clusterRole: string,
+  namespace: string,
+  serviceAccount: string,
+): Promise<void> {
+  await run([
+    'create',
+    'clusterrolebinding',
+    binding,
+    `--clusterrole=${clusterRole}`,
+    `--serviceaccount=${namespace}:${serviceAccount}`,
+  ]);
 }
 
 export async function unbind(namespace: string, binding: string): Promise<void> {
@@ -62,9 +95,23 @@ export async function unbind(namespace: string, binding: string): Promise<void> 
 }
 
 /** A token for the ServiceAccount; `audiences` empty = the kube-apiserver's own audience. */
-export async function mintToken(namespace: string, serviceAccount: string, audiences: readonly string[], expirationSeconds = 3600): Promise<string> {
-  const out = await run(['create', 'token', serviceAccount, '-n', namespace, `--duration=${expirationSeconds}s`, ...audiences.map((a) => `--audience=${a}`)]);
+export async function mintToken(
+  namespace: string,
+  serviceAccount: string,
+  audiences: readonly string[],
+  expirationSeconds = 3600,
+): Promise<string> {
+  const out = await run([
+    'create',
+    'token',
+    serviceAccount,
+    '-n',
+    namespace,
+    `--duration=${expirationSeconds}s`,
+    ...audiences.map((a) => `--audience=${a}`),
+  ]);
   const token = out.trim();
-  if (token === '' || /\s/.test(token)) throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token: ${out.slice(0, 200)}`);
+  if (token === '' || /\s/.test(token))
+    throw new Error(`TokenRequest for ${namespace}/${serviceAccount} returned no token: ${out.slice(0, 200)}`);
   return token;
 }

@@ -7,16 +7,38 @@
 import { z } from 'zod';
 
 // metav1.Condition's own validation (k8s.io/apimachinery/pkg/apis/meta/v1/types.go markers).
-const CONDITION_TYPE_PATTERN = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
+const CONDITION_TYPE_PATTERN =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
 const CONDITION_REASON_PATTERN = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
 export const conditionSchema = z.object({
-  type: z.string().min(1).max(316).regex(CONDITION_TYPE_PATTERN).meta({ description: 'type of the condition in CamelCase, for example Ready; required.' }),
-  status: z.enum(['True', 'False', 'Unknown']).meta({ description: 'status of the condition: True, False or Unknown; required.' }),
-  observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation the condition was computed from; optional.' }),
-  lastTransitionTime: z.string().meta({ format: 'date-time', description: 'lastTransitionTime is when status last changed (RFC 3339); required.' }),
-  reason: z.string().min(1).max(1024).regex(CONDITION_REASON_PATTERN).meta({ description: 'reason is a CamelCase code for the last transition, for example InvalidSpec; required.' }),
-  message: z.string().max(32768).meta({ description: 'message explains the condition, naming the field path and the fix; required (may be empty).' }),
+  type: z
+    .string()
+    .min(1)
+    .max(316)
+    .regex(CONDITION_TYPE_PATTERN)
+    .meta({ description: 'type of the condition in CamelCase, for example Ready; required.' }),
+  status: z
+    .enum(['True', 'False', 'Unknown'])
+    .meta({ description: 'status of the condition: True, False or Unknown; required.' }),
+  observedGeneration: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .meta({ description: 'observedGeneration is the metadata.generation the condition was computed from; optional.' }),
+  lastTransitionTime: z
+    .string()
+    .meta({ format: 'date-time', description: 'lastTransitionTime is when status last changed (RFC 3339); required.' }),
+  reason: z
+    .string()
+    .min(1)
+    .max(1024)
+    .regex(CONDITION_REASON_PATTERN)
+    .meta({ description: 'reason is a CamelCase code for the last transition, for example InvalidSpec; required.' }),
+  message: z.string().max(32768).meta({
+    description: 'message explains the condition, naming the field path and the fix; required (may be empty).',
+  }),
 });
 export type Condition = z.infer<typeof conditionSchema>;
 export type ConditionStatus = Condition['status'];
@@ -104,10 +126,20 @@ export interface ReasonReading {
 }
 
 const healthy: ReasonReading = { ready: 'True', progress: undefined, kstatus: 'Current', argo: 'Healthy' };
-const waiting = (ready: ConditionStatus): ReasonReading => ({ ready, progress: ConditionType.Reconciling, kstatus: 'InProgress', argo: 'Progressing' });
+const waiting = (ready: ConditionStatus): ReasonReading => ({
+  ready,
+  progress: ConditionType.Reconciling,
+  kstatus: 'InProgress',
+  argo: 'Progressing',
+});
 const stuck: ReasonReading = { ready: 'False', progress: ConditionType.Stalled, kstatus: 'Failed', argo: 'Degraded' };
 // The deletion reasons are only reported with a deletionTimestamp, which kstatus reads first.
-const deleting: ReasonReading = { ready: 'False', progress: ConditionType.Reconciling, kstatus: 'Terminating', argo: 'Progressing' };
+const deleting: ReasonReading = {
+  ready: 'False',
+  progress: ConditionType.Reconciling,
+  kstatus: 'Terminating',
+  argo: 'Progressing',
+};
 
 /**
  * The one table of how each reason is read: its `Ready` status, the kstatus condition it sets, and
@@ -150,13 +182,39 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
 
 /** What every kind the operator's controllers reconcile can report (`withErrorReporting`). */
 const reconciled = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.ReconcileError, Reasons.RequestRejected] as const;
-const identity = [Reasons.Reconciled, Reasons.InvalidSpec, Reasons.DuplicateEmail, Reasons.SecretNotFound, Reasons.InvalidPasswordHash] as const;
+const identity = [
+  Reasons.Reconciled,
+  Reasons.InvalidSpec,
+  Reasons.DuplicateEmail,
+  Reasons.SecretNotFound,
+  Reasons.InvalidPasswordHash,
+] as const;
 
 /** The reasons each kind's `Ready` condition can carry: exactly these, no others. */
 export const KIND_REASONS = {
-  PredictionEndpoint: [...reconciled, Reasons.TrafficSplitUnresolved, Reasons.TrafficSplitPending, Reasons.DeployedModelUnavailable, Reasons.DeletionBlocked, Reasons.Deleting],
-  DeployedModel: [...reconciled, Reasons.EndpointNotFound, Reasons.DuplicateId, Reasons.Deploying, Reasons.UndeployBlocked, Reasons.Undeploying, Reasons.BackendUnavailable,
-    Reasons.ReplicasStarting, Reasons.MachineTypeUnknown, Reasons.Unschedulable, Reasons.ImagePullBackOff, Reasons.CrashLoopBackOff, Reasons.DeploymentTimeout],
+  PredictionEndpoint: [
+    ...reconciled,
+    Reasons.TrafficSplitUnresolved,
+    Reasons.TrafficSplitPending,
+    Reasons.DeployedModelUnavailable,
+    Reasons.DeletionBlocked,
+    Reasons.Deleting,
+  ],
+  DeployedModel: [
+    ...reconciled,
+    Reasons.EndpointNotFound,
+    Reasons.DuplicateId,
+    Reasons.Deploying,
+    Reasons.UndeployBlocked,
+    Reasons.Undeploying,
+    Reasons.BackendUnavailable,
+    Reasons.ReplicasStarting,
+    Reasons.MachineTypeUnknown,
+    Reasons.Unschedulable,
+    Reasons.ImagePullBackOff,
+    Reasons.CrashLoopBackOff,
+    Reasons.DeploymentTimeout,
+  ],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],
   RegistryEndpoint: [...reconciled, Reasons.ParentNotFound],
   Shop: [Reasons.Reconciled, Reasons.InvalidSpec],
@@ -187,7 +245,10 @@ export type Written<S, K extends keyof S> = S & { [P in K]-?: Exclude<S[P], unde
 
 /** The labels of a conditions description's reason lists (the reasons test parses them). */
 export const REASONS_PREFIX = 'Ready reasons: ';
-export const PROGRESS_PREFIX: Readonly<Record<ProgressCondition, string>> = { Reconciling: 'Reconciling=True reasons: ', Stalled: 'Stalled=True reasons: ' };
+export const PROGRESS_PREFIX: Readonly<Record<ProgressCondition, string>> = {
+  Reconciling: 'Reconciling=True reasons: ',
+  Stalled: 'Stalled=True reasons: ',
+};
 
 /** The reasons of `kind` that set `progress` to True (kstatus's reading of them). */
 export function reasonsSetting(kind: ConditionKind, progress: ProgressCondition): Reason[] {
@@ -202,16 +263,22 @@ export function conditionsSchema(kind: ConditionKind) {
   const reasons: readonly Reason[] = KIND_REASONS[kind];
   const lists = [
     `${REASONS_PREFIX}${reasons.join(', ')}`,
-    ...(['Reconciling', 'Stalled'] as const).map((p) => `${PROGRESS_PREFIX[p]}${reasonsSetting(kind, p).join(', ') || 'none'}`),
+    ...(['Reconciling', 'Stalled'] as const).map(
+      (p) => `${PROGRESS_PREFIX[p]}${reasonsSetting(kind, p).join(', ') || 'none'}`,
+    ),
   ];
-  const description = reasons.length === 0
-    ? 'conditions are not set for this kind; optional.'
-    : 'conditions are the latest observations, each with the observedGeneration it was computed from. Ready is always present once reconciled; ' +
-      'Reconciling=True while the operator waits for something that will come without a person, Stalled=True when a person must change something ' +
-      `(kstatus conventions: each is absent otherwise, carrying Ready's reason and message). ${lists.join('; ')}; optional.`;
-  return z.array(conditionSchema).optional().meta({
-    description,
-    'x-kubernetes-list-type': 'map',
-    'x-kubernetes-list-map-keys': ['type'],
-  });
+  const description =
+    reasons.length === 0
+      ? 'conditions are not set for this kind; optional.'
+      : 'conditions are the latest observations, each with the observedGeneration it was computed from. Ready is always present once reconciled; ' +
+        'Reconciling=True while the operator waits for something that will come without a person, Stalled=True when a person must change something ' +
+        `(kstatus conventions: each is absent otherwise, carrying Ready's reason and message). ${lists.join('; ')}; optional.`;
+  return z
+    .array(conditionSchema)
+    .optional()
+    .meta({
+      description,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    });
 }

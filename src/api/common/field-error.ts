@@ -79,10 +79,18 @@ export function boundedJson(value: unknown, maxChars: number): { text: string; t
     if (typeof json === 'function') v = (json as () => unknown).call(v);
     if (typeof v === 'string') emit(JSON.stringify(v.length > maxChars ? truncateText(v, maxChars + 1) : v));
     else if (typeof v === 'number' && !Number.isFinite(v)) emit(nonFiniteText(v) ?? 'null');
-    else if (typeof v === 'number' || typeof v === 'boolean' || v === null || v instanceof Number || v instanceof Boolean) emit(JSON.stringify(v) ?? 'null');
+    else if (
+      typeof v === 'number' ||
+      typeof v === 'boolean' ||
+      v === null ||
+      v instanceof Number ||
+      v instanceof Boolean
+    )
+      emit(JSON.stringify(v) ?? 'null');
     else if (v instanceof String) walk(String(v), inArray);
     else if (typeof v === 'bigint') emit(String(v));
-    else if (typeof v !== 'object') emit(inArray ? 'null' : '<nil>'); // undefined, functions, symbols
+    else if (typeof v !== 'object')
+      emit(inArray ? 'null' : '<nil>'); // undefined, functions, symbols
     else if (Array.isArray(v)) {
       emit('[');
       for (let i = 0; i < v.length; i++) {
@@ -145,22 +153,57 @@ export function formatFieldError(e: FieldError): string {
 }
 
 export const fieldErrors = {
-  required: (field: string, detail: string): FieldError => ({ field, type: 'FieldValueRequired', value: undefined, detail }),
-  invalid: (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueInvalid', value, detail }),
+  required: (field: string, detail: string): FieldError => ({
+    field,
+    type: 'FieldValueRequired',
+    value: undefined,
+    detail,
+  }),
+  invalid: (field: string, value: unknown, detail: string): FieldError => ({
+    field,
+    type: 'FieldValueInvalid',
+    value,
+    detail,
+  }),
   notSupported: (field: string, value: unknown, allowed: readonly string[]): FieldError => ({
     field,
     type: 'FieldValueNotSupported',
     value,
     detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
   }),
-  forbidden: (field: string, detail: string): FieldError => ({ field, type: 'FieldValueForbidden', value: undefined, detail }),
+  forbidden: (field: string, detail: string): FieldError => ({
+    field,
+    type: 'FieldValueForbidden',
+    value: undefined,
+    detail,
+  }),
   /** `129 characters; at most 128`: the length in the rule's own unit, next to the limit. */
   tooLong: (field: string, value: unknown, max: number, unit: LengthUnit = 'characters'): FieldError => {
     const actual = typeof value === 'string' ? lengthIn(value, unit) : undefined;
-    return { field, type: 'FieldValueTooLong', value, detail: actual === undefined ? `must have at most ${max} ${unit}` : `${actual} ${unit}; at most ${max}` };
+    return {
+      field,
+      type: 'FieldValueTooLong',
+      value,
+      detail: actual === undefined ? `must have at most ${max} ${unit}` : `${actual} ${unit}; at most ${max}`,
+    };
   },
-  duplicate: (field: string, value: unknown, detail = 'must be unique'): FieldError => ({ field, type: 'FieldValueDuplicate', value, detail }),
-  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueTypeInvalid', value, detail }),
-  notFound: (field: string, value: unknown, detail: string): FieldError => ({ field, type: 'FieldValueNotFound', value, detail }),
+  duplicate: (field: string, value: unknown, detail = 'must be unique'): FieldError => ({
+    field,
+    type: 'FieldValueDuplicate',
+    value,
+    detail,
+  }),
+  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({
+    field,
+    type: 'FieldValueTypeInvalid',
+    value,
+    detail,
+  }),
+  notFound: (field: string, value: unknown, detail: string): FieldError => ({
+    field,
+    type: 'FieldValueNotFound',
+    value,
+    detail,
+  }),
   internal: (field: string, detail: string): FieldError => ({ field, type: 'InternalError', value: undefined, detail }),
 };

@@ -27,7 +27,10 @@ export class FieldPath {
 }
 
 /** Renders a zod-style path (`['spec', 'trafficSplit', '7']`) in Kubernetes form, given which segments are map keys. */
-export function formatPath(segments: readonly PropertyKey[], isMapKey: (prefix: readonly PropertyKey[]) => boolean = () => false): string {
+export function formatPath(
+  segments: readonly PropertyKey[],
+  isMapKey: (prefix: readonly PropertyKey[]) => boolean = () => false,
+): string {
   let path = FieldPath.root();
   segments.forEach((segment, i) => {
     if (typeof segment === 'number') path = path.index(segment);

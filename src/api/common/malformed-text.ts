@@ -58,10 +58,17 @@ function visit(walk: Walk, value: unknown, depth: number): void {
 function report(walk: Walk, value: string, what: string): void {
   if (walk.errors.length >= MAX_ERRORS) return;
   const isMapKey = (segments: readonly PropertyKey[]): boolean => {
-    if (segments[0] === 'metadata') return segments.length === 2 && (segments[1] === 'labels' || segments[1] === 'annotations');
+    if (segments[0] === 'metadata')
+      return segments.length === 2 && (segments[1] === 'labels' || segments[1] === 'annotations');
     return segments[0] === 'spec' && isRecordAt(walk.specSchema, segments.slice(1));
   };
-  walk.errors.push(fieldErrors.invalid(formatPath(walk.segments, isMapKey), value, `${what} is not Unicode text: ${describe(value)}; write the character itself, or a valid surrogate pair`));
+  walk.errors.push(
+    fieldErrors.invalid(
+      formatPath(walk.segments, isMapKey),
+      value,
+      `${what} is not Unicode text: ${describe(value)}; write the character itself, or a valid surrogate pair`,
+    ),
+  );
 }
 
 const MAX_DEPTH = 64;

@@ -23,17 +23,30 @@ export function validateObjectMeta(obj: Record<string, unknown>): FieldError[] {
   const errors: FieldError[] = [];
   const { name, generateName, namespace } = meta;
   if (name === undefined || name === '') {
-    if (generateName === undefined || generateName === '') errors.push(fieldErrors.required('metadata.name', 'name or generateName is required'));
+    if (generateName === undefined || generateName === '')
+      errors.push(fieldErrors.required('metadata.name', 'name or generateName is required'));
   } else if (typeof name !== 'string') {
     errors.push(fieldErrors.typeInvalid('metadata.name', name, 'must be a string'));
   } else if (!isDns1123Subdomain(name)) {
     errors.push(
-      fieldErrors.invalid('metadata.name', name, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters)"),
+      fieldErrors.invalid(
+        'metadata.name',
+        name,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters)",
+      ),
     );
   }
   if (namespace !== undefined) {
-    if (typeof namespace !== 'string') errors.push(fieldErrors.typeInvalid('metadata.namespace', namespace, 'must be a string'));
-    else if (!isDns1123Label(namespace)) errors.push(fieldErrors.invalid('metadata.namespace', namespace, 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character (at most 63 characters)'));
+    if (typeof namespace !== 'string')
+      errors.push(fieldErrors.typeInvalid('metadata.namespace', namespace, 'must be a string'));
+    else if (!isDns1123Label(namespace))
+      errors.push(
+        fieldErrors.invalid(
+          'metadata.namespace',
+          namespace,
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (at most 63 characters)",
+        ),
+      );
   }
   for (const mapField of ['labels', 'annotations'] as const) {
     const m = meta[mapField];
@@ -43,7 +56,8 @@ export function validateObjectMeta(obj: Record<string, unknown>): FieldError[] {
       continue;
     }
     for (const [k, v] of Object.entries(m)) {
-      if (typeof v !== 'string') errors.push(fieldErrors.typeInvalid(`metadata.${mapField}[${k}]`, v, 'must be a string'));
+      if (typeof v !== 'string')
+        errors.push(fieldErrors.typeInvalid(`metadata.${mapField}[${k}]`, v, 'must be a string'));
     }
   }
   return errors;

@@ -16,7 +16,8 @@ export function isProjectNumber(s: string): boolean {
 /** Why digits `s` are not a project number, or undefined when they are one (or are not all digits). */
 export function projectNumberDigitsProblem(s: string): string | undefined {
   if (!/^[0-9]+$/.test(s)) return undefined;
-  if (s.startsWith('0')) return `the project number ${JSON.stringify(truncateText(s, 24))} has a leading zero; a project number has none`;
+  if (s.startsWith('0'))
+    return `the project number ${JSON.stringify(truncateText(s, 24))} has a leading zero; a project number has none`;
   if (s.length > 19) return `the project number has ${s.length} digits; at most 19`;
   return undefined;
 }

@@ -87,7 +87,11 @@ function computeNode(schema: z.ZodType): Node {
   if (def.type === 'union' && def.options) {
     const objects = def.options.map(nodeOf).filter((n): n is Extract<Node, { kind: 'object' }> => n.kind === 'object');
     if (objects.length > 0 && objects.length === def.options.length) {
-      return { kind: 'object', field: (name) => objects.map((o) => o.field(name)).find((f) => f !== undefined), names: () => [...new Set(objects.flatMap((o) => o.names()))] };
+      return {
+        kind: 'object',
+        field: (name) => objects.map((o) => o.field(name)).find((f) => f !== undefined),
+        names: () => [...new Set(objects.flatMap((o) => o.names()))],
+      };
     }
   }
   return { kind: 'other' };

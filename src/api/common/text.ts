@@ -51,7 +51,9 @@ const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': 
  * report line stays one line: a name holding "\nKind ns/other: ok" must not forge a line of the report.
  */
 export function printable(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return text
+    .replace(CONTROL_CHARACTERS, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }
 
 /** A lone UTF-16 surrogate cannot be written as UTF-8: escape it rather than print U+FFFD. */

@@ -22,8 +22,22 @@ export interface UnknownField {
 /** The fields of an object's top level and metadata, as the apiserver knows them (ObjectMeta of 1.20). */
 const TOP_LEVEL = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 const OBJECT_META = [
-  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp',
-  'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'clusterName', 'managedFields',
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'clusterName',
+  'managedFields',
 ];
 
 /**
@@ -37,7 +51,8 @@ export function unknownFields(specSchema: z.ZodType, obj: unknown): UnknownField
   const root = FieldPath.root();
   for (const key of Object.keys(obj)) if (!TOP_LEVEL.includes(key)) found.push(unknown(root, key, TOP_LEVEL));
   if (isRecord(obj.metadata)) {
-    for (const key of Object.keys(obj.metadata)) if (!OBJECT_META.includes(key)) found.push(unknown(root.child('metadata'), key, OBJECT_META));
+    for (const key of Object.keys(obj.metadata))
+      if (!OBJECT_META.includes(key)) found.push(unknown(root.child('metadata'), key, OBJECT_META));
   }
   walk(nodeOf(specSchema), obj.spec, root.child('spec'), found, 0);
   return found;
@@ -57,7 +72,8 @@ function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[]
       }
       const child = nodeOf(field);
       // Only containers can hold unknown fields; a scalar field needs no path.
-      if (child.kind === 'object' || child.kind === 'map' || child.kind === 'list') walk(child, value[key], path.child(key), found, depth + 1);
+      if (child.kind === 'object' || child.kind === 'map' || child.kind === 'list')
+        walk(child, value[key], path.child(key), found, depth + 1);
     }
   } else if (node.kind === 'map' && isRecord(value)) {
     const valueNode = nodeOf(node.value);
@@ -66,7 +82,8 @@ function walk(node: Node, value: unknown, path: FieldPath, found: UnknownField[]
     }
   } else if (node.kind === 'list' && Array.isArray(value)) {
     const element = nodeOf(node.element);
-    if (element.kind === 'object' || element.kind === 'list' || element.kind === 'map') value.forEach((v, i) => walk(element, v, path.index(i), found, depth + 1));
+    if (element.kind === 'object' || element.kind === 'list' || element.kind === 'map')
+      value.forEach((v, i) => walk(element, v, path.index(i), found, depth + 1));
   }
 }
 
@@ -107,7 +124,8 @@ function editDistance(a: string, b: string, budget: number): number {
       const prev = rows[i - 1] ?? [];
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let d = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (rows[i - 2]?.[j - 2] ?? 0) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, (rows[i - 2]?.[j - 2] ?? 0) + 1);
       row.push(d);
     }
     rows.push(row);
@@ -135,7 +153,9 @@ function otherVersionHint(def: KindDefinition, version: KindVersion, path: strin
   if (!path.startsWith('spec.')) return undefined;
   const name = path.slice('spec.'.length);
   if (name.includes('.') || name.includes('[')) return undefined;
-  const others = def.versions.filter((v) => v !== version && v.served && unknownFields(v.spec, { spec: { [name]: null } }).length === 0);
+  const others = def.versions.filter(
+    (v) => v !== version && v.served && unknownFields(v.spec, { spec: { [name]: null } }).length === 0,
+  );
   if (others.length === 0) return undefined;
   return `only ${others.map((v) => `${def.group}/${v.name}`).join(' and ')} has ${path}: apply the object in that version to set it`;
 }

@@ -52,6 +52,7 @@ export function withoutUnset(schema: z.ZodType, value: unknown): unknown {
 
 /** `out[key] = value` that also works for a key named `__proto__` (JSON.parse makes it an own property). */
 function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
 }

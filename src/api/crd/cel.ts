@@ -47,12 +47,19 @@ export function quoted(expression: string): string {
  * A transition rule refusing any change of the field once set. The apiserver evaluates it only when the
  * field has an old value, so setting it at creation passes; `detail` is the webhook's wording.
  */
-export function immutable(detail: string, shown: 'with the old value' | 'without the old value' = 'with the old value'): CelRule {
+export function immutable(
+  detail: string,
+  shown: 'with the old value' | 'without the old value' = 'with the old value',
+): CelRule {
   const message = `field is immutable: ${detail}`;
   // Quoting the old value costs as much as the longest string the field may hold: a field without a
   // maxLength (an enum, an object) would exceed the apiserver's budget, so its message is the static one.
   if (shown === 'without the old value') return { rule: 'self == oldSelf', message };
-  return { rule: 'self == oldSelf', message, messageExpression: `'field is immutable (was ' + ${quoted('oldSelf')} + '): ' + ${celString(detail)}` };
+  return {
+    rule: 'self == oldSelf',
+    message,
+    messageExpression: `'field is immutable (was ' + ${quoted('oldSelf')} + '): ' + ${celString(detail)}`,
+  };
 }
 
 /**

@@ -15,7 +15,9 @@ export interface CrdOptions {
 
 /** The address the committed `crds/` use: the Service the Helm chart and `deploy/` create. */
 export const DEFAULT_CRD_OPTIONS: CrdOptions = {
-  conversion: { service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/convert', port: 443 } },
+  conversion: {
+    service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/convert', port: 443 },
+  },
 };
 
 export interface CustomResourceDefinition {
@@ -39,10 +41,19 @@ function versionSchema(def: KindDefinition, version: KindVersion): JSONSchemaPro
         type: 'string',
         description: 'apiVersion defines the versioned schema of this representation of an object.',
       },
-      kind: { type: 'string', description: 'kind is a string value representing the REST resource this object represents.' },
+      kind: {
+        type: 'string',
+        description: 'kind is a string value representing the REST resource this object represents.',
+      },
       metadata: { type: 'object' },
-      spec: { description: `spec is the desired state of the ${def.kind}.`, ...toStructuralSchema(version.spec, `${where} spec`) },
-      status: { description: `status is the state the operator observed; written only by the operator.`, ...toStructuralSchema(version.status, `${where} status`) },
+      spec: {
+        description: `spec is the desired state of the ${def.kind}.`,
+        ...toStructuralSchema(version.spec, `${where} spec`),
+      },
+      status: {
+        description: `status is the state the operator observed; written only by the operator.`,
+        ...toStructuralSchema(version.status, `${where} status`),
+      },
     },
     required: ['spec'],
   };
@@ -78,12 +89,18 @@ export function crdFor(def: KindDefinition, options: CrdOptions = DEFAULT_CRD_OP
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: crdName(def), labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/part-of': 'endpoint-operator' } },
+    metadata: {
+      name: crdName(def),
+      labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/part-of': 'endpoint-operator' },
+    },
     spec,
   };
 }
 
-export function generateCrds(options: CrdOptions = DEFAULT_CRD_OPTIONS, kinds: readonly KindDefinition[] = allKinds): CustomResourceDefinition[] {
+export function generateCrds(
+  options: CrdOptions = DEFAULT_CRD_OPTIONS,
+  kinds: readonly KindDefinition[] = allKinds,
+): CustomResourceDefinition[] {
   return kinds.map((def) => crdFor(def, options));
 }
 
@@ -100,5 +117,7 @@ export function crdFileName(def: KindDefinition): string {
 
 /** Every CRD as one multi-document YAML stream (what `endpoint-operator crds` prints). */
 export function crdsYaml(options: CrdOptions = DEFAULT_CRD_OPTIONS): string {
-  return generateCrds(options).map((crd) => crdYaml(crd)).join('---\n');
+  return generateCrds(options)
+    .map((crd) => crdYaml(crd))
+    .join('---\n');
 }

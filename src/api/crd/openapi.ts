@@ -19,7 +19,13 @@ export interface JSONSchemaProps {
  * `npm test` rather than by a cluster refusing the CRD.
  */
 export function toStructuralSchema(schema: z.ZodType, where: string): JSONSchemaProps {
-  const raw = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input', unrepresentable: 'throw', cycles: 'throw', reused: 'inline' });
+  const raw = z.toJSONSchema(schema, {
+    target: 'openapi-3.0',
+    io: 'input',
+    unrepresentable: 'throw',
+    cycles: 'throw',
+    reused: 'inline',
+  });
   return structural(raw as Record<string, unknown>, where);
 }
 
@@ -29,7 +35,9 @@ const DROPPED_KEYS = new Set(['$schema', 'id', '$id', 'title', 'examples']);
 function isIntOrString(node: Record<string, unknown>): boolean {
   const members = node.anyOf;
   if (!Array.isArray(members) || members.length !== 2) return false;
-  const types = members.map((m) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>).type : undefined)).sort();
+  const types = members
+    .map((m) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>).type : undefined))
+    .sort();
   return types[0] === 'integer' && types[1] === 'string';
 }
 
@@ -45,7 +53,9 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYS.has(key)) continue;
     if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'not' || key === '$ref') {
-      throw new Error(`${where}: "${key}" cannot be expressed in a structural CRD schema; move this rule into the validator`);
+      throw new Error(
+        `${where}: "${key}" cannot be expressed in a structural CRD schema; move this rule into the validator`,
+      );
     }
     if (key === 'properties') {
       const props: Record<string, JSONSchemaProps> = {};
@@ -60,8 +70,12 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
     } else if (key === 'additionalProperties') {
       // `additionalProperties: false` is zod's way of saying "an object": in a CRD unknown fields are
       // pruned instead, and Kubernetes forbids additionalProperties next to properties.
-      if (typeof value === 'object' && value !== null) out.additionalProperties = structural(value as Record<string, unknown>, `${where}[*]`);
-    } else if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) {
+      if (typeof value === 'object' && value !== null)
+        out.additionalProperties = structural(value as Record<string, unknown>, `${where}[*]`);
+    } else if (
+      (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) ||
+      (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)
+    ) {
       // zod's `.int()` means "a safe integer"; the apiserver's int64 is wider, so the bound adds only noise.
       continue;
     } else if (key === 'required') {
@@ -70,7 +84,11 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
       out[key] = value;
     }
   }
-  if (out.type === undefined && out['x-kubernetes-preserve-unknown-fields'] !== true && out['x-kubernetes-int-or-string'] !== true) {
+  if (
+    out.type === undefined &&
+    out['x-kubernetes-preserve-unknown-fields'] !== true &&
+    out['x-kubernetes-int-or-string'] !== true
+  ) {
     throw new Error(`${where}: every node of a structural schema needs a type`);
   }
   return out;
@@ -96,10 +114,13 @@ export function celRules(schema: JSONSchemaProps, path = ''): { path: string; ru
   const found: { path: string; rule: string; message?: string }[] = [];
   const rules = schema['x-kubernetes-validations'];
   if (Array.isArray(rules)) {
-    for (const r of rules as { rule: string; message?: string }[]) found.push({ path, rule: r.rule, ...(r.message === undefined ? {} : { message: r.message }) });
+    for (const r of rules as { rule: string; message?: string }[])
+      found.push({ path, rule: r.rule, ...(r.message === undefined ? {} : { message: r.message }) });
   }
-  for (const [name, child] of Object.entries(schema.properties ?? {})) found.push(...celRules(child, path === '' ? name : `${path}.${name}`));
+  for (const [name, child] of Object.entries(schema.properties ?? {}))
+    found.push(...celRules(child, path === '' ? name : `${path}.${name}`));
   if (schema.items) found.push(...celRules(schema.items, `${path}[]`));
-  if (typeof schema.additionalProperties === 'object') found.push(...celRules(schema.additionalProperties, `${path}[*]`));
+  if (typeof schema.additionalProperties === 'object')
+    found.push(...celRules(schema.additionalProperties, `${path}[*]`));
   return found;
 }

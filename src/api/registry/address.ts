@@ -25,11 +25,13 @@ const HEX_GROUP = /^[0-9A-Fa-f]{1,4}$/;
  */
 function ipv4Problem(text: string): string | undefined {
   const octets = text.split('.');
-  if (octets.length !== 4) return `an IPv4 address has exactly 4 decimal octets separated by '.' (found ${octets.length})`;
+  if (octets.length !== 4)
+    return `an IPv4 address has exactly 4 decimal octets separated by '.' (found ${octets.length})`;
   for (const octet of octets) {
     if (octet === '') return 'an IPv4 address has no empty octets';
     if (!/^[0-9]+$/.test(octet)) return `IPv4 octet ${JSON.stringify(octet)} is not a decimal number`;
-    if (!DECIMAL_OCTET.test(octet)) return `IPv4 octet ${JSON.stringify(octet)} has a leading zero (ambiguous: some parsers read it as octal)`;
+    if (!DECIMAL_OCTET.test(octet))
+      return `IPv4 octet ${JSON.stringify(octet)} has a leading zero (ambiguous: some parsers read it as octal)`;
     if (Number(octet) > 255) return `IPv4 octet ${octet} is greater than 255`;
   }
   return undefined;
@@ -80,7 +82,8 @@ export function addressProblem(address: string): string | undefined {
       ? 'must be a bare IP address: brackets and a port are URL syntax (put the port in spec.port)'
       : 'must be a bare IP address without URL brackets (write ::1, not [::1])';
   }
-  if (address.includes('%')) return 'must be a bare IP address without a zone index (%eth0): zones are local to one host';
+  if (address.includes('%'))
+    return 'must be a bare IP address without a zone index (%eth0): zones are local to one host';
   if (address.includes('/')) return 'must be a single IP address, not a CIDR prefix';
   if (address.includes(':')) {
     const problem = ipv6Problem(address);
@@ -124,7 +127,12 @@ function characterProblem(address: string): string | undefined {
   return undefined;
 }
 
-const WHITESPACE_NAMES: Record<string, string> = { ' ': 'a space', '\t': 'a tab', '\n': 'a line break', '\r': 'a carriage return' };
+const WHITESPACE_NAMES: Record<string, string> = {
+  ' ': 'a space',
+  '\t': 'a tab',
+  '\n': 'a line break',
+  '\r': 'a carriage return',
+};
 
 function hex4(c: string): string {
   return (c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');

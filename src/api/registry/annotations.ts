@@ -26,7 +26,8 @@ const ANNOTATION_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
  * A whole key as one RE2 pattern, for the CRD's CEL rule (with the prefix's 253-character total checked
  * beside it); `annotationKeyProblem` says which part is wrong.
  */
-export const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+export const ANNOTATION_KEY =
+  /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 /** RFC 1035 §2.3.4: a DNS label has at most 63 characters. */
 export const MAX_DNS_LABEL_LENGTH = 63;
 
@@ -50,7 +51,10 @@ export function isReservedKey(key: string, prefixes: readonly string[]): boolean
 }
 
 /** The annotations that take effect: every entry whose key is not under a reserved prefix. */
-export function effectiveAnnotations(annotations: Readonly<Record<string, string>> | undefined, reservedPrefixes: readonly string[]): Record<string, string> {
+export function effectiveAnnotations(
+  annotations: Readonly<Record<string, string>> | undefined,
+  reservedPrefixes: readonly string[],
+): Record<string, string> {
   const effective: Record<string, string> = {};
   for (const [key, value] of Object.entries(annotations ?? {})) {
     if (!isReservedKey(key, reservedPrefixes)) effective[key] = value;
@@ -61,14 +65,17 @@ export function effectiveAnnotations(annotations: Readonly<Record<string, string
 /** Why `key` is not a valid annotation key, or undefined when it is. */
 export function annotationKeyProblem(key: string): string | undefined {
   const parts = key.split('/');
-  if (parts.length > 2) return "a key is an optional prefix and a name separated by one '/' (example.com/name), so it holds at most one '/'";
+  if (parts.length > 2)
+    return "a key is an optional prefix and a name separated by one '/' (example.com/name), so it holds at most one '/'";
   const name = parts.length === 2 ? (parts[1] ?? '') : key;
   if (parts.length === 2) {
     const prefix = parts[0] ?? '';
     if (prefix === '') return "the prefix before '/' must not be empty (write name, or example.com/name)";
     const prefixLength = codePointLength(prefix);
-    if (prefixLength > MAX_ANNOTATION_PREFIX_LENGTH) return `the prefix has ${prefixLength} characters; at most ${MAX_ANNOTATION_PREFIX_LENGTH}`;
-    if (!isDns1123Subdomain(prefix)) return "the prefix must be a DNS subdomain: lowercase labels of letters, digits and '-', separated by '.'";
+    if (prefixLength > MAX_ANNOTATION_PREFIX_LENGTH)
+      return `the prefix has ${prefixLength} characters; at most ${MAX_ANNOTATION_PREFIX_LENGTH}`;
+    if (!isDns1123Subdomain(prefix))
+      return "the prefix must be a DNS subdomain: lowercase labels of letters, digits and '-', separated by '.'";
     // isDns1123Subdomain, like Kubernetes' IsDNS1123Subdomain, checks only the total length; the
     // seed's prefix is "dot-separated DNS labels", and a label has at most 63 characters.
     const longLabel = prefix.split('.').find((label) => label.length > MAX_DNS_LABEL_LENGTH);
@@ -78,8 +85,10 @@ export function annotationKeyProblem(key: string): string | undefined {
   }
   if (name === '') return 'the name must not be empty';
   const nameLength = codePointLength(name);
-  if (nameLength > MAX_ANNOTATION_NAME_LENGTH) return `the name has ${nameLength} characters; at most ${MAX_ANNOTATION_NAME_LENGTH}`;
-  if (!ANNOTATION_NAME.test(name)) return "the name must begin and end with a letter or digit, with only letters, digits, '-', '_' and '.' between";
+  if (nameLength > MAX_ANNOTATION_NAME_LENGTH)
+    return `the name has ${nameLength} characters; at most ${MAX_ANNOTATION_NAME_LENGTH}`;
+  if (!ANNOTATION_NAME.test(name))
+    return "the name must begin and end with a letter or digit, with only letters, digits, '-', '_' and '.' between";
   return undefined;
 }
 
@@ -93,7 +102,11 @@ export interface AnnotationsVerdict {
  * Checks every key, the 512-character budget over the non-reserved entries, and names each reserved
  * key in a warning. `path` is the map's field (`spec.annotations`, `spec.metadata`).
  */
-export function validateAnnotations(annotations: Readonly<Record<string, string>>, path: FieldPath, reservedPrefixes: readonly string[]): AnnotationsVerdict {
+export function validateAnnotations(
+  annotations: Readonly<Record<string, string>>,
+  path: FieldPath,
+  reservedPrefixes: readonly string[],
+): AnnotationsVerdict {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   let used = 0;
@@ -113,7 +126,12 @@ export function validateAnnotations(annotations: Readonly<Record<string, string>
   }
   const count = Object.keys(annotations).length;
   if (count > MAX_ANNOTATIONS) {
-    errors.push({ field: path.toString(), type: 'FieldValueTooMany', value: count, detail: `must have at most ${MAX_ANNOTATIONS} entries, reserved keys included` });
+    errors.push({
+      field: path.toString(),
+      type: 'FieldValueTooMany',
+      value: count,
+      detail: `must have at most ${MAX_ANNOTATIONS} entries, reserved keys included`,
+    });
   }
   if (used > ANNOTATIONS_BUDGET) {
     errors.push({

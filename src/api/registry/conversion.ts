@@ -27,7 +27,10 @@ interface JsonObject {
 }
 
 /** The fields only the spoke has, per location: `spec.network`. */
-const SPOKE_ONLY: { readonly spec: readonly string[]; readonly status: readonly string[] } = { spec: ['network'], status: [] };
+const SPOKE_ONLY: { readonly spec: readonly string[]; readonly status: readonly string[] } = {
+  spec: ['network'],
+  status: [],
+};
 /** Same data, different names: [v1beta1, v1] per object. */
 const RENAMES = { spec: ['metadata', 'annotations'], status: ['effectiveMetadata', 'effectiveAnnotations'] } as const;
 
@@ -55,7 +58,8 @@ function has(o: JsonObject, key: string): boolean {
  */
 function renameKey(o: JsonObject, from: string, to: string, where: string): JsonObject {
   if (!has(o, from)) return o;
-  if (has(o, to)) throw new ConversionError(`${where} has both ${from} and ${to}; they hold the same data in different versions`);
+  if (has(o, to))
+    throw new ConversionError(`${where} has both ${from} and ${to}; they hold the same data in different versions`);
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k === from ? to : k, v])) as JsonObject;
 }
 
@@ -136,10 +140,23 @@ function parseData(text: Json | undefined): ConversionData | undefined {
   if (!isObject(parsed)) return undefined;
   const { spec, status, created, previous, ...rest } = parsed;
   if (Object.keys(rest).length > 0) return undefined;
-  if (spec !== undefined && (!isObject(spec) || Object.keys(spec).some((k) => !(SPOKE_ONLY.spec as readonly string[]).includes(k)))) return undefined;
-  if (status !== undefined && (!isObject(status) || Object.keys(status).some((k) => !(SPOKE_ONLY.status as readonly string[]).includes(k)))) return undefined;
+  if (
+    spec !== undefined &&
+    (!isObject(spec) || Object.keys(spec).some((k) => !(SPOKE_ONLY.spec as readonly string[]).includes(k)))
+  )
+    return undefined;
+  if (
+    status !== undefined &&
+    (!isObject(status) || Object.keys(status).some((k) => !(SPOKE_ONLY.status as readonly string[]).includes(k)))
+  )
+    return undefined;
   if (created !== undefined && created !== 'metadata' && created !== 'annotations') return undefined;
-  return { ...(spec === undefined ? {} : { spec }), ...(status === undefined ? {} : { status }), ...(created === undefined ? {} : { created }), ...(previous === undefined ? {} : { previous }) };
+  return {
+    ...(spec === undefined ? {} : { spec }),
+    ...(status === undefined ? {} : { status }),
+    ...(created === undefined ? {} : { created }),
+    ...(previous === undefined ? {} : { previous }),
+  };
 }
 
 /** Puts the annotation's content back into a v1beta1 copy; undefined when it does not fit the object. */
@@ -211,18 +228,28 @@ function toJson(obj: unknown): JsonObject | undefined {
  */
 export function convertRegistryEndpoint(obj: unknown, desiredAPIVersion: string): ConversionResult {
   if (desiredAPIVersion !== REGISTRY_V1 && desiredAPIVersion !== REGISTRY_V1BETA1) {
-    return { ok: false, message: `cannot convert ${REGISTRY_ENDPOINT_KIND} to ${JSON.stringify(desiredAPIVersion)}: supported versions are ${REGISTRY_V1} and ${REGISTRY_V1BETA1}` };
+    return {
+      ok: false,
+      message: `cannot convert ${REGISTRY_ENDPOINT_KIND} to ${JSON.stringify(desiredAPIVersion)}: supported versions are ${REGISTRY_V1} and ${REGISTRY_V1BETA1}`,
+    };
   }
   const copy = toJson(obj);
   if (copy === undefined) return { ok: false, message: `a ${REGISTRY_ENDPOINT_KIND} must be a JSON object` };
-  if (copy.kind !== REGISTRY_ENDPOINT_KIND) return { ok: false, message: `expected kind ${REGISTRY_ENDPOINT_KIND}, got ${JSON.stringify(copy.kind ?? null)}` };
+  if (copy.kind !== REGISTRY_ENDPOINT_KIND)
+    return { ok: false, message: `expected kind ${REGISTRY_ENDPOINT_KIND}, got ${JSON.stringify(copy.kind ?? null)}` };
   const from = copy.apiVersion;
   if (from === desiredAPIVersion) return { ok: true, object: copy };
   try {
     if (from === REGISTRY_V1BETA1) return { ok: true, object: toHub(copy) };
     if (from === REGISTRY_V1) return { ok: true, object: fromHubWithFlag(copy).object };
   } catch (err) {
-    return { ok: false, message: `cannot convert ${REGISTRY_ENDPOINT_KIND} from ${String(from)} to ${desiredAPIVersion}: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      message: `cannot convert ${REGISTRY_ENDPOINT_KIND} from ${String(from)} to ${desiredAPIVersion}: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
-  return { ok: false, message: `cannot convert ${REGISTRY_ENDPOINT_KIND} from apiVersion ${JSON.stringify(from ?? null)}: supported versions are ${REGISTRY_V1} and ${REGISTRY_V1BETA1}` };
+  return {
+    ok: false,
+    message: `cannot convert ${REGISTRY_ENDPOINT_KIND} from apiVersion ${JSON.stringify(from ?? null)}: supported versions are ${REGISTRY_V1} and ${REGISTRY_V1BETA1}`,
+  };
 }

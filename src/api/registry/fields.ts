@@ -20,9 +20,7 @@ import { IMMUTABLE_DETAIL, type OwnedField } from './validate-spec.js';
 import { ANNOTATION_KEY, ANNOTATIONS_BUDGET, MAX_ANNOTATION_PREFIX_LENGTH, MAX_ANNOTATIONS } from './annotations.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../common/kind.js';
 
-
 /** Schemas and checks of the fields the registry kinds and versions share. */
-
 
 export const serviceNameSchema = z
   .string()
@@ -62,7 +60,8 @@ export const addressSchema = z
       'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty or absent means the address is not known yet.',
     ...validations({
       rule: `self == '' || isIP(self) || ${IPV4_MAPPED_IPV6}`,
-      message: 'must be a bare IPv4 or IPv6 address, with no port, brackets, zone or prefix length, and no leading zeros in IPv4 octets',
+      message:
+        'must be a bare IPv4 or IPv6 address, with no port, brackets, zone or prefix length, and no leading zeros in IPv4 octets',
     }),
   });
 
@@ -89,7 +88,10 @@ const annotationRules = validations(
   },
 );
 
-export function annotationsSchema(field: 'annotations' | 'metadata', of: string): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString>> {
+export function annotationsSchema(
+  field: 'annotations' | 'metadata',
+  of: string,
+): z.ZodOptional<z.ZodRecord<z.ZodString, z.ZodString>> {
   return z
     .record(z.string(), z.string())
     .optional()
@@ -144,5 +146,8 @@ export const addressCheck: OwnedField = {
 
 export const portCheck: OwnedField = {
   type: 'number',
-  check: (value, field) => (Number.isInteger(value) && value >= 0 && value <= 65535 ? [] : [fieldErrors.invalid(field, value, 'must be an integer from 0 to 65535')]),
+  check: (value, field) =>
+    Number.isInteger(value) && value >= 0 && value <= 65535
+      ? []
+      : [fieldErrors.invalid(field, value, 'must be an integer from 0 to 65535')],
 };

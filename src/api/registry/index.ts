@@ -1,9 +1,22 @@
 export { registryEndpointKind, registryServiceKind } from './kinds.js';
 export { REGISTRY_CATEGORIES, REGISTRY_GROUP } from './status.js';
-export { ANNOTATIONS_BUDGET, annotationKeyProblem, effectiveAnnotations, isReservedKey, validateAnnotations } from './annotations.js';
+export {
+  ANNOTATIONS_BUDGET,
+  annotationKeyProblem,
+  effectiveAnnotations,
+  isReservedKey,
+  validateAnnotations,
+} from './annotations.js';
 export { MAX_ADDRESS_LENGTH, addressProblem, isIpAddress } from './address.js';
 export { endpointNameProblem, networkNameProblem, parentServiceName, serviceNameProblem } from './names.js';
-export { CONVERSION_DATA_ANNOTATION, REGISTRY_ENDPOINT_KIND, REGISTRY_V1, REGISTRY_V1BETA1, convertRegistryEndpoint, type ConversionResult } from './conversion.js';
+export {
+  CONVERSION_DATA_ANNOTATION,
+  REGISTRY_ENDPOINT_KIND,
+  REGISTRY_V1,
+  REGISTRY_V1BETA1,
+  convertRegistryEndpoint,
+  type ConversionResult,
+} from './conversion.js';
 export {
   registryServiceSpecSchema,
   registryServiceStatusSchema,

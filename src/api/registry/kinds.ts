@@ -1,8 +1,16 @@
 import type { KindDefinition, PrinterColumn } from '../common/kind.js';
 import { REGISTRY_CATEGORIES, REGISTRY_GROUP, ageColumn, readyColumns } from './status.js';
-import { registryEndpointV1SpecSchema, registryEndpointV1StatusSchema, validateRegistryEndpointV1 } from './v1/endpoint.js';
+import {
+  registryEndpointV1SpecSchema,
+  registryEndpointV1StatusSchema,
+  validateRegistryEndpointV1,
+} from './v1/endpoint.js';
 import { registryServiceSpecSchema, registryServiceStatusSchema, validateRegistryServiceV1 } from './v1/service.js';
-import { registryEndpointV1beta1SpecSchema, registryEndpointV1beta1StatusSchema, validateRegistryEndpointV1beta1 } from './v1beta1/endpoint.js';
+import {
+  registryEndpointV1beta1SpecSchema,
+  registryEndpointV1beta1StatusSchema,
+  validateRegistryEndpointV1beta1,
+} from './v1beta1/endpoint.js';
 
 // Resource names are long (up to 335 characters), so they show only with `-o wide`.
 const nameColumn: PrinterColumn = { name: 'Name', type: 'string', jsonPath: '.spec.name', priority: 1 };
@@ -56,7 +64,9 @@ export const registryEndpointKind: KindDefinition = {
       status: registryEndpointV1StatusSchema,
       printerColumns: [...endpointColumns, ageColumn],
       validate: validateRegistryEndpointV1,
-      unknownFieldHints: { 'spec.metadata': 'v1 calls it spec.annotations (the same stored data as v1beta1 spec.metadata): rename it' },
+      unknownFieldHints: {
+        'spec.metadata': 'v1 calls it spec.annotations (the same stored data as v1beta1 spec.metadata): rename it',
+      },
     },
     {
       name: 'v1beta1',
@@ -64,9 +74,15 @@ export const registryEndpointKind: KindDefinition = {
       storage: false,
       spec: registryEndpointV1beta1SpecSchema,
       status: registryEndpointV1beta1StatusSchema,
-      printerColumns: [...endpointColumns, { name: 'Network', type: 'string', jsonPath: '.spec.network', priority: 1 }, ageColumn],
+      printerColumns: [
+        ...endpointColumns,
+        { name: 'Network', type: 'string', jsonPath: '.spec.network', priority: 1 },
+        ageColumn,
+      ],
       validate: validateRegistryEndpointV1beta1,
-      unknownFieldHints: { 'spec.annotations': 'v1beta1 calls it spec.metadata (the same stored data as v1 spec.annotations): rename it' },
+      unknownFieldHints: {
+        'spec.annotations': 'v1beta1 calls it spec.metadata (the same stored data as v1 spec.annotations): rename it',
+      },
     },
   ],
 };

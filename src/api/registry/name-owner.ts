@@ -7,7 +7,12 @@
  */
 
 export interface NameClaimant {
-  readonly metadata: { readonly namespace?: string; readonly name?: string; readonly creationTimestamp?: string; readonly uid?: string };
+  readonly metadata: {
+    readonly namespace?: string;
+    readonly name?: string;
+    readonly creationTimestamp?: string;
+    readonly uid?: string;
+  };
 }
 
 /** Older first; ties (same second) broken by namespace, then name. */

@@ -42,7 +42,8 @@ export const ENDPOINT_NAME_FORMAT = `${SERVICE_NAME_FORMAT}/endpoints/{endpoint}
 export const NETWORK_NAME_FORMAT = 'projects/{project number}/locations/global/networks/{network}';
 
 const ID_RULE = "1-63 characters: a lowercase letter, then lowercase letters, digits or '-', not ending in '-'";
-const PROJECT_RULE = "a project ID (6-30 characters: a lowercase letter, then lowercase letters, digits or '-', not ending in '-') or a project number";
+const PROJECT_RULE =
+  "a project ID (6-30 characters: a lowercase letter, then lowercase letters, digits or '-', not ending in '-') or a project number";
 
 const ID = new RegExp(`^${RFC1035_ID}$`);
 const PROJECT = new RegExp(`^(?:${PROJECT_ID}|${PROJECT_NUMBER})$`);
@@ -51,11 +52,13 @@ const NUMBER = new RegExp(`^${PROJECT_NUMBER}$`);
 /** Why `name` does not match `collection/id/collection/id/...`, naming the first wrong segment, or undefined. */
 function segmentsProblem(name: string, collections: readonly string[], format: string): string | undefined {
   const parts = name.split('/');
-  if (parts.length !== collections.length * 2) return `must have the form ${format} (found ${parts.length} '/'-separated segments, expected ${collections.length * 2})`;
+  if (parts.length !== collections.length * 2)
+    return `must have the form ${format} (found ${parts.length} '/'-separated segments, expected ${collections.length * 2})`;
   for (const [i, collection] of collections.entries()) {
     const label = parts[2 * i] ?? '';
     const id = parts[2 * i + 1] ?? '';
-    if (label !== collection) return `must have the form ${format}: segment ${2 * i + 1} must be ${JSON.stringify(collection)}, not ${quoted(label)}`;
+    if (label !== collection)
+      return `must have the form ${format}: segment ${2 * i + 1} must be ${JSON.stringify(collection)}, not ${quoted(label)}`;
     if (i === 0 ? !PROJECT.test(id) : !ID.test(id)) {
       return `must have the form ${format}: the ${collection} id ${quoted(id)} must be ${i === 0 ? PROJECT_RULE : ID_RULE}`;
     }
@@ -83,8 +86,10 @@ export function networkNameProblem(network: string): string | undefined {
         ? `must name the project by its number, not its ID ${quoted(project)} (${NETWORK_NAME_FORMAT}; see \`gcloud projects describe ${project} --format='value(projectNumber)'\`)`
         : `must have the form ${NETWORK_NAME_FORMAT}: ${projectNumberDigitsProblem(project) ?? `${quoted(project)} is not a project number`}`;
     }
-    if (parts[3] !== 'global') return `must have the form ${NETWORK_NAME_FORMAT}: VPC networks are global, so the location must be "global", not ${quoted(parts[3])}`;
-    if (!ID.test(parts[5] ?? '')) return `must have the form ${NETWORK_NAME_FORMAT}: the network name ${quoted(parts[5])} must be ${ID_RULE}`;
+    if (parts[3] !== 'global')
+      return `must have the form ${NETWORK_NAME_FORMAT}: VPC networks are global, so the location must be "global", not ${quoted(parts[3])}`;
+    if (!ID.test(parts[5] ?? ''))
+      return `must have the form ${NETWORK_NAME_FORMAT}: the network name ${quoted(parts[5])} must be ${ID_RULE}`;
     return undefined;
   }
   return `must have the form ${NETWORK_NAME_FORMAT}`;

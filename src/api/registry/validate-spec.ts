@@ -7,7 +7,8 @@ import { withoutUnset } from '../common/unset.js';
 import { validateAnnotations } from './annotations.js';
 
 /** Why a changed immutable field is refused, worded the same by the webhook and by the CRDs' CEL rules (fields.ts). */
-export const IMMUTABLE_DETAIL = 'it can only be set when the object is created; delete and re-create the object to change it';
+export const IMMUTABLE_DETAIL =
+  'it can only be set when the object is created; delete and re-create the object to change it';
 
 /**
  * A spec field whose rules live in code (a name grammar, an IP address parser) and whose zod pattern
@@ -51,11 +52,21 @@ function specOf(obj: unknown): unknown {
  * owned fields, annotation keys and budget (with reserved-key warnings), and immutability against
  * `oldObj` on update.
  */
-export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPrefixes: readonly string[], rules: SpecRules): ValidationResult {
-  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'must be an object with apiVersion, kind, metadata and spec')], warnings: [] };
+export function validateRegistrySpec(
+  obj: unknown,
+  oldObj: unknown,
+  reservedPrefixes: readonly string[],
+  rules: SpecRules,
+): ValidationResult {
+  if (!isRecord(obj))
+    return {
+      errors: [fieldErrors.typeInvalid('', obj, 'must be an object with apiVersion, kind, metadata and spec')],
+      warnings: [],
+    };
   // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
   const raw = withoutUnset(rules.schema, obj.spec);
-  if (raw === undefined || raw === null) return { errors: [fieldErrors.required('spec', 'spec is required')], warnings: [] };
+  if (raw === undefined || raw === null)
+    return { errors: [fieldErrors.required('spec', 'spec is required')], warnings: [] };
   const decoded = decode(rules.schema, raw, ['spec']);
   if (!isRecord(raw)) return { errors: decoded.errors, warnings: [] };
 
@@ -73,7 +84,9 @@ export function validateRegistrySpec(obj: unknown, oldObj: unknown, reservedPref
     const map = raw[rules.annotationsField];
     if (isRecord(map)) {
       // Value types are zod's to report; keys and the budget are checked over the string entries.
-      const strings = Object.fromEntries(Object.entries(map).filter((e): e is [string, string] => typeof e[1] === 'string'));
+      const strings = Object.fromEntries(
+        Object.entries(map).filter((e): e is [string, string] => typeof e[1] === 'string'),
+      );
       const verdict = validateAnnotations(strings, spec.child(rules.annotationsField), reservedPrefixes);
       errors.push(...verdict.errors);
       warnings.push(...verdict.warnings);

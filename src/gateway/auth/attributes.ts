@@ -8,7 +8,6 @@
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { REGISTRY_GROUP } from '../../api/registry/status.js';
 
-
 export type AuthCall = 'predict' | 'rawPredict' | 'explain' | 'resolve' | 'getService' | 'listEndpoints' | 'metrics';
 
 interface ResourceRule {
@@ -27,12 +26,48 @@ export const METRICS_READER_ROLE = 'endpoint-operator-metrics-reader';
 
 /** The issue's table: call → verb on resource. */
 export const CALL_RULES: Readonly<Record<Exclude<AuthCall, 'metrics'>, ResourceRule>> = {
-  predict: { verb: 'predict', group: PREDICTION_GROUP, resource: 'predictionendpoints', scope: 'named', clusterRole: PREDICTION_CALLER_ROLE },
-  rawPredict: { verb: 'predict', group: PREDICTION_GROUP, resource: 'predictionendpoints', scope: 'named', clusterRole: PREDICTION_CALLER_ROLE },
-  explain: { verb: 'explain', group: PREDICTION_GROUP, resource: 'predictionendpoints', scope: 'named', clusterRole: PREDICTION_CALLER_ROLE },
-  resolve: { verb: 'resolve', group: REGISTRY_GROUP, resource: 'registryservices', scope: 'named', clusterRole: REGISTRY_READER_ROLE },
-  getService: { verb: 'get', group: REGISTRY_GROUP, resource: 'registryservices', scope: 'named', clusterRole: REGISTRY_READER_ROLE },
-  listEndpoints: { verb: 'list', group: REGISTRY_GROUP, resource: 'registryendpoints', scope: 'collection', clusterRole: REGISTRY_READER_ROLE },
+  predict: {
+    verb: 'predict',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
+  rawPredict: {
+    verb: 'predict',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
+  explain: {
+    verb: 'explain',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
+  resolve: {
+    verb: 'resolve',
+    group: REGISTRY_GROUP,
+    resource: 'registryservices',
+    scope: 'named',
+    clusterRole: REGISTRY_READER_ROLE,
+  },
+  getService: {
+    verb: 'get',
+    group: REGISTRY_GROUP,
+    resource: 'registryservices',
+    scope: 'named',
+    clusterRole: REGISTRY_READER_ROLE,
+  },
+  listEndpoints: {
+    verb: 'list',
+    group: REGISTRY_GROUP,
+    resource: 'registryendpoints',
+    scope: 'collection',
+    clusterRole: REGISTRY_READER_ROLE,
+  },
 };
 
 /** SubjectAccessReview spec.resourceAttributes. */
@@ -50,7 +85,8 @@ export interface NonResourceAttributes {
   readonly path: string;
 }
 
-export type AccessAttributes = { readonly resource: ResourceAttributes } | { readonly nonResource: NonResourceAttributes };
+export type AccessAttributes =
+  { readonly resource: ResourceAttributes } | { readonly nonResource: NonResourceAttributes };
 
 /** The object a call names, as far as the request (not the cluster) tells. */
 export interface CallTarget {
@@ -85,7 +121,9 @@ export function permissionDeniedMessage(call: AuthCall, described: string, targe
   const rule = CALL_RULES[call];
   const where = target === undefined ? "in the object's namespace" : `in namespace "${target.namespace}"`;
   const what = rule.scope === 'named' && target !== undefined ? `${rule.resource}/${target.name}` : rule.resource;
-  return `Permission '${rule.resource}.${rule.verb}' denied on resource '${described}' (or it may not exist): `
-    + `verb "${rule.verb}" on ${what} (group "${rule.group}") ${where} was refused; `
-    + `a RoleBinding must grant verb "${rule.verb}" on resource "${rule.resource}" of API group "${rule.group}" (ClusterRole ${rule.clusterRole} does).`;
+  return (
+    `Permission '${rule.resource}.${rule.verb}' denied on resource '${described}' (or it may not exist): ` +
+    `verb "${rule.verb}" on ${what} (group "${rule.group}") ${where} was refused; ` +
+    `a RoleBinding must grant verb "${rule.verb}" on resource "${rule.resource}" of API group "${rule.group}" (ClusterRole ${rule.clusterRole} does).`
+  );
 }

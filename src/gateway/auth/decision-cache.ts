@@ -56,7 +56,8 @@ export class DecisionCache<V> {
     const started = load(expired).then(
       (loaded) => {
         this.loading.delete(key);
-        if (loaded.ttlMs > 0) this.put(key, { value: loaded.value, expiresAt: this.options.clock.now() + loaded.ttlMs });
+        if (loaded.ttlMs > 0)
+          this.put(key, { value: loaded.value, expiresAt: this.options.clock.now() + loaded.ttlMs });
         return loaded.value;
       },
       (err: unknown) => {

@@ -56,17 +56,37 @@ function guardOf(reviewer: CachedReviewer): MetricsGuard {
       if (!(err instanceof GoogleApiError)) throw err;
       const outcome = OUTCOMES[err.status];
       if (outcome !== undefined) countDecision('metrics', outcome);
-      return { status: err.httpCode, headers: { 'content-type': 'text/plain; charset=utf-8', ...err.headers }, body: `${err.message}\n` };
+      return {
+        status: err.httpCode,
+        headers: { 'content-type': 'text/plain; charset=utf-8', ...err.headers },
+        body: `${err.message}\n`,
+      };
     }
   };
 }
 
 /** The /metrics guard of a process that serves no gateway calls (the operator: `run --metrics-auth`). */
-export function createMetricsGuard(client: KubeClient, settings: AuthSettings, clock: Pick<Clock, 'now'> = realClock): MetricsGuard {
-  const limiter = new ReviewLimiter({ maxInFlight: settings.maxReviewsInFlight, perSecond: settings.reviewsPerSecond, clock });
+export function createMetricsGuard(
+  client: KubeClient,
+  settings: AuthSettings,
+  clock: Pick<Clock, 'now'> = realClock,
+): MetricsGuard {
+  const limiter = new ReviewLimiter({
+    maxInFlight: settings.maxReviewsInFlight,
+    perSecond: settings.reviewsPerSecond,
+    clock,
+  });
   const review = { timeoutMs: settings.reviewTimeoutMs };
   const authenticator = new TokenReviewAuthenticator(client, [], review);
-  return guardOf(new CachedReviewer({ authenticator, authorizer: new SubjectAccessReviewAuthorizer(client, review), limiter, settings: { ...settings, audiences: [] }, clock }));
+  return guardOf(
+    new CachedReviewer({
+      authenticator,
+      authorizer: new SubjectAccessReviewAuthorizer(client, review),
+      limiter,
+      settings: { ...settings, audiences: [] },
+      clock,
+    }),
+  );
 }
 
 /** What the HTTP layers call: the gateway's calls (gateway audience) and /metrics (the apiserver's audience). */
@@ -85,17 +105,35 @@ export class GatewayAuth {
     authEnabled.set(enabled ? 1 : 0);
   }
 
-  static create(client: KubeClient, settings: AuthSettings, log: Logger, clock: Pick<Clock, 'now'> = realClock): GatewayAuth {
+  static create(
+    client: KubeClient,
+    settings: AuthSettings,
+    log: Logger,
+    clock: Pick<Clock, 'now'> = realClock,
+  ): GatewayAuth {
     if (settings.mode === 'none') {
-      log.warn('authentication is OFF (--auth=none): anyone who reaches the gateway can call every endpoint and read every registry service');
+      log.warn(
+        'authentication is OFF (--auth=none): anyone who reaches the gateway can call every endpoint and read every registry service',
+      );
       return new GatewayAuth(false, undefined, undefined);
     }
-    const limiter = new ReviewLimiter({ maxInFlight: settings.maxReviewsInFlight, perSecond: settings.reviewsPerSecond, clock });
+    const limiter = new ReviewLimiter({
+      maxInFlight: settings.maxReviewsInFlight,
+      perSecond: settings.reviewsPerSecond,
+      clock,
+    });
     const review = { timeoutMs: settings.reviewTimeoutMs };
     const keyer = new Keyer();
     const authorizer = new SubjectAccessReviewAuthorizer(client, review);
     const reviewer = (audiences: readonly string[]): CachedReviewer =>
-      new CachedReviewer({ authenticator: new TokenReviewAuthenticator(client, audiences, review), authorizer, limiter, settings: { ...settings, audiences }, clock, keyer });
+      new CachedReviewer({
+        authenticator: new TokenReviewAuthenticator(client, audiences, review),
+        authorizer,
+        limiter,
+        settings: { ...settings, audiences },
+        clock,
+        keyer,
+      });
     // /metrics: the apiserver's own audience, as Prometheus' ServiceAccount token is (controller-runtime's metrics filter).
     return new GatewayAuth(true, reviewer(settings.audiences), reviewer([]), log);
   }
@@ -114,7 +152,13 @@ export class GatewayAuth {
     }
   }
 
-  async authorize(call: AuthCall, principal: Principal, target: CallTarget | undefined, described: string, revealTarget = true): Promise<void> {
+  async authorize(
+    call: AuthCall,
+    principal: Principal,
+    target: CallTarget | undefined,
+    described: string,
+    revealTarget = true,
+  ): Promise<void> {
     if (this.calls === undefined) return;
     try {
       await this.calls.authorize(call, principal, target, described, revealTarget);
@@ -129,7 +173,13 @@ export class GatewayAuth {
    * path that no namespace can hold (its project does not fit the --project template) is NOT_FOUND once
    * the caller is authenticated; with --auth=none the call goes on as before.
    */
-  async checkNamed(call: AuthCall, authorization: string | string[] | undefined, target: CallTarget | undefined, described: string, notFound: () => GoogleApiError): Promise<Principal> {
+  async checkNamed(
+    call: AuthCall,
+    authorization: string | string[] | undefined,
+    target: CallTarget | undefined,
+    described: string,
+    notFound: () => GoogleApiError,
+  ): Promise<Principal> {
     const principal = await this.authenticate(call, authorization);
     if (target === undefined) {
       if (this.enabled) throw notFound();
@@ -153,10 +203,17 @@ export class GatewayAuth {
   private refused(call: AuthCall, err: unknown): unknown {
     const outcome = err instanceof GoogleApiError ? OUTCOMES[err.status] : undefined;
     if (outcome !== undefined) countDecision(call, outcome);
-    if (outcome === 'unavailable' && this.log !== undefined && performance.now() - this.unavailableLoggedAt >= UNAVAILABLE_LOG_MS) {
+    if (
+      outcome === 'unavailable' &&
+      this.log !== undefined &&
+      performance.now() - this.unavailableLoggedAt >= UNAVAILABLE_LOG_MS
+    ) {
       this.unavailableLoggedAt = performance.now();
       // The reason is the transport's (connection refused, timeout, 5xx): never a user or a token.
-      this.log.warn({ call, reason: (err as GoogleApiError).message }, 'the kube-apiserver could not review a call: answered 503 UNAVAILABLE');
+      this.log.warn(
+        { call, reason: (err as GoogleApiError).message },
+        'the kube-apiserver could not review a call: answered 503 UNAVAILABLE',
+      );
     }
     return err;
   }

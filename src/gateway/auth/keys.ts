@@ -27,7 +27,9 @@ export class Keyer {
 
   /** Everything a SubjectAccessReview is asked about the user (two users differing only in groups are two keys). */
   user(user: UserInfo): string {
-    const extra = Object.keys(user.extra).sort().map((k) => `${k}=${(user.extra[k] ?? []).join(',')}`);
+    const extra = Object.keys(user.extra)
+      .sort()
+      .map((k) => `${k}=${(user.extra[k] ?? []).join(',')}`);
     return this.of('user', user.username, user.uid, user.groups.join(','), extra.join(';'));
   }
 }

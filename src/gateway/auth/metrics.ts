@@ -26,7 +26,8 @@ export const authReviews = new Counter({
 });
 // Every result starts at 0 (as controller-runtime does for its reconcile results), so the error ratio
 // the alert reads exists, at 0, in a healthy gateway instead of being an absent series.
-for (const review of ['token', 'access'] as const) for (const result of ['ok', 'error'] as const) authReviews.inc({ review, result }, 0);
+for (const review of ['token', 'access'] as const)
+  for (const result of ['ok', 'error'] as const) authReviews.inc({ review, result }, 0);
 
 export const authReviewDuration = new Histogram({
   name: 'endpoint_operator_gateway_auth_review_duration_seconds',

@@ -21,7 +21,8 @@ export interface ServiceOwners {
   ownerOf(name: string): CallTarget | undefined;
 }
 
-const SERVICE_PATH = /^\/v1\/(projects\/[^/?#]+\/locations\/[^/?#]+\/namespaces\/[^/?#]+\/services\/[^/?#:]+)(:resolve|\/endpoints)?(?:\?|$)/;
+const SERVICE_PATH =
+  /^\/v1\/(projects\/[^/?#]+\/locations\/[^/?#]+\/namespaces\/[^/?#]+\/services\/[^/?#:]+)(:resolve|\/endpoints)?(?:\?|$)/;
 
 function decodePath(path: string): string {
   try {
@@ -40,7 +41,10 @@ function callOf(req: FastifyRequest): { call: AuthCall; name: string } | undefin
   return { call, name: decodePath(m[1] ?? '') };
 }
 
-export function registryAuthHook(auth: Pick<GatewayAuth, 'enabled' | 'authenticate' | 'authorize' | 'deny'>, owners: ServiceOwners): onRequestAsyncHookHandler {
+export function registryAuthHook(
+  auth: Pick<GatewayAuth, 'enabled' | 'authenticate' | 'authorize' | 'deny'>,
+  owners: ServiceOwners,
+): onRequestAsyncHookHandler {
   return async (req) => {
     const found = callOf(req);
     if (found === undefined) return;

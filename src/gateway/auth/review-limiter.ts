@@ -33,10 +33,17 @@ export class ReviewLimiter {
   async run<T>(review: () => Promise<T>, renewal = false): Promise<T> {
     if (renewal) return this.admitted(review);
     const now = this.options.clock.now();
-    this.tokens = Math.min(this.options.perSecond, this.tokens + ((now - this.refilledAt) / 1000) * this.options.perSecond);
+    this.tokens = Math.min(
+      this.options.perSecond,
+      this.tokens + ((now - this.refilledAt) / 1000) * this.options.perSecond,
+    );
     this.refilledAt = now;
-    if (this.inFlight >= this.options.maxInFlight) throw new ReviewThrottledError(`${this.options.maxInFlight} reviews are already in flight at the kube-apiserver`);
-    if (this.tokens < 1) throw new ReviewThrottledError(`more than ${this.options.perSecond} reviews per second would be sent to the kube-apiserver`);
+    if (this.inFlight >= this.options.maxInFlight)
+      throw new ReviewThrottledError(`${this.options.maxInFlight} reviews are already in flight at the kube-apiserver`);
+    if (this.tokens < 1)
+      throw new ReviewThrottledError(
+        `more than ${this.options.perSecond} reviews per second would be sent to the kube-apiserver`,
+      );
     this.tokens -= 1;
     return this.admitted(review);
   }

@@ -11,8 +11,18 @@ import type { ResourceRef } from '../../runtime/kube-object.js';
 import type { AccessAttributes } from './attributes.js';
 import { authReviewDuration, authReviews, type ReviewKind } from './metrics.js';
 
-const TOKEN_REVIEWS: ResourceRef = { group: 'authentication.k8s.io', version: 'v1', plural: 'tokenreviews', namespaced: false };
-const ACCESS_REVIEWS: ResourceRef = { group: 'authorization.k8s.io', version: 'v1', plural: 'subjectaccessreviews', namespaced: false };
+const TOKEN_REVIEWS: ResourceRef = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  plural: 'tokenreviews',
+  namespaced: false,
+};
+const ACCESS_REVIEWS: ResourceRef = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  plural: 'subjectaccessreviews',
+  namespaced: false,
+};
 
 /** status.user of a TokenReview: what a SubjectAccessReview is asked about. */
 export interface UserInfo {
@@ -54,7 +64,13 @@ export interface ReviewOptions {
   readonly timeoutMs: number;
 }
 
-async function review(client: KubeClient, kind: ReviewKind, ref: ResourceRef, body: unknown, timeoutMs: number): Promise<Record<string, unknown>> {
+async function review(
+  client: KubeClient,
+  kind: ReviewKind,
+  ref: ResourceRef,
+  body: unknown,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   const started = performance.now();
   try {
     // Not the caller's signal: identical reviews are merged (cache.ts), so one caller leaving must not fail the others.
@@ -65,7 +81,12 @@ async function review(client: KubeClient, kind: ReviewKind, ref: ResourceRef, bo
     return status;
   } catch (err) {
     authReviews.inc({ review: kind, result: 'error' });
-    const why = err instanceof Error ? (err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : err.message) : String(err);
+    const why =
+      err instanceof Error
+        ? err.name === 'TimeoutError' || err.name === 'AbortError'
+          ? `no answer within ${timeoutMs} ms`
+          : err.message
+        : String(err);
     throw new ReviewUnavailableError(`the kube-apiserver could not answer a ${ref.plural.slice(0, -1)}: ${why}`);
   } finally {
     authReviewDuration.observe({ review: kind }, (performance.now() - started) / 1000);
@@ -88,20 +109,41 @@ export class TokenReviewAuthenticator implements TokenAuthenticator {
   async authenticate(token: string): Promise<TokenVerdict> {
     const spec: Record<string, unknown> = { token };
     if (this.audiences.length > 0) spec.audiences = this.audiences;
-    const status = await review(this.client, 'token', TOKEN_REVIEWS, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec }, this.options.timeoutMs);
+    const status = await review(
+      this.client,
+      'token',
+      TOKEN_REVIEWS,
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec },
+      this.options.timeoutMs,
+    );
     if (status.authenticated !== true || !isRecord(status.user)) {
-      return { authenticated: false, reason: typeof status.error === 'string' && status.error !== '' ? 'the token was not accepted by the cluster' : 'the token is not valid' };
+      return {
+        authenticated: false,
+        reason:
+          typeof status.error === 'string' && status.error !== ''
+            ? 'the token was not accepted by the cluster'
+            : 'the token is not valid',
+      };
     }
     if (this.audiences.length > 0) {
       const granted = new Set(strings(status.audiences));
-      if (!this.audiences.some((a) => granted.has(a))) return { authenticated: false, reason: `the token was not issued for this gateway (audience ${this.audiences.join(' or ')})` };
+      if (!this.audiences.some((a) => granted.has(a)))
+        return {
+          authenticated: false,
+          reason: `the token was not issued for this gateway (audience ${this.audiences.join(' or ')})`,
+        };
     }
     const u = status.user;
     const extra: Record<string, string[]> = {};
     if (isRecord(u.extra)) for (const [k, v] of Object.entries(u.extra)) extra[k] = strings(v);
     return {
       authenticated: true,
-      user: { username: typeof u.username === 'string' ? u.username : '', uid: typeof u.uid === 'string' ? u.uid : '', groups: strings(u.groups), extra },
+      user: {
+        username: typeof u.username === 'string' ? u.username : '',
+        uid: typeof u.uid === 'string' ? u.uid : '',
+        groups: strings(u.groups),
+        extra,
+      },
     };
   }
 }
@@ -118,7 +160,13 @@ export class SubjectAccessReviewAuthorizer implements AccessAuthorizer {
     if (user.uid !== '') spec.uid = user.uid;
     if ('nonResource' in attributes) spec.nonResourceAttributes = attributes.nonResource;
     else spec.resourceAttributes = attributes.resource;
-    const status = await review(this.client, 'access', ACCESS_REVIEWS, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec }, this.options.timeoutMs);
+    const status = await review(
+      this.client,
+      'access',
+      ACCESS_REVIEWS,
+      { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
+      this.options.timeoutMs,
+    );
     return { allowed: status.allowed === true && status.denied !== true };
   }
 }

@@ -29,7 +29,11 @@ export function namespaceReader(projectTemplate: string): (project: string) => s
   };
 }
 
-export function predictionTarget(readNamespace: (project: string) => string | undefined, project: string, endpointId: string): CallTarget | undefined {
+export function predictionTarget(
+  readNamespace: (project: string) => string | undefined,
+  project: string,
+  endpointId: string,
+): CallTarget | undefined {
   const namespace = readNamespace(project);
   return namespace === undefined || endpointId === '' ? undefined : { namespace, name: endpointId };
 }

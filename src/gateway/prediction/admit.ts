@@ -80,7 +80,10 @@ export function admitCall(path: CallPath): AdmittedCall {
   const systemError = checkSystemParameters(queryOf(path.query));
   if (systemError !== undefined) throw systemError;
   if (!isPredictionMethod(path.method)) {
-    throw new GoogleApiError('NOT_FOUND', `Method ${path.hasMethod ? JSON.stringify(userTextInMessage(path.method)) : '(none)'} not found for ${userTextInMessage(path.resourceName)}: the calls are :predict, :explain and :rawPredict.`);
+    throw new GoogleApiError(
+      'NOT_FOUND',
+      `Method ${path.hasMethod ? JSON.stringify(userTextInMessage(path.method)) : '(none)'} not found for ${userTextInMessage(path.resourceName)}: the calls are :predict, :explain and :rawPredict.`,
+    );
   }
   return { method: path.method, resourceName: path.resourceName, target: path.target };
 }

@@ -28,25 +28,50 @@ export interface AnsweredCall {
 }
 
 export function writeAnswer(res: ServerResponse, answer: Answer, call: AnsweredCall): void {
-  const headers: Record<string, string | number> = { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body), [REQUEST_ID_HEADER]: call.requestId };
+  const headers: Record<string, string | number> = {
+    'content-type': answer.contentType,
+    'content-length': Buffer.byteLength(answer.body),
+    [REQUEST_ID_HEADER]: call.requestId,
+  };
   if (call.model !== undefined) headers[DEPLOYED_MODEL_HEADER] = call.model.id;
   if (call.endpoint !== undefined) headers[ENDPOINT_HEADER] = call.endpoint.endpointId;
   res.writeHead(answer.status, headers).end(answer.body);
 }
 
 /** Counts, ends the span of and (sampled) logs a call answered `code` after `seconds`. */
-export function recordCall(requestLog: Pick<RequestLogger, 'write'>, call: AnsweredCall, answer: Answer, code: number, seconds: number): void {
+export function recordCall(
+  requestLog: Pick<RequestLogger, 'write'>,
+  call: AnsweredCall,
+  answer: Answer,
+  code: number,
+  seconds: number,
+): void {
   call.trace?.end(code, call.model?.id);
   const namespace = call.endpoint?.namespace ?? '';
   const endpoint = call.endpoint?.name ?? '';
   const method = call.method ?? 'unknown';
-  gatewayRequests.inc({ namespace, endpoint, deployed_model: call.model?.id ?? '', deployed_model_name: call.model?.deployedModelName ?? '', method, code: String(code) });
+  gatewayRequests.inc({
+    namespace,
+    endpoint,
+    deployed_model: call.model?.id ?? '',
+    deployed_model_name: call.model?.deployedModelName ?? '',
+    method,
+    code: String(code),
+  });
   gatewayRequestDuration.observe({ namespace, endpoint, method }, seconds);
   if (call.logged !== undefined && call.endpoint !== undefined) {
     requestLog.write({
-      namespace, endpoint, resourceName: call.endpoint.resourceName, deployedModelId: call.model?.id, method,
-      code, latencyMs: Math.round(seconds * 1e6) / 1e3, request: call.logged.body, response: answer.body,
-      requestContentType: call.logged.contentType, responseContentType: answer.contentType,
+      namespace,
+      endpoint,
+      resourceName: call.endpoint.resourceName,
+      deployedModelId: call.model?.id,
+      method,
+      code,
+      latencyMs: Math.round(seconds * 1e6) / 1e3,
+      request: call.logged.body,
+      response: answer.body,
+      requestContentType: call.logged.contentType,
+      responseContentType: answer.contentType,
     });
   }
 }

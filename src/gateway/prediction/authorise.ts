@@ -8,6 +8,12 @@
 import type { GatewayAuth, Principal } from '../auth/gateway-auth.js';
 import { endpointNotFound, type AdmittedCall } from './admit.js';
 
-export function authorise(auth: Pick<GatewayAuth, 'checkNamed'>, call: AdmittedCall, authorization: string | string[] | undefined): Promise<Principal> {
-  return auth.checkNamed(call.method, authorization, call.target, call.resourceName, () => endpointNotFound(call.resourceName));
+export function authorise(
+  auth: Pick<GatewayAuth, 'checkNamed'>,
+  call: AdmittedCall,
+  authorization: string | string[] | undefined,
+): Promise<Principal> {
+  return auth.checkNamed(call.method, authorization, call.target, call.resourceName, () =>
+    endpointNotFound(call.resourceName),
+  );
 }

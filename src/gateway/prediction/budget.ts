@@ -21,11 +21,22 @@ export interface BudgetOptions {
  * 429 thrown. `awaitingContinue`: the client holds its body back until `100 Continue`; such a refusal
  * costs no body and is not held (curl sends the body anyway after waiting 1 s for an answer).
  */
-export async function takeBudget(options: BudgetOptions, req: IncomingMessage, principal: Principal, awaitingContinue: boolean): Promise<() => void> {
+export async function takeBudget(
+  options: BudgetOptions,
+  req: IncomingMessage,
+  principal: Principal,
+  awaitingContinue: boolean,
+): Promise<() => void> {
   const key = fairnessKeyOf(req, principal);
   const admission = options.callers.acquire(key, bodyWeight(req, options.bodyLimit));
   if (typeof admission === 'function') return admission;
-  if (!awaitingContinue && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: false }, options.largeBodyBytes)) {
+  if (
+    !awaitingContinue &&
+    closesRatherThanReads(
+      { headers: req.headers, complete: req.complete, awaitingContinue: false },
+      options.largeBodyBytes,
+    )
+  ) {
     await options.callers.holdRefusal(key);
   }
   throw admission;

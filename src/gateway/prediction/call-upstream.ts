@@ -21,23 +21,35 @@ export interface UpstreamCall {
 }
 
 /** `signal`: aborted when the caller went away; the exchange then ends at once. */
-export async function callUpstream(upstream: Pick<UpstreamClient, 'call'>, call: UpstreamCall, signal: AbortSignal): Promise<UpstreamResponse> {
+export async function callUpstream(
+  upstream: Pick<UpstreamClient, 'call'>,
+  call: UpstreamCall,
+  signal: AbortSignal,
+): Promise<UpstreamResponse> {
   const { serving } = call.request;
   const { model } = serving;
   const started = performance.now();
   try {
-    const res = await upstream.call(`${model.namespace}/${model.deployedModelName}`, serving.targets, {
-      path: upstreamPath(serving.protocol, serving.modelName, call.method, serving.predictRoute),
-      body: call.request.body,
-      headers: { ...call.headers, 'content-type': call.request.contentType },
-      trace: call.trace,
-    }, signal);
+    const res = await upstream.call(
+      `${model.namespace}/${model.deployedModelName}`,
+      serving.targets,
+      {
+        path: upstreamPath(serving.protocol, serving.modelName, call.method, serving.predictRoute),
+        body: call.request.body,
+        headers: { ...call.headers, 'content-type': call.request.contentType },
+        trace: call.trace,
+      },
+      signal,
+    );
     if (res.retried) gatewayUpstreamRetries.inc();
     return res;
   } catch (err) {
     if (err instanceof UpstreamFailure) throw failureError(model, err);
     throw err;
   } finally {
-    gatewayUpstreamDuration.observe({ namespace: call.endpoint.namespace, endpoint: call.endpoint.name, deployed_model: model.id }, (performance.now() - started) / 1000);
+    gatewayUpstreamDuration.observe(
+      { namespace: call.endpoint.namespace, endpoint: call.endpoint.name, deployed_model: model.id },
+      (performance.now() - started) / 1000,
+    );
   }
 }

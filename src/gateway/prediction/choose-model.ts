@@ -14,10 +14,15 @@ import { endpointNotFound, type AdmittedCall } from './admit.js';
  * The endpoint the call names. With auth on, only the object that was authorised: an endpoint
  * whose status.name matches but that lives elsewhere is NOT_FOUND, as one that does not exist.
  */
-export function findEndpoint(routing: Pick<RoutingTable, 'endpoint'>, call: AdmittedCall, authEnabled: boolean): ResolvedEndpoint {
+export function findEndpoint(
+  routing: Pick<RoutingTable, 'endpoint'>,
+  call: AdmittedCall,
+  authEnabled: boolean,
+): ResolvedEndpoint {
   const endpoint = routing.endpoint(call.resourceName);
   if (endpoint === undefined) throw endpointNotFound(call.resourceName);
-  if (authEnabled && (endpoint.namespace !== call.target?.namespace || endpoint.name !== call.target.name)) throw endpointNotFound(call.resourceName);
+  if (authEnabled && (endpoint.namespace !== call.target?.namespace || endpoint.name !== call.target.name))
+    throw endpointNotFound(call.resourceName);
   return endpoint;
 }
 
@@ -43,17 +48,28 @@ export function chooseModel(endpoint: ResolvedEndpoint, explicitId: unknown, cho
   if (explicitId !== undefined && explicitId !== '' && explicitId !== null) {
     // :explain's deployedModelId overrides the split (Vertex: "the deployed model to explain").
     id = String(explicitId);
-    if (!endpoint.models.has(id)) throw new GoogleApiError('NOT_FOUND', `Deployed model ${userTextInMessage(id)} not found in endpoint ${endpoint.resourceName}.`);
+    if (!endpoint.models.has(id))
+      throw new GoogleApiError(
+        'NOT_FOUND',
+        `Deployed model ${userTextInMessage(id)} not found in endpoint ${endpoint.resourceName}.`,
+      );
   } else {
     if (endpoint.split.length === 0) {
-      throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic: its traffic split is empty. Set spec.trafficSplit on PredictionEndpoint ${endpoint.namespace}/${endpoint.name}.`);
+      throw new GoogleApiError(
+        'FAILED_PRECONDITION',
+        `Endpoint ${endpoint.resourceName} accepts no traffic: its traffic split is empty. Set spec.trafficSplit on PredictionEndpoint ${endpoint.namespace}/${endpoint.name}.`,
+      );
     }
     id = choice.splitter.pick(endpoint.resourceName, endpoint.split, endpoint.signature, choice.sticky);
-    if (id === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic.`);
+    if (id === undefined)
+      throw new GoogleApiError('FAILED_PRECONDITION', `Endpoint ${endpoint.resourceName} accepts no traffic.`);
   }
   const model = endpoint.models.get(id);
   if (model === undefined) {
-    throw new GoogleApiError('UNAVAILABLE', `Deployed model ${id} has traffic in the split of endpoint ${endpoint.resourceName} but is not deployed to it (no DeployedModel with that id).`);
+    throw new GoogleApiError(
+      'UNAVAILABLE',
+      `Deployed model ${id} has traffic in the split of endpoint ${endpoint.resourceName} but is not deployed to it (no DeployedModel with that id).`,
+    );
   }
   if (model.unusable !== undefined) {
     const status = model.unusable.includes('does not exist') ? 'UNAVAILABLE' : 'FAILED_PRECONDITION';
@@ -65,8 +81,19 @@ export function chooseModel(endpoint: ResolvedEndpoint, explicitId: unknown, cho
 /** The model's ready targets and backend, or the error that says why it cannot be called. */
 export function servingOf(routing: Pick<RoutingTable, 'targets'>, model: ResolvedModel): Serving {
   const targets = routing.targets(model);
-  if ('unavailable' in targets) throw new GoogleApiError('UNAVAILABLE', `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`);
+  if ('unavailable' in targets)
+    throw new GoogleApiError(
+      'UNAVAILABLE',
+      `Deployed model ${model.id} (${model.deployedModelName}) is unavailable: ${targets.unavailable}.`,
+    );
   const backend = model.backend;
-  if (backend === undefined) throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
-  return { model, targets: targets.targets, protocol: backend.protocol, modelName: backend.modelName, predictRoute: backend.protocol === 'Vertex' ? backend.predictRoute : undefined };
+  if (backend === undefined)
+    throw new GoogleApiError('FAILED_PRECONDITION', `Deployed model ${model.id} has no backend.`);
+  return {
+    model,
+    targets: targets.targets,
+    protocol: backend.protocol,
+    modelName: backend.modelName,
+    predictRoute: backend.protocol === 'Vertex' ? backend.predictRoute : undefined,
+  };
 }

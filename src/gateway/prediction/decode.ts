@@ -20,18 +20,40 @@ export interface Answer {
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
 
-export async function decodeAnswer(method: PredictionMethod, request: EncodedRequest, res: UpstreamResponse, executor: JsonExecutor): Promise<Answer> {
+export async function decodeAnswer(
+  method: PredictionMethod,
+  request: EncodedRequest,
+  res: UpstreamResponse,
+  executor: JsonExecutor,
+): Promise<Answer> {
   if (method === 'rawPredict' || request.instanceCount === undefined) {
     const type = res.headers['content-type'];
-    return { status: res.status, contentType: typeof type === 'string' ? type : 'application/octet-stream', body: answerBytes(res) };
+    return {
+      status: res.status,
+      contentType: typeof type === 'string' ? type : 'application/octet-stream',
+      body: answerBytes(res),
+    };
   }
   const { model, protocol } = request.serving;
   if (res.status < 200 || res.status >= 300) throw answerError(model, res);
-  const servedBy: ServingModel = { id: model.id, deployedModelName: model.deployedModelName, model: model.model, modelDisplayName: model.modelDisplayName, modelVersionId: model.modelVersionId, origin: res.target.origin };
+  const servedBy: ServingModel = {
+    id: model.id,
+    deployedModelName: model.deployedModelName,
+    model: model.model,
+    modelDisplayName: model.modelDisplayName,
+    modelVersionId: model.modelVersionId,
+    origin: res.target.origin,
+  };
   const instanceCount = request.instanceCount;
   // A large answer goes to the worker in the pieces it came in; those that are whole socket reads are moved, the others copied.
-  const body = res.size >= executor.largeBodyBytes
-    ? (await executor.jsonWorkers.run({ kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy }, true)).bytes
-    : vertexAnswer(method, protocol, answerBytes(res), instanceCount, servedBy);
+  const body =
+    res.size >= executor.largeBodyBytes
+      ? (
+          await executor.jsonWorkers.run(
+            { kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy },
+            true,
+          )
+        ).bytes
+      : vertexAnswer(method, protocol, answerBytes(res), instanceCount, servedBy);
   return { status: 200, contentType: JSON_CONTENT_TYPE, body };
 }

@@ -51,19 +51,39 @@ function checkRawJson(contentType: string | string[] | undefined, body: Buffer):
 }
 
 /** `choose`: the model (and where it is served) for a deployedModelId named in the body, or for none. */
-export async function encodeRequest(method: PredictionMethod, body: RequestBody, choose: (explicitId: unknown) => Serving, executor: JsonExecutor): Promise<EncodedRequest> {
+export async function encodeRequest(
+  method: PredictionMethod,
+  body: RequestBody,
+  choose: (explicitId: unknown) => Serving,
+  executor: JsonExecutor,
+): Promise<EncodedRequest> {
   if (method === 'rawPredict') {
     const bytes = joined(body.received);
     checkRawJson(body.contentType, bytes);
-    return { serving: choose(undefined), body: bytes, contentType: typeof body.contentType === 'string' ? body.contentType : 'application/json', instanceCount: undefined };
+    return {
+      serving: choose(undefined),
+      body: bytes,
+      contentType: typeof body.contentType === 'string' ? body.contentType : 'application/json',
+      instanceCount: undefined,
+    };
   }
-  if (method === 'predict' && body.received.size >= executor.largeBodyBytes) return encodeOnWorker(body, choose, executor);
+  if (method === 'predict' && body.received.size >= executor.largeBodyBytes)
+    return encodeOnWorker(body, choose, executor);
   const json = parseJsonRequest(joined(body.received));
   const serving = choose(method === 'explain' ? json.deployedModelId : undefined);
-  return { serving, body: serializeUpstreamRequest(serving.protocol, json, serving.model.id), contentType: 'application/json', instanceCount: json.instances.length };
+  return {
+    serving,
+    body: serializeUpstreamRequest(serving.protocol, json, serving.model.id),
+    contentType: 'application/json',
+    instanceCount: json.instances.length,
+  };
 }
 
-async function encodeOnWorker(body: RequestBody, choose: (explicitId: unknown) => Serving, executor: JsonExecutor): Promise<EncodedRequest> {
+async function encodeOnWorker(
+  body: RequestBody,
+  choose: (explicitId: unknown) => Serving,
+  executor: JsonExecutor,
+): Promise<EncodedRequest> {
   // :predict's choice does not read the body, so it is made first; its refusal waits for the body's own checks.
   let serving: Serving | undefined;
   let refusal: unknown;
@@ -72,7 +92,12 @@ async function encodeOnWorker(body: RequestBody, choose: (explicitId: unknown) =
   } catch (err) {
     refusal = err;
   }
-  const task = { kind: 'request' as const, body: body.received.pieces, protocol: serving?.protocol, modelId: serving?.model.id ?? '' };
+  const task = {
+    kind: 'request' as const,
+    body: body.received.pieces,
+    protocol: serving?.protocol,
+    modelId: serving?.model.id ?? '',
+  };
   const prepared = await executor.jsonWorkers.run(task, body.movable);
   if (serving === undefined) throw refusal;
   return { serving, body: prepared.bytes, contentType: 'application/json', instanceCount: prepared.instanceCount ?? 0 };

@@ -101,22 +101,44 @@ export class PredictionPipeline {
       bodyRead = true;
       endpoint = findEndpoint(options.routing, call, options.auth.enabled);
       trace?.describe(call.method, endpoint.namespace, endpoint.name, endpoint.resourceName);
-      if (options.requestLog.sample(endpoint.logging)) logged = { body: joined(received), contentType: req.headers['content-type'] };
+      if (options.requestLog.sample(endpoint.logging))
+        logged = { body: joined(received), contentType: req.headers['content-type'] };
       const found = endpoint;
       const sticky = options.stickyHeader === undefined ? undefined : req.headers[options.stickyHeader];
       const choose = (explicitId: unknown) => {
-        model = chooseModel(found, explicitId, { splitter: options.splitter, sticky: typeof sticky === 'string' ? sticky : undefined });
+        model = chooseModel(found, explicitId, {
+          splitter: options.splitter,
+          sticky: typeof sticky === 'string' ? sticky : undefined,
+        });
         return servingOf(options.routing, model);
       };
       // A body the request log keeps is copied to a worker, not moved.
-      const body = logged === undefined ? { received, movable: true } : { received: { pieces: [logged.body], size: logged.body.length }, movable: false };
-      const request = await encodeRequest(call.method, { ...body, contentType: req.headers['content-type'] }, choose, options);
+      const body =
+        logged === undefined
+          ? { received, movable: true }
+          : { received: { pieces: [logged.body], size: logged.body.length }, movable: false };
+      const request = await encodeRequest(
+        call.method,
+        { ...body, contentType: req.headers['content-type'] },
+        choose,
+        options,
+      );
       const headers: Record<string, string> = {};
       if (trace === undefined) GatewayTracing.forward(req.headers, headers);
-      const upstreamAnswer = await callUpstream(options.upstream, { endpoint, method: call.method, request, headers, trace }, cancelled.signal);
+      const upstreamAnswer = await callUpstream(
+        options.upstream,
+        { endpoint, method: call.method, request, headers, trace },
+        cancelled.signal,
+      );
       answer = await decodeAnswer(call.method, request, upstreamAnswer, options);
     } catch (err) {
-      answer = this.refusal(req, res, err, { requestId, method, bodyRead, awaitingContinue, cancelled: cancelled.signal.aborted });
+      answer = this.refusal(req, res, err, {
+        requestId,
+        method,
+        bodyRead,
+        awaitingContinue,
+        cancelled: cancelled.signal.aborted,
+      });
     } finally {
       release?.();
       res.off('close', onClose);
@@ -124,17 +146,46 @@ export class PredictionPipeline {
     }
     const answered: AnsweredCall = { requestId, method, endpoint, model, logged, trace };
     if (!cancelled.signal.aborted) writeAnswer(res, answer, answered);
-    recordCall(options.requestLog, answered, answer, cancelled.signal.aborted ? 499 : answer.status, (performance.now() - started) / 1000);
+    recordCall(
+      options.requestLog,
+      answered,
+      answer,
+      cancelled.signal.aborted ? 499 : answer.status,
+      (performance.now() - started) / 1000,
+    );
   }
 
   /** The error's answer; a refusal made before the body was read closes the connection rather than read a large body. */
-  private refusal(req: IncomingMessage, res: ServerResponse, err: unknown, call: { requestId: string; method: PredictionMethod | undefined; bodyRead: boolean; awaitingContinue: boolean; cancelled: boolean }): Answer {
+  private refusal(
+    req: IncomingMessage,
+    res: ServerResponse,
+    err: unknown,
+    call: {
+      requestId: string;
+      method: PredictionMethod | undefined;
+      bodyRead: boolean;
+      awaitingContinue: boolean;
+      cancelled: boolean;
+    },
+  ): Answer {
     const { options } = this;
-    const context = { log: options.log, route: call.method ?? 'prediction', requestId: call.requestId, bodyLimit: options.bodyLimit };
+    const context = {
+      log: options.log,
+      route: call.method ?? 'prediction',
+      requestId: call.requestId,
+      bodyLimit: options.bodyLimit,
+    };
     // A caller that went away is answered nothing, and its call is no server error.
     const rendered = renderGoogleError(call.cancelled ? toGoogleError(err, context) : answerFailure(err, context));
     if (!call.cancelled) {
-      if (!call.bodyRead && closesRatherThanReads({ headers: req.headers, complete: req.complete, awaitingContinue: call.awaitingContinue }, options.largeBodyBytes)) closeWithoutReading(req, res);
+      if (
+        !call.bodyRead &&
+        closesRatherThanReads(
+          { headers: req.headers, complete: req.complete, awaitingContinue: call.awaitingContinue },
+          options.largeBodyBytes,
+        )
+      )
+        closeWithoutReading(req, res);
       else if (rendered.status === 413) res.setHeader('connection', 'close');
       for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
     }

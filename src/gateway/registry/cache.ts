@@ -46,16 +46,30 @@ export class RegistryLookupCache implements RegistryLookupSource {
     const endpointErrors = specValidator(registryEndpointKind, options);
     this.validService = (o) => serviceErrors(o).length === 0;
     this.validEndpoint = (o) =>
-      registryEndpointVerdict({ endpoint: o, parentExists: true, specErrors: endpointErrors(o), reservedPrefixes: options.reservedPrefixes, now: '' }).status === 'True';
+      registryEndpointVerdict({
+        endpoint: o,
+        parentExists: true,
+        specErrors: endpointErrors(o),
+        reservedPrefixes: options.reservedPrefixes,
+        now: '',
+      }).status === 'True';
     const forgetService = (s: KubeObject): void => this.forget(specOf.registryService(s).name);
     const forgetEndpoint = (e: KubeObject): void => this.forget(parentNameOf(e));
     for (const informer of services) {
       informer.addIndex(BY_NAME, (s) => optional(specOf.registryService(s).name));
-      informer.addEventHandler({ onAdd: forgetService, onUpdate: (a, b) => (forgetService(a), forgetService(b)), onDelete: forgetService });
+      informer.addEventHandler({
+        onAdd: forgetService,
+        onUpdate: (a, b) => (forgetService(a), forgetService(b)),
+        onDelete: forgetService,
+      });
     }
     for (const informer of endpoints) {
       informer.addIndex(BY_PARENT, (e) => optional(endpointParentKey(e)));
-      informer.addEventHandler({ onAdd: forgetEndpoint, onUpdate: (a, b) => (forgetEndpoint(a), forgetEndpoint(b)), onDelete: forgetEndpoint });
+      informer.addEventHandler({
+        onAdd: forgetEndpoint,
+        onUpdate: (a, b) => (forgetEndpoint(a), forgetEndpoint(b)),
+        onDelete: forgetEndpoint,
+      });
     }
   }
 
@@ -71,12 +85,16 @@ export class RegistryLookupCache implements RegistryLookupSource {
   /** The RegistryService (namespace and metadata.name) that owns `name`: what a call on `name` is authorised against. */
   ownerOf(name: string): { namespace: string; name: string } | undefined {
     const owner = nameClaims(this.claimants(name)).owner;
-    return owner === undefined ? undefined : { namespace: owner.metadata.namespace ?? '', name: owner.metadata.name ?? '' };
+    return owner === undefined
+      ? undefined
+      : { namespace: owner.metadata.namespace ?? '', name: owner.metadata.name ?? '' };
   }
 
   /** The RegistryServices claiming `name` that could resolve (valid, not being deleted); the owner is the oldest. */
   claimants(name: string): KubeObject[] {
-    return this.services.flatMap((i) => i.byIndex(BY_NAME, name)).filter((s) => s.metadata.deletionTimestamp === undefined && this.validService(s));
+    return this.services
+      .flatMap((i) => i.byIndex(BY_NAME, name))
+      .filter((s) => s.metadata.deletionTimestamp === undefined && this.validService(s));
   }
 
   private forget(name: string | undefined): void {
@@ -104,7 +122,10 @@ export class RegistryLookupCache implements RegistryLookupSource {
   private endpointView(e: KubeObject): LookupEndpoint | null {
     let view = this.endpointViews.get(e);
     if (view === undefined) {
-      view = e.metadata.deletionTimestamp === undefined && this.validEndpoint(e) ? toLookupEndpoint(e, this.options.reservedPrefixes) : null;
+      view =
+        e.metadata.deletionTimestamp === undefined && this.validEndpoint(e)
+          ? toLookupEndpoint(e, this.options.reservedPrefixes)
+          : null;
       this.endpointViews.set(e, view);
     }
     return view;
@@ -165,9 +186,16 @@ export interface StartRegistryLookupOptions {
 /** Runs the informers the lookup needs (without a gateway, e.g. for the CLI) and returns the cache over them. */
 export function startRegistryLookup(options: StartRegistryLookupOptions): RunningRegistryLookup {
   const log = options.log ?? silentLogger;
-  const scope: (string | undefined)[] = options.namespaces !== undefined && options.namespaces.length > 0 ? [...options.namespaces] : [undefined];
+  const scope: (string | undefined)[] =
+    options.namespaces !== undefined && options.namespaces.length > 0 ? [...options.namespaces] : [undefined];
   const informers = (ref: typeof resources.registryServices): Informer[] =>
-    scope.map((ns) => new Informer(kubeListerWatcher(options.client, ref, ns), { name: `lookup/${ref.plural}${ns ? `@${ns}` : ''}`, logger: log }));
+    scope.map(
+      (ns) =>
+        new Informer(kubeListerWatcher(options.client, ref, ns), {
+          name: `lookup/${ref.plural}${ns ? `@${ns}` : ''}`,
+          logger: log,
+        }),
+    );
   const services = informers(resources.registryServices);
   const endpoints = informers(resources.registryEndpoints);
   const source = new RegistryLookupCache(services, endpoints, { reservedPrefixes: options.reservedPrefixes });

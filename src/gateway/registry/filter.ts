@@ -56,7 +56,13 @@ type Node =
   | { readonly type: 'and' | 'or'; readonly operands: readonly Node[] }
   | { readonly type: 'not'; readonly operand: Node }
   | { readonly type: 'present'; readonly field: Field }
-  | { readonly type: 'compare'; readonly field: Field; readonly op: Operator; readonly value: string; readonly number: number };
+  | {
+      readonly type: 'compare';
+      readonly field: Field;
+      readonly op: Operator;
+      readonly value: string;
+      readonly number: number;
+    };
 
 export interface CompiledFilter {
   /** The filter's text, as given. */
@@ -94,7 +100,8 @@ function tokenize(text: string): Token[] {
       let value = '';
       let j = i + 1;
       for (;;) {
-        if (j >= text.length) throw new FilterSyntaxError(pos, `unterminated string: the ${c} opened here has no closing ${c}`);
+        if (j >= text.length)
+          throw new FilterSyntaxError(pos, `unterminated string: the ${c} opened here has no closing ${c}`);
         const d = text[j] ?? '';
         if (d === '\\' && j + 1 < text.length) {
           value += text[j + 1];
@@ -165,7 +172,11 @@ class Parser {
     const node = this.expression();
     const t = this.peek();
     if (t.kind === ')') throw new FilterSyntaxError(t.pos, "unbalanced ')': no '(' to close");
-    if (t.kind !== 'end') throw new FilterSyntaxError(t.pos, `expected AND, OR or the end of the filter, found ${describe(t)} (connectors are upper case; quote a value that holds spaces)`);
+    if (t.kind !== 'end')
+      throw new FilterSyntaxError(
+        t.pos,
+        `expected AND, OR or the end of the filter, found ${describe(t)} (connectors are upper case; quote a value that holds spaces)`,
+      );
     return node;
   }
 
@@ -192,7 +203,11 @@ class Parser {
 
   /** Parentheses and NOTs open here; the recursion (and the tree's depth) stops at MAX_FILTER_DEPTH. */
   private nest(t: Token): void {
-    if (++this.depth > MAX_FILTER_DEPTH) throw new FilterSyntaxError(t.pos, `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`);
+    if (++this.depth > MAX_FILTER_DEPTH)
+      throw new FilterSyntaxError(
+        t.pos,
+        `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`,
+      );
   }
 
   // term := NOT term | '(' expression ')' | restriction
@@ -211,7 +226,11 @@ class Parser {
       const inner = this.expression();
       this.depth--;
       const close = this.next();
-      if (close.kind !== ')') throw new FilterSyntaxError(close.pos, `expected ')' to close the '(' at position ${t.pos}, found ${describe(close)}`);
+      if (close.kind !== ')')
+        throw new FilterSyntaxError(
+          close.pos,
+          `expected ')' to close the '(' at position ${t.pos}, found ${describe(close)}`,
+        );
       return inner;
     }
     return this.restriction();
@@ -221,7 +240,10 @@ class Parser {
   private restriction(): Node {
     const t = this.next();
     if (t.kind !== 'word' || isKeyword(t, 'AND') || isKeyword(t, 'OR')) {
-      throw new FilterSyntaxError(t.pos, `expected a field (name, address, port or annotations.<key>), found ${describe(t)}`);
+      throw new FilterSyntaxError(
+        t.pos,
+        `expected a field (name, address, port or annotations.<key>), found ${describe(t)}`,
+      );
     }
     const field = fieldOf(t.text);
     if (field.kind === 'unknown') this.unknownField = true;
@@ -230,14 +252,20 @@ class Parser {
     this.next();
     const op = opToken.text;
     const v = this.next();
-    if (v.kind !== 'word' && v.kind !== 'string') throw new FilterSyntaxError(v.pos, `expected a value after '${op}', found ${describe(v)}`);
+    if (v.kind !== 'word' && v.kind !== 'string')
+      throw new FilterSyntaxError(v.pos, `expected a value after '${op}', found ${describe(v)}`);
     if (field.kind === 'annotations') {
-      if (op !== ':') throw new FilterSyntaxError(opToken.pos, `annotations takes only ':' (annotations:KEY tests for a key); compare a value with annotations.KEY${op}VALUE`);
+      if (op !== ':')
+        throw new FilterSyntaxError(
+          opToken.pos,
+          `annotations takes only ':' (annotations:KEY tests for a key); compare a value with annotations.KEY${op}VALUE`,
+        );
       return { type: 'present', field: { kind: 'annotation', key: v.text } };
     }
     let number = Number.NaN;
     if (field.kind === 'port' && !(op === ':' && v.text === '*')) {
-      if (!/^[0-9]{1,10}$/.test(v.text)) throw new FilterSyntaxError(v.pos, `port is compared with an integer, found ${describe(v)}`);
+      if (!/^[0-9]{1,10}$/.test(v.text))
+        throw new FilterSyntaxError(v.pos, `port is compared with an integer, found ${describe(v)}`);
       number = Number(v.text);
     }
     return { type: 'compare', field, op, value: v.text, number };
@@ -246,7 +274,8 @@ class Parser {
 
 function fieldOf(text: string): Field {
   if (text === 'name' || text === 'address' || text === 'port' || text === 'annotations') return { kind: text };
-  if (text.startsWith('annotations.') && text.length > 'annotations.'.length) return { kind: 'annotation', key: text.slice('annotations.'.length) };
+  if (text.startsWith('annotations.') && text.length > 'annotations.'.length)
+    return { kind: 'annotation', key: text.slice('annotations.'.length) };
   return { kind: 'unknown' };
 }
 
@@ -290,7 +319,9 @@ function evaluate(node: Node, e: FilterableEndpoint): boolean {
         case 'address':
           return compare(op, e[field.kind], value);
         case 'annotation': {
-          const actual = Object.prototype.hasOwnProperty.call(e.annotations, field.key) ? e.annotations[field.key] : undefined;
+          const actual = Object.prototype.hasOwnProperty.call(e.annotations, field.key)
+            ? e.annotations[field.key]
+            : undefined;
           return actual !== undefined && compare(op, actual, value);
         }
         default:
@@ -320,7 +351,11 @@ const MATCH_ALL: (text: string) => CompiledFilter = (text) => ({ text, matches: 
 
 /** Parses `text` once; the result is evaluated per endpoint. An empty filter matches every endpoint. Throws FilterSyntaxError. */
 export function compileFilter(text: string): CompiledFilter {
-  if (text.length > MAX_FILTER_LENGTH) throw new FilterSyntaxError(MAX_FILTER_LENGTH + 1, `the filter is ${text.length} characters long; the limit is ${MAX_FILTER_LENGTH}`);
+  if (text.length > MAX_FILTER_LENGTH)
+    throw new FilterSyntaxError(
+      MAX_FILTER_LENGTH + 1,
+      `the filter is ${text.length} characters long; the limit is ${MAX_FILTER_LENGTH}`,
+    );
   if (text.trim() === '') return MATCH_ALL(text);
   const parser = new Parser(tokenize(text));
   const root = parser.parseFilter();

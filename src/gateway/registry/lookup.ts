@@ -93,7 +93,8 @@ export function parseFilterField(field: string, text: string | undefined): Compi
   if (known !== undefined) return known;
   try {
     const compiled = compileFilter(key);
-    if (compiledFilters.size >= MAX_COMPILED_FILTERS) compiledFilters.delete(compiledFilters.keys().next().value as string);
+    if (compiledFilters.size >= MAX_COMPILED_FILTERS)
+      compiledFilters.delete(compiledFilters.keys().next().value as string);
     compiledFilters.set(key, compiled);
     return compiled;
   } catch (err) {
@@ -111,7 +112,11 @@ export interface ResolveRequest {
   readonly endpointFilter?: string;
 }
 
-function pick(source: RegistryLookupSource, name: string, req: ResolveRequest): { service: LookupService; picked: LookupEndpoint[] } {
+function pick(
+  source: RegistryLookupSource,
+  name: string,
+  req: ResolveRequest,
+): { service: LookupService; picked: LookupEndpoint[] } {
   const filter = parseFilterField('endpointFilter', req.endpointFilter);
   const service = source.service(name);
   if (service === undefined) throw notFound(name);
@@ -125,7 +130,11 @@ function pick(source: RegistryLookupSource, name: string, req: ResolveRequest): 
 }
 
 /** ResolveService: the first `maxEndpoints` endpoints (by name) that pass the filter. */
-export function resolveService(source: RegistryLookupSource, name: string, req: ResolveRequest): { service: ServiceJson } {
+export function resolveService(
+  source: RegistryLookupSource,
+  name: string,
+  req: ResolveRequest,
+): { service: ServiceJson } {
   const { service, picked } = pick(source, name, req);
   return { service: serviceJson(service, picked) };
 }
@@ -179,21 +188,37 @@ function decodeToken(token: string, filter: string): PageToken {
   }
   const t = parsed as Partial<PageToken> | undefined;
   if (typeof t !== 'object' || t === null || typeof t.a !== 'string' || typeof t.f !== 'string') {
-    throw new GoogleApiError('INVALID_ARGUMENT', `pageToken: ${renderValue(token)} is not a token this API issued; pass nextPageToken of the previous response, or omit it for the first page`);
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `pageToken: ${renderValue(token)} is not a token this API issued; pass nextPageToken of the previous response, or omit it for the first page`,
+    );
   }
-  if (t.f !== filter) throw new GoogleApiError('INVALID_ARGUMENT', 'pageToken: the token was issued for another filter; send the same filter with every page');
+  if (t.f !== filter)
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      'pageToken: the token was issued for another filter; send the same filter with every page',
+    );
   return { a: t.a, f: t.f };
 }
 
 /** ListEndpoints of one service: pages in name order; `nextPageToken` only when more remain. */
-export function listEndpoints(source: RegistryLookupSource, name: string, req: ListEndpointsRequest): { endpoints?: EndpointJson[]; nextPageToken?: string } {
+export function listEndpoints(
+  source: RegistryLookupSource,
+  name: string,
+  req: ListEndpointsRequest,
+): { endpoints?: EndpointJson[]; nextPageToken?: string } {
   const filterText = req.filter ?? '';
   const filter = parseFilterField('filter', filterText);
   if (req.pageSize !== undefined && (!Number.isInteger(req.pageSize) || req.pageSize < 0)) {
-    throw new GoogleApiError('INVALID_ARGUMENT', `pageSize: ${String(req.pageSize)} is invalid; it must be a non-negative integer (0 means the default, ${DEFAULT_PAGE_SIZE})`);
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `pageSize: ${String(req.pageSize)} is invalid; it must be a non-negative integer (0 means the default, ${DEFAULT_PAGE_SIZE})`,
+    );
   }
-  const size = req.pageSize === undefined || req.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(req.pageSize, MAX_PAGE_SIZE);
-  const after = req.pageToken !== undefined && req.pageToken !== '' ? decodeToken(req.pageToken, filterText).a : undefined;
+  const size =
+    req.pageSize === undefined || req.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(req.pageSize, MAX_PAGE_SIZE);
+  const after =
+    req.pageToken !== undefined && req.pageToken !== '' ? decodeToken(req.pageToken, filterText).a : undefined;
   const service = source.service(name);
   if (service === undefined) throw notFound(name);
   const page: LookupEndpoint[] = [];

@@ -23,7 +23,9 @@ export interface RegistryLookupGatewayContext {
   readonly auth: Parameters<typeof registryAuthHook>[0];
 }
 
-export function registryLookupPlugin(reservedPrefixes: readonly string[]): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
+export function registryLookupPlugin(
+  reservedPrefixes: readonly string[],
+): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
   return async (app, ctx) => {
     const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
     const source = new RegistryLookupCache(

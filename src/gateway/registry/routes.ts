@@ -33,7 +33,10 @@ function serviceName(p: ServicePathParams, id: string): string {
 }
 
 function notRouted(req: FastifyRequest): GoogleApiError {
-  return new GoogleApiError('NOT_FOUND', `no method ${req.method} ${userTextInMessage(req.url.split('?')[0] ?? '')}; the lookup API serves POST {service}:resolve, GET {service} and GET {service}/endpoints`);
+  return new GoogleApiError(
+    'NOT_FOUND',
+    `no method ${req.method} ${userTextInMessage(req.url.split('?')[0] ?? '')}; the lookup API serves POST {service}:resolve, GET {service} and GET {service}/endpoints`,
+  );
 }
 
 /** proto3 JSON: an int32 arrives as a number or a decimal string. */
@@ -42,7 +45,10 @@ function int32Field(body: Record<string, unknown>, field: string): number | unde
   if (v === undefined || v === null) return undefined;
   const n = typeof v === 'string' && /^-?[0-9]+$/.test(v) ? Number(v) : v;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < -2147483648 || n > 2147483647) {
-    throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${renderValue(v)}; it must be a 32-bit integer`);
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `${field}: invalid value ${renderValue(v)}; it must be a 32-bit integer`,
+    );
   }
   return n;
 }
@@ -50,7 +56,8 @@ function int32Field(body: Record<string, unknown>, field: string): number | unde
 function stringField(body: Record<string, unknown>, field: string): string | undefined {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${renderValue(v)}; it must be a string`);
+  if (typeof v !== 'string')
+    throw new GoogleApiError('INVALID_ARGUMENT', `${field}: invalid value ${renderValue(v)}; it must be a string`);
   return v;
 }
 
@@ -75,7 +82,13 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
   // Service Directory answers a body it cannot read 400 INVALID_ARGUMENT, whatever fastify's own code
   // for the fault; the gateway's error answerer (error-answer.ts, its root handler) answers the rest.
   app.setErrorHandler((err: FastifyError | GoogleApiError) => {
-    if (!(err instanceof GoogleApiError) && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) throw new GoogleApiError('INVALID_ARGUMENT', err.message);
+    if (
+      !(err instanceof GoogleApiError) &&
+      typeof err.statusCode === 'number' &&
+      err.statusCode >= 400 &&
+      err.statusCode < 500
+    )
+      throw new GoogleApiError('INVALID_ARGUMENT', err.message);
     throw err;
   });
 
@@ -85,7 +98,11 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
     const colon = rest.indexOf(':');
     if (colon < 0 || rest.slice(colon + 1) !== 'resolve' || rest.slice(0, colon).includes('/')) throw notRouted(req);
     const body = req.body ?? {};
-    if (typeof body !== 'object' || Array.isArray(body)) throw new GoogleApiError('INVALID_ARGUMENT', 'the request body must be a JSON object {maxEndpoints, endpointFilter}');
+    if (typeof body !== 'object' || Array.isArray(body))
+      throw new GoogleApiError(
+        'INVALID_ARGUMENT',
+        'the request body must be a JSON object {maxEndpoints, endpointFilter}',
+      );
     const fields = body as Record<string, unknown>;
     const maxEndpoints = int32Field(fields, 'maxEndpoints');
     const endpointFilter = stringField(fields, 'endpointFilter');
@@ -100,9 +117,11 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
     systemParameters(req);
     const parts = req.params['*'].split('/');
     const id = parts[0] ?? '';
-    if (id === '' || id.includes(':') || parts.length > 2 || (parts.length === 2 && parts[1] !== 'endpoints')) throw notRouted(req);
+    if (id === '' || id.includes(':') || parts.length > 2 || (parts.length === 2 && parts[1] !== 'endpoints'))
+      throw notRouted(req);
     const name = serviceName(req.params, id);
-    if (parts.length === 1) return reply.header('content-type', 'application/json; charset=UTF-8').send(getService(source, name));
+    if (parts.length === 1)
+      return reply.header('content-type', 'application/json; charset=UTF-8').send(getService(source, name));
     const q = queryObject(req.query);
     const filter = stringField({ filter: firstQuery(q, 'filter') }, 'filter');
     const pageSize = int32Field({ pageSize: firstQuery(q, 'pageSize') }, 'pageSize');

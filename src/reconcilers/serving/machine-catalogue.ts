@@ -14,7 +14,9 @@ import { z } from 'zod';
 /** The ConfigMap key holding the catalogue as JSON. */
 export const MACHINE_TYPES_KEY = 'machine-types.json';
 
-const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/, { error: 'must be a Kubernetes quantity such as 4, 500m or 15Gi' });
+const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$/, {
+  error: 'must be a Kubernetes quantity such as 4, 500m or 15Gi',
+});
 export const tolerationSchema = z.object({
   key: z.string().optional(),
   operator: z.enum(['Exists', 'Equal']).optional(),
@@ -60,12 +62,21 @@ export const DEFAULT_MACHINE_CATALOGUE: MachineCatalogue = {
     'a2-highgpu-1g': { cpu: '12', memory: '85Gi' },
   },
   accelerators: Object.fromEntries(
-    [['NVIDIA_TESLA_T4', 'nvidia-tesla-t4'], ['NVIDIA_L4', 'nvidia-l4'], ['NVIDIA_TESLA_V100', 'nvidia-tesla-v100'], ['NVIDIA_TESLA_A100', 'nvidia-tesla-a100'], ['NVIDIA_A100_80GB', 'nvidia-a100-80gb'], ['NVIDIA_H100_80GB', 'nvidia-h100-80gb']]
-      .map(([type, label]) => [type, {
+    [
+      ['NVIDIA_TESLA_T4', 'nvidia-tesla-t4'],
+      ['NVIDIA_L4', 'nvidia-l4'],
+      ['NVIDIA_TESLA_V100', 'nvidia-tesla-v100'],
+      ['NVIDIA_TESLA_A100', 'nvidia-tesla-a100'],
+      ['NVIDIA_A100_80GB', 'nvidia-a100-80gb'],
+      ['NVIDIA_H100_80GB', 'nvidia-h100-80gb'],
+    ].map(([type, label]) => [
+      type,
+      {
         resource: 'nvidia.com/gpu',
         nodeSelector: { 'cloud.google.com/gke-accelerator': label ?? '' },
         tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists' as const, effect: 'NoSchedule' as const }],
-      }]),
+      },
+    ]),
   ),
   spot: {
     nodeSelector: { 'cloud.google.com/gke-spot': 'true' },
@@ -95,7 +106,8 @@ export function fixedCatalogue(catalogue: MachineCatalogue = DEFAULT_MACHINE_CAT
   return { current: () => inEffect, onChange: () => undefined };
 }
 
-export type ParsedCatalogue = { readonly ok: true; readonly catalogue: MachineCatalogue } | { readonly ok: false; readonly problem: string };
+export type ParsedCatalogue =
+  { readonly ok: true; readonly catalogue: MachineCatalogue } | { readonly ok: false; readonly problem: string };
 
 /** The catalogue a ConfigMap's `data` holds, or its first problem, naming the key and the field (never throws). */
 export function parseMachineCatalogue(data: Readonly<Record<string, string>> | undefined): ParsedCatalogue {
@@ -110,5 +122,8 @@ export function parseMachineCatalogue(data: Readonly<Record<string, string>> | u
   const result = machineCatalogueSchema.safeParse(parsed);
   if (result.success) return { ok: true, catalogue: result.data };
   const issue = result.error.issues[0];
-  return { ok: false, problem: `data[${MACHINE_TYPES_KEY}]: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}` };
+  return {
+    ok: false,
+    problem: `data[${MACHINE_TYPES_KEY}]: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+  };
 }

@@ -44,19 +44,36 @@ export function pinnedMachine(deployment: KubeObject | undefined): Machine | und
 
 /** `deployment` (a manifest to apply) carrying the record of `machine`. */
 export function withMachinePin(deployment: KubeObject, machine: Machine): KubeObject {
-  const pin = JSON.stringify({ resources: machine.resources, nodeSelector: machine.nodeSelector, tolerations: machine.tolerations });
-  return { ...deployment, metadata: { ...deployment.metadata, annotations: { ...deployment.metadata.annotations, [MACHINE_ANNOTATION]: pin } } };
+  const pin = JSON.stringify({
+    resources: machine.resources,
+    nodeSelector: machine.nodeSelector,
+    tolerations: machine.tolerations,
+  });
+  return {
+    ...deployment,
+    metadata: {
+      ...deployment.metadata,
+      annotations: { ...deployment.metadata.annotations, [MACHINE_ANNOTATION]: pin },
+    },
+  };
 }
 
 /**
  * The machine to apply for a model: the one recorded on `ownDeployment` (the model's, owned by it), else the
  * catalogue's; an error message when neither can place it (MachineTypeUnknown).
  */
-export function machineFor(spec: DeployedModelSpec, inEffect: CatalogueInEffect, ownDeployment: KubeObject | undefined): Resolved {
+export function machineFor(
+  spec: DeployedModelSpec,
+  inEffect: CatalogueInEffect,
+  ownDeployment: KubeObject | undefined,
+): Resolved {
   const pinned = pinnedMachine(ownDeployment);
   if (pinned !== undefined) return pinned;
   if (inEffect.catalogue === undefined) {
-    return { ok: false, message: `no machine catalogue is in effect: ${inEffect.problem}; fix the ConfigMap's ${MACHINE_TYPES_KEY} (the model is deployed as soon as it parses)` };
+    return {
+      ok: false,
+      message: `no machine catalogue is in effect: ${inEffect.problem}; fix the ConfigMap's ${MACHINE_TYPES_KEY} (the model is deployed as soon as it parses)`,
+    };
   }
   return resolveMachine(spec, inEffect.catalogue);
 }

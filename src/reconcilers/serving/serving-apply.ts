@@ -12,14 +12,35 @@ import { FIELD_MANAGER } from '../context.js';
 import type { MachineCatalogueSource } from './machine-catalogue.js';
 import { machineFor, withMachinePin } from './machine-pin.js';
 import {
-  deploymentManifest, hpaManifest, MODEL_UID_LABEL, pdbManifest, replicasOf, serviceManifest, servingName,
+  deploymentManifest,
+  hpaManifest,
+  MODEL_UID_LABEL,
+  pdbManifest,
+  replicasOf,
+  serviceManifest,
+  servingName,
   type ServingInput,
 } from './serving-plan.js';
 import { observeServing, type ServingObservation } from './serving-status.js';
 
-export const deploymentsResource: ResourceRef = { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true };
-export const hpasResource: ResourceRef = { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', namespaced: true };
-export const pdbsResource: ResourceRef = { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', namespaced: true };
+export const deploymentsResource: ResourceRef = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  namespaced: true,
+};
+export const hpasResource: ResourceRef = {
+  group: 'autoscaling',
+  version: 'v2',
+  plural: 'horizontalpodautoscalers',
+  namespaced: true,
+};
+export const pdbsResource: ResourceRef = {
+  group: 'policy',
+  version: 'v1',
+  plural: 'poddisruptionbudgets',
+  namespaced: true,
+};
 export const podsResource: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 
 /**
@@ -52,13 +73,16 @@ export function modelUidKey(obj: KubeObject): string[] {
 }
 
 export function addServingIndexes(informers: ServingInformers): void {
-  for (const i of [informers.deployments, informers.hpas, informers.pdbs, informers.pods]) i.addIndex(BY_MODEL_UID, modelUidKey);
+  for (const i of [informers.deployments, informers.hpas, informers.pdbs, informers.pods])
+    i.addIndex(BY_MODEL_UID, modelUidKey);
 }
 
 /** Whether `want` is already in `live`: every field it sets has that value (the server adds defaults). */
 export function contains(live: unknown, want: unknown): boolean {
-  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => contains(live[i], w));
-  if (isRecord(want)) return isRecord(live) && Object.entries(want).every(([k, v]) => v === undefined || contains(live[k], v));
+  if (Array.isArray(want))
+    return Array.isArray(live) && live.length === want.length && want.every((w, i) => contains(live[i], w));
+  if (isRecord(want))
+    return isRecord(live) && Object.entries(want).every(([k, v]) => v === undefined || contains(live[k], v));
   return live === want || (typeof want === 'number' && String(want) === live);
 }
 
@@ -101,18 +125,30 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
   const name = servingName(input.model.metadata.name ?? '');
   const uid = input.model.metadata.uid ?? '';
   const liveDeployment = informers.deployments.get(ns, name);
-  const machine = machineFor(input.spec, step.catalogue.current(), ownedBy(liveDeployment, uid) ? liveDeployment : undefined);
+  const machine = machineFor(
+    input.spec,
+    step.catalogue.current(),
+    ownedBy(liveDeployment, uid) ? liveDeployment : undefined,
+  );
   if (!machine.ok) return;
-  const deployment = (withReplicas: boolean): KubeObject => withMachinePin(deploymentManifest(input, machine, withReplicas), machine);
-  const apply = async (ref: ResourceRef, live: KubeObject | undefined, want: KubeObject, manager = FIELD_MANAGER): Promise<void> => {
+  const deployment = (withReplicas: boolean): KubeObject =>
+    withMachinePin(deploymentManifest(input, machine, withReplicas), machine);
+  const apply = async (
+    ref: ResourceRef,
+    live: KubeObject | undefined,
+    want: KubeObject,
+    manager = FIELD_MANAGER,
+  ): Promise<void> => {
     if (live !== undefined && ownedBy(live, uid) && contains(live, want)) return;
     await client.patch(ref, ns, name, want, { type: 'apply', fieldManager: manager, force: true, signal });
   };
   const remove = async (ref: ResourceRef, live: KubeObject | undefined): Promise<void> => {
     if (live === undefined || !ownedBy(live, uid)) return;
-    await client.delete(ref, ns, name, { preconditions: { uid: live.metadata.uid ?? '' }, signal }).catch((e: unknown) => {
-      if (!isNotFound(e)) throw e;
-    });
+    await client
+      .delete(ref, ns, name, { preconditions: { uid: live.metadata.uid ?? '' }, signal })
+      .catch((e: unknown) => {
+        if (!isNotFound(e)) throw e;
+      });
   };
 
   const hpa = hpaManifest(input);
@@ -120,11 +156,20 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
     // The autoscaler owns the count; a start value (or one brought back within [min, max]) comes from a
     // separate manager, so the operator's own apply can leave the field out without resetting it.
     const { min, max } = replicasOf(input.spec);
-    const current = isRecord(liveDeployment?.spec) && typeof liveDeployment.spec.replicas === 'number' ? liveDeployment.spec.replicas : undefined;
+    const current =
+      isRecord(liveDeployment?.spec) && typeof liveDeployment.spec.replicas === 'number'
+        ? liveDeployment.spec.replicas
+        : undefined;
     const wanted = Math.min(max, Math.max(min, current ?? min));
     if (current !== wanted || !ownedBy(liveDeployment, uid)) {
       const base = deployment(true);
-      await client.patch(deploymentsResource, ns, name, { ...base, spec: { ...(base.spec as Record<string, unknown>), replicas: wanted } }, { type: 'apply', fieldManager: REPLICAS_MANAGER, force: true, signal });
+      await client.patch(
+        deploymentsResource,
+        ns,
+        name,
+        { ...base, spec: { ...(base.spec as Record<string, unknown>), replicas: wanted } },
+        { type: 'apply', fieldManager: REPLICAS_MANAGER, force: true, signal },
+      );
     }
   }
   await apply(deploymentsResource, liveDeployment, deployment(hpa === undefined));

@@ -20,17 +20,32 @@ export interface ServingContext {
 }
 
 export interface ServingReport extends ServingObservation {
-  readonly names: { deployment: string; service: string; horizontalPodAutoscaler?: string; podDisruptionBudget?: string };
+  readonly names: {
+    deployment: string;
+    service: string;
+    horizontalPodAutoscaler?: string;
+    podDisruptionBudget?: string;
+  };
 }
 
 /** The plan input of a model with a containerSpec once its id is known; undefined otherwise. */
 export function servingInput(model: KubeObject, state: ModelState | undefined): ServingInput | undefined {
   const spec = specOf.deployedModel(model);
-  if (spec.containerSpec === undefined || spec.endpointRef === undefined || spec.model === undefined || state?.state !== 'deployed') return undefined;
+  if (
+    spec.containerSpec === undefined ||
+    spec.endpointRef === undefined ||
+    spec.model === undefined ||
+    state?.state !== 'deployed'
+  )
+    return undefined;
   return { model, spec: spec as DeployedModelSpec & { containerSpec: ContainerSpec }, id: state.id };
 }
 
-export function servingReport(serving: ServingContext | undefined, model: KubeObject, state: ModelState | undefined): ServingReport | undefined {
+export function servingReport(
+  serving: ServingContext | undefined,
+  model: KubeObject,
+  state: ModelState | undefined,
+): ServingReport | undefined {
   if (serving === undefined) return undefined;
   const input = servingInput(model, state);
   if (input === undefined) return undefined;

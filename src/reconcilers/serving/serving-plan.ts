@@ -4,7 +4,14 @@
  * maxReplicaCount > minReplicaCount) and a policy/v1 PodDisruptionBudget (only when minReplicaCount ≥ 2).
  * Each is a server-side-apply body owned by the model (ownerReferences: garbage collection removes them).
  */
-import { AutoscalingMetric as Metric, DEFAULT_CONTAINER_PORT, DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS, durationSeconds, type ContainerSpec, type Probe } from '../../api/prediction/v1/container-spec.js';
+import {
+  AutoscalingMetric as Metric,
+  DEFAULT_CONTAINER_PORT,
+  DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS,
+  durationSeconds,
+  type ContainerSpec,
+  type Probe,
+} from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
@@ -45,7 +52,12 @@ export interface Replicas {
 }
 
 export type Resolved =
-  | { readonly ok: true; readonly resources: Record<string, string>; readonly nodeSelector: Record<string, string>; readonly tolerations: Toleration[] }
+  | {
+      readonly ok: true;
+      readonly resources: Record<string, string>;
+      readonly nodeSelector: Record<string, string>;
+      readonly tolerations: Toleration[];
+    }
   | { readonly ok: false; readonly message: string };
 
 export function replicasOf(spec: DeployedModelSpec): Replicas {
@@ -61,9 +73,15 @@ export function resolveMachine(spec: DeployedModelSpec, catalogue: MachineCatalo
   const machineSpec = spec.dedicatedResources?.machineSpec;
   const machineType = machineSpec?.machineType ?? catalogue.defaultMachineType;
   const machine = catalogue.machineTypes[machineType];
-  const field = machineSpec === undefined ? 'the catalogue\'s defaultMachineType (for automaticResources)' : 'spec.dedicatedResources.machineSpec.machineType';
+  const field =
+    machineSpec === undefined
+      ? "the catalogue's defaultMachineType (for automaticResources)"
+      : 'spec.dedicatedResources.machineSpec.machineType';
   if (machine === undefined) {
-    return { ok: false, message: `${field}: machine type "${machineType}" is not in the machine catalogue (known: ${Object.keys(catalogue.machineTypes).sort().join(', ')}); add it to the ConfigMap endpoint-operator-machine-types, or deploy a new DeployedModel with a listed type` };
+    return {
+      ok: false,
+      message: `${field}: machine type "${machineType}" is not in the machine catalogue (known: ${Object.keys(catalogue.machineTypes).sort().join(', ')}); add it to the ConfigMap endpoint-operator-machine-types, or deploy a new DeployedModel with a listed type`,
+    };
   }
   const resources: Record<string, string> = { cpu: machine.cpu, memory: machine.memory };
   const nodeSelector: Record<string, string> = {};
@@ -72,7 +90,10 @@ export function resolveMachine(spec: DeployedModelSpec, catalogue: MachineCatalo
   if (machineSpec?.acceleratorType !== undefined && count > 0) {
     const acc = catalogue.accelerators[machineSpec.acceleratorType];
     if (acc === undefined) {
-      return { ok: false, message: `spec.dedicatedResources.machineSpec.acceleratorType: "${machineSpec.acceleratorType}" is not in the machine catalogue (known: ${Object.keys(catalogue.accelerators).sort().join(', ') || 'none'}); add it to the ConfigMap endpoint-operator-machine-types` };
+      return {
+        ok: false,
+        message: `spec.dedicatedResources.machineSpec.acceleratorType: "${machineSpec.acceleratorType}" is not in the machine catalogue (known: ${Object.keys(catalogue.accelerators).sort().join(', ') || 'none'}); add it to the ConfigMap endpoint-operator-machine-types`,
+      };
     }
     resources[acc.resource] = String(count);
     Object.assign(nodeSelector, acc.nodeSelector);
@@ -86,12 +107,24 @@ export function resolveMachine(spec: DeployedModelSpec, catalogue: MachineCatalo
 }
 
 function ownerReference(model: KubeObject): Record<string, unknown> {
-  return { apiVersion: model.apiVersion ?? `${PREDICTION_GROUP}/v1`, kind: 'DeployedModel', name: model.metadata.name ?? '', uid: model.metadata.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: model.apiVersion ?? `${PREDICTION_GROUP}/v1`,
+    kind: 'DeployedModel',
+    name: model.metadata.name ?? '',
+    uid: model.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 function metadata(input: ServingInput): Record<string, unknown> {
   const name = servingName(input.model.metadata.name ?? '');
-  return { name, namespace: input.model.metadata.namespace, labels: { ...MANAGED_BY, [MODEL_UID_LABEL]: input.model.metadata.uid ?? '' }, ownerReferences: [ownerReference(input.model)] };
+  return {
+    name,
+    namespace: input.model.metadata.namespace,
+    labels: { ...MANAGED_BY, [MODEL_UID_LABEL]: input.model.metadata.uid ?? '' },
+    ownerReferences: [ownerReference(input.model)],
+  };
 }
 
 function selector(model: KubeObject): Record<string, string> {
@@ -103,7 +136,11 @@ export function containerPort(container: ContainerSpec): number {
 }
 
 export function deploymentTimeoutSeconds(container: ContainerSpec): number {
-  return Math.ceil(container.deploymentTimeout === undefined ? DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS : durationSeconds(container.deploymentTimeout));
+  return Math.ceil(
+    container.deploymentTimeout === undefined
+      ? DEFAULT_DEPLOYMENT_TIMEOUT_SECONDS
+      : durationSeconds(container.deploymentTimeout),
+  );
 }
 
 /** Vertex's default routes, as its custom-container contract gives them. */
@@ -130,10 +167,17 @@ export function aipEnv(input: ServingInput): { name: string; value: string }[] {
 export function kubeProbe(probe: Probe, port: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (probe.exec !== undefined) out.exec = { command: probe.exec.command ?? [] };
-  if (probe.httpGet !== undefined) out.httpGet = { ...probe.httpGet, path: probe.httpGet.path ?? '/', port: probe.httpGet.port ?? port };
+  if (probe.httpGet !== undefined)
+    out.httpGet = { ...probe.httpGet, path: probe.httpGet.path ?? '/', port: probe.httpGet.port ?? port };
   if (probe.grpc !== undefined) out.grpc = { ...probe.grpc, port: probe.grpc.port ?? port };
   if (probe.tcpSocket !== undefined) out.tcpSocket = { ...probe.tcpSocket, port: probe.tcpSocket.port ?? port };
-  for (const k of ['periodSeconds', 'timeoutSeconds', 'failureThreshold', 'successThreshold', 'initialDelaySeconds'] as const) {
+  for (const k of [
+    'periodSeconds',
+    'timeoutSeconds',
+    'failureThreshold',
+    'successThreshold',
+    'initialDelaySeconds',
+  ] as const) {
     if (probe[k] !== undefined) out[k] = probe[k];
   }
   return out;
@@ -149,9 +193,18 @@ function probes(input: ServingInput): Record<string, unknown> {
   // loading for 40 minutes is not killed by a liveness check meant for a running server (kserve#3795).
   const window = Math.max(1, Math.ceil(deploymentTimeoutSeconds(c) / PROBE_PERIOD_SECONDS));
   return {
-    startupProbe: c.startupProbe !== undefined ? kubeProbe(c.startupProbe, port) : { tcpSocket: { port }, periodSeconds: PROBE_PERIOD_SECONDS, failureThreshold: window },
-    readinessProbe: c.healthProbe !== undefined ? kubeProbe(c.healthProbe, port) : { httpGet: { path: health, port }, periodSeconds: PROBE_PERIOD_SECONDS },
-    livenessProbe: c.livenessProbe !== undefined ? kubeProbe(c.livenessProbe, port) : { tcpSocket: { port }, periodSeconds: PROBE_PERIOD_SECONDS },
+    startupProbe:
+      c.startupProbe !== undefined
+        ? kubeProbe(c.startupProbe, port)
+        : { tcpSocket: { port }, periodSeconds: PROBE_PERIOD_SECONDS, failureThreshold: window },
+    readinessProbe:
+      c.healthProbe !== undefined
+        ? kubeProbe(c.healthProbe, port)
+        : { httpGet: { path: health, port }, periodSeconds: PROBE_PERIOD_SECONDS },
+    livenessProbe:
+      c.livenessProbe !== undefined
+        ? kubeProbe(c.livenessProbe, port)
+        : { tcpSocket: { port }, periodSeconds: PROBE_PERIOD_SECONDS },
   };
 }
 
@@ -159,7 +212,11 @@ function probes(input: ServingInput): Record<string, unknown> {
  * The Deployment. `replicas` is left out when an HPA owns the count (`withReplicas: false`): with
  * server-side apply, the field then belongs to the autoscaler alone.
  */
-export function deploymentManifest(input: ServingInput, machine: Extract<Resolved, { ok: true }>, withReplicas: boolean): KubeObject {
+export function deploymentManifest(
+  input: ServingInput,
+  machine: Extract<Resolved, { ok: true }>,
+  withReplicas: boolean,
+): KubeObject {
   const c = input.spec.containerSpec;
   const own = new Set(aipEnv(input).map((e) => e.name));
   const env = [...(c.env ?? []).filter((e) => !own.has(e.name)), ...aipEnv(input)];
@@ -194,7 +251,9 @@ export function deploymentManifest(input: ServingInput, machine: Extract<Resolve
           // Service links would add a variable per Service of the namespace to a container built for Vertex.
           enableServiceLinks: false,
           containers: [container],
-          ...(shm !== undefined ? { volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: `${shm}Mi` } }] } : {}),
+          ...(shm !== undefined
+            ? { volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: `${shm}Mi` } }] }
+            : {}),
           ...(Object.keys(machine.nodeSelector).length > 0 ? { nodeSelector: machine.nodeSelector } : {}),
           ...(machine.tolerations.length > 0 ? { tolerations: machine.tolerations } : {}),
         },
@@ -209,21 +268,30 @@ export function serviceManifest(input: ServingInput): KubeObject {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: metadata(input),
-    spec: { type: 'ClusterIP', selector: selector(input.model), ports: [{ name: PORT_NAME, port, targetPort: PORT_NAME, protocol: 'TCP' }] },
+    spec: {
+      type: 'ClusterIP',
+      selector: selector(input.model),
+      ports: [{ name: PORT_NAME, port, targetPort: PORT_NAME, protocol: 'TCP' }],
+    },
   };
 }
 
 /** One Vertex autoscaling metric as an autoscaling/v2 MetricSpec, in Vertex's units. */
 function hpaMetric(metricName: string, target: number, modelName: string): Record<string, unknown> {
   const averageValue = { type: 'AverageValue', averageValue: String(target) };
-  if (metricName === Metric.acceleratorDutyCycle) return { type: 'Pods', pods: { metric: { name: CustomMetric.acceleratorDutyCycle }, target: averageValue } };
+  if (metricName === Metric.acceleratorDutyCycle)
+    return { type: 'Pods', pods: { metric: { name: CustomMetric.acceleratorDutyCycle }, target: averageValue } };
   if (metricName === Metric.requestCount) {
     // Vertex's unit is requests per minute per replica. The gateway counts a model's calls, not its pods', so the
     // metric describes the DeployedModel and AverageValue has the HPA divide it by the replica count.
     const describedObject = { apiVersion: `${PREDICTION_GROUP}/v1`, kind: 'DeployedModel', name: modelName };
-    return { type: 'Object', object: { describedObject, metric: { name: CustomMetric.requestsPerMinute }, target: averageValue } };
+    return {
+      type: 'Object',
+      object: { describedObject, metric: { name: CustomMetric.requestsPerMinute }, target: averageValue },
+    };
   }
-  if (metricName === Metric.cpu) return { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } };
+  if (metricName === Metric.cpu)
+    return { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } };
   // The webhook and the CRD refuse any other name for a containerSpec model (serving-validation.ts).
   throw new Error(`spec.dedicatedResources.autoscalingMetricSpecs: unsupported metricName "${metricName}"`);
 }
@@ -237,20 +305,34 @@ export function hpaManifest(input: ServingInput): KubeObject | undefined {
   const { min, max } = replicasOf(input.spec);
   if (max <= min) return undefined;
   const machineSpec = input.spec.dedicatedResources?.machineSpec;
-  const defaults = [Metric.cpu, ...((machineSpec?.acceleratorCount ?? 0) > 0 ? [Metric.acceleratorDutyCycle] : [])].map((metricName) => ({ metricName, target: DEFAULT_TARGET }));
+  const defaults = [Metric.cpu, ...((machineSpec?.acceleratorCount ?? 0) > 0 ? [Metric.acceleratorDutyCycle] : [])].map(
+    (metricName) => ({ metricName, target: DEFAULT_TARGET }),
+  );
   const specs = input.spec.dedicatedResources?.autoscalingMetricSpecs ?? [];
   const modelName = input.model.metadata.name ?? '';
-  const metrics = (specs.length > 0 ? specs : defaults).map((m) => hpaMetric(m.metricName, m.target ?? DEFAULT_TARGET, modelName));
+  const metrics = (specs.length > 0 ? specs : defaults).map((m) =>
+    hpaMetric(m.metricName, m.target ?? DEFAULT_TARGET, modelName),
+  );
   return {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
     metadata: metadata(input),
-    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: servingName(modelName) }, minReplicas: min, maxReplicas: max, metrics },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: servingName(modelName) },
+      minReplicas: min,
+      maxReplicas: max,
+      metrics,
+    },
   };
 }
 
 /** maxUnavailable 1, not minAvailable = min: the latter blocks every node drain (kserve#4574). */
 export function pdbManifest(input: ServingInput): KubeObject | undefined {
   if (replicasOf(input.spec).min < 2) return undefined;
-  return { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: metadata(input), spec: { maxUnavailable: 1, selector: { matchLabels: selector(input.model) } } };
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: metadata(input),
+    spec: { maxUnavailable: 1, selector: { matchLabels: selector(input.model) } },
+  };
 }

@@ -26,7 +26,12 @@ export interface ServingObservation {
   readonly stage: DeploymentStage;
 }
 
-interface Condition { type?: string; status?: string; reason?: string; message?: string }
+interface Condition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+}
 
 function conditions(obj: KubeObject | undefined): Condition[] {
   const status = obj?.status;
@@ -38,7 +43,12 @@ function num(v: unknown): number {
 }
 
 /** A pod's trouble, worst first: what needs a person, then what is merely slow. */
-interface PodState { readonly rank: number; readonly reason?: DeployedModelReason; readonly stage: DeploymentStage; readonly message: string }
+interface PodState {
+  readonly rank: number;
+  readonly reason?: DeployedModelReason;
+  readonly stage: DeploymentStage;
+  readonly message: string;
+}
 
 const PULL_FAILURES = new Set(['ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'ErrImageNeverPull']);
 
@@ -47,20 +57,46 @@ export function podState(pod: KubeObject): PodState {
   const status = isRecord(pod.status) ? pod.status : {};
   const scheduled = conditions(pod).find((c) => c.type === 'PodScheduled');
   if (scheduled?.status === 'False' && scheduled.reason === 'Unschedulable') {
-    return { rank: 0, reason: Reasons.Unschedulable, stage: 'ADDING_NODES_TO_CLUSTER', message: `pod ${name} cannot be scheduled: ${scheduled.message ?? 'no node fits'}` };
+    return {
+      rank: 0,
+      reason: Reasons.Unschedulable,
+      stage: 'ADDING_NODES_TO_CLUSTER',
+      message: `pod ${name} cannot be scheduled: ${scheduled.message ?? 'no node fits'}`,
+    };
   }
-  const containers = Array.isArray(status.containerStatuses) ? (status.containerStatuses as Record<string, unknown>[]) : [];
+  const containers = Array.isArray(status.containerStatuses)
+    ? (status.containerStatuses as Record<string, unknown>[])
+    : [];
   for (const c of containers) {
     const waiting = isRecord(c.state) && isRecord(c.state.waiting) ? c.state.waiting : undefined;
     const reason = typeof waiting?.reason === 'string' ? waiting.reason : undefined;
     const detail = typeof waiting?.message === 'string' && waiting.message !== '' ? `: ${waiting.message}` : '';
-    if (reason !== undefined && PULL_FAILURES.has(reason)) return { rank: 0, reason: Reasons.ImagePullBackOff, stage: 'GETTING_CONTAINER_IMAGE', message: `pod ${name}: the image cannot be pulled (${reason})${detail}` };
-    if (reason === 'CrashLoopBackOff') return { rank: 0, reason: Reasons.CrashLoopBackOff, stage: 'STARTING_MODEL_SERVER', message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts)${detail}` };
+    if (reason !== undefined && PULL_FAILURES.has(reason))
+      return {
+        rank: 0,
+        reason: Reasons.ImagePullBackOff,
+        stage: 'GETTING_CONTAINER_IMAGE',
+        message: `pod ${name}: the image cannot be pulled (${reason})${detail}`,
+      };
+    if (reason === 'CrashLoopBackOff')
+      return {
+        rank: 0,
+        reason: Reasons.CrashLoopBackOff,
+        stage: 'STARTING_MODEL_SERVER',
+        message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts)${detail}`,
+      };
   }
-  if (scheduled?.status !== 'True') return { rank: 1, stage: 'ADDING_NODES_TO_CLUSTER', message: `pod ${name} is waiting to be scheduled` };
-  if (status.phase === 'Pending') return { rank: 2, stage: 'GETTING_CONTAINER_IMAGE', message: `pod ${name} is pulling its image and starting` };
+  if (scheduled?.status !== 'True')
+    return { rank: 1, stage: 'ADDING_NODES_TO_CLUSTER', message: `pod ${name} is waiting to be scheduled` };
+  if (status.phase === 'Pending')
+    return { rank: 2, stage: 'GETTING_CONTAINER_IMAGE', message: `pod ${name} is pulling its image and starting` };
   const ready = conditions(pod).find((c) => c.type === 'Ready');
-  if (ready?.status !== 'True') return { rank: 3, stage: 'STARTING_MODEL_SERVER', message: `pod ${name} is running, not ready yet (startup or readiness probe)` };
+  if (ready?.status !== 'True')
+    return {
+      rank: 3,
+      stage: 'STARTING_MODEL_SERVER',
+      message: `pod ${name} is running, not ready yet (startup or readiness probe)`,
+    };
   return { rank: 9, stage: 'FINISHING_UP', message: `pod ${name} is ready` };
 }
 
@@ -71,26 +107,65 @@ export function observeServing(world: ServingWorld): ServingObservation {
   const available = num(status.availableReplicas);
   const base = { replicaCount, availableReplicaCount: available };
   if (world.machineProblem !== undefined) {
-    return { ...base, stage: 'PREPARING_MODEL', verdict: { status: 'False', reason: Reasons.MachineTypeUnknown, message: world.machineProblem } };
+    return {
+      ...base,
+      stage: 'PREPARING_MODEL',
+      verdict: { status: 'False', reason: Reasons.MachineTypeUnknown, message: world.machineProblem },
+    };
   }
   if (deployment === undefined) {
-    return { ...base, stage: 'STARTING_DEPLOYMENT', verdict: { status: 'False', reason: Reasons.ReplicasStarting, message: `creating Deployment "${world.deploymentName}"` } };
+    return {
+      ...base,
+      stage: 'STARTING_DEPLOYMENT',
+      verdict: {
+        status: 'False',
+        reason: Reasons.ReplicasStarting,
+        message: `creating Deployment "${world.deploymentName}"`,
+      },
+    };
   }
   const observed = num(status.observedGeneration) >= (deployment.metadata.generation ?? 0);
   const need = replicas.required;
   if (observed && available >= need) {
     const note = available < replicaCount ? `; ${replicaCount - available} more starting` : '';
-    return { ...base, stage: 'FINISHING_UP', verdict: { status: 'True', reason: Reasons.Reconciled, message: `${available} of ${replicaCount} replica(s) of Deployment "${world.deploymentName}" available (${need} required)${note}` } };
+    return {
+      ...base,
+      stage: 'FINISHING_UP',
+      verdict: {
+        status: 'True',
+        reason: Reasons.Reconciled,
+        message: `${available} of ${replicaCount} replica(s) of Deployment "${world.deploymentName}" available (${need} required)${note}`,
+      },
+    };
   }
   const progressing = conditions(deployment).find((c) => c.type === 'Progressing');
   const counted = `${available} of ${need} required replica(s) available`;
   if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
-    return { ...base, stage: 'STARTING_MODEL_SERVER', verdict: { status: 'False', reason: Reasons.DeploymentTimeout, message: `containerSpec.deploymentTimeout passed with ${counted}: ${worst(world.pods)?.message ?? progressing.message ?? ''}` } };
+    return {
+      ...base,
+      stage: 'STARTING_MODEL_SERVER',
+      verdict: {
+        status: 'False',
+        reason: Reasons.DeploymentTimeout,
+        message: `containerSpec.deploymentTimeout passed with ${counted}: ${worst(world.pods)?.message ?? progressing.message ?? ''}`,
+      },
+    };
   }
   const bad = worst(world.pods);
-  if (bad?.reason !== undefined) return { ...base, stage: bad.stage, verdict: { status: 'False', reason: bad.reason, message: `${counted}; ${bad.message}` } };
-  const waitingFor = !observed ? `Deployment "${world.deploymentName}" has not observed its latest spec yet` : (bad?.message ?? 'waiting for the Deployment to create pods');
-  return { ...base, stage: bad?.stage ?? 'STARTING_DEPLOYMENT', verdict: { status: 'False', reason: Reasons.ReplicasStarting, message: `${counted}; ${waitingFor}` } };
+  if (bad?.reason !== undefined)
+    return {
+      ...base,
+      stage: bad.stage,
+      verdict: { status: 'False', reason: bad.reason, message: `${counted}; ${bad.message}` },
+    };
+  const waitingFor = !observed
+    ? `Deployment "${world.deploymentName}" has not observed its latest spec yet`
+    : (bad?.message ?? 'waiting for the Deployment to create pods');
+  return {
+    ...base,
+    stage: bad?.stage ?? 'STARTING_DEPLOYMENT',
+    verdict: { status: 'False', reason: Reasons.ReplicasStarting, message: `${counted}; ${waitingFor}` },
+  };
 }
 
 function worst(pods: readonly KubeObject[]): PodState | undefined {

@@ -49,8 +49,12 @@ export class KubernetesAttemptLedger implements AttemptLedger {
       if (granted === 0) return { granted, windowEndsAt };
       const body = leaseObject(name, start, claimed + granted, windowMs, lease?.metadata.resourceVersion);
       try {
-        if (lease) await this.client.replace(coreResources.leases, this.namespace, name, body, { fieldManager: SIGNIN_FIELD_MANAGER });
-        else await this.client.create(coreResources.leases, this.namespace, body, { fieldManager: SIGNIN_FIELD_MANAGER });
+        if (lease)
+          await this.client.replace(coreResources.leases, this.namespace, name, body, {
+            fieldManager: SIGNIN_FIELD_MANAGER,
+          });
+        else
+          await this.client.create(coreResources.leases, this.namespace, body, { fieldManager: SIGNIN_FIELD_MANAGER });
         return { granted, windowEndsAt };
       } catch (err) {
         if (!isConflict(err) && !isAlreadyExists(err)) throw err;
@@ -64,14 +68,23 @@ export class KubernetesAttemptLedger implements AttemptLedger {
     let removed = 0;
     let cont: string | undefined;
     do {
-      const page = await this.client.list<KubeObject>(coreResources.leases, this.namespace, { labelSelector: `${ATTEMPTS_LABEL}=true`, limit: 500, ...(cont ? { continue: cont } : {}) });
+      const page = await this.client.list<KubeObject>(coreResources.leases, this.namespace, {
+        labelSelector: `${ATTEMPTS_LABEL}=true`,
+        limit: 500,
+        ...(cont ? { continue: cont } : {}),
+      });
       for (const lease of page.items) {
         const w = readWindow(lease);
         const name = lease.metadata.name;
         if (name === undefined || (w && w.start + windowMs + graceMs > this.clock.now())) continue;
         // Only the version we judged: a claim that renewed the window meanwhile wins (409 is ignored).
         try {
-          if (await this.client.delete(coreResources.leases, this.namespace, name, { preconditions: { resourceVersion: lease.metadata.resourceVersion } })) removed++;
+          if (
+            await this.client.delete(coreResources.leases, this.namespace, name, {
+              preconditions: { resourceVersion: lease.metadata.resourceVersion },
+            })
+          )
+            removed++;
         } catch (err) {
           if (!isConflict(err)) throw err;
         }
@@ -89,17 +102,31 @@ function readWindow(lease: KubeObject): { start: number; claimed: number } | und
   return Number.isFinite(start) && Number.isInteger(claimed) && claimed >= 0 ? { start, claimed } : undefined;
 }
 
-function leaseObject(name: string, start: number, claimed: number, windowMs: number, resourceVersion: string | undefined): KubeObject {
+function leaseObject(
+  name: string,
+  start: number,
+  claimed: number,
+  windowMs: number,
+  resourceVersion: string | undefined,
+): KubeObject {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
     metadata: {
       name,
-      labels: { [ATTEMPTS_LABEL]: 'true', 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/component': 'signin' },
+      labels: {
+        [ATTEMPTS_LABEL]: 'true',
+        'app.kubernetes.io/name': 'endpoint-operator',
+        'app.kubernetes.io/component': 'signin',
+      },
       annotations: { [WINDOW_START]: new Date(start).toISOString(), [CLAIMED]: String(claimed) },
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     },
     // For `kubectl get lease`: the window as a lease (no holder: nobody leads anything).
-    spec: { leaseDurationSeconds: Math.ceil(windowMs / 1000), acquireTime: microTime(start), renewTime: microTime(start) },
+    spec: {
+      leaseDurationSeconds: Math.ceil(windowMs / 1000),
+      acquireTime: microTime(start),
+      renewTime: microTime(start),
+    },
   };
 }

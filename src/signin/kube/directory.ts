@@ -29,17 +29,40 @@ export class KubernetesIdentityDirectory {
 
   constructor(private readonly options: KubernetesDirectoryOptions) {
     const make = (ref: ResourceRef, name: string, selectors: Selectors = {}): Informer =>
-      new Informer(kubeListerWatcher(options.client, ref, options.namespace, selectors), { name: `${name} in ${options.namespace}`, ...(options.logger ? { logger: options.logger } : {}) });
+      new Informer(kubeListerWatcher(options.client, ref, options.namespace, selectors), {
+        name: `${name} in ${options.namespace}`,
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
     this.shops = make(posResources.shops, 'shops');
     this.shopUsers = make(posResources.shopUsers, 'shopusers');
     this.adminUsers = make(posResources.adminUsers, 'adminusers');
-    this.secrets = make(posResources.secrets, 'password secrets', options.secretSelectors ?? { labelSelector: `${PASSWORD_SECRET_LABEL}=true` });
+    this.secrets = make(
+      posResources.secrets,
+      'password secrets',
+      options.secretSelectors ?? { labelSelector: `${PASSWORD_SECRET_LABEL}=true` },
+    );
     const idx = this.index;
     const name = (o: KubeObject): string => o.metadata.name ?? '';
-    this.shops.addEventHandler({ onAdd: (o) => idx.upsertShop(o), onUpdate: (_, o) => idx.upsertShop(o), onDelete: (o) => idx.removeShop(name(o)) });
-    this.shopUsers.addEventHandler({ onAdd: (o) => idx.upsertShopUser(o), onUpdate: (_, o) => idx.upsertShopUser(o), onDelete: (o) => idx.removeIdentity('ShopUser', name(o)) });
-    this.adminUsers.addEventHandler({ onAdd: (o) => idx.upsertAdminUser(o), onUpdate: (_, o) => idx.upsertAdminUser(o), onDelete: (o) => idx.removeIdentity('AdminUser', name(o)) });
-    this.secrets.addEventHandler({ onAdd: (o) => idx.upsertSecret(o), onUpdate: (_, o) => idx.upsertSecret(o), onDelete: (o) => idx.removeSecret(name(o)) });
+    this.shops.addEventHandler({
+      onAdd: (o) => idx.upsertShop(o),
+      onUpdate: (_, o) => idx.upsertShop(o),
+      onDelete: (o) => idx.removeShop(name(o)),
+    });
+    this.shopUsers.addEventHandler({
+      onAdd: (o) => idx.upsertShopUser(o),
+      onUpdate: (_, o) => idx.upsertShopUser(o),
+      onDelete: (o) => idx.removeIdentity('ShopUser', name(o)),
+    });
+    this.adminUsers.addEventHandler({
+      onAdd: (o) => idx.upsertAdminUser(o),
+      onUpdate: (_, o) => idx.upsertAdminUser(o),
+      onDelete: (o) => idx.removeIdentity('AdminUser', name(o)),
+    });
+    this.secrets.addEventHandler({
+      onAdd: (o) => idx.upsertSecret(o),
+      onUpdate: (_, o) => idx.upsertSecret(o),
+      onDelete: (o) => idx.removeSecret(name(o)),
+    });
   }
 
   /** Runs the informers until `signal` aborts; resolves once all four have listed (false if aborted first). */

@@ -31,7 +31,11 @@ function toObject(data: SessionData, resourceVersion?: string): KubeObject {
     kind: 'SignInSession',
     metadata: {
       name: data.id,
-      labels: { [LABEL_SUBJECT_KIND]: data.subject.kind, [LABEL_SUBJECT_NAME]: data.subject.name.slice(0, 63), [LABEL_PURPOSE]: data.purpose },
+      labels: {
+        [LABEL_SUBJECT_KIND]: data.subject.kind,
+        [LABEL_SUBJECT_NAME]: data.subject.name.slice(0, 63),
+        [LABEL_PURPOSE]: data.purpose,
+      },
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     },
     spec,
@@ -42,7 +46,15 @@ export function fromObject(obj: KubeObject): SessionRecord | undefined {
   const spec = obj.spec as Partial<SignInSessionSpec> | undefined;
   const id = obj.metadata.name;
   const version = obj.metadata.resourceVersion;
-  if (!spec || id === undefined || version === undefined || spec.subject === undefined || spec.tokenHash === undefined || spec.expiresAt === undefined) return undefined;
+  if (
+    !spec ||
+    id === undefined ||
+    version === undefined ||
+    spec.subject === undefined ||
+    spec.tokenHash === undefined ||
+    spec.expiresAt === undefined
+  )
+    return undefined;
   if (spec.purpose !== 'refresh' && spec.purpose !== 'shop-selection') return undefined;
   const expiresAt = Date.parse(spec.expiresAt);
   if (Number.isNaN(expiresAt)) return undefined;
@@ -58,7 +70,9 @@ export function fromObject(obj: KubeObject): SessionRecord | undefined {
     expiresAt,
     revoked: spec.revoked ?? false,
     ...(spec.revokedReason === undefined ? {} : { revokedReason: spec.revokedReason }),
-    ...(spec.revokedAt === undefined || Number.isNaN(Date.parse(spec.revokedAt)) ? {} : { revokedAt: Date.parse(spec.revokedAt) }),
+    ...(spec.revokedAt === undefined || Number.isNaN(Date.parse(spec.revokedAt))
+      ? {}
+      : { revokedAt: Date.parse(spec.revokedAt) }),
   };
 }
 
@@ -80,12 +94,19 @@ export class KubernetesSessionStore implements SessionStore {
   constructor(
     private readonly client: KubeClient,
     private readonly namespace: string,
-    private readonly options: { readonly clock?: Clock; readonly accessTokenTtlMs?: number; readonly logger?: Logger } = {},
+    private readonly options: {
+      readonly clock?: Clock;
+      readonly accessTokenTtlMs?: number;
+      readonly logger?: Logger;
+    } = {},
   ) {
-    this.families = new Informer(kubeListerWatcher(client, posResources.signInSessions, namespace, { labelSelector: `${LABEL_PURPOSE}=refresh` }), {
-      name: `signinsessions in ${namespace}`,
-      ...(options.logger ? { logger: options.logger } : {}),
-    });
+    this.families = new Informer(
+      kubeListerWatcher(client, posResources.signInSessions, namespace, { labelSelector: `${LABEL_PURPOSE}=refresh` }),
+      {
+        name: `signinsessions in ${namespace}`,
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+    );
     this.families.addEventHandler({
       onDelete: (obj) => {
         const id = obj.metadata.name;
@@ -118,7 +139,11 @@ export class KubernetesSessionStore implements SessionStore {
   }
 
   activeFamilies(subject: Subject, now: number): SessionRecord[] {
-    return activeFamiliesOf(this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []), subject, now);
+    return activeFamiliesOf(
+      this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []),
+      subject,
+      now,
+    );
   }
 
   /** Refresh families in the watch cache by state, for the `signin_sessions` gauge. */
@@ -144,7 +169,9 @@ export class KubernetesSessionStore implements SessionStore {
   }
 
   async create(data: SessionData): Promise<SessionRecord> {
-    const created = await this.client.create<KubeObject>(posResources.signInSessions, this.namespace, toObject(data), { fieldManager: SIGNIN_FIELD_MANAGER });
+    const created = await this.client.create<KubeObject>(posResources.signInSessions, this.namespace, toObject(data), {
+      fieldManager: SIGNIN_FIELD_MANAGER,
+    });
     const rec = fromObject(created);
     if (!rec) throw new Error(`the apiserver returned an unreadable SignInSession ${data.id}`);
     return rec;
@@ -158,7 +185,13 @@ export class KubernetesSessionStore implements SessionStore {
   async compareAndSwap(expected: SessionRecord, next: SessionData): Promise<SessionRecord | 'conflict' | 'gone'> {
     try {
       const body = toObject({ ...next, id: expected.id }, expected.version);
-      const replaced = await this.client.replace<KubeObject>(posResources.signInSessions, this.namespace, expected.id, body, { fieldManager: SIGNIN_FIELD_MANAGER });
+      const replaced = await this.client.replace<KubeObject>(
+        posResources.signInSessions,
+        this.namespace,
+        expected.id,
+        body,
+        { fieldManager: SIGNIN_FIELD_MANAGER },
+      );
       return fromObject(replaced) ?? 'gone';
     } catch (err) {
       if (isConflict(err)) return 'conflict';
@@ -183,15 +216,21 @@ export class KubernetesSessionStore implements SessionStore {
    */
   async sweepExpired(clock: Clock): Promise<number> {
     const accessTtl = this.accessTtlMs();
-    const done = (r: SessionRecord): boolean => r.expiresAt <= clock.now() || (r.revoked && (r.revokedAt ?? 0) + accessTtl <= clock.now());
+    const done = (r: SessionRecord): boolean =>
+      r.expiresAt <= clock.now() || (r.revoked && (r.revokedAt ?? 0) + accessTtl <= clock.now());
     const candidates: SessionRecord[] = [];
     // Refresh families from the watch cache when it runs (no list call), else from a list like the selections.
     const purposes = this.families.hasSynced() ? ['shop-selection'] : ['shop-selection', 'refresh'];
-    if (this.families.hasSynced()) candidates.push(...this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []));
+    if (this.families.hasSynced())
+      candidates.push(...this.families.list(this.namespace).flatMap((o) => fromObject(o) ?? []));
     for (const purpose of purposes) {
       let cont: string | undefined;
       do {
-        const page = await this.client.list<KubeObject>(posResources.signInSessions, this.namespace, { labelSelector: `${LABEL_PURPOSE}=${purpose}`, limit: 500, ...(cont ? { continue: cont } : {}) });
+        const page = await this.client.list<KubeObject>(posResources.signInSessions, this.namespace, {
+          labelSelector: `${LABEL_PURPOSE}=${purpose}`,
+          limit: 500,
+          ...(cont ? { continue: cont } : {}),
+        });
         candidates.push(...page.items.flatMap((o) => fromObject(o) ?? []));
         cont = page.continue;
       } while (cont);

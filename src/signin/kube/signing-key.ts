@@ -4,7 +4,13 @@ import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { KubeObject } from '../../runtime/kube-object.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';
-import { generatePrivateJwk, publicJwkOf, signingKeyFromJwk, type SigningKeys, type SigningKeyStore } from '../signing-key.js';
+import {
+  generatePrivateJwk,
+  publicJwkOf,
+  signingKeyFromJwk,
+  type SigningKeys,
+  type SigningKeyStore,
+} from '../signing-key.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';
 
 /** The signing-key Secret's default name (the Role may update only this Secret). */
@@ -61,12 +67,22 @@ export class KubernetesSigningKeyStore implements SigningKeyStore {
 
   /** Watches the Secret until `signal` aborts: picks up rotations, and performs the ones asked for. */
   watch(signal: AbortSignal): Promise<boolean> {
-    const informer = new Informer(kubeListerWatcher(this.client, posResources.secrets, this.namespace, { fieldSelector: `metadata.name=${this.secretName}` }), {
-      name: `signing-key secret ${this.namespace}/${this.secretName}`,
-      logger: this.log,
-    });
+    const informer = new Informer(
+      kubeListerWatcher(this.client, posResources.secrets, this.namespace, {
+        fieldSelector: `metadata.name=${this.secretName}`,
+      }),
+      {
+        name: `signing-key secret ${this.namespace}/${this.secretName}`,
+        logger: this.log,
+      },
+    );
     const changed = (secret: KubeObject): void => {
-      this.observe(secret).catch((err: unknown) => this.log.warn({ err }, 'applying or rotating the sign-in signing key failed; retried on the next change of the Secret'));
+      this.observe(secret).catch((err: unknown) =>
+        this.log.warn(
+          { err },
+          'applying or rotating the sign-in signing key failed; retried on the next change of the Secret',
+        ),
+      );
     };
     informer.addEventHandler({ onAdd: changed, onUpdate: (_, s) => changed(s) });
     void informer.run(signal);
@@ -94,7 +110,11 @@ export class KubernetesSigningKeyStore implements SigningKeyStore {
       ...secret,
       metadata: {
         ...secret.metadata,
-        annotations: { ...secret.metadata.annotations, [ROTATED_ANNOTATION]: requested, [ROTATED_AT_ANNOTATION]: new Date().toISOString() },
+        annotations: {
+          ...secret.metadata.annotations,
+          [ROTATED_ANNOTATION]: requested,
+          [ROTATED_AT_ANNOTATION]: new Date().toISOString(),
+        },
       },
       data: {
         ...(secret.data as Record<string, string> | undefined),
@@ -103,7 +123,9 @@ export class KubernetesSigningKeyStore implements SigningKeyStore {
       },
     };
     try {
-      await this.client.replace(posResources.secrets, this.namespace, this.secretName, body, { fieldManager: SIGNIN_FIELD_MANAGER });
+      await this.client.replace(posResources.secrets, this.namespace, this.secretName, body, {
+        fieldManager: SIGNIN_FIELD_MANAGER,
+      });
       this.log.info({ kid: next.kid, replaced: current.kid }, 'rotated the sign-in signing key');
     } catch (err) {
       if (!isConflict(err)) throw err; // another replica rotated first
@@ -117,7 +139,10 @@ export class KubernetesSigningKeyStore implements SigningKeyStore {
     const secret = {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: this.secretName, labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/component': 'signin' } },
+      metadata: {
+        name: this.secretName,
+        labels: { 'app.kubernetes.io/name': 'endpoint-operator', 'app.kubernetes.io/component': 'signin' },
+      },
       type: 'Opaque',
       data: { [SIGNING_KEY_DATA_KEY]: Buffer.from(JSON.stringify(jwk)).toString('base64') },
     };
@@ -127,7 +152,10 @@ export class KubernetesSigningKeyStore implements SigningKeyStore {
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       const winner = await this.read();
-      if (!winner) throw new Error(`Secret ${this.namespace}/${this.secretName} was created by another replica but cannot be read`);
+      if (!winner)
+        throw new Error(
+          `Secret ${this.namespace}/${this.secretName} was created by another replica but cannot be read`,
+        );
       return winner;
     }
   }

@@ -11,7 +11,10 @@ import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
 import { runStatusControllers } from './status-controllers.js';
 
-export interface KubernetesSignInOptions extends Omit<SignInServerOptions, 'directory' | 'sessions' | 'signingKeys' | 'logger'> {
+export interface KubernetesSignInOptions extends Omit<
+  SignInServerOptions,
+  'directory' | 'sessions' | 'signingKeys' | 'logger'
+> {
   readonly client: KubeClient;
   /** Namespace of the Shops, ShopUsers, AdminUsers, their password Secrets, and the SignInSessions. */
   readonly namespace: string;
@@ -61,29 +64,50 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
       ...(logger ? { logger } : {}),
     });
     // Serving before the revocation watch has listed would accept the tokens of families revoked before start.
-    const bothSynced = Promise.all([directory.start(stop.signal), sessions.start(stop.signal)]).then((r) => r.every(Boolean));
+    const bothSynced = Promise.all([directory.start(stop.signal), sessions.start(stop.signal)]).then((r) =>
+      r.every(Boolean),
+    );
     const synced = await Promise.race([bothSynced, timedOut]);
     clearTimeout(timer);
     if (synced === 'timeout') {
-      throw new Error(`the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers, SignInSessions and Secrets there?`);
+      throw new Error(
+        `the sign-in watch cache of namespace ${namespace} did not sync within ${syncMs} ms: are the pos.endpoint-operator.dev CRDs installed and may the operator list Shops, ShopUsers, AdminUsers, SignInSessions and Secrets there?`,
+      );
     }
     if (!synced) throw new Error('sign-in stopped before its watch cache synced');
-    const signingKeys = new KubernetesSigningKeyStore(client, options.keySecretNamespace ?? namespace, options.keySecretName, logger);
+    const signingKeys = new KubernetesSigningKeyStore(
+      client,
+      options.keySecretNamespace ?? namespace,
+      options.keySecretName,
+      logger,
+    );
     await signingKeys.load();
     void signingKeys.watch(stop.signal);
     offMetrics = reportSessions(sessions);
     const attemptLedger = new KubernetesAttemptLedger(client, namespace, options.clock);
-    const server = await startSignInServer({ attemptLedger, ...options, directory: directory.index, sessions, signingKeys, ...(logger ? { logger } : {}) });
+    const server = await startSignInServer({
+      attemptLedger,
+      ...options,
+      directory: directory.index,
+      sessions,
+      signingKeys,
+      ...(logger ? { logger } : {}),
+    });
     if (options.reportStatus !== false) {
-      statusRun = runStatusControllers({ client, namespace, directory, ...(logger ? { logger } : {}) }, stop.signal).catch((err: unknown) =>
-        logger?.error({ err }, 'the sign-in status controllers stopped'),
-      );
+      statusRun = runStatusControllers(
+        { client, namespace, directory, ...(logger ? { logger } : {}) },
+        stop.signal,
+      ).catch((err: unknown) => logger?.error({ err }, 'the sign-in status controllers stopped'));
     }
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
-        sessions.sweepExpired(options.clock ?? realClock).catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
-        attemptLedger.sweep(ATTEMPT_WINDOW_MS).catch((err: unknown) => logger?.warn({ err }, 'deleting sign-in attempt Leases of past windows failed'));
+        sessions
+          .sweepExpired(options.clock ?? realClock)
+          .catch((err: unknown) => logger?.warn({ err }, 'deleting expired SignInSessions failed'));
+        attemptLedger
+          .sweep(ATTEMPT_WINDOW_MS)
+          .catch((err: unknown) => logger?.warn({ err }, 'deleting sign-in attempt Leases of past windows failed'));
       }, sweepMs);
       sweeper.unref();
     }

@@ -32,8 +32,10 @@ interface IdentitySpecLike {
   readonly memberships?: readonly { readonly shop?: unknown }[];
 }
 
-const specOf = (obj: KubeObject): IdentitySpecLike => (typeof obj.spec === 'object' && obj.spec !== null ? (obj.spec as IdentitySpecLike) : {});
-const emailOf = (obj: KubeObject): string | undefined => (typeof specOf(obj).email === 'string' ? (specOf(obj).email as string).toLowerCase() : undefined);
+const specOf = (obj: KubeObject): IdentitySpecLike =>
+  typeof obj.spec === 'object' && obj.spec !== null ? (obj.spec as IdentitySpecLike) : {};
+const emailOf = (obj: KubeObject): string | undefined =>
+  typeof specOf(obj).email === 'string' ? (specOf(obj).email as string).toLowerCase() : undefined;
 
 /**
  * Ready of Shops, ShopUsers and AdminUsers, as controllers of the runtime (work queue, per-key
@@ -43,18 +45,47 @@ const emailOf = (obj: KubeObject): string | undefined => (typeof specOf(obj).ema
  * every identity of either kind with the same email (DuplicateEmail), each mapped back to the users
  * it affects. Run only by the replica holding `STATUS_LEASE_NAME` (see `runStatusControllers`).
  */
-export function createStatusControllers(options: { client: KubeClient; directory: KubernetesIdentityDirectory; events: EventRecorder; logger?: Logger }): Controller[] {
+export function createStatusControllers(options: {
+  client: KubeClient;
+  directory: KubernetesIdentityDirectory;
+  events: EventRecorder;
+  logger?: Logger;
+}): Controller[] {
   const { client, directory, events } = options;
   const log = options.logger ?? silentLogger;
   const index = directory.index;
   const targets: Target[] = [
-    { name: 'signin-shop', kind: 'Shop', informer: directory.shops, ref: posResources.shops, verdict: (o) => shopVerdict(o) },
-    { name: 'signin-shopuser', kind: 'ShopUser', informer: directory.shopUsers, ref: posResources.shopUsers, verdict: (o) => identityVerdict(index, 'ShopUser', o) },
-    { name: 'signin-adminuser', kind: 'AdminUser', informer: directory.adminUsers, ref: posResources.adminUsers, verdict: (o) => identityVerdict(index, 'AdminUser', o) },
+    {
+      name: 'signin-shop',
+      kind: 'Shop',
+      informer: directory.shops,
+      ref: posResources.shops,
+      verdict: (o) => shopVerdict(o),
+    },
+    {
+      name: 'signin-shopuser',
+      kind: 'ShopUser',
+      informer: directory.shopUsers,
+      ref: posResources.shopUsers,
+      verdict: (o) => identityVerdict(index, 'ShopUser', o),
+    },
+    {
+      name: 'signin-adminuser',
+      kind: 'AdminUser',
+      informer: directory.adminUsers,
+      ref: posResources.adminUsers,
+      verdict: (o) => identityVerdict(index, 'AdminUser', o),
+    },
   ];
   return targets.map((t) => {
     const writer = new StatusWriter({ client, ref: t.ref, kind: t.kind, fieldManager: SIGNIN_FIELD_MANAGER });
-    const controller = new Controller({ name: t.name, kind: t.kind, primary: t.informer, logger: log, reconcile: (req) => reconcileReady(t, writer, events, req) });
+    const controller = new Controller({
+      name: t.name,
+      kind: t.kind,
+      primary: t.informer,
+      logger: log,
+      reconcile: (req) => reconcileReady(t, writer, events, req),
+    });
     if (t.kind === 'Shop') return controller;
     /** Keys of this controller's objects that `match`. */
     const users = (match: (user: KubeObject) => boolean): string[] => t.informer.list().filter(match).map(keyOf);
@@ -64,16 +95,29 @@ export function createStatusControllers(options: { client: KubeClient; directory
     };
     // Spec changes only (generation): our own status writes on users and shops trigger nothing more.
     const specChanges = { predicate: Predicates.generationChanged };
-    return controller
-      .watches(directory.shops, (shop) => users((u) => (specOf(u).memberships ?? []).some((m) => m.shop === shop.metadata.name)), specChanges)
-      .watches(directory.secrets, (secret) => users((u) => specOf(u).passwordSecretRef?.name === secret.metadata.name))
-      // An identity of either kind taking, changing or leaving an email: the others holding it.
-      .watches(directory.shopUsers, sameEmail, specChanges)
-      .watches(directory.adminUsers, sameEmail, specChanges);
+    return (
+      controller
+        .watches(
+          directory.shops,
+          (shop) => users((u) => (specOf(u).memberships ?? []).some((m) => m.shop === shop.metadata.name)),
+          specChanges,
+        )
+        .watches(directory.secrets, (secret) =>
+          users((u) => specOf(u).passwordSecretRef?.name === secret.metadata.name),
+        )
+        // An identity of either kind taking, changing or leaving an email: the others holding it.
+        .watches(directory.shopUsers, sameEmail, specChanges)
+        .watches(directory.adminUsers, sameEmail, specChanges)
+    );
   });
 }
 
-async function reconcileReady(t: Target, writer: StatusWriter, events: EventRecorder, req: ReconcileRequest): Promise<ReconcileResult> {
+async function reconcileReady(
+  t: Target,
+  writer: StatusWriter,
+  events: EventRecorder,
+  req: ReconcileRequest,
+): Promise<ReconcileResult> {
   const obj = t.informer.get(req.namespace, req.name);
   if (!obj || obj.metadata.deletionTimestamp !== undefined) return Action.done();
   const verdict = t.verdict(obj);
@@ -91,7 +135,9 @@ function readyOf(obj: KubeObject): Condition | undefined {
 }
 
 function desiredStatus(obj: KubeObject, verdict: ReadyVerdict): Record<string, unknown> {
-  const status = (typeof obj.status === 'object' && obj.status !== null ? obj.status : {}) as { conditions?: Condition[] };
+  const status = (typeof obj.status === 'object' && obj.status !== null ? obj.status : {}) as {
+    conditions?: Condition[];
+  };
   const generation = obj.metadata.generation;
   const conditions = withVerdictConditions(status.conditions, verdict, generation, new Date());
   return { ...status, ...(generation === undefined ? {} : { observedGeneration: generation }), conditions };
@@ -103,15 +149,40 @@ function desiredStatus(obj: KubeObject, verdict: ReadyVerdict): Record<string, u
  * gates controller-runtime managers). A new term gets new controllers: a Controller runs once.
  * Resolves when `signal` aborts.
  */
-export async function runStatusControllers(options: { client: KubeClient; namespace: string; directory: KubernetesIdentityDirectory; logger?: Logger; identity?: string }, signal: AbortSignal): Promise<void> {
+export async function runStatusControllers(
+  options: {
+    client: KubeClient;
+    namespace: string;
+    directory: KubernetesIdentityDirectory;
+    logger?: Logger;
+    identity?: string;
+  },
+  signal: AbortSignal,
+): Promise<void> {
   const log = options.logger ?? silentLogger;
   const identity = options.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`;
-  const events = new EventRecorder({ client: options.client, component: 'endpoint-operator-signin', instance: identity, logger: log });
-  const elector = new LeaderElector({ client: options.client, namespace: options.namespace, name: STATUS_LEASE_NAME, identity, logger: log });
+  const events = new EventRecorder({
+    client: options.client,
+    component: 'endpoint-operator-signin',
+    instance: identity,
+    logger: log,
+  });
+  const elector = new LeaderElector({
+    client: options.client,
+    namespace: options.namespace,
+    name: STATUS_LEASE_NAME,
+    identity,
+    logger: log,
+  });
   await elector.run(
     {
       onStartedLeading: async (term) => {
-        const controllers = createStatusControllers({ client: options.client, directory: options.directory, events, logger: log });
+        const controllers = createStatusControllers({
+          client: options.client,
+          directory: options.directory,
+          events,
+          logger: log,
+        });
         log.info({ controllers: controllers.length }, 'writing sign-in resource status');
         await Promise.all(controllers.map((c) => c.run(term)));
       },

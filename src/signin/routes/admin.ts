@@ -17,7 +17,10 @@ export function adminRoutes(ctx: SignInContext): Route[] {
       problems: ['invalidCredentials', 'tooManyAttempts', 'unavailable'],
       handler: async ({ body, request, reply }) => {
         const admin = await authenticate(ctx, request, reply, body, isAdminUser);
-        return { ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id }, 'admin')), user: adminUserDto(admin) };
+        return {
+          ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id }, 'admin')),
+          user: adminUserDto(admin),
+        };
       },
     }),
   ];

@@ -2,7 +2,17 @@ import { attachedShop, authenticate, isShopId, shopFromHeader } from '../authent
 import { shopUserOf } from '../bearer-auth.js';
 import type { SignInContext } from '../context.js';
 import { activeMemberships, isActive } from '../directory.js';
-import { credentialsRequest, posAuthenticatedResponse, posLoginResponse, posProfileResponse, selectShopRequest, switchShopRequest, switchShopResponse, type PosAuthenticatedResponse, type PosLoginResponse } from '../dto.js';
+import {
+  credentialsRequest,
+  posAuthenticatedResponse,
+  posLoginResponse,
+  posProfileResponse,
+  selectShopRequest,
+  switchShopRequest,
+  switchShopResponse,
+  type PosAuthenticatedResponse,
+  type PosLoginResponse,
+} from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
 import { isShopUser, shopListItem, shopUserDetail } from '../mappers.js';
 import { SignInProblem } from '../problems.js';
@@ -10,7 +20,11 @@ import { noBody, route, type Route } from '../route-kit.js';
 import { hashesEqual, newSessionId, tokenHash } from '../tokens.js';
 import type { MembershipEntry, ShopEntry, ShopUserEntry } from '../directory.js';
 
-async function authenticated(ctx: SignInContext, user: ShopUserEntry, m: { membership: MembershipEntry; shop: ShopEntry }): Promise<PosAuthenticatedResponse> {
+async function authenticated(
+  ctx: SignInContext,
+  user: ShopUserEntry,
+  m: { membership: MembershipEntry; shop: ShopEntry },
+): Promise<PosAuthenticatedResponse> {
   const pair = await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'pos');
   return { status: 'authenticated', ...pair, shopUser: shopUserDetail(user, m.membership, m.shop) };
 }
@@ -20,7 +34,8 @@ export function posRoutes(ctx: SignInContext): Route[] {
     route({
       method: 'POST',
       url: '/auth/pos/login',
-      summary: 'Signs a ShopUser in at a till: authenticated with one shop, select_shop with a single-use sessionToken with several.',
+      summary:
+        'Signs a ShopUser in at a till: authenticated with one shop, select_shop with a single-use sessionToken with several.',
       tag: 'pos',
       body: credentialsRequest,
       response: posLoginResponse,
@@ -45,7 +60,12 @@ export function posRoutes(ctx: SignInContext): Route[] {
           expiresAt: ctx.clock.now() + ctx.tokens.settings.sessionTokenTtlSeconds * 1000,
           revoked: false,
         });
-        return { status: 'select_shop', sessionToken, expiresIn: ctx.tokens.settings.sessionTokenTtlSeconds, shops: shops.map((s) => shopListItem(s.shop)) };
+        return {
+          status: 'select_shop',
+          sessionToken,
+          expiresIn: ctx.tokens.settings.sessionTokenTtlSeconds,
+          shops: shops.map((s) => shopListItem(s.shop)),
+        };
       },
     }),
     route({
@@ -61,10 +81,20 @@ export function posRoutes(ctx: SignInContext): Route[] {
         const verified = await ctx.tokens.verifySessionToken(body.sessionToken);
         if (!verified || verified.subject.kind !== 'ShopUser') throw invalid;
         const selection = await ctx.sessions.get(verified.sessionId);
-        if (!selection || selection.purpose !== 'shop-selection' || selection.expiresAt <= ctx.clock.now() || !hashesEqual(selection.tokenHash, tokenHash(body.sessionToken))) throw invalid;
+        if (
+          !selection ||
+          selection.purpose !== 'shop-selection' ||
+          selection.expiresAt <= ctx.clock.now() ||
+          !hashesEqual(selection.tokenHash, tokenHash(body.sessionToken))
+        )
+          throw invalid;
         const user = ctx.directory.identity(verified.subject);
         if (!user || !isShopUser(user) || !isActive(user)) throw invalid;
-        if (!isShopId(body.shopId)) throw new SignInProblem('notAttachedToShop', `the user is not attached to shop ${JSON.stringify(body.shopId)}`);
+        if (!isShopId(body.shopId))
+          throw new SignInProblem(
+            'notAttachedToShop',
+            `the user is not attached to shop ${JSON.stringify(body.shopId)}`,
+          );
         const chosen = attachedShop(ctx, user, body.shopId);
         if (!(await ctx.sessions.delete(selection.id))) throw invalid;
         return authenticated(ctx, user, chosen);
@@ -83,13 +113,17 @@ export function posRoutes(ctx: SignInContext): Route[] {
       handler: async ({ request, caller }) => {
         const user = shopUserOf(caller);
         const { membership, shop } = shopFromHeader(ctx, request, user);
-        return { shopUser: shopUserDetail(user, membership, shop), availableShops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)) };
+        return {
+          shopUser: shopUserDetail(user, membership, shop),
+          availableShops: activeMemberships(ctx.directory, user).map((m) => shopListItem(m.shop)),
+        };
       },
     }),
     route({
       method: 'POST',
       url: '/auth/pos/switch-shop',
-      summary: 'Checks the user may work in another shop and returns that profile; no new token (the access token is shop-agnostic).',
+      summary:
+        'Checks the user may work in another shop and returns that profile; no new token (the access token is shop-agnostic).',
       tag: 'pos',
       bearer: true,
       body: switchShopRequest,

@@ -23,8 +23,15 @@ export function shopRoutes(ctx: SignInContext): Route[] {
       handler: async ({ body, request, reply }) => {
         const user = await authenticate(ctx, request, reply, body, isShopUser);
         const managed = activeMemberships(ctx.directory, user).find((m) => BACK_OFFICE_ROLES.has(m.membership.role));
-        if (managed === undefined) throw new SignInProblem('forbiddenRole', 'the back office needs the owner or manager role in at least one shop');
-        return { ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'back-office')), shopUser: shopUserDetail(user, managed.membership, managed.shop) };
+        if (managed === undefined)
+          throw new SignInProblem(
+            'forbiddenRole',
+            'the back office needs the owner or manager role in at least one shop',
+          );
+        return {
+          ...(await issueTokenPair(ctx, { kind: 'ShopUser', name: user.id }, 'back-office')),
+          shopUser: shopUserDetail(user, managed.membership, managed.shop),
+        };
       },
     }),
   ];

@@ -14,7 +14,9 @@ export function wellKnownRoutes(ctx: SignInContext): Route[] {
       problems: [],
       handler: async ({ reply }) => {
         reply.header('Cache-Control', 'public, max-age=300');
-        return ctx.tokens.publicJwks() as unknown as { keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[] };
+        return ctx.tokens.publicJwks() as unknown as {
+          keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[];
+        };
       },
     }),
   ];

@@ -35,7 +35,12 @@ describe('the local cluster', () => {
   });
 
   it('has Ready simulated Nodes with the capacity it gave them', async () => {
-    const nodes = await json<{ items: { metadata: { name: string; labels: Record<string, string> }; status: { capacity: Record<string, string>; conditions: { type: string; status: string }[] } }[] }>(['get', 'nodes']);
+    const nodes = await json<{
+      items: {
+        metadata: { name: string; labels: Record<string, string> };
+        status: { capacity: Record<string, string>; conditions: { type: string; status: string }[] };
+      }[];
+    }>(['get', 'nodes']);
     expect(nodes.items.length).toBeGreaterThanOrEqual(2);
     for (const n of nodes.items) {
       expect(n.metadata.labels['kwok.x-k8s.io/node']).toBe('fake');
@@ -45,7 +50,20 @@ describe('the local cluster', () => {
   });
 
   it('turns a Deployment into scheduled, Ready Pods and the Service into EndpointSlices of their addresses', async () => {
-    expect((await kubectl(['create', 'deployment', 'web', '-n', ns, '--image=registry.invalid/web:1', '--replicas=3', '--port=8080'])).code).toBe(0);
+    expect(
+      (
+        await kubectl([
+          'create',
+          'deployment',
+          'web',
+          '-n',
+          ns,
+          '--image=registry.invalid/web:1',
+          '--replicas=3',
+          '--port=8080',
+        ])
+      ).code,
+    ).toBe(0);
     expect((await kubectl(['expose', 'deployment', 'web', '-n', ns, '--port=80', '--target-port=8080'])).code).toBe(0);
     const rollout = await kubectl(['rollout', 'status', 'deployment/web', '-n', ns, '--timeout=60s']);
     expect(rollout.code, rollout.stderr).toBe(0);
@@ -56,11 +74,24 @@ describe('the local cluster', () => {
       expect(p.status.podIP).toMatch(/^198\.18\.\d+\.\d+$/);
       expect(p.status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     }
-    const addresses = await eventually('the Service\'s EndpointSlice lists the three pods', async () => {
-      const slices = await json<{ items: { metadata: { labels: Record<string, string> }; endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }[] }>(['get', 'endpointslices', '-n', ns, '-l', 'kubernetes.io/service-name=web']);
-      const ready = slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses));
-      return ready.length === 3 ? { ready, managedBy: slices.items.map((s) => s.metadata.labels['endpointslice.kubernetes.io/managed-by']) } : undefined;
-    }, 30_000);
+    const addresses = await eventually(
+      "the Service's EndpointSlice lists the three pods",
+      async () => {
+        const slices = await json<{
+          items: {
+            metadata: { labels: Record<string, string> };
+            endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[];
+          }[];
+        }>(['get', 'endpointslices', '-n', ns, '-l', 'kubernetes.io/service-name=web']);
+        const ready = slices.items.flatMap((s) =>
+          (s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses),
+        );
+        return ready.length === 3
+          ? { ready, managedBy: slices.items.map((s) => s.metadata.labels['endpointslice.kubernetes.io/managed-by']) }
+          : undefined;
+      },
+      30_000,
+    );
     expect(addresses.ready.sort()).toEqual(pods.map((p) => p.status.podIP).sort());
     expect(new Set(addresses.managedBy)).toEqual(new Set(['endpointslice-controller.k8s.io']));
   });
@@ -95,12 +126,16 @@ endpoints: [{ addresses: ["${address}"] }]
 `;
     const loopback = await kubectl(['apply', '-f', '-'], { input: slice('127.0.0.1', 'loopback') });
     expect(loopback.code).not.toBe(0);
-    expect(loopback.stderr).toContain('endpoints[0].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range');
+    expect(loopback.stderr).toContain(
+      'endpoints[0].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback range',
+    );
     const hosted = await kubectl(['apply', '-f', '-'], { input: slice(testCluster().modelHost.address, 'hosted') });
     expect(hosted.code, hosted.stderr).toBe(0);
 
     const server = http.createServer((_req, res) => res.end('from the model host'));
-    await new Promise<void>((resolve) => void listenInModelHost(testCluster().modelHost).then((socket) => server.listen(socket, resolve)));
+    await new Promise<void>(
+      (resolve) => void listenInModelHost(testCluster().modelHost).then((socket) => server.listen(socket, resolve)),
+    );
     try {
       const port = (server.address() as { port: number }).port;
       const answer = await fetch(`http://${testCluster().modelHost.address}:${port}/`);
@@ -112,10 +147,14 @@ endpoints: [{ addresses: ["${address}"] }]
 
   it('collects garbage: deleting a Deployment removes its ReplicaSets and Pods', async () => {
     expect((await kubectl(['delete', 'deployment', 'web', '-n', ns, '--cascade=background'])).code).toBe(0);
-    await eventually('the ReplicaSets and Pods to be gone', async () => {
-      const left = await json<{ items: unknown[] }>(['get', 'replicasets,pods', '-n', ns, '-l', 'app=web']);
-      return left.items.length === 0;
-    }, 30_000);
+    await eventually(
+      'the ReplicaSets and Pods to be gone',
+      async () => {
+        const left = await json<{ items: unknown[] }>(['get', 'replicasets,pods', '-n', ns, '-l', 'app=web']);
+        return left.items.length === 0;
+      },
+      30_000,
+    );
   });
 
   it('finishes deleting a namespace', async () => {
@@ -133,9 +172,21 @@ endpoints: [{ addresses: ["${address}"] }]
     client.close();
     await applyCallerRoles();
     const rulesOf = async (role: string): Promise<string[]> =>
-      (await json<{ rules?: { resources?: string[]; verbs: string[] }[] }>(['get', 'clusterrole', role])).rules?.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${v} ${res}`))) ?? [];
-    await eventually('edit and admin gain predict', async () => (await rulesOf('edit')).includes('predict predictionendpoints') && (await rulesOf('admin')).includes('predict predictionendpoints'), 30_000);
-    await eventually('view gains resolve', async () => (await rulesOf('view')).includes('resolve registryservices'), 30_000);
+      (
+        await json<{ rules?: { resources?: string[]; verbs: string[] }[] }>(['get', 'clusterrole', role])
+      ).rules?.flatMap((r) => (r.resources ?? []).flatMap((res) => r.verbs.map((v) => `${v} ${res}`))) ?? [];
+    await eventually(
+      'edit and admin gain predict',
+      async () =>
+        (await rulesOf('edit')).includes('predict predictionendpoints') &&
+        (await rulesOf('admin')).includes('predict predictionendpoints'),
+      30_000,
+    );
+    await eventually(
+      'view gains resolve',
+      async () => (await rulesOf('view')).includes('resolve registryservices'),
+      30_000,
+    );
     expect(await rulesOf('view')).not.toContain('predict predictionendpoints');
     const can = async (verb: string, resource: string, role: string): Promise<string> => {
       const bind = `agg-${role}`;

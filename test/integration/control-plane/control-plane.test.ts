@@ -73,8 +73,21 @@ describe('local control plane', () => {
     stopWatch = await new Watch(kc).watch(
       `/apis/${GROUP}/v1/namespaces/${ns}/widgets`,
       {},
-      (type, obj: { metadata?: { name?: string; generation?: number }; spec?: { size?: unknown }; status?: { phase?: unknown } }) => {
-        events.push({ type, name: obj.metadata?.name ?? '', generation: obj.metadata?.generation ?? 0, size: obj.spec?.size, phase: obj.status?.phase });
+      (
+        type,
+        obj: {
+          metadata?: { name?: string; generation?: number };
+          spec?: { size?: unknown };
+          status?: { phase?: unknown };
+        },
+      ) => {
+        events.push({
+          type,
+          name: obj.metadata?.name ?? '',
+          generation: obj.metadata?.generation ?? 0,
+          size: obj.spec?.size,
+          phase: obj.status?.phase,
+        });
       },
       (err) => {
         if (err !== null && err !== undefined) watchError = err;
@@ -92,7 +105,8 @@ describe('local control plane', () => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       if (watchError !== undefined) throw new Error(`watch failed: ${String(watchError)}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; events so far: ${JSON.stringify(events)}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; events so far: ${JSON.stringify(events)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -115,11 +129,21 @@ describe('local control plane', () => {
 
   it('updates status through the status subresource without bumping generation or touching spec', async () => {
     const patched = await kubectl([
-      'patch', '-n', ns, `widgets.${GROUP}`, 'first', '--subresource=status', '--type=merge',
-      '-p', JSON.stringify({ status: { phase: 'Ready' }, spec: { size: 9 } }),
+      'patch',
+      '-n',
+      ns,
+      `widgets.${GROUP}`,
+      'first',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase: 'Ready' }, spec: { size: 9 } }),
     ]);
     expect(patched.code, patched.stderr).toBe(0);
-    await eventually(() => events.some((e) => e.type === 'MODIFIED' && e.phase === 'Ready'), 'MODIFIED with status.phase=Ready');
+    await eventually(
+      () => events.some((e) => e.type === 'MODIFIED' && e.phase === 'Ready'),
+      'MODIFIED with status.phase=Ready',
+    );
     const modified = events.find((e) => e.type === 'MODIFIED' && e.phase === 'Ready');
     // The /status endpoint ignores spec changes, and status changes do not increase metadata.generation.
     expect(modified).toMatchObject({ generation: 1, size: 3 });
@@ -155,17 +179,41 @@ describe('local control plane', () => {
 
   it('answers a watch from a resourceVersion older than an etcd compaction with 410 Gone', async () => {
     const { etcdEndpoint } = testCluster();
-    const created = await kubectl(['create', 'configmap', 'compacted', '-n', ns, '--from-literal=v=0', '-o', 'jsonpath={.metadata.resourceVersion}']);
+    const created = await kubectl([
+      'create',
+      'configmap',
+      'compacted',
+      '-n',
+      ns,
+      '--from-literal=v=0',
+      '-o',
+      'jsonpath={.metadata.resourceVersion}',
+    ]);
     expect(created.code, created.stderr).toBe(0);
     const oldVersion = created.stdout.trim();
     for (const v of [1, 2]) {
-      const patched = await kubectl(['patch', 'configmap', 'compacted', '-n', ns, '--type=merge', '-p', JSON.stringify({ data: { v: String(v) } })]);
+      const patched = await kubectl([
+        'patch',
+        'configmap',
+        'compacted',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ data: { v: String(v) } }),
+      ]);
       expect(patched.code, patched.stderr).toBe(0);
     }
     // etcd's v3 JSON gateway: read the current revision, then compact everything before it.
-    const range = await fetch(`${etcdEndpoint}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) });
+    const range = await fetch(`${etcdEndpoint}/v3/kv/range`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+    });
     const revision = ((await range.json()) as { header: { revision: string } }).header.revision;
-    const compacted = await fetch(`${etcdEndpoint}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+    const compacted = await fetch(`${etcdEndpoint}/v3/kv/compaction`, {
+      method: 'POST',
+      body: JSON.stringify({ revision, physical: true }),
+    });
     expect(compacted.status).toBe(200);
 
     const first = await firstWatchEvent(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${oldVersion}`);
@@ -177,18 +225,24 @@ describe('local control plane', () => {
 function firstWatchEvent(path: string): Promise<unknown> {
   const { server, token, caFile } = testCluster();
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, server), { headers: { Authorization: `Bearer ${token}` }, ca: readFileSync(caFile), timeout: 15_000 }, (res) => {
-      let buffered = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => {
-        buffered += chunk;
-        const newline = buffered.indexOf('\n');
-        if (newline >= 0) {
-          resolve(JSON.parse(buffered.slice(0, newline)) as unknown);
-          req.destroy();
-        }
-      });
-      res.on('end', () => reject(new Error(`watch ended without an event (HTTP ${res.statusCode ?? 0}): ${buffered}`)));
-    });
+    const req = request(
+      new URL(path, server),
+      { headers: { Authorization: `Bearer ${token}` }, ca: readFileSync(caFile), timeout: 15_000 },
+      (res) => {
+        let buffered = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          buffered += chunk;
+          const newline = buffered.indexOf('\n');
+          if (newline >= 0) {
+            resolve(JSON.parse(buffered.slice(0, newline)) as unknown);
+            req.destroy();
+          }
+        });
+        res.on('end', () =>
+          reject(new Error(`watch ended without an event (HTTP ${res.statusCode ?? 0}): ${buffered}`)),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('watch timed out')));
     req.on('error', reject);
     req.end();

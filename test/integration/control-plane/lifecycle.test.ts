@@ -28,7 +28,11 @@ function run(cmd: string, args: string[]): Promise<{ code: number; stdout: strin
 /** Pids whose command line mentions `needle` (our data dir is in every flag list). */
 async function pidsMentioning(needle: string): Promise<number[]> {
   const r = await run('pgrep', ['-f', needle]);
-  return r.stdout.split('\n').filter(Boolean).map(Number).filter((pid) => pid !== process.pid);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 }
 
 describe('a second control plane', () => {
@@ -37,7 +41,7 @@ describe('a second control plane', () => {
     await plane?.stop();
   });
 
-  it('starts beside the run\'s one on other ports after the first ones turn out taken, authenticates extra token users and applies RBAC to them', async () => {
+  it("starts beside the run's one on other ports after the first ones turn out taken, authenticates extra token users and applies RBAC to them", async () => {
     // The first ports handed out are taken by the time etcd binds them (another process won the race).
     const [taken = 0] = await freeLoopbackPorts(1);
     const squatter = createServer().listen(taken, '127.0.0.1');
@@ -47,7 +51,8 @@ describe('a second control plane', () => {
     try {
       plane = await startControlPlane({
         extraTokens: [{ token: 'viewer-token-123', user: 'viewer', uid: 'viewer-1', groups: ['eo:viewers'] }],
-        ports: async (count) => (handedOut++ === 0 ? [taken, ...(await freeLoopbackPorts(count - 1))] : freeLoopbackPorts(count)),
+        ports: async (count) =>
+          handedOut++ === 0 ? [taken, ...(await freeLoopbackPorts(count - 1))] : freeLoopbackPorts(count),
         log: (line) => logged.push(line),
       });
     } finally {
@@ -66,25 +71,59 @@ describe('a second control plane', () => {
     expect(admin.code, admin.stderr).toBe(0);
     expect(admin.stdout.trim()).toBe('namespace/default');
 
-    const viewer = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, '--token', 'viewer-token-123', 'get', 'ns']);
+    const viewer = await run(kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '--token',
+      'viewer-token-123',
+      'get',
+      'ns',
+    ]);
     expect(viewer.code).not.toBe(0);
     expect(viewer.stderr).toMatch(/User "viewer" cannot list resource "namespaces"/);
 
-    const role = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrole', 'configmap-reader', '--verb=get,list', '--resource=configmaps']);
+    const role = await run(kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'create',
+      'clusterrole',
+      'configmap-reader',
+      '--verb=get,list',
+      '--resource=configmaps',
+    ]);
     expect(role.code, role.stderr).toBe(0);
-    const grant = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, 'create', 'clusterrolebinding', 'viewers-read', '--clusterrole=configmap-reader', '--group=eo:viewers']);
+    const grant = await run(kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      'create',
+      'clusterrolebinding',
+      'viewers-read',
+      '--clusterrole=configmap-reader',
+      '--group=eo:viewers',
+    ]);
     expect(grant.code, grant.stderr).toBe(0);
-    const allowed = await run(kubectl, ['--kubeconfig', plane.kubeconfigPath, '--token', 'viewer-token-123', 'get', 'configmaps', '-n', 'default']);
+    const allowed = await run(kubectl, [
+      '--kubeconfig',
+      plane.kubeconfigPath,
+      '--token',
+      'viewer-token-123',
+      'get',
+      'configmaps',
+      '-n',
+      'default',
+    ]);
     expect(allowed.code, allowed.stderr).toBe(0);
   });
 
   it('restarts only kube-apiserver, on the same address, with etcd and its data kept', async () => {
     if (plane === undefined) throw new Error('the first test did not start a control plane');
     const { kubectl } = testCluster();
-    const onPlane = (args: string[]): ReturnType<typeof run> => run(kubectl, ['--kubeconfig', plane?.kubeconfigPath ?? '', '--request-timeout=5s', ...args]);
+    const onPlane = (args: string[]): ReturnType<typeof run> =>
+      run(kubectl, ['--kubeconfig', plane?.kubeconfigPath ?? '', '--request-timeout=5s', ...args]);
     const created = await onPlane(['create', 'configmap', 'survivor', '-n', 'default', '--from-literal=kept=yes']);
     expect(created.code, created.stderr).toBe(0);
-    const apiserverPids = async (): Promise<number[]> => (await pidsMentioning(`secure-port=${new URL(plane?.server ?? '').port}`));
+    const apiserverPids = async (): Promise<number[]> =>
+      await pidsMentioning(`secure-port=${new URL(plane?.server ?? '').port}`);
     const before = await apiserverPids();
     expect(before).toHaveLength(1);
 

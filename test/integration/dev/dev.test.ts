@@ -21,20 +21,44 @@ describe('endpoint-operator dev', () => {
   beforeAll(async () => {
     // Built from the Go module proxy on a fresh machine: minutes on two cores, once.
     collector = await OtelCollector.start(await ensureOtelCollector((line) => console.error(line)));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'dev', '--signin-port', '0', '--gateway-port', '0', '--webhook-port', '0', '--model-ports', '0,0'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // No KUBECONFIG: dev starts its own cluster, as `npm start` does on a fresh machine.
-      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KUBECONFIG')), OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(REPO_ROOT, 'test/support/run-cli.ts'),
+        'dev',
+        '--signin-port',
+        '0',
+        '--gateway-port',
+        '0',
+        '--webhook-port',
+        '0',
+        '--model-ports',
+        '0,0',
+      ],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // No KUBECONFIG: dev starts its own cluster, as `npm start` does on a fresh machine.
+        env: {
+          ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KUBECONFIG')),
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        },
+      },
+    );
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<void>((resolve) => child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    }));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', (code) => {
+        exitCode = code;
+        resolve();
+      }),
+    );
     const deadline = Date.now() + 300_000;
-    while (!stdout.includes('Press Ctrl-C to stop.') && exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    while (!stdout.includes('Press Ctrl-C to stop.') && exitCode === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
     // Ctrl-C: dev stops everything, flushing its spans on the way out.
     child.kill('SIGINT');
     await exited;
@@ -56,11 +80,18 @@ describe('endpoint-operator dev', () => {
     expect(stderr).toContain('dev: stopped');
   });
 
-  it('sends the gateway\'s spans to the OTLP endpoint OTEL_EXPORTER_OTLP_ENDPOINT names', () => {
-    const served = spans.filter((s) => s.service === 'endpoint-operator' && s.kind === SPAN_KIND.server && s.attributes['endpoint_operator.method'] === 'predict');
+  it("sends the gateway's spans to the OTLP endpoint OTEL_EXPORTER_OTLP_ENDPOINT names", () => {
+    const served = spans.filter(
+      (s) =>
+        s.service === 'endpoint-operator' &&
+        s.kind === SPAN_KIND.server &&
+        s.attributes['endpoint_operator.method'] === 'predict',
+    );
     // dev's own ten calls through the gateway before it printed them.
     expect(served.length).toBeGreaterThanOrEqual(10);
-    const toModel = spans.filter((s) => s.kind === SPAN_KIND.client && served.some((p) => p.traceId === s.traceId && p.spanId === s.parentSpanId));
+    const toModel = spans.filter(
+      (s) => s.kind === SPAN_KIND.client && served.some((p) => p.traceId === s.traceId && p.spanId === s.parentSpanId),
+    );
     expect(toModel.length).toBeGreaterThanOrEqual(10);
   });
 });

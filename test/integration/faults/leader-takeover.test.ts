@@ -73,9 +73,18 @@ describe('leader takeover after SIGKILL', () => {
 
   /** Objects of one batch (by name prefix), read as a user would with kubectl. */
   async function batchObjects(tag: string): Promise<KubeObject[]> {
-    const r = await kubectl(['get', '-n', ns, 'predictionendpoints,deployedmodels,registryservices,registryendpoints', '-o', 'json']);
+    const r = await kubectl([
+      'get',
+      '-n',
+      ns,
+      'predictionendpoints,deployedmodels,registryservices,registryendpoints',
+      '-o',
+      'json',
+    ]);
     if (r.code !== 0) throw new Error(`kubectl get: ${r.stderr}`);
-    return (JSON.parse(r.stdout) as { items: KubeObject[] }).items.filter((o) => (o.metadata.name ?? '').includes(`-${tag}`));
+    return (JSON.parse(r.stdout) as { items: KubeObject[] }).items.filter((o) =>
+      (o.metadata.name ?? '').includes(`-${tag}`),
+    );
   }
 
   async function untilConverged(tag: string, timeoutMs: number): Promise<KubeObject[]> {
@@ -84,8 +93,12 @@ describe('leader takeover after SIGKILL', () => {
       const objects = await batchObjects(tag);
       if (objects.length === BATCH_SIZE && objects.every(isConverged)) return objects;
       if (Date.now() > deadline) {
-        const stuck = objects.filter((o) => !isConverged(o)).map((o) => `${String(o.kind)}/${o.metadata.name ?? ''}: ${JSON.stringify(o.status ?? {})}`);
-        throw new Error(`batch ${tag} not converged after ${timeoutMs} ms (${objects.length}/${BATCH_SIZE} exist):\n${stuck.join('\n')}`);
+        const stuck = objects
+          .filter((o) => !isConverged(o))
+          .map((o) => `${String(o.kind)}/${o.metadata.name ?? ''}: ${JSON.stringify(o.status ?? {})}`);
+        throw new Error(
+          `batch ${tag} not converged after ${timeoutMs} ms (${objects.length}/${BATCH_SIZE} exist):\n${stuck.join('\n')}`,
+        );
       }
       await sleep(200);
     }
@@ -109,7 +122,12 @@ describe('leader takeover after SIGKILL', () => {
   it('the follower takes over within the lease bound, not before it expires, and converges new objects', async () => {
     const replicas = await Promise.all(
       ['takeover-a', 'takeover-b'].map(async (identity) => {
-        const proc = await OperatorProcess.start({ namespace: ns, identity, leaseName: LEASE_NAME, leaseTimings: LEASE });
+        const proc = await OperatorProcess.start({
+          namespace: ns,
+          identity,
+          leaseName: LEASE_NAME,
+          leaseTimings: LEASE,
+        });
         processes.push(proc);
         await proc.waitReady();
         return proc;
@@ -121,7 +139,8 @@ describe('leader takeover after SIGKILL', () => {
     const holder = (await lease())?.spec?.holderIdentity;
     const leader = replicas.find((r) => r.identity === holder);
     const follower = replicas.find((r) => r.identity !== holder);
-    if (leader === undefined || follower === undefined) throw new Error(`lease holder ${String(holder)} is neither replica`);
+    if (leader === undefined || follower === undefined)
+      throw new Error(`lease holder ${String(holder)} is neither replica`);
     // Only the leader reconciles: the follower keeps warm caches but has not run a single reconcile.
     const followerMetrics = await follower.metrics();
     expect(metricSum(followerMetrics, 'leader_election_master_status')).toBe(0);
@@ -145,10 +164,14 @@ describe('leader takeover after SIGKILL', () => {
       await sleep(50);
     }
     const seenAfterKillMs = Date.now() - killedAt;
-    expect(taken?.spec?.holderIdentity, `no takeover within 30 s of the kill:\n${await follower.logTail(20)}`).toBe(follower.identity);
+    expect(taken?.spec?.holderIdentity, `no takeover within 30 s of the kill:\n${await follower.logTail(20)}`).toBe(
+      follower.identity,
+    );
     const acquiredMs = Date.parse(taken?.spec?.acquireTime ?? '');
     const afterLastRenewMs = acquiredMs - lastRenewMs;
-    console.info(`[takeover] ${follower.identity} acquired the lease ${afterLastRenewMs} ms after the dead leader's last renewal; seen ${seenAfterKillMs} ms after the kill`);
+    console.info(
+      `[takeover] ${follower.identity} acquired the lease ${afterLastRenewMs} ms after the dead leader's last renewal; seen ${seenAfterKillMs} ms after the kill`,
+    );
 
     // Never early: the follower starts its lease-duration wait when it sees the last renewal, which is
     // after that renewal was written, so it cannot acquire before renewTime + leaseDuration.

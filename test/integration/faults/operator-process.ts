@@ -49,30 +49,48 @@ export class OperatorProcess {
     for (let attempt = 1; ; attempt++) {
       const [healthPort, metricsPort] = (await freeLoopbackPorts(2)) as [number, number];
       const args = [
-        '--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'run',
-        '--kubeconfig', testCluster().kubeconfig,
-        '--namespaces', options.namespace,
-        '--operator-namespace', options.namespace,
+        '--import',
+        'tsx',
+        join(REPO_ROOT, 'test/support/run-cli.ts'),
+        'run',
+        '--kubeconfig',
+        testCluster().kubeconfig,
+        '--namespaces',
+        options.namespace,
+        '--operator-namespace',
+        options.namespace,
         '--no-webhook',
-        '--bind-address', '127.0.0.1',
-        '--health-port', String(healthPort),
-        '--metrics-port', String(metricsPort),
+        '--bind-address',
+        '127.0.0.1',
+        '--health-port',
+        String(healthPort),
+        '--metrics-port',
+        String(metricsPort),
         '--metrics-auth=none',
-        '--lease-name', options.leaseName,
-        '--identity', options.identity,
-        '--workers', String(options.workers ?? 4),
+        '--lease-name',
+        options.leaseName,
+        '--identity',
+        options.identity,
+        '--workers',
+        String(options.workers ?? 4),
         ...(options.leaseTimings
           ? [
-              '--lease-duration', String(options.leaseTimings.leaseDurationSeconds),
-              '--renew-deadline', String(options.leaseTimings.renewDeadlineSeconds),
-              '--retry-period', String(options.leaseTimings.retryPeriodSeconds),
+              '--lease-duration',
+              String(options.leaseTimings.leaseDurationSeconds),
+              '--renew-deadline',
+              String(options.leaseTimings.renewDeadlineSeconds),
+              '--retry-period',
+              String(options.leaseTimings.retryPeriodSeconds),
             ]
           : []),
       ];
       const logFile = join(logDir, `attempt-${attempt}.log`);
       // The test's own environment may carry POD_NAME/POD_NAMESPACE/EO_* settings; the flags above must be the whole configuration.
       const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(EO_|POD_|KUBECONFIG$)/.test(k)));
-      const group = await ChildProcessGroup.start(`operator ${options.identity}`, process.execPath, args, logFile, { ...env, LOG_LEVEL: 'info' });
+      const group = await ChildProcessGroup.start(`operator ${options.identity}`, process.execPath, args, logFile, {
+        ...env,
+        LOG_LEVEL: 'info',
+      });
       const watchdog = startWatchdog(process.pid, [group.pid], '');
       const proc = new OperatorProcess(options.identity, healthPort, metricsPort, group, watchdog, logDir, logFile);
       // A port taken between freeLoopbackPorts and the bind: try again on other ports.
@@ -97,7 +115,10 @@ export class OperatorProcess {
   async waitReady(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (!this.group.running) throw new Error(`operator ${this.identity} exited (${String(this.group.exitStatus)}) before it was ready:\n${await this.logTail()}`);
+      if (!this.group.running)
+        throw new Error(
+          `operator ${this.identity} exited (${String(this.group.exitStatus)}) before it was ready:\n${await this.logTail()}`,
+        );
       try {
         const res = await fetch(`http://127.0.0.1:${this.healthPort}/readyz`, { signal: AbortSignal.timeout(2_000) });
         if (res.status === 200) return;
@@ -148,7 +169,10 @@ export class OperatorProcess {
   private async waitExit(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.group.running) {
-      if (Date.now() > deadline) throw new Error(`operator ${this.identity} (pid ${this.group.pid}) still running ${timeoutMs} ms after SIGKILL`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `operator ${this.identity} (pid ${this.group.pid}) still running ${timeoutMs} ms after SIGKILL`,
+        );
       await sleep(20);
     }
   }
@@ -160,10 +184,30 @@ export function sleep(ms: number): Promise<void> {
 
 /** The storage versions of the four reconciled kinds, as the fault tests read them. */
 export const kinds = {
-  predictionEndpoints: { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
-  deployedModels: { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true },
-  registryServices: { group: 'registry.endpoint-operator.dev', version: 'v1', plural: 'registryservices', namespaced: true },
-  registryEndpoints: { group: 'registry.endpoint-operator.dev', version: 'v1', plural: 'registryendpoints', namespaced: true },
+  predictionEndpoints: {
+    group: 'prediction.endpoint-operator.dev',
+    version: 'v1',
+    plural: 'predictionendpoints',
+    namespaced: true,
+  },
+  deployedModels: {
+    group: 'prediction.endpoint-operator.dev',
+    version: 'v1',
+    plural: 'deployedmodels',
+    namespaced: true,
+  },
+  registryServices: {
+    group: 'registry.endpoint-operator.dev',
+    version: 'v1',
+    plural: 'registryservices',
+    namespaced: true,
+  },
+  registryEndpoints: {
+    group: 'registry.endpoint-operator.dev',
+    version: 'v1',
+    plural: 'registryendpoints',
+    namespaced: true,
+  },
 } as const satisfies Record<string, ResourceRef>;
 
 export interface Condition {
@@ -183,5 +227,9 @@ export function readyCondition(obj: KubeObject): Condition | undefined {
 export function isConverged(obj: KubeObject): boolean {
   const generation = obj.metadata.generation;
   const ready = readyCondition(obj);
-  return (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration === generation && ready?.status === 'True' && ready.observedGeneration === generation;
+  return (
+    (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration === generation &&
+    ready?.status === 'True' &&
+    ready.observedGeneration === generation
+  );
 }

@@ -38,7 +38,10 @@ function predictionManifest(): string {
 kind: PredictionEndpoint
 metadata: { name: ep-${i} }
 spec: { displayName: "endpoint ${i}", trafficSplit: ${split} }`);
-    for (const [suffix, id] of [['a', idA], ['b', idB]] as const) {
+    for (const [suffix, id] of [
+      ['a', idA],
+      ['b', idB],
+    ] as const) {
       docs.push(`apiVersion: prediction.endpoint-operator.dev/v1
 kind: DeployedModel
 metadata: { name: ep-${i}-${suffix} }
@@ -76,8 +79,14 @@ interface World {
   readonly registryEndpoints: KubeObject[];
 }
 
-const all = (w: World): KubeObject[] => [...w.predictionEndpoints, ...w.deployedModels, ...w.registryServices, ...w.registryEndpoints];
-const byName = (objects: readonly KubeObject[]): Map<string, KubeObject> => new Map(objects.map((o) => [o.metadata.name ?? '', o]));
+const all = (w: World): KubeObject[] => [
+  ...w.predictionEndpoints,
+  ...w.deployedModels,
+  ...w.registryServices,
+  ...w.registryEndpoints,
+];
+const byName = (objects: readonly KubeObject[]): Map<string, KubeObject> =>
+  new Map(objects.map((o) => [o.metadata.name ?? '', o]));
 const statusOf = (o: KubeObject | undefined): Record<string, unknown> => (o?.status ?? {}) as Record<string, unknown>;
 
 describe('operator SIGKILL while 500 objects converge', () => {
@@ -88,9 +97,16 @@ describe('operator SIGKILL while 500 objects converge', () => {
   /** A fast read for polling (kubectl would take longer than the window being watched). */
   async function world(): Promise<World> {
     const [predictionEndpoints, deployedModels, registryServices, registryEndpoints] = await Promise.all(
-      [kinds.predictionEndpoints, kinds.deployedModels, kinds.registryServices, kinds.registryEndpoints].map(async (ref) => (await client.list(ref, ns)).items),
+      [kinds.predictionEndpoints, kinds.deployedModels, kinds.registryServices, kinds.registryEndpoints].map(
+        async (ref) => (await client.list(ref, ns)).items,
+      ),
     );
-    return { predictionEndpoints: predictionEndpoints ?? [], deployedModels: deployedModels ?? [], registryServices: registryServices ?? [], registryEndpoints: registryEndpoints ?? [] };
+    return {
+      predictionEndpoints: predictionEndpoints ?? [],
+      deployedModels: deployedModels ?? [],
+      registryServices: registryServices ?? [],
+      registryEndpoints: registryEndpoints ?? [],
+    };
   }
 
   /** What a user sees: `kubectl get -o json` of each kind. */
@@ -115,7 +131,12 @@ describe('operator SIGKILL while 500 objects converge', () => {
   /** On a timeout, what is not converged and why (a DuplicateId here is the bug this test looks for). */
   async function describeNotConverged(): Promise<string> {
     const stuck = all(await world()).filter((o) => !isConverged(o));
-    const reasons = stuck.slice(0, 10).map((o) => `${String(o.kind)}/${o.metadata.name ?? ''}: ${JSON.stringify(readyCondition(o) ?? 'no Ready condition')}`);
+    const reasons = stuck
+      .slice(0, 10)
+      .map(
+        (o) =>
+          `${String(o.kind)}/${o.metadata.name ?? ''}: ${JSON.stringify(readyCondition(o) ?? 'no Ready condition')}`,
+      );
     return `${stuck.length} not converged, e.g.\n${reasons.join('\n')}`;
   }
 
@@ -127,17 +148,28 @@ describe('operator SIGKILL while 500 objects converge', () => {
   }
 
   async function holderOfLease(): Promise<string | undefined> {
-    const lease = await client.get<KubeObject & { spec?: { holderIdentity?: string } }>({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true }, ns, LEASE_NAME);
+    const lease = await client.get<KubeObject & { spec?: { holderIdentity?: string } }>(
+      { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', namespaced: true },
+      ns,
+      LEASE_NAME,
+    );
     return lease?.spec?.holderIdentity;
   }
 
   /** Polls until `done` holds, failing after `timeoutMs` with what the last poll saw. */
-  async function until<T>(what: string, timeoutMs: number, poll: () => Promise<T>, done: (v: T) => boolean, pollMs = 100): Promise<T> {
+  async function until<T>(
+    what: string,
+    timeoutMs: number,
+    poll: () => Promise<T>,
+    done: (v: T) => boolean,
+    pollMs = 100,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const v = await poll();
       if (done(v)) return v;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${JSON.stringify(v)}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${JSON.stringify(v)}`);
       await sleep(pollMs);
     }
   }
@@ -156,7 +188,10 @@ describe('operator SIGKILL while 500 objects converge', () => {
     // Everything is applied at once before the operator runs (a GitOps sync while the operator is being
     // rolled out), so the first replica starts with 500 objects to converge and dies in the middle of them.
     const applyStarted = Date.now();
-    const applied = await kubectl(['apply', '--validate=false', '-n', ns, '-f', '-'], { input: `${predictionManifest()}\n---\n${registryManifest()}`, timeoutMs: 120_000 });
+    const applied = await kubectl(['apply', '--validate=false', '-n', ns, '-f', '-'], {
+      input: `${predictionManifest()}\n---\n${registryManifest()}`,
+      timeoutMs: 120_000,
+    });
     expect(applied.code, applied.stderr.slice(0, 2000)).toBe(0);
     const started = Date.now();
     console.info(`[sigkill] kubectl apply of ${TOTAL} objects took ${started - applyStarted} ms`);
@@ -168,29 +203,47 @@ describe('operator SIGKILL while 500 objects converge', () => {
     await first.kill();
     const beforeKill = await world();
     const convergedAtKill = all(beforeKill).filter(isConverged);
-    const assignedBeforeKill = beforeKill.deployedModels.filter((m) => (m.spec as { id?: string }).id === undefined && statusOf(m).id !== undefined).length;
-    console.info(`[sigkill] killed replica 1 ${Date.now() - started} ms after its start: ${atKill} converged when polled, ` +
-      `${convergedAtKill.length} in the snapshot after the kill; ${assignedBeforeKill}/100 assigned ids recorded`);
+    const assignedBeforeKill = beforeKill.deployedModels.filter(
+      (m) => (m.spec as { id?: string }).id === undefined && statusOf(m).id !== undefined,
+    ).length;
+    console.info(
+      `[sigkill] killed replica 1 ${Date.now() - started} ms after its start: ${atKill} converged when polled, ` +
+        `${convergedAtKill.length} in the snapshot after the kill; ${assignedBeforeKill}/100 assigned ids recorded`,
+    );
     expect(convergedAtKill.length).toBeGreaterThan(0);
     expect(convergedAtKill.length).toBeLessThan(TOTAL);
 
     // Second fault: kill the replacement as soon as it leads and has written something, well before it is done.
     const second = await startReplica('sigkill-replica-2');
-    await until('the second replica to take the dead one\'s lease', 30_000, holderOfLease, (h) => h === second.identity);
-    const atSecondKill = await until('the second replica to make progress', 60_000, converged, (n) => n > convergedAtKill.length, 50);
+    await until("the second replica to take the dead one's lease", 30_000, holderOfLease, (h) => h === second.identity);
+    const atSecondKill = await until(
+      'the second replica to make progress',
+      60_000,
+      converged,
+      (n) => n > convergedAtKill.length,
+      50,
+    );
     await second.kill();
     console.info(`[sigkill] replica 2 killed at ${atSecondKill}/${TOTAL} converged`);
 
     const third = await startReplica('sigkill-replica-3');
     const convergeStarted = Date.now();
-    await until('all 500 objects to converge', 90_000, converged, (n) => n === TOTAL, 250).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${await describeNotConverged()}\n${await third.logTail(20)}`);
-    });
-    console.info(`[sigkill] replica 3 converged all ${TOTAL} ${Date.now() - convergeStarted} ms after it was ready (lease wait included); ${Date.now() - started} ms since the first start`);
+    await until('all 500 objects to converge', 90_000, converged, (n) => n === TOTAL, 250).catch(
+      async (err: unknown) => {
+        throw new Error(`${String(err)}\n${await describeNotConverged()}\n${await third.logTail(20)}`);
+      },
+    );
+    console.info(
+      `[sigkill] replica 3 converged all ${TOTAL} ${Date.now() - convergeStarted} ms after it was ready (lease wait included); ${Date.now() - started} ms since the first start`,
+    );
 
     const after = await worldThroughKubectl();
     expect(all(after)).toHaveLength(TOTAL);
-    expect(all(after).filter((o) => !isConverged(o)).map((o) => `${String(o.kind)}/${o.metadata.name ?? ''}`)).toEqual([]);
+    expect(
+      all(after)
+        .filter((o) => !isConverged(o))
+        .map((o) => `${String(o.kind)}/${o.metadata.name ?? ''}`),
+    ).toEqual([]);
 
     // No duplicate deployed model: every endpoint lists exactly its two models, under distinct ids that the models report too.
     const models = byName(after.deployedModels);
@@ -209,7 +262,8 @@ describe('operator SIGKILL while 500 objects converge', () => {
       }
     }
     // Each finalizer exactly once (a replay of "add finalizer" after a crash must not append it twice).
-    for (const o of [...after.predictionEndpoints, ...after.deployedModels]) expect(o.metadata.finalizers, o.metadata.name).toEqual([FINALIZER]);
+    for (const o of [...after.predictionEndpoints, ...after.deployedModels])
+      expect(o.metadata.finalizers, o.metadata.name).toEqual([FINALIZER]);
     // Every service lists its 19 endpoints.
     for (const service of after.registryServices) {
       expect((statusOf(service).endpoints as unknown[]).length, service.metadata.name).toBe(ENDPOINTS_PER_SERVICE);
@@ -228,7 +282,9 @@ describe('operator SIGKILL while 500 objects converge', () => {
         if (was[field] !== undefined) expect(is[field], `${name} status.${field}`).toBe(was[field]);
       }
       // Ready stayed True throughout: a flap to False/Unknown and back would have moved lastTransitionTime.
-      expect(readyCondition(now ?? before)?.lastTransitionTime, `${name} Ready.lastTransitionTime`).toBe(readyCondition(before)?.lastTransitionTime);
+      expect(readyCondition(now ?? before)?.lastTransitionTime, `${name} Ready.lastTransitionTime`).toBe(
+        readyCondition(before)?.lastTransitionTime,
+      );
       compared++;
     }
     // Models that had an id recorded before the kill but were not yet Ready keep that id too.

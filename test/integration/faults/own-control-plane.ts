@@ -62,7 +62,10 @@ export interface OperatorUnderTest {
 /** The operator as `run` assembles it (defaults for backoff and watch timeouts), on its own client. */
 export async function startOperatorUnderTest(plane: ControlPlane, namespace: string): Promise<OperatorUnderTest> {
   const logs: LogRecord[] = [];
-  const log = createLogger({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogRecord) });
+  const log = createLogger(
+    { level: 'debug' },
+    { write: (line: string) => void logs.push(JSON.parse(line) as LogRecord) },
+  );
   const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
   const operator = await startOperator({
     client,
@@ -101,7 +104,11 @@ export async function startOperatorUnderTest(plane: ControlPlane, namespace: str
 }
 
 /** Polls `check` every 100 ms until it returns something other than undefined/false; the last thrown error is in the timeout message. */
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -111,18 +118,28 @@ export async function eventually<T>(what: string, check: () => T | undefined | f
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError !== undefined ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError !== undefined ? `: ${String(lastError)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-type Status = { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string; observedGeneration?: number }[] } & Record<string, unknown>;
+type Status = {
+  observedGeneration?: number;
+  conditions?: { type: string; status: string; reason?: string; observedGeneration?: number }[];
+} & Record<string, unknown>;
 export type Observed = KubeObject & { status?: Status };
 
 /** Ready=True for the object's current generation: the operator has seen and reconciled this very spec. */
 export function readyAndCurrent(obj: Observed | undefined): boolean {
   const ready = obj?.status?.conditions?.find((c) => c.type === 'Ready');
-  return ready?.status === 'True' && ready.observedGeneration === obj?.metadata.generation && obj?.status?.observedGeneration === obj?.metadata.generation;
+  return (
+    ready?.status === 'True' &&
+    ready.observedGeneration === obj?.metadata.generation &&
+    obj?.status?.observedGeneration === obj?.metadata.generation
+  );
 }
 
 /** The ids listed in a PredictionEndpoint's status.deployedModels. */
@@ -134,7 +151,11 @@ export function deployedIds(endpoint: Observed | undefined): string[] {
 /** `endpoint:port` of each entry of a RegistryService's status.endpoints (the last segment of its resource name). */
 export function listedEndpoints(service: Observed | undefined): string[] {
   const endpoints = service?.status?.['endpoints'];
-  return Array.isArray(endpoints) ? endpoints.map((e: { name?: unknown; port?: unknown }) => `${String(e.name).split('/').at(-1) ?? ''}:${String(e.port)}`) : [];
+  return Array.isArray(endpoints)
+    ? endpoints.map(
+        (e: { name?: unknown; port?: unknown }) => `${String(e.name).split('/').at(-1) ?? ''}:${String(e.port)}`,
+      )
+    : [];
 }
 
 const PREDICTION = 'prediction.endpoint-operator.dev/v1';
@@ -142,7 +163,12 @@ const REGISTRY = 'registry.endpoint-operator.dev/v1';
 export const SERVICE_NAME = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/checkout';
 
 export function predictionEndpoint(name: string, trafficSplit: Record<string, number>): KubeObject {
-  return { apiVersion: PREDICTION, kind: 'PredictionEndpoint', metadata: { name }, spec: { displayName: name, trafficSplit } };
+  return {
+    apiVersion: PREDICTION,
+    kind: 'PredictionEndpoint',
+    metadata: { name },
+    spec: { displayName: name, trafficSplit },
+  };
 }
 
 export function deployedModel(name: string, endpoint: string, id: string): KubeObject {
@@ -150,7 +176,12 @@ export function deployedModel(name: string, endpoint: string, id: string): KubeO
     apiVersion: PREDICTION,
     kind: 'DeployedModel',
     metadata: { name },
-    spec: { endpointRef: { name: endpoint }, id, model: `projects/p/locations/l/models/${name}`, automaticResources: { minReplicaCount: 1 } },
+    spec: {
+      endpointRef: { name: endpoint },
+      id,
+      model: `projects/p/locations/l/models/${name}`,
+      automaticResources: { minReplicaCount: 1 },
+    },
   };
 }
 
@@ -159,7 +190,12 @@ export function registryService(name: string): KubeObject {
 }
 
 export function registryEndpoint(name: string, address: string, port: number): KubeObject {
-  return { apiVersion: REGISTRY, kind: 'RegistryEndpoint', metadata: { name }, spec: { name: `${SERVICE_NAME}/endpoints/${name}`, address, port } };
+  return {
+    apiVersion: REGISTRY,
+    kind: 'RegistryEndpoint',
+    metadata: { name },
+    spec: { name: `${SERVICE_NAME}/endpoints/${name}`, address, port },
+  };
 }
 
 /**
@@ -175,7 +211,11 @@ export class EtcdGateway {
   }
 
   async keys(prefix: string): Promise<string[]> {
-    const body = await this.call<{ kvs?: { key: string }[] }>('range', { key: b64(prefix), range_end: b64(prefixEnd(prefix)), keys_only: true });
+    const body = await this.call<{ kvs?: { key: string }[] }>('range', {
+      key: b64(prefix),
+      range_end: b64(prefixEnd(prefix)),
+      keys_only: true,
+    });
     return (body.kvs ?? []).map((kv) => unb64(kv.key));
   }
 
@@ -197,15 +237,24 @@ export class EtcdGateway {
 
   /** Compacts (physically) to the current revision, which it returns: every older revision is gone. */
   async compact(): Promise<number> {
-    const header = await this.call<{ header?: { revision?: string } }>('range', { key: b64('/'), keys_only: true, limit: 1 });
+    const header = await this.call<{ header?: { revision?: string } }>('range', {
+      key: b64('/'),
+      keys_only: true,
+      limit: 1,
+    });
     const revision = Number(header.header?.revision);
-    if (!Number.isSafeInteger(revision) || revision <= 0) throw new Error(`etcd answered no revision: ${JSON.stringify(header)}`);
+    if (!Number.isSafeInteger(revision) || revision <= 0)
+      throw new Error(`etcd answered no revision: ${JSON.stringify(header)}`);
     await this.call('compaction', { revision: String(revision), physical: true });
     return revision;
   }
 
   private async call<T>(op: string, body: unknown): Promise<T> {
-    const res = await fetch(`${this.endpoint}/v3/kv/${op}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(5_000) });
+    const res = await fetch(`${this.endpoint}/v3/kv/${op}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5_000),
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`etcd ${op}: ${res.status} ${text.slice(0, 300)}`);
     return JSON.parse(text) as T;

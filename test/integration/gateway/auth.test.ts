@@ -18,8 +18,29 @@ import { HealthChecks, startHealthServer } from '../../../src/runtime/health-ser
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, client, endpointManifest, eventually, listenInHost, post, serviceManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
-import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, deleteServiceAccount, mintToken, unbind } from '../../support/service-accounts.js';
+import {
+  apply,
+  CapturedLog,
+  client,
+  endpointManifest,
+  eventually,
+  listenInHost,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  startGateway,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
+import {
+  applyCallerRoles,
+  bindClusterRole,
+  bindRole,
+  createServiceAccount,
+  deleteServiceAccount,
+  mintToken,
+  unbind,
+} from '../../support/service-accounts.js';
 
 const AUDIENCE = 'endpoint-operator-gateway';
 const APISERVER_TOKEN_CACHE_MS = 10_000;
@@ -50,19 +71,31 @@ async function recordingModelServer(): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     seenByModel.push(req.headers);
     let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => {
-      const n = (JSON.parse(body) as { instances?: unknown[] }).instances?.length ?? 1;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: Array.from({ length: n }, () => 0.5), explanations: Array.from({ length: n }, () => ({ score: 1 })) }));
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => (body += c))
+      .on('end', () => {
+        const n = (JSON.parse(body) as { instances?: unknown[] }).instances?.length ?? 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            predictions: Array.from({ length: n }, () => 0.5),
+            explanations: Array.from({ length: n }, () => ({ score: 1 })),
+          }),
+        );
+      });
   });
   await listenInHost(server);
   return server;
 }
 
-const bearer = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` });
+const bearer = (token: string | undefined): Record<string, string> =>
+  token === undefined ? {} : { authorization: `Bearer ${token}` };
 const predictUrl = (name: string, method = 'predict'): string => `${base}/v1/${name}:${method}`;
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const res = await request(url, { dispatcher: client, headers });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
@@ -71,12 +104,23 @@ beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-auth'));
   const ns = env.namespace;
   modelServer = await recordingModelServer();
-  await apply(ns, serviceManifest({ name: 'recorder', protocol: 'KServeV1', ports: [(modelServer.address() as AddressInfo).port] }));
-  await apply(ns, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-model', id: '1', backend: { service: 'recorder', protocol: 'KServeV1' } }]));
-  await apply(ns, [
-    `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryService\nmetadata: {name: checkout}\nspec: {name: ${SERVICE}}`,
-    `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryEndpoint\nmetadata: {name: checkout-1}\nspec: {name: ${SERVICE}/endpoints/checkout-1, address: 10.0.0.1, port: 8443}`,
-  ].join('\n---\n'));
+  await apply(
+    ns,
+    serviceManifest({ name: 'recorder', protocol: 'KServeV1', ports: [(modelServer.address() as AddressInfo).port] }),
+  );
+  await apply(
+    ns,
+    endpointManifest('fraud', { '1': 100 }, [
+      { name: 'fraud-model', id: '1', backend: { service: 'recorder', protocol: 'KServeV1' } },
+    ]),
+  );
+  await apply(
+    ns,
+    [
+      `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryService\nmetadata: {name: checkout}\nspec: {name: ${SERVICE}}`,
+      `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryEndpoint\nmetadata: {name: checkout-1}\nspec: {name: ${SERVICE}/endpoints/checkout-1, address: 10.0.0.1, port: 8443}`,
+    ].join('\n---\n'),
+  );
   endpointName = await waitDeployed(ns, 'fraud', ['1']);
   await applyCallerRoles();
   for (const sa of ['bound', 'unbound', 'doomed', 'scraper']) await createServiceAccount(ns, sa);
@@ -92,7 +136,11 @@ beforeAll(async () => {
   tokens.apiserverAudience = await mintToken(ns, 'bound', []);
   tokens.scraper = await mintToken(ns, 'scraper', []);
   let healthPort: number | undefined;
-  ({ gateway, url: base, healthPort } = await startGateway(env, log.logger, { auth: AUTH, health: { host: '127.0.0.1', port: 0 } }));
+  ({
+    gateway,
+    url: base,
+    healthPort,
+  } = await startGateway(env, log.logger, { auth: AUTH, health: { host: '127.0.0.1', port: 0 } }));
   health = `http://127.0.0.1:${healthPort ?? 0}`;
 }, 180_000);
 
@@ -104,14 +152,22 @@ afterAll(async () => {
 
 describe('authentication', () => {
   it('answers 401 UNAUTHENTICATED with a Bearer challenge to no token, a garbage token and a token for another audience', async () => {
-    for (const headers of [{}, bearer('not-a-token'), bearer(tokens.otherAudience), bearer(tokens.apiserverAudience), { authorization: 'Basic Ym9iOnB3' }]) {
+    for (const headers of [
+      {},
+      bearer('not-a-token'),
+      bearer(tokens.otherAudience),
+      bearer(tokens.apiserverAudience),
+      { authorization: 'Basic Ym9iOnB3' },
+    ]) {
       const r = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, headers);
       expect(r.status, r.text).toBe(401);
       expect(r.json.error.status).toBe('UNAUTHENTICATED');
       expect(r.headers['www-authenticate']).toMatch(/^Bearer realm="endpoint-operator-gateway"/);
     }
     const missing = await post(predictUrl(endpointName), { instances: [{ a: 1 }] });
-    expect(missing.json.error.message).toContain('kubectl create token SERVICE_ACCOUNT --audience endpoint-operator-gateway');
+    expect(missing.json.error.message).toContain(
+      'kubectl create token SERVICE_ACCOUNT --audience endpoint-operator-gateway',
+    );
   });
 
   it('serves a bound caller, and the model server never sees Authorization or Cookie', async () => {
@@ -133,10 +189,14 @@ describe('authentication', () => {
     expect((await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.doomed))).status).toBe(200);
     await deleteServiceAccount(env.namespace, 'doomed');
     const deleted = Date.now();
-    const r = await eventually('the deleted account is refused', async () => {
-      const answer = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.doomed));
-      return answer.status === 401 ? answer : undefined;
-    }, 40_000);
+    const r = await eventually(
+      'the deleted account is refused',
+      async () => {
+        const answer = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.doomed));
+        return answer.status === 401 ? answer : undefined;
+      },
+      40_000,
+    );
     expect(r.json.error.status).toBe('UNAUTHENTICATED');
     // The kube-apiserver caches its own successful token authentications for 10 s (kube-apiserver's
     // TokenSuccessCacheTTL), so a TokenReview can still say yes that long after the deletion.
@@ -149,7 +209,13 @@ describe('authorization', () => {
     const existing = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.unbound));
     expect(existing.status, existing.text).toBe(403);
     expect(existing.json.error.status).toBe('PERMISSION_DENIED');
-    for (const part of ['"predict"', 'predictionendpoints/fraud', `namespace "${env.namespace}"`, 'endpoint-operator-prediction-caller']) expect(existing.json.error.message).toContain(part);
+    for (const part of [
+      '"predict"',
+      'predictionendpoints/fraud',
+      `namespace "${env.namespace}"`,
+      'endpoint-operator-prediction-caller',
+    ])
+      expect(existing.json.error.message).toContain(part);
     const missingName = endpointName.replace(/fraud$/, 'no-such-endpoint');
     const missing = await post(predictUrl(missingName), { instances: [{ a: 1 }] }, bearer(tokens.unbound));
     expect(missing.status).toBe(403);
@@ -167,7 +233,10 @@ describe('authorization', () => {
     expect((await get(`${base}/v1/${SERVICE}`, bearer(tokens.bound))).status).toBe(200);
     expect((await get(`${base}/v1/${SERVICE}/endpoints`, bearer(tokens.bound))).status).toBe(200);
     const noToken = await post(`${base}/v1/${SERVICE}:resolve`, {});
-    expect([noToken.status, noToken.headers['www-authenticate']]).toEqual([401, 'Bearer realm="endpoint-operator-gateway"']);
+    expect([noToken.status, noToken.headers['www-authenticate']]).toEqual([
+      401,
+      'Bearer realm="endpoint-operator-gateway"',
+    ]);
     const denied = await post(`${base}/v1/${SERVICE}:resolve`, {}, bearer(tokens.unbound));
     const nowhere = await post(`${base}/v1/${SERVICE}-gone:resolve`, {}, bearer(tokens.unbound));
     expect([denied.status, nowhere.status]).toEqual([403, 403]);
@@ -179,14 +248,23 @@ describe('authorization', () => {
     expect((await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status).toBe(200);
     await unbind(env.namespace, 'bound-predict');
     const removed = Date.now();
-    await eventually('the unbound caller is refused', async () => {
-      const r = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound));
-      return r.status === 403 ? r : undefined;
-    }, 20_000);
+    await eventually(
+      'the unbound caller is refused',
+      async () => {
+        const r = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound));
+        return r.status === 403 ? r : undefined;
+      },
+      20_000,
+    );
     expect(Date.now() - removed).toBeLessThan(AUTH.accessAllowTtlMs + 5_000);
     await bindRole(env.namespace, 'bound-predict', 'endpoint-operator-prediction-caller', 'bound');
     // Granted again: allowed once the denial's window (1 s) has passed.
-    await eventually('the caller is allowed again', async () => (await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status === 200, 20_000);
+    await eventually(
+      'the caller is allowed again',
+      async () =>
+        (await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status === 200,
+      20_000,
+    );
   });
 });
 
@@ -195,7 +273,10 @@ describe('/metrics and health', () => {
     expect((await get(`${health}/healthz`)).status).toBe(200);
     expect((await get(`${health}/readyz`)).status).toBe(200);
     const anonymous = await get(`${health}/metrics`);
-    expect([anonymous.status, anonymous.headers['www-authenticate']]).toEqual([401, 'Bearer realm="endpoint-operator-gateway"']);
+    expect([anonymous.status, anonymous.headers['www-authenticate']]).toEqual([
+      401,
+      'Bearer realm="endpoint-operator-gateway"',
+    ]);
     expect((await get(`${health}/metrics`, bearer(tokens.unbound))).status).toBe(401); // minted for the gateway, not the apiserver
     const forbidden = await get(`${health}/metrics`, bearer(tokens.apiserverAudience));
     expect(forbidden.status).toBe(403);
@@ -209,7 +290,12 @@ describe('/metrics and health', () => {
 
 describe("the operator's /metrics (run --metrics-auth=token-review)", () => {
   it('serves /metrics to a token allowed to get it, refuses others, and leaves /healthz open', async () => {
-    const server = await startHealthServer({ port: 0, host: '127.0.0.1', checks: new HealthChecks(), guardMetrics: createMetricsGuard(env.operator.client, DEFAULT_AUTH_SETTINGS) });
+    const server = await startHealthServer({
+      port: 0,
+      host: '127.0.0.1',
+      checks: new HealthChecks(),
+      guardMetrics: createMetricsGuard(env.operator.client, DEFAULT_AUTH_SETTINGS),
+    });
     try {
       const at = `http://127.0.0.1:${server.port}`;
       expect((await get(`${at}/healthz`)).status).toBe(200);
@@ -226,7 +312,11 @@ describe("Google's official Node clients (REST transport) with a real token", ()
   // The example's auth client (examples/gateway-client), given the token instead of the projected file. The clients'
   // types ask for google-auth-library's AuthClient class; their REST transport calls only getRequestHeaders/fetch.
   const options = (token: string): never => gatewayClientOptions(base, bearerTokenAuth(token)) as never;
-  const codeOf = async (p: Promise<unknown>): Promise<unknown> => p.then(() => 0, (err: { code?: unknown }) => err.code);
+  const codeOf = async (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => 0,
+      (err: { code?: unknown }) => err.code,
+    );
 
   it('Vertex AI PredictionServiceClient: allowed, then gRPC 16 UNAUTHENTICATED and 7 PERMISSION_DENIED', async () => {
     const instances = [{ structValue: { fields: { a: { numberValue: 1 } } } }];
@@ -234,16 +324,35 @@ describe("Google's official Node clients (REST transport) with a real token", ()
     const [answer] = await allowed.predict({ endpoint: endpointName, instances });
     expect(answer.deployedModelId).toBe('1');
     expect(answer.predictions?.[0]?.numberValue).toBe(0.5);
-    expect(await codeOf(new aiplatform.PredictionServiceClient(options('garbage')).predict({ endpoint: endpointName, instances }))).toBe(16);
-    expect(await codeOf(new aiplatform.PredictionServiceClient(options(tokens.unbound ?? '')).predict({ endpoint: endpointName, instances }))).toBe(7);
+    expect(
+      await codeOf(
+        new aiplatform.PredictionServiceClient(options('garbage')).predict({ endpoint: endpointName, instances }),
+      ),
+    ).toBe(16);
+    expect(
+      await codeOf(
+        new aiplatform.PredictionServiceClient(options(tokens.unbound ?? '')).predict({
+          endpoint: endpointName,
+          instances,
+        }),
+      ),
+    ).toBe(7);
     await allowed.close();
   });
 
   it('Service Directory LookupServiceClient: allowed, then gRPC 16 and 7', async () => {
-    const [resolved] = await new servicedirectory.LookupServiceClient(options(tokens.bound ?? '')).resolveService({ name: SERVICE });
+    const [resolved] = await new servicedirectory.LookupServiceClient(options(tokens.bound ?? '')).resolveService({
+      name: SERVICE,
+    });
     expect(resolved.service?.endpoints?.map((e) => e.address)).toEqual(['10.0.0.1']);
-    expect(await codeOf(new servicedirectory.LookupServiceClient(options('garbage')).resolveService({ name: SERVICE }))).toBe(16);
-    expect(await codeOf(new servicedirectory.LookupServiceClient(options(tokens.unbound ?? '')).resolveService({ name: SERVICE }))).toBe(7);
+    expect(
+      await codeOf(new servicedirectory.LookupServiceClient(options('garbage')).resolveService({ name: SERVICE })),
+    ).toBe(16);
+    expect(
+      await codeOf(
+        new servicedirectory.LookupServiceClient(options(tokens.unbound ?? '')).resolveService({ name: SERVICE }),
+      ),
+    ).toBe(7);
   });
 });
 
@@ -259,21 +368,34 @@ describe('a storm of invalid tokens', () => {
     const worker = async (): Promise<void> => {
       while (next < TOTAL) {
         const i = next++;
-        const r = await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(`garbage-${i}-${Math.random().toString(36).slice(2)}`));
+        const r = await post(
+          predictUrl(endpointName),
+          { instances: [{ a: 1 }] },
+          bearer(`garbage-${i}-${Math.random().toString(36).slice(2)}`),
+        );
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-        if (i % 500 === 0) cachedCaller.push((await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status);
+        if (i % 500 === 0)
+          cachedCaller.push(
+            (await post(predictUrl(endpointName), { instances: [{ a: 1 }] }, bearer(tokens.bound))).status,
+          );
       }
     };
     await Promise.all(Array.from({ length: 32 }, worker));
     const seconds = (Date.now() - started) / 1000;
     const reviews = (await metricValue(authReviews, { review: 'token' })) - reviewsBefore;
-    expect([...statuses.keys()].every((s) => s === 401 || s === 429), JSON.stringify([...statuses])).toBe(true);
+    expect(
+      [...statuses.keys()].every((s) => s === 401 || s === 429),
+      JSON.stringify([...statuses]),
+    ).toBe(true);
     // The bucket holds one second's worth and refills at reviewsPerSecond; the cached caller's renewals (one per
     // token window) pass outside the budget.
     const renewals = Math.ceil(seconds / (AUTH.tokenSuccessTtlMs / 1000)) + 1;
     expect(reviews).toBeLessThanOrEqual(AUTH.reviewsPerSecond * (seconds + 1) + renewals);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
-    expect(cachedCaller.every((s) => s === 200), JSON.stringify(cachedCaller)).toBe(true);
+    expect(
+      cachedCaller.every((s) => s === 200),
+      JSON.stringify(cachedCaller),
+    ).toBe(true);
     expect(await metricValue(authCacheEntries, { cache: 'token' })).toBeLessThanOrEqual(2 * AUTH.cacheEntries);
   }, 300_000);
 });

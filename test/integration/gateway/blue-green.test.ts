@@ -9,7 +9,20 @@ import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { readyOf } from '../reconcilers/harness.js';
-import { apply, CapturedLog, endpointManifest, eventually, getJson, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  eventually,
+  getJson,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  startGateway,
+  startModelServer,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 const instance = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, transactionsLast24h: 2 };
 const models = [
@@ -45,7 +58,10 @@ describe('a blue/green switch', () => {
     await apply(ns, serviceManifest({ name: 'green', protocol: 'KServeV1', ports: [green.port] }, [false]));
     await apply(ns, endpointManifest('bg', { '1': 100 }, models));
     const name = await waitDeployed(ns, 'bg', ['1', '2']);
-    await eventually('blue in effect', async () => JSON.stringify((await getJson(ns, 'predictionendpoint/bg')).status?.trafficSplit) === '{"1":100}');
+    await eventually(
+      'blue in effect',
+      async () => JSON.stringify((await getJson(ns, 'predictionendpoint/bg')).status?.trafficSplit) === '{"1":100}',
+    );
 
     const answered: string[] = [];
     const failures: string[] = [];
@@ -71,7 +87,11 @@ describe('a blue/green switch', () => {
       expect(answered.every((id) => id === '1')).toBe(true);
 
       await apply(ns, serviceManifest({ name: 'green', protocol: 'KServeV1', ports: [green.port] }, [true]));
-      await eventually('green answers', () => answered.slice(-20).length === 20 && answered.slice(-20).every((id) => id === '2'), 30_000);
+      await eventually(
+        'green answers',
+        () => answered.slice(-20).length === 20 && answered.slice(-20).every((id) => id === '2'),
+        30_000,
+      );
       expect((await getJson(ns, 'predictionendpoint/bg')).status?.trafficSplit).toEqual({ '1': 0, '2': 100 });
     } finally {
       running = false;

@@ -16,7 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { ensureCurl } from '../../support/curl.js';
-import { apply, CapturedLog, endpointManifest, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  setUpNamespace,
+  startGateway,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 let env: GatewayEnv;
 let gateway: GatewayServer;
@@ -34,7 +42,16 @@ beforeAll(async () => {
   await apply(env.namespace, endpointManifest('closed', {}, []));
   const name = await waitDeployed(env.namespace, 'closed', []);
   // One call in flight per caller: one held call makes every other call from 127.0.0.1 a refusal.
-  ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger, { maxCallsPerCaller: 1, bodyLimitBytes: 1_500_000, serverLimits: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 100 } }));
+  ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger, {
+    maxCallsPerCaller: 1,
+    bodyLimitBytes: 1_500_000,
+    serverLimits: {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 100,
+    },
+  }));
   port = Number(new URL(base).port);
   url = `${base}/v1/${name}:predict`;
 }, 120_000);
@@ -50,7 +67,9 @@ async function holdOneCall(): Promise<{ release: () => void }> {
   const socket = net.connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   await new Promise((r) => socket.once('connect', r));
-  socket.write(`POST ${new URL(url).pathname} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+  socket.write(
+    `POST ${new URL(url).pathname} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+  );
   await new Promise((r) => setTimeout(r, 300));
   return { release: () => socket.destroy() };
 }
@@ -61,7 +80,9 @@ function partialBody(length: number, sent: number): Promise<{ text: string; half
     const started = Date.now();
     let text = '';
     const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true }, () => {
-      socket.write(`POST ${new URL(url).pathname} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${' '.repeat(sent)}`);
+      socket.write(
+        `POST ${new URL(url).pathname} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${' '.repeat(sent)}`,
+      );
     });
     const guard = setTimeout(() => {
       socket.destroy();
@@ -83,7 +104,11 @@ describe('a call refused before its body is read', () => {
   it('answers 429 with Connection: close to an undici client sending 1.4 MB, and closes without reading the rest', async () => {
     const held = await holdOneCall();
     try {
-      const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(BIG, 0x20) });
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.alloc(BIG, 0x20),
+      });
       const answer = (await res.body.json()) as { error: { code: number; status: string; message: string } };
       expect(res.statusCode).toBe(429);
       expect(res.headers['connection']).toBe('close');
@@ -98,10 +123,14 @@ describe('a call refused before its body is read', () => {
     }
   });
 
-  it('answers a refused 1.4 MB call once the caller\'s call in flight ends, so a client retrying at once does not loop on refusals', async () => {
+  it("answers a refused 1.4 MB call once the caller's call in flight ends, so a client retrying at once does not loop on refusals", async () => {
     const held = await holdOneCall();
     const started = performance.now();
-    const answered = request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(BIG, 0x20) }).then(async (res) => {
+    const answered = request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.alloc(BIG, 0x20),
+    }).then(async (res) => {
       await res.body.dump();
       return { status: res.statusCode, connection: res.headers['connection'], ms: performance.now() - started };
     });
@@ -118,7 +147,11 @@ describe('a call refused before its body is read', () => {
   it('keeps the connection for a small refused body, which is cheaper to read than a new connection', async () => {
     const held = await holdOneCall();
     try {
-      const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"instances":[1]}' });
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"instances":[1]}',
+      });
       await res.body.dump();
       expect(res.statusCode).toBe(429);
       expect(res.headers['connection']).not.toBe('close');
@@ -129,10 +162,27 @@ describe('a call refused before its body is read', () => {
 
   it('refuses curl sending Expect: 100-continue before it sends its body, and lets it send once admitted', async () => {
     const file = join(dir, 'big.json');
-    const body = JSON.stringify({ instances: Array.from({ length: 40_000 }, (_, i) => ({ amount: i, hourOfDay: 23 })) });
+    const body = JSON.stringify({
+      instances: Array.from({ length: 40_000 }, (_, i) => ({ amount: i, hourOfDay: 23 })),
+    });
     await writeFile(file, body);
     const curlPost = async (): Promise<{ body: string; code: string; uploaded: number }> => {
-      const { stdout } = await run(curl, ['-sS', '-H', 'Expect: 100-continue', '-H', 'Content-Type: application/json', '--data-binary', `@${file}`, '-w', '\n%{http_code} %{size_upload}', url], { maxBuffer: 1 << 20 });
+      const { stdout } = await run(
+        curl,
+        [
+          '-sS',
+          '-H',
+          'Expect: 100-continue',
+          '-H',
+          'Content-Type: application/json',
+          '--data-binary',
+          `@${file}`,
+          '-w',
+          '\n%{http_code} %{size_upload}',
+          url,
+        ],
+        { maxBuffer: 1 << 20 },
+      );
       const lines = stdout.trimEnd().split('\n');
       const [code = '', uploaded = ''] = (lines.pop() ?? '').split(' ');
       return { body: lines.join('\n'), code, uploaded: Number(uploaded) };

@@ -16,7 +16,11 @@ import { Agent, request } from 'undici';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
 import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer, type GatewayPlugin } from '../../../src/gateway/server.js';
-import { startDemoModelServer, type DemoModelServerOptions, type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import {
+  startDemoModelServer,
+  type DemoModelServerOptions,
+  type RunningDemoModelServer,
+} from '../../../src/demo-models/index.js';
 import { listenInModelHost } from '../../../src/devcluster/model-host.js';
 import { inModelHost } from '../../../src/devcluster/network.js';
 import { testCluster } from '../../support/cluster.js';
@@ -37,11 +41,22 @@ export interface Backend {
 export function serviceManifest(backend: Backend, ready: readonly boolean[] = []): string {
   const address = testCluster().modelHost.address;
   const docs: unknown[] = [
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: backend.name }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: backend.name },
+      spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    },
     ...backend.ports.map((port, i) => ({
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name: `${backend.name}-${i}`, labels: { 'kubernetes.io/service-name': backend.name, 'endpointslice.kubernetes.io/managed-by': 'gateway-test' } },
+      metadata: {
+        name: `${backend.name}-${i}`,
+        labels: {
+          'kubernetes.io/service-name': backend.name,
+          'endpointslice.kubernetes.io/managed-by': 'gateway-test',
+        },
+      },
       addressType: 'IPv4',
       ports: [{ name: 'http', port, protocol: 'TCP' }],
       endpoints: [{ addresses: [address], conditions: { ready: ready[i] ?? true } }],
@@ -57,9 +72,19 @@ export interface ModelSpec {
   readonly model?: string;
 }
 
-export function endpointManifest(name: string, split: Record<string, number>, models: readonly ModelSpec[], extraSpec: Record<string, unknown> = {}): string {
+export function endpointManifest(
+  name: string,
+  split: Record<string, number>,
+  models: readonly ModelSpec[],
+  extraSpec: Record<string, unknown> = {},
+): string {
   const docs: unknown[] = [
-    { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name }, spec: { displayName: `gateway test ${name}`, trafficSplit: split, ...extraSpec } },
+    {
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      kind: 'PredictionEndpoint',
+      metadata: { name },
+      spec: { displayName: `gateway test ${name}`, trafficSplit: split, ...extraSpec },
+    },
     ...models.map((m) => ({
       apiVersion: 'prediction.endpoint-operator.dev/v1',
       kind: 'DeployedModel',
@@ -70,7 +95,15 @@ export function endpointManifest(name: string, split: Record<string, number>, mo
         model: m.model ?? `projects/demo-project/locations/europe-west4/models/${m.name}@1`,
         displayName: `${m.name} display`,
         automaticResources: { minReplicaCount: 1 },
-        ...(m.backend ? { backend: { service: { name: m.backend.service, port: 'http' }, protocol: m.backend.protocol, modelName: m.backend.service } } : {}),
+        ...(m.backend
+          ? {
+              backend: {
+                service: { name: m.backend.service, port: 'http' },
+                protocol: m.backend.protocol,
+                modelName: m.backend.service,
+              },
+            }
+          : {}),
       },
     })),
   ];
@@ -79,12 +112,16 @@ export function endpointManifest(name: string, split: Record<string, number>, mo
 
 /** Waits until the endpoint's status lists `ids` as deployed; returns its status.name. */
 export async function waitDeployed(namespace: string, endpoint: string, ids: readonly string[]): Promise<string> {
-  return eventually(`${endpoint} deploys ${ids.join(',')}`, async () => {
-    const pe = await getJson(namespace, `predictionendpoint/${endpoint}`);
-    const status = pe.status as { name?: string; deployedModels?: Array<{ id: string }> } | undefined;
-    const got = new Set((status?.deployedModels ?? []).map((d) => d.id));
-    return status?.name !== undefined && ids.every((id) => got.has(id)) ? status.name : undefined;
-  }, 60_000);
+  return eventually(
+    `${endpoint} deploys ${ids.join(',')}`,
+    async () => {
+      const pe = await getJson(namespace, `predictionendpoint/${endpoint}`);
+      const status = pe.status as { name?: string; deployedModels?: Array<{ id: string }> } | undefined;
+      const got = new Set((status?.deployedModels ?? []).map((d) => d.id));
+      return status?.name !== undefined && ids.every((id) => got.has(id)) ? status.name : undefined;
+    },
+    60_000,
+  );
 }
 
 export interface GatewayEnv {
@@ -99,16 +136,23 @@ export async function setUpNamespace(namespace: string): Promise<GatewayEnv> {
 /** Log lines a test can read back (request/response logging). */
 export class CapturedLog {
   readonly records: Array<Record<string, unknown>> = [];
-  readonly logger: Logger = pino({ level: 'info' }, new Writable({
-    write: (chunk: Buffer, _enc, done) => {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') this.records.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  }));
+  readonly logger: Logger = pino(
+    { level: 'info' },
+    new Writable({
+      write: (chunk: Buffer, _enc, done) => {
+        for (const line of chunk.toString('utf8').split('\n'))
+          if (line.trim() !== '') this.records.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
 }
 
 export async function startGateway(
-  env: GatewayEnv, log: Logger, overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {}, plugins: readonly GatewayPlugin[] = [],
+  env: GatewayEnv,
+  log: Logger,
+  overrides: Partial<Parameters<typeof GatewayServer.create>[0]> = {},
+  plugins: readonly GatewayPlugin[] = [],
 ): Promise<{ gateway: GatewayServer; url: string; healthPort: number | undefined }> {
   const gateway = await GatewayServer.create({
     client: env.operator.client,
@@ -167,14 +211,32 @@ export async function listenInHost(server: Server | NetServer): Promise<number> 
 }
 
 /** A demo model server in this process, listening in the model host. */
-export async function startModelServer(options: Omit<DemoModelServerOptions, 'host' | 'port' | 'socket'>): Promise<RunningDemoModelServer> {
+export async function startModelServer(
+  options: Omit<DemoModelServerOptions, 'host' | 'port' | 'socket'>,
+): Promise<RunningDemoModelServer> {
   return startDemoModelServer({ ...options, host: testCluster().modelHost.address, socket: await modelHostSocket() });
 }
 
 /** A demo model server in a process of its own, run in the model host (so a test can kill it). */
-export async function spawnModelServer(protocol: BackendProtocol, model: string, version: 'v1' | 'v2'): Promise<{ port: number; child: ChildProcess }> {
+export async function spawnModelServer(
+  protocol: BackendProtocol,
+  model: string,
+  version: 'v1' | 'v2',
+): Promise<{ port: number; child: ChildProcess }> {
   const host = testCluster().modelHost;
-  const [cmd, args] = inModelHost(host, process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src/demo-models/main.ts'), '--protocol', protocol, '--model', model, '--version', version, '--host', host.address]);
+  const [cmd, args] = inModelHost(host, process.execPath, [
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'src/demo-models/main.ts'),
+    '--protocol',
+    protocol,
+    '--model',
+    model,
+    '--version',
+    version,
+    '--host',
+    host.address,
+  ]);
   const child = spawn(cmd, args, {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],

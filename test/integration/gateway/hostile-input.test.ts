@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
 import { MAX_JSON_DEPTH } from '../../../src/http/json-guard.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, post, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  post,
+  setUpNamespace,
+  startGateway,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 let env: GatewayEnv;
 let gateway: GatewayServer;
@@ -25,20 +34,25 @@ const SERVICE = 'projects/demo-project/locations/europe-west4/namespaces/hostile
 beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('gateway-hostile'));
   await apply(env.namespace, endpointManifest('closed', {}, []));
-  await apply(env.namespace, `apiVersion: registry.endpoint-operator.dev/v1
+  await apply(
+    env.namespace,
+    `apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryService
 metadata:
   name: checkout
 spec:
   name: ${SERVICE}
-`);
+`,
+  );
   endpointName = await waitDeployed(env.namespace, 'closed', []);
   const probe: GatewayPlugin = (app) => {
     app.get('/v1/probe/broken', async () => {
       throw new RangeError('forced route fault');
     });
   };
-  ({ gateway, url: base } = await startGateway(env, log.logger, { serverLimits: LIMITS, maxCallsPerCaller: 4 }, [probe]));
+  ({ gateway, url: base } = await startGateway(env, log.logger, { serverLimits: LIMITS, maxCallsPerCaller: 4 }, [
+    probe,
+  ]));
   port = Number(new URL(base).port);
 }, 120_000);
 
@@ -50,12 +64,18 @@ afterAll(async () => {
 const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
 /** A raw HTTP/1.1 exchange on its own socket: what the server answers (or '' if it closes first), and when. */
-function raw(request: string, opts: { drip?: string; dripMs?: number; timeoutMs?: number } = {}): Promise<{ text: string; ms: number }> {
+function raw(
+  request: string,
+  opts: { drip?: string; dripMs?: number; timeoutMs?: number } = {},
+): Promise<{ text: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let text = '';
     const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
-    const drip = opts.drip === undefined ? undefined : setInterval(() => socket.writable && socket.write(opts.drip as string), opts.dripMs ?? 200);
+    const drip =
+      opts.drip === undefined
+        ? undefined
+        : setInterval(() => socket.writable && socket.write(opts.drip as string), opts.dripMs ?? 200);
     const guard = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no close within ${opts.timeoutMs ?? 15_000} ms; got ${JSON.stringify(text.slice(0, 200))}`));
@@ -78,7 +98,10 @@ describe('bad input is a 4xx, always', () => {
       expect(res.json.error.status).toBe('INVALID_ARGUMENT');
       expect(res.json.error.message).toContain(`nested more than ${MAX_JSON_DEPTH} levels deep`);
     }
-    const parameters = await post(`${base}/v1/${endpointName}:predict`, `{"instances":[1],"parameters":${'{"a":'.repeat(150)}1${'}'.repeat(150)}}`);
+    const parameters = await post(
+      `${base}/v1/${endpointName}:predict`,
+      `{"instances":[1],"parameters":${'{"a":'.repeat(150)}1${'}'.repeat(150)}}`,
+    );
     expect(parameters.status).toBe(400);
   });
 
@@ -93,23 +116,35 @@ describe('bad input is a 4xx, always', () => {
     expect(deepBody.status, deepBody.text).toBe(400);
     expect(deepBody.json.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
     expect(deepBody.json.error.message).toContain(`nested more than ${MAX_JSON_DEPTH} levels deep`);
-    const parens = await post(`${base}/v1/${SERVICE}:resolve`, { endpointFilter: `${'('.repeat(10_000)}port=80${')'.repeat(10_000)}` });
+    const parens = await post(`${base}/v1/${SERVICE}:resolve`, {
+      endpointFilter: `${'('.repeat(10_000)}port=80${')'.repeat(10_000)}`,
+    });
     expect(parens.status, parens.text).toBe(400);
     expect(parens.json.error.message).toMatch(/the filter is 20007 characters long; the limit is 4096/);
-    const parensShort = await post(`${base}/v1/${SERVICE}:resolve`, { endpointFilter: `${'('.repeat(1_000)}port=80${')'.repeat(1_000)}` });
+    const parensShort = await post(`${base}/v1/${SERVICE}:resolve`, {
+      endpointFilter: `${'('.repeat(1_000)}port=80${')'.repeat(1_000)}`,
+    });
     expect(parensShort.status).toBe(400);
     expect(parensShort.json.error.message).toContain('more than 100 levels deep');
-    const ands = await post(`${base}/v1/${SERVICE}:resolve`, { endpointFilter: Array.from({ length: 20_000 }, () => 'port=80').join(' AND ') });
+    const ands = await post(`${base}/v1/${SERVICE}:resolve`, {
+      endpointFilter: Array.from({ length: 20_000 }, () => 'port=80').join(' AND '),
+    });
     expect(ands.status).toBe(400);
-    const list = await fetch(`${base}/v1/${SERVICE}/endpoints?filter=${encodeURIComponent('NOT '.repeat(500) + 'port=80')}`);
+    const list = await fetch(
+      `${base}/v1/${SERVICE}/endpoints?filter=${encodeURIComponent('NOT '.repeat(500) + 'port=80')}`,
+    );
     expect(list.status).toBe(400);
   });
 
   it('refuses two Host headers with 400, and quotes a long or control-character id bounded and escaped', async () => {
-    const twoHosts = await raw(`POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    const twoHosts = await raw(
+      `POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
     expect(twoHosts.text).toMatch(/^HTTP\/1\.1 400 /);
     expect(twoHosts.text).toContain('more than one Host header');
-    const longId = await post(`${base}/v1/projects/p/locations/l/endpoints/${'x'.repeat(4_000)}%00%0Aforged:predict`, { instances: [1] });
+    const longId = await post(`${base}/v1/projects/p/locations/l/endpoints/${'x'.repeat(4_000)}%00%0Aforged:predict`, {
+      instances: [1],
+    });
     expect(longId.status).toBe(404);
     expect(longId.json.error.message.length).toBeLessThan(400);
     // eslint-disable-next-line no-control-regex
@@ -120,7 +155,12 @@ describe('bad input is a 4xx, always', () => {
 describe('fair gateway', () => {
   it('answers a caller over its calls in flight 429 RESOURCE_EXHAUSTED at once, before reading the body', async () => {
     // Four calls held in flight by bodies that arrive slowly (the limit of this gateway is 4 per caller).
-    const held = Array.from({ length: 4 }, () => raw(`POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`, { drip: ' ', dripMs: 100 }));
+    const held = Array.from({ length: 4 }, () =>
+      raw(
+        `POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+        { drip: ' ', dripMs: 100 },
+      ),
+    );
     let heldEnded = 0;
     for (const h of held) void h.then(() => heldEnded++);
     await new Promise((r) => setTimeout(r, 300));
@@ -147,13 +187,24 @@ describe('every 5xx is logged once with its request id', () => {
     };
     try {
       const before = log.records.length;
-      const res = await post(`${base}/v1/${endpointName}:predict`, { instances: [{ secret: 'payload-must-not-be-logged' }] }, { 'x-request-id': 'probe-1234' });
+      const res = await post(
+        `${base}/v1/${endpointName}:predict`,
+        { instances: [{ secret: 'payload-must-not-be-logged' }] },
+        { 'x-request-id': 'probe-1234' },
+      );
       expect(res.status).toBe(500);
       expect(res.headers['x-request-id']).toBe('probe-1234');
       expect(res.json.error.message).toBe('Internal error; request id probe-1234.');
       const lines = log.records.slice(before).filter((r) => r.level === 50);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ server: 'gateway', route: 'predict', requestId: 'probe-1234', status: 500, cause: 'TypeError', msg: 'request failed with a server error' });
+      expect(lines[0]).toMatchObject({
+        server: 'gateway',
+        route: 'predict',
+        requestId: 'probe-1234',
+        status: 500,
+        cause: 'TypeError',
+        msg: 'request failed with a server error',
+      });
       expect(JSON.stringify(lines[0])).not.toContain('payload-must-not-be-logged');
     } finally {
       routing.endpoint = original;
@@ -170,7 +221,12 @@ describe('every 5xx is logged once with its request id', () => {
     expect(body.error).toMatchObject({ status: 'INTERNAL', message: `Internal error; request id ${id}.` });
     const lines = log.records.slice(before).filter((r) => r.level === 50);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ server: 'gateway', route: '/v1/probe/broken', requestId: id, cause: 'RangeError' });
+    expect(lines[0]).toMatchObject({
+      server: 'gateway',
+      route: '/v1/probe/broken',
+      requestId: id,
+      cause: 'RangeError',
+    });
     expect((lines[0]?.err as { stack?: string }).stack).toContain('forced route fault');
   });
 });
@@ -185,7 +241,10 @@ describe('bounded time for every request', () => {
   });
 
   it('answers a slow body 408 and closes, within the request timeout', async () => {
-    const slow = await raw(`POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 16000\r\n\r\n{`, { drip: ' ', dripMs: 200 });
+    const slow = await raw(
+      `POST /v1/${endpointName}:predict HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 16000\r\n\r\n{`,
+      { drip: ' ', dripMs: 200 },
+    );
     expect(slow.text).toMatch(/^HTTP\/1\.1 408 /);
     expect(slow.ms).toBeLessThan(LIMITS.requestTimeoutMs + 2_500);
   });
@@ -194,7 +253,14 @@ describe('bounded time for every request', () => {
 describe('a connection flood up to the cap', () => {
   it('keeps legitimate calls served: new connections close the oldest slow ones, and the flood recycles itself', async () => {
     const cap = 20;
-    const flooded = await startGateway(env, log.logger, { serverLimits: { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: cap } });
+    const flooded = await startGateway(env, log.logger, {
+      serverLimits: {
+        headersTimeoutMs: 60_000,
+        requestTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 5_000,
+        maxConnections: cap,
+      },
+    });
     const floodPort = Number(new URL(flooded.url).port);
     const attackers = new Set<net.Socket>();
     let closedByServer = 0;
@@ -220,7 +286,10 @@ describe('a connection flood up to the cap', () => {
       const statuses: number[] = [];
       for (let i = 0; i < 10; i++) {
         // A fresh connection per call, as a new client would come.
-        const res = await fetch(`${flooded.url}/v1/${SERVICE}`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(10_000) });
+        const res = await fetch(`${flooded.url}/v1/${SERVICE}`, {
+          headers: { connection: 'close' },
+          signal: AbortSignal.timeout(10_000),
+        });
         statuses.push(res.status);
         await res.arrayBuffer();
       }

@@ -14,7 +14,19 @@ import { gatewayJsonWorkerTasks } from '../../../src/gateway/json-worker-pool.js
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv, type Answer } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  startGateway,
+  startModelServer,
+  waitDeployed,
+  type GatewayEnv,
+  type Answer,
+} from './harness.js';
 
 const BODY_LIMIT = 1_500_000;
 let env: GatewayEnv;
@@ -39,17 +51,39 @@ beforeAll(async () => {
   const ns = env.namespace;
   await apply(ns, serviceManifest({ name: 'large-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
   await apply(ns, serviceManifest({ name: 'large-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
-  await apply(ns, endpointManifest('big-v1', { '1': 100 }, [{ name: 'big-v1-model', id: '1', backend: { service: 'large-v1', protocol: 'KServeV1' } }]));
-  await apply(ns, endpointManifest('big-v2', { '2': 100 }, [{ name: 'big-v2-model', id: '2', backend: { service: 'large-v2', protocol: 'OpenInferenceV2' } }]));
+  await apply(
+    ns,
+    endpointManifest('big-v1', { '1': 100 }, [
+      { name: 'big-v1-model', id: '1', backend: { service: 'large-v1', protocol: 'KServeV1' } },
+    ]),
+  );
+  await apply(
+    ns,
+    endpointManifest('big-v2', { '2': 100 }, [
+      { name: 'big-v2-model', id: '2', backend: { service: 'large-v2', protocol: 'OpenInferenceV2' } },
+    ]),
+  );
   await apply(ns, endpointManifest('closed', {}, []));
-  await apply(ns, endpointManifest('big-logged', { '3': 100 }, [{ name: 'big-logged-model', id: '3', backend: { service: 'large-v1', protocol: 'KServeV1' } }],
-    { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1 } }));
+  await apply(
+    ns,
+    endpointManifest(
+      'big-logged',
+      { '3': 100 },
+      [{ name: 'big-logged-model', id: '3', backend: { service: 'large-v1', protocol: 'KServeV1' } }],
+      { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1 } },
+    ),
+  );
   names.v1 = await waitDeployed(ns, 'big-v1', ['1']);
   names.v2 = await waitDeployed(ns, 'big-v2', ['2']);
   names.closed = await waitDeployed(ns, 'closed', []);
   names.logged = await waitDeployed(ns, 'big-logged', ['3']);
-  ({ gateway: onLoop, url: onLoopUrl } = await startGateway(env, new CapturedLog().logger, { bodyLimitBytes: BODY_LIMIT, largeBodyBytes: BODY_LIMIT + 1 }));
-  ({ gateway: offloaded, url: offloadedUrl } = await startGateway(env, offloadedLog.logger, { bodyLimitBytes: BODY_LIMIT }));
+  ({ gateway: onLoop, url: onLoopUrl } = await startGateway(env, new CapturedLog().logger, {
+    bodyLimitBytes: BODY_LIMIT,
+    largeBodyBytes: BODY_LIMIT + 1,
+  }));
+  ({ gateway: offloaded, url: offloadedUrl } = await startGateway(env, offloadedLog.logger, {
+    bodyLimitBytes: BODY_LIMIT,
+  }));
 }, 120_000);
 
 afterAll(async () => {
@@ -62,10 +96,13 @@ afterAll(async () => {
 
 /** The same call through both gateways: what each answered (status, Google error or Vertex body, deployed model header). */
 async function both(name: string | undefined, body: string): Promise<[Answer, Answer]> {
-  return Promise.all([onLoopUrl, offloadedUrl].map((base) => post(`${base}/v1/${name ?? ''}:predict`, body))) as Promise<[Answer, Answer]>;
+  return Promise.all(
+    [onLoopUrl, offloadedUrl].map((base) => post(`${base}/v1/${name ?? ''}:predict`, body)),
+  ) as Promise<[Answer, Answer]>;
 }
 
-const tasks = (kind: 'request' | 'answer', outcome: string): Promise<number> => metricValue(gatewayJsonWorkerTasks, { kind, outcome });
+const tasks = (kind: 'request' | 'answer', outcome: string): Promise<number> =>
+  metricValue(gatewayJsonWorkerTasks, { kind, outcome });
 
 describe('a large :predict body on a worker thread', () => {
   for (const protocol of ['v1', 'v2'] as const) {
@@ -87,9 +124,15 @@ describe('a large :predict body on a worker thread', () => {
   }
 
   const hostile: Record<string, [string, string]> = {
-    'nested too deep': [`{"pad":"${'x'.repeat(400_000)}","instances":[${'['.repeat(200)}1${']'.repeat(200)}]}`, 'nested more than 100 levels deep'],
-    'holding a number that overflows a double': [BIG.replace('"amount":7,', '"amount":1e400,'), 'instances[7].amount: the number is too large for a 64-bit float'],
-    'malformed': [BIG.slice(0, -2), 'Invalid JSON payload received.'],
+    'nested too deep': [
+      `{"pad":"${'x'.repeat(400_000)}","instances":[${'['.repeat(200)}1${']'.repeat(200)}]}`,
+      'nested more than 100 levels deep',
+    ],
+    'holding a number that overflows a double': [
+      BIG.replace('"amount":7,', '"amount":1e400,'),
+      'instances[7].amount: the number is too large for a 64-bit float',
+    ],
+    malformed: [BIG.slice(0, -2), 'Invalid JSON payload received.'],
   };
   for (const [what, [body, message]] of Object.entries(hostile)) {
     it(`refuses a large body ${what} with the event loop's 400`, async () => {
@@ -105,7 +148,7 @@ describe('a large :predict body on a worker thread', () => {
     }, 60_000);
   }
 
-  it('refuses a V2 instance list that is not a tensor with the event loop\'s 400 naming the deployed model', async () => {
+  it("refuses a V2 instance list that is not a tensor with the event loop's 400 naming the deployed model", async () => {
     const ragged = JSON.stringify({ instances: [...instances.slice(0, 6_000), [1, 2]] });
     const [expected, got] = await both(names.v2, ragged);
     expect(expected.status).toBe(400);
@@ -117,7 +160,9 @@ describe('a large :predict body on a worker thread', () => {
     const [expected, got] = await both(names.logged, BIG);
     expect(got.status, got.text.slice(0, 300)).toBe(200);
     expect(got.text).toBe(expected.text);
-    const record = offloadedLog.records.findLast((r) => r.msg === 'prediction' && r.endpoint === 'big-logged' && r.code === 200);
+    const record = offloadedLog.records.findLast(
+      (r) => r.msg === 'prediction' && r.endpoint === 'big-logged' && r.code === 200,
+    );
     expect(record?.requestTruncated).toBe(true);
     expect(BIG.startsWith(record?.request as string)).toBe(true);
     expect((record?.request as string).length).toBeGreaterThan(1000);

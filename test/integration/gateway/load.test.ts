@@ -13,7 +13,19 @@ import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { apply, CapturedLog, endpointManifest, post, serviceManifest, setUpNamespace, spawnModelServer, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  spawnModelServer,
+  startGateway,
+  startModelServer,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 let env: GatewayEnv;
 let servers: RunningDemoModelServer[] = [];
@@ -32,10 +44,13 @@ beforeAll(async () => {
   const ns = env.namespace;
   await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [servers[0]?.port ?? 0] }));
   await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [servers[1]?.port ?? 0] }));
-  await apply(ns, endpointManifest('fraud', { '1': 70, '2': 30 }, [
-    { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
-    { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
-  ]));
+  await apply(
+    ns,
+    endpointManifest('fraud', { '1': 70, '2': 30 }, [
+      { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
+      { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
+    ]),
+  );
   fraud = await waitDeployed(ns, 'fraud', ['1', '2']);
   ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger));
 });
@@ -64,13 +79,25 @@ function load(url: string, concurrency: number): { samples: Sample[]; stop: () =
       const start = performance.now();
       try {
         const r = await post(url, { instances: [instance] });
-        samples.push({ start, end: performance.now(), status: r.status, id: r.json?.deployedModelId, ...(r.status !== 200 ? { error: r.text } : {}) });
+        samples.push({
+          start,
+          end: performance.now(),
+          status: r.status,
+          id: r.json?.deployedModelId,
+          ...(r.status !== 200 ? { error: r.text } : {}),
+        });
       } catch (err) {
         samples.push({ start, end: performance.now(), status: 0, id: undefined, error: String(err) });
       }
     }
   });
-  return { samples, stop: async () => { running = false; await Promise.all(workers); } };
+  return {
+    samples,
+    stop: async () => {
+      running = false;
+      await Promise.all(workers);
+    },
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -91,14 +118,16 @@ describe('the traffic split', () => {
     // The other 9,000 concurrently: arrival order is the gateway's, so only the total is checked, exactly.
     const ids = [...sequential];
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < 9000) {
-        next++;
-        const r = await post(url, { instances: [instance] });
-        expect(r.status).toBe(200);
-        ids.push(r.json.deployedModelId as string);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < 9000) {
+          next++;
+          const r = await post(url, { instances: [instance] });
+          expect(r.status).toBe(200);
+          ids.push(r.json.deployedModelId as string);
+        }
+      }),
+    );
     expect(ids).toHaveLength(10_000);
     expect(ids.filter((id) => id === '1')).toHaveLength(7000);
     expect(ids.filter((id) => id === '2')).toHaveLength(3000);
@@ -107,7 +136,16 @@ describe('the traffic split', () => {
   it('changes under load within 1 s of kubectl patch, without failing a call', async () => {
     const run = load(`${base}/v1/${fraud}:predict`, 8);
     await sleep(1000);
-    const patched = await kubectl(['patch', '-n', env.namespace, 'predictionendpoint', 'fraud', '--type=merge', '-p', JSON.stringify({ spec: { trafficSplit: { '1': 10, '2': 90 } } })]);
+    const patched = await kubectl([
+      'patch',
+      '-n',
+      env.namespace,
+      'predictionendpoint',
+      'fraud',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { trafficSplit: { '1': 10, '2': 90 } } }),
+    ]);
     expect(patched.code, patched.stderr).toBe(0);
     const at = performance.now();
     await sleep(3000);
@@ -131,7 +169,12 @@ describe('a model server killed under load', () => {
     const b = await spawnModelServer('KServeV1', 'pair', 'v1');
     children.push(a.child, b.child);
     await apply(ns, serviceManifest({ name: 'pair', protocol: 'KServeV1', ports: [a.port, b.port] }));
-    await apply(ns, endpointManifest('pair', { '5': 100 }, [{ name: 'pair-model', id: '5', backend: { service: 'pair', protocol: 'KServeV1' } }]));
+    await apply(
+      ns,
+      endpointManifest('pair', { '5': 100 }, [
+        { name: 'pair-model', id: '5', backend: { service: 'pair', protocol: 'KServeV1' } },
+      ]),
+    );
     const name = await waitDeployed(ns, 'pair', ['5']);
     const url = `${base}/v1/${name}:predict`;
     for (let i = 0; i < 50; i++) {
@@ -168,10 +211,29 @@ async function freePort(): Promise<number> {
 }
 
 function startCliGateway(port: number): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'gateway',
-    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1', '--auth=none'], {
-    cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test/support/run-cli.ts'),
+      'gateway',
+      '--kubeconfig',
+      testCluster().kubeconfig,
+      '--namespaces',
+      env.namespace,
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--health-port=-1',
+      '--auth=none',
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   children.push(child);
   return child;
 }

@@ -12,7 +12,19 @@ import { CE_REQUEST_TYPE, CE_RESPONSE_TYPE, eventsDropped } from '../../../src/g
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { apply, CapturedLog, endpointManifest, eventually, post, serviceManifest, setUpNamespace, startGateway, startModelServer, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  eventually,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  startGateway,
+  startModelServer,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 interface ReceivedEvent {
   readonly headers: http.IncomingHttpHeaders;
@@ -56,8 +68,13 @@ const sinks: Sink[] = [];
 const instance = { amount: 35, hourOfDay: 12, foreignMerchant: 0, cardPresent: 1, transactionsLast24h: 2 };
 const RATE = 0.25;
 
-async function gatewayWithSink(sink: string, sinkQueue: { maxEvents?: number; timeoutMs?: number } = {}): Promise<string> {
-  const { gateway, url } = await startGateway(env, new CapturedLog().logger, { requestLog: { sink, sinkQueue, maxRecordsPerSecond: 10_000 } });
+async function gatewayWithSink(
+  sink: string,
+  sinkQueue: { maxEvents?: number; timeoutMs?: number } = {},
+): Promise<string> {
+  const { gateway, url } = await startGateway(env, new CapturedLog().logger, {
+    requestLog: { sink, sinkQueue, maxRecordsPerSecond: 10_000 },
+  });
   gateways.push(gateway);
   return url;
 }
@@ -66,10 +83,24 @@ beforeAll(async () => {
   env = await setUpNamespace(await createTestNamespace('request-log-sink'));
   model = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
   await apply(env.namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }));
-  await apply(env.namespace, endpointManifest('sampled', { '3': 100 }, [{ name: 'sampled-model', id: '3', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],
-    { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: RATE } }));
-  await apply(env.namespace, endpointManifest('always', { '4': 100 }, [{ name: 'always-model', id: '4', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],
-    { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1 } }));
+  await apply(
+    env.namespace,
+    endpointManifest(
+      'sampled',
+      { '3': 100 },
+      [{ name: 'sampled-model', id: '3', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],
+      { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: RATE } },
+    ),
+  );
+  await apply(
+    env.namespace,
+    endpointManifest(
+      'always',
+      { '4': 100 },
+      [{ name: 'always-model', id: '4', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }],
+      { predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1 } },
+    ),
+  );
   sampled = await waitDeployed(env.namespace, 'sampled', ['3']);
   always = await waitDeployed(env.namespace, 'always', ['4']);
 });
@@ -82,23 +113,29 @@ afterAll(async () => {
 });
 
 describe('a recording sink', () => {
-  it('receives the sampled share of calls as request/response pairs with one ce-id and KServe\'s attributes', async () => {
+  it("receives the sampled share of calls as request/response pairs with one ce-id and KServe's attributes", async () => {
     const sink = new Sink('record');
     sinks.push(sink);
     const base = await gatewayWithSink(await sink.start());
     const calls = 200;
-    for (let i = 0; i < calls; i++) expect((await post(`${base}/v1/${sampled}:predict`, { instances: [instance] })).status).toBe(200);
+    for (let i = 0; i < calls; i++)
+      expect((await post(`${base}/v1/${sampled}:predict`, { instances: [instance] })).status).toBe(200);
     // Delivered once the count holds still and every id has both halves.
     let last = -1;
-    const byId = await eventually('every sampled call delivered', async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      const count = sink.events.length;
-      const groups = new Map<string, ReceivedEvent[]>();
-      for (const e of sink.events) groups.set(String(e.headers['ce-id']), [...(groups.get(String(e.headers['ce-id'])) ?? []), e]);
-      const settled = count === last && [...groups.values()].every((g) => g.length === 2);
-      last = count;
-      return settled ? groups : undefined;
-    }, 60_000);
+    const byId = await eventually(
+      'every sampled call delivered',
+      async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        const count = sink.events.length;
+        const groups = new Map<string, ReceivedEvent[]>();
+        for (const e of sink.events)
+          groups.set(String(e.headers['ce-id']), [...(groups.get(String(e.headers['ce-id'])) ?? []), e]);
+        const settled = count === last && [...groups.values()].every((g) => g.length === 2);
+        last = count;
+        return settled ? groups : undefined;
+      },
+      60_000,
+    );
     // Binomial(200, 0.25): mean 50, sd 6.1; ±5 sd fails once in millions of runs.
     expect(byId.size).toBeGreaterThanOrEqual(19);
     expect(byId.size).toBeLessThanOrEqual(81);
@@ -110,8 +147,14 @@ describe('a recording sink', () => {
       expect(response, id).toBeDefined();
       for (const e of pair) {
         expect(e.headers).toMatchObject({
-          'ce-specversion': '1.0', 'ce-namespace': env.namespace, 'ce-inferenceservicename': 'sampled', 'ce-component': 'predictor',
-          'ce-endpoint': '3', 'ce-deployedmodel': '3', 'ce-predictionendpoint': sampled, 'ce-source': `/v1/${sampled}:predict`,
+          'ce-specversion': '1.0',
+          'ce-namespace': env.namespace,
+          'ce-inferenceservicename': 'sampled',
+          'ce-component': 'predictor',
+          'ce-endpoint': '3',
+          'ce-deployedmodel': '3',
+          'ce-predictionendpoint': sampled,
+          'ce-source': `/v1/${sampled}:predict`,
         });
         expect(e.headers['content-type']).toMatch(/^application\/json/);
         expect(Number.isNaN(Date.parse(String(e.headers['ce-time'])))).toBe(false);
@@ -143,7 +186,12 @@ describe('a sink that fails', () => {
   it('refusing connections: every call answers, and the failed deliveries are counted', async () => {
     const base = await gatewayWithSink(`http://127.0.0.1:${await freeLoopbackPort()}/`, { timeoutMs: 5_000 });
     const before = await metricValue(eventsDropped, { reason: 'send_failed' });
-    for (let i = 0; i < 20; i++) expect((await post(`${base}/v1/${always}:predict`, { instances: [instance] })).status).toBe(200);
-    await eventually('40 failed deliveries counted', async () => (await metricValue(eventsDropped, { reason: 'send_failed' })) - before >= 40, 60_000);
+    for (let i = 0; i < 20; i++)
+      expect((await post(`${base}/v1/${always}:predict`, { instances: [instance] })).status).toBe(200);
+    await eventually(
+      '40 failed deliveries counted',
+      async () => (await metricValue(eventsDropped, { reason: 'send_failed' })) - before >= 40,
+      60_000,
+    );
   });
 });

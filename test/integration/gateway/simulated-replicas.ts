@@ -25,10 +25,21 @@ export function spotNodeManifest(name: string): string {
     kind: 'Node',
     metadata: {
       name,
-      labels: { [SIMULATED_NODE_LABEL]: 'fake', 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', 'cloud.google.com/gke-spot': 'true' },
+      labels: {
+        [SIMULATED_NODE_LABEL]: 'fake',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+        'cloud.google.com/gke-spot': 'true',
+      },
       annotations: { 'node.alpha.kubernetes.io/ttl': '0', [SIMULATED_NODE_LABEL]: 'fake' },
     },
-    spec: { podCIDR: SPOT_POD_RANGE, podCIDRs: [SPOT_POD_RANGE], taints: [{ key: 'cloud.google.com/gke-spot', value: 'true', effect: 'NoSchedule' }] },
+    spec: {
+      podCIDR: SPOT_POD_RANGE,
+      podCIDRs: [SPOT_POD_RANGE],
+      taints: [{ key: 'cloud.google.com/gke-spot', value: 'true', effect: 'NoSchedule' }],
+    },
   });
 }
 
@@ -48,23 +59,32 @@ export async function podsOf(namespace: string, model: string): Promise<Pod[]> {
 
 /** Puts `port` of the model host behind each Ready pod of `model`; returns the pods' names. */
 export async function standInForReadyPods(namespace: string, model: string, port: number): Promise<string[]> {
-  const ready = (await podsOf(namespace, model)).filter((p) => p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  const ready = (await podsOf(namespace, model)).filter(
+    (p) =>
+      p.metadata.deletionTimestamp === undefined &&
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  );
   const slices = ready.map((pod) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
     metadata: {
       name: `${pod.metadata.name}-stand-in`,
-      labels: { 'kubernetes.io/service-name': servingName(model), 'endpointslice.kubernetes.io/managed-by': 'gateway-test' },
+      labels: {
+        'kubernetes.io/service-name': servingName(model),
+        'endpointslice.kubernetes.io/managed-by': 'gateway-test',
+      },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }],
     },
     addressType: 'IPv4',
     ports: [{ name: 'http', port, protocol: 'TCP' }],
-    endpoints: [{
-      addresses: [testCluster().modelHost.address],
-      conditions: { ready: true },
-      targetRef: { kind: 'Pod', namespace, name: pod.metadata.name, uid: pod.metadata.uid },
-      ...(pod.spec.nodeName === undefined ? {} : { nodeName: pod.spec.nodeName }),
-    }],
+    endpoints: [
+      {
+        addresses: [testCluster().modelHost.address],
+        conditions: { ready: true },
+        targetRef: { kind: 'Pod', namespace, name: pod.metadata.name, uid: pod.metadata.uid },
+        ...(pod.spec.nodeName === undefined ? {} : { nodeName: pod.spec.nodeName }),
+      },
+    ],
   }));
   if (slices.length > 0) await apply(namespace, slices.map((s) => yaml.dump(s)).join('---\n'));
   return ready.map((p) => p.metadata.name);
@@ -83,7 +103,8 @@ export interface Call {
 /** One :predict call to `url`. */
 export async function predict(url: string): Promise<Call> {
   const r = await post(url, { instances: [{ amount: 35 }] });
-  const json = r.json as { deployedModelId?: string; predictions?: { servedBy?: string }[]; error?: Call['error'] } | undefined;
+  const json = r.json as
+    { deployedModelId?: string; predictions?: { servedBy?: string }[]; error?: Call['error'] } | undefined;
   if (r.status !== 200) return { status: r.status, error: json?.error ?? { message: r.text } };
   const call: { status: number; id?: string; servedBy?: string } = { status: r.status };
   if (json?.deployedModelId !== undefined) call.id = json.deployedModelId;

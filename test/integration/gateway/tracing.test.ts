@@ -16,7 +16,17 @@ import { createTestNamespace, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';
-import { apply, endpointManifest, eventually, listenInHost, post, serviceManifest, setUpNamespace, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  endpointManifest,
+  eventually,
+  listenInHost,
+  post,
+  serviceManifest,
+  setUpNamespace,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 /** A KServe V1 model server that records each request's headers; `resetNext` drops the next connection unanswered. */
 class RecordingModelServer {
@@ -34,7 +44,9 @@ class RecordingModelServer {
       }
       this.received.push(req.headers);
       const { instances } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: unknown[] };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: instances.map(() => 0.5) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ predictions: instances.map(() => 0.5) }));
     });
   });
 
@@ -70,21 +82,44 @@ async function startCliGateway(otel: Record<string, string>): Promise<string> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...otel };
   for (const key of OTEL_KEYS) if (!(key in otel)) delete childEnv[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), 'gateway',
-    '--kubeconfig', testCluster().kubeconfig, '--namespaces', env.namespace, '--bind-address', '127.0.0.1', '--port', String(port), '--health-port=-1',
-    // Trace context is the subject here, not who calls: the caller's own credential must still never reach the model server.
-    '--auth=none'], {
-    cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], env: childEnv,
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test/support/run-cli.ts'),
+      'gateway',
+      '--kubeconfig',
+      testCluster().kubeconfig,
+      '--namespaces',
+      env.namespace,
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--health-port=-1',
+      // Trace context is the subject here, not who calls: the caller's own credential must still never reach the model server.
+      '--auth=none',
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: childEnv,
+    },
+  );
   children.push(child);
   const base = `http://127.0.0.1:${port}`;
-  await eventually('the gateway answers', async () => {
-    try {
-      return (await post(`${base}/v1/${endpointName}:predict`, { instances: [[1]] })).status === 200;
-    } catch {
-      return false;
-    }
-  }, 90_000);
+  await eventually(
+    'the gateway answers',
+    async () => {
+      try {
+        return (await post(`${base}/v1/${endpointName}:predict`, { instances: [[1]] })).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    90_000,
+  );
   return base;
 }
 
@@ -113,7 +148,12 @@ beforeAll(async () => {
   model = new RecordingModelServer();
   const port = await model.start();
   await apply(env.namespace, serviceManifest({ name: 'traced', protocol: 'KServeV1', ports: [port] }));
-  await apply(env.namespace, endpointManifest('traced', { '7': 100 }, [{ name: 'traced-model', id: '7', backend: { service: 'traced', protocol: 'KServeV1' } }]));
+  await apply(
+    env.namespace,
+    endpointManifest('traced', { '7': 100 }, [
+      { name: 'traced-model', id: '7', backend: { service: 'traced', protocol: 'KServeV1' } },
+    ]),
+  );
   endpointName = await waitDeployed(env.namespace, 'traced', ['7']);
 }, 1_200_000);
 
@@ -129,15 +169,25 @@ afterAll(async () => {
 describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let base = '';
   beforeAll(async () => {
-    base = await startCliGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'gateway-under-test' });
+    base = await startCliGateway({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_SERVICE_NAME: 'gateway-under-test',
+    });
   });
 
   it("continues the caller's trace through the gateway's spans to the model server's traceparent", async () => {
     const before = model.received.length;
-    const r = await post(`${base}/v1/${endpointName}:predict`, { instances: [[1, 2]] }, {
-      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'caller=yes', baggage: 'tenant=acme',
-      authorization: 'Bearer not-for-the-model-server',
-    });
+    const r = await post(
+      `${base}/v1/${endpointName}:predict`,
+      { instances: [[1, 2]] },
+      {
+        traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+        tracestate: 'caller=yes',
+        baggage: 'tenant=acme',
+        authorization: 'Bearer not-for-the-model-server',
+      },
+    );
     expect(r.status, r.text).toBe(200);
     const sent = model.received[before];
     expect(sent).toBeDefined();
@@ -157,14 +207,22 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect(server?.parentSpanId).toBe(CALLER_SPAN);
     expect(server?.name).toBe('POST /v1/{endpoint}:predict');
     expect(server?.attributes).toMatchObject({
-      'http.request.method': 'POST', 'http.response.status_code': 200, 'endpoint_operator.method': 'predict',
-      'endpoint_operator.namespace': env.namespace, 'endpoint_operator.endpoint': 'traced',
-      'endpoint_operator.endpoint.resource_name': endpointName, 'endpoint_operator.deployed_model.id': '7',
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'endpoint_operator.method': 'predict',
+      'endpoint_operator.namespace': env.namespace,
+      'endpoint_operator.endpoint': 'traced',
+      'endpoint_operator.endpoint.resource_name': endpointName,
+      'endpoint_operator.deployed_model.id': '7',
     });
     // The model server's parent is the gateway's client span, itself a child of the server span.
     expect(client?.parentSpanId).toBe(server?.spanId);
     expect(parentId).toBe(client?.spanId);
-    expect(client?.attributes).toMatchObject({ 'http.response.status_code': 200, 'server.address': testCluster().modelHost.address, 'endpoint_operator.upstream.retry': false });
+    expect(client?.attributes).toMatchObject({
+      'http.response.status_code': 200,
+      'server.address': testCluster().modelHost.address,
+      'endpoint_operator.upstream.retry': false,
+    });
     // No payload and no credential in any exported attribute.
     const exported = JSON.stringify(spans);
     expect(exported).not.toContain('not-for-the-model-server');
@@ -177,10 +235,14 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     const [, traceId = '', parentId, flags] = String(model.received[before]?.traceparent).split('-');
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(flags).toBe('01');
-    const server = await collector.waitFor('the root server span', (all) => spansOf(all, traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.server));
+    const server = await collector.waitFor('the root server span', (all) =>
+      spansOf(all, traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.server),
+    );
     expect(server.parentSpanId).toBe('');
     // The model server's parent is the gateway's client span, child of the server span.
-    const client = await collector.waitFor('the client span', (all) => spansOf(all, traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.client));
+    const client = await collector.waitFor('the client span', (all) =>
+      spansOf(all, traceId, 'gateway-under-test').find((s) => s.kind === SPAN_KIND.client),
+    );
     expect(client.parentSpanId).toBe(server.spanId);
     expect(parentId).toBe(client.spanId);
     expect(model.received[before]).not.toHaveProperty('tracestate');
@@ -190,26 +252,51 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   it("honours a caller's decision not to sample: the context goes on with the flag off, nothing is exported", async () => {
     const traceId = 'cccccccccccccccccccccccccccccccc';
     const before = model.received.length;
-    expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[6]] }, { traceparent: `00-${traceId}-${CALLER_SPAN}-00` })).status).toBe(200);
+    expect(
+      (
+        await post(
+          `${base}/v1/${endpointName}:predict`,
+          { instances: [[6]] },
+          { traceparent: `00-${traceId}-${CALLER_SPAN}-00` },
+        )
+      ).status,
+    ).toBe(200);
     const [, sentTrace, , flags] = String(model.received[before]?.traceparent).split('-');
     expect(sentTrace).toBe(traceId);
     expect(flags).toBe('00');
     // A later sampled call's spans arrive (the collector writes what it receives in order); none of the
     // unsampled trace's ever do.
     const marker = 'dddddddddddddddddddddddddddddddd';
-    expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[7]] }, { traceparent: `00-${marker}-${CALLER_SPAN}-01` })).status).toBe(200);
-    const spans = await collector.waitFor('the sampled call exported', (all) => spansOf(all, marker, 'gateway-under-test').length >= 2 && all);
+    expect(
+      (
+        await post(
+          `${base}/v1/${endpointName}:predict`,
+          { instances: [[7]] },
+          { traceparent: `00-${marker}-${CALLER_SPAN}-01` },
+        )
+      ).status,
+    ).toBe(200);
+    const spans = await collector.waitFor(
+      'the sampled call exported',
+      (all) => spansOf(all, marker, 'gateway-under-test').length >= 2 && all,
+    );
     expect(spansOf(spans, traceId, 'gateway-under-test')).toEqual([]);
   });
 
   it('shows a retry on a reset connection as two client spans under one server span', async () => {
     const traceId = 'aaaabbbbccccddddeeeeffff00001111';
     model.resetNext = true;
-    const r = await post(`${base}/v1/${endpointName}:predict`, { instances: [[4]] }, { traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    const r = await post(
+      `${base}/v1/${endpointName}:predict`,
+      { instances: [[4]] },
+      { traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    );
     expect(r.status, r.text).toBe(200);
     const spans = await collector.waitFor('two client spans', (all) => {
       const got = spansOf(all, traceId, 'gateway-under-test');
-      return got.filter((s) => s.kind === SPAN_KIND.client).length === 2 && got.some((s) => s.kind === SPAN_KIND.server) ? got : undefined;
+      return got.filter((s) => s.kind === SPAN_KIND.client).length === 2 && got.some((s) => s.kind === SPAN_KIND.server)
+        ? got
+        : undefined;
     });
     const server = spans.find((s) => s.kind === SPAN_KIND.server);
     const clients = spans.filter((s) => s.kind === SPAN_KIND.client);
@@ -227,28 +314,53 @@ describe('with no exporter configured', () => {
   it.each([
     ['OTEL_TRACES_EXPORTER=none', { OTEL_TRACES_EXPORTER: 'none' }, '11111111111111111111111111111111'],
     ['OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }, '22222222222222222222222222222222'],
-  ])('%s: sends nothing, and the caller\'s context reaches the model server unchanged', async (_name, off: Record<string, string>, traceId) => {
-    const base = await startCliGateway({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'gateway-off', ...off });
-    const before = model.received.length;
-    const traceparent = `00-${traceId}-${CALLER_SPAN}-01`;
-    expect((await post(`${base}/v1/${endpointName}:predict`, { instances: [[5]] }, { traceparent, tracestate: 'caller=off', baggage: 'k=v' })).status).toBe(200);
-    expect(model.received[before]).toMatchObject({ traceparent, tracestate: 'caller=off', baggage: 'k=v' });
-    const child = children.at(-1) as ChildProcess;
-    await stopChild(child);
-    // Well past the 100 ms batch delay, and the shutdown flush (had an SDK been registered) is over; then all
-    // the collector received is in its file.
-    await sleep(500);
-    await collector.allWritten();
-    expect((await collector.spans()).filter((s) => s.service === 'gateway-off')).toEqual([]);
-  });
+  ])(
+    "%s: sends nothing, and the caller's context reaches the model server unchanged",
+    async (_name, off: Record<string, string>, traceId) => {
+      const base = await startCliGateway({
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_SERVICE_NAME: 'gateway-off',
+        ...off,
+      });
+      const before = model.received.length;
+      const traceparent = `00-${traceId}-${CALLER_SPAN}-01`;
+      expect(
+        (
+          await post(
+            `${base}/v1/${endpointName}:predict`,
+            { instances: [[5]] },
+            { traceparent, tracestate: 'caller=off', baggage: 'k=v' },
+          )
+        ).status,
+      ).toBe(200);
+      expect(model.received[before]).toMatchObject({ traceparent, tracestate: 'caller=off', baggage: 'k=v' });
+      const child = children.at(-1) as ChildProcess;
+      await stopChild(child);
+      // Well past the 100 ms batch delay, and the shutdown flush (had an SDK been registered) is over; then all
+      // the collector received is in its file.
+      await sleep(500);
+      await collector.allWritten();
+      expect((await collector.spans()).filter((s) => s.service === 'gateway-off')).toEqual([]);
+    },
+  );
 });
 
 describe('the operator', () => {
   it('records a span per reconcile with the kind, namespace/name and result', async () => {
     const span = await collector.waitFor('a reconcile span of the endpoint', (all) =>
-      all.find((s) => s.service === 'endpoint-operator-tracing-test' && s.name === 'reconcile PredictionEndpoint' && s.attributes['endpoint_operator.name'] === 'traced'));
+      all.find(
+        (s) =>
+          s.service === 'endpoint-operator-tracing-test' &&
+          s.name === 'reconcile PredictionEndpoint' &&
+          s.attributes['endpoint_operator.name'] === 'traced',
+      ),
+    );
     expect(span.kind).toBe(SPAN_KIND.internal);
-    expect(span.attributes).toMatchObject({ 'endpoint_operator.kind': 'PredictionEndpoint', 'k8s.namespace.name': env.namespace });
+    expect(span.attributes).toMatchObject({
+      'endpoint_operator.kind': 'PredictionEndpoint',
+      'k8s.namespace.name': env.namespace,
+    });
     expect(['success', 'requeue_after', 'error']).toContain(span.attributes['endpoint_operator.reconcile.result']);
   });
 });

@@ -15,7 +15,9 @@ export class VertexContainerServer {
       if (req.method === 'GET' && req.url === '/health') return void res.writeHead(200).end();
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { instances: unknown[] };
       this.received.push({ path: req.url ?? '', body });
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ predictions: body.instances.map((_, i) => this.predictionFor(i)) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ predictions: body.instances.map((_, i) => this.predictionFor(i)) }));
     });
   });
 

@@ -9,7 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
 import { VertexContainerServer } from './vertex-container-server.js';
-import { apply, CapturedLog, eventually, getJson, post, setUpNamespace, startGateway, waitDeployed, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  eventually,
+  getJson,
+  post,
+  setUpNamespace,
+  startGateway,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
 
 let env: GatewayEnv;
 let container: VertexContainerServer;
@@ -23,32 +33,56 @@ beforeAll(async () => {
   const port = await container.start();
   ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger));
   const ns = env.namespace;
-  await apply(ns, [
-    { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'vx' }, spec: { displayName: 'Vertex container', trafficSplit: { '7': 100 } } },
-    {
-      apiVersion: 'prediction.endpoint-operator.dev/v1',
-      kind: 'DeployedModel',
-      metadata: { name: 'vertex-model' },
-      spec: {
-        endpointRef: { name: 'vx' },
-        id: '7',
-        model: 'projects/demo-project/locations/europe-west4/models/vertex-model@1',
-        containerSpec: { imageUri: 'registry.example/vertex-model:1', predictRoute: '/predict', healthRoute: '/health' },
-        automaticResources: { minReplicaCount: 1 },
+  await apply(
+    ns,
+    [
+      {
+        apiVersion: 'prediction.endpoint-operator.dev/v1',
+        kind: 'PredictionEndpoint',
+        metadata: { name: 'vx' },
+        spec: { displayName: 'Vertex container', trafficSplit: { '7': 100 } },
       },
-    },
-    // The simulated pods' addresses are unreachable: the server that answers is this one.
-    {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: { name: 'dm-vertex-model-host', labels: { 'kubernetes.io/service-name': 'dm-vertex-model', 'endpointslice.kubernetes.io/managed-by': 'gateway-test' } },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port, protocol: 'TCP' }],
-      endpoints: [{ addresses: [testCluster().modelHost.address], conditions: { ready: true } }],
-    },
-  ].map((d) => yaml.dump(d)).join('---\n'));
+      {
+        apiVersion: 'prediction.endpoint-operator.dev/v1',
+        kind: 'DeployedModel',
+        metadata: { name: 'vertex-model' },
+        spec: {
+          endpointRef: { name: 'vx' },
+          id: '7',
+          model: 'projects/demo-project/locations/europe-west4/models/vertex-model@1',
+          containerSpec: {
+            imageUri: 'registry.example/vertex-model:1',
+            predictRoute: '/predict',
+            healthRoute: '/health',
+          },
+          automaticResources: { minReplicaCount: 1 },
+        },
+      },
+      // The simulated pods' addresses are unreachable: the server that answers is this one.
+      {
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: 'dm-vertex-model-host',
+          labels: {
+            'kubernetes.io/service-name': 'dm-vertex-model',
+            'endpointslice.kubernetes.io/managed-by': 'gateway-test',
+          },
+        },
+        addressType: 'IPv4',
+        ports: [{ name: 'http', port, protocol: 'TCP' }],
+        endpoints: [{ addresses: [testCluster().modelHost.address], conditions: { ready: true } }],
+      },
+    ]
+      .map((d) => yaml.dump(d))
+      .join('---\n'),
+  );
   name = await waitDeployed(ns, 'vx', ['7']);
-  await eventually('the split in effect', async () => JSON.stringify((await getJson(ns, 'predictionendpoint/vx')).status?.trafficSplit) === '{"7":100}', 120_000);
+  await eventually(
+    'the split in effect',
+    async () => JSON.stringify((await getJson(ns, 'predictionendpoint/vx')).status?.trafficSplit) === '{"7":100}',
+    120_000,
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -78,6 +112,8 @@ describe('the Vertex custom-container protocol', () => {
   it(':explain is FAILED_PRECONDITION: the protocol has no explain route', async () => {
     const r = await post(`${base}/v1/${name}:explain`, { instances: [{ amount: 35 }] });
     expect(r.status).toBe(400);
-    expect(r.json).toMatchObject({ error: { status: 'FAILED_PRECONDITION', message: expect.stringContaining('no explain route') } });
+    expect(r.json).toMatchObject({
+      error: { status: 'FAILED_PRECONDITION', message: expect.stringContaining('no explain route') },
+    });
   });
 });

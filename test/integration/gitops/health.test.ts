@@ -29,7 +29,10 @@ const CAPTURE = process.env['EO_CAPTURE_ARGO_TESTDATA'] === '1';
 
 interface Live {
   readonly metadata: { name: string; generation?: number; deletionTimestamp?: string; finalizers?: string[] };
-  readonly status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message?: string; observedGeneration?: number }> };
+  readonly status?: {
+    observedGeneration?: number;
+    conditions?: Array<{ type: string; status: string; reason: string; message?: string; observedGeneration?: number }>;
+  };
 }
 
 let ns: string;
@@ -63,20 +66,28 @@ function condition(obj: Live, type: string) {
 
 /** Argo CD's message for a scenario, computed here independently of the Lua script. */
 function argoMessage(s: Scenario, obj: Live): string {
-  const said = (c: { reason: string; message?: string }): string => (c.message ? `${c.reason}: ${c.message}` : c.reason);
+  const said = (c: { reason: string; message?: string }): string =>
+    c.message ? `${c.reason}: ${c.message}` : c.reason;
   const ready = condition(obj, 'Ready');
-  if (s.state === 'deleting') return ready && ready.status !== 'True' ? `Being deleted: ${said(ready)}` : 'Being deleted';
+  if (s.state === 'deleting')
+    return ready && ready.status !== 'True' ? `Being deleted: ${said(ready)}` : 'Being deleted';
   if (s.state === 'unobserved') return `Waiting for the operator to observe generation ${obj.metadata.generation ?? 0}`;
   if (ready === undefined) throw new Error(`${s.name} has no Ready condition`);
   return said(ready);
 }
 
 async function readsReason(s: Scenario): Promise<Live> {
-  return eventually(`${s.kind}/${s.name} Ready reason ${s.reason}`, async () => {
-    const { object } = await getYaml(s);
-    const ready = condition(object, 'Ready');
-    return ready?.reason === s.reason && object.status?.observedGeneration === object.metadata.generation ? object : undefined;
-  }, 60_000);
+  return eventually(
+    `${s.kind}/${s.name} Ready reason ${s.reason}`,
+    async () => {
+      const { object } = await getYaml(s);
+      const ready = condition(object, 'Ready');
+      return ready?.reason === s.reason && object.status?.observedGeneration === object.metadata.generation
+        ? object
+        : undefined;
+    },
+    60_000,
+  );
 }
 
 beforeAll(async () => {
@@ -89,16 +100,32 @@ beforeAll(async () => {
   ns = await createTestNamespace('gitops-health');
   argoHealth = await ensureArgoHealth();
   flux = await loadFluxHealthChecks();
-  for (const kind of Object.keys(GROUP_OF)) scripts.set(kind, await readFile(join(customizationDir(REPO_ROOT, GROUP_OF[kind] ?? '', kind), 'health.lua'), 'utf8'));
+  for (const kind of Object.keys(GROUP_OF))
+    scripts.set(
+      kind,
+      await readFile(join(customizationDir(REPO_ROOT, GROUP_OF[kind] ?? '', kind), 'health.lua'), 'utf8'),
+    );
   await createPasswordSecret(ns, 'strong-password', 'correct horse battery staple 42');
-  await apply(ns, yaml.dump({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'weak-password', labels: { 'pos.endpoint-operator.dev/password': 'true' } },
-    stringData: { password: '$argon2id$v=19$m=1024,t=1,p=1$c29tZXNhbHQ$aGFzaGhhc2hoYXNoaGFzaA' },
-  }));
+  await apply(
+    ns,
+    yaml.dump({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'weak-password', labels: { 'pos.endpoint-operator.dev/password': 'true' } },
+      stringData: { password: '$argon2id$v=19$m=1024,t=1,p=1$c29tZXNhbHQ$aGFzaGhhc2hoYXNoaGFzaA' },
+    }),
+  );
   await apply(ns, yaml.dump(foreignService));
   operator = await runOperator(ns);
   await startSignInStatus();
-  await apply(ns, objects.map((o) => yaml.dump({ apiVersion: `${GROUP_OF[o.kind]}/v1`, kind: o.kind, metadata: { name: o.name }, spec: o.spec })).join('---\n'));
+  await apply(
+    ns,
+    objects
+      .map((o) =>
+        yaml.dump({ apiVersion: `${GROUP_OF[o.kind]}/v1`, kind: o.kind, metadata: { name: o.name }, spec: o.spec }),
+      )
+      .join('---\n'),
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -115,15 +142,30 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
     for (const s of scenarios.filter((x) => x.state === 'deleting')) {
       await readsReason({ ...s, reason: Reasons.Reconciled });
       if (s.foreignFinalizer) {
-        const patched = await kubectl(['patch', s.resource, s.name, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: [HOLD_FINALIZER] } })]);
+        const patched = await kubectl([
+          'patch',
+          s.resource,
+          s.name,
+          '-n',
+          ns,
+          '--type=merge',
+          '-p',
+          JSON.stringify({ metadata: { finalizers: [HOLD_FINALIZER] } }),
+        ]);
         expect(patched.code, patched.stderr).toBe(0);
       }
       const deleted = await kubectl(['delete', s.resource, s.name, '-n', ns, '--wait=false']);
       expect(deleted.code, deleted.stderr).toBe(0);
-      const object = await eventually(`${s.name} deleting`, async () => {
-        const { object } = await getYaml(s);
-        return object.metadata.deletionTimestamp !== undefined && condition(object, 'Ready')?.reason === s.reason ? object : undefined;
-      }, 60_000);
+      const object = await eventually(
+        `${s.name} deleting`,
+        async () => {
+          const { object } = await getYaml(s);
+          return object.metadata.deletionTimestamp !== undefined && condition(object, 'Ready')?.reason === s.reason
+            ? object
+            : undefined;
+        },
+        60_000,
+      );
       expect(object.metadata.deletionTimestamp).toBeDefined();
       captured.set(s, await getYaml(s));
     }
@@ -136,7 +178,16 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
     await operator?.stop();
     operator = undefined;
     for (const s of changed) {
-      const r = await kubectl(['patch', s.resource, s.name, '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: s.specPatch })]);
+      const r = await kubectl([
+        'patch',
+        s.resource,
+        s.name,
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: s.specPatch }),
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const got = await getYaml(s);
       expect(got.object.metadata.generation, s.name).toBe(2);
@@ -144,7 +195,10 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       expect((await kstatus({ kind: s.kind, ...got.object })).status, s.name).toBe('InProgress');
       captured.set(s, got);
     }
-    const before = runHealthScripts(argoHealth, changed.map((s) => ({ script: scripts.get(s.kind) ?? '', object: captured.get(s)?.object })));
+    const before = runHealthScripts(
+      argoHealth,
+      changed.map((s) => ({ script: scripts.get(s.kind) ?? '', object: captured.get(s)?.object })),
+    );
     expect(before.map((r) => ('status' in r ? r.status : r.error))).toEqual(changed.map(() => 'Progressing'));
     operator = await runOperator(ns);
     await startSignInStatus();
@@ -154,16 +208,27 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       expect((await kstatus({ kind: s.kind, ...object })).status, s.name).toBe('Current');
       for (const c of object.status?.conditions ?? []) expect(c.observedGeneration, `${s.name} ${c.type}`).toBe(2);
     }
-    const after = runHealthScripts(argoHealth, await Promise.all(changed.map(async (s) => ({ script: scripts.get(s.kind) ?? '', object: (await getYaml(s)).object }))));
+    const after = runHealthScripts(
+      argoHealth,
+      await Promise.all(
+        changed.map(async (s) => ({ script: scripts.get(s.kind) ?? '', object: (await getYaml(s)).object })),
+      ),
+    );
     expect(after.map((r) => ('status' in r ? r.status : r.error))).toEqual(changed.map(() => 'Healthy'));
   }, 300_000);
 
   it('kstatus, the Argo CD scripts (gopher-lua) and the Flux CEL expressions read each state as the table says', async () => {
     expect(captured.size).toBe(scenarios.length);
     const list = [...captured.entries()];
-    const argo = runHealthScripts(argoHealth, list.map(([s, { object }]) => ({ script: scripts.get(s.kind) ?? '', object })));
+    const argo = runHealthScripts(
+      argoHealth,
+      list.map(([s, { object }]) => ({ script: scripts.get(s.kind) ?? '', object })),
+    );
     const readings = await kstatusOf(list.map(([s, { object }]) => ({ kind: s.kind, ...object })));
-    const fluxes = await fluxReadings(flux, list.map(([s, { object }]) => ({ kind: s.kind, ...object })));
+    const fluxes = await fluxReadings(
+      flux,
+      list.map(([s, { object }]) => ({ kind: s.kind, ...object })),
+    );
     const rows = list.map(([s, { object }], i) => {
       const want = expected(s);
       return {
@@ -176,7 +241,11 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       };
     });
     for (const row of rows) {
-      expect({ kstatus: row.kstatus, flux: row.flux, argo: row.argo }, row.what).toEqual({ kstatus: row.want.kstatus, flux: row.want.kstatus, argo: { status: row.want.argo, message: row.want.argoMessage } });
+      expect({ kstatus: row.kstatus, flux: row.flux, argo: row.argo }, row.what).toEqual({
+        kstatus: row.want.kstatus,
+        flux: row.want.kstatus,
+        argo: { status: row.want.argo, message: row.want.argoMessage },
+      });
     }
     // Waiting objects carry Reconciling=True, stuck ones Stalled=True, healthy ones neither (absent, not False).
     for (const [s, { object }] of list) {
@@ -184,11 +253,12 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       if (s.state === 'healthy') expect(types, s.name).toEqual(['Ready']);
       if (s.state === 'waiting') expect(condition(object, 'Reconciling')?.status, s.name).toBe('True');
       if (s.state === 'stuck') expect(condition(object, 'Stalled')?.status, s.name).toBe('True');
-      for (const c of object.status?.conditions ?? []) expect(typeof c.observedGeneration, `${s.name} ${c.type}`).toBe('number');
+      for (const c of object.status?.conditions ?? [])
+        expect(typeof c.observedGeneration, `${s.name} ${c.type}`).toBe('number');
     }
   });
 
-  it.runIf(CAPTURE)('writes the captured objects and their expected health as the scripts\' testdata', async () => {
+  it.runIf(CAPTURE)("writes the captured objects and their expected health as the scripts' testdata", async () => {
     for (const kind of Object.keys(GROUP_OF)) {
       const dir = customizationDir(REPO_ROOT, GROUP_OF[kind] ?? '', kind);
       await mkdir(join(dir, 'testdata'), { recursive: true });
@@ -196,7 +266,10 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
       for (const [s, { yamlText, object }] of captured) {
         if (s.kind !== kind) continue;
         await writeFile(join(dir, 'testdata', `${s.state}.yaml`), yamlText);
-        tests.push({ healthStatus: { status: expected(s).argo, message: argoMessage(s, object) }, inputPath: `testdata/${s.state}.yaml` });
+        tests.push({
+          healthStatus: { status: expected(s).argo, message: argoMessage(s, object) },
+          inputPath: `testdata/${s.state}.yaml`,
+        });
       }
       await writeFile(join(dir, 'health_test.yaml'), yaml.dump({ tests }, { lineWidth: -1 }));
     }
@@ -204,7 +277,16 @@ describe('GitOps health of every kind in every state, on the real kube-apiserver
 
   it('releases what it held', async () => {
     for (const s of scenarios.filter((x) => x.foreignFinalizer)) {
-      const r = await kubectl(['patch', s.resource, s.name, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: null } })]);
+      const r = await kubectl([
+        'patch',
+        s.resource,
+        s.name,
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { finalizers: null } }),
+      ]);
       expect(r.code, r.stderr).toBe(0);
     }
   });

@@ -9,7 +9,14 @@ import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoPassword, demoSecrets } from '../../../src/dev-environment/demo-secrets.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { apply, exampleBackendsIn, examplesIn, runOperator, waitReady, type TestOperator } from '../reconcilers/harness.js';
+import {
+  apply,
+  exampleBackendsIn,
+  examplesIn,
+  runOperator,
+  waitReady,
+  type TestOperator,
+} from '../reconcilers/harness.js';
 import { startWebhookHarness, type WebhookHarness } from '../webhook/harness.js';
 
 const MANAGER = 'kustomize-controller';
@@ -28,7 +35,15 @@ describe('server-side apply of the examples, as a GitOps tool does it', () => {
     manifests = AREAS.map((a) => examplesIn(a, ns)).join('---\n');
     // What the examples need beside them: the demo users' password Secrets and the model servers' Services.
     const secrets = await demoSecrets(yaml.loadAll(manifests), demoPassword());
-    await apply(ns, [...secrets.map((s) => yaml.dump({ ...s.secret, metadata: { ...(s.secret.metadata as object), namespace: ns } })), await exampleBackendsIn('prediction', ns)].join('---\n'));
+    await apply(
+      ns,
+      [
+        ...secrets.map((s) =>
+          yaml.dump({ ...s.secret, metadata: { ...(s.secret.metadata as object), namespace: ns } }),
+        ),
+        await exampleBackendsIn('prediction', ns),
+      ].join('---\n'),
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -37,13 +52,24 @@ describe('server-side apply of the examples, as a GitOps tool does it', () => {
   });
 
   const ssa = (verb: 'apply' | 'diff'): Promise<{ code: number; stdout: string; stderr: string }> =>
-    kubectl(verb === 'apply' ? ['apply', '--server-side', `--field-manager=${MANAGER}`, '-f', '-'] : ['diff', '--server-side', `--field-manager=${MANAGER}`, '-f', '-'], { input: manifests });
+    kubectl(
+      verb === 'apply'
+        ? ['apply', '--server-side', `--field-manager=${MANAGER}`, '-f', '-']
+        : ['diff', '--server-side', `--field-manager=${MANAGER}`, '-f', '-'],
+      { input: manifests },
+    );
 
   const versions = async (): Promise<Record<string, string>> => {
     const r = await kubectl(['get', '-n', ns, 'endpoint-operator', '-o', 'json']);
     expect(r.code, r.stderr).toBe(0);
-    const items = (JSON.parse(r.stdout) as { items: { kind: string; metadata: { name: string; resourceVersion: string; generation: number } }[] }).items;
-    return Object.fromEntries(items.map((i) => [`${i.kind}/${i.metadata.name}`, `${i.metadata.resourceVersion} g${i.metadata.generation}`]));
+    const items = (
+      JSON.parse(r.stdout) as {
+        items: { kind: string; metadata: { name: string; resourceVersion: string; generation: number } }[];
+      }
+    ).items;
+    return Object.fromEntries(
+      items.map((i) => [`${i.kind}/${i.metadata.name}`, `${i.metadata.resourceVersion} g${i.metadata.generation}`]),
+    );
   };
 
   it('applies every example; a second apply changes nothing', { timeout: 180_000 }, async () => {
@@ -65,7 +91,7 @@ describe('server-side apply of the examples, as a GitOps tool does it', () => {
     expect(diff.stdout).toBe('');
   });
 
-  it('refuses a misspelt field under strict field validation, kubectl\'s default, with the apiserver\'s own message', async () => {
+  it("refuses a misspelt field under strict field validation, kubectl's default, with the apiserver's own message", async () => {
     const typo = `apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryEndpoint
 metadata: { name: typo, namespace: ${ns} }

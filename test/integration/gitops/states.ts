@@ -30,8 +30,17 @@ const REGISTRY = 'registry.endpoint-operator.dev';
 const POS = 'pos.endpoint-operator.dev';
 export const HOLD_FINALIZER = 'gitops-test.example.com/hold';
 
-const of = (group: string, kind: string, plural: string) => (state: State, name: string, reason: Reason, extra: Partial<Scenario> = {}): Scenario =>
-  ({ group, kind, resource: `${plural}.${group}`, state, name, reason, ...extra });
+const of =
+  (group: string, kind: string, plural: string) =>
+  (state: State, name: string, reason: Reason, extra: Partial<Scenario> = {}): Scenario => ({
+    group,
+    kind,
+    resource: `${plural}.${group}`,
+    state,
+    name,
+    reason,
+    ...extra,
+  });
 const pe = of(PREDICTION, 'PredictionEndpoint', 'predictionendpoints');
 const dm = of(PREDICTION, 'DeployedModel', 'deployedmodels');
 const rs = of(REGISTRY, 'RegistryService', 'registryservices');
@@ -83,21 +92,46 @@ const SVC = 'projects/shop-platform/locations/europe-west1/namespaces/payments/s
 const backend = { url: 'https://models.example.com/churn', protocol: 'KServeV1', modelName: 'churn' };
 const resources = { dedicatedResources: { machineSpec: { machineType: 'n1-standard-4' }, minReplicaCount: 1 } };
 const model = 'projects/ml/locations/europe-west4/models/churn';
-const deployed = (name: string, endpoint: string, id: string) => ({ kind: 'DeployedModel', name, spec: { endpointRef: { name: endpoint }, id, model, displayName: name, ...resources, backend } });
-const user = (kind: 'ShopUser' | 'AdminUser', name: string, secret: string, extra: Record<string, unknown>) =>
-  ({ kind, name, spec: { email: `${name}@example.com`, passwordSecretRef: { name: secret, key: 'password' }, ...extra } });
-const shopUser = (name: string, secret: string) => user('ShopUser', name, secret, { displayName: name, memberships: [{ shop: 'shop-ready', role: 'cashier' }] });
+const deployed = (name: string, endpoint: string, id: string) => ({
+  kind: 'DeployedModel',
+  name,
+  spec: { endpointRef: { name: endpoint }, id, model, displayName: name, ...resources, backend },
+});
+const user = (kind: 'ShopUser' | 'AdminUser', name: string, secret: string, extra: Record<string, unknown>) => ({
+  kind,
+  name,
+  spec: { email: `${name}@example.com`, passwordSecretRef: { name: secret, key: 'password' }, ...extra },
+});
+const shopUser = (name: string, secret: string) =>
+  user('ShopUser', name, secret, { displayName: name, memberships: [{ shop: 'shop-ready', role: 'cashier' }] });
 const adminUser = (name: string, secret: string) => user('AdminUser', name, secret, { name, role: 'superadmin' });
 
 /** Every object of the scenarios and what they need, as `{kind, name, spec}` (apiVersion from the kind). */
 export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<string, unknown> }> = [
   { kind: 'PredictionEndpoint', name: 'pe-ready', spec: { displayName: 'Churn prediction' } },
   { kind: 'PredictionEndpoint', name: 'pe-changed', spec: { displayName: 'Churn prediction' } },
-  { kind: 'PredictionEndpoint', name: 'pe-split-unresolved', spec: { displayName: 'Churn', trafficSplit: { '1111111111': 100 } } },
+  {
+    kind: 'PredictionEndpoint',
+    name: 'pe-split-unresolved',
+    spec: { displayName: 'Churn', trafficSplit: { '1111111111': 100 } },
+  },
   // A BigQuery table id of more than 1024 UTF-8 bytes: a rule only the webhook enforces (README).
-  { kind: 'PredictionEndpoint', name: 'pe-invalid', spec: { displayName: 'Churn', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri: `bq://churn-analytics.logs.${'é'.repeat(600)}` } } } },
+  {
+    kind: 'PredictionEndpoint',
+    name: 'pe-invalid',
+    spec: {
+      displayName: 'Churn',
+      predictRequestResponseLoggingConfig: {
+        bigqueryDestination: { outputUri: `bq://churn-analytics.logs.${'é'.repeat(600)}` },
+      },
+    },
+  },
   { kind: 'PredictionEndpoint', name: 'pe-deleting', spec: { displayName: 'Churn' } },
-  { kind: 'PredictionEndpoint', name: 'pe-traffic', spec: { displayName: 'Churn', trafficSplit: { '5555555555': 100 } } },
+  {
+    kind: 'PredictionEndpoint',
+    name: 'pe-traffic',
+    spec: { displayName: 'Churn', trafficSplit: { '5555555555': 100 } },
+  },
   deployed('dm-holding', 'pe-deleting', '2222222222'),
   deployed('dm-ready', 'pe-ready', '3333333333'),
   deployed('dm-changed', 'pe-ready', '3333333334'),
@@ -109,10 +143,26 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
   { kind: 'RegistryService', name: 'svc-changed', spec: { name: `${SVC}/changed`, annotations: { tier: 'gold' } } },
   { kind: 'RegistryService', name: 'svc-dns-conflict', spec: { name: `${SVC}/taken`, dns: { enabled: true } } },
   { kind: 'RegistryService', name: 'svc-deleting', spec: { name: `${SVC}/leaving` } },
-  { kind: 'RegistryEndpoint', name: 'ep-ready', spec: { name: `${SVC}/checkout/endpoints/ep-ready`, address: '10.20.0.11', port: 8443 } },
-  { kind: 'RegistryEndpoint', name: 'ep-changed', spec: { name: `${SVC}/checkout/endpoints/ep-changed`, address: '10.20.0.12', port: 8443 } },
-  { kind: 'RegistryEndpoint', name: 'ep-orphan', spec: { name: `${SVC}/missing/endpoints/ep-orphan`, address: '10.20.0.13', port: 8443 } },
-  { kind: 'RegistryEndpoint', name: 'ep-deleting', spec: { name: `${SVC}/checkout/endpoints/ep-deleting`, address: '10.20.0.15', port: 8443 } },
+  {
+    kind: 'RegistryEndpoint',
+    name: 'ep-ready',
+    spec: { name: `${SVC}/checkout/endpoints/ep-ready`, address: '10.20.0.11', port: 8443 },
+  },
+  {
+    kind: 'RegistryEndpoint',
+    name: 'ep-changed',
+    spec: { name: `${SVC}/checkout/endpoints/ep-changed`, address: '10.20.0.12', port: 8443 },
+  },
+  {
+    kind: 'RegistryEndpoint',
+    name: 'ep-orphan',
+    spec: { name: `${SVC}/missing/endpoints/ep-orphan`, address: '10.20.0.13', port: 8443 },
+  },
+  {
+    kind: 'RegistryEndpoint',
+    name: 'ep-deleting',
+    spec: { name: `${SVC}/checkout/endpoints/ep-deleting`, address: '10.20.0.15', port: 8443 },
+  },
   { kind: 'Shop', name: 'shop-ready', spec: { displayName: 'Lisbon Baixa', code: 'LIS-001' } },
   { kind: 'Shop', name: 'shop-changed', spec: { displayName: 'Faro', code: 'FAO-001' } },
   { kind: 'Shop', name: 'shop-deleting', spec: { displayName: 'Braga', code: 'BRG-001' } },
@@ -129,11 +179,22 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
 ];
 
 export const GROUP_OF: Readonly<Record<string, string>> = {
-  PredictionEndpoint: PREDICTION, DeployedModel: PREDICTION, RegistryService: REGISTRY, RegistryEndpoint: REGISTRY, Shop: POS, ShopUser: POS, AdminUser: POS,
+  PredictionEndpoint: PREDICTION,
+  DeployedModel: PREDICTION,
+  RegistryService: REGISTRY,
+  RegistryEndpoint: REGISTRY,
+  Shop: POS,
+  ShopUser: POS,
+  AdminUser: POS,
 };
 
 /** The foreign Service in the way of svc-dns-conflict's DNS projection (named after its service id). */
-export const foreignService = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'taken' }, spec: { ports: [{ name: 'https', port: 443 }] } };
+export const foreignService = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'taken' },
+  spec: { ports: [{ name: 'https', port: 443 }] },
+};
 
 export interface Expected {
   readonly kstatus: string;

@@ -23,7 +23,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployManifests } from '../../../src/deploy/manifests.js';
 import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
-import { demoBackendPlan, publishDemoBackends, startDemoBackends, stopDemoBackends, type RunningDemoBackend } from '../../../src/dev-environment/demo-backends.js';
+import {
+  demoBackendPlan,
+  publishDemoBackends,
+  startDemoBackends,
+  stopDemoBackends,
+  type RunningDemoBackend,
+} from '../../../src/dev-environment/demo-backends.js';
 import { DEMO_INSTANCE } from '../../../src/dev-environment/demo-calls.js';
 import { demoPassword, demoSecrets } from '../../../src/dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../../../src/dev-environment/examples.js';
@@ -52,7 +58,10 @@ const GATEWAY_AUDIENCE = 'endpoint-operator-gateway';
 
 const committed = yaml.loadAll(readFileSync(join(REPO_ROOT, DEPLOY_FILE), 'utf8')) as Doc[];
 /** The same install with `signin.enabled=true` (from the generator deploy/ is written by): adds the sign-in port and args, and the Role in its namespace. */
-const withSignin = deployManifests({ ...DEFAULT_DEPLOY_VALUES, signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true, namespace: EXAMPLES_NS } }) as Doc[];
+const withSignin = deployManifests({
+  ...DEFAULT_DEPLOY_VALUES,
+  signin: { ...DEFAULT_DEPLOY_VALUES.signin, enabled: true, namespace: EXAMPLES_NS },
+}) as Doc[];
 const deploymentOf = (docs: readonly Doc[], name: string): Doc => {
   const d = docs.find((x) => x.kind === 'Deployment' && x.metadata.name === name);
   if (!d) throw new Error(`no Deployment ${name}`);
@@ -90,17 +99,41 @@ describe('the container image, run as the chart runs it', () => {
   let callerToken: string;
   let operatorA: ImageContainer;
   let gateway: ImageContainer;
-  const k = (args: string[], input?: string): ReturnType<typeof kubectl> => kubectl(args, { kubeconfig: plane.kubeconfigPath, timeoutMs: 90_000, ...(input === undefined ? {} : { input }) });
+  const k = (args: string[], input?: string): ReturnType<typeof kubectl> =>
+    kubectl(args, { kubeconfig: plane.kubeconfigPath, timeoutMs: 90_000, ...(input === undefined ? {} : { input }) });
 
-  async function startContainer(deployment: Doc, container: string, podName: string, extraArgs: string[] = []): Promise<ImageContainer> {
-    const d = deployment as unknown as { spec: { template: { spec: { serviceAccountName: string; containers: { name: string; ports?: { containerPort: number }[] }[] } } } };
+  async function startContainer(
+    deployment: Doc,
+    container: string,
+    podName: string,
+    extraArgs: string[] = [],
+  ): Promise<ImageContainer> {
+    const d = deployment as unknown as {
+      spec: {
+        template: {
+          spec: { serviceAccountName: string; containers: { name: string; ports?: { containerPort: number }[] }[] };
+        };
+      };
+    };
     const declared = d.spec.template.spec.containers.find((c) => c.name === container)?.ports ?? [];
     const free = await freeLoopbackPorts(declared.length);
     const hostPorts = new Map(declared.map((p, i) => [p.containerPort, free[i]!] as const));
-    const dir = await serviceAccountDir({ kubeconfig: plane.kubeconfigPath, caFile: plane.caFile, namespace: OPERATOR_NS, serviceAccount: d.spec.template.spec.serviceAccountName });
+    const dir = await serviceAccountDir({
+      kubeconfig: plane.kubeconfigPath,
+      caFile: plane.caFile,
+      namespace: OPERATOR_NS,
+      serviceAccount: d.spec.template.spec.serviceAccountName,
+    });
     saDirs.push(dir);
     const apiserver = new URL(plane.server);
-    const plan = podmanRunPlan(deployment, container, { image: image.id, podName, hostPorts, serviceAccountDir: dir, apiserver: { host: apiserver.hostname, port: Number(apiserver.port) }, extraArgs });
+    const plan = podmanRunPlan(deployment, container, {
+      image: image.id,
+      podName,
+      hostPorts,
+      serviceAccountDir: dir,
+      apiserver: { host: apiserver.hostname, port: Number(apiserver.port) },
+      extraArgs,
+    });
     const c = await ImageContainer.start(podName, plan);
     containers.push(c);
     await c.waitReady();
@@ -113,7 +146,16 @@ describe('the container image, run as the chart runs it', () => {
     client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     // The install as a user makes it. Its Deployments get simulated Pods on the kwok Nodes, which answer
     // nothing: the containers below are what serves.
-    const installed = [...committed, ...withSignin.filter((w) => !committed.some((c) => c.kind === w.kind && c.metadata.name === w.metadata.name && c.metadata.namespace === w.metadata.namespace))];
+    const installed = [
+      ...committed,
+      ...withSignin.filter(
+        (w) =>
+          !committed.some(
+            (c) =>
+              c.kind === w.kind && c.metadata.name === w.metadata.name && c.metadata.namespace === w.metadata.namespace,
+          ),
+      ),
+    ];
     const ns = await k(['create', 'namespace', EXAMPLES_NS]);
     expect(ns.code, ns.stderr).toBe(0);
     const created = await k(['create', '-f', '-'], installed.map((d) => yaml.dump(d)).join('---\n'));
@@ -121,8 +163,17 @@ describe('the container image, run as the chart runs it', () => {
 
     const objects = await loadExampleObjects(defaultExamplesDir());
     backends = await startDemoBackends(demoBackendPlan(objects), [], plane.modelHost);
-    operatorA = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', runName('endpoint-operator-a'), ['--webhook-url-host=127.0.0.1']);
-    gateway = await startContainer(deploymentOf(committed, 'endpoint-operator-gateway'), 'gateway', runName('endpoint-operator-gateway'));
+    operatorA = await startContainer(
+      deploymentOf(withSignin, 'endpoint-operator'),
+      'operator',
+      runName('endpoint-operator-a'),
+      ['--webhook-url-host=127.0.0.1'],
+    );
+    gateway = await startContainer(
+      deploymentOf(committed, 'endpoint-operator-gateway'),
+      'gateway',
+      runName('endpoint-operator-gateway'),
+    );
 
     password = demoPassword();
     const secrets = (await demoSecrets(objects, password)).map((s) => yaml.dump(s.secret)).join('---\n');
@@ -144,7 +195,9 @@ describe('the container image, run as the chart runs it', () => {
 
   it('adds at most 40 MB to its base image', () => {
     const added = image.sizeBytes - image.baseSizeBytes;
-    console.log(`image ${image.name}: ${(image.sizeBytes / 1e6).toFixed(1)} MB, ${(added / 1e6).toFixed(1)} MB on top of ${image.base} (${(image.baseSizeBytes / 1e6).toFixed(1)} MB); build ${image.seconds.toFixed(0)} s`);
+    console.log(
+      `image ${image.name}: ${(image.sizeBytes / 1e6).toFixed(1)} MB, ${(added / 1e6).toFixed(1)} MB on top of ${image.base} (${(image.baseSizeBytes / 1e6).toFixed(1)} MB); build ${image.seconds.toFixed(0)} s`,
+    );
     expect(added).toBeLessThanOrEqual(40e6);
   });
 
@@ -152,7 +205,11 @@ describe('the container image, run as the chart runs it', () => {
     const root = await operatorA.exec(['node', '-e', "require('fs').writeFileSync('/app/probe', 'x')"]);
     expect(root.code).not.toBe(0);
     expect(root.output).toContain('EROFS');
-    const tmp = await operatorA.exec(['node', '-e', "require('fs').writeFileSync('/tmp/probe', 'x'); console.log(process.getuid(), process.getgid())"]);
+    const tmp = await operatorA.exec([
+      'node',
+      '-e',
+      "require('fs').writeFileSync('/tmp/probe', 'x'); console.log(process.getuid(), process.getgid())",
+    ]);
     expect(tmp.code, tmp.output).toBe(0);
     expect(tmp.output.trim()).toBe('65532 65532');
     const caps = await operatorA.exec(['grep', '^CapEff', '/proc/self/status']);
@@ -161,31 +218,63 @@ describe('the container image, run as the chart runs it', () => {
 
   it('converges the examples to Ready with the operator in its container', async () => {
     let waiting = '';
-    await eventually('every example Ready', async () => {
-      const r = await k(['get', 'endpoint-operator', '-n', EXAMPLES_NS, '-o', 'json']);
-      if (r.code !== 0) return undefined;
-      const items = (JSON.parse(r.stdout) as { items: KubeObject[] }).items;
-      const readyOf = (o: KubeObject) => ((o.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
-      const notReady = items.filter((o) => readyOf(o)?.status !== 'True');
-      // Said on a timeout: which objects, and why.
-      waiting = notReady.map((o) => `${o.kind}/${o.metadata.name}: ${readyOf(o)?.reason ?? 'no Ready'} ${readyOf(o)?.message ?? ''}`).join('; ');
-      return items.length > 0 && notReady.length === 0 ? items : undefined;
-    }, 120_000).catch(async (err: unknown) => {
+    await eventually(
+      'every example Ready',
+      async () => {
+        const r = await k(['get', 'endpoint-operator', '-n', EXAMPLES_NS, '-o', 'json']);
+        if (r.code !== 0) return undefined;
+        const items = (JSON.parse(r.stdout) as { items: KubeObject[] }).items;
+        const readyOf = (o: KubeObject) =>
+          (
+            (
+              o.status as
+                { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined
+            )?.conditions ?? []
+          ).find((c) => c.type === 'Ready');
+        const notReady = items.filter((o) => readyOf(o)?.status !== 'True');
+        // Said on a timeout: which objects, and why.
+        waiting = notReady
+          .map((o) => `${o.kind}/${o.metadata.name}: ${readyOf(o)?.reason ?? 'no Ready'} ${readyOf(o)?.message ?? ''}`)
+          .join('; ');
+        return items.length > 0 && notReady.length === 0 ? items : undefined;
+      },
+      120_000,
+    ).catch(async (err: unknown) => {
       throw new Error(`${String(err)}; not Ready: ${waiting}; operator log: ${await operatorA.logTail()}`);
     });
   }, 150_000);
 
   it('answers the kube-apiserver with the admission and conversion webhooks served from the container', async () => {
     const webhookPort = operatorA.port('webhook');
-    const vwc = await k(['get', 'validatingwebhookconfigurations', '-o', 'jsonpath={.items[*].webhooks[*].clientConfig.url}']);
+    const vwc = await k([
+      'get',
+      'validatingwebhookconfigurations',
+      '-o',
+      'jsonpath={.items[*].webhooks[*].clientConfig.url}',
+    ]);
     expect(vwc.stdout).toContain(`https://127.0.0.1:${webhookPort}/`);
-    const invalid = await k(['apply', '-f', join(REPO_ROOT, 'examples/invalid/prediction/pe-bigquery-table-too-long.yaml'), '-n', EXAMPLES_NS]);
+    const invalid = await k([
+      'apply',
+      '-f',
+      join(REPO_ROOT, 'examples/invalid/prediction/pe-bigquery-table-too-long.yaml'),
+      '-n',
+      EXAMPLES_NS,
+    ]);
     expect(invalid.code).not.toBe(0);
     // A rule only the webhook enforces (the CRD cannot count a part's UTF-8 bytes), so only the webhook can have
     // written this message; it answers a 422 Status, which kubectl shows as "is invalid".
-    expect(invalid.stderr).toMatch(/spec\.predictRequestResponseLoggingConfig\.bigqueryDestination\.outputUri: Invalid value: .*1024 UTF-8 bytes/);
+    expect(invalid.stderr).toMatch(
+      /spec\.predictRequestResponseLoggingConfig\.bigqueryDestination\.outputUri: Invalid value: .*1024 UTF-8 bytes/,
+    );
     // Stored as v1; read as v1beta1, the kube-apiserver asks the conversion webhook (v1beta1 calls annotations `metadata`).
-    const beta = await k(['get', 'registryendpoints.v1beta1.registry.endpoint-operator.dev', '-n', EXAMPLES_NS, '-o', 'json']);
+    const beta = await k([
+      'get',
+      'registryendpoints.v1beta1.registry.endpoint-operator.dev',
+      '-n',
+      EXAMPLES_NS,
+      '-o',
+      'json',
+    ]);
     expect(beta.code, beta.stderr).toBe(0);
     const items = (JSON.parse(beta.stdout) as { items: { apiVersion: string; spec: Record<string, unknown> }[] }).items;
     expect(items.length).toBeGreaterThan(0);
@@ -198,21 +287,36 @@ describe('the container image, run as the chart runs it', () => {
 
   it('serves a predict routed by the split and a resolve from the gateway container', async () => {
     const base = `http://127.0.0.1:${gateway.port('http')}`;
-    const pe = JSON.parse((await k(['get', 'pe', 'fraud-scoring', '-n', EXAMPLES_NS, '-o', 'json'])).stdout) as { spec: { trafficSplit: Record<string, number> }; status: { name: string } };
+    const pe = JSON.parse((await k(['get', 'pe', 'fraud-scoring', '-n', EXAMPLES_NS, '-o', 'json'])).stdout) as {
+      spec: { trafficSplit: Record<string, number> };
+      status: { name: string };
+    };
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${callerToken}` };
     const seen = new Map<string, number>();
     // 40 calls of a 70/30 split: the chance that either model is never picked is below 1e-6.
     for (let i = 0; i < 40; i++) {
-      const res = await fetch(`${base}/v1/${pe.status.name}:predict`, { method: 'POST', headers, body: JSON.stringify({ instances: [DEMO_INSTANCE] }) });
+      const res = await fetch(`${base}/v1/${pe.status.name}:predict`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ instances: [DEMO_INSTANCE] }),
+      });
       const body = (await res.json()) as { deployedModelId?: string; predictions?: unknown[] };
       expect(res.status, JSON.stringify(body)).toBe(200);
       expect(body.predictions).toHaveLength(1);
       seen.set(body.deployedModelId ?? '', (seen.get(body.deployedModelId ?? '') ?? 0) + 1);
     }
-    expect([...seen.keys()].sort()).toEqual(Object.keys(pe.spec.trafficSplit).filter((id) => (pe.spec.trafficSplit[id] ?? 0) > 0).sort());
+    expect([...seen.keys()].sort()).toEqual(
+      Object.keys(pe.spec.trafficSplit)
+        .filter((id) => (pe.spec.trafficSplit[id] ?? 0) > 0)
+        .sort(),
+    );
 
     const service = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
-    const res = await fetch(`${base}/v1/${service}:resolve`, { method: 'POST', headers, body: JSON.stringify({ maxEndpoints: 10 }) });
+    const res = await fetch(`${base}/v1/${service}:resolve`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ maxEndpoints: 10 }),
+    });
     const resolved = (await res.json()) as { service?: { name?: string; endpoints?: { address?: string }[] } };
     expect(res.status, JSON.stringify(resolved)).toBe(200);
     expect(resolved.service?.name).toBe(service);
@@ -232,7 +336,12 @@ describe('the container image, run as the chart runs it', () => {
   });
 
   it('stops on SIGTERM within the grace period with exit code 0, handing the lease to the other replica at once', async () => {
-    const operatorB = await startContainer(deploymentOf(withSignin, 'endpoint-operator'), 'operator', runName('endpoint-operator-b'), ['--webhook-url-host=127.0.0.1']);
+    const operatorB = await startContainer(
+      deploymentOf(withSignin, 'endpoint-operator'),
+      'operator',
+      runName('endpoint-operator-b'),
+      ['--webhook-url-host=127.0.0.1'],
+    );
     const holder = async (): Promise<string | undefined> => {
       const r = await k(['get', 'lease', LEASE, '-n', OPERATOR_NS, '-o', 'jsonpath={.spec.holderIdentity}']);
       return r.code === 0 ? r.stdout.trim() : undefined;
@@ -242,9 +351,15 @@ describe('the container image, run as the chart runs it', () => {
     expect(stopped.exitCode, await operatorA.logTail()).toBe(0);
     expect(stopped.seconds).toBeLessThan(operatorA.plan.graceSeconds);
     const handedOver = Date.now();
-    await eventually('replica b holds the lease', async () => ((await holder()) === runName('endpoint-operator-b') ? true : undefined), 30_000);
+    await eventually(
+      'replica b holds the lease',
+      async () => ((await holder()) === runName('endpoint-operator-b') ? true : undefined),
+      30_000,
+    );
     const takeover = (Date.now() - handedOver) / 1000;
-    console.log(`operator a stopped in ${stopped.seconds.toFixed(1)} s; b took the lease ${takeover.toFixed(1)} s later`);
+    console.log(
+      `operator a stopped in ${stopped.seconds.toFixed(1)} s; b took the lease ${takeover.toFixed(1)} s later`,
+    );
     // The lease lasts 15 s: a released one is taken on the follower's next try (retry period 2 s).
     expect(takeover).toBeLessThan(8);
 

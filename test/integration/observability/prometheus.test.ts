@@ -19,8 +19,22 @@ import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { PrometheusServer } from '../../support/prometheus-server.js';
-import { applyCallerRoles, bindClusterRole, bindRole, createServiceAccount, mintToken } from '../../support/service-accounts.js';
-import { apply, endpointManifest, eventually, post, serviceManifest, startModelServer, waitDeployed } from '../gateway/harness.js';
+import {
+  applyCallerRoles,
+  bindClusterRole,
+  bindRole,
+  createServiceAccount,
+  mintToken,
+} from '../../support/service-accounts.js';
+import {
+  apply,
+  endpointManifest,
+  eventually,
+  post,
+  serviceManifest,
+  startModelServer,
+  waitDeployed,
+} from '../gateway/harness.js';
 import { installCrds, testClient } from '../reconcilers/harness.js';
 import { uninstallWebhooks } from '../webhook/harness.js';
 
@@ -28,10 +42,14 @@ import { uninstallWebhooks } from '../webhook/harness.js';
 async function scrapesAfterNow(server: PrometheusServer, count: number): Promise<void> {
   const scraped = await server.query('max(timestamp(up))');
   const after = Number(scraped[0]?.value[1] ?? 0);
-  await eventually(`${count} scrapes of every target`, async () => {
-    const r = await server.query('min(timestamp(up))');
-    return Number(r[0]?.value[1] ?? 0) >= after + count;
-  }, 30_000);
+  await eventually(
+    `${count} scrapes of every target`,
+    async () => {
+      const r = await server.query('min(timestamp(up))');
+      return Number(r[0]?.value[1] ?? 0) >= after + count;
+    },
+    30_000,
+  );
 }
 
 /** An alert expression that answers in a healthy cluster too: every comparison filter becomes a `bool` comparison. */
@@ -52,7 +70,11 @@ const clusterRoleBinding = (): string => `eo-test-metrics-reader-${namespace}`;
 
 function startCli(name: string, args: string[]): ChildProcess {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(EO_|POD_|OTEL_|KUBECONFIG$)/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'], env });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env,
+  });
   child.once('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') console.error(`${name} exited with ${code ?? signal}`);
   });
@@ -61,13 +83,17 @@ function startCli(name: string, args: string[]): ChildProcess {
 }
 
 async function waitHttp(url: string): Promise<void> {
-  await eventually(`${url} answers 200`, async () => {
-    try {
-      return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).status === 200;
-    } catch {
-      return false;
-    }
-  }, 90_000);
+  await eventually(
+    `${url} answers 200`,
+    async () => {
+      try {
+        return (await fetch(url, { signal: AbortSignal.timeout(2_000) })).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    90_000,
+  );
 }
 
 /**
@@ -81,7 +107,10 @@ async function tokens(): Promise<{ metrics: string; caller: string }> {
   await bindClusterRole(clusterRoleBinding(), 'endpoint-operator-metrics-reader', namespace, 'prometheus');
   await createServiceAccount(namespace, 'caller');
   await bindRole(namespace, 'caller', 'endpoint-operator-prediction-caller', 'caller');
-  return { metrics: await mintToken(namespace, 'prometheus', []), caller: await mintToken(namespace, 'caller', ['endpoint-operator-gateway']) };
+  return {
+    metrics: await mintToken(namespace, 'prometheus', []),
+    caller: await mintToken(namespace, 'caller', ['endpoint-operator-gateway']),
+  };
 }
 
 beforeAll(async () => {
@@ -91,40 +120,114 @@ beforeAll(async () => {
   const client = testClient();
   await installCrds(client);
   client.close();
-  const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await freeLoopbackPorts(6)) as [number, number, number, number, number, number];
+  const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await freeLoopbackPorts(6)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const kubeconfig = testCluster().kubeconfig;
   const token = await tokens();
   const auth = { authorization: `Bearer ${token.caller}` };
   callerAuth = auth;
-  startCli('operator', ['run', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--operator-namespace', operatorNamespace, '--bind-address', '127.0.0.1',
-    '--health-port', String(health), '--metrics-port', String(metrics), '--webhook-port', String(webhook), '--webhook-url-host', '127.0.0.1',
-    '--lease-name', 'observability-test', '--signin', '--signin-namespace', namespace, '--signin-host', '127.0.0.1', '--signin-port', String(signin)]);
-  startCli('gateway', ['gateway', '--kubeconfig', kubeconfig, '--namespaces', namespace, '--bind-address', '127.0.0.1', '--port', String(gatewayPort), '--health-port', String(gatewayHealth)]);
+  startCli('operator', [
+    'run',
+    '--kubeconfig',
+    kubeconfig,
+    '--namespaces',
+    namespace,
+    '--operator-namespace',
+    operatorNamespace,
+    '--bind-address',
+    '127.0.0.1',
+    '--health-port',
+    String(health),
+    '--metrics-port',
+    String(metrics),
+    '--webhook-port',
+    String(webhook),
+    '--webhook-url-host',
+    '127.0.0.1',
+    '--lease-name',
+    'observability-test',
+    '--signin',
+    '--signin-namespace',
+    namespace,
+    '--signin-host',
+    '127.0.0.1',
+    '--signin-port',
+    String(signin),
+  ]);
+  startCli('gateway', [
+    'gateway',
+    '--kubeconfig',
+    kubeconfig,
+    '--namespaces',
+    namespace,
+    '--bind-address',
+    '127.0.0.1',
+    '--port',
+    String(gatewayPort),
+    '--health-port',
+    String(gatewayHealth),
+  ]);
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   await waitHttp(`http://127.0.0.1:${health}/readyz`);
   await waitHttp(`http://127.0.0.1:${gatewayHealth}/readyz`);
 
-  prometheus = await PrometheusServer.start([{ name: 'endpoint-operator', target: `127.0.0.1:${metrics}` }, { name: 'endpoint-operator-gateway', target: `127.0.0.1:${gatewayHealth}` }], token.metrics);
+  prometheus = await PrometheusServer.start(
+    [
+      { name: 'endpoint-operator', target: `127.0.0.1:${metrics}` },
+      { name: 'endpoint-operator-gateway', target: `127.0.0.1:${gatewayHealth}` },
+    ],
+    token.metrics,
+  );
   // A first scrape of both before anything happens, so that rates see the increases that follow.
-  await eventually('both targets scraped', async () => {
-    const up = await prometheus?.query('up == 1');
-    return up !== undefined && up.length === 2;
-  }, 60_000);
+  await eventually(
+    'both targets scraped',
+    async () => {
+      const up = await prometheus?.query('up == 1');
+      return up !== undefined && up.length === 2;
+    },
+    60_000,
+  );
 
   // Through the webhooks (the operator registered them), reconciled, then called through the gateway.
   model = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
   await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [model.port] }));
-  await apply(namespace, endpointManifest('fraud', { '1': 100 }, [{ name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } }]));
-  await apply(namespace, endpointManifest('nowhere', { '8': 100 }, [{ name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } }]));
+  await apply(
+    namespace,
+    endpointManifest('fraud', { '1': 100 }, [
+      { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
+    ]),
+  );
+  await apply(
+    namespace,
+    endpointManifest('nowhere', { '8': 100 }, [
+      { name: 'nowhere-model', id: '8', backend: { service: 'missing-service', protocol: 'KServeV1' } },
+    ]),
+  );
   const fraud = await waitDeployed(namespace, 'fraud', ['1']);
   const nowhere = await waitDeployed(namespace, 'nowhere', ['8']);
   fraudPath = fraud;
   const instance = INSTANCE;
-  await eventually('the gateway serves the endpoint', async () => (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status === 200, 60_000);
-  for (let i = 0; i < 20; i++) expect((await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status).toBe(200);
-  for (let i = 0; i < 3; i++) expect((await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] }, auth)).status).toBe(503);
+  await eventually(
+    'the gateway serves the endpoint',
+    async () => (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status === 200,
+    60_000,
+  );
+  for (let i = 0; i < 20; i++)
+    expect((await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect((await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] }, auth)).status).toBe(503);
   // A wrong password: the sign-in API's attempts counter moves.
-  const login = await fetch(`http://127.0.0.1:${signin}/auth/admin/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' }) });
+  const login = await fetch(`http://127.0.0.1:${signin}/auth/admin/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' }),
+  });
   expect(login.status).toBe(401);
   await scrapesAfterNow(prometheus, 2);
 }, 600_000);
@@ -148,7 +251,10 @@ afterAll(async () => {
 describe('a real Prometheus scraping the operator and the gateway', () => {
   it('scrapes both with the metrics-reader token', async () => {
     const targets = await prometheus?.targets();
-    expect(targets?.map((t) => `${t.job} ${t.health} ${t.lastError}`).sort()).toEqual(['endpoint-operator up ', 'endpoint-operator-gateway up ']);
+    expect(targets?.map((t) => `${t.job} ${t.health} ${t.lastError}`).sort()).toEqual([
+      'endpoint-operator up ',
+      'endpoint-operator-gateway up ',
+    ]);
   });
 
   it('answers every dashboard panel query with at least one series', async () => {
@@ -162,7 +268,8 @@ describe('a real Prometheus scraping the operator and the gateway', () => {
   it('answers every alert expression with at least one series', async () => {
     const empty: string[] = [];
     for (const { alert, expr } of alertExpressions()) {
-      if ((await prometheus?.query(answeringAlways(expr)))?.length === 0) empty.push(`${alert}: ${answeringAlways(expr)}`);
+      if ((await prometheus?.query(answeringAlways(expr)))?.length === 0)
+        empty.push(`${alert}: ${answeringAlways(expr)}`);
     }
     expect(empty).toEqual([]);
   });
@@ -173,12 +280,16 @@ describe('a real Prometheus scraping the operator and the gateway', () => {
     if (rule === undefined || prometheus === undefined) return;
     // A counter's first scraped value is where its rate starts: 30 more calls, spread over scrapes, as steady traffic is.
     for (let i = 0; i < 30; i++) {
-      expect((await post(`${gatewayUrl}/v1/${fraudPath}:predict`, { instances: [INSTANCE] }, callerAuth)).status).toBe(200);
+      expect((await post(`${gatewayUrl}/v1/${fraudPath}:predict`, { instances: [INSTANCE] }, callerAuth)).status).toBe(
+        200,
+      );
       if (i % 10 === 9) await scrapesAfterNow(prometheus, 1);
     }
     // The series the adapter discovers: each names a namespace and a DeployedModel, the resources its overrides map.
     const series = (await prometheus?.query(rule.seriesQuery)) ?? [];
-    expect(series.map((s) => `${s.metric.namespace}/${s.metric.deployed_model_name}`)).toContain(`${namespace}/fraud-champion`);
+    expect(series.map((s) => `${s.metric.namespace}/${s.metric.deployed_model_name}`)).toContain(
+      `${namespace}/fraud-champion`,
+    );
     // What the adapter asks Prometheus when the HPA of fraud-champion asks for the metric of that object.
     const query = rule.metricsQuery
       .replace('<<.Series>>', GATEWAY_CALLS_SERIES)
@@ -193,7 +304,8 @@ describe('a real Prometheus scraping the operator and the gateway', () => {
   it('finds no alert condition but on the endpoint whose model server does not exist', async () => {
     const conditions: string[] = [];
     for (const { alert, expr } of alertExpressions()) {
-      for (const series of (await prometheus?.query(expr)) ?? []) conditions.push(`${alert} ${JSON.stringify(series.metric)}`);
+      for (const series of (await prometheus?.query(expr)) ?? [])
+        conditions.push(`${alert} ${JSON.stringify(series.metric)}`);
     }
     // "nowhere" answers only 503s and its DeployedModel is not Ready (an instant query ignores `for`).
     expect(conditions.filter((c) => !c.includes('nowhere'))).toEqual([]);

@@ -61,7 +61,12 @@ describe('prediction CRDs on the apiserver', () => {
   });
 
   it('counts displayName in characters as the validator does: 128 emoji are accepted', async () => {
-    const obj = { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'emoji', namespace }, spec: { displayName: '🚀'.repeat(128) } };
+    const obj = {
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      kind: 'PredictionEndpoint',
+      metadata: { name: 'emoji', namespace },
+      spec: { displayName: '🚀'.repeat(128) },
+    };
     const r = await kubectl(['create', '-f', '-'], { input: JSON.stringify(obj) });
     expect(r.code, r.stderr).toBe(0);
   });

@@ -5,9 +5,23 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendEndpointSlice, backendService, type HostedBackend } from '../../../src/dev-environment/backend-services.js';
+import {
+  backendEndpointSlice,
+  backendService,
+  type HostedBackend,
+} from '../../../src/dev-environment/backend-services.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
-import { apply, eventually, getJson, installCrds, readyOf, runOperator, testClient, waitReady, type TestOperator } from './harness.js';
+import {
+  apply,
+  eventually,
+  getJson,
+  installCrds,
+  readyOf,
+  runOperator,
+  testClient,
+  waitReady,
+  type TestOperator,
+} from './harness.js';
 
 const GATEWAY = 'http://gateway.test.svc:8090';
 
@@ -37,14 +51,25 @@ spec:
 `;
 }
 
-async function modelReady(ns: string, name: string): Promise<{ status?: string; reason?: string; message?: string } | undefined> {
+async function modelReady(
+  ns: string,
+  name: string,
+): Promise<{ status?: string; reason?: string; message?: string } | undefined> {
   return readyOf(await getJson(ns, `deployedmodel/${name}`));
 }
 
 describe('DeployedModel backends', () => {
   let ns: string;
   let op: TestOperator;
-  const scorer = (overrides: Partial<HostedBackend> = {}): HostedBackend => ({ name: 'scorer', namespace: ns, servicePort: 80, portName: 'http', address: testCluster().modelHost.address, targetPort: 9001, ...overrides });
+  const scorer = (overrides: Partial<HostedBackend> = {}): HostedBackend => ({
+    name: 'scorer',
+    namespace: ns,
+    servicePort: 80,
+    portName: 'http',
+    address: testCluster().modelHost.address,
+    targetPort: 9001,
+    ...overrides,
+  });
 
   beforeAll(async () => {
     const client = testClient();
@@ -68,10 +93,21 @@ describe('DeployedModel backends', () => {
     expect(missing.message).toContain(`spec.backend.service.name: Service "scorer" not found in namespace "${ns}"`);
 
     await apply(ns, yaml.dump(backendService(scorer({ portName: 'grpc', servicePort: 9000 }))));
-    await eventually('port unknown', async () => (await modelReady(ns, 'gbt'))?.message?.includes('spec.backend.service.port: Service "scorer" has no port "http" (its ports: 9000 (grpc))'));
+    await eventually('port unknown', async () =>
+      (await modelReady(ns, 'gbt'))?.message?.includes(
+        'spec.backend.service.port: Service "scorer" has no port "http" (its ports: 9000 (grpc))',
+      ),
+    );
 
-    await apply(ns, yaml.dump(backendService(scorer())) + '---\n' + yaml.dump(backendEndpointSlice(scorer({ ready: false }))));
-    await eventually('no ready endpoint', async () => (await modelReady(ns, 'gbt'))?.message?.includes('Service "scorer" port 80 (http) has no ready endpoint (1 endpoint(s) listed, none ready on that port)'));
+    await apply(
+      ns,
+      yaml.dump(backendService(scorer())) + '---\n' + yaml.dump(backendEndpointSlice(scorer({ ready: false }))),
+    );
+    await eventually('no ready endpoint', async () =>
+      (await modelReady(ns, 'gbt'))?.message?.includes(
+        'Service "scorer" port 80 (http) has no ready endpoint (1 endpoint(s) listed, none ready on that port)',
+      ),
+    );
 
     await apply(ns, yaml.dump(backendEndpointSlice(scorer({ ready: true }))));
     await waitReady(ns, 'deployedmodel/gbt', 30);
@@ -81,20 +117,27 @@ describe('DeployedModel backends', () => {
       const models = obj.status?.deployedModels as { id: string; ready?: string }[] | undefined;
       return models?.[0]?.ready === 'True' ? obj : undefined;
     });
-    expect(ep.status?.deployedModels).toEqual([expect.objectContaining({ id: '1001', deployedModelRef: 'gbt', ready: 'True', reason: 'Reconciled' })]);
+    expect(ep.status?.deployedModels).toEqual([
+      expect.objectContaining({ id: '1001', deployedModelRef: 'gbt', ready: 'True', reason: 'Reconciled' }),
+    ]);
 
     // The server goes away: its slice is deleted, and the model says so again (and the endpoint with it).
     const deleted = await kubectl(['delete', '-n', ns, 'endpointslices.v1.discovery.k8s.io/scorer-hosted']);
     expect(deleted.code, deleted.stderr).toBe(0);
-    await eventually('BackendUnavailable after the slice went', async () => (await modelReady(ns, 'gbt'))?.message?.includes('no EndpointSlice lists an endpoint for it'));
+    await eventually('BackendUnavailable after the slice went', async () =>
+      (await modelReady(ns, 'gbt'))?.message?.includes('no EndpointSlice lists an endpoint for it'),
+    );
     await eventually('the endpoint shows the model not ready', async () => {
-      const models = (await getJson(ns, 'predictionendpoint/scoring')).status?.deployedModels as { ready?: string; reason?: string }[] | undefined;
+      const models = (await getJson(ns, 'predictionendpoint/scoring')).status?.deployedModels as
+        { ready?: string; reason?: string }[] | undefined;
       return models?.[0]?.ready === 'False' && models[0].reason === 'BackendUnavailable';
     });
   });
 
   it('does not probe a URL backend: Ready at once', async () => {
-    await apply(ns, `
+    await apply(
+      ns,
+      `
 apiVersion: prediction.endpoint-operator.dev/v1
 kind: DeployedModel
 metadata: { name: remote }
@@ -103,9 +146,12 @@ spec:
   model: projects/p/locations/l/models/remote
   automaticResources: { minReplicaCount: 1 }
   backend: { url: "https://models.invalid:8443", protocol: OpenInferenceV2, modelName: remote }
-`);
+`,
+    );
     await waitReady(ns, 'deployedmodel/remote', 30);
-    expect((await modelReady(ns, 'remote'))?.message).toContain('served by https://models.invalid:8443 (a URL backend is not probed)');
+    expect((await modelReady(ns, 'remote'))?.message).toContain(
+      'served by https://models.invalid:8443 (a URL backend is not probed)',
+    );
   });
 
   it('names endpoints by namespace, so equal names in two namespaces differ, and publishes the URL to call', async () => {
@@ -131,14 +177,24 @@ describe('status.name migration', () => {
     await apply(ns, endpointYaml('legacy'));
     // What an operator of the old scheme wrote: one fixed project for every namespace.
     const client = testClient();
-    const ref = { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true };
+    const ref = {
+      group: 'prediction.endpoint-operator.dev',
+      version: 'v1',
+      plural: 'predictionendpoints',
+      namespaced: true,
+    };
     const oldName = 'projects/endpoint-operator/locations/europe-west4/endpoints/legacy';
     await client.patch(ref, ns, 'legacy', { status: { name: oldName } }, { type: 'merge', subresource: 'status' });
     client.close();
     expect((await getJson(ns, 'predictionendpoint/legacy')).status?.name).toBe(oldName);
     const op = await runOperator(ns, { project: '{namespace}' });
     try {
-      await eventually('the name rewritten', async () => (await getJson(ns, 'predictionendpoint/legacy')).status?.name === `projects/${ns}/locations/europe-west4/endpoints/legacy`);
+      await eventually(
+        'the name rewritten',
+        async () =>
+          (await getJson(ns, 'predictionendpoint/legacy')).status?.name ===
+          `projects/${ns}/locations/europe-west4/endpoints/legacy`,
+      );
     } finally {
       await op.stop();
     }

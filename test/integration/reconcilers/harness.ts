@@ -1,7 +1,12 @@
 /** Shared by the reconciler integration tests: CRDs, an in-process operator per test, kubectl helpers. */
 import yaml from 'js-yaml';
 import { pino } from 'pino';
-import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor } from '../../../src/dev-environment/backend-services.js';
+import {
+  backendEndpointSlice,
+  backendService,
+  backendServiceRefs,
+  hostedBackendFor,
+} from '../../../src/dev-environment/backend-services.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
 import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
@@ -15,7 +20,11 @@ export function testClient(): KubeClient {
   return KubeClient.fromKubeconfig(testCluster().kubeconfig);
 }
 
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -25,7 +34,10 @@ export async function eventually<T>(what: string, check: () => T | undefined | f
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -67,7 +79,10 @@ export async function runOperator(namespace: string, overrides: Partial<Operator
 }
 
 /** The project's CRDs installed, then an operator watching `namespace`: how the reconciler and gateway suites start. */
-export async function runOperatorWithCrds(namespace: string, overrides: Partial<OperatorSettings> = {}): Promise<TestOperator> {
+export async function runOperatorWithCrds(
+  namespace: string,
+  overrides: Partial<OperatorSettings> = {},
+): Promise<TestOperator> {
   const client = testClient();
   await installCrds(client);
   client.close();
@@ -106,18 +121,26 @@ export async function apply(namespace: string, manifest: string): Promise<void> 
   if (r.code !== 0) throw new Error(`kubectl apply failed (${r.code}): ${r.stderr}`);
 }
 
-export async function getJson(namespace: string, resource: string): Promise<KubeObject & { status?: Record<string, unknown> }> {
+export async function getJson(
+  namespace: string,
+  resource: string,
+): Promise<KubeObject & { status?: Record<string, unknown> }> {
   const r = await kubectl(['get', '-n', namespace, resource, '-o', 'json']);
   if (r.code !== 0) throw new Error(`kubectl get ${resource} failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as KubeObject & { status?: Record<string, unknown> };
 }
 
 export async function waitReady(namespace: string, resources: string, timeoutSeconds = 60): Promise<void> {
-  const r = await kubectl(['wait', '-n', namespace, '--for=condition=Ready', `--timeout=${timeoutSeconds}s`, ...resources.split(/\s+/)], { timeoutMs: (timeoutSeconds + 10) * 1000 });
+  const r = await kubectl(
+    ['wait', '-n', namespace, '--for=condition=Ready', `--timeout=${timeoutSeconds}s`, ...resources.split(/\s+/)],
+    { timeoutMs: (timeoutSeconds + 10) * 1000 },
+  );
   if (r.code !== 0) throw new Error(`kubectl wait --for=condition=Ready ${resources} failed: ${r.stderr}${r.stdout}`);
 }
 
-export function readyOf(obj: { status?: Record<string, unknown> }): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
+export function readyOf(obj: {
+  status?: Record<string, unknown>;
+}): { status?: string; reason?: string; message?: string; observedGeneration?: number } | undefined {
   const conditions = obj.status?.conditions;
   if (!Array.isArray(conditions)) return undefined;
   return (conditions as Array<Record<string, unknown>>).find((c) => c.type === 'Ready') as ReturnType<typeof readyOf>;
@@ -143,7 +166,13 @@ export class InstrumentedClient extends KubeClient {
     return new InstrumentedClient(loadClusterConnection({ path: testCluster().kubeconfig }));
   }
 
-  override async patch<T = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+  override async patch<T = KubeObject>(
+    ref: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    opts: PatchOptions,
+  ): Promise<T> {
     if (opts.subresource === 'status') {
       if (this.failStatusFor(name)) throw new ApiError(500, 'InternalError', `injected failure for ${name}`, {});
       const before = this.beforeStatusPatch;
@@ -165,7 +194,11 @@ export class InstrumentedClient extends KubeClient {
   }
 }
 
-export async function runOperatorWith(client: KubeClient, namespace: string, overrides: Partial<OperatorSettings> = {}): Promise<RunningOperator> {
+export async function runOperatorWith(
+  client: KubeClient,
+  namespace: string,
+  overrides: Partial<OperatorSettings> = {},
+): Promise<RunningOperator> {
   const operator = await startOperator({
     client,
     settings: {

@@ -20,7 +20,12 @@ function catalogue(machineTypes: MachineCatalogue['machineTypes']): MachineCatal
 }
 
 function configMap(json: string): string {
-  return yaml.dump({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CONFIGMAP }, data: { 'machine-types.json': json } });
+  return yaml.dump({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: CONFIGMAP },
+    data: { 'machine-types.json': json },
+  });
 }
 
 function model(name: string, id: string, machineType: string): string {
@@ -37,19 +42,36 @@ spec:
 `;
 }
 
-interface Deployment { metadata: { generation?: number; annotations?: Record<string, string> }; spec: { template: { spec: { containers: { resources: unknown }[] } } } }
+interface Deployment {
+  metadata: { generation?: number; annotations?: Record<string, string> };
+  spec: { template: { spec: { containers: { resources: unknown }[] } } };
+}
 
 async function deployment(ns: string, name: string): Promise<Deployment> {
   return (await getJson(ns, `deployment/dm-${name}`)) as unknown as Deployment;
 }
 
 async function stalledReason(ns: string, name: string): Promise<{ reason?: string; message?: string } | undefined> {
-  const conditions = ((await getJson(ns, `deployedmodel/${name}`)).status?.conditions ?? []) as { type: string; status: string; reason?: string; message?: string }[];
+  const conditions = ((await getJson(ns, `deployedmodel/${name}`)).status?.conditions ?? []) as {
+    type: string;
+    status: string;
+    reason?: string;
+    message?: string;
+  }[];
   return conditions.find((c) => c.type === 'Stalled' && c.status === 'True');
 }
 
 async function configMapEvents(ns: string, reason: string): Promise<string[]> {
-  const r = await kubectl(['get', 'events', '-n', ns, '--field-selector', `involvedObject.kind=ConfigMap,involvedObject.name=${CONFIGMAP},reason=${reason}`, '-o', 'json']);
+  const r = await kubectl([
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--field-selector',
+    `involvedObject.kind=ConfigMap,involvedObject.name=${CONFIGMAP},reason=${reason}`,
+    '-o',
+    'json',
+  ]);
   return (JSON.parse(r.stdout) as { items: { message: string }[] }).items.map((e) => e.message);
 }
 
@@ -58,16 +80,25 @@ describe('the machine catalogue, followed live', () => {
   let op: TestOperator;
 
   /** Every reconcile queued so far has run: the DeployedModel controller's queue is empty and no worker is busy. */
-  const modelsSettled = (): Promise<boolean> => eventually('the DeployedModel queue idle', async () =>
-    (await metricValue(workqueueDepth, { name: `deployedmodel@${ns}` })) === 0 && (await metricValue(activeWorkers, { controller: `deployedmodel@${ns}` })) === 0);
+  const modelsSettled = (): Promise<boolean> =>
+    eventually(
+      'the DeployedModel queue idle',
+      async () =>
+        (await metricValue(workqueueDepth, { name: `deployedmodel@${ns}` })) === 0 &&
+        (await metricValue(activeWorkers, { controller: `deployedmodel@${ns}` })) === 0,
+    );
   const lastLoadSuccessful = async (): Promise<number | undefined> =>
-    (await op.operator.metrics.getSingleMetric('endpoint_operator_machine_catalogue_last_load_successful')?.get())?.values[0]?.value;
+    (await op.operator.metrics.getSingleMetric('endpoint_operator_machine_catalogue_last_load_successful')?.get())
+      ?.values[0]?.value;
 
   beforeAll(async () => {
     ns = await createTestNamespace('catalogue');
     await apply(ns, configMap(JSON.stringify(catalogue({ 'x1-small': tiny }))));
     op = await runOperatorWithCrds(ns, { machineCatalogueConfigMap: CONFIGMAP });
-    await apply(ns, 'apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: catalogue }\nspec: { displayName: Catalogue }\n');
+    await apply(
+      ns,
+      'apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: catalogue }\nspec: { displayName: Catalogue }\n',
+    );
   });
 
   afterAll(async () => {
@@ -90,20 +121,34 @@ describe('the machine catalogue, followed live', () => {
     // An edit that adds a type: no restart, the waiting model deploys.
     await apply(ns, configMap(JSON.stringify(catalogue({ 'x1-small': tiny, 'x1-tiny': tiny }))));
     await waitReady(ns, 'deployedmodel/tiny');
-    expect((await deployment(ns, 'tiny')).spec.template.spec.containers[0]?.resources).toEqual({ requests: tiny, limits: { memory: '128Mi' } });
+    expect((await deployment(ns, 'tiny')).spec.template.spec.containers[0]?.resources).toEqual({
+      requests: tiny,
+      limits: { memory: '128Mi' },
+    });
     await modelsSettled();
-    expect(await deployment(ns, 'small')).toMatchObject({ metadata: { generation: before.metadata.generation }, spec: { template: before.spec.template } });
+    expect(await deployment(ns, 'small')).toMatchObject({
+      metadata: { generation: before.metadata.generation },
+      spec: { template: before.spec.template },
+    });
 
     // An edit of the running model's own type: models created after it get the new shape; the running one keeps its pods.
     const bigger = { cpu: '200m', memory: '256Mi' };
     await apply(ns, configMap(JSON.stringify(catalogue({ 'x1-small': bigger, 'x1-tiny': tiny }))));
     await apply(ns, model('later', '7300', 'x1-small'));
     await waitReady(ns, 'deployedmodel/later');
-    expect((await deployment(ns, 'later')).spec.template.spec.containers[0]?.resources).toEqual({ requests: bigger, limits: { memory: '256Mi' } });
+    expect((await deployment(ns, 'later')).spec.template.spec.containers[0]?.resources).toEqual({
+      requests: bigger,
+      limits: { memory: '256Mi' },
+    });
     await modelsSettled();
     const after = await deployment(ns, 'small');
-    expect(after).toMatchObject({ metadata: { generation: before.metadata.generation }, spec: { template: before.spec.template } });
-    expect(JSON.parse(after.metadata.annotations?.['prediction.endpoint-operator.dev/machine'] ?? '{}')).toMatchObject({ resources: tiny });
+    expect(after).toMatchObject({
+      metadata: { generation: before.metadata.generation },
+      spec: { template: before.spec.template },
+    });
+    expect(JSON.parse(after.metadata.annotations?.['prediction.endpoint-operator.dev/machine'] ?? '{}')).toMatchObject({
+      resources: tiny,
+    });
     expect(readyOf(await getJson(ns, 'deployedmodel/small'))?.status).toBe('True');
   }, 240_000);
 
@@ -112,12 +157,19 @@ describe('the machine catalogue, followed live', () => {
     await apply(ns, configMap(JSON.stringify(good)));
     await eventually('the good catalogue loaded', async () => (await lastLoadSuccessful()) === 1);
 
-    await apply(ns, configMap(JSON.stringify(catalogue({ 'x1-small': tiny, 'x1-tiny': tiny, 'x1-huge': { cpu: 'lots', memory: '1Ti' } }))));
+    await apply(
+      ns,
+      configMap(
+        JSON.stringify(catalogue({ 'x1-small': tiny, 'x1-tiny': tiny, 'x1-huge': { cpu: 'lots', memory: '1Ti' } })),
+      ),
+    );
     const refused = await eventually('a MachineCatalogueInvalid Event', async () => {
       const messages = await configMapEvents(ns, 'MachineCatalogueInvalid');
       return messages.length > 0 ? messages : undefined;
     });
-    expect(refused).toContain('data[machine-types.json]: machineTypes.x1-huge.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; the catalogue in effect is kept');
+    expect(refused).toContain(
+      'data[machine-types.json]: machineTypes.x1-huge.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; the catalogue in effect is kept',
+    );
     expect(await lastLoadSuccessful()).toBe(0);
     // The catalogue in effect is the last good one (x1-tiny is not in the built-in one).
     await apply(ns, model('kept', '7400', 'x1-tiny'));
@@ -125,12 +177,17 @@ describe('the machine catalogue, followed live', () => {
 
     await apply(ns, configMap('{"defaultMachineType": "x1-small",'));
     await eventually('a MachineCatalogueInvalid Event for bad JSON', async () =>
-      (await configMapEvents(ns, 'MachineCatalogueInvalid')).some((m) => m.startsWith('data[machine-types.json] is not JSON: ')));
+      (await configMapEvents(ns, 'MachineCatalogueInvalid')).some((m) =>
+        m.startsWith('data[machine-types.json] is not JSON: '),
+      ),
+    );
     expect(await lastLoadSuccessful()).toBe(0);
 
     await apply(ns, configMap(JSON.stringify(good)));
     await eventually('the fix loaded', async () => (await lastLoadSuccessful()) === 1);
-    expect(await configMapEvents(ns, 'MachineCatalogueLoaded')).toContain('machine-types.json is in effect: 2 machine type(s), 0 accelerator type(s), default machine type x1-small');
+    expect(await configMapEvents(ns, 'MachineCatalogueLoaded')).toContain(
+      'machine-types.json is in effect: 2 machine type(s), 0 accelerator type(s), default machine type x1-small',
+    );
   }, 240_000);
 
   it('falls back to the built-in catalogue when the ConfigMap is deleted; running models go on', async () => {
@@ -142,9 +199,14 @@ describe('the machine catalogue, followed live', () => {
       const s = await stalledReason(ns, 'orphan');
       return s?.reason === 'MachineTypeUnknown' ? s : undefined;
     });
-    expect(stalled.message).toContain('machine type "x1-tiny" is not in the machine catalogue (known: a2-highgpu-1g, e2-standard-2');
+    expect(stalled.message).toContain(
+      'machine type "x1-tiny" is not in the machine catalogue (known: a2-highgpu-1g, e2-standard-2',
+    );
     await modelsSettled();
-    expect(await deployment(ns, 'tiny')).toMatchObject({ metadata: { generation: before.metadata.generation }, spec: { template: before.spec.template } });
+    expect(await deployment(ns, 'tiny')).toMatchObject({
+      metadata: { generation: before.metadata.generation },
+      spec: { template: before.spec.template },
+    });
     expect(readyOf(await getJson(ns, 'deployedmodel/tiny'))?.status).toBe('True');
   }, 120_000);
 });
@@ -163,13 +225,21 @@ describe('a machine catalogue that does not parse when the operator starts', () 
     ns = await createTestNamespace('catalogue-start');
     await apply(ns, configMap('{"defaultMachineType": "x1-small", "machineTypes": {"x1-small": {"cpu": "one"}}}'));
     op = await runOperatorWithCrds(ns, { machineCatalogueConfigMap: CONFIGMAP });
-    await apply(ns, 'apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: catalogue }\nspec: { displayName: Catalogue }\n---' + model('first', '7600', 'x1-small'));
+    await apply(
+      ns,
+      'apiVersion: prediction.endpoint-operator.dev/v1\nkind: PredictionEndpoint\nmetadata: { name: catalogue }\nspec: { displayName: Catalogue }\n---' +
+        model('first', '7600', 'x1-small'),
+    );
     const stalled = await eventually('first Stalled MachineTypeUnknown', async () => {
       const s = await stalledReason(ns, 'first');
       return s?.reason === 'MachineTypeUnknown' ? s : undefined;
     });
-    expect(stalled.message).toContain(`not serving yet: no machine catalogue is in effect: ConfigMap ${ns}/${CONFIGMAP} data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; fix the ConfigMap's machine-types.json (the model is deployed as soon as it parses)`);
-    expect(await configMapEvents(ns, 'MachineCatalogueInvalid')).toContain('data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; no catalogue is in effect: DeployedModels that need one wait');
+    expect(stalled.message).toContain(
+      `not serving yet: no machine catalogue is in effect: ConfigMap ${ns}/${CONFIGMAP} data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; fix the ConfigMap's machine-types.json (the model is deployed as soon as it parses)`,
+    );
+    expect(await configMapEvents(ns, 'MachineCatalogueInvalid')).toContain(
+      'data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi; no catalogue is in effect: DeployedModels that need one wait',
+    );
 
     await apply(ns, configMap(JSON.stringify(catalogue({ 'x1-small': tiny }))));
     await waitReady(ns, 'deployedmodel/first');

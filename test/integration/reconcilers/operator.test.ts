@@ -1,18 +1,33 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { apply, eventually, exampleBackendsIn, examplesIn, getJson, installCrds, InstrumentedClient, readyOf, runOperatorWith, testClient, waitReady } from './harness.js';
+import {
+  apply,
+  eventually,
+  exampleBackendsIn,
+  examplesIn,
+  getJson,
+  installCrds,
+  InstrumentedClient,
+  readyOf,
+  runOperatorWith,
+  testClient,
+  waitReady,
+} from './harness.js';
 import { kstatus } from '../../support/kstatus.js';
 
 const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments';
 
 function endpoints(count: number, prefix: string): string {
-  return Array.from({ length: count }, (_, i) => `
+  return Array.from(
+    { length: count },
+    (_, i) => `
 apiVersion: prediction.endpoint-operator.dev/v1
 kind: PredictionEndpoint
 metadata: { name: ${prefix}-${i} }
 spec: { displayName: "${prefix} ${i}" }
-`).join('---\n');
+`,
+  ).join('---\n');
 }
 
 async function reconciles(controller: string): Promise<number> {
@@ -37,7 +52,9 @@ describe('the operator on a real apiserver', () => {
       const op1 = await runOperatorWith(first, ns);
       await apply(ns, examplesIn('prediction', ns));
       await apply(ns, await exampleBackendsIn('prediction', ns));
-      await apply(ns, `
+      await apply(
+        ns,
+        `
 apiVersion: registry.endpoint-operator.dev/v1
 kind: RegistryService
 metadata: { name: payments }
@@ -52,7 +69,8 @@ apiVersion: prediction.endpoint-operator.dev/v1
 kind: DeployedModel
 metadata: { name: fraud-scoring-shadow }
 spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/models/shadow, automaticResources: { minReplicaCount: 1 } }
-`);
+`,
+      );
       await waitReady(ns, 'predictionendpoints,deployedmodels,registryservices,registryendpoints --all');
       // Let the last status-driven follow-ups (endpoint lists after model writes) settle.
       await eventually('status writes to settle', async () => {
@@ -67,13 +85,32 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
       first.close();
 
       const second = InstrumentedClient.forTestCluster();
-      const counts = await Promise.all(['predictionendpoint', 'deployedmodel', 'registryservice', 'registryendpoint'].map((c) => reconciles(`${c}@${ns}`)));
+      const counts = await Promise.all(
+        ['predictionendpoint', 'deployedmodel', 'registryservice', 'registryendpoint'].map((c) =>
+          reconciles(`${c}@${ns}`),
+        ),
+      );
       const op2 = await runOperatorWith(second, ns);
       await op2.ready;
-      const objects = JSON.parse((await kubectl(['get', '-n', ns, 'predictionendpoints,deployedmodels,registryservices,registryendpoints', '-o', 'json'])).stdout) as { items: unknown[] };
+      const objects = JSON.parse(
+        (
+          await kubectl([
+            'get',
+            '-n',
+            ns,
+            'predictionendpoints,deployedmodels,registryservices,registryendpoints',
+            '-o',
+            'json',
+          ])
+        ).stdout,
+      ) as { items: unknown[] };
       // Every object is reconciled at least once after the restart...
       await eventually('every object reconciled after the restart', async () => {
-        const now = await Promise.all(['predictionendpoint', 'deployedmodel', 'registryservice', 'registryendpoint'].map((c) => reconciles(`${c}@${ns}`)));
+        const now = await Promise.all(
+          ['predictionendpoint', 'deployedmodel', 'registryservice', 'registryendpoint'].map((c) =>
+            reconciles(`${c}@${ns}`),
+          ),
+        );
         return now.reduce((a, b) => a + b, 0) - counts.reduce((a, b) => a + b, 0) >= objects.items.length;
       });
       await new Promise((r) => setTimeout(r, 1000));
@@ -96,7 +133,14 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
       const conflictsBefore = await metricValue(statusConflicts, { kind: 'PredictionEndpoint' });
       // The first status write is preceded by another writer's change, so its resourceVersion is stale.
       client.beforeStatusPatch = async (namespace, name) => {
-        const r = await kubectl(['label', '-n', namespace ?? '', `predictionendpoint/${name}`, 'touched=yes', '--overwrite']);
+        const r = await kubectl([
+          'label',
+          '-n',
+          namespace ?? '',
+          `predictionendpoint/${name}`,
+          'touched=yes',
+          '--overwrite',
+        ]);
         if (r.code !== 0) throw new Error(r.stderr);
       };
       const op = await runOperatorWith(client, ns);
@@ -114,7 +158,10 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
       const op = await runOperatorWith(client, ns);
       const errorsBefore = await metricValue(reconcileErrors, { controller: `predictionendpoint@${ns}` });
       await apply(ns, endpoints(1, 'broken') + '---\n' + endpoints(5, 'healthy'));
-      await waitReady(ns, 'predictionendpoint/healthy-0 predictionendpoint/healthy-1 predictionendpoint/healthy-2 predictionendpoint/healthy-3 predictionendpoint/healthy-4');
+      await waitReady(
+        ns,
+        'predictionendpoint/healthy-0 predictionendpoint/healthy-1 predictionendpoint/healthy-2 predictionendpoint/healthy-3 predictionendpoint/healthy-4',
+      );
       await new Promise((r) => setTimeout(r, 3000));
       const errors = (await metricValue(reconcileErrors, { controller: `predictionendpoint@${ns}` })) - errorsBefore;
       // Exponential backoff from 5 ms: about a dozen attempts in the first few seconds, not thousands.
@@ -172,7 +219,9 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
       await new Promise((r) => setTimeout(r, 3000));
       expect(client.objectPatchAttempts.get('forbidden-0')).toBe(attempts);
       client.failObjectPatchFor = () => false;
-      expect((await kubectl(['annotate', '-n', ns, 'predictionendpoint/forbidden-0', 'example.com/retry=1'])).code).toBe(0);
+      expect(
+        (await kubectl(['annotate', '-n', ns, 'predictionendpoint/forbidden-0', 'example.com/retry=1'])).code,
+      ).toBe(0);
       await waitReady(ns, 'predictionendpoint/forbidden-0', 90);
       await op.stop();
       client.close();
@@ -186,7 +235,14 @@ spec: { endpointRef: { name: fraud-scoring }, model: projects/p/locations/l/mode
     });
 
     it('lets exactly one of two instances reconcile, and the other takes over when it stops', async () => {
-      const leaderElection = { enabled: true, namespace: ns, leaseName: 'endpoint-operator', leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 1 };
+      const leaderElection = {
+        enabled: true,
+        namespace: ns,
+        leaseName: 'endpoint-operator',
+        leaseDurationSeconds: 4,
+        renewDeadlineSeconds: 3,
+        retryPeriodSeconds: 1,
+      };
       const a = InstrumentedClient.forTestCluster();
       const b = InstrumentedClient.forTestCluster();
       const opA = await runOperatorWith(a, ns, { leaderElection: { ...leaderElection, identity: 'instance-a' } });

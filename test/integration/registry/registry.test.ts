@@ -22,11 +22,23 @@ afterAll(async () => {
 });
 
 const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
-const endpoints = (version: string): ResourceRef => ({ group: REGISTRY_GROUP, version, plural: 'registryendpoints', namespaced: true });
+const endpoints = (version: string): ResourceRef => ({
+  group: REGISTRY_GROUP,
+  version,
+  plural: 'registryendpoints',
+  namespaced: true,
+});
 const services: ResourceRef = { group: REGISTRY_GROUP, version: 'v1', plural: 'registryservices', namespaced: true };
 const apply = (yaml: string) => kubectl(['apply', '-n', ns, '--validate=false', '-f', '-'], { input: yaml });
 
-const condition = { type: 'Ready', status: 'False', observedGeneration: 1, lastTransitionTime: '2026-11-22T05:00:00Z', reason: 'ParentNotFound', message: 'no RegistryService has spec.name ' + SERVICE };
+const condition = {
+  type: 'Ready',
+  status: 'False',
+  observedGeneration: 1,
+  lastTransitionTime: '2026-11-22T05:00:00Z',
+  reason: 'ParentNotFound',
+  message: 'no RegistryService has spec.name ' + SERVICE,
+};
 
 describe('RegistryService', () => {
   it('is created, listed by short name and category, and shows its columns', async () => {
@@ -51,17 +63,39 @@ spec:
 
   it('takes a status with resolved endpoints through the status subresource', async () => {
     const status = {
-      endpoints: [{ name: `${SERVICE}/endpoints/checkout-1`, address: '10.20.0.11', port: 8443, annotations: { protocol: 'https' } }],
+      endpoints: [
+        {
+          name: `${SERVICE}/endpoints/checkout-1`,
+          address: '10.20.0.11',
+          port: 8443,
+          annotations: { protocol: 'https' },
+        },
+      ],
       effectiveAnnotations: { tier: 'gold' },
       observedGeneration: 1,
       conditions: [{ ...condition, status: 'True', reason: 'Reconciled', message: 'resolved 1 ready endpoint' }],
     };
-    const written = await harness.client.patch<{ status: unknown }>(services, ns, 'checkout', { status }, { type: 'merge', subresource: 'status' });
+    const written = await harness.client.patch<{ status: unknown }>(
+      services,
+      ns,
+      'checkout',
+      { status },
+      { type: 'merge', subresource: 'status' },
+    );
     expect(written.status).toEqual(status);
   });
 
   it('refuses a change of spec.name', async () => {
-    const r = await kubectl(['patch', '-n', ns, 'regsvc', 'checkout', '--type=merge', '-p', JSON.stringify({ spec: { name: `${SERVICE}-v2` } })]);
+    const r = await kubectl([
+      'patch',
+      '-n',
+      ns,
+      'regsvc',
+      'checkout',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { name: `${SERVICE}-v2` } }),
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/spec\.name: Invalid value: .*field is immutable/);
   });
@@ -92,13 +126,30 @@ spec:
   it('serves a v1 status as v1beta1 with the v1beta1 names', async () => {
     const status = { effectiveAnnotations: { protocol: 'https' }, observedGeneration: 1, conditions: [condition] };
     await harness.client.patch(endpoints('v1'), ns, 'checkout-1', { status }, { type: 'merge', subresource: 'status' });
-    const beta = await harness.client.get<{ status: unknown; metadata: { annotations?: Record<string, string> } }>(endpoints('v1beta1'), ns, 'checkout-1');
-    expect(beta?.status).toEqual({ effectiveMetadata: { protocol: 'https' }, observedGeneration: 1, conditions: [condition] });
+    const beta = await harness.client.get<{ status: unknown; metadata: { annotations?: Record<string, string> } }>(
+      endpoints('v1beta1'),
+      ns,
+      'checkout-1',
+    );
+    expect(beta?.status).toEqual({
+      effectiveMetadata: { protocol: 'https' },
+      observedGeneration: 1,
+      conditions: [condition],
+    });
     expect(beta?.metadata.annotations?.[CONVERSION_DATA_ANNOTATION]).toBeUndefined();
   });
 
   it('refuses adding spec.network through v1beta1 after creation', async () => {
-    const r = await kubectl(['patch', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev', 'checkout-1', '--type=merge', '-p', JSON.stringify({ spec: { network: 'projects/418832410291/locations/global/networks/shop-vpc' } })]);
+    const r = await kubectl([
+      'patch',
+      '-n',
+      ns,
+      'registryendpoints.v1beta1.registry.endpoint-operator.dev',
+      'checkout-1',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { network: 'projects/418832410291/locations/global/networks/shop-vpc' } }),
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/spec\.network: Invalid value: .*field is immutable \(was unset\)/);
   });
@@ -106,14 +157,37 @@ spec:
   it('stores status times written through the v1beta1 status subresource in v1, and keeps them across later v1 status writes', async () => {
     // Both versions carry createTime/updateTime, so the stored v1 object holds them directly and
     // no conversion annotation is needed for status (the /status strategy would drop metadata changes).
-    await harness.client.patch(endpoints('v1beta1'), ns, 'checkout-1', { status: { createTime: '2026-11-22T05:00:00Z', updateTime: '2026-11-22T05:01:00Z' } }, { type: 'merge', subresource: 'status' });
-    const stored = await harness.client.get<{ status?: Record<string, unknown>; metadata: { annotations?: Record<string, string> } }>(endpoints('v1'), ns, 'checkout-1');
+    await harness.client.patch(
+      endpoints('v1beta1'),
+      ns,
+      'checkout-1',
+      { status: { createTime: '2026-11-22T05:00:00Z', updateTime: '2026-11-22T05:01:00Z' } },
+      { type: 'merge', subresource: 'status' },
+    );
+    const stored = await harness.client.get<{
+      status?: Record<string, unknown>;
+      metadata: { annotations?: Record<string, string> };
+    }>(endpoints('v1'), ns, 'checkout-1');
     expect(stored?.status).toMatchObject({ createTime: '2026-11-22T05:00:00Z', updateTime: '2026-11-22T05:01:00Z' });
     expect(stored?.metadata.annotations?.[CONVERSION_DATA_ANNOTATION] ?? '').not.toContain('createTime');
 
-    await harness.client.patch(endpoints('v1'), ns, 'checkout-1', { status: { observedGeneration: 2 } }, { type: 'merge', subresource: 'status' });
-    const beta = await harness.client.get<{ status: Record<string, unknown>; metadata: { annotations?: Record<string, string> } }>(endpoints('v1beta1'), ns, 'checkout-1');
-    expect(beta?.status).toMatchObject({ createTime: '2026-11-22T05:00:00Z', updateTime: '2026-11-22T05:01:00Z', observedGeneration: 2, effectiveMetadata: { protocol: 'https' } });
+    await harness.client.patch(
+      endpoints('v1'),
+      ns,
+      'checkout-1',
+      { status: { observedGeneration: 2 } },
+      { type: 'merge', subresource: 'status' },
+    );
+    const beta = await harness.client.get<{
+      status: Record<string, unknown>;
+      metadata: { annotations?: Record<string, string> };
+    }>(endpoints('v1beta1'), ns, 'checkout-1');
+    expect(beta?.status).toMatchObject({
+      createTime: '2026-11-22T05:00:00Z',
+      updateTime: '2026-11-22T05:01:00Z',
+      observedGeneration: 2,
+      effectiveMetadata: { protocol: 'https' },
+    });
     expect(beta?.metadata.annotations?.[CONVERSION_DATA_ANNOTATION]).toBeUndefined();
   });
 });

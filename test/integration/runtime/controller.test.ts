@@ -41,9 +41,25 @@ describe('a controller on the real apiserver', () => {
         const size = gadget.spec?.size ?? 0;
         await writer.update(gadget, (current) => ({
           observedGeneration: current.metadata.generation,
-          conditions: setCondition(current.status?.conditions, size > 0
-            ? { type: 'Ready', status: 'True', reason: 'Reconciled', message: `size ${size}`, observedGeneration: current.metadata.generation ?? 0 }
-            : { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: 'spec.size: must be positive; set spec.size to 1 or more', observedGeneration: current.metadata.generation ?? 0 }, new Date()),
+          conditions: setCondition(
+            current.status?.conditions,
+            size > 0
+              ? {
+                  type: 'Ready',
+                  status: 'True',
+                  reason: 'Reconciled',
+                  message: `size ${size}`,
+                  observedGeneration: current.metadata.generation ?? 0,
+                }
+              : {
+                  type: 'Ready',
+                  status: 'False',
+                  reason: 'InvalidSpec',
+                  message: 'spec.size: must be positive; set spec.size to 1 or more',
+                  observedGeneration: current.metadata.generation ?? 0,
+                },
+            new Date(),
+          ),
         }));
         return Action.done();
       },
@@ -57,12 +73,20 @@ describe('a controller on the real apiserver', () => {
     client.close();
   });
 
-  const gadgetYaml = (name: string, size: number): string => `apiVersion: ${GADGET_GROUP}/v1\nkind: Gadget\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  size: ${size}\n`;
+  const gadgetYaml = (name: string, size: number): string =>
+    `apiVersion: ${GADGET_GROUP}/v1\nkind: Gadget\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  size: ${size}\n`;
 
   it('drives status to Ready so that kubectl wait works, and settles: its own status write causes no further write', async () => {
     const w0 = await metricValue(statusWrites, { kind: KIND });
     expect((await kubectl(['apply', '-f', '-'], { input: gadgetYaml('g1', 3) })).code).toBe(0);
-    const waited = await kubectl(['wait', '--for=condition=Ready', '--timeout=30s', '-n', ns, `gadgets.${GADGET_GROUP}/g1`]);
+    const waited = await kubectl([
+      'wait',
+      '--for=condition=Ready',
+      '--timeout=30s',
+      '-n',
+      ns,
+      `gadgets.${GADGET_GROUP}/g1`,
+    ]);
     expect(waited.code, waited.stderr).toBe(0);
     // The write produced a MODIFIED event and one more reconcile, which found nothing to change.
     await new Promise((r) => setTimeout(r, 1000));

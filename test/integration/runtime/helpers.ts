@@ -8,7 +8,11 @@ export function testClient(onWarning?: (w: string) => void): KubeClient {
 }
 
 /** Polls `check` every 50 ms until it returns a value that is not undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -72,11 +76,18 @@ spec:
 export async function compactEtcd(): Promise<number> {
   const endpoint = testCluster().etcdEndpoint;
   if (!endpoint) throw new Error('no etcd endpoint (external cluster): cannot compact');
-  const range = await fetch(`${endpoint}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) });
+  const range = await fetch(`${endpoint}/v3/kv/range`, {
+    method: 'POST',
+    body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+  });
   const body = (await range.json()) as { header?: { revision?: string } };
   const revision = Number(body.header?.revision);
-  if (!Number.isFinite(revision) || revision <= 0) throw new Error(`etcd range returned no revision: ${JSON.stringify(body)}`);
-  const compacted = await fetch(`${endpoint}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+  if (!Number.isFinite(revision) || revision <= 0)
+    throw new Error(`etcd range returned no revision: ${JSON.stringify(body)}`);
+  const compacted = await fetch(`${endpoint}/v3/kv/compaction`, {
+    method: 'POST',
+    body: JSON.stringify({ revision: String(revision), physical: true }),
+  });
   if (!compacted.ok) throw new Error(`etcd compaction failed: ${compacted.status} ${await compacted.text()}`);
   return revision;
 }

@@ -30,7 +30,8 @@ class Interruptible<T> implements ListerWatcher<T> {
   }
 }
 
-const yamlCm = (ns: string, name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  value: "${value}"\n`;
+const yamlCm = (ns: string, name: string, value: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  value: "${value}"\n`;
 
 describe('Informer against the real apiserver', () => {
   let client: KubeClient;
@@ -53,7 +54,8 @@ describe('Informer against the real apiserver', () => {
     const seen: string[] = [];
     informer.addEventHandler({
       onAdd: (o) => seen.push(`add:${o.metadata.name ?? ''}`),
-      onUpdate: (_old, o) => seen.push(`update:${o.metadata.name ?? ''}:${String((o.data as Record<string, string> | undefined)?.value)}`),
+      onUpdate: (_old, o) =>
+        seen.push(`update:${o.metadata.name ?? ''}:${String((o.data as Record<string, string> | undefined)?.value)}`),
       onDelete: (o) => seen.push(`delete:${o.metadata.name ?? ''}`),
     });
     runs.push(informer.run(stop.signal));
@@ -64,7 +66,10 @@ describe('Informer against the real apiserver', () => {
     expect((await kubectl(['apply', '-f', '-'], { input: yamlCm(ns, 'live', '1') })).code).toBe(0);
     await eventually('add', () => informer.get(ns, 'live'));
     expect((await kubectl(['apply', '-f', '-'], { input: yamlCm(ns, 'live', '2') })).code).toBe(0);
-    await eventually('update', () => (informer.get(ns, 'live')?.data as Record<string, string> | undefined)?.value === '2');
+    await eventually(
+      'update',
+      () => (informer.get(ns, 'live')?.data as Record<string, string> | undefined)?.value === '2',
+    );
     expect((await kubectl(['delete', 'configmap', 'live', '-n', ns])).code).toBe(0);
     await eventually('delete', () => informer.get(ns, 'live') === undefined);
     expect(seen).toEqual(expect.arrayContaining(['add:before', 'add:live', 'update:live:2', 'delete:live']));
@@ -74,7 +79,8 @@ describe('Informer against the real apiserver', () => {
 
   it('relists after 410 Expired (etcd compacted while the watch was down) and misses no delete', async () => {
     const ns = await createTestNamespace('rt-relist');
-    for (const n of ['keep', 'doomed', 'changed']) expect((await kubectl(['apply', '-f', '-'], { input: yamlCm(ns, n, '0') })).code).toBe(0);
+    for (const n of ['keep', 'doomed', 'changed'])
+      expect((await kubectl(['apply', '-f', '-'], { input: yamlCm(ns, n, '0') })).code).toBe(0);
     const transport = new Interruptible(kubeListerWatcher<KubeObject>(client, coreResources.configMaps, ns));
     const informer = new Informer(transport, { name: 'it-relist', initialBackoffMs: 50 });
     const deleted: string[] = [];
@@ -93,7 +99,10 @@ describe('Informer against the real apiserver', () => {
 
     await eventually('the vanished object to be reported deleted', () => deleted.includes('doomed'));
     expect(informer.get(ns, 'doomed')).toBeUndefined();
-    await eventually('the change made while down', () => (informer.get(ns, 'changed')?.data as Record<string, string> | undefined)?.value === '1');
+    await eventually(
+      'the change made while down',
+      () => (informer.get(ns, 'changed')?.data as Record<string, string> | undefined)?.value === '1',
+    );
     expect(informer.get(ns, 'keep')).toBeDefined();
     expect(await metricValue(informerRelists, { resource: 'it-relist', reason: 'expired' })).toBe(relistsBefore + 1);
     // And it is watching again from the new list.

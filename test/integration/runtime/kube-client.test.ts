@@ -23,7 +23,12 @@ describe('KubeClient against the real apiserver', () => {
   });
   afterAll(() => client.close());
 
-  const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { suite: 'client' } }, data });
+  const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, labels: { suite: 'client' } },
+    data,
+  });
 
   it('creates, gets, replaces and deletes; get of a missing object is undefined; delete of a missing one is false', async () => {
     const created = await client.create<ConfigMap>(cms, ns, cm('one', { a: '1' }));
@@ -59,7 +64,13 @@ describe('KubeClient against the real apiserver', () => {
     expect(p.data).toEqual({ b: '2' });
     p = await client.patch<ConfigMap>(cms, ns, 'patched', { data: { c: '3' } }, { type: 'strategic' });
     expect(p.data).toEqual({ b: '2', c: '3' });
-    p = await client.patch<ConfigMap>(cms, ns, 'patched', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'patched' }, data: { d: '4' } }, { type: 'apply', fieldManager: 'rt-test', force: true });
+    p = await client.patch<ConfigMap>(
+      cms,
+      ns,
+      'patched',
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'patched' }, data: { d: '4' } },
+      { type: 'apply', fieldManager: 'rt-test', force: true },
+    );
     expect(p.data).toMatchObject({ d: '4' });
     expect(p.metadata.managedFields?.some((m) => m.manager === 'rt-test')).toBe(true);
   });
@@ -68,18 +79,25 @@ describe('KubeClient against the real apiserver', () => {
     await client.create(cms, ns, cm('dry'), { dryRun: true });
     expect(await client.get(cms, ns, 'dry')).toBeUndefined();
     const kept = await client.create<ConfigMap>(cms, ns, cm('guarded'));
-    const wrong = await client.delete(cms, ns, 'guarded', { preconditions: { uid: '00000000-0000-0000-0000-000000000000' } }).catch((e: unknown) => e);
+    const wrong = await client
+      .delete(cms, ns, 'guarded', { preconditions: { uid: '00000000-0000-0000-0000-000000000000' } })
+      .catch((e: unknown) => e);
     expect(wrong).toMatchObject({ status: 409, reason: 'Conflict' });
     expect(await client.delete(cms, ns, 'guarded', { preconditions: { uid: kept.metadata.uid ?? '' } })).toBe(true);
   });
 
   it('lists with a label selector, page by page', async () => {
-    for (const n of ['p1', 'p2', 'p3', 'p4', 'p5']) await client.create(cms, ns, { ...cm(n), metadata: { name: n, labels: { suite: 'paged' } } });
+    for (const n of ['p1', 'p2', 'p3', 'p4', 'p5'])
+      await client.create(cms, ns, { ...cm(n), metadata: { name: n, labels: { suite: 'paged' } } });
     const names: string[] = [];
     let cont: string | undefined;
     let pages = 0;
     do {
-      const page = await client.list<ConfigMap>(cms, ns, { labelSelector: 'suite=paged', limit: 2, ...(cont ? { continue: cont } : {}) });
+      const page = await client.list<ConfigMap>(cms, ns, {
+        labelSelector: 'suite=paged',
+        limit: 2,
+        ...(cont ? { continue: cont } : {}),
+      });
       expect(page.resourceVersion).not.toBe('');
       names.push(...page.items.map((i) => i.metadata.name ?? ''));
       cont = page.continue;
@@ -93,7 +111,13 @@ describe('KubeClient against the real apiserver', () => {
     const start = await client.list(cms, ns, { limit: 1 });
     const events: string[] = [];
     const ac = new AbortController();
-    const watching = client.watch<ConfigMap>(cms, ns, { resourceVersion: start.resourceVersion, timeoutSeconds: 2, allowWatchBookmarks: true }, (e) => events.push(`${e.type}:${e.object.metadata.name ?? ''}`), ac.signal);
+    const watching = client.watch<ConfigMap>(
+      cms,
+      ns,
+      { resourceVersion: start.resourceVersion, timeoutSeconds: 2, allowWatchBookmarks: true },
+      (e) => events.push(`${e.type}:${e.object.metadata.name ?? ''}`),
+      ac.signal,
+    );
     await client.create(cms, ns, cm('watched'));
     await client.delete(cms, ns, 'watched');
     await watching; // ends by itself after ~2 s
@@ -104,7 +128,13 @@ describe('KubeClient against the real apiserver', () => {
     const start = await client.list(cms, ns, { limit: 1 });
     const ac = new AbortController();
     const t0 = Date.now();
-    const watching = client.watch(cms, ns, { resourceVersion: start.resourceVersion, timeoutSeconds: 60 }, () => undefined, ac.signal);
+    const watching = client.watch(
+      cms,
+      ns,
+      { resourceVersion: start.resourceVersion, timeoutSeconds: 60 },
+      () => undefined,
+      ac.signal,
+    );
     setTimeout(() => ac.abort(), 200);
     await watching;
     expect(Date.now() - t0).toBeLessThan(5_000);

@@ -16,15 +16,22 @@ describe('leader election on a real Lease', () => {
 
   it('with two electors exactly one leads, and the other takes over at once when the first releases', async () => {
     const timing = { leaseDurationSeconds: 6, renewDeadlineSeconds: 4, retryPeriodSeconds: 0.5 };
-    const make = (identity: string) => new LeaderElector({ client, namespace: ns, name: 'rt-lock', identity, ...timing });
+    const make = (identity: string) =>
+      new LeaderElector({ client, namespace: ns, name: 'rt-lock', identity, ...timing });
     const a = make('replica-a');
     const b = make('replica-b');
     const stopA = new AbortController();
     const stopB = new AbortController();
     const started: string[] = [];
     const stopped: string[] = [];
-    const runA = a.run({ onStartedLeading: () => void started.push('a'), onStoppedLeading: () => void stopped.push('a') }, stopA.signal);
-    const runB = b.run({ onStartedLeading: () => void started.push('b'), onStoppedLeading: () => void stopped.push('b') }, stopB.signal);
+    const runA = a.run(
+      { onStartedLeading: () => void started.push('a'), onStoppedLeading: () => void stopped.push('a') },
+      stopA.signal,
+    );
+    const runB = b.run(
+      { onStartedLeading: () => void started.push('b'), onStoppedLeading: () => void stopped.push('b') },
+      stopB.signal,
+    );
 
     await eventually('a leader', () => a.isLeader() || b.isLeader());
     // Watch for 3 s (several retry periods): never two leaders, never a change of leader.

@@ -24,12 +24,21 @@ describe('status writes, finalizers and events against the real apiserver', () =
   });
   afterAll(() => client.close());
 
-  const gadget = (name: string): KubeObject => ({ apiVersion: `${GADGET_GROUP}/v1`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } });
+  const gadget = (name: string): KubeObject => ({
+    apiVersion: `${GADGET_GROUP}/v1`,
+    kind: 'Gadget',
+    metadata: { name },
+    spec: { size: 1 },
+  });
 
   it('writes status only when it changed (key order ignored) and counts each write', async () => {
     const created = await client.create<KubeObject>(gadgets, ns, gadget('g1'));
     const w0 = await metricValue(statusWrites, { kind: KIND });
-    const first = await writer.update(created, () => ({ phase: 'Ready', observedGeneration: 1, detail: { a: 1, b: 2 } }));
+    const first = await writer.update(created, () => ({
+      phase: 'Ready',
+      observedGeneration: 1,
+      detail: { a: 1, b: 2 },
+    }));
     expect(first.written).toBe(true);
     expect(first.object?.status).toEqual({ phase: 'Ready', observedGeneration: 1, detail: { a: 1, b: 2 } });
     expect(await metricValue(statusWrites, { kind: KIND })).toBe(w0 + 1);
@@ -44,7 +53,10 @@ describe('status writes, finalizers and events against the real apiserver', () =
     // A removed field is removed on the server too (merge patch null), not left behind.
     const shrunk = await writer.update(after!, () => ({ phase: 'Ready', observedGeneration: 1 }));
     expect(shrunk.written).toBe(true);
-    expect((await client.get<KubeObject>(gadgets, ns, 'g1'))?.status).toEqual({ phase: 'Ready', observedGeneration: 1 });
+    expect((await client.get<KubeObject>(gadgets, ns, 'g1'))?.status).toEqual({
+      phase: 'Ready',
+      observedGeneration: 1,
+    });
     expect(await metricValue(statusWrites, { kind: KIND })).toBe(w0 + 2);
   });
 
@@ -67,15 +79,25 @@ describe('status writes, finalizers and events against the real apiserver', () =
 
   it('adds and removes a finalizer, surviving a concurrent change, and routes apply/cleanup', async () => {
     const fin = 'runtime-test.endpoint-operator.dev/cleanup';
-    const obj = await client.create<KubeObject>(coreResources.configMaps, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fin', finalizers: ['other.example.com/keep'] } });
+    const obj = await client.create<KubeObject>(coreResources.configMaps, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'fin', finalizers: ['other.example.com/keep'] },
+    });
     await client.patch(coreResources.configMaps, ns, 'fin', { data: { touched: 'yes' } }, { type: 'merge' }); // makes `obj` stale
     const added = await addFinalizer(client, coreResources.configMaps, obj, fin);
     expect(added?.metadata.finalizers).toEqual(['other.example.com/keep', fin]);
 
     const calls: string[] = [];
     const handlers = {
-      apply: async () => { calls.push('apply'); return Action.done(); },
-      cleanup: async () => { calls.push('cleanup'); return { done: true, result: Action.done() }; },
+      apply: async () => {
+        calls.push('apply');
+        return Action.done();
+      },
+      cleanup: async () => {
+        calls.push('cleanup');
+        return { done: true, result: Action.done() };
+      },
     };
     await reconcileWithFinalizer({ client, ref: coreResources.configMaps, finalizer: fin }, added!, handlers);
     expect(calls).toEqual(['apply']);
@@ -94,16 +116,23 @@ describe('status writes, finalizers and events against the real apiserver', () =
   it('aggregates repeated events into one Event with a count', async () => {
     const regarding = await client.create<KubeObject>(gadgets, ns, gadget('g-events'));
     const recorder = new EventRecorder({ client, component: 'endpoint-operator-test' });
-    for (let i = 0; i < 3; i++) expect(await recorder.record(regarding, 'Warning', 'InvalidSpec', 'spec.size: must be positive')).toBe(true);
+    for (let i = 0; i < 3; i++)
+      expect(await recorder.record(regarding, 'Warning', 'InvalidSpec', 'spec.size: must be positive')).toBe(true);
     expect(await recorder.record(regarding, 'Normal', 'Reconciled', 'ok')).toBe(true);
-    const events = await client.list<KubeObject & { reason?: string; count?: number; involvedObject?: { uid?: string } }>(coreResources.events, ns);
+    const events = await client.list<
+      KubeObject & { reason?: string; count?: number; involvedObject?: { uid?: string } }
+    >(coreResources.events, ns);
     const mine = events.items.filter((e) => e.involvedObject?.uid === regarding.metadata.uid);
     expect(mine.map((e) => `${e.reason}:${e.count}`).sort()).toEqual(['InvalidSpec:3', 'Reconciled:1']);
   });
 
   it('an event that cannot be written resolves false instead of throwing', async () => {
     const recorder = new EventRecorder({ client, component: 'endpoint-operator-test' });
-    const ghost: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ghost', namespace: 'no-such-namespace-xyz', uid: 'u' } };
+    const ghost: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'ghost', namespace: 'no-such-namespace-xyz', uid: 'u' },
+    };
     expect(await recorder.record(ghost, 'Normal', 'Test', 'x')).toBe(false);
   });
 });

@@ -26,7 +26,8 @@ const LIMITS = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTime
 const logLines: Record<string, unknown>[] = [];
 const sink = new Writable({
   write(chunk: Buffer, _enc, done) {
-    for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const line of chunk.toString('utf8').split('\n'))
+      if (line.trim() !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
     done();
   },
 });
@@ -45,18 +46,30 @@ let client: KubeClient;
 let api: RunningKubernetesSignIn;
 let port = 0;
 const ledger = new FlakyLedger(realClock);
-const agents = { a: new Agent({ localAddress: '127.0.0.2', connections: 128 }), b: new Agent({ localAddress: '127.0.0.3' }) };
+const agents = {
+  a: new Agent({ localAddress: '127.0.0.2', connections: 128 }),
+  b: new Agent({ localAddress: '127.0.0.3' }),
+};
 
 beforeAll(async () => {
   await installPosCrds();
   ns = await createTestNamespace('signin-hostile');
-  await Promise.all(['ana-password', 'bruno-password', 'rita-password'].map((name) => createPasswordSecret(ns, name, PASSWORD)));
+  await Promise.all(
+    ['ana-password', 'bruno-password', 'rita-password'].map((name) => createPasswordSecret(ns, name, PASSWORD)),
+  );
   const applied = await kubectl(['apply', '-f', '-'], { input: posExamples(ns) });
   expect(applied.code, applied.stderr).toBe(0);
   client = testClient();
   api = await startKubernetesSignIn({
-    client, namespace: ns, port: 0, logger: pino({ level: 'info' }, sink), reportStatus: false, sweepIntervalMs: 0,
-    attemptLedger: ledger, serverLimits: LIMITS, verificationLimits: { concurrency: 2, perClient: 4 },
+    client,
+    namespace: ns,
+    port: 0,
+    logger: pino({ level: 'info' }, sink),
+    reportStatus: false,
+    sweepIntervalMs: 0,
+    attemptLedger: ledger,
+    serverLimits: LIMITS,
+    verificationLimits: { concurrency: 2, perClient: 4 },
   });
   port = Number(new URL(api.url).port);
 }, 120_000);
@@ -67,14 +80,25 @@ afterAll(async () => {
   await Promise.all(Object.values(agents).map((a) => a.close()));
 });
 
-async function post(path: string, body: string, opts: { contentType?: string; agent?: Agent; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
+async function post(
+  path: string,
+  body: string,
+  opts: { contentType?: string; agent?: Agent; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
   const res = await request(`${api.url}${path}`, {
-    method: 'POST', body, dispatcher: opts.agent ?? agents.b,
+    method: 'POST',
+    body,
+    dispatcher: opts.agent ?? agents.b,
     headers: { 'content-type': opts.contentType ?? 'application/json', ...opts.headers },
-    headersTimeout: 30_000, bodyTimeout: 30_000,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
   });
   const text = await res.body.text();
-  return { status: res.statusCode, headers: res.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+  };
 }
 
 /** A raw exchange on its own socket: what the server answered before closing, and when it closed. */
@@ -95,7 +119,14 @@ function raw(text: string, drip?: string): Promise<{ text: string; ms: number }>
   });
 }
 
-const BODY_ROUTES = ['/auth/admin/login', '/auth/shop/login', '/auth/pos/login', '/auth/pos/select-shop', '/auth/refresh', '/auth/logout'];
+const BODY_ROUTES = [
+  '/auth/admin/login',
+  '/auth/shop/login',
+  '/auth/pos/login',
+  '/auth/pos/select-shop',
+  '/auth/refresh',
+  '/auth/logout',
+];
 
 describe('bad input is a 4xx, always', () => {
   it(`answers nesting deeper than ${MAX_JSON_DEPTH} with 400 problem+json naming the limit, on every body route`, async () => {
@@ -113,13 +144,21 @@ describe('bad input is a 4xx, always', () => {
 
   it('accepts only UTF-8 JSON (415 for utf-16 or latin1) and refuses two Host headers with 400', async () => {
     for (const charset of ['utf-16', 'latin1', 'ISO-8859-1']) {
-      const res = await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), { contentType: `application/json; charset=${charset}` });
+      const res = await post(
+        '/auth/pos/login',
+        JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }),
+        { contentType: `application/json; charset=${charset}` },
+      );
       expect(res.status, charset).toBe(415);
       expect(res.body.type).toBe('urn:endpoint-operator:signin:unsupported-media-type');
     }
-    const utf8 = await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), { contentType: 'application/json; charset=UTF-8' });
+    const utf8 = await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), {
+      contentType: 'application/json; charset=UTF-8',
+    });
     expect(utf8.status).toBe(200);
-    const twoHosts = await raw('POST /auth/pos/login HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}');
+    const twoHosts = await raw(
+      'POST /auth/pos/login HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
     expect(twoHosts.text).toMatch(/^HTTP\/1\.1 400 /);
     expect(twoHosts.text).toContain('more than one Host header');
   });
@@ -129,7 +168,10 @@ describe('bounded time', () => {
   it('answers slow headers and a slow body 408 problem+json, closed within the limits', async () => {
     const [headers, body] = await Promise.all([
       raw('POST /auth/pos/login HTTP/1.1\r\nHost: s\r\n', 'X-Slow: 1\r\n'),
-      raw('POST /auth/pos/login HTTP/1.1\r\nHost: s\r\nContent-Type: application/json\r\nContent-Length: 16000\r\n\r\n{', ' '),
+      raw(
+        'POST /auth/pos/login HTTP/1.1\r\nHost: s\r\nContent-Type: application/json\r\nContent-Length: 16000\r\n\r\n{',
+        ' ',
+      ),
     ]);
     expect(headers.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(headers.text).toContain('urn:endpoint-operator:signin:request-timeout');
@@ -144,12 +186,22 @@ describe('every 5xx is logged once with its request id', () => {
     ledger.failing = true;
     try {
       const before = logLines.length;
-      const res = await post('/auth/pos/login', JSON.stringify({ email: 'nobody@example.com', password: 'secret-guess-123' }), { headers: { 'x-request-id': 'signin-probe-1' } });
+      const res = await post(
+        '/auth/pos/login',
+        JSON.stringify({ email: 'nobody@example.com', password: 'secret-guess-123' }),
+        { headers: { 'x-request-id': 'signin-probe-1' } },
+      );
       expect(res.status).toBe(503);
       expect(res.headers['x-request-id']).toBe('signin-probe-1');
       const errors = logLines.slice(before).filter((l) => l.level === 50);
       expect(errors).toHaveLength(1);
-      expect(errors[0]).toMatchObject({ server: 'signin', route: '/auth/pos/login', requestId: 'signin-probe-1', status: 503, cause: 'TypeError' });
+      expect(errors[0]).toMatchObject({
+        server: 'signin',
+        route: '/auth/pos/login',
+        requestId: 'signin-probe-1',
+        status: 503,
+        cause: 'TypeError',
+      });
       expect((errors[0]?.err as { stack: string }).stack).toContain('forced ledger fault');
       expect(JSON.stringify(errors)).not.toContain('secret-guess-123');
     } finally {
@@ -160,10 +212,22 @@ describe('every 5xx is logged once with its request id', () => {
 
 describe('fair sign-in', () => {
   it('60 concurrent unknown-email logins from one address get 429 at once; another address signs in every time', async () => {
-    const flood = Promise.all(Array.from({ length: 60 }, (_, i) => post('/auth/pos/login', JSON.stringify({ email: `nobody-${i}@example.com`, password: `guess-${i}` }), { agent: agents.a })));
+    const flood = Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        post('/auth/pos/login', JSON.stringify({ email: `nobody-${i}@example.com`, password: `guess-${i}` }), {
+          agent: agents.a,
+        }),
+      ),
+    );
     const others: number[] = [];
     for (let i = 0; i < 5; i++) {
-      others.push((await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), { agent: agents.b })).status);
+      others.push(
+        (
+          await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), {
+            agent: agents.b,
+          })
+        ).status,
+      );
     }
     const floodStatuses = (await flood).map((r) => r.status);
     expect(others).toEqual([200, 200, 200, 200, 200]);
@@ -190,7 +254,15 @@ describe('fair sign-in', () => {
       await new Promise((r) => setTimeout(r, 300));
       const fresh = new Agent({ localAddress: '127.0.0.4', pipelining: 0 });
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), { agent: fresh, headers: { connection: 'close' } })).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push(
+          (
+            await post('/auth/pos/login', JSON.stringify({ email: 'ana.silva@example.com', password: PASSWORD }), {
+              agent: fresh,
+              headers: { connection: 'close' },
+            })
+          ).status,
+        );
       await fresh.close();
       expect(statuses).toEqual([200, 200, 200, 200, 200]);
     } finally {

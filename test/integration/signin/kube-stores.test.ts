@@ -4,7 +4,11 @@ import { ManualClock } from '../../support/manual-clock.js';
 import { KubernetesSessionStore } from '../../../src/signin/kube/sessions.js';
 import { decodeProtectedHeader } from 'jose';
 import { realClock } from '../../../src/runtime/clock.js';
-import { KubernetesSigningKeyStore, ROTATE_ANNOTATION, ROTATED_ANNOTATION } from '../../../src/signin/kube/signing-key.js';
+import {
+  KubernetesSigningKeyStore,
+  ROTATE_ANNOTATION,
+  ROTATED_ANNOTATION,
+} from '../../../src/signin/kube/signing-key.js';
 import { TokenService } from '../../../src/signin/tokens.js';
 import { RefreshTokens } from '../../../src/signin/refresh-rotation.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
@@ -33,16 +37,28 @@ describe('Kubernetes stores of the sign-in API', () => {
   it('rotates on request: exactly one replica writes a new key, every replica signs with it and still verifies the old one', async () => {
     const stop = new AbortController();
     try {
-      const replicas = [new KubernetesSigningKeyStore(client, ns, 'rotating-key'), new KubernetesSigningKeyStore(client, ns, 'rotating-key')];
+      const replicas = [
+        new KubernetesSigningKeyStore(client, ns, 'rotating-key'),
+        new KubernetesSigningKeyStore(client, ns, 'rotating-key'),
+      ];
       const before = await Promise.all(replicas.map((r) => r.load()));
       const services = before.map((keys) => new TokenService(keys, realClock));
       replicas.forEach((r, i) => r.onChange((keys) => services[i]!.setKeys(keys)));
       expect(await Promise.all(replicas.map((r) => r.watch(stop.signal)))).toEqual([true, true]);
       const oldToken = await services[0]!.issueAccessToken({ kind: 'ShopUser', name: 'x' }, 's-1', 'pos');
-      const annotated = await kubectl(['annotate', 'secret', 'rotating-key', '-n', ns, `${ROTATE_ANNOTATION}=first`, '--overwrite']);
+      const annotated = await kubectl([
+        'annotate',
+        'secret',
+        'rotating-key',
+        '-n',
+        ns,
+        `${ROTATE_ANNOTATION}=first`,
+        '--overwrite',
+      ]);
       expect(annotated.code, annotated.stderr).toBe(0);
       const deadline = Date.now() + 10_000;
-      while (services.some((s) => s.publicJwks().keys.length < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (services.some((s) => s.publicJwks().keys.length < 2) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       const oldKid = before[0]!.current.kid;
       for (const s of services) {
         const kids = s.publicJwks().keys.map((k) => k.kid);
@@ -55,7 +71,9 @@ describe('Kubernetes stores of the sign-in API', () => {
       const newToken = await services[1]!.issueAccessToken({ kind: 'ShopUser', name: 'x' }, 's-2', 'pos');
       expect(decodeProtectedHeader(newToken).kid).toBe(services[0]!.publicJwks().keys[0]!.kid);
       expect(await services[0]!.verifyAccessToken(newToken, 'pos')).toBeDefined();
-      const secret = JSON.parse((await kubectl(['get', 'secret', 'rotating-key', '-n', ns, '-o', 'json'])).stdout) as { metadata: { annotations: Record<string, string> } };
+      const secret = JSON.parse((await kubectl(['get', 'secret', 'rotating-key', '-n', ns, '-o', 'json'])).stdout) as {
+        metadata: { annotations: Record<string, string> };
+      };
       expect(secret.metadata.annotations[ROTATED_ANNOTATION]).toBe('first');
     } finally {
       stop.abort();
@@ -111,7 +129,8 @@ describe('Kubernetes stores of the sign-in API', () => {
       await watching.sweepExpired(clock);
       expect(await writer.get(session.id)).toBeUndefined();
       // deleted while watched: still refused for an access-token lifetime
-      while (watching.families.get(ns, session.id) && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 10));
+      while (watching.families.get(ns, session.id) && Date.now() < deadline + 5000)
+        await new Promise((r) => setTimeout(r, 10));
       expect(watching.isRevoked(session.id)).toBe(true);
       await clock.advance(61_000);
       expect(watching.isRevoked(session.id)).toBe(false);

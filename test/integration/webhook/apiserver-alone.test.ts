@@ -43,12 +43,18 @@ beforeAll(async () => {
   // The apiserver drops a configuration through an informer: wait until admission no longer answers.
   // A rule only the webhook enforces (README): a BigQuery table id of 1,200 UTF-8 bytes.
   const outputUri = `bq://probe-project.logs.${'é'.repeat(600)}`;
-  const probe = JSON.stringify({ apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'probe' }, spec: { displayName: 'probe', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri } } } });
+  const probe = JSON.stringify({
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'PredictionEndpoint',
+    metadata: { name: 'probe' },
+    spec: { displayName: 'probe', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri } } },
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     const r = await kubectl(['create', '-n', ns, '--dry-run=server', '-f', '-'], { input: probe });
     if (r.code === 0) break;
-    if (Date.now() > deadline) throw new Error(`the webhook still answers 30 s after its configuration was deleted: ${r.stderr}`);
+    if (Date.now() > deadline)
+      throw new Error(`the webhook still answers 30 s after its configuration was deleted: ${r.stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 });
@@ -95,10 +101,19 @@ describe('the apiserver alone, with the admission webhooks deleted', () => {
 describe('validation ratcheting', () => {
   const crd = crdFor(predictionEndpointKind);
   const specSchema = (c: typeof crd) =>
-    (c.spec.versions as { schema: { openAPIV3Schema: JSONSchemaProps } }[])[0]?.schema.openAPIV3Schema.properties?.spec as JSONSchemaProps;
+    (c.spec.versions as { schema: { openAPIV3Schema: JSONSchemaProps } }[])[0]?.schema.openAPIV3Schema.properties
+      ?.spec as JSONSchemaProps;
   const endpoint = (labels: Record<string, string>, description: string) =>
-    JSON.stringify({ apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'stored-before', namespace: ns }, spec: { displayName: 'stored before the rule', description, labels } });
-  const applyCrd = (c: typeof crd) => kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=ratcheting-test', '-f', '-'], { input: JSON.stringify(c) });
+    JSON.stringify({
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      kind: 'PredictionEndpoint',
+      metadata: { name: 'stored-before', namespace: ns },
+      spec: { displayName: 'stored before the rule', description, labels },
+    });
+  const applyCrd = (c: typeof crd) =>
+    kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=ratcheting-test', '-f', '-'], {
+      input: JSON.stringify(c),
+    });
 
   afterAll(async () => {
     await applyCrd(crd);
@@ -121,7 +136,9 @@ describe('validation ratcheting', () => {
 
     expect((await applyCrd(crd)).code).toBe(0);
     for (;;) {
-      const probe = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: endpoint(badKey, 'v1').replace('stored-before', 'probe-rule') });
+      const probe = await kubectl(['create', '--dry-run=server', '-f', '-'], {
+        input: endpoint(badKey, 'v1').replace('stored-before', 'probe-rule'),
+      });
       if (probe.code !== 0) break;
       if (Date.now() > deadline + 30_000) throw new Error('the tightened rule never took effect');
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -129,7 +146,9 @@ describe('validation ratcheting', () => {
 
     const unchangedLabels = await kubectl(['replace', '-f', '-'], { input: endpoint(badKey, 'v2') });
     expect(unchangedLabels.code, unchangedLabels.stderr).toBe(0);
-    const changedLabels = await kubectl(['replace', '-f', '-'], { input: endpoint({ ...badKey, Owner: 'risk' }, 'v3') });
+    const changedLabels = await kubectl(['replace', '-f', '-'], {
+      input: endpoint({ ...badKey, Owner: 'risk' }, 'v3'),
+    });
     expect(changedLabels.code).not.toBe(0);
     expect(changedLabels.stderr).toMatch(/spec\.labels: Invalid value: ("object": )?every key must be valid/);
   });
@@ -141,7 +160,12 @@ describe('the v1beta1 spec.network transition rule', () => {
       apiVersion: 'registry.endpoint-operator.dev/v1beta1',
       kind: 'RegistryEndpoint',
       metadata: { name: 'network-transitions', namespace: ns },
-      spec: { name: 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/network-transitions', address: '10.0.0.7', port: 80, ...(network === undefined ? {} : { network }) },
+      spec: {
+        name: 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/network-transitions',
+        address: '10.0.0.7',
+        port: 80,
+        ...(network === undefined ? {} : { network }),
+      },
     });
   const replace = (network: string | undefined) => kubectl(['replace', '-f', '-'], { input: endpoint(network) });
   const vpc = 'projects/418832410291/locations/global/networks/a';
@@ -153,7 +177,13 @@ describe('the v1beta1 spec.network transition rule', () => {
     const added = await replace(vpc);
     expect(added.code).not.toBe(0);
     expect(added.stderr).toContain('spec.network: Invalid value: field is immutable (was unset)');
-    await kubectl(['delete', 'registryendpoints.v1beta1.registry.endpoint-operator.dev', '-n', ns, 'network-transitions']);
+    await kubectl([
+      'delete',
+      'registryendpoints.v1beta1.registry.endpoint-operator.dev',
+      '-n',
+      ns,
+      'network-transitions',
+    ]);
     expect((await kubectl(['create', '-f', '-'], { input: endpoint(vpc) })).code).toBe(0);
     expect((await replace(vpc)).code).toBe(0);
     const changed = await replace(vpc.replace(/a$/, 'b'));
@@ -165,20 +195,60 @@ describe('the v1beta1 spec.network transition rule', () => {
 
 describe('isIP agrees with the address validator', () => {
   // Forms the validator (src/api/registry/address.ts) accepts that a stricter parser might not.
-  const accepted = ['10.0.0.5', '0.0.0.0', '255.255.255.255', '::', '::1', '1::', '2001:db8::5', 'fe80::1', '::ffff:10.0.0.1', '::FFFF:10.0.0.1', '0:0:0:0:0:ffff:10.0.0.1', '::ffff:a00:1', '64:ff9b::192.0.2.33', '2001:DB8::A'];
-  const refused = ['::fffff:10.0.0.1', '::ffff:010.0.0.1', '::ffff:10.0.0', '::ffff:10.0.0.1:80', 'ffff::ffff::1', '::ffff:1.2.3.4.5'];
+  const accepted = [
+    '10.0.0.5',
+    '0.0.0.0',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '1::',
+    '2001:db8::5',
+    'fe80::1',
+    '::ffff:10.0.0.1',
+    '::FFFF:10.0.0.1',
+    '0:0:0:0:0:ffff:10.0.0.1',
+    '::ffff:a00:1',
+    '64:ff9b::192.0.2.33',
+    '2001:DB8::A',
+  ];
+  const refused = [
+    '::fffff:10.0.0.1',
+    '::ffff:010.0.0.1',
+    '::ffff:10.0.0',
+    '::ffff:10.0.0.1:80',
+    'ffff::ffff::1',
+    '::ffff:1.2.3.4.5',
+  ];
 
   it.each(accepted)('accepts %s', async (address) => {
     expect(addressProblem(address)).toBeUndefined();
     const name = `addr-${Buffer.from(address).toString('hex').slice(0, 40)}`;
-    const endpoint = { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: { name, namespace: ns }, spec: { name: `projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/${name}`, address, port: 80 } };
+    const endpoint = {
+      apiVersion: 'registry.endpoint-operator.dev/v1',
+      kind: 'RegistryEndpoint',
+      metadata: { name, namespace: ns },
+      spec: {
+        name: `projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/${name}`,
+        address,
+        port: 80,
+      },
+    };
     const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(endpoint) });
     expect(r.code, r.stderr).toBe(0);
   });
 
   it.each(refused)('refuses %s, as the validator does', async (address) => {
     expect(addressProblem(address)).toBeDefined();
-    const endpoint = { apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryEndpoint', metadata: { name: 'addr-refused', namespace: ns }, spec: { name: 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/addr-refused', address, port: 80 } };
+    const endpoint = {
+      apiVersion: 'registry.endpoint-operator.dev/v1',
+      kind: 'RegistryEndpoint',
+      metadata: { name: 'addr-refused', namespace: ns },
+      spec: {
+        name: 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout/endpoints/addr-refused',
+        address,
+        port: 80,
+      },
+    };
     const r = await kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(endpoint) });
     expect(r.stderr).toContain('spec.address: Invalid value');
   });

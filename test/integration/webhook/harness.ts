@@ -4,7 +4,12 @@ import { generateCrds } from '../../../src/api/crd/generate.js';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { KubeClient } from '../../../src/runtime/kube-client.js';
 import { installCrds } from '../../../src/operator/crds.js';
-import { CRDS, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS, type InstallReport } from '../../../src/webhook/install.js';
+import {
+  CRDS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+  type InstallReport,
+} from '../../../src/webhook/install.js';
 import { runWebhooks } from '../../../src/webhook/run.js';
 import type { WebhookServer } from '../../../src/webhook/server.js';
 import { localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
@@ -29,7 +34,15 @@ export async function uninstallWebhooks(client: KubeClient, configurationName: s
   await client.delete(MUTATING_WEBHOOK_CONFIGURATIONS, undefined, configurationName).catch(() => false);
   for (const crd of generateCrds()) {
     if (crd.spec.conversion === undefined) continue;
-    await client.patch(CRDS, undefined, crd.metadata.name, { spec: { conversion: { strategy: 'None', webhook: null } } }, { type: 'merge' }).catch(() => undefined);
+    await client
+      .patch(
+        CRDS,
+        undefined,
+        crd.metadata.name,
+        { spec: { conversion: { strategy: 'None', webhook: null } } },
+        { type: 'merge' },
+      )
+      .catch(() => undefined);
   }
 }
 
@@ -85,7 +98,17 @@ export async function startWebhookHarness(): Promise<WebhookHarness> {
           { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true },
           probeNamespace,
           // A rule only the webhook enforces (the CRD cannot count UTF-8 bytes): a BigQuery table id of 1,200 bytes.
-          { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'probe' }, spec: { displayName: 'probe', predictRequestResponseLoggingConfig: { bigqueryDestination: { outputUri: `bq://probe-project.logs.${'é'.repeat(600)}` } } } },
+          {
+            apiVersion: 'prediction.endpoint-operator.dev/v1',
+            kind: 'PredictionEndpoint',
+            metadata: { name: 'probe' },
+            spec: {
+              displayName: 'probe',
+              predictRequestResponseLoggingConfig: {
+                bigqueryDestination: { outputUri: `bq://probe-project.logs.${'é'.repeat(600)}` },
+              },
+            },
+          },
           { dryRun: true },
         );
         return undefined;

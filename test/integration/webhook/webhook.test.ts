@@ -32,7 +32,10 @@ describe('webhook installation', () => {
     expect(harness.install.configuration).toBe('created');
     expect(harness.install.mutatingConfiguration).toBe('created');
     expect(harness.install.crds).toEqual({ 'registryendpoints.registry.endpoint-operator.dev': 'updated' });
-    const crd = await harness.client.get<{ metadata: object; spec: { conversion: { webhook: { clientConfig: { url?: string; service?: unknown; caBundle?: string } } } } }>(CRDS, undefined, 'registryendpoints.registry.endpoint-operator.dev');
+    const crd = await harness.client.get<{
+      metadata: object;
+      spec: { conversion: { webhook: { clientConfig: { url?: string; service?: unknown; caBundle?: string } } } };
+    }>(CRDS, undefined, 'registryendpoints.registry.endpoint-operator.dev');
     const clientConfig = crd?.spec.conversion.webhook.clientConfig;
     expect(clientConfig?.url).toBe(`https://127.0.0.1:${harness.server.port}/convert`);
     expect(clientConfig?.service).toBeUndefined();
@@ -53,8 +56,17 @@ describe('finalizers set at creation by the mutating webhook', () => {
   it('returns a created DeployedModel and PredictionEndpoint with the finalizer, before any controller ran', async () => {
     // No controller runs in this file: the finalizer can only come from the webhook. The API server
     // picks configurations up through an informer, so the first create may race it: retry with new names.
-    const created = async (kind: string, name: string, spec: object): Promise<{ metadata: { finalizers?: string[] } }> => {
-      const manifest = JSON.stringify({ apiVersion: 'prediction.endpoint-operator.dev/v1', kind, metadata: { name }, spec });
+    const created = async (
+      kind: string,
+      name: string,
+      spec: object,
+    ): Promise<{ metadata: { finalizers?: string[] } }> => {
+      const manifest = JSON.stringify({
+        apiVersion: 'prediction.endpoint-operator.dev/v1',
+        kind,
+        metadata: { name },
+        spec,
+      });
       const result = await kubectl(['create', '-n', ns, '-o', 'json', '-f', '-'], { input: manifest });
       expect(result.code, result.stderr).toBe(0);
       return JSON.parse(result.stdout) as { metadata: { finalizers?: string[] } };
@@ -66,10 +78,19 @@ describe('finalizers set at creation by the mutating webhook', () => {
       endpoint = await created('PredictionEndpoint', `fin-ep-${i}`, { displayName: 'finalizer probe' });
     }
     expect(endpoint.metadata.finalizers).toEqual(['prediction.endpoint-operator.dev/finalizer']);
-    const model = await created('DeployedModel', 'fin-model', { endpointRef: { name: 'fin-ep-0' }, model: 'projects/p/locations/l/models/m', automaticResources: { minReplicaCount: 1 } });
+    const model = await created('DeployedModel', 'fin-model', {
+      endpointRef: { name: 'fin-ep-0' },
+      model: 'projects/p/locations/l/models/m',
+      automaticResources: { minReplicaCount: 1 },
+    });
     expect(model.metadata.finalizers).toEqual(['prediction.endpoint-operator.dev/finalizer']);
     // Kinds without a finalizer are not touched.
-    const service = JSON.stringify({ apiVersion: 'registry.endpoint-operator.dev/v1', kind: 'RegistryService', metadata: { name: 'fin-svc' }, spec: { name: 'projects/payments-prod/locations/us-east1/namespaces/checkout/services/fin-svc' } });
+    const service = JSON.stringify({
+      apiVersion: 'registry.endpoint-operator.dev/v1',
+      kind: 'RegistryService',
+      metadata: { name: 'fin-svc' },
+      spec: { name: 'projects/payments-prod/locations/us-east1/namespaces/checkout/services/fin-svc' },
+    });
     const result = await kubectl(['create', '-n', ns, '-o', 'json', '-f', '-'], { input: service });
     expect(result.code, result.stderr).toBe(0);
     const svc = JSON.parse(result.stdout) as { metadata: { finalizers?: string[] } };
@@ -97,7 +118,10 @@ describe('kubectl apply of the examples', () => {
       }
       expect(r.code, r.stderr).toBe(0);
       // The apiserver pruned the field before admission; the webhook read it from the applied manifest.
-      if (example.cluster === 'accepted-with-warning') expect(r.stderr).toMatch(new RegExp(`Warning: ${example.expectField?.replace(/[.[\]]/g, '\\$&') ?? ''}: unknown field: `));
+      if (example.cluster === 'accepted-with-warning')
+        expect(r.stderr).toMatch(
+          new RegExp(`Warning: ${example.expectField?.replace(/[.[\]]/g, '\\$&') ?? ''}: unknown field: `),
+        );
     });
   }
 
@@ -138,21 +162,54 @@ spec:
 
   it('reads a v1beta1 object as v1 with annotations, and back as v1beta1 unchanged', async () => {
     expect((await apply(beta('ledger-beta'))).code).toBe(0);
-    const v1 = await kubectl(['get', '-n', ns, 'registryendpoints.v1.registry.endpoint-operator.dev', 'ledger-beta', '-o', 'json']);
+    const v1 = await kubectl([
+      'get',
+      '-n',
+      ns,
+      'registryendpoints.v1.registry.endpoint-operator.dev',
+      'ledger-beta',
+      '-o',
+      'json',
+    ]);
     expect(v1.code, v1.stderr).toBe(0);
     const asV1 = JSON.parse(v1.stdout) as { apiVersion: string; spec: Record<string, unknown> };
     expect(asV1.apiVersion).toBe('registry.endpoint-operator.dev/v1');
-    expect(asV1.spec).toMatchObject({ name: endpointName, address: '10.20.30.40', port: 8443, annotations: { team: 'payments', 'example.com/tier': 'gold' } });
+    expect(asV1.spec).toMatchObject({
+      name: endpointName,
+      address: '10.20.30.40',
+      port: 8443,
+      annotations: { team: 'payments', 'example.com/tier': 'gold' },
+    });
     expect(asV1.spec.metadata).toBeUndefined();
     expect(asV1.spec.network).toBeUndefined();
 
-    const b = await kubectl(['get', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev', 'ledger-beta', '-o', 'json']);
+    const b = await kubectl([
+      'get',
+      '-n',
+      ns,
+      'registryendpoints.v1beta1.registry.endpoint-operator.dev',
+      'ledger-beta',
+      '-o',
+      'json',
+    ]);
     expect(b.code, b.stderr).toBe(0);
-    const asBeta = JSON.parse(b.stdout) as { apiVersion: string; metadata: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
+    const asBeta = JSON.parse(b.stdout) as {
+      apiVersion: string;
+      metadata: { annotations?: Record<string, string> };
+      spec: Record<string, unknown>;
+    };
     expect(asBeta.apiVersion).toBe('registry.endpoint-operator.dev/v1beta1');
-    expect(asBeta.spec).toEqual({ name: endpointName, address: '10.20.30.40', port: 8443, metadata: { team: 'payments', 'example.com/tier': 'gold' }, network: 'projects/123456789012/locations/global/networks/shared-vpc' });
+    expect(asBeta.spec).toEqual({
+      name: endpointName,
+      address: '10.20.30.40',
+      port: 8443,
+      metadata: { team: 'payments', 'example.com/tier': 'gold' },
+      network: 'projects/123456789012/locations/global/networks/shared-vpc',
+    });
     // Only kubectl's own last-applied annotation: the conversion data does not leak into v1beta1.
-    expect(Object.keys(asBeta.metadata.annotations ?? {})).toEqual(['kubectl.kubernetes.io/last-applied-configuration']);
+    expect(Object.keys(asBeta.metadata.annotations ?? {})).toEqual([
+      'kubectl.kubernetes.io/last-applied-configuration',
+    ]);
   });
 
   it('lists it through both versions', async () => {
@@ -225,12 +282,22 @@ spec:
 `);
     expect(r.code, r.stderr).toBe(0);
     // The apiserver pruned the null; "" stays, and v1beta1 reads it back as it was written.
-    const beta = await kubectl(['get', '-n', ns, 'registryendpoints.v1beta1.registry.endpoint-operator.dev', 'unset-beta', '-o', 'json']);
+    const beta = await kubectl([
+      'get',
+      '-n',
+      ns,
+      'registryendpoints.v1beta1.registry.endpoint-operator.dev',
+      'unset-beta',
+      '-o',
+      'json',
+    ]);
     const spec = (JSON.parse(beta.stdout) as { spec: Record<string, unknown> }).spec;
     expect(spec.port).toBeUndefined();
     expect(spec.network).toBe('');
     // Applying it again unchanged is no change of the immutable network.
-    expect((await apply(`
+    expect(
+      (
+        await apply(`
 apiVersion: registry.endpoint-operator.dev/v1beta1
 kind: RegistryEndpoint
 metadata:
@@ -238,7 +305,9 @@ metadata:
 spec:
   name: ${endpointName.replace('ledger-1', 'unset-1')}
   network: ""
-`)).code).toBe(0);
+`)
+      ).code,
+    ).toBe(0);
   });
 
   it('refuses a change of an immutable field with the field path', async () => {
@@ -270,9 +339,20 @@ spec:
 ${etag === undefined ? '' : `  etag: ${etag}`}
 `;
     expect((await apply(pe('first'))).code).toBe(0);
-    const ref = { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'predictionendpoints', namespaced: true };
+    const ref = {
+      group: 'prediction.endpoint-operator.dev',
+      version: 'v1',
+      plural: 'predictionendpoints',
+      namespaced: true,
+    };
     // What the operator would write after reconciling: the spec's fingerprint in status.etag.
-    await harness.client.patch(ref, ns, 'etag-check', { status: { etag: 'current-etag' } }, { type: 'merge', subresource: 'status' });
+    await harness.client.patch(
+      ref,
+      ns,
+      'etag-check',
+      { status: { etag: 'current-etag' } },
+      { type: 'merge', subresource: 'status' },
+    );
     const stale = await apply(pe('second', 'stale-etag'));
     expect(stale.code).not.toBe(0);
     expect(stale.stderr).toContain('spec.etag');
@@ -298,6 +378,8 @@ spec:
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('spec.address');
     expect(r.stderr).toContain('spec.address: Invalid value: "8.8.8.8:53": must be a bare IPv4 or IPv6 address');
-    expect(r.stderr).toMatch(/spec\.annotations: Invalid value: ("object": )?every key must be valid: a key is an optional prefix/);
+    expect(r.stderr).toMatch(
+      /spec\.annotations: Invalid value: ("object": )?every key must be valid: a key is an optional prefix/,
+    );
   });
 });

@@ -35,9 +35,12 @@ describe('CEL rules in the CRDs', () => {
     );
   });
 
-  it.each(located.map((l) => [`${l.kind}/${l.version} ${l.path}: ${l.rule}`, l] as const))('%s carries a message that says the rule', (_name, l) => {
-    expect(l.message ?? '').toMatch(/\w{3,}.*\w{3,}/);
-  });
+  it.each(located.map((l) => [`${l.kind}/${l.version} ${l.path}: ${l.rule}`, l] as const))(
+    '%s carries a message that says the rule',
+    (_name, l) => {
+      expect(l.message ?? '').toMatch(/\w{3,}.*\w{3,}/);
+    },
+  );
 });
 
 describe('CEL literals', () => {

@@ -9,7 +9,9 @@ const crdDir = join(REPO_ROOT, 'crds');
 
 describe('crds/', () => {
   it('holds exactly one generated file per kind (run `npm run generate` after changing src/api)', () => {
-    const files = readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).sort();
+    const files = readdirSync(crdDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(files).toEqual(allKinds.map(crdFileName).sort());
   });
 
@@ -20,17 +22,25 @@ describe('crds/', () => {
 });
 
 describe('generated CRDs', () => {
-  it.each(allKinds.map((k) => [k.kind, k] as const))('%s has status, printer columns, short names and the category', (_kind, def) => {
-    const crd = crdFor(def);
-    const versions = crd.spec.versions as { name: string; storage: boolean; subresources: unknown; additionalPrinterColumns: { name: string }[] }[];
-    expect(versions.filter((v) => v.storage)).toHaveLength(1);
-    for (const v of versions) {
-      expect(v.subresources).toEqual({ status: {} });
-      const columns = v.additionalPrinterColumns.map((c) => c.name);
-      expect(columns).toEqual(expect.arrayContaining(['Ready', 'Reason', 'Age']));
-    }
-    expect((crd.spec.names as { categories: string[] }).categories).toContain('endpoint-operator');
-  });
+  it.each(allKinds.map((k) => [k.kind, k] as const))(
+    '%s has status, printer columns, short names and the category',
+    (_kind, def) => {
+      const crd = crdFor(def);
+      const versions = crd.spec.versions as {
+        name: string;
+        storage: boolean;
+        subresources: unknown;
+        additionalPrinterColumns: { name: string }[];
+      }[];
+      expect(versions.filter((v) => v.storage)).toHaveLength(1);
+      for (const v of versions) {
+        expect(v.subresources).toEqual({ status: {} });
+        const columns = v.additionalPrinterColumns.map((c) => c.name);
+        expect(columns).toEqual(expect.arrayContaining(['Ready', 'Reason', 'Age']));
+      }
+      expect((crd.spec.names as { categories: string[] }).categories).toContain('endpoint-operator');
+    },
+  );
 
   it('gives the prediction kinds their short names', () => {
     const shortNames = Object.fromEntries(allKinds.map((k) => [k.kind, k.shortNames]));

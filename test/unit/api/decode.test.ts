@@ -14,7 +14,9 @@ describe('decode', () => {
   });
 
   it('reports a missing required field as Required', () => {
-    expect(decode(schema, {}, ['spec']).errors).toEqual([expect.objectContaining({ field: 'spec.model', type: 'FieldValueRequired' })]);
+    expect(decode(schema, {}, ['spec']).errors).toEqual([
+      expect.objectContaining({ field: 'spec.model', type: 'FieldValueRequired' }),
+    ]);
   });
 
   it('never throws, even where zod itself throws on an exotic value (found by fast-check)', () => {

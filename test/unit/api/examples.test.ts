@@ -11,7 +11,11 @@ const invalid = loadExamples('invalid');
 
 describe('examples/valid', () => {
   it('exists for every area', () => {
-    for (const area of ['prediction', 'registry', 'pos']) expect(valid.some((f) => f.path.startsWith(`examples/valid/${area}/`)), area).toBe(true);
+    for (const area of ['prediction', 'registry', 'pos'])
+      expect(
+        valid.some((f) => f.path.startsWith(`examples/valid/${area}/`)),
+        area,
+      ).toBe(true);
   });
 
   it.each(valid.map((f) => [f.path, f] as const))('%s passes every validator', (_path, file) => {
@@ -25,32 +29,53 @@ describe('examples/valid', () => {
 
 describe('examples/valid as one manifest set', () => {
   it('passes validate --strict: no field a version does not have, no dangling reference, no duplicate', () => {
-    const docs = valid.flatMap((f) => f.documents.map((d) => ({ file: f.path, document: d.index + 1, object: d.object })));
+    const docs = valid.flatMap((f) =>
+      f.documents.map((d) => ({ file: f.path, document: d.index + 1, object: d.object })),
+    );
     const strict = { ...defaultValidationOptions, strict: true };
-    expect(docs.flatMap((d) => validateObject(d.object, undefined, strict).errors.map((e) => `${d.file}: ${formatFieldError(e)}`))).toEqual([]);
+    expect(
+      docs.flatMap((d) =>
+        validateObject(d.object, undefined, strict).errors.map((e) => `${d.file}: ${formatFieldError(e)}`),
+      ),
+    ).toEqual([]);
     expect(checkManifestSet(docs).map((f) => `${f.subject.file}: ${formatFieldError(f.error)}`)).toEqual([]);
   });
 });
 
 describe('examples/invalid', () => {
   it('exists for every area', () => {
-    for (const area of ['prediction', 'registry', 'pos']) expect(invalid.some((f) => f.path.startsWith(`examples/invalid/${area}/`)), area).toBe(true);
+    for (const area of ['prediction', 'registry', 'pos'])
+      expect(
+        invalid.some((f) => f.path.startsWith(`examples/invalid/${area}/`)),
+        area,
+      ).toBe(true);
   });
 
   it.each(invalid.map((f) => [f.path, f] as const))('%s is refused at its expect-field', (_path, file) => {
     expect(file.rule, 'a "# rule:" header line').toBeDefined();
     expect(file.expectField, 'a "# expect-field:" header line').toBeDefined();
-    const verdicts = file.documents.map((d) => validateObject(d.object, undefined, defaultValidationOptions)).filter((v) => v.outcome !== 'skipped');
+    const verdicts = file.documents
+      .map((d) => validateObject(d.object, undefined, defaultValidationOptions))
+      .filter((v) => v.outcome !== 'skipped');
     expect(verdicts.length, 'one object of an endpoint-operator kind').toBeGreaterThan(0);
     const fields = verdicts.flatMap((v) => v.errors.map((e) => e.field));
     if (file.cluster === 'accepted' || file.cluster === 'accepted-with-warning') {
       // Refused only by `validate --strict`: without it, a warning names the field and the file passes.
       expect(fields, 'no error without --strict').toEqual([]);
-      const set = checkManifestSet(file.documents.map((d) => ({ file: file.path, document: d.index + 1, object: d.object })));
+      const set = checkManifestSet(
+        file.documents.map((d) => ({ file: file.path, document: d.index + 1, object: d.object })),
+      );
       const warned = [...verdicts.flatMap((v) => v.warnings), ...set.map((f) => `${f.error.field}: ${f.error.detail}`)];
-      expect(warned.some((w) => w.startsWith(`${file.expectField}: `)), warned.join('\n')).toBe(true);
-      const strict = file.documents.map((d) => validateObject(d.object, undefined, { ...defaultValidationOptions, strict: true }));
-      expect([...strict.flatMap((v) => v.errors.map((e) => e.field)), ...set.map((f) => f.error.field)]).toContain(file.expectField);
+      expect(
+        warned.some((w) => w.startsWith(`${file.expectField}: `)),
+        warned.join('\n'),
+      ).toBe(true);
+      const strict = file.documents.map((d) =>
+        validateObject(d.object, undefined, { ...defaultValidationOptions, strict: true }),
+      );
+      expect([...strict.flatMap((v) => v.errors.map((e) => e.field)), ...set.map((f) => f.error.field)]).toContain(
+        file.expectField,
+      );
     } else {
       expect(fields).toContain(file.expectField);
     }

@@ -31,13 +31,17 @@ function isWellFormed(s: string): boolean {
 describe('project numbers have no leading zero, in both areas', () => {
   it('PredictionEndpoint spec.network', () => {
     expect(lines(pe({ network: 'projects/0123/global/networks/vpc' }))).toEqual([
-      expect.stringContaining('spec.network: Invalid value: "projects/0123/global/networks/vpc": must be projects/{project number}/global/networks/{network name}: the project number "0123" has a leading zero'),
+      expect.stringContaining(
+        'spec.network: Invalid value: "projects/0123/global/networks/vpc": must be projects/{project number}/global/networks/{network name}: the project number "0123" has a leading zero',
+      ),
     ]);
     expect(lines(pe({ network: 'projects/123/global/networks/vpc' }))).toEqual([]);
   });
 
   it('RegistryEndpoint v1beta1 spec.network', () => {
-    expect(lines(re('v1beta1', { network: 'projects/0123/locations/global/networks/vpc' }))).toEqual([expect.stringContaining('the project number "0123" has a leading zero')]);
+    expect(lines(re('v1beta1', { network: 'projects/0123/locations/global/networks/vpc' }))).toEqual([
+      expect.stringContaining('the project number "0123" has a leading zero'),
+    ]);
     expect(lines(re('v1beta1', { network: 'projects/123/locations/global/networks/vpc' }))).toEqual([]);
   });
 });
@@ -52,11 +56,13 @@ describe('text that is not Unicode (a lone surrogate) is refused, naming the fie
   ])('%s', (_what, o, field) => {
     const errors = verdict(o).errors.filter((e) => /not Unicode text/.test(e.detail));
     expect(errors.map((e) => e.field)).toEqual([field]);
-    expect(errors[0]?.detail).toMatch(/lone UTF-16 surrogate \(\\u[0-9a-f]{4}, a (high|low) surrogate without its (low|high) half\) at character \d+, which the apiserver would store as U\+FFFD/);
+    expect(errors[0]?.detail).toMatch(
+      /lone UTF-16 surrogate \(\\u[0-9a-f]{4}, a (high|low) surrogate without its (low|high) half\) at character \d+, which the apiserver would store as U\+FFFD/,
+    );
   });
 
   it('accepts a well-formed surrogate pair (an emoji)', () => {
-    expect(lines(pe({ displayName: 'fraud 🚀', labels: { 'チーム': 'リスク' } }))).toEqual([]);
+    expect(lines(pe({ displayName: 'fraud 🚀', labels: { チーム: 'リスク' } }))).toEqual([]);
   });
 
   it('walks a YAML alias once (a shared node is not walked again)', () => {
@@ -77,7 +83,7 @@ describe('lengths in the unit of the rule', () => {
     expect(renderValue(emoji?.value)).toMatch(/ \(129 characters\)$/);
   });
 
-  it('label keys and values in code points, the seed\'s unit for them', () => {
+  it("label keys and values in code points, the seed's unit for them", () => {
     expect(verdict(pe({ labels: { team: 'é'.repeat(65) } })).errors[0]?.detail).toBe('65 code points; at most 64');
   });
 
@@ -114,12 +120,15 @@ describe('messages stay short whatever the input', () => {
     const detail = verdict(re('v1', { name: huge })).errors[0]?.detail ?? '';
     expect(detail.length).toBeLessThan(1000);
     expect(isWellFormed(detail)).toBe(true);
-    const zeros = verdict(re('v1beta1', { network: `projects/0${'1'.repeat(100_000)}/locations/global/networks/n` })).errors[0]?.detail ?? '';
+    const zeros =
+      verdict(re('v1beta1', { network: `projects/0${'1'.repeat(100_000)}/locations/global/networks/n` })).errors[0]
+        ?.detail ?? '';
     expect(zeros.length).toBeLessThan(1000);
   });
 
   it('cuts the JSON of an object value without splitting an emoji', () => {
-    for (let pad = 0; pad < 6; pad++) expect(isWellFormed(renderValue({ k: `${'x'.repeat(pad)}${'🚀'.repeat(60)}` }))).toBe(true);
+    for (let pad = 0; pad < 6; pad++)
+      expect(isWellFormed(renderValue({ k: `${'x'.repeat(pad)}${'🚀'.repeat(60)}` }))).toBe(true);
   });
 });
 

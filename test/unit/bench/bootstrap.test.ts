@@ -3,9 +3,13 @@ import { blocksByRound, meanInterval, resampleRoundsThenBlocks } from '../../../
 import { seededRandom as seeded } from '../../../bench/seeded-random.js';
 
 describe('resampleRoundsThenBlocks', () => {
-  it('draws as many rounds as there are, and within a drawn round only that round\'s blocks, as many as it has', () => {
+  it("draws as many rounds as there are, and within a drawn round only that round's blocks, as many as it has", () => {
     const roundOfBlock = [0, 0, 0, 1, 1, 1, 2, 2, 2];
-    expect(blocksByRound(roundOfBlock)).toEqual([[0, 1, 2], [3, 4, 5], [6, 7, 8]]);
+    expect(blocksByRound(roundOfBlock)).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+      [6, 7, 8],
+    ]);
     const random = seeded(3);
     for (let s = 0; s < 100; s++) {
       const picks = resampleRoundsThenBlocks(roundOfBlock, random);
@@ -19,7 +23,7 @@ describe('resampleRoundsThenBlocks', () => {
 });
 
 describe('meanInterval', () => {
-  it('is the blocks\' mean, with an interval as wide as the rounds\' offsets, not the blocks\' tiny spread', () => {
+  it("is the blocks' mean, with an interval as wide as the rounds' offsets, not the blocks' tiny spread", () => {
     // Five rounds (processes) whose offsets are -10..+10 µs; blocks within a round differ by ±0.1 µs.
     const offsets = [-10, -5, 0, 5, 10];
     const random = seeded(7);

@@ -27,7 +27,8 @@ describe('interleavedLatencies', () => {
     let most = 0;
     const calls: string[] = [];
     const arm = (name: string, ms: number): Arm => ({
-      name, pid: 0,
+      name,
+      pid: 0,
       call: async (): Promise<Sent> => {
         inFlight++;
         most = Math.max(most, inFlight);
@@ -37,15 +38,25 @@ describe('interleavedLatencies', () => {
         return [ms, 200];
       },
     });
-    const out = await interleavedLatencies([arm('a', 1), arm('b', 2), arm('c', 3)], { perBlock: 5, blocks: 4, maxMs: 60_000 }, seeded(2));
+    const out = await interleavedLatencies(
+      [arm('a', 1), arm('b', 2), arm('c', 3)],
+      { perBlock: 5, blocks: 4, maxMs: 60_000 },
+      seeded(2),
+    );
     expect(most).toBe(1);
-    for (let cycle = 0; cycle < 20; cycle++) expect(calls.slice(cycle * 3, cycle * 3 + 3).sort()).toEqual(['a', 'b', 'c']);
+    for (let cycle = 0; cycle < 20; cycle++)
+      expect(calls.slice(cycle * 3, cycle * 3 + 3).sort()).toEqual(['a', 'b', 'c']);
     expect(out.get('b')).toEqual(Array.from({ length: 4 }, () => [2, 2, 2, 2, 2]));
   });
 
   it('names the arm and the statuses when a call does not answer 200', async () => {
-    const arms: Arm[] = [{ name: 'good', pid: 0, call: async () => [1, 200] }, { name: 'refusing', pid: 0, call: async () => [1, 403] }];
-    await expect(interleavedLatencies(arms, { perBlock: 2, blocks: 1, maxMs: 60_000 })).rejects.toThrow('refusing: 2 calls answered 403');
+    const arms: Arm[] = [
+      { name: 'good', pid: 0, call: async () => [1, 200] },
+      { name: 'refusing', pid: 0, call: async () => [1, 403] },
+    ];
+    await expect(interleavedLatencies(arms, { perBlock: 2, blocks: 1, maxMs: 60_000 })).rejects.toThrow(
+      'refusing: 2 calls answered 403',
+    );
   });
 });
 
@@ -71,7 +82,12 @@ describe('addedP50', () => {
     const random = seeded(4);
     const reference = blocksAround(0.65, drift, 500, random);
     const twin = blocksAround(0.65, drift, 500, random);
-    const r = addedP50(twin, reference, drift.map(() => 0), { resamples: 300, random });
+    const r = addedP50(
+      twin,
+      reference,
+      drift.map(() => 0),
+      { resamples: 300, random },
+    );
     expect(r.low95Ms).toBeLessThan(0);
     expect(r.high95Ms).toBeGreaterThan(0);
   });
@@ -81,7 +97,9 @@ describe('addedP50', () => {
     const rounds = drift.map((_, i) => Math.floor(i / 4));
     const offsetOfRound = [0.02, 0, -0.02];
     const reference = blocksAround(0.65, drift, 500, random);
-    const arm = blocksAround(0.65, drift, 500, random).map((block, i) => block.map((ms) => ms + (offsetOfRound[rounds[i] as number] as number)));
+    const arm = blocksAround(0.65, drift, 500, random).map((block, i) =>
+      block.map((ms) => ms + (offsetOfRound[rounds[i] as number] as number)),
+    );
     const r = addedP50(arm, reference, rounds, { resamples: 300, random });
     expect(r.perRoundMs.map((x) => Math.round(x * 100) / 100)).toEqual([0.02, 0, -0.02]);
     expect(r.low95Ms).toBeLessThan(-0.01);
@@ -95,7 +113,16 @@ describe('addedP50', () => {
 
 describe('mergeLatencyRounds', () => {
   it("concatenates each arm's blocks and labels every block with its round", () => {
-    const merged = mergeLatencyRounds([new Map([['a', [[1], [2]]], ['b', [[3], [4]]]]), new Map([['a', [[5]]], ['b', [[6]]]])]);
+    const merged = mergeLatencyRounds([
+      new Map([
+        ['a', [[1], [2]]],
+        ['b', [[3], [4]]],
+      ]),
+      new Map([
+        ['a', [[5]]],
+        ['b', [[6]]],
+      ]),
+    ]);
     expect(merged.blocks.get('a')).toEqual([[1], [2], [5]]);
     expect(merged.blocks.get('b')).toEqual([[3], [4], [6]]);
     expect(merged.roundOfBlock).toEqual([0, 0, 1]);

@@ -24,18 +24,46 @@ describe('per-thread CPU from /proc schedstat', () => {
   });
 
   it("files Node's threads: main, the platform's start-up threads, then those started on demand", () => {
-    const sample = (entries: [number, number][]): ThreadCpu[] => entries.map(([tid, ns]) => ({ tid, ns, waitNs: 0, nice: 0 }));
-    const threads = sample([[100, 5], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90]]);
+    const sample = (entries: [number, number][]): ThreadCpu[] =>
+      entries.map(([tid, ns]) => ({ tid, ns, waitNs: 0, nice: 0 }));
+    const threads = sample([
+      [100, 5],
+      [101, 1],
+      [102, 2],
+      [103, 3],
+      [104, 4],
+      [105, 5],
+      [106, 6],
+      [107, 70],
+      [109, 90],
+    ]);
     expect(nodeThreadsCpu(100, threads)).toEqual({ main: 5, v8: 21, later: 160, total: 186 });
     expect(nodeThreadsCpu(100, threads, 2)).toEqual({ main: 5, v8: 10, later: 171, total: 186 });
-    const grown = sample([[100, 15], [101, 1], [102, 2], [103, 3], [104, 4], [105, 5], [106, 6], [107, 70], [109, 90], [110, 1]]);
-    expect(nodeThreadsCpuDelta(nodeThreadsCpu(100, threads), nodeThreadsCpu(100, grown))).toEqual({ main: 10, v8: 0, later: 1, total: 11 });
+    const grown = sample([
+      [100, 15],
+      [101, 1],
+      [102, 2],
+      [103, 3],
+      [104, 4],
+      [105, 5],
+      [106, 6],
+      [107, 70],
+      [109, 90],
+      [110, 1],
+    ]);
+    expect(nodeThreadsCpuDelta(nodeThreadsCpu(100, threads), nodeThreadsCpu(100, grown))).toEqual({
+      main: 10,
+      v8: 0,
+      later: 1,
+      total: 11,
+    });
   });
 
   it("charges a real worker thread's work to the later threads, not to main or V8's", async () => {
     // A Node child with 2 V8 pool threads whose worker_thread spins until it has had 150 ms of CPU (its own
     // schedstat, so a busy machine only makes it take longer), then stays alive (a thread that ends takes its CPU with it).
-    const spin = 'const fs = require("node:fs"); const ran = () => Number(fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]); const e = ran() + 150e6; while (ran() < e); require("node:worker_threads").parentPort.postMessage(1); setInterval(() => {}, 1000);';
+    const spin =
+      'const fs = require("node:fs"); const ran = () => Number(fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]); const e = ran() + 150e6; while (ran() < e); require("node:worker_threads").parentPort.postMessage(1); setInterval(() => {}, 1000);';
     const script = `
       const { Worker } = require('node:worker_threads');
       const w = new Worker(${JSON.stringify(spin)}, { eval: true });

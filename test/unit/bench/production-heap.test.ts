@@ -29,7 +29,12 @@ describe('the production heap the memory benchmark gives the operator', () => {
     const { oldSpaceMiB, semiSpaceMiB } = v8HeapForMemory(memory);
     // A fresh process without NODE_OPTIONS: its limit is V8's old generation plus a young generation of three semi-spaces.
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
-    const limit = Number(execFileSync(process.execPath, ['-p', 'require("v8").getHeapStatistics().heap_size_limit'], { env, encoding: 'utf8' }));
+    const limit = Number(
+      execFileSync(process.execPath, ['-p', 'require("v8").getHeapStatistics().heap_size_limit'], {
+        env,
+        encoding: 'utf8',
+      }),
+    );
     expect(limit / 2 ** 20).toBe(oldSpaceMiB + 3 * semiSpaceMiB);
   });
 });

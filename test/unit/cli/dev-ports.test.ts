@@ -20,14 +20,18 @@ describe('endpoint-operator dev with a taken port', { timeout: 60_000 }, () => {
   it('stops before starting a control plane, naming the flag that moves the port', async () => {
     const r = await runCli(['dev', '--signin-port', String(port)], { timeoutMs: 30_000 });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`dev: port ${port} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`);
+    expect(r.stderr).toContain(
+      `dev: port ${port} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`,
+    );
     expect(r.stderr).not.toContain('starting the local Kubernetes cluster');
   });
 
-  it('checks the gateway too, with its own flag (the demo model servers listen in the model host\'s own namespace)', async () => {
+  it("checks the gateway too, with its own flag (the demo model servers listen in the model host's own namespace)", async () => {
     const gateway = await runCli(['dev', '--signin-port', '0', '--gateway-port', String(port)], { timeoutMs: 30_000 });
     expect(gateway.code, gateway.stderr).toBe(2);
-    expect(gateway.stderr).toContain(`dev: port ${port} on 127.0.0.1 (the prediction gateway) is in use: choose another with --gateway-port PORT`);
+    expect(gateway.stderr).toContain(
+      `dev: port ${port} on 127.0.0.1 (the prediction gateway) is in use: choose another with --gateway-port PORT`,
+    );
     expect(gateway.stderr).not.toContain('starting the local Kubernetes cluster');
     const bad = await runCli(['dev', '--model-ports', '0,70000'], { timeoutMs: 30_000 });
     expect(bad.code, bad.stderr).toBe(2);

@@ -8,7 +8,11 @@ describe('endpoint-operator resolve: refusals that need no cluster', () => {
     const err = vi.spyOn(console, 'error').mockImplementation(() => {});
     const out = vi.spyOn(console, 'log').mockImplementation(() => {});
     const code = await main(argv);
-    return { code, stderr: err.mock.calls.map((c) => String(c[0])).join('\n'), stdout: out.mock.calls.map((c) => String(c[0])).join('\n') };
+    return {
+      code,
+      stderr: err.mock.calls.map((c) => String(c[0])).join('\n'),
+      stdout: out.mock.calls.map((c) => String(c[0])).join('\n'),
+    };
   }
 
   it('prints its help', async () => {
@@ -24,7 +28,13 @@ describe('endpoint-operator resolve: refusals that need no cluster', () => {
   });
 
   it('refuses a filter syntax error with its position, before reading the cluster', async () => {
-    const r = await run(['projects/my-shop/locations/us-east1/namespaces/shop/services/checkout', '--filter', 'port=80 OR', '--kubeconfig', '/nonexistent']);
+    const r = await run([
+      'projects/my-shop/locations/us-east1/namespaces/shop/services/checkout',
+      '--filter',
+      'port=80 OR',
+      '--kubeconfig',
+      '/nonexistent',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--filter: invalid filter at position 11: expected a field');
   });

@@ -73,10 +73,23 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as Record<string, unknown>[];
     expect(report).toHaveLength(2);
-    expect(report[0]).toMatchObject({ kind: 'PredictionEndpoint', apiVersion: 'prediction.endpoint-operator.dev/v1', namespace: 'team-a', name: 'churn-bad', valid: false });
+    expect(report[0]).toMatchObject({
+      kind: 'PredictionEndpoint',
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      namespace: 'team-a',
+      name: 'churn-bad',
+      valid: false,
+    });
     // No DeployedModel in the set deploys ids 1 and 2: the manifest-set checks say so.
-    expect(report[0]!.warnings).toEqual([expect.stringMatching(/^spec\.trafficSplit\[1\]: manifest set: /), expect.stringMatching(/^spec\.trafficSplit\[2\]: manifest set: /)]);
-    expect(report[0]!.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'spec.trafficSplit', type: expect.any(String), detail: expect.any(String) })]));
+    expect(report[0]!.warnings).toEqual([
+      expect.stringMatching(/^spec\.trafficSplit\[1\]: manifest set: /),
+      expect.stringMatching(/^spec\.trafficSplit\[2\]: manifest set: /),
+    ]);
+    expect(report[0]!.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'spec.trafficSplit', type: expect.any(String), detail: expect.any(String) }),
+      ]),
+    );
     expect(report[1]).toMatchObject({ kind: 'ConfigMap', valid: true, skipped: true, errors: [] });
   });
 
@@ -90,7 +103,18 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
   });
 
   it('expands kind: List', async () => {
-    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'PredictionEndpoint', metadata: { name: 'a', namespace: 'n' }, spec: { displayName: 'A' } }] });
+    const list = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'prediction.endpoint-operator.dev/v1',
+          kind: 'PredictionEndpoint',
+          metadata: { name: 'a', namespace: 'n' },
+          spec: { displayName: 'A' },
+        },
+      ],
+    });
     const r = await runCli(['validate', '-f', tempFile('list.json', list)]);
     expect(r.stdout).toContain('PredictionEndpoint n/a: ok');
     expect(r.code).toBe(0);
@@ -106,7 +130,10 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
   });
 
   it('exits 2 with the file and line when nesting is too deep to parse', async () => {
-    const file = tempFile('deep.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
+    const file = tempFile(
+      'deep.yaml',
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(5000)}${']'.repeat(5000)}\n`,
+    );
     const r = await runCli(['validate', '-f', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file}: nested more than 100 levels deep at line 4`);
@@ -138,7 +165,11 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
     const r = await runCli(['validate', '-o', 'json', '-f', tempFile('hostile.yaml', docs.join('---\n'))]);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { name: string | null; valid: boolean; errors: { field: string; value: unknown }[] }[];
+    const report = JSON.parse(r.stdout) as {
+      name: string | null;
+      valid: boolean;
+      errors: { field: string; value: unknown }[];
+    }[];
     expect(report).toHaveLength(docs.length);
     for (const entry of report) {
       expect(entry.valid).toBe(false);
@@ -173,7 +204,9 @@ spec:
     const warned = await runCli(['validate', '-f', file]);
     expect(warned.code).toBe(0);
     expect(warned.stdout).toContain('RegistryService team-a/checkout: ok');
-    expect(warned.stdout).toMatch(/^ {2}warning: .*typo\.yaml \(document 1\): spec\.anotations: unknown field: .*prunes.*did you mean spec\.annotations\?$/m);
+    expect(warned.stdout).toMatch(
+      /^ {2}warning: .*typo\.yaml \(document 1\): spec\.anotations: unknown field: .*prunes.*did you mean spec\.annotations\?$/m,
+    );
     const strict = await runCli(['validate', '--strict', '-f', file]);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toContain('typo.yaml (document 1): RegistryService team-a/checkout: invalid');
@@ -182,15 +215,34 @@ spec:
 
   it('checks the files as one manifest set: warnings naming both files and documents, errors with --strict, off with --no-set-checks', async () => {
     const dir = join(tempFile('a.yaml', typo.replace('  anotations: {team: payments}\n', '')), '..');
-    writeFileSync(join(dir, 'b.yaml'), `${orphan}---\n${typo.replace('name: checkout,', 'name: checkout-copy,').replace('  anotations: {team: payments}\n', '')}`);
+    writeFileSync(
+      join(dir, 'b.yaml'),
+      `${orphan}---\n${typo.replace('name: checkout,', 'name: checkout-copy,').replace('  anotations: {team: payments}\n', '')}`,
+    );
     const warned = await runCli(['validate', '-f', dir]);
     expect(warned.code).toBe(0);
-    expect(warned.stdout).toMatch(/warning: .*b\.yaml \(document 1\): spec\.name: manifest set: its parent RegistryService .*services\/ledger.* is not in the set/);
-    expect(warned.stdout).toMatch(/warning: .*b\.yaml \(document 2\): spec\.name: manifest set: RegistryService team-a\/checkout in .*a\.yaml \(document 1\) has the same spec\.name/);
+    expect(warned.stdout).toMatch(
+      /warning: .*b\.yaml \(document 1\): spec\.name: manifest set: its parent RegistryService .*services\/ledger.* is not in the set/,
+    );
+    expect(warned.stdout).toMatch(
+      /warning: .*b\.yaml \(document 2\): spec\.name: manifest set: RegistryService team-a\/checkout in .*a\.yaml \(document 1\) has the same spec\.name/,
+    );
     const strict = await runCli(['validate', '--strict', '-o', 'json', '-f', dir]);
     expect(strict.code).toBe(1);
-    const report = JSON.parse(strict.stdout) as { file: string; document: number; valid: boolean; errors: { field: string; type: string }[] }[];
-    expect(report.map((e) => [e.file.replace(/^.*\//, ''), e.document, e.valid, e.errors.map((x) => `${x.field} ${x.type}`)])).toEqual([
+    const report = JSON.parse(strict.stdout) as {
+      file: string;
+      document: number;
+      valid: boolean;
+      errors: { field: string; type: string }[];
+    }[];
+    expect(
+      report.map((e) => [
+        e.file.replace(/^.*\//, ''),
+        e.document,
+        e.valid,
+        e.errors.map((x) => `${x.field} ${x.type}`),
+      ]),
+    ).toEqual([
       ['a.yaml', 1, true, []],
       ['b.yaml', 1, false, ['spec.name FieldValueNotFound']],
       ['b.yaml', 2, false, ['spec.name FieldValueDuplicate']],
@@ -217,4 +269,3 @@ spec:
     expect(value?.value).toMatch(/^🚀+…🚀+ \(3000 characters\)$/u);
   });
 });
-

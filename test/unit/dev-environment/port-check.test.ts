@@ -22,7 +22,9 @@ describe('dev port check', () => {
       { what: 'the sign-in API', host: '127.0.0.1', port: takenPort, flag: '--signin-port' },
       { what: 'the gateway', host: '127.0.0.1', port: 0, flag: '--gateway-port' },
     ]);
-    expect(problems).toEqual([`port ${takenPort} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`]);
+    expect(problems).toEqual([
+      `port ${takenPort} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`,
+    ]);
   });
 
   it('passes free ports and any-port (0), and leaves them free', async () => {
@@ -31,8 +33,15 @@ describe('dev port check', () => {
     const address = probe.address();
     const free = typeof address === 'object' && address !== null ? address.port : 0;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    expect(await portProblems([{ what: 'the gateway', host: '127.0.0.1', port: free, flag: '--gateway-port' }, { what: 'webhooks', host: '127.0.0.1', port: 0, flag: '--webhook-port' }])).toEqual([]);
-    expect(await portProblems([{ what: 'the gateway', host: '127.0.0.1', port: free, flag: '--gateway-port' }])).toEqual([]);
+    expect(
+      await portProblems([
+        { what: 'the gateway', host: '127.0.0.1', port: free, flag: '--gateway-port' },
+        { what: 'webhooks', host: '127.0.0.1', port: 0, flag: '--webhook-port' },
+      ]),
+    ).toEqual([]);
+    expect(
+      await portProblems([{ what: 'the gateway', host: '127.0.0.1', port: free, flag: '--gateway-port' }]),
+    ).toEqual([]);
   });
 
   it('refuses one port planned for two servers', async () => {
@@ -40,6 +49,12 @@ describe('dev port check', () => {
       { what: 'the sign-in API', host: '127.0.0.1', port: 45999, flag: '--signin-port' },
       { what: 'the gateway', host: '127.0.0.1', port: 45999, flag: '--gateway-port' },
     ]);
-    expect(problems.some((p) => p.startsWith('port 45999 is planned twice (the sign-in API, --signin-port; and the gateway): change it with --gateway-port PORT'))).toBe(true);
+    expect(
+      problems.some((p) =>
+        p.startsWith(
+          'port 45999 is planned twice (the sign-in API, --signin-port; and the gateway): change it with --gateway-port PORT',
+        ),
+      ),
+    ).toBe(true);
   });
 });

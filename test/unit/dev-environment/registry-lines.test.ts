@@ -5,12 +5,16 @@ import { loadExamples } from '../../support/examples.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 
 describe('the registry lines npm start prints', () => {
-  const objects = loadExamples('valid').filter((f) => f.path.includes('/registry/')).flatMap((f) => f.documents.map((d) => d.object as KubeObject));
+  const objects = loadExamples('valid')
+    .filter((f) => f.path.includes('/registry/'))
+    .flatMap((f) => f.documents.map((d) => d.object as KubeObject));
 
   it('prints a resolve curl with a filter that parses and selects an example endpoint, and the DNS name', () => {
     const lines = registryLookupLines('http://127.0.0.1:8090', objects, 'endpoint-demo');
     const text = lines.join('\n');
-    expect(text).toContain("curl -s -X POST 'http://127.0.0.1:8090/v1/projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout:resolve'");
+    expect(text).toContain(
+      "curl -s -X POST 'http://127.0.0.1:8090/v1/projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout:resolve'",
+    );
     const body = /-d '(.*)'/.exec(text)?.[1];
     const { endpointFilter } = JSON.parse(body ?? '{}') as { endpointFilter: string };
     expect(endpointFilter).toMatch(/^annotations\.example\.com\/zone=europe-west1-[a-d]$/);

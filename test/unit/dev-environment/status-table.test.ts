@@ -4,7 +4,17 @@ import { isReady, renderStatusTable, statusRow } from '../../../src/dev-environm
 const ready = (generation: number, observed: number, status = 'True') => ({
   kind: 'PredictionEndpoint',
   metadata: { name: 'fraud', namespace: 'demo', generation },
-  status: { conditions: [{ type: 'Ready', status, reason: status === 'True' ? 'Reconciled' : 'TrafficSplitUnresolved', message: 'spec.trafficSplit[1]: no deployed model has id 1', observedGeneration: observed }] },
+  status: {
+    conditions: [
+      {
+        type: 'Ready',
+        status,
+        reason: status === 'True' ? 'Reconciled' : 'TrafficSplitUnresolved',
+        message: 'spec.trafficSplit[1]: no deployed model has id 1',
+        observedGeneration: observed,
+      },
+    ],
+  },
 });
 
 describe('dev status table', () => {
@@ -16,7 +26,10 @@ describe('dev status table', () => {
   });
 
   it('renders aligned columns sorted by kind and name, shortening long messages', () => {
-    const rows = [statusRow(ready(1, 1, 'False')), statusRow({ kind: 'DeployedModel', metadata: { name: 'a', namespace: 'demo' } })];
+    const rows = [
+      statusRow(ready(1, 1, 'False')),
+      statusRow({ kind: 'DeployedModel', metadata: { name: 'a', namespace: 'demo' } }),
+    ];
     const lines = renderStatusTable(rows, 20).split('\n');
     expect(lines[0]).toMatch(/^KIND\s+NAMESPACE\s+NAME\s+READY\s+REASON\s+MESSAGE$/);
     expect(lines[1]).toMatch(/^DeployedModel\s+demo\s+a\s+Unknown\s+Pending$/);

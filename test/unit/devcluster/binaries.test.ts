@@ -12,7 +12,9 @@ describe('the releases the local cluster builds', () => {
   it('is 1.37 by default, and EO_KUBE_RELEASE picks another supported minor', () => {
     expect(selectedRelease({}).version).toBe('v1.37.2');
     expect(selectedRelease({ EO_KUBE_RELEASE: '1.35' }).version).toBe('v1.35.4');
-    expect(() => selectedRelease({ EO_KUBE_RELEASE: '1.20' })).toThrow(/not a release this project builds \(1\.37, 1\.35\)/);
+    expect(() => selectedRelease({ EO_KUBE_RELEASE: '1.20' })).toThrow(
+      /not a release this project builds \(1\.37, 1\.35\)/,
+    );
   });
 
   it('pins in each wrapper module the release it names, with every staging module at the matching v0 release', () => {

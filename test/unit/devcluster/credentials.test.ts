@@ -37,6 +37,10 @@ describe('writeCredentials', () => {
     const saKey = createPrivateKey(await readFile(c.serviceAccountSigningKeyFile));
     expect(saKey.asymmetricKeyType).toBe('rsa');
     const signature = createSign('sha256').update('token').sign(saKey);
-    expect(createVerify('sha256').update('token').verify(createPublicKey(await readFile(c.serviceAccountPublicKeyFile)), signature)).toBe(true);
+    expect(
+      createVerify('sha256')
+        .update('token')
+        .verify(createPublicKey(await readFile(c.serviceAccountPublicKeyFile)), signature),
+    ).toBe(true);
   });
 });

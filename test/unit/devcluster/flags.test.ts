@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from '../../../src/devcluster/flags.js';
+import {
+  apiserverArgs,
+  controllerManagerArgs,
+  etcdArgs,
+  kwokArgs,
+  schedulerArgs,
+} from '../../../src/devcluster/flags.js';
 
 const api = {
   etcdEndpoint: 'http://127.0.0.1:40001',
@@ -16,10 +22,12 @@ const api = {
 };
 
 function flagMap(args: string[]): Map<string, string> {
-  return new Map(args.map((a) => {
-    const [k = '', ...v] = a.split('=');
-    return [k, v.join('=')];
-  }));
+  return new Map(
+    args.map((a) => {
+      const [k = '', ...v] = a.split('=');
+      return [k, v.join('=')];
+    }),
+  );
 }
 
 describe('etcdArgs', () => {
@@ -80,7 +88,14 @@ describe('apiserverArgs', () => {
 
 describe('the controllers and kwok', () => {
   it('run kube-controller-manager as kubeadm does: one instance, a service account per controller, on a loopback port', () => {
-    const f = flagMap(controllerManagerArgs({ kubeconfig: '/d/kcm.kubeconfig', securePort: 40010, caFile: '/d/pki/ca.crt', serviceAccountSigningKeyFile: '/d/pki/sa.key' }));
+    const f = flagMap(
+      controllerManagerArgs({
+        kubeconfig: '/d/kcm.kubeconfig',
+        securePort: 40010,
+        caFile: '/d/pki/ca.crt',
+        serviceAccountSigningKeyFile: '/d/pki/sa.key',
+      }),
+    );
     expect(f.get('--kubeconfig')).toBe('/d/kcm.kubeconfig');
     expect(f.get('--bind-address')).toBe('127.0.0.1');
     expect(f.get('--secure-port')).toBe('40010');
@@ -92,11 +107,23 @@ describe('the controllers and kwok', () => {
 
   it('runs kube-scheduler on a loopback port without a lease', () => {
     const f = flagMap(schedulerArgs({ kubeconfig: '/d/s.kubeconfig', securePort: 40011 }));
-    expect([f.get('--kubeconfig'), f.get('--bind-address'), f.get('--secure-port'), f.get('--leader-elect')]).toEqual(['/d/s.kubeconfig', '127.0.0.1', '40011', 'false']);
+    expect([f.get('--kubeconfig'), f.get('--bind-address'), f.get('--secure-port'), f.get('--leader-elect')]).toEqual([
+      '/d/s.kubeconfig',
+      '127.0.0.1',
+      '40011',
+      'false',
+    ]);
   });
 
   it('has kwok manage only the labelled Nodes, with leases, serving on loopback', () => {
-    const f = flagMap(kwokArgs({ kubeconfig: '/d/k', stagesFile: '/d/stages.yaml', nodeLabel: 'kwok.x-k8s.io/node', serverPort: 40012 }));
+    const f = flagMap(
+      kwokArgs({
+        kubeconfig: '/d/k',
+        stagesFile: '/d/stages.yaml',
+        nodeLabel: 'kwok.x-k8s.io/node',
+        serverPort: 40012,
+      }),
+    );
     expect(f.get('--manage-nodes-with-label-selector')).toBe('kwok.x-k8s.io/node');
     expect(f.get('--config')).toBe('/d/stages.yaml');
     expect(f.get('--server-address')).toBe('127.0.0.1:40012');

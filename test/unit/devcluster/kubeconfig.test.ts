@@ -6,7 +6,10 @@ import { randomToken, renderTokenFile } from '../../../src/devcluster/credential
 describe('renderKubeconfig', () => {
   it('names one cluster, user and current context, with the token and the CA embedded', () => {
     const caPem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    const doc = load(renderKubeconfig({ server: 'https://127.0.0.1:40003', token: 'tok123', caPem })) as Record<string, unknown>;
+    const doc = load(renderKubeconfig({ server: 'https://127.0.0.1:40003', token: 'tok123', caPem })) as Record<
+      string,
+      unknown
+    >;
     expect(doc['apiVersion']).toBe('v1');
     expect(doc['kind']).toBe('Config');
     const clusters = doc['clusters'] as { name: string; cluster: Record<string, string> }[];

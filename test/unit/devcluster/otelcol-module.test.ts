@@ -18,7 +18,9 @@ interface BuilderConfig {
 /** Every `gomod` line of the builder's manifest: [module path, version]. */
 function components(config: BuilderConfig): [string, string][] {
   const kinds = ['receivers', 'processors', 'exporters', 'extensions', 'connectors', 'providers', 'converters'];
-  return kinds.flatMap((kind) => ((config[kind] ?? []) as { gomod: string }[]).map((c) => c.gomod.split(' ') as [string, string]));
+  return kinds.flatMap((kind) =>
+    ((config[kind] ?? []) as { gomod: string }[]).map((c) => c.gomod.split(' ') as [string, string]),
+  );
 }
 
 describe('tools/otelcol, the collector the builder generated from builder-config.yaml', () => {
@@ -28,10 +30,12 @@ describe('tools/otelcol, the collector the builder generated from builder-config
 
   it('requires and registers every component of the manifest, and no other', () => {
     const listed = components(config);
-    expect(listed.map(([path]) => path).sort()).toEqual(expect.arrayContaining([
-      'go.opentelemetry.io/collector/receiver/otlpreceiver',
-      'github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter',
-    ]));
+    expect(listed.map(([path]) => path).sort()).toEqual(
+      expect.arrayContaining([
+        'go.opentelemetry.io/collector/receiver/otlpreceiver',
+        'github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter',
+      ]),
+    );
     for (const [path, version] of listed) {
       expect(goMod).toContain(`\t${path} ${version}\n`);
       // The builder records each component's module next to its factory (`otelcol components` prints it).
@@ -46,7 +50,9 @@ describe('tools/otelcol, the collector the builder generated from builder-config
     expect(goMod).toMatch(new RegExp(`^module ${config.dist.module}$`, 'm'));
     expect(goMod).toMatch(new RegExp(`^tool ${config.dist.module}$`, 'm'));
     const core = [...goMod.matchAll(/^\t(go\.opentelemetry\.io\/collector\S*) (\S+)/gm)];
-    const contrib = [...goMod.matchAll(/^\t(github\.com\/open-telemetry\/opentelemetry-collector-contrib\/\S+) (\S+)/gm)];
+    const contrib = [
+      ...goMod.matchAll(/^\t(github\.com\/open-telemetry\/opentelemetry-collector-contrib\/\S+) (\S+)/gm),
+    ];
     expect(core.length).toBeGreaterThan(20);
     expect(new Set(core.map((m) => m[2]))).toEqual(new Set([OTELCOL.version, STABLE]));
     expect(new Set(contrib.map((m) => m[2]))).toEqual(new Set([OTELCOL.version]));

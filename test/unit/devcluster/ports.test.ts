@@ -23,7 +23,9 @@ describe('freeLoopbackPort', () => {
 describe('isPortConflict', () => {
   it('recognises etcd and apiserver bind failures', () => {
     expect(isPortConflict('listen tcp 127.0.0.1:2379: bind: address already in use')).toBe(true);
-    expect(isPortConflict('failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use')).toBe(true);
+    expect(
+      isPortConflict('failed to listen on 127.0.0.1:6443: listen tcp 127.0.0.1:6443: bind: address already in use'),
+    ).toBe(true);
     expect(isPortConflict('error: unable to load server certificate')).toBe(false);
   });
 });

@@ -11,7 +11,11 @@ const record = (over: Partial<RunRecord> = {}): RunRecord => ({
   children: [
     { name: 'etcd', pid: 201, executable: '/usr/bin/etcd' },
     { name: 'etcd watchdog', pid: 202, executable: 'endpoint-operator-watchdog' },
-    { name: 'kube-apiserver', pid: 203, executable: '/root/.cache/endpoint-operator/kube-apiserver-v1.20.2-ab/kube-apiserver' },
+    {
+      name: 'kube-apiserver',
+      pid: 203,
+      executable: '/root/.cache/endpoint-operator/kube-apiserver-v1.20.2-ab/kube-apiserver',
+    },
   ],
   ...over,
 });
@@ -24,13 +28,21 @@ const cmdlines: Record<number, string> = {
 
 describe('planStaleCleanup', () => {
   it('leaves the runs of live owners alone', () => {
-    const plan = planStaleCleanup([{ file: 'a.json', record: record() }], () => true, (pid) => cmdlines[pid]);
+    const plan = planStaleCleanup(
+      [{ file: 'a.json', record: record() }],
+      () => true,
+      (pid) => cmdlines[pid],
+    );
     expect(plan).toEqual({ kill: [], removeFiles: [], removeDirs: [], removeNetworks: [] });
   });
 
   it('kills the live children of a dead owner and removes its record and temporary data', () => {
     const alive = new Set([201, 202, 203]);
-    const plan = planStaleCleanup([{ file: 'a.json', record: record() }], (pid) => alive.has(pid), (pid) => cmdlines[pid]);
+    const plan = planStaleCleanup(
+      [{ file: 'a.json', record: record() }],
+      (pid) => alive.has(pid),
+      (pid) => cmdlines[pid],
+    );
     expect(plan.kill.map((k) => k.pid)).toEqual([201, 202, 203]);
     expect(plan.kill[0]?.what).toContain('etcd (pid 201) of dead process 100');
     expect(plan.removeFiles).toEqual(['a.json']);
@@ -38,18 +50,30 @@ describe('planStaleCleanup', () => {
   });
 
   it('does not kill a reused pid whose command line is something else', () => {
-    const plan = planStaleCleanup([{ file: 'a.json', record: record() }], (pid) => pid === 201, () => '/usr/sbin/sshd -D');
+    const plan = planStaleCleanup(
+      [{ file: 'a.json', record: record() }],
+      (pid) => pid === 201,
+      () => '/usr/sbin/sshd -D',
+    );
     expect(plan.kill).toEqual([]);
     expect(plan.removeFiles).toEqual(['a.json']);
   });
 
   it('keeps a data dir the user chose', () => {
-    const plan = planStaleCleanup([{ file: 'a.json', record: record({ removeDataDir: false, dataDir: '/srv/dev' }) }], () => false, () => undefined);
+    const plan = planStaleCleanup(
+      [{ file: 'a.json', record: record({ removeDataDir: false, dataDir: '/srv/dev' }) }],
+      () => false,
+      () => undefined,
+    );
     expect(plan.removeDirs).toEqual([]);
   });
 
   it('removes unreadable records', () => {
-    const plan = planStaleCleanup([{ file: 'junk.json', record: undefined }], () => false, () => undefined);
+    const plan = planStaleCleanup(
+      [{ file: 'junk.json', record: undefined }],
+      () => false,
+      () => undefined,
+    );
     expect(plan.removeFiles).toEqual(['junk.json']);
   });
 });
@@ -66,7 +90,9 @@ describe('decodeRunRecord', () => {
   });
 
   it('drops malformed children but keeps the rest', () => {
-    const decoded = decodeRunRecord(JSON.stringify({ ...record(), children: [{ pid: 'x' }, { name: 'etcd', pid: 5, executable: 'etcd' }] }));
+    const decoded = decodeRunRecord(
+      JSON.stringify({ ...record(), children: [{ pid: 'x' }, { name: 'etcd', pid: 5, executable: 'etcd' }] }),
+    );
     expect(decoded?.children).toEqual([{ name: 'etcd', pid: 5, executable: 'etcd' }]);
   });
 });

@@ -19,9 +19,19 @@ async function waitFor(predicate: () => Promise<boolean> | boolean, timeoutMs: n
 describe('watchdog', () => {
   it('ends the child process group and removes the data dir when the parent is killed with SIGKILL', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'eo-watchdog-test-'));
-    const parent = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'watched-parent.ts'), dataDir, join(dataDir, 'child.log')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const parent = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'fixtures', 'watched-parent.ts'),
+        dataDir,
+        join(dataDir, 'child.log'),
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: parent.stdout }).once('line', resolve);
       parent.once('exit', (code) => reject(new Error(`fixture exited early (${String(code)})`)));

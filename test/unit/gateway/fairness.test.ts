@@ -33,9 +33,10 @@ describe('per-caller limits of the gateway', () => {
   });
 
   describe('holdRefusal', () => {
-    const settled = async (p: Promise<void>, withinMs: number): Promise<boolean> => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), withinMs))]);
+    const settled = async (p: Promise<void>, withinMs: number): Promise<boolean> =>
+      Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), withinMs))]);
 
-    it('waits until one of the caller\'s calls ends, not for the whole hold', async () => {
+    it("waits until one of the caller's calls ends, not for the whole hold", async () => {
       const limiter = new CallerLimiter(64, 3_000_000);
       const release = limiter.acquire('bulk', 1_400_000);
       if (typeof release !== 'function') throw new Error('admitted expected');
@@ -64,7 +65,12 @@ describe('per-caller limits of the gateway', () => {
       const otherHeld = limiter.holdRefusal('other', 10_000);
       expect(await settled(otherHeld, 20)).toBe(false);
       release();
-      expect(await settled(Promise.all(held).then(() => undefined), 50)).toBe(true);
+      expect(
+        await settled(
+          Promise.all(held).then(() => undefined),
+          50,
+        ),
+      ).toBe(true);
       expect(await settled(otherHeld, 20)).toBe(false);
     });
   });

@@ -4,7 +4,12 @@ import { OutlierDetector } from '../../../src/gateway/outlier-detection.js';
 describe('OutlierDetector', () => {
   const make = () => {
     let now = 0;
-    const d = new OutlierDetector({ consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 2500, now: () => now });
+    const d = new OutlierDetector({
+      consecutiveFailures: 3,
+      baseEjectionMs: 1000,
+      maxEjectionMs: 2500,
+      now: () => now,
+    });
     return { d, tick: (ms: number) => (now += ms) };
   };
 

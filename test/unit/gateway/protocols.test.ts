@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { answerError, failureError } from '../../../src/gateway/prediction-errors.js';
-import { readExplanations, readPredictions, upstreamBody, upstreamPath, UpstreamAnswerError } from '../../../src/gateway/protocols.js';
+import {
+  readExplanations,
+  readPredictions,
+  upstreamBody,
+  upstreamPath,
+  UpstreamAnswerError,
+} from '../../../src/gateway/protocols.js';
 import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
 import { UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
 import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../src/demo-models/index.js';
@@ -20,25 +26,51 @@ describe('upstream paths and bodies', () => {
 describe('reading answers', () => {
   it('takes V1 predictions and explanations as they are', () => {
     expect(readPredictions('KServeV1', { predictions: [1, 2] }, 2)).toEqual([1, 2]);
-    expect(readExplanations('KServeV1', { explanations: [{ a: 1 }], predictions: [0.5] }, 1)).toEqual({ explanations: [{ a: 1 }], predictions: [0.5] });
+    expect(readExplanations('KServeV1', { explanations: [{ a: 1 }], predictions: [0.5] }, 1)).toEqual({
+      explanations: [{ a: 1 }],
+      predictions: [0.5],
+    });
     expect(() => readPredictions('KServeV1', { outputs: [] }, 1)).toThrow(UpstreamAnswerError);
   });
 
   it('decodes the V2 explanation output and keeps the other outputs as predictions', () => {
-    const answer = { outputs: [
-      { name: 'p', shape: [1], datatype: 'FP64', data: [0.7] },
-      { name: 'explanation', shape: [1], datatype: 'BYTES', data: [JSON.stringify({ attributions: [] })] },
-    ] };
-    expect(readExplanations('OpenInferenceV2', answer, 1)).toEqual({ explanations: [{ attributions: [] }], predictions: [0.7] });
-    expect(() => readExplanations('OpenInferenceV2', { outputs: [answer.outputs[0]] }, 1)).toThrow(/without an output named "explanation"/);
+    const answer = {
+      outputs: [
+        { name: 'p', shape: [1], datatype: 'FP64', data: [0.7] },
+        { name: 'explanation', shape: [1], datatype: 'BYTES', data: [JSON.stringify({ attributions: [] })] },
+      ],
+    };
+    expect(readExplanations('OpenInferenceV2', answer, 1)).toEqual({
+      explanations: [{ attributions: [] }],
+      predictions: [0.7],
+    });
+    expect(() => readExplanations('OpenInferenceV2', { outputs: [answer.outputs[0]] }, 1)).toThrow(
+      /without an output named "explanation"/,
+    );
   });
 });
 
 describe('error mapping', () => {
-  const model: ResolvedModel = { id: '42', namespace: 'ns', deployedModelName: 'fraud-v1', model: 'm', modelVersionId: undefined, modelDisplayName: 'm', backend: undefined, unusable: undefined };
+  const model: ResolvedModel = {
+    id: '42',
+    namespace: 'ns',
+    deployedModelName: 'fraud-v1',
+    model: 'm',
+    modelVersionId: undefined,
+    modelDisplayName: 'm',
+    backend: undefined,
+    unusable: undefined,
+  };
   const res = (status: number, body: unknown): UpstreamResponse => {
     const bytes = Buffer.from(JSON.stringify(body));
-    return { status, headers: {}, pieces: [bytes], size: bytes.length, target: { origin: 'http://10.0.0.1:8080', basePath: '' }, retried: false };
+    return {
+      status,
+      headers: {},
+      pieces: [bytes],
+      size: bytes.length,
+      target: { origin: 'http://10.0.0.1:8080', basePath: '' },
+      retried: false,
+    };
   };
 
   it.each([
@@ -49,10 +81,17 @@ describe('error mapping', () => {
     [404, 502, 'INTERNAL'],
     [503, 503, 'UNAVAILABLE'],
     [504, 504, 'DEADLINE_EXCEEDED'],
-  ] as const)('a model server %i becomes %i %s naming the deployed model and the server message', (status, code, name) => {
-    const err = answerError(model, res(status, { error: 'feature x missing' }));
-    expect(err.body().error).toEqual({ code, status: name, message: `Deployed model 42 (fraud-v1): the model server at http://10.0.0.1:8080 answered ${status}: feature x missing` });
-  });
+  ] as const)(
+    'a model server %i becomes %i %s naming the deployed model and the server message',
+    (status, code, name) => {
+      const err = answerError(model, res(status, { error: 'feature x missing' }));
+      expect(err.body().error).toEqual({
+        code,
+        status: name,
+        message: `Deployed model 42 (fraud-v1): the model server at http://10.0.0.1:8080 answered ${status}: feature x missing`,
+      });
+    },
+  );
 
   it.each([
     ['connect', 503, 'UNAVAILABLE'],
@@ -68,14 +107,22 @@ describe('error mapping', () => {
 });
 
 describe('the demo fraud model', () => {
-  const risky = toPayment({ amount: 2400, hourOfDay: 3, foreignMerchant: true, cardPresent: false, transactionsLast24h: 14 }, 'i');
+  const risky = toPayment(
+    { amount: 2400, hourOfDay: 3, foreignMerchant: true, cardPresent: false, transactionsLast24h: 14 },
+    'i',
+  );
   const usual = toPayment([25, 13, 0, 1, 2], 'i');
 
   it('scores a risky payment as fraud and an ordinary one as legitimate, differently per version', () => {
     expect(predict(FRAUD_MODEL_VERSIONS.v1, risky).label).toBe('fraud');
     expect(predict(FRAUD_MODEL_VERSIONS.v1, usual).label).toBe('legitimate');
-    const middling = toPayment({ amount: 600, hourOfDay: 22, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 6 }, 'i');
-    expect(predict(FRAUD_MODEL_VERSIONS.v1, middling).fraudProbability).not.toBe(predict(FRAUD_MODEL_VERSIONS.v2, middling).fraudProbability);
+    const middling = toPayment(
+      { amount: 600, hourOfDay: 22, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 6 },
+      'i',
+    );
+    expect(predict(FRAUD_MODEL_VERSIONS.v1, middling).fraudProbability).not.toBe(
+      predict(FRAUD_MODEL_VERSIONS.v2, middling).fraudProbability,
+    );
   });
 
   it('explains with attributions that sum to the change from the baseline output', () => {

@@ -1,10 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilter, FilterSyntaxError, MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, type FilterableEndpoint } from '../../../src/gateway/registry/filter.js';
+import {
+  compileFilter,
+  FilterSyntaxError,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_LENGTH,
+  type FilterableEndpoint,
+} from '../../../src/gateway/registry/filter.js';
 
 const S = 'projects/my-shop/locations/us-east1/namespaces/ns/services/svc';
 const endpoints: Record<string, FilterableEndpoint> = {
   a: { name: `${S}/endpoints/a`, address: '10.0.0.1', port: 80, annotations: { owner: 'sd', protocol: 'gRPC' } },
-  b: { name: `${S}/endpoints/b`, address: '10.0.0.2', port: 8080, annotations: { owner: 'team', 'example.com/zone': 'us-east1-b' } },
+  b: {
+    name: `${S}/endpoints/b`,
+    address: '10.0.0.2',
+    port: 8080,
+    annotations: { owner: 'team', 'example.com/zone': 'us-east1-b' },
+  },
   c: { name: `${S}/endpoints/c`, address: '2001:db8::1', port: 443, annotations: {} },
   d: { name: `${S}/endpoints/d`, address: '', port: 0, annotations: { protocol: 'http 2' } },
 };
@@ -125,7 +136,12 @@ describe('endpoint filter: bounded by construction', () => {
   it('refuses nesting deeper than MAX_FILTER_DEPTH at the offending position, however deep the text goes', () => {
     expect(run(`${'('.repeat(MAX_FILTER_DEPTH)}port=80${')'.repeat(MAX_FILTER_DEPTH)}`)).toBe('a');
     const tooDeep = `${'('.repeat(MAX_FILTER_DEPTH + 1)}port=80${')'.repeat(MAX_FILTER_DEPTH + 1)}`;
-    expect(() => compileFilter(tooDeep)).toThrow(new FilterSyntaxError(MAX_FILTER_DEPTH + 1, `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`));
+    expect(() => compileFilter(tooDeep)).toThrow(
+      new FilterSyntaxError(
+        MAX_FILTER_DEPTH + 1,
+        `the filter nests parentheses and NOT more than ${MAX_FILTER_DEPTH} levels deep; the limit is ${MAX_FILTER_DEPTH}`,
+      ),
+    );
     expect(() => compileFilter('NOT '.repeat(MAX_FILTER_DEPTH + 1) + 'port=80')).toThrow(/more than 100 levels deep/);
     expect(() => compileFilter('('.repeat(4000))).toThrow(FilterSyntaxError);
   });
@@ -136,6 +152,8 @@ describe('endpoint filter: bounded by construction', () => {
     expect(run(chain)).toBe('abc');
     expect(run(Array.from({ length: 300 }, (_, i) => `port=${i + 440}`).join(' OR '))).toBe('c');
     const tooLong = Array.from({ length: 20_000 }, () => 'port=80').join(' AND ');
-    expect(() => compileFilter(tooLong)).toThrow(`invalid filter at position ${MAX_FILTER_LENGTH + 1}: the filter is ${tooLong.length} characters long; the limit is ${MAX_FILTER_LENGTH}`);
+    expect(() => compileFilter(tooLong)).toThrow(
+      `invalid filter at position ${MAX_FILTER_LENGTH + 1}: the filter is ${tooLong.length} characters long; the limit is ${MAX_FILTER_LENGTH}`,
+    );
   });
 });

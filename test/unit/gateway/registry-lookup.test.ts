@@ -63,7 +63,11 @@ describe('registry lookup over the informer caches', () => {
     beforeEach(async () => {
       const many = Array.from({ length: 130 }, (_, i) => ep(`e${String(i).padStart(3, '0')}`, { port: 1000 + i }));
       await setUp(
-        [registryService('checkout', SVC).spec({ annotations: { team: 'payments', 'endpoint-operator.dev/internal': 'x' } }).build()],
+        [
+          registryService('checkout', SVC)
+            .spec({ annotations: { team: 'payments', 'endpoint-operator.dev/internal': 'x' } })
+            .build(),
+        ],
         [
           ep('a', { address: '10.0.0.1', port: 80, annotations: { owner: 'sd', 'endpoint-operator.dev/hidden': 'y' } }),
           // invalid (bad address): not Ready, never resolved
@@ -73,7 +77,15 @@ describe('registry lookup over the informer caches', () => {
           // v1beta1 network, kept in the conversion annotation while stored as v1
           {
             ...ep('net', { address: '2001:db8::5', port: 443 }),
-            metadata: { ...ep('net').metadata, name: 'checkout-net', annotations: { [CONVERSION_DATA_ANNOTATION]: JSON.stringify({ spec: { network: 'projects/123/locations/global/networks/vpc' } }) } },
+            metadata: {
+              ...ep('net').metadata,
+              name: 'checkout-net',
+              annotations: {
+                [CONVERSION_DATA_ANNOTATION]: JSON.stringify({
+                  spec: { network: 'projects/123/locations/global/networks/vpc' },
+                }),
+              },
+            },
           },
           ...many,
         ],
@@ -90,13 +102,26 @@ describe('registry lookup over the informer caches', () => {
       expect(body.service.annotations).toEqual({ team: 'payments' });
       expect(body.service.uid).toMatch(/^uid-checkout-/);
       expect(body.service.endpoints).toEqual([
-        { name: `${SVC}/endpoints/a`, address: '10.0.0.1', port: 80, annotations: { owner: 'sd' }, uid: expect.stringMatching(/^uid-/) },
-        { name: `${SVC}/endpoints/net`, address: '2001:db8::5', port: 443, network: 'projects/123/locations/global/networks/vpc', uid: expect.stringMatching(/^uid-/) },
+        {
+          name: `${SVC}/endpoints/a`,
+          address: '10.0.0.1',
+          port: 80,
+          annotations: { owner: 'sd' },
+          uid: expect.stringMatching(/^uid-/),
+        },
+        {
+          name: `${SVC}/endpoints/net`,
+          address: '2001:db8::5',
+          port: 443,
+          network: 'projects/123/locations/global/networks/vpc',
+          uid: expect.stringMatching(/^uid-/),
+        },
       ]);
     });
 
     it('clamps maxEndpoints: default 25, at most 100, below 1 means the default, proto3 string form accepted', async () => {
-      const count = async (body: unknown): Promise<number> => ((await resolve(body)).json().service.endpoints as unknown[]).length;
+      const count = async (body: unknown): Promise<number> =>
+        ((await resolve(body)).json().service.endpoints as unknown[]).length;
       expect(await count({})).toBe(25);
       expect(await count({ maxEndpoints: 0 })).toBe(25);
       expect(await count({ maxEndpoints: -7 })).toBe(25);
@@ -104,14 +129,22 @@ describe('registry lookup over the informer caches', () => {
       expect(await count({ maxEndpoints: '40' })).toBe(40);
       expect(await count({ maxEndpoints: 1000 })).toBe(100);
       // 132 Ready endpoints, 100 returned, in name order
-      const names = (await resolve({ maxEndpoints: 100 })).json().service.endpoints.map((e: { name: string }) => e.name);
+      const names = (await resolve({ maxEndpoints: 100 }))
+        .json()
+        .service.endpoints.map((e: { name: string }) => e.name);
       expect(names).toEqual([...names].sort());
     });
 
     it('answers a syntax error with 400 INVALID_ARGUMENT naming the field and the position', async () => {
       const res = await resolve({ endpointFilter: 'port=80 and port=443' });
       expect(res.statusCode).toBe(400);
-      expect(res.json()).toEqual({ error: { code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('endpointFilter: invalid filter at position 9') } });
+      expect(res.json()).toEqual({
+        error: {
+          code: 400,
+          status: 'INVALID_ARGUMENT',
+          message: expect.stringContaining('endpointFilter: invalid filter at position 9'),
+        },
+      });
     });
 
     it('answers an unknown field with an empty list', async () => {
@@ -121,9 +154,18 @@ describe('registry lookup over the informer caches', () => {
     });
 
     it('refuses bad field types, bad JSON and alt=proto in Google form; accepts $alt=json', async () => {
-      expect((await resolve({ maxEndpoints: 'many' })).json().error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', message: expect.stringContaining('maxEndpoints') });
+      expect((await resolve({ maxEndpoints: 'many' })).json().error).toMatchObject({
+        code: 400,
+        status: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('maxEndpoints'),
+      });
       expect((await resolve({ endpointFilter: 7 })).json().error.message).toContain('endpointFilter');
-      const bad = await app.inject({ method: 'POST', url: `/v1/${SVC}:resolve`, headers: { 'content-type': 'application/json' }, payload: '{"maxEndpoints":' });
+      const bad = await app.inject({
+        method: 'POST',
+        url: `/v1/${SVC}:resolve`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{"maxEndpoints":',
+      });
       expect(bad.statusCode).toBe(400);
       expect(bad.json().error.status).toBe('INVALID_ARGUMENT');
       expect((await resolve({}, '?alt=proto')).json().error.message).toContain('alt');
@@ -133,7 +175,11 @@ describe('registry lookup over the informer caches', () => {
     it('answers an unknown service or method with 404 NOT_FOUND', async () => {
       const other = await app.inject({ method: 'POST', url: `/v1/${SVC}x:resolve`, payload: {} });
       expect(other.statusCode).toBe(404);
-      expect(other.json().error).toMatchObject({ code: 404, status: 'NOT_FOUND', message: expect.stringContaining(`${SVC}x`) });
+      expect(other.json().error).toMatchObject({
+        code: 404,
+        status: 'NOT_FOUND',
+        message: expect.stringContaining(`${SVC}x`),
+      });
       const method = await app.inject({ method: 'POST', url: `/v1/${SVC}:lookup`, payload: {} });
       expect(method.json().error.status).toBe('NOT_FOUND');
     });
@@ -157,8 +203,14 @@ describe('registry lookup over the informer caches', () => {
         token = body.nextPageToken;
         pages++;
         if (pages === 1) {
-          const mismatch = await app.inject({ method: 'GET', url: `/v1/${SVC}/endpoints?filter=port>1&pageToken=${encodeURIComponent(token ?? '')}` });
-          expect(mismatch.json().error).toMatchObject({ status: 'INVALID_ARGUMENT', message: expect.stringContaining('pageToken') });
+          const mismatch = await app.inject({
+            method: 'GET',
+            url: `/v1/${SVC}/endpoints?filter=port>1&pageToken=${encodeURIComponent(token ?? '')}`,
+          });
+          expect(mismatch.json().error).toMatchObject({
+            status: 'INVALID_ARGUMENT',
+            message: expect.stringContaining('pageToken'),
+          });
         }
       } while (token !== undefined);
       expect(pages).toBe(3);
@@ -183,7 +235,11 @@ describe('registry lookup over the informer caches', () => {
   it('resolves the oldest of two services claiming one name, and the next once it is gone', async () => {
     const older = registryService('checkout', SVC).inNamespace('team-a').created('2026-01-01T00:00:00Z').build();
     const newer = registryService('checkout', SVC).inNamespace('team-b').created('2026-02-01T00:00:00Z').build();
-    const invalidOldest = registryService('broken', SVC).inNamespace('team-c').created('2025-01-01T00:00:00Z').spec({ annotations: { 'bad key!': 'x' } }).build();
+    const invalidOldest = registryService('broken', SVC)
+      .inNamespace('team-c')
+      .created('2025-01-01T00:00:00Z')
+      .spec({ annotations: { 'bad key!': 'x' } })
+      .build();
     await setUp(
       [newer, older, invalidOldest],
       [
@@ -191,20 +247,55 @@ describe('registry lookup over the informer caches', () => {
         { ...ep('b', { address: '10.0.0.2' }), metadata: { ...ep('b').metadata, namespace: 'team-b' } },
       ],
     );
-    expect((await resolve({})).json().service).toMatchObject({ uid: older.metadata.uid, endpoints: [{ address: '10.0.0.1' }] });
+    expect((await resolve({})).json().service).toMatchObject({
+      uid: older.metadata.uid,
+      endpoints: [{ address: '10.0.0.1' }],
+    });
     services.push('DELETED', older);
-    expect((await resolve({})).json().service).toMatchObject({ uid: newer.metadata.uid, endpoints: [{ address: '10.0.0.2' }] });
+    expect((await resolve({})).json().service).toMatchObject({
+      uid: newer.metadata.uid,
+      endpoints: [{ address: '10.0.0.2' }],
+    });
   });
 });
 
 describe('resolveServiceText', () => {
   it('is exactly JSON.stringify of resolveService, with and without annotations, endpoints and uid', async () => {
     const { resolveService, resolveServiceText } = await import('../../../src/gateway/registry/lookup.js');
-    const e = (i: number, extra: Partial<{ address: string; port: number; annotations: Record<string, string>; network: string; uid: string }> = {}) => ({
-      name: `${SVC}/endpoints/e${i}`, address: '', port: 0, annotations: {}, network: '', uid: '', ...extra,
+    const e = (
+      i: number,
+      extra: Partial<{
+        address: string;
+        port: number;
+        annotations: Record<string, string>;
+        network: string;
+        uid: string;
+      }> = {},
+    ) => ({
+      name: `${SVC}/endpoints/e${i}`,
+      address: '',
+      port: 0,
+      annotations: {},
+      network: '',
+      uid: '',
+      ...extra,
     });
     const services: LookupService[] = [
-      { name: SVC, annotations: { a: 'b"c' }, uid: 'u-1', endpoints: [e(1, { address: '10.0.0.1', port: 80, annotations: { 'k/x': 'v' }, network: 'projects/1/locations/global/networks/n', uid: 'x' }), e(2)] },
+      {
+        name: SVC,
+        annotations: { a: 'b"c' },
+        uid: 'u-1',
+        endpoints: [
+          e(1, {
+            address: '10.0.0.1',
+            port: 80,
+            annotations: { 'k/x': 'v' },
+            network: 'projects/1/locations/global/networks/n',
+            uid: 'x',
+          }),
+          e(2),
+        ],
+      },
       { name: SVC, annotations: {}, uid: '', endpoints: [] },
     ];
     for (const svc of services) {
@@ -221,9 +312,19 @@ describe('registryLookupPlugin', () => {
     const { registryLookupPlugin } = await import('../../../src/gateway/registry/plugin.js');
     const inNs = (o: KubeObject, namespace: string): KubeObject => ({ ...o, metadata: { ...o.metadata, namespace } });
     const sources = new Map<string, StaticInformer>([
-      ['registryservices@team-a', staticInformer('s-a', [inNs(registryService('checkout', SVC).created('2026-01-01T00:00:00Z').build(), 'team-a')])],
+      [
+        'registryservices@team-a',
+        staticInformer('s-a', [
+          inNs(registryService('checkout', SVC).created('2026-01-01T00:00:00Z').build(), 'team-a'),
+        ]),
+      ],
       ['registryendpoints@team-a', staticInformer('e-a', [inNs(ep('a', { address: '10.0.0.1' }), 'team-a')])],
-      ['registryservices@team-b', staticInformer('s-b', [inNs(registryService('checkout', SVC).created('2026-02-01T00:00:00Z').build(), 'team-b')])],
+      [
+        'registryservices@team-b',
+        staticInformer('s-b', [
+          inNs(registryService('checkout', SVC).created('2026-02-01T00:00:00Z').build(), 'team-b'),
+        ]),
+      ],
       ['registryendpoints@team-b', staticInformer('e-b', [inNs(ep('b', { address: '10.0.0.2' }), 'team-b')])],
     ]);
     const requested: string[] = [];
@@ -238,7 +339,13 @@ describe('registryLookupPlugin', () => {
     };
     const app = Fastify({ logger: false });
     installErrorAnswerer(app, { log: pino({ level: 'silent' }), bodyLimit: 1_500_000 });
-    await app.register(async (scope) => registryLookupPlugin(['endpoint-operator.dev'])(scope, { informers, namespaces: ['team-a', 'team-b'], auth: GatewayAuth.disabled() }));
+    await app.register(async (scope) =>
+      registryLookupPlugin(['endpoint-operator.dev'])(scope, {
+        informers,
+        namespaces: ['team-a', 'team-b'],
+        auth: GatewayAuth.disabled(),
+      }),
+    );
     await Promise.all([...sources.values()].map((s) => s.start()));
     await app.ready();
     try {

@@ -5,13 +5,29 @@ import { RequestLogger, truncateBody, type PredictionRecord } from '../../../src
 
 function capture(): { log: pino.Logger; records: Array<Record<string, unknown>> } {
   const records: Array<Record<string, unknown>> = [];
-  const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, done) => { records.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>); done(); } }));
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write: (chunk: Buffer, _e, done) => {
+        records.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    }),
+  );
   return { log, records };
 }
 
 const record = (over: Partial<PredictionRecord> = {}): PredictionRecord => ({
-  namespace: 'ns', endpoint: 'fraud', resourceName: 'projects/p/locations/l/endpoints/fraud', deployedModelId: '1', method: 'predict',
-  code: 200, latencyMs: 1.5, request: Buffer.from('{"instances":[1]}'), response: '{"predictions":[0.5]}', ...over,
+  namespace: 'ns',
+  endpoint: 'fraud',
+  resourceName: 'projects/p/locations/l/endpoints/fraud',
+  deployedModelId: '1',
+  method: 'predict',
+  code: 200,
+  latencyMs: 1.5,
+  request: Buffer.from('{"instances":[1]}'),
+  response: '{"predictions":[0.5]}',
+  ...over,
 });
 
 describe('truncateBody', () => {
@@ -27,7 +43,11 @@ describe('RequestLogger', () => {
   it('samples by the endpoint config: never when disabled, by samplingRate when enabled', () => {
     const draws = [0.05, 0.5, 0.95];
     let i = 0;
-    const logger = new RequestLogger(capture().log, { payloadLimitBytes: 100, maxRecordsPerSecond: 10, random: () => draws[i++ % 3] ?? 0 });
+    const logger = new RequestLogger(capture().log, {
+      payloadLimitBytes: 100,
+      maxRecordsPerSecond: 10,
+      random: () => draws[i++ % 3] ?? 0,
+    });
     expect(logger.sample({ enabled: false, samplingRate: 1 })).toBe(false);
     expect([0, 1, 2].map(() => logger.sample({ enabled: true, samplingRate: 0.5 }))).toEqual([true, false, false]);
   });
@@ -37,8 +57,18 @@ describe('RequestLogger', () => {
     new RequestLogger(log, { payloadLimitBytes: 10, maxRecordsPerSecond: 10 }).write(record());
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({
-      msg: 'prediction', namespace: 'ns', endpoint: 'fraud', endpointName: 'projects/p/locations/l/endpoints/fraud', deployedModelId: '1',
-      method: 'predict', code: 200, latencyMs: 1.5, request: '{"instance', requestTruncated: true, response: '{"predicti', responseTruncated: true,
+      msg: 'prediction',
+      namespace: 'ns',
+      endpoint: 'fraud',
+      endpointName: 'projects/p/locations/l/endpoints/fraud',
+      deployedModelId: '1',
+      method: 'predict',
+      code: 200,
+      latencyMs: 1.5,
+      request: '{"instance',
+      requestTruncated: true,
+      response: '{"predicti',
+      responseTruncated: true,
     });
   });
 

@@ -29,7 +29,10 @@ describe('GatewayTracing: a call that starts a trace', () => {
     let sampled = 0;
     for (let i = 0; i < 400; i++) {
       const call = tracing.startCall({ host: 'gateway' });
-      const [, traceId = '', , flags] = TRACEPARENT.exec(call?.attempt(target, { 'content-type': 'application/json' }, false).headers['traceparent'] ?? '') ?? [];
+      const [, traceId = '', , flags] =
+        TRACEPARENT.exec(
+          call?.attempt(target, { 'content-type': 'application/json' }, false).headers['traceparent'] ?? '',
+        ) ?? [];
       const decision = ratio.shouldSample(ROOT_CONTEXT, traceId).decision;
       // The decision taken before any span and the tracer's own (with the preset id) agree with the sampler's rule.
       expect(flags).toBe(decision === SamplingDecision.RECORD_AND_SAMPLED ? '01' : '00');
@@ -57,7 +60,9 @@ describe('GatewayTracing: a call that starts a trace', () => {
   it('sampled: each attempt names its own client span as the parent, in the one trace, the flag on', () => {
     const tracing = tracingWith('always_on', '');
     const call = tracing.startCall({ host: 'gateway', tracestate: 'alone=ignored' });
-    const [a, b] = [false, true].map((retry) => TRACEPARENT.exec(call?.attempt(target, {}, retry).headers['traceparent'] ?? ''));
+    const [a, b] = [false, true].map((retry) =>
+      TRACEPARENT.exec(call?.attempt(target, {}, retry).headers['traceparent'] ?? ''),
+    );
     expect(a?.[1]).toMatch(/^[0-9a-f]{32}$/);
     expect(b?.[1]).toBe(a?.[1]);
     expect(b?.[2]).not.toBe(a?.[2]);

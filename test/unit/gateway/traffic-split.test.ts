@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { activeEntries, SmoothWeightedRoundRobin, splitSignature, stickyPick, TrafficSplitter, type SplitEntry } from '../../../src/gateway/traffic-split.js';
+import {
+  activeEntries,
+  SmoothWeightedRoundRobin,
+  splitSignature,
+  stickyPick,
+  TrafficSplitter,
+  type SplitEntry,
+} from '../../../src/gateway/traffic-split.js';
 
 /** Integer weights summing to 100 over 1..6 ids (some may be 0), as a valid trafficSplit. */
 const splits = fc.integer({ min: 1, max: 6 }).chain((n) =>
@@ -22,7 +29,8 @@ describe('SmoothWeightedRoundRobin', () => {
         for (let start = offset; start + 100 <= picks.length; start += 37) {
           const counts = new Map<string, number>();
           for (const id of picks.slice(start, start + 100)) counts.set(id ?? '', (counts.get(id ?? '') ?? 0) + 1);
-          for (const [id, weight] of Object.entries(split)) expect(Math.abs((counts.get(id) ?? 0) - weight)).toBeLessThanOrEqual(1);
+          for (const [id, weight] of Object.entries(split))
+            expect(Math.abs((counts.get(id) ?? 0) - weight)).toBeLessThanOrEqual(1);
         }
       }),
       { numRuns: 200 },
@@ -48,13 +56,19 @@ describe('SmoothWeightedRoundRobin', () => {
 
 describe('activeEntries', () => {
   it('keeps positive integer weights in id order and drops the rest', () => {
-    expect(activeEntries({ '9': 20, '1': 80, '5': 0, x: 'ten' })).toEqual([['1', 80], ['9', 20]]);
+    expect(activeEntries({ '9': 20, '1': 80, '5': 0, x: 'ten' })).toEqual([
+      ['1', 80],
+      ['9', 20],
+    ]);
     expect(splitSignature(activeEntries({ '9': 20, '1': 80 }))).toBe('1=80,9=20');
   });
 });
 
 describe('sticky keys', () => {
-  const entries: SplitEntry[] = [['1', 70], ['2', 30]];
+  const entries: SplitEntry[] = [
+    ['1', 70],
+    ['2', 30],
+  ];
 
   it('pin a key to the same model on every call and every replica while the split is unchanged', () => {
     const a = new TrafficSplitter();
@@ -85,7 +99,17 @@ describe('sticky keys', () => {
   });
 
   it('move when the split changes, since the ranges change', () => {
-    const moved = Array.from({ length: 1000 }, (_, k) => `k${k}`).filter((key) => stickyPick(entries, key) !== stickyPick([['1', 10], ['2', 90]], key));
+    const moved = Array.from({ length: 1000 }, (_, k) => `k${k}`).filter(
+      (key) =>
+        stickyPick(entries, key) !==
+        stickyPick(
+          [
+            ['1', 10],
+            ['2', 90],
+          ],
+          key,
+        ),
+    );
     expect(moved.length).toBeGreaterThan(0);
   });
 });
@@ -93,9 +117,27 @@ describe('sticky keys', () => {
 describe('TrafficSplitter', () => {
   it('restarts the round-robin when the split signature changes', () => {
     const s = new TrafficSplitter();
-    const before = Array.from({ length: 100 }, () => s.pick('e', [['1', 50], ['2', 50]], 'a'));
+    const before = Array.from({ length: 100 }, () =>
+      s.pick(
+        'e',
+        [
+          ['1', 50],
+          ['2', 50],
+        ],
+        'a',
+      ),
+    );
     expect(before.filter((x) => x === '1')).toHaveLength(50);
-    const after = Array.from({ length: 100 }, () => s.pick('e', [['1', 10], ['2', 90]], 'b'));
+    const after = Array.from({ length: 100 }, () =>
+      s.pick(
+        'e',
+        [
+          ['1', 10],
+          ['2', 90],
+        ],
+        'b',
+      ),
+    );
     expect(after.filter((x) => x === '1')).toHaveLength(10);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { infiniteNumberPath, JsonLimitError, MAX_JSON_DEPTH, parseGuardedJson, scanJson } from '../../../src/http/json-guard.js';
+import {
+  infiniteNumberPath,
+  JsonLimitError,
+  MAX_JSON_DEPTH,
+  parseGuardedJson,
+  scanJson,
+} from '../../../src/http/json-guard.js';
 import { userTextInMessage } from '../../../src/api/common/text.js';
 
 const nested = (depth: number, open = '[', close = ']'): string => `${open.repeat(depth)}${close.repeat(depth)}`;
@@ -30,10 +36,16 @@ describe('the JSON nesting pre-check', () => {
 
 describe('numbers that overflow a double', () => {
   it('refuses ±Infinity naming its path; large finite numbers pass', () => {
-    expect(() => parseGuardedJson(Buffer.from('{"instances":[{"x":[1,1e400]}]}'))).toThrow(/^instances\[0\]\.x\[1\]: the number is too large/);
+    expect(() => parseGuardedJson(Buffer.from('{"instances":[{"x":[1,1e400]}]}'))).toThrow(
+      /^instances\[0\]\.x\[1\]: the number is too large/,
+    );
     expect(() => parseGuardedJson(Buffer.from('{"parameters":{"a b":-1E+999}}'))).toThrow(/^parameters\["a b"\]:/);
     expect(() => parseGuardedJson(Buffer.from(`[${'9'.repeat(400)}]`))).toThrow(/^\[0\]:/);
-    expect(parseGuardedJson(Buffer.from('{"x":1.7976931348623157e308,"y":1e-400,"z":"1e400"}'))).toEqual({ x: 1.7976931348623157e308, y: 0, z: '1e400' });
+    expect(parseGuardedJson(Buffer.from('{"x":1.7976931348623157e308,"y":1e-400,"z":"1e400"}'))).toEqual({
+      x: 1.7976931348623157e308,
+      y: 0,
+      z: '1e400',
+    });
   });
 
   it('walks iteratively: a wide body is fine', () => {

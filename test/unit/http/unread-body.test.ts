@@ -5,8 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { closesRatherThanReads, closeWithoutReading } from '../../../src/http/unread-body.js';
 
 const LARGE = 256 * 1024;
-const body = (headers: Record<string, string>, over: { complete?: boolean; awaitingContinue?: boolean } = {}) =>
-  ({ headers, complete: over.complete ?? false, awaitingContinue: over.awaitingContinue ?? false });
+const body = (headers: Record<string, string>, over: { complete?: boolean; awaitingContinue?: boolean } = {}) => ({
+  headers,
+  complete: over.complete ?? false,
+  awaitingContinue: over.awaitingContinue ?? false,
+});
 
 describe('closesRatherThanReads', () => {
   it('closes for a large declared body that has not arrived, and reads a smaller one', () => {
@@ -43,7 +46,11 @@ describe('closeWithoutReading', () => {
     const agent = new Agent({ connections: 1 });
     try {
       const { port } = server.address() as AddressInfo;
-      const res = await request(`http://127.0.0.1:${port}/`, { method: 'POST', dispatcher: agent, body: Buffer.alloc(1_400_000, 32) });
+      const res = await request(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        dispatcher: agent,
+        body: Buffer.alloc(1_400_000, 32),
+      });
       expect(await res.body.text()).toBe('{"error":{"code":429}}');
       expect(res.statusCode).toBe(429);
       expect(res.headers.connection).toBe('close');

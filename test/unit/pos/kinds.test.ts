@@ -6,7 +6,8 @@ import { defaultValidationOptions, type KindDefinition } from '../../../src/api/
 import { allKinds } from '../../../src/api/kinds.js';
 import { adminUserKind, posKinds, shopUserKind, signInSessionKind } from '../../../src/api/pos/v1/index.js';
 
-const validate = (kind: KindDefinition, obj: unknown) => kind.versions[0]!.validate(obj, undefined, defaultValidationOptions);
+const validate = (kind: KindDefinition, obj: unknown) =>
+  kind.versions[0]!.validate(obj, undefined, defaultValidationOptions);
 const user = (spec: Record<string, unknown>) => ({
   apiVersion: 'pos.endpoint-operator.dev/v1',
   kind: 'ShopUser',
@@ -32,7 +33,11 @@ describe('POS kinds', () => {
   it('make the SignInSession purpose and subject immutable by CEL', () => {
     const crd = crdFor(signInSessionKind);
     const schema = (crd.spec.versions as { schema: { openAPIV3Schema: JSONSchemaProps } }[])[0]!.schema.openAPIV3Schema;
-    expect(celRules(schema).map((r) => r.path).sort()).toEqual(['spec.purpose', 'spec.subject']);
+    expect(
+      celRules(schema)
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['spec.purpose', 'spec.subject']);
   });
 
   it('accept a minimal user and default status and memberships', () => {
@@ -40,7 +45,17 @@ describe('POS kinds', () => {
   });
 
   it('never throw on garbage', () => {
-    for (const junk of [null, 42, 'x', [], {}, { spec: null }, { spec: [] }, { spec: { email: 5 } }, user({ memberships: 'x' })]) {
+    for (const junk of [
+      null,
+      42,
+      'x',
+      [],
+      {},
+      { spec: null },
+      { spec: [] },
+      { spec: { email: 5 } },
+      user({ memberships: 'x' }),
+    ]) {
       for (const k of posKinds) expect(() => validate(k, junk)).not.toThrow();
     }
     expect(validate(shopUserKind, {}).errors[0]?.field).toBe('spec');
@@ -49,7 +64,14 @@ describe('POS kinds', () => {
   it('report every membership rule with its path', () => {
     const r = validate(
       shopUserKind,
-      user({ email: 'U@Example.com', memberships: [{ shop: 'a', role: 'cashier' }, { shop: 'b', role: 'owner' }, { shop: 'a', role: 'manager' }] }),
+      user({
+        email: 'U@Example.com',
+        memberships: [
+          { shop: 'a', role: 'cashier' },
+          { shop: 'b', role: 'owner' },
+          { shop: 'a', role: 'manager' },
+        ],
+      }),
     );
     expect(r.errors.map((e) => [e.field, e.type])).toEqual([
       ['spec.email', 'FieldValueInvalid'],
@@ -59,18 +81,36 @@ describe('POS kinds', () => {
 
   it('bound emails by RFC 5321 lengths', () => {
     expect(validate(shopUserKind, user({ email: `${'a'.repeat(64)}@example.com` })).errors).toEqual([]);
-    expect(validate(shopUserKind, user({ email: `${'a'.repeat(65)}@example.com` })).errors[0]?.field).toBe('spec.email');
+    expect(validate(shopUserKind, user({ email: `${'a'.repeat(65)}@example.com` })).errors[0]?.field).toBe(
+      'spec.email',
+    );
     expect(validate(shopUserKind, user({ email: `a@${'b'.repeat(250)}.com` })).errors[0]?.field).toBe('spec.email');
-    expect(validate(shopUserKind, user({ email: 'a@b.' + 'c'.repeat(64) })).errors[0]?.detail).toMatch(/labels of 1 to 63/);
+    expect(validate(shopUserKind, user({ email: 'a@b.' + 'c'.repeat(64) })).errors[0]?.detail).toMatch(
+      /labels of 1 to 63/,
+    );
   });
 
   it('check admin roles and session consistency', () => {
-    const admin = { spec: { email: 'r@example.com', name: 'R', role: 'support', passwordSecretRef: { name: 'pw', key: 'k' } } };
+    const admin = {
+      spec: { email: 'r@example.com', name: 'R', role: 'support', passwordSecretRef: { name: 'pw', key: 'k' } },
+    };
     expect(validate(adminUserKind, admin).errors).toEqual([]);
     const hash = 'A'.repeat(43);
-    const session = (spec: Record<string, unknown>) => ({ spec: { purpose: 'refresh', subject: { kind: 'ShopUser', name: 'u' }, tokenHash: hash, expiresAt: '2026-01-01T00:00:00Z', ...spec } });
+    const session = (spec: Record<string, unknown>) => ({
+      spec: {
+        purpose: 'refresh',
+        subject: { kind: 'ShopUser', name: 'u' },
+        tokenHash: hash,
+        expiresAt: '2026-01-01T00:00:00Z',
+        ...spec,
+      },
+    });
     expect(validate(signInSessionKind, session({})).errors).toEqual([]);
-    expect(validate(signInSessionKind, session({ revokedReason: 'Logout' })).errors[0]?.field).toBe('spec.revokedReason');
-    expect(validate(signInSessionKind, session({ previousTokenHashes: ['B'.repeat(43), hash] })).errors[0]?.field).toBe('spec.previousTokenHashes[1]');
+    expect(validate(signInSessionKind, session({ revokedReason: 'Logout' })).errors[0]?.field).toBe(
+      'spec.revokedReason',
+    );
+    expect(validate(signInSessionKind, session({ previousTokenHashes: ['B'.repeat(43), hash] })).errors[0]?.field).toBe(
+      'spec.previousTokenHashes[1]',
+    );
   });
 });

@@ -24,7 +24,13 @@ describe('DeployedModel spec.backend', () => {
     expect(errorsAt(service)).toEqual([]);
     expect(errorsAt(withService({ port: 'http' }))).toEqual([]);
     expect(errorsAt(withService({ port: 'h2c-predict' }))).toEqual([]);
-    expect(errorsAt({ url: 'https://models.example.com:8443/serving', protocol: 'OpenInferenceV2', modelName: 'fraud_dnn.v2' })).toEqual([]);
+    expect(
+      errorsAt({
+        url: 'https://models.example.com:8443/serving',
+        protocol: 'OpenInferenceV2',
+        modelName: 'fraud_dnn.v2',
+      }),
+    ).toEqual([]);
     expect(errorsAt({ url: 'http://[::1]:9000', protocol: 'KServeV1', modelName: 'm' })).toEqual([]);
   });
 
@@ -39,7 +45,8 @@ describe('DeployedModel spec.backend', () => {
     expect(errorsAt({ ...service, protocol: 'TritonGRPC' })).toEqual(['spec.backend.protocol']);
     expect(messages({ ...service, protocol: 'TritonGRPC' })[0]).toContain('"KServeV1", "OpenInferenceV2"');
     expect(errorsAt({ ...service, modelName: undefined })).toEqual(['spec.backend.modelName']);
-    for (const bad of ['', 'a/b', '-m', 'm.', 'fraud gbt']) expect(errorsAt({ ...service, modelName: bad }), bad).toContain('spec.backend.modelName');
+    for (const bad of ['', 'a/b', '-m', 'm.', 'fraud gbt'])
+      expect(errorsAt({ ...service, modelName: bad }), bad).toContain('spec.backend.modelName');
   });
 
   it('checks the Service name and port, naming the value and the rule', () => {
@@ -49,8 +56,12 @@ describe('DeployedModel spec.backend', () => {
     for (const bad of [0, 65536, 1.5, true, -1, 'HTTP', 'http_2', 'a-very-long-port-name', 'web--api', '-http']) {
       expect(errorsAt(withService({ port: bad })), String(bad)).toContain('spec.backend.service.port');
     }
-    expect(messages(withService({ port: 70000 }))).toEqual(['spec.backend.service.port: Invalid value: 70000: must be a port number from 1 to 65535']);
-    expect(messages(withService({ port: true }))[0]).toContain('must be a port number (1..65535) or the name of a port of the Service');
+    expect(messages(withService({ port: 70000 }))).toEqual([
+      'spec.backend.service.port: Invalid value: 70000: must be a port number from 1 to 65535',
+    ]);
+    expect(messages(withService({ port: true }))[0]).toContain(
+      'must be a port number (1..65535) or the name of a port of the Service',
+    );
   });
 
   it('refuses a port number written as a string, saying to unquote it', () => {
@@ -60,10 +71,21 @@ describe('DeployedModel spec.backend', () => {
   });
 
   it('takes only http and https URLs without query, fragment or credentials', () => {
-    for (const bad of ['ftp://models.example.com', 'models.example.com', 'https://models.example.com/?v=1', 'https://models.example.com/#x', 'https://', 'http://[::1']) {
+    for (const bad of [
+      'ftp://models.example.com',
+      'models.example.com',
+      'https://models.example.com/?v=1',
+      'https://models.example.com/#x',
+      'https://',
+      'http://[::1',
+    ]) {
       expect(errorsAt({ ...service, service: undefined, url: bad }), bad).toEqual(['spec.backend.url']);
     }
-    const withCredentials = messages({ ...service, service: undefined, url: 'https://gateway:s3cret@models.example.com' });
+    const withCredentials = messages({
+      ...service,
+      service: undefined,
+      url: 'https://gateway:s3cret@models.example.com',
+    });
     expect(withCredentials).toHaveLength(1);
     expect(withCredentials[0]).toContain('must not contain credentials');
     expect(withCredentials[0]).not.toContain('s3cret');
@@ -71,7 +93,12 @@ describe('DeployedModel spec.backend', () => {
 
   it('reports every bad field of the backend at once', () => {
     expect(new Set(errorsAt({ service: { name: 'X', port: 0 }, protocol: 'v3', modelName: '/' }))).toEqual(
-      new Set(['spec.backend.service.name', 'spec.backend.service.port', 'spec.backend.protocol', 'spec.backend.modelName']),
+      new Set([
+        'spec.backend.service.name',
+        'spec.backend.service.port',
+        'spec.backend.protocol',
+        'spec.backend.modelName',
+      ]),
     );
     expect(errorsAt('svc')).toEqual(['spec.backend']);
   });

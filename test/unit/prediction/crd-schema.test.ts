@@ -12,7 +12,11 @@ function schemaOf(kind: typeof predictionEndpointKind): JSONSchemaProps {
 
 function patterns(node: JSONSchemaProps): string[] {
   const own = typeof node.pattern === 'string' ? [node.pattern] : [];
-  const children = [...Object.values(node.properties ?? {}), ...(node.items ? [node.items] : []), ...(typeof node.additionalProperties === 'object' ? [node.additionalProperties] : [])];
+  const children = [
+    ...Object.values(node.properties ?? {}),
+    ...(node.items ? [node.items] : []),
+    ...(typeof node.additionalProperties === 'object' ? [node.additionalProperties] : []),
+  ];
   return [...own, ...children.flatMap(patterns)];
 }
 
@@ -31,25 +35,31 @@ describe('prediction CRDs', () => {
     expect(allKinds).toContain(deployedModelKind);
   });
 
-  it.each([predictionEndpointKind, deployedModelKind].map((k) => [k.kind, k] as const))('%s uses only RE2-compatible patterns', (_kind, kind) => {
-    const found = patterns(schemaOf(kind));
-    expect(found.length).toBeGreaterThan(3);
-    for (const p of found) {
-      // RE2 has no lookaround and no backreferences.
-      expect(p, p).not.toMatch(/\(\?[=!<]|\\[1-9]/);
-      expect(() => new RegExp(p, 'u'), p).not.toThrow();
-    }
-  });
+  it.each([predictionEndpointKind, deployedModelKind].map((k) => [k.kind, k] as const))(
+    '%s uses only RE2-compatible patterns',
+    (_kind, kind) => {
+      const found = patterns(schemaOf(kind));
+      expect(found.length).toBeGreaterThan(3);
+      for (const p of found) {
+        // RE2 has no lookaround and no backreferences.
+        expect(p, p).not.toMatch(/\(\?[=!<]|\\[1-9]/);
+        expect(() => new RegExp(p, 'u'), p).not.toThrow();
+      }
+    },
+  );
 
-  it.each([predictionEndpointKind, deployedModelKind].map((k) => [k.kind, k] as const))('%s documents every spec field, starting with its name and saying optional or required', (_kind, kind) => {
-    const spec = schemaOf(kind).properties?.spec;
-    expect(spec).toBeDefined();
-    for (const [name, description] of descriptions(spec!)) {
-      expect(description, name).toBeDefined();
-      expect(description!.startsWith(name), `${name}: ${description}`).toBe(true);
-      expect(description, name).toMatch(/\b(optional|required)\b/);
-    }
-  });
+  it.each([predictionEndpointKind, deployedModelKind].map((k) => [k.kind, k] as const))(
+    '%s documents every spec field, starting with its name and saying optional or required',
+    (_kind, kind) => {
+      const spec = schemaOf(kind).properties?.spec;
+      expect(spec).toBeDefined();
+      for (const [name, description] of descriptions(spec!)) {
+        expect(description, name).toBeDefined();
+        expect(description!.startsWith(name), `${name}: ${description}`).toBe(true);
+        expect(description, name).toMatch(/\b(optional|required)\b/);
+      }
+    },
+  );
 
   it('counts displayName and labels in characters (maxLength), not with a UTF-16 zod check', () => {
     const spec = schemaOf(predictionEndpointKind).properties!.spec!;
@@ -62,7 +72,13 @@ describe('prediction CRDs', () => {
   it('makes DeployedModel spec.id and spec.endpointRef.name immutable with CEL', () => {
     const spec = schemaOf(deployedModelKind).properties!.spec!;
     for (const field of [spec.properties!.id!, spec.properties!.endpointRef!.properties!.name!]) {
-      expect(field['x-kubernetes-validations']).toEqual([expect.objectContaining({ rule: 'self == oldSelf', message: expect.stringMatching(/^field is immutable: /), messageExpression: expect.stringContaining('oldSelf') })]);
+      expect(field['x-kubernetes-validations']).toEqual([
+        expect.objectContaining({
+          rule: 'self == oldSelf',
+          message: expect.stringMatching(/^field is immutable: /),
+          messageExpression: expect.stringContaining('oldSelf'),
+        }),
+      ]);
     }
   });
 
@@ -76,10 +92,24 @@ describe('prediction CRDs', () => {
   });
 
   it('has the printer columns users look at', () => {
-    const columns = (kind: typeof predictionEndpointKind): string[] => kind.versions[0]!.printerColumns.map((c) => `${c.name}=${c.jsonPath}`);
+    const columns = (kind: typeof predictionEndpointKind): string[] =>
+      kind.versions[0]!.printerColumns.map((c) => `${c.name}=${c.jsonPath}`);
     expect(columns(predictionEndpointKind)).toEqual(
-      expect.arrayContaining(['Display Name=.spec.displayName', 'Models=.status.deployedModelCount', 'Ready=.status.conditions[?(@.type=="Ready")].status', 'Reason=.status.conditions[?(@.type=="Ready")].reason', 'Age=.metadata.creationTimestamp']),
+      expect.arrayContaining([
+        'Display Name=.spec.displayName',
+        'Models=.status.deployedModelCount',
+        'Ready=.status.conditions[?(@.type=="Ready")].status',
+        'Reason=.status.conditions[?(@.type=="Ready")].reason',
+        'Age=.metadata.creationTimestamp',
+      ]),
     );
-    expect(columns(deployedModelKind)).toEqual(expect.arrayContaining(['Endpoint=.spec.endpointRef.name', 'Model=.spec.model', 'ID=.status.id', 'Ready=.status.conditions[?(@.type=="Ready")].status']));
+    expect(columns(deployedModelKind)).toEqual(
+      expect.arrayContaining([
+        'Endpoint=.spec.endpointRef.name',
+        'Model=.spec.model',
+        'ID=.status.id',
+        'Ready=.status.conditions[?(@.type=="Ready")].status',
+      ]),
+    );
   });
 });

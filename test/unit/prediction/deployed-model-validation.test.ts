@@ -10,8 +10,14 @@ describe('DeployedModel validation', () => {
     expect(validateModel(deployedModel())).toEqual({ errors: [], warnings: [] });
     expect(errorsAt({ id: '4712380917', displayName: 'xgb v3', enableAccessLogging: true })).toEqual([]);
     expect(errorsAt({ dedicatedResources: undefined, automaticResources: {} })).toEqual([]);
-    expect(errorsAt({ dedicatedResources: undefined, automaticResources: { minReplicaCount: 1, maxReplicaCount: 1 } })).toEqual([]);
-    const gpu = { machineSpec: { machineType: 'a2-highgpu-1g', acceleratorType: 'NVIDIA_TESLA_A100', acceleratorCount: 1 }, minReplicaCount: 1, maxReplicaCount: 3 };
+    expect(
+      errorsAt({ dedicatedResources: undefined, automaticResources: { minReplicaCount: 1, maxReplicaCount: 1 } }),
+    ).toEqual([]);
+    const gpu = {
+      machineSpec: { machineType: 'a2-highgpu-1g', acceleratorType: 'NVIDIA_TESLA_A100', acceleratorCount: 1 },
+      minReplicaCount: 1,
+      maxReplicaCount: 3,
+    };
     expect(errorsAt({ dedicatedResources: gpu })).toEqual([]);
   });
 
@@ -30,10 +36,23 @@ describe('DeployedModel validation', () => {
 
   it('requires spec.model as projects/*/locations/*/models/* with an optional @version', () => {
     expect(errorsAt({ model: undefined })).toEqual(['spec.model']);
-    for (const good of ['projects/p/locations/l/models/m', 'projects/p/locations/l/models/123@4', 'projects/p/locations/l/models/m@default', 'projects/p/locations/l/models/m@champion-v2']) {
+    for (const good of [
+      'projects/p/locations/l/models/m',
+      'projects/p/locations/l/models/123@4',
+      'projects/p/locations/l/models/m@default',
+      'projects/p/locations/l/models/m@champion-v2',
+    ]) {
       expect(errorsAt({ model: good }), good).toEqual([]);
     }
-    for (const bad of ['m', 'projects/p/models/m', 'projects/p/locations/l/models/', 'projects/p/locations/l/models/m@', 'projects/p/locations/l/models/m@Champion', 'projects/p/locations/l/models/m@v-', 'projects/p/locations/l/models/m/versions/1']) {
+    for (const bad of [
+      'm',
+      'projects/p/models/m',
+      'projects/p/locations/l/models/',
+      'projects/p/locations/l/models/m@',
+      'projects/p/locations/l/models/m@Champion',
+      'projects/p/locations/l/models/m@v-',
+      'projects/p/locations/l/models/m/versions/1',
+    ]) {
       expect(errorsAt({ model: bad }), bad).toEqual(['spec.model']);
     }
   });
@@ -61,26 +80,45 @@ describe('DeployedModel validation', () => {
     });
 
     it('checks dedicated replica counts and the machine', () => {
-      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 0 } })).toEqual(['spec.dedicatedResources.minReplicaCount']);
-      expect(errorsAt({ dedicatedResources: { machineSpec: dedicated.machineSpec } })).toEqual(['spec.dedicatedResources.minReplicaCount']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 1.5 } })).toEqual(['spec.dedicatedResources.minReplicaCount']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 3, maxReplicaCount: 2 } })).toEqual(['spec.dedicatedResources.maxReplicaCount']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 3, maxReplicaCount: 3 } })).toEqual([]);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, machineSpec: {} } })).toEqual(['spec.dedicatedResources.machineSpec.machineType']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, machineSpec: { machineType: 'N1 standard' } } })).toEqual(['spec.dedicatedResources.machineSpec.machineType']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, machineSpec: { machineType: 'n1-standard-4', acceleratorCount: 2 } } })).toEqual([
-        'spec.dedicatedResources.machineSpec.acceleratorType',
+      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 0 } })).toEqual([
+        'spec.dedicatedResources.minReplicaCount',
       ]);
+      expect(errorsAt({ dedicatedResources: { machineSpec: dedicated.machineSpec } })).toEqual([
+        'spec.dedicatedResources.minReplicaCount',
+      ]);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 1.5 } })).toEqual([
+        'spec.dedicatedResources.minReplicaCount',
+      ]);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 3, maxReplicaCount: 2 } })).toEqual([
+        'spec.dedicatedResources.maxReplicaCount',
+      ]);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, minReplicaCount: 3, maxReplicaCount: 3 } })).toEqual([]);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, machineSpec: {} } })).toEqual([
+        'spec.dedicatedResources.machineSpec.machineType',
+      ]);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, machineSpec: { machineType: 'N1 standard' } } })).toEqual([
+        'spec.dedicatedResources.machineSpec.machineType',
+      ]);
+      expect(
+        errorsAt({
+          dedicatedResources: { ...dedicated, machineSpec: { machineType: 'n1-standard-4', acceleratorCount: 2 } },
+        }),
+      ).toEqual(['spec.dedicatedResources.machineSpec.acceleratorType']);
     });
 
     it('refuses an autoscaling metric named twice', () => {
       const metric = { metricName: 'aiplatform.googleapis.com/prediction/online/cpu/utilization', target: 60 };
-      expect(errorsAt({ dedicatedResources: { ...dedicated, autoscalingMetricSpecs: [metric, metric] } })).toEqual(['spec.dedicatedResources.autoscalingMetricSpecs[1].metricName']);
-      expect(errorsAt({ dedicatedResources: { ...dedicated, autoscalingMetricSpecs: [{ ...metric, target: 0 }] } })).toEqual(['spec.dedicatedResources.autoscalingMetricSpecs[0].target']);
+      expect(errorsAt({ dedicatedResources: { ...dedicated, autoscalingMetricSpecs: [metric, metric] } })).toEqual([
+        'spec.dedicatedResources.autoscalingMetricSpecs[1].metricName',
+      ]);
+      expect(
+        errorsAt({ dedicatedResources: { ...dedicated, autoscalingMetricSpecs: [{ ...metric, target: 0 }] } }),
+      ).toEqual(['spec.dedicatedResources.autoscalingMetricSpecs[0].target']);
     });
 
     it('checks automatic replica counts', () => {
-      const auto = (r: Record<string, unknown>): string[] => errorsAt({ dedicatedResources: undefined, automaticResources: r });
+      const auto = (r: Record<string, unknown>): string[] =>
+        errorsAt({ dedicatedResources: undefined, automaticResources: r });
       expect(auto({ minReplicaCount: 0 })).toEqual(['spec.automaticResources.minReplicaCount']);
       expect(auto({ maxReplicaCount: 0 })).toEqual(['spec.automaticResources.maxReplicaCount']);
       expect(auto({ minReplicaCount: 2, maxReplicaCount: 1 })).toEqual(['spec.automaticResources.maxReplicaCount']);

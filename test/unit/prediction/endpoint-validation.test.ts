@@ -15,13 +15,18 @@ describe('PredictionEndpoint validation', () => {
       labels: { team: 'growth', env: 'prod' },
       encryptionSpec: { kmsKeyName: 'projects/p/locations/us/keyRings/r/cryptoKeys/k' },
       network: 'projects/123456789012/global/networks/default',
-      predictRequestResponseLoggingConfig: { enabled: true, samplingRate: 1, bigqueryDestination: { outputUri: 'bq://my-project.logs.requests' } },
+      predictRequestResponseLoggingConfig: {
+        enabled: true,
+        samplingRate: 1,
+        bigqueryDestination: { outputUri: 'bq://my-project.logs.requests' },
+      },
     });
     expect(validateEndpoint(full)).toEqual({ errors: [], warnings: [] });
   });
 
   it('refuses anything that is not an object, and a missing spec', () => {
-    for (const bad of [null, undefined, 42, 'text', [], [endpoint()]]) expect(fields(validateEndpoint(bad))).toEqual(['']);
+    for (const bad of [null, undefined, 42, 'text', [], [endpoint()]])
+      expect(fields(validateEndpoint(bad))).toEqual(['']);
     expect(fields(validateEndpoint({ kind: 'PredictionEndpoint' }))).toEqual(['spec']);
     expect(fields(validateEndpoint({ spec: 'x' }))).toEqual(['spec']);
   });
@@ -49,7 +54,14 @@ describe('PredictionEndpoint validation', () => {
 
   describe('spec.labels', () => {
     it('accepts international lowercase letters, caseless scripts, digits, _ and -', () => {
-      const labels = { équipe: 'données', チーム: '推薦', отдел: 'аналитика', विभाग: 'विश्लेषण', 'cost_center-1': '', ß: '42' };
+      const labels = {
+        équipe: 'données',
+        チーム: '推薦',
+        отдел: 'аналитика',
+        विभाग: 'विश्लेषण',
+        'cost_center-1': '',
+        ß: '42',
+      };
       expect(errorsAt({ labels })).toEqual([]);
     });
 
@@ -77,7 +89,8 @@ describe('PredictionEndpoint validation', () => {
     });
 
     it('allows at most 64 labels', () => {
-      const labels = (n: number): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'v']));
+      const labels = (n: number): Record<string, string> =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'v']));
       expect(errorsAt({ labels: labels(64) })).toEqual([]);
       expect(errorsAt({ labels: labels(65) })).toEqual(['spec.labels']);
     });
@@ -102,8 +115,14 @@ describe('PredictionEndpoint validation', () => {
       expect(errorsAt({ trafficSplit: { champion: 100 } })).toEqual(['spec.trafficSplit[champion]']);
       expect(errorsAt({ trafficSplit: { '12345678901': 100 } })).toEqual(['spec.trafficSplit[12345678901]']);
       expect(errorsAt({ trafficSplit: { '7': 101 } })).toEqual(['spec.trafficSplit[7]']);
-      expect(errorsAt({ trafficSplit: { '7': -1, '8': 101 } })).toEqual(['spec.trafficSplit[7]', 'spec.trafficSplit[8]']);
-      expect(errorsAt({ trafficSplit: { '7': 50.5, '8': 49.5 } })).toEqual(['spec.trafficSplit[7]', 'spec.trafficSplit[8]']);
+      expect(errorsAt({ trafficSplit: { '7': -1, '8': 101 } })).toEqual([
+        'spec.trafficSplit[7]',
+        'spec.trafficSplit[8]',
+      ]);
+      expect(errorsAt({ trafficSplit: { '7': 50.5, '8': 49.5 } })).toEqual([
+        'spec.trafficSplit[7]',
+        'spec.trafficSplit[8]',
+      ]);
       expect(errorsAt({ trafficSplit: { '7': '100' } })).toEqual(['spec.trafficSplit[7]']);
     });
 
@@ -127,20 +146,26 @@ describe('PredictionEndpoint validation', () => {
     });
 
     it('refuses both together and warns that enablePrivateServiceConnect is deprecated', () => {
-      const both = validateEndpoint(endpoint({ network: 'projects/1/global/networks/n', enablePrivateServiceConnect: true }));
+      const both = validateEndpoint(
+        endpoint({ network: 'projects/1/global/networks/n', enablePrivateServiceConnect: true }),
+      );
       expect(fields(both)).toEqual(['spec.enablePrivateServiceConnect']);
       expect(both.warnings).toHaveLength(1);
       const alone = validateEndpoint(endpoint({ enablePrivateServiceConnect: true }));
       expect(alone.errors).toEqual([]);
       expect(alone.warnings[0]).toMatch(/deprecated.*spec\.network/);
-      expect(validateEndpoint(endpoint({ network: 'projects/1/global/networks/n', enablePrivateServiceConnect: false })).errors).toEqual([]);
+      expect(
+        validateEndpoint(endpoint({ network: 'projects/1/global/networks/n', enablePrivateServiceConnect: false }))
+          .errors,
+      ).toEqual([]);
     });
   });
 
   describe('spec.predictRequestResponseLoggingConfig', () => {
     const samplingRate = 'spec.predictRequestResponseLoggingConfig.samplingRate';
     const outputUri = 'spec.predictRequestResponseLoggingConfig.bigqueryDestination.outputUri';
-    const logging = (cfg: Record<string, unknown>): string[] => errorsAt({ predictRequestResponseLoggingConfig: { enabled: true, ...cfg } });
+    const logging = (cfg: Record<string, unknown>): string[] =>
+      errorsAt({ predictRequestResponseLoggingConfig: { enabled: true, ...cfg } });
     const uri = (u: string): string[] => logging({ bigqueryDestination: { outputUri: u } });
 
     it('takes a sampling rate in (0, 1]', () => {
@@ -152,10 +177,29 @@ describe('PredictionEndpoint validation', () => {
     });
 
     it('takes bq://project[.dataset[.table]] URIs', () => {
-      for (const good of ['bq://my-project', 'bq://my-project.logs', 'bq://my-project.logs.requests', 'bq://example.com:my-project.logs.t', 'bq://my-project.logs.tâble_1']) {
+      for (const good of [
+        'bq://my-project',
+        'bq://my-project.logs',
+        'bq://my-project.logs.requests',
+        'bq://example.com:my-project.logs.t',
+        'bq://my-project.logs.tâble_1',
+      ]) {
         expect(uri(good), good).toEqual([]);
       }
-      for (const bad of ['gs://bucket/x', 'bq://', 'bq://ab', 'bq://My-Project', 'bq://my-project-', 'bq://1project', 'bq://my-project.log-s', 'bq://my-project.logs.t.x', 'bq://my-project..t', 'bq://a'.padEnd(40, 'a'), 'bq://:my-project', `bq://my-project.logs.${'t'.repeat(1025)}`]) {
+      for (const bad of [
+        'gs://bucket/x',
+        'bq://',
+        'bq://ab',
+        'bq://My-Project',
+        'bq://my-project-',
+        'bq://1project',
+        'bq://my-project.log-s',
+        'bq://my-project.logs.t.x',
+        'bq://my-project..t',
+        'bq://a'.padEnd(40, 'a'),
+        'bq://:my-project',
+        `bq://my-project.logs.${'t'.repeat(1025)}`,
+      ]) {
         expect(uri(bad), bad).toEqual([outputUri]);
       }
     });
@@ -163,14 +207,26 @@ describe('PredictionEndpoint validation', () => {
 
   it('takes a Cloud KMS key name', () => {
     expect(errorsAt({ encryptionSpec: { kmsKeyName: 'projects/p/locations/l/keyRings/r/cryptoKeys/k' } })).toEqual([]);
-    for (const bad of ['projects/p/keyRings/r/cryptoKeys/k', 'projects/p/locations/l/keyRings/r/cryptoKeys/', 'projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/1', '']) {
+    for (const bad of [
+      'projects/p/keyRings/r/cryptoKeys/k',
+      'projects/p/locations/l/keyRings/r/cryptoKeys/',
+      'projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/1',
+      '',
+    ]) {
       expect(errorsAt({ encryptionSpec: { kmsKeyName: bad } }), bad).toEqual(['spec.encryptionSpec.kmsKeyName']);
     }
     expect(errorsAt({ encryptionSpec: {} })).toEqual(['spec.encryptionSpec.kmsKeyName']);
   });
 
   it('reports every broken rule at once', () => {
-    const result = validateEndpoint(endpoint({ displayName: '', labels: { A: 'b' }, trafficSplit: { '1': 50 }, network: 'projects/x/global/networks/n' }));
+    const result = validateEndpoint(
+      endpoint({
+        displayName: '',
+        labels: { A: 'b' },
+        trafficSplit: { '1': 50 },
+        network: 'projects/x/global/networks/n',
+      }),
+    );
     expect(fields(result).sort()).toEqual(['spec.displayName', 'spec.labels[A]', 'spec.network', 'spec.trafficSplit']);
   });
 });
@@ -198,8 +254,18 @@ describe('PredictionEndpoint spec.etag on update', () => {
   });
 
   it('lets metadata-only updates through with an old etag in spec (a finalizer being added)', () => {
-    const oldWithStaleEtag = { ...endpoint({ trafficSplit: { '1': 100 }, etag: 'etag-from-last-week' }), status: { etag: currentEtag } };
-    const withFinalizer = { ...oldWithStaleEtag, metadata: { name: 'churn', namespace: 'endpoint-demo', finalizers: ['prediction.endpoint-operator.dev/undeploy'] } };
+    const oldWithStaleEtag = {
+      ...endpoint({ trafficSplit: { '1': 100 }, etag: 'etag-from-last-week' }),
+      status: { etag: currentEtag },
+    };
+    const withFinalizer = {
+      ...oldWithStaleEtag,
+      metadata: {
+        name: 'churn',
+        namespace: 'endpoint-demo',
+        finalizers: ['prediction.endpoint-operator.dev/undeploy'],
+      },
+    };
     expect(validateEndpoint(withFinalizer, oldWithStaleEtag).errors).toEqual([]);
   });
 

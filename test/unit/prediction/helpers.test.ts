@@ -1,13 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, computeEtag, jsonEqual } from '../../../src/api/prediction/v1/etag.js';
-import { bigQueryUriProblem, DEFAULT_PROJECT_TEMPLATE, endpointNameOf, endpointResourceName, endpointUrl, gatewayUrlProblem, LABEL_KEY, LABEL_VALUE, projectTemplateProblem } from '../../../src/api/prediction/v1/names.js';
+import {
+  bigQueryUriProblem,
+  DEFAULT_PROJECT_TEMPLATE,
+  endpointNameOf,
+  endpointResourceName,
+  endpointUrl,
+  gatewayUrlProblem,
+  LABEL_KEY,
+  LABEL_VALUE,
+  projectTemplateProblem,
+} from '../../../src/api/prediction/v1/names.js';
 import { compareIds, trafficSplitProblems } from '../../../src/api/prediction/v1/traffic.js';
 import { nextDeployedModelId } from '../../../src/reconcilers/deployed-model-ids.js';
 
 describe('endpointResourceName', () => {
   it('builds projects/{project}/locations/{location}/endpoints/{name}', () => {
-    expect(endpointResourceName('demo', 'us-central1', 'fraud-scoring')).toBe('projects/demo/locations/us-central1/endpoints/fraud-scoring');
+    expect(endpointResourceName('demo', 'us-central1', 'fraud-scoring')).toBe(
+      'projects/demo/locations/us-central1/endpoints/fraud-scoring',
+    );
   });
 });
 
@@ -37,10 +49,18 @@ describe('computeEtag', () => {
   it('is stable over key order for arbitrary JSON', () => {
     const shuffle = (v: unknown): unknown => {
       if (Array.isArray(v)) return v.map(shuffle);
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, shuffle(x)]));
+      if (v !== null && typeof v === 'object')
+        return Object.fromEntries(
+          Object.entries(v)
+            .reverse()
+            .map(([k, x]) => [k, shuffle(x)]),
+        );
       return v;
     };
-    fc.assert(fc.property(fc.jsonValue(), (v) => computeEtag(shuffle(v)) === computeEtag(v)), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => computeEtag(shuffle(v)) === computeEtag(v)),
+      { numRuns: 300 },
+    );
   });
 
   it('canonicalJson sorts keys', () => {
@@ -60,8 +80,18 @@ describe('jsonEqual', () => {
   });
 
   it('agrees with canonicalJson on arbitrary JSON', () => {
-    fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => jsonEqual(a, b) === (canonicalJson(a) === canonicalJson(b))), { numRuns: 300 });
-    fc.assert(fc.property(fc.jsonValue(), (a) => jsonEqual(a, structuredClone(a))), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.jsonValue(),
+        (a, b) => jsonEqual(a, b) === (canonicalJson(a) === canonicalJson(b)),
+      ),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (a) => jsonEqual(a, structuredClone(a))),
+      { numRuns: 300 },
+    );
   });
 
   it('treats absurdly deep values as different instead of overflowing the stack', () => {
@@ -111,7 +141,13 @@ describe('nextDeployedModelId', () => {
 
 describe('bigQueryUriProblem', () => {
   it('accepts project, dataset and table forms, with a domain-scoped project', () => {
-    for (const uri of ['bq://abcdef', 'bq://my-project-123', 'bq://my-project.ds_1', 'bq://my-project.ds_1.table 1', 'bq://example.com:my-project.ds.t']) {
+    for (const uri of [
+      'bq://abcdef',
+      'bq://my-project-123',
+      'bq://my-project.ds_1',
+      'bq://my-project.ds_1.table 1',
+      'bq://example.com:my-project.ds.t',
+    ]) {
       expect(bigQueryUriProblem(uri), uri).toBeUndefined();
     }
   });
@@ -131,8 +167,10 @@ describe('bigQueryUriProblem', () => {
 
 describe('label character classes', () => {
   it('follow the documented decision', () => {
-    for (const key of ['team', 'équipe', 'チーム', '数据', 'отдел', 'विभाग', 'a-b_c9', 'ß']) expect(LABEL_KEY.test(key), key).toBe(true);
-    for (const key of ['Team', 'Ǆ', '1a', '-a', '_a', 'a b', 'a.b', 'a/b', '🚀', 'ー']) expect(LABEL_KEY.test(key), key).toBe(false);
+    for (const key of ['team', 'équipe', 'チーム', '数据', 'отдел', 'विभाग', 'a-b_c9', 'ß'])
+      expect(LABEL_KEY.test(key), key).toBe(true);
+    for (const key of ['Team', 'Ǆ', '1a', '-a', '_a', 'a b', 'a.b', 'a/b', '🚀', 'ー'])
+      expect(LABEL_KEY.test(key), key).toBe(false);
     for (const value of ['', '1', '-', '_x', '٣', 'ー']) expect(LABEL_VALUE.test(value), value).toBe(true);
     for (const value of ['A', 'a b', 'a:b', '🚀']) expect(LABEL_VALUE.test(value), value).toBe(false);
   });
@@ -140,8 +178,12 @@ describe('label character classes', () => {
 
 describe('endpoint names (unique in the cluster) and URLs', () => {
   it('puts the namespace in the project, through the --project template', () => {
-    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, DEFAULT_PROJECT_TEMPLATE, 'us-central1')).toBe('projects/risk/locations/us-central1/endpoints/fraud');
-    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, 'acme-{namespace}', 'europe-west4')).toBe('projects/acme-risk/locations/europe-west4/endpoints/fraud');
+    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, DEFAULT_PROJECT_TEMPLATE, 'us-central1')).toBe(
+      'projects/risk/locations/us-central1/endpoints/fraud',
+    );
+    expect(endpointNameOf({ namespace: 'risk', name: 'fraud' }, 'acme-{namespace}', 'europe-west4')).toBe(
+      'projects/acme-risk/locations/europe-west4/endpoints/fraud',
+    );
   });
 
   it('refuses a template that could give two namespaces the same name', () => {
@@ -152,8 +194,12 @@ describe('endpoint names (unique in the cluster) and URLs', () => {
   });
 
   it('builds the URL to call from the gateway base URL', () => {
-    expect(endpointUrl('http://127.0.0.1:8090', 'projects/p/locations/l/endpoints/e')).toBe('http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e');
-    expect(endpointUrl('https://gw.example.com/prefix//', 'projects/p/locations/l/endpoints/e')).toBe('https://gw.example.com/prefix/v1/projects/p/locations/l/endpoints/e');
+    expect(endpointUrl('http://127.0.0.1:8090', 'projects/p/locations/l/endpoints/e')).toBe(
+      'http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e',
+    );
+    expect(endpointUrl('https://gw.example.com/prefix//', 'projects/p/locations/l/endpoints/e')).toBe(
+      'https://gw.example.com/prefix/v1/projects/p/locations/l/endpoints/e',
+    );
     expect(gatewayUrlProblem('http://endpoint-operator-gateway.endpoint-operator-system.svc')).toBeUndefined();
     for (const bad of ['gateway:8080', 'ftp://gw', 'http://gw/?x=1']) expect(gatewayUrlProblem(bad), bad).toBeDefined();
   });

@@ -7,7 +7,13 @@ import { deployedModel, endpoint, validateEndpoint, validateModel } from './fixt
 // Validators sit behind an admission webhook and the validate CLI: they get whatever a YAML file
 // or an AdmissionReview holds. Whatever it is, they must return a result, never throw.
 
-const anything = fc.anything({ withNullPrototype: true, withObjectString: true, withBoxedValues: true, withSparseArray: true, maxDepth: 4 });
+const anything = fc.anything({
+  withNullPrototype: true,
+  withObjectString: true,
+  withBoxedValues: true,
+  withSparseArray: true,
+  maxDepth: 4,
+});
 
 /** Values that look like a spec field by field, so that the semantic rules (not only the type checks) run. */
 const fieldValue = fc.oneof(
@@ -17,7 +23,10 @@ const fieldValue = fc.oneof(
   fc.integer({ min: -5, max: 105 }),
   fc.double(),
   fc.boolean(),
-  fc.dictionary(fc.oneof(fc.string(), fc.stringMatching(/^[0-9]{1,11}$/)), fc.oneof(fc.integer({ min: -1, max: 101 }), fc.string({ unit: 'grapheme' }), anything)),
+  fc.dictionary(
+    fc.oneof(fc.string(), fc.stringMatching(/^[0-9]{1,11}$/)),
+    fc.oneof(fc.integer({ min: -1, max: 101 }), fc.string({ unit: 'grapheme' }), anything),
+  ),
 );
 const endpointSpec = fc.record(
   {
@@ -29,7 +38,18 @@ const endpointSpec = fc.record(
     encryptionSpec: fc.oneof(fc.record({ kmsKeyName: fieldValue }), fieldValue),
     network: fc.oneof(fc.constant('projects/1/global/networks/n'), fieldValue),
     enablePrivateServiceConnect: fieldValue,
-    predictRequestResponseLoggingConfig: fc.oneof(fc.record({ samplingRate: fieldValue, bigqueryDestination: fc.record({ outputUri: fc.oneof(fc.string().map((s) => `bq://${s}`), fieldValue) }) }), fieldValue),
+    predictRequestResponseLoggingConfig: fc.oneof(
+      fc.record({
+        samplingRate: fieldValue,
+        bigqueryDestination: fc.record({
+          outputUri: fc.oneof(
+            fc.string().map((s) => `bq://${s}`),
+            fieldValue,
+          ),
+        }),
+      }),
+      fieldValue,
+    ),
   },
   { requiredKeys: [] },
 );
@@ -39,12 +59,26 @@ const modelSpec = fc.record(
     id: fc.oneof(fc.stringMatching(/^[0-9]{0,11}$/), fieldValue),
     model: fieldValue,
     displayName: fieldValue,
-    dedicatedResources: fc.oneof(fc.record({ machineSpec: fc.oneof(fc.record({ machineType: fieldValue, acceleratorCount: fieldValue }), fieldValue), minReplicaCount: fieldValue, maxReplicaCount: fieldValue }), fieldValue),
+    dedicatedResources: fc.oneof(
+      fc.record({
+        machineSpec: fc.oneof(fc.record({ machineType: fieldValue, acceleratorCount: fieldValue }), fieldValue),
+        minReplicaCount: fieldValue,
+        maxReplicaCount: fieldValue,
+      }),
+      fieldValue,
+    ),
     automaticResources: fc.oneof(fc.record({ minReplicaCount: fieldValue, maxReplicaCount: fieldValue }), fieldValue),
   },
   { requiredKeys: [] },
 );
-const object = (spec: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => fc.oneof(anything, fc.record({ spec, status: fc.oneof(anything, fc.record({ etag: fieldValue, id: fieldValue })) }, { requiredKeys: [] }));
+const object = (spec: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+  fc.oneof(
+    anything,
+    fc.record(
+      { spec, status: fc.oneof(anything, fc.record({ etag: fieldValue, id: fieldValue })) },
+      { requiredKeys: [] },
+    ),
+  );
 
 /** What the apiserver stores: it prunes null fields of a structural schema before validation. */
 function withoutNulls(spec: Record<string, unknown>): Record<string, unknown> {
@@ -85,13 +119,15 @@ describe('the prediction validators never throw', { timeout: 60_000 }, () => {
   it('accepts only specs the CRD schema (zod) accepts too', () => {
     fc.assert(
       fc.property(endpointSpec, (spec) => {
-        if (validateEndpoint({ spec }).errors.length === 0) expect(predictionEndpointSpecSchema.safeParse(withoutNulls(spec)).success).toBe(true);
+        if (validateEndpoint({ spec }).errors.length === 0)
+          expect(predictionEndpointSpecSchema.safeParse(withoutNulls(spec)).success).toBe(true);
       }),
       { numRuns: 1000 },
     );
     fc.assert(
       fc.property(modelSpec, (spec) => {
-        if (validateModel({ spec }).errors.length === 0) expect(deployedModelSpecSchema.safeParse(withoutNulls(spec)).success).toBe(true);
+        if (validateModel({ spec }).errors.length === 0)
+          expect(deployedModelSpecSchema.safeParse(withoutNulls(spec)).success).toBe(true);
       }),
       { numRuns: 1000 },
     );
@@ -113,7 +149,10 @@ describe('the prediction validators never throw', { timeout: 60_000 }, () => {
       }),
       endpoint({ displayName: huge }),
     );
-    const dm = validateModel(deployedModel({ endpointRef: { name: huge }, id: huge, model: huge, displayName: huge }), deployedModel({ id: huge }));
+    const dm = validateModel(
+      deployedModel({ endpointRef: { name: huge }, id: huge, model: huge, displayName: huge }),
+      deployedModel({ id: huge }),
+    );
     expect(performance.now() - started).toBeLessThan(2000);
     expect(ep.errors.length).toBeGreaterThan(5);
     expect(dm.errors.length).toBeGreaterThan(3);
@@ -129,10 +168,23 @@ describe('the prediction validators never throw', { timeout: 60_000 }, () => {
     let deepArray: unknown = [];
     for (let i = 0; i < 100_000; i++) deepArray = [deepArray];
     for (const value of [deep, deepArray]) {
-      const spec = { displayName: value, labels: value, trafficSplit: { '1': value }, predictRequestResponseLoggingConfig: value, unknownField: value };
+      const spec = {
+        displayName: value,
+        labels: value,
+        trafficSplit: { '1': value },
+        predictRequestResponseLoggingConfig: value,
+        unknownField: value,
+      };
       wellFormed(validateEndpoint({ spec }, { spec, status: { etag: 'x' } }));
-      wellFormed(validateEndpoint({ spec: { ...spec, etag: 'e' } }, { spec: { ...spec, x: 1 }, status: { etag: 'x' } }));
-      wellFormed(validateModel({ spec: { endpointRef: value, dedicatedResources: value, id: value } }, { spec: value, status: value }));
+      wellFormed(
+        validateEndpoint({ spec: { ...spec, etag: 'e' } }, { spec: { ...spec, x: 1 }, status: { etag: 'x' } }),
+      );
+      wellFormed(
+        validateModel(
+          { spec: { endpointRef: value, dedicatedResources: value, id: value } },
+          { spec: value, status: value },
+        ),
+      );
       wellFormed(validateEndpoint(value, value));
       wellFormed(validateModel(value, value));
     }

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chooseId, effectiveId, IdAssignments, resolveModelStates } from '../../../src/reconcilers/deployed-model-ids.js';
+import {
+  chooseId,
+  effectiveId,
+  IdAssignments,
+  resolveModelStates,
+} from '../../../src/reconcilers/deployed-model-ids.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { deployedModel } from './fixtures.js';
 
@@ -12,7 +17,9 @@ describe('deployed-model ids', () => {
     assigned.record(m.metadata.uid ?? '', '123');
     expect(effectiveId(m, assigned.view)).toBe('123');
     expect(effectiveId({ ...m, status: { id: '456' } }, assigned.view)).toBe('456');
-    expect(effectiveId({ ...m, spec: { ...(m.spec as object), id: '789' }, status: { id: '456' } }, assigned.view)).toBe('789');
+    expect(
+      effectiveId({ ...m, spec: { ...(m.spec as object), id: '789' }, status: { id: '456' } }, assigned.view),
+    ).toBe('789');
     assigned.forget(m.metadata.uid ?? '');
     expect(effectiveId(m, assigned.view)).toBeUndefined();
   });

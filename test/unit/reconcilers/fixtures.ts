@@ -18,8 +18,17 @@ export function registryService(name: string, serviceName: string): ObjectBuilde
   return new ObjectBuilder('registry.endpoint-operator.dev/v1', 'RegistryService', name, { name: serviceName });
 }
 
-export function registryEndpoint(name: string, endpointName: string, extra: Record<string, unknown> = {}): ObjectBuilder {
-  return new ObjectBuilder('registry.endpoint-operator.dev/v1', 'RegistryEndpoint', name, { name: endpointName, address: '10.0.0.1', port: 8080, ...extra });
+export function registryEndpoint(
+  name: string,
+  endpointName: string,
+  extra: Record<string, unknown> = {},
+): ObjectBuilder {
+  return new ObjectBuilder('registry.endpoint-operator.dev/v1', 'RegistryEndpoint', name, {
+    name: endpointName,
+    address: '10.0.0.1',
+    port: 8080,
+    ...extra,
+  });
 }
 
 let uidSeq = 0;
@@ -32,7 +41,14 @@ export class ObjectBuilder {
     this.obj = {
       apiVersion,
       kind,
-      metadata: { name, namespace: 'ns', uid: `uid-${name}-${uidSeq}`, generation: 1, creationTimestamp: '2026-01-01T00:00:00Z', resourceVersion: '1' },
+      metadata: {
+        name,
+        namespace: 'ns',
+        uid: `uid-${name}-${uidSeq}`,
+        generation: 1,
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        resourceVersion: '1',
+      },
       spec,
     };
   }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MACHINE_CATALOGUE, fixedCatalogue, parseMachineCatalogue } from '../../../src/reconcilers/serving/machine-catalogue.js';
+import {
+  DEFAULT_MACHINE_CATALOGUE,
+  fixedCatalogue,
+  parseMachineCatalogue,
+} from '../../../src/reconcilers/serving/machine-catalogue.js';
 
 describe('parseMachineCatalogue', () => {
   it('reads the ConfigMap key machine-types.json', () => {
@@ -9,11 +13,19 @@ describe('parseMachineCatalogue', () => {
 
   it('refuses a catalogue that does not parse, naming the key and the first problem, without throwing', () => {
     expect(parseMachineCatalogue(undefined)).toEqual({ ok: false, problem: 'data[machine-types.json] is missing' });
-    expect(parseMachineCatalogue({ other: '{}' })).toEqual({ ok: false, problem: 'data[machine-types.json] is missing' });
-    expect(parseMachineCatalogue({ 'machine-types.json': '{' })).toMatchObject({ ok: false, problem: expect.stringMatching(/^data\[machine-types\.json\] is not JSON: /) as unknown });
+    expect(parseMachineCatalogue({ other: '{}' })).toEqual({
+      ok: false,
+      problem: 'data[machine-types.json] is missing',
+    });
+    expect(parseMachineCatalogue({ 'machine-types.json': '{' })).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^data\[machine-types\.json\] is not JSON: /) as unknown,
+    });
     const bad = { ...DEFAULT_MACHINE_CATALOGUE, machineTypes: { 'x1-small': { cpu: 'lots', memory: 'many' } } };
     expect(parseMachineCatalogue({ 'machine-types.json': JSON.stringify(bad) })).toEqual({
-      ok: false, problem: 'data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi',
+      ok: false,
+      problem:
+        'data[machine-types.json]: machineTypes.x1-small.cpu: must be a Kubernetes quantity such as 4, 500m or 15Gi',
     });
   });
 });

@@ -26,7 +26,11 @@ describe('OrderingGrace', () => {
     const dm = deployedModel('dm', 'ep').build();
     expect(grace.holdMs(dm, 'InvalidSpec')).toBe(0);
     expect(grace.holdMs(dm, 'Reconciled')).toBe(0);
-    const reported = deployedModel('dm2', 'ep').status({ conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }] }).build();
+    const reported = deployedModel('dm2', 'ep')
+      .status({
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }],
+      })
+      .build();
     expect(grace.holdMs(reported, 'EndpointNotFound')).toBe(0);
   });
 
@@ -36,11 +40,25 @@ describe('OrderingGrace', () => {
     grace.holdMs(fresh, 'EndpointNotFound');
     expect(grace.size).toBe(1);
     // The same object once its first status write reached the cache.
-    const reported = { ...fresh, status: { conditions: [{ type: 'Ready', status: 'False', reason: 'EndpointNotFound', message: '', lastTransitionTime: 'x' }] } };
+    const reported = {
+      ...fresh,
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'EndpointNotFound', message: '', lastTransitionTime: 'x' },
+        ],
+      },
+    };
     expect(grace.holdMs(reported, 'EndpointNotFound')).toBe(0);
     expect(grace.size).toBe(0);
     // A restart meets every object already reported: none is remembered.
-    grace.holdMs(deployedModel('other', 'ep').status({ conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }] }).build(), 'Reconciled');
+    grace.holdMs(
+      deployedModel('other', 'ep')
+        .status({
+          conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled', message: '', lastTransitionTime: 'x' }],
+        })
+        .build(),
+      'Reconciled',
+    );
     expect(grace.size).toBe(0);
   });
 });
@@ -76,7 +94,8 @@ describe('objectToReconcile', () => {
     return { key, namespace, name, log: silentLogger, signal: new AbortController().signal };
   };
   const context = (cached: KubeObject[], ownWrites: OwnWrites): ReconcilerContext => {
-    const get = (namespace: string | undefined, name: string) => cached.find((o) => o.metadata.namespace === namespace && o.metadata.name === name);
+    const get = (namespace: string | undefined, name: string) =>
+      cached.find((o) => o.metadata.namespace === namespace && o.metadata.name === name);
     return { informers: { deployedModels: { get } }, ownWrites } as unknown as ReconcilerContext;
   };
 

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { computePredictionEndpointStatus, type PredictionEndpointWorld } from '../../../src/reconcilers/prediction-endpoint-status.js';
+import {
+  computePredictionEndpointStatus,
+  type PredictionEndpointWorld,
+} from '../../../src/reconcilers/prediction-endpoint-status.js';
 import { computeDeployedModelStatus, type DeployedModelWorld } from '../../../src/reconcilers/deployed-model-status.js';
 import { resolveModelStates, type ModelState } from '../../../src/reconcilers/deployed-model-ids.js';
 import { computeEtag } from '../../../src/api/prediction/v1/etag.js';
@@ -10,7 +13,11 @@ import { deployedModel, endpoint } from './fixtures.js';
 const NOW = '2026-02-01T10:00:00Z';
 const LATER = '2026-02-01T11:00:00Z';
 
-function endpointWorld(ep: KubeObject, models: KubeObject[], overrides: Partial<PredictionEndpointWorld> = {}): PredictionEndpointWorld {
+function endpointWorld(
+  ep: KubeObject,
+  models: KubeObject[],
+  overrides: Partial<PredictionEndpointWorld> = {},
+): PredictionEndpointWorld {
   return {
     endpoint: ep,
     models,
@@ -24,9 +31,25 @@ function endpointWorld(ep: KubeObject, models: KubeObject[], overrides: Partial<
   };
 }
 
-function modelWorld(model: KubeObject, ep: KubeObject | undefined, siblings: KubeObject[] = [model], overrides: Partial<DeployedModelWorld> = {}): DeployedModelWorld {
-  const state: ModelState | undefined = ep === undefined ? undefined : resolveModelStates(siblings, () => true, new Map()).get(model.metadata.name ?? '');
-  return { model, endpoint: ep, state, specErrors: [], backend: { state: 'none' }, project: 'demo', location: 'us-central1', now: NOW, ...overrides };
+function modelWorld(
+  model: KubeObject,
+  ep: KubeObject | undefined,
+  siblings: KubeObject[] = [model],
+  overrides: Partial<DeployedModelWorld> = {},
+): DeployedModelWorld {
+  const state: ModelState | undefined =
+    ep === undefined ? undefined : resolveModelStates(siblings, () => true, new Map()).get(model.metadata.name ?? '');
+  return {
+    model,
+    endpoint: ep,
+    state,
+    specErrors: [],
+    backend: { state: 'none' },
+    project: 'demo',
+    location: 'us-central1',
+    now: NOW,
+    ...overrides,
+  };
 }
 
 function ready(status: { conditions: Condition[] }): Condition | undefined {
@@ -35,7 +58,9 @@ function ready(status: { conditions: Condition[] }): Condition | undefined {
 
 describe('PredictionEndpoint status', () => {
   it('is Reconciled with its name, etag, times and deployed models', () => {
-    const ep = endpoint('ep1', { displayName: 'Ep', trafficSplit: { '1': 100 } }).generation(3).build();
+    const ep = endpoint('ep1', { displayName: 'Ep', trafficSplit: { '1': 100 } })
+      .generation(3)
+      .build();
     const dm = deployedModel('dm1', 'ep1', { id: '1', displayName: 'one' }).created('2026-01-05T00:00:00Z').build();
     const { status, verdict, releaseFinalizer } = computePredictionEndpointStatus(endpointWorld(ep, [dm]));
     expect(verdict).toMatchObject({ status: 'True', reason: 'Reconciled' });
@@ -45,7 +70,15 @@ describe('PredictionEndpoint status', () => {
     expect(status.observedGeneration).toBe(3);
     expect(status.createTime).toBe('2026-01-01T00:00:00Z');
     expect(status.deployedModels).toEqual([
-      { id: '1', model: 'projects/demo/locations/us-central1/models/m1', displayName: 'one', createTime: '2026-01-05T00:00:00Z', deployedModelRef: 'dm1', automaticResources: { minReplicaCount: 1 }, ready: 'Unknown' },
+      {
+        id: '1',
+        model: 'projects/demo/locations/us-central1/models/m1',
+        displayName: 'one',
+        createTime: '2026-01-05T00:00:00Z',
+        deployedModelRef: 'dm1',
+        automaticResources: { minReplicaCount: 1 },
+        ready: 'Unknown',
+      },
     ]);
     expect(ready(status)).toMatchObject({ status: 'True', observedGeneration: 3, lastTransitionTime: NOW });
   });
@@ -58,13 +91,20 @@ describe('PredictionEndpoint status', () => {
     const bad = deployedModel('d', 'ep1', { id: '5' }).build();
     const states = resolveModelStates([a, b, dup, bad], (m) => m.metadata.name !== 'd', new Map());
     const { status } = computePredictionEndpointStatus(endpointWorld(ep, [a, b, dup, bad], { states }));
-    expect(status.deployedModels.map((d) => [d.id, d.deployedModelRef])).toEqual([['9', 'b'], ['10', 'a']]);
+    expect(status.deployedModels.map((d) => [d.id, d.deployedModelRef])).toEqual([
+      ['9', 'b'],
+      ['10', 'a'],
+    ]);
   });
 
   it('reports InvalidSpec with the field path', () => {
     const ep = endpoint('ep1').build();
     const { verdict } = computePredictionEndpointStatus(
-      endpointWorld(ep, [], { specErrors: [{ field: 'spec.trafficSplit', type: 'FieldValueInvalid', value: { a: 1 }, detail: 'must sum to 100' }] }),
+      endpointWorld(ep, [], {
+        specErrors: [
+          { field: 'spec.trafficSplit', type: 'FieldValueInvalid', value: { a: 1 }, detail: 'must sum to 100' },
+        ],
+      }),
     );
     expect(verdict.status).toBe('False');
     expect(verdict.reason).toBe('InvalidSpec');
@@ -84,7 +124,9 @@ describe('PredictionEndpoint status', () => {
     const ep = endpoint('ep1', { displayName: 'x', trafficSplit: { '7': 100 } }).build();
     const before = computePredictionEndpointStatus(endpointWorld(ep, []));
     expect(before.verdict.reason).toBe('TrafficSplitUnresolved');
-    const after = computePredictionEndpointStatus(endpointWorld({ ...ep, status: before.status }, [deployedModel('m', 'ep1', { id: '7' }).build()], { now: LATER }));
+    const after = computePredictionEndpointStatus(
+      endpointWorld({ ...ep, status: before.status }, [deployedModel('m', 'ep1', { id: '7' }).build()], { now: LATER }),
+    );
     expect(after.verdict.reason).toBe('Reconciled');
     expect(ready(after.status)?.lastTransitionTime).toBe(LATER);
   });
@@ -107,7 +149,9 @@ describe('PredictionEndpoint status', () => {
     const ep = endpoint('ep1', { displayName: 'x', trafficSplit: { '1': 100 } }).build();
     const dm = deployedModel('dm1', 'ep1', { id: '1' }).build();
     const first = computePredictionEndpointStatus(endpointWorld(ep, [dm]));
-    const second = computePredictionEndpointStatus(endpointWorld({ ...ep, status: first.status }, [dm], { now: LATER }));
+    const second = computePredictionEndpointStatus(
+      endpointWorld({ ...ep, status: first.status }, [dm], { now: LATER }),
+    );
     expect(second.status).toEqual(first.status);
   });
 
@@ -115,10 +159,17 @@ describe('PredictionEndpoint status', () => {
     const ep = endpoint('ep1', { displayName: 'x', trafficSplit: { '1': 100 } }).build();
     const unresolved = computePredictionEndpointStatus(endpointWorld(ep, []));
     const invalid = computePredictionEndpointStatus(
-      endpointWorld({ ...ep, status: unresolved.status }, [], { now: LATER, specErrors: [{ field: 'spec.displayName', type: 'FieldValueRequired', value: undefined, detail: 'required' }] }),
+      endpointWorld({ ...ep, status: unresolved.status }, [], {
+        now: LATER,
+        specErrors: [{ field: 'spec.displayName', type: 'FieldValueRequired', value: undefined, detail: 'required' }],
+      }),
     );
     expect(ready(invalid.status)).toMatchObject({ status: 'False', reason: 'InvalidSpec', lastTransitionTime: NOW });
-    const fixed = computePredictionEndpointStatus(endpointWorld({ ...ep, status: invalid.status }, [deployedModel('m', 'ep1', { id: '1' }).build()], { now: LATER }));
+    const fixed = computePredictionEndpointStatus(
+      endpointWorld({ ...ep, status: invalid.status }, [deployedModel('m', 'ep1', { id: '1' }).build()], {
+        now: LATER,
+      }),
+    );
     expect(ready(fixed.status)).toMatchObject({ status: 'True', lastTransitionTime: LATER });
   });
 
@@ -150,7 +201,12 @@ describe('DeployedModel status', () => {
     const dm = deployedModel('dm1', 'ep1', { id: '42' }).build();
     const { verdict, status } = computeDeployedModelStatus(modelWorld(dm, ep));
     expect(verdict).toMatchObject({ status: 'True', reason: 'Reconciled' });
-    expect(status).toMatchObject({ id: '42', endpoint: 'projects/demo/locations/us-central1/endpoints/ep1', deployTime: '2026-01-03T00:00:00Z', observedGeneration: 1 });
+    expect(status).toMatchObject({
+      id: '42',
+      endpoint: 'projects/demo/locations/us-central1/endpoints/ep1',
+      deployTime: '2026-01-03T00:00:00Z',
+      observedGeneration: 1,
+    });
   });
 
   it('reports a duplicate explicit id on the younger model and names the owner', () => {
@@ -168,7 +224,9 @@ describe('DeployedModel status', () => {
   it('reports InvalidSpec before anything else', () => {
     const dm = deployedModel('dm1', 'ep1').build();
     const { verdict } = computeDeployedModelStatus(
-      modelWorld(dm, undefined, [dm], { specErrors: [{ field: 'spec.model', type: 'FieldValueInvalid', value: 'x', detail: 'bad' }] }),
+      modelWorld(dm, undefined, [dm], {
+        specErrors: [{ field: 'spec.model', type: 'FieldValueInvalid', value: 'x', detail: 'bad' }],
+      }),
     );
     expect(verdict).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
     expect(verdict.message).toContain('spec.model');
@@ -197,7 +255,9 @@ describe('DeployedModel status', () => {
     const ep = endpoint('ep1').build();
     const dm = deployedModel('dm1', 'ep1', { id: '3' }).build();
     const first = computeDeployedModelStatus(modelWorld(dm, ep));
-    const again = computeDeployedModelStatus(modelWorld({ ...dm, status: first.status }, ep, undefined, { now: LATER }));
+    const again = computeDeployedModelStatus(
+      modelWorld({ ...dm, status: first.status }, ep, undefined, { now: LATER }),
+    );
     expect(again.status).toEqual(first.status);
   });
 });

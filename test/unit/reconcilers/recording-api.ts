@@ -5,7 +5,13 @@
  * and can be told to refuse patches. Not a mock of the reconcilers' logic: they run unchanged.
  */
 import { ApiError } from '../../../src/runtime/api-error.js';
-import type { KubeClient, ListOptions, ListResult, PatchOptions, WatchOptions } from '../../../src/runtime/kube-client.js';
+import type {
+  KubeClient,
+  ListOptions,
+  ListResult,
+  PatchOptions,
+  WatchOptions,
+} from '../../../src/runtime/kube-client.js';
 import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/runtime/kube-object.js';
 
 type Listener = (e: WatchEvent) => void;
@@ -78,30 +84,60 @@ export class RecordingApi {
   /** The client the shard is given. */
   client(): KubeClient {
     const fake = {
-      list: async <T,>(ref: ResourceRef, _ns: string | undefined, _opts?: ListOptions): Promise<ListResult<T>> => {
-        return { items: [...this.bucket(ref.plural).values()].map((o) => structuredClone(o)) as T[], resourceVersion: String(this.rv) };
+      list: async <T>(ref: ResourceRef, _ns: string | undefined, _opts?: ListOptions): Promise<ListResult<T>> => {
+        return {
+          items: [...this.bucket(ref.plural).values()].map((o) => structuredClone(o)) as T[],
+          resourceVersion: String(this.rv),
+        };
       },
-      watch: (ref: ResourceRef, _ns: string | undefined, _opts: WatchOptions, onEvent: (e: WatchEvent) => void, signal: AbortSignal, onOpen?: () => void): Promise<void> => {
+      watch: (
+        ref: ResourceRef,
+        _ns: string | undefined,
+        _opts: WatchOptions,
+        onEvent: (e: WatchEvent) => void,
+        signal: AbortSignal,
+        onOpen?: () => void,
+      ): Promise<void> => {
         let set = this.watchers.get(ref.plural);
         if (!set) this.watchers.set(ref.plural, (set = new Set()));
         set.add(onEvent);
         onOpen?.();
-        return new Promise((resolve) => signal.addEventListener('abort', () => { set.delete(onEvent); resolve(); }, { once: true }));
+        return new Promise((resolve) =>
+          signal.addEventListener(
+            'abort',
+            () => {
+              set.delete(onEvent);
+              resolve();
+            },
+            { once: true },
+          ),
+        );
       },
-      get: async <T,>(ref: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> => {
+      get: async <T>(ref: ResourceRef, ns: string | undefined, name: string): Promise<T | undefined> => {
         this.calls.push(`get ${ref.plural} ${ns}/${name}`);
         return structuredClone(this.bucket(ref.plural).get(`${ns}/${name}`)) as T | undefined;
       },
-      patch: async <T,>(ref: ResourceRef, ns: string | undefined, name: string, patch: { metadata?: { resourceVersion?: string; finalizers?: string[] }; status?: Record<string, unknown> }, opts: PatchOptions): Promise<T> => {
+      patch: async <T>(
+        ref: ResourceRef,
+        ns: string | undefined,
+        name: string,
+        patch: { metadata?: { resourceVersion?: string; finalizers?: string[] }; status?: Record<string, unknown> },
+        opts: PatchOptions,
+      ): Promise<T> => {
         const what = opts.subresource === 'status' ? 'status' : 'object';
         this.calls.push(`patch ${what} ${ref.plural} ${ns}/${name}`);
         if (opts.signal?.aborted) throw new Error('aborted');
         if (what === 'object' && this.refuse.names.has(name)) {
-          throw this.refuse.status === 403 ? new ApiError(403, 'Forbidden', `refused ${name}`, {}) : new ApiError(500, 'InternalError', `failed ${name}`, {});
+          throw this.refuse.status === 403
+            ? new ApiError(403, 'Forbidden', `refused ${name}`, {})
+            : new ApiError(500, 'InternalError', `failed ${name}`, {});
         }
         const o = this.bucket(ref.plural).get(`${ns}/${name}`);
         if (!o) throw new ApiError(404, 'NotFound', `${name} not found`, {});
-        if (patch.metadata?.resourceVersion !== undefined && patch.metadata.resourceVersion !== o.metadata.resourceVersion) {
+        if (
+          patch.metadata?.resourceVersion !== undefined &&
+          patch.metadata.resourceVersion !== o.metadata.resourceVersion
+        ) {
           throw new ApiError(409, 'Conflict', 'the object has been modified', {});
         }
         if (what === 'status') o.status = mergePatch(o.status, patch.status) as Record<string, unknown>;
@@ -115,7 +151,7 @@ export class RecordingApi {
         }
         return structuredClone(o) as T;
       },
-      create: async <T,>(ref: ResourceRef, ns: string | undefined, body: T): Promise<T> => {
+      create: async <T>(ref: ResourceRef, ns: string | undefined, body: T): Promise<T> => {
         if (ref.plural === 'events') {
           this.calls.push('create event');
           return body;
@@ -124,16 +160,21 @@ export class RecordingApi {
         o.metadata = { ...o.metadata, namespace: ns ?? '', uid: `uid-${o.metadata.name ?? ''}-${this.rv}` };
         this.calls.push(`create ${ref.plural} ${ns}/${o.metadata.name ?? ''}`);
         if (this.refuseCreate.has(ref.plural)) throw new ApiError(403, 'Forbidden', `${ref.plural} is forbidden`, {});
-        if (this.bucket(ref.plural).has(keyOf(o))) throw new ApiError(409, 'AlreadyExists', `${o.metadata.name ?? ''} already exists`, {});
+        if (this.bucket(ref.plural).has(keyOf(o)))
+          throw new ApiError(409, 'AlreadyExists', `${o.metadata.name ?? ''} already exists`, {});
         this.create(ref.plural, o);
         return structuredClone(this.bucket(ref.plural).get(keyOf(o))) as T;
       },
-      replace: async <T,>(ref: ResourceRef, ns: string | undefined, name: string, body: KubeObject): Promise<T> => {
+      replace: async <T>(ref: ResourceRef, ns: string | undefined, name: string, body: KubeObject): Promise<T> => {
         this.calls.push(`replace ${ref.plural} ${ns}/${name}`);
         const o = this.bucket(ref.plural).get(`${ns}/${name}`);
         if (!o) throw new ApiError(404, 'NotFound', `${name} not found`, {});
-        if (body.metadata.resourceVersion !== undefined && body.metadata.resourceVersion !== o.metadata.resourceVersion) throw new ApiError(409, 'Conflict', 'the object has been modified', {});
-        const next = { ...structuredClone(body), metadata: { ...structuredClone(body.metadata), resourceVersion: String(++this.rv) } };
+        if (body.metadata.resourceVersion !== undefined && body.metadata.resourceVersion !== o.metadata.resourceVersion)
+          throw new ApiError(409, 'Conflict', 'the object has been modified', {});
+        const next = {
+          ...structuredClone(body),
+          metadata: { ...structuredClone(body.metadata), resourceVersion: String(++this.rv) },
+        };
         this.bucket(ref.plural).set(`${ns}/${name}`, next);
         this.emit(ref.plural, 'MODIFIED', next);
         return structuredClone(next) as T;
@@ -154,7 +195,10 @@ export class RecordingApi {
 /** RFC 7386 JSON merge patch. */
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

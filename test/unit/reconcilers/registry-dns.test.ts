@@ -17,15 +17,30 @@ afterEach(async () => {
 function run(api: RecordingApi): void {
   const recorder = { record: async () => true } as unknown as EventRecorder;
   const shard = createShard({
-    client: api.client(), namespace: 'ns', settings: { project: 'p', location: 'us-central1', reservedPrefixes: ['endpoint-operator.dev/'] },
-    workers: 2, events: recorder, ids: new IdAssignments(), log: silentLogger, grace: new OrderingGrace(0),
+    client: api.client(),
+    namespace: 'ns',
+    settings: { project: 'p', location: 'us-central1', reservedPrefixes: ['endpoint-operator.dev/'] },
+    workers: 2,
+    events: recorder,
+    ids: new IdAssignments(),
+    log: silentLogger,
+    grace: new OrderingGrace(0),
   });
   const stop = new AbortController();
-  const runs = [...shard.allInformers().map((i) => i.run(stop.signal)), ...shard.controllers.map((c) => c.run(stop.signal))];
-  stops.push(async () => { stop.abort(); await Promise.all(runs); });
+  const runs = [
+    ...shard.allInformers().map((i) => i.run(stop.signal)),
+    ...shard.controllers.map((c) => c.run(stop.signal)),
+  ];
+  stops.push(async () => {
+    stop.abort();
+    await Promise.all(runs);
+  });
 }
 
-const ready = (o: KubeObject | undefined) => (o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+const ready = (o: KubeObject | undefined) =>
+  (
+    o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined
+  )?.conditions?.find((c) => c.type === 'Ready');
 
 async function until<T>(what: string, check: () => T | undefined | false): Promise<T> {
   const deadline = Date.now() + 5000;
@@ -38,9 +53,20 @@ async function until<T>(what: string, check: () => T | undefined | false): Promi
 }
 
 function seed(api: RecordingApi): void {
-  api.create('registryservices', registryService('checkout', SVC).spec({ dns: { enabled: true } }).build());
-  api.create('registryendpoints', registryEndpoint('checkout-a', `${SVC}/endpoints/a`, { address: '10.0.0.1', port: 8080 }).build());
-  api.create('registryendpoints', registryEndpoint('checkout-b', `${SVC}/endpoints/b`, { address: '2001:db8::2', port: 8080 }).build());
+  api.create(
+    'registryservices',
+    registryService('checkout', SVC)
+      .spec({ dns: { enabled: true } })
+      .build(),
+  );
+  api.create(
+    'registryendpoints',
+    registryEndpoint('checkout-a', `${SVC}/endpoints/a`, { address: '10.0.0.1', port: 8080 }).build(),
+  );
+  api.create(
+    'registryendpoints',
+    registryEndpoint('checkout-b', `${SVC}/endpoints/b`, { address: '2001:db8::2', port: 8080 }).build(),
+  );
 }
 
 describe('the DNS projection in the shard, on a recording API', () => {
@@ -52,9 +78,18 @@ describe('the DNS projection in the shard, on a recording API', () => {
       const c = ready(api.object('registryservices', 'ns', 'checkout'));
       return c?.message.includes('in cluster DNS') === true ? c : undefined;
     });
-    expect(r).toMatchObject({ status: 'True', reason: 'Reconciled', message: '2 ready endpoint(s); in cluster DNS as checkout.ns.svc' });
-    const writes = (): string[] => api.calls.filter((c) => /^(create|replace|delete) (services|endpointslices)/.test(c));
-    expect(writes().sort()).toEqual(['create endpointslices ns/checkout-ipv4-8080-0', 'create endpointslices ns/checkout-ipv6-8080-0', 'create services ns/checkout']);
+    expect(r).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+      message: '2 ready endpoint(s); in cluster DNS as checkout.ns.svc',
+    });
+    const writes = (): string[] =>
+      api.calls.filter((c) => /^(create|replace|delete) (services|endpointslices)/.test(c));
+    expect(writes().sort()).toEqual([
+      'create endpointslices ns/checkout-ipv4-8080-0',
+      'create endpointslices ns/checkout-ipv6-8080-0',
+      'create services ns/checkout',
+    ]);
     // The endpoint watch's own (coalesced) reconciles find nothing to change.
     await new Promise((r) => setTimeout(r, 1300));
     expect(writes()).toHaveLength(3);

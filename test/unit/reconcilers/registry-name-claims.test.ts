@@ -11,7 +11,8 @@ describe('RegistryNameClaims across shards', () => {
   afterEach(() => informers.splice(0).forEach((i) => i.stop()));
 
   it('tracks claimants from several informers and tells only when the set of claimants of a name changes', async () => {
-    const valid = (s: KubeObject): boolean => s.metadata.deletionTimestamp === undefined && (s.spec as { invalid?: boolean }).invalid !== true;
+    const valid = (s: KubeObject): boolean =>
+      s.metadata.deletionTimestamp === undefined && (s.spec as { invalid?: boolean }).invalid !== true;
     const claims = new RegistryNameClaims(valid);
     const changes: string[] = [];
     claims.onChange((n) => changes.push(n));

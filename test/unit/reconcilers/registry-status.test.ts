@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { computeRegistryEndpointStatus, computeRegistryServiceStatus, parentOf, type RegistryEndpointWorld } from '../../../src/reconcilers/registry-status.js';
+import {
+  computeRegistryEndpointStatus,
+  computeRegistryServiceStatus,
+  parentOf,
+  type RegistryEndpointWorld,
+} from '../../../src/reconcilers/registry-status.js';
 import type { KubeObject } from '../../../src/runtime/kube-object.js';
 import { registryEndpoint, registryService } from './fixtures.js';
 
@@ -27,7 +32,9 @@ describe('RegistryEndpoint status', () => {
   });
 
   it('is Reconciled with effective annotations (reserved keys left out), times and the recorded name', () => {
-    const ep = registryEndpoint('e', `${SVC}/endpoints/e1`, { annotations: { 'example.com/team': 'payments', 'endpoint-operator.dev/x': 'y', 'a.endpoint-operator.io/z': 'w' } }).build();
+    const ep = registryEndpoint('e', `${SVC}/endpoints/e1`, {
+      annotations: { 'example.com/team': 'payments', 'endpoint-operator.dev/x': 'y', 'a.endpoint-operator.io/z': 'w' },
+    }).build();
     const { status, verdict } = computeRegistryEndpointStatus(endpointWorld(ep));
     expect(verdict).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect(status.effectiveAnnotations).toEqual({ 'example.com/team': 'payments' });
@@ -39,7 +46,10 @@ describe('RegistryEndpoint status', () => {
 
   it('reports a changed spec.name as InvalidSpec (immutability defence)', () => {
     const first = computeRegistryEndpointStatus(endpointWorld(registryEndpoint('e', `${SVC}/endpoints/e1`).build()));
-    const moved = registryEndpoint('e', `${SVC}/endpoints/other`).generation(2).status(first.status as unknown as Record<string, unknown>).build();
+    const moved = registryEndpoint('e', `${SVC}/endpoints/other`)
+      .generation(2)
+      .status(first.status as unknown as Record<string, unknown>)
+      .build();
     const { verdict, status } = computeRegistryEndpointStatus(endpointWorld(moved, { now: LATER }));
     expect(verdict).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
     expect(verdict.message).toContain('spec.name');
@@ -50,11 +60,19 @@ describe('RegistryEndpoint status', () => {
 
   it('reports validation errors as InvalidSpec and is stable when nothing changed', () => {
     const ep = registryEndpoint('e', `${SVC}/endpoints/e1`).build();
-    const bad = computeRegistryEndpointStatus(endpointWorld(ep, { specErrors: [{ field: 'spec.address', type: 'FieldValueInvalid', value: '8.8.8', detail: 'must be an IP address' }] }));
+    const bad = computeRegistryEndpointStatus(
+      endpointWorld(ep, {
+        specErrors: [
+          { field: 'spec.address', type: 'FieldValueInvalid', value: '8.8.8', detail: 'must be an IP address' },
+        ],
+      }),
+    );
     expect(bad.verdict).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
     expect(bad.verdict.message).toContain('spec.address');
     const ok = computeRegistryEndpointStatus(endpointWorld(ep));
-    const again = computeRegistryEndpointStatus(endpointWorld({ ...ep, status: ok.status as unknown as Record<string, unknown> }, { now: LATER }));
+    const again = computeRegistryEndpointStatus(
+      endpointWorld({ ...ep, status: ok.status as unknown as Record<string, unknown> }, { now: LATER }),
+    );
     expect(again.status).toEqual(ok.status);
   });
 });
@@ -62,7 +80,11 @@ describe('RegistryEndpoint status', () => {
 describe('RegistryService status', () => {
   it('lists its ready endpoints sorted, with effective annotations, leaving out invalid and deleting ones', () => {
     const svc = registryService('payments', SVC).build();
-    const b = registryEndpoint('b', `${SVC}/endpoints/b`, { address: '10.0.0.2', port: 443, annotations: { 'endpoint-operator.dev/hidden': 'x', 'example.com/zone': 'a' } }).build();
+    const b = registryEndpoint('b', `${SVC}/endpoints/b`, {
+      address: '10.0.0.2',
+      port: 443,
+      annotations: { 'endpoint-operator.dev/hidden': 'x', 'example.com/zone': 'a' },
+    }).build();
     const a = registryEndpoint('a', `${SVC}/endpoints/a`, { address: '2001:db8::1', port: 80 }).build();
     const bad = registryEndpoint('c', `${SVC}/endpoints/c`, { address: '8.8.8' }).build();
     const gone = registryEndpoint('d', `${SVC}/endpoints/d`).deleting().build();
@@ -70,7 +92,10 @@ describe('RegistryService status', () => {
       service: svc,
       endpoints: [b, bad, a, gone],
       specErrors: [],
-      endpointErrors: (e) => (e.metadata.name === 'c' ? [{ field: 'spec.address', type: 'FieldValueInvalid', value: '8.8.8', detail: 'x' }] : []),
+      endpointErrors: (e) =>
+        e.metadata.name === 'c'
+          ? [{ field: 'spec.address', type: 'FieldValueInvalid', value: '8.8.8', detail: 'x' }]
+          : [],
       reservedPrefixes: PREFIXES,
       now: NOW,
     });

@@ -19,7 +19,12 @@ afterEach(async () => {
 /** The shard's four controllers on a recording API, as start.ts runs them (informers, then controllers). */
 function run(api: RecordingApi) {
   const events: string[] = [];
-  const recorder = { record: async (o: KubeObject, type: string, reason: string) => { events.push(`${type} ${reason} ${o.metadata.name ?? ''}`); return true; } } as unknown as EventRecorder;
+  const recorder = {
+    record: async (o: KubeObject, type: string, reason: string) => {
+      events.push(`${type} ${reason} ${o.metadata.name ?? ''}`);
+      return true;
+    },
+  } as unknown as EventRecorder;
   const shard = createShard({
     client: api.client(),
     namespace: 'ns',
@@ -32,8 +37,14 @@ function run(api: RecordingApi) {
     clock: new ManualClock(Date.parse('2026-01-01T00:00:10Z')),
   });
   const stop = new AbortController();
-  const runs = [...shard.allInformers().map((i) => i.run(stop.signal)), ...shard.controllers.map((c) => c.run(stop.signal))];
-  stops.push(async () => { stop.abort(); await Promise.all(runs); });
+  const runs = [
+    ...shard.allInformers().map((i) => i.run(stop.signal)),
+    ...shard.controllers.map((c) => c.run(stop.signal)),
+  ];
+  stops.push(async () => {
+    stop.abort();
+    await Promise.all(runs);
+  });
   return { shard, events };
 }
 
@@ -45,20 +56,32 @@ async function settle(): Promise<void> {
   }
 }
 
-const ready = (o: KubeObject | undefined) => (o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+const ready = (o: KubeObject | undefined) =>
+  (
+    o?.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } | undefined
+  )?.conditions?.find((c) => c.type === 'Ready');
 
 describe('the shard on a recording API', () => {
   it('a new endpoint and model: one finalizer patch and one status write each, both Ready, then quiet', async () => {
     const api = new RecordingApi();
-    api.create('predictionendpoints', endpoint('ep', { displayName: 'ep', trafficSplit: { '1234567890': 100 } }).build());
+    api.create(
+      'predictionendpoints',
+      endpoint('ep', { displayName: 'ep', trafficSplit: { '1234567890': 100 } }).build(),
+    );
     api.create('deployedmodels', deployedModel('dm', 'ep', { id: '1234567890' }).build());
     run(api);
     await settle();
-    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+    });
     expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect(api.object('deployedmodels', 'ns', 'dm')?.metadata.finalizers).toEqual([FIN]);
     const writes = api.calls.filter((c) => c.startsWith('patch'));
-    expect(writes.filter((c) => c.endsWith('ns/dm')).sort()).toEqual(['patch object deployedmodels ns/dm', 'patch status deployedmodels ns/dm']);
+    expect(writes.filter((c) => c.endsWith('ns/dm')).sort()).toEqual([
+      'patch object deployedmodels ns/dm',
+      'patch status deployedmodels ns/dm',
+    ]);
     // The endpoint may write twice when the model's id lands after its first look (ordering), never more.
     expect(writes.filter((c) => c === 'patch object predictionendpoints ns/ep')).toHaveLength(1);
     expect(writes.filter((c) => c === 'patch status predictionendpoints ns/ep').length).toBeLessThanOrEqual(2);
@@ -69,13 +92,19 @@ describe('the shard on a recording API', () => {
 
   it('a model being deleted while it has traffic: UndeployBlocked, finalizer kept; split moved away: undeployed and gone', async () => {
     const api = new RecordingApi();
-    api.create('predictionendpoints', endpoint('ep', { displayName: 'ep', trafficSplit: { '1234567890': 100 } }).build());
+    api.create(
+      'predictionendpoints',
+      endpoint('ep', { displayName: 'ep', trafficSplit: { '1234567890': 100 } }).build(),
+    );
     api.create('deployedmodels', deployedModel('dm', 'ep', { id: '1234567890' }).build());
     const { events } = run(api);
     await settle();
     api.delete('deployedmodels', 'ns', 'dm');
     await settle();
-    expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({ status: 'False', reason: 'UndeployBlocked' });
+    expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({
+      status: 'False',
+      reason: 'UndeployBlocked',
+    });
     expect(api.object('deployedmodels', 'ns', 'dm')?.metadata.finalizers).toEqual([FIN]);
     api.editSpec('predictionendpoints', 'ns', 'ep', { trafficSplit: {} });
     await settle();
@@ -92,14 +121,17 @@ describe('the shard on a recording API', () => {
     api.create('deployedmodels', deployedModel('dm', 'later').build());
     run(api);
     await settle();
-    expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({ status: 'False', reason: 'EndpointNotFound' });
+    expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({
+      status: 'False',
+      reason: 'EndpointNotFound',
+    });
     api.create('predictionendpoints', endpoint('later').build());
     await settle();
     expect(ready(api.object('deployedmodels', 'ns', 'dm'))).toMatchObject({ status: 'True', reason: 'Reconciled' });
     expect((api.object('deployedmodels', 'ns', 'dm')?.status as { id?: string }).id).toMatch(/^[1-9]\d{9}$/);
   });
 
-  it('a parent\'s label or status change does not re-run its children; a spec change does (generationChanged)', async () => {
+  it("a parent's label or status change does not re-run its children; a spec change does (generationChanged)", async () => {
     const api = new RecordingApi();
     api.create('predictionendpoints', endpoint('ep').build());
     api.create('deployedmodels', deployedModel('dm', 'ep').build());
@@ -118,11 +150,21 @@ describe('the shard on a recording API', () => {
 
   it('a RegistryEndpoint burst is coalesced: the service reconciles once, 1 s later, listing all of them', async () => {
     const api = new RecordingApi();
-    api.create('registryservices', registryService('svc', 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments').build());
+    api.create(
+      'registryservices',
+      registryService('svc', 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments').build(),
+    );
     run(api);
     await settle();
     const writesBefore = api.calls.filter((c) => c === 'patch status registryservices ns/svc').length;
-    for (let i = 0; i < 5; i++) api.create('registryendpoints', registryEndpoint(`e${i}`, `projects/demo-project/locations/europe-west4/namespaces/shop/services/payments/endpoints/e${i}`).build());
+    for (let i = 0; i < 5; i++)
+      api.create(
+        'registryendpoints',
+        registryEndpoint(
+          `e${i}`,
+          `projects/demo-project/locations/europe-west4/namespaces/shop/services/payments/endpoints/e${i}`,
+        ).build(),
+      );
     await settle();
     await new Promise((r) => setTimeout(r, 1_100));
     await settle();
@@ -137,12 +179,18 @@ describe('the shard on a recording API', () => {
     api.create('predictionendpoints', endpoint('ep').build());
     run(api);
     await settle();
-    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({ status: 'Unknown', reason: 'ReconcileError' });
+    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({
+      status: 'Unknown',
+      reason: 'ReconcileError',
+    });
     expect(ready(api.object('predictionendpoints', 'ns', 'ep'))?.message).toContain('failed ep');
     api.refuse = { names: new Set(), status: 500 };
     await new Promise((r) => setTimeout(r, 100)); // the backoff (5 ms, doubling) retries on its own
     await settle();
-    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+    });
   });
 
   it('withErrorReporting: a 403 is reported once as RequestRejected and not retried until the object changes', async () => {
@@ -151,7 +199,10 @@ describe('the shard on a recording API', () => {
     api.create('predictionendpoints', endpoint('ep').build());
     run(api);
     await settle();
-    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({ status: 'False', reason: 'RequestRejected' });
+    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({
+      status: 'False',
+      reason: 'RequestRejected',
+    });
     const attempts = api.calls.filter((c) => c === 'patch object predictionendpoints ns/ep').length;
     expect(attempts).toBeLessThanOrEqual(2); // the first try, and the one the report's own write re-queued
     await new Promise((r) => setTimeout(r, 200));
@@ -160,6 +211,9 @@ describe('the shard on a recording API', () => {
     api.refuse = { names: new Set(), status: 403 };
     api.editSpec('predictionendpoints', 'ns', 'ep', { displayName: 'again' });
     await settle();
-    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(ready(api.object('predictionendpoints', 'ns', 'ep'))).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+    });
   });
 });

@@ -12,13 +12,24 @@ describe('specs decoded at the cache boundary', () => {
     expect(view.endpointRef?.name).toBe('ep'); // still found by its reference
     expect(view.model).toBeUndefined();
     expect(view.id).toBeUndefined();
-    expect(specOf.registryService(registryService('svc', 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments').build()).name).toBe('projects/demo-project/locations/europe-west4/namespaces/shop/services/payments');
+    expect(
+      specOf.registryService(
+        registryService(
+          'svc',
+          'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments',
+        ).build(),
+      ).name,
+    ).toBe('projects/demo-project/locations/europe-west4/namespaces/shop/services/payments');
   });
 
   it('treats nested "" and null as unset, as the validators do, instead of dropping the enclosing field', () => {
     const obj = deployedModel('dm', 'ep', {
       id: '',
-      dedicatedResources: { machineSpec: { machineType: 'n1-standard-4', acceleratorType: '' }, minReplicaCount: 1, maxReplicaCount: null },
+      dedicatedResources: {
+        machineSpec: { machineType: 'n1-standard-4', acceleratorType: '' },
+        minReplicaCount: 1,
+        maxReplicaCount: null,
+      },
     }).build();
     const view = specOf.deployedModel(obj);
     expect(view.dedicatedResources).toEqual({ machineSpec: { machineType: 'n1-standard-4' }, minReplicaCount: 1 });
@@ -33,7 +44,10 @@ describe('specs decoded at the cache boundary', () => {
   });
 
   it('decodes a previous status field by field: a field that breaks its schema is absent, the others are carried over', () => {
-    const obj = { ...deployedModel('dm', 'ep').build(), status: { id: '42', deployTime: 7, endpoint: 'projects/p/locations/l/endpoints/ep', conditions: 'garbage' } };
+    const obj = {
+      ...deployedModel('dm', 'ep').build(),
+      status: { id: '42', deployTime: 7, endpoint: 'projects/p/locations/l/endpoints/ep', conditions: 'garbage' },
+    };
     expect(statusOf.deployedModel(obj)).toEqual({ id: '42', endpoint: 'projects/p/locations/l/endpoints/ep' });
     expect(statusOf.predictionEndpoint({ metadata: { name: 'x' } })).toEqual({});
   });

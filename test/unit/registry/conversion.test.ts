@@ -26,13 +26,49 @@ const text = fc.string({ unit: 'grapheme', maxLength: 12 });
 const map = fc.dictionary(text, text, { maxKeys: 4 });
 const lookalike = fc.oneof(
   text,
-  fc.constantFrom('{}', '{"spec":{}}', '{"previous":"x"}', '{"spec":{"network":"n"}}', '{"status":{"createTime":"t"}}', '{"created":"metadata"}', 'null', '[]', '{"spec":{"network":"n"},"previous":"{\\"spec\\":{\\"network\\":\\"m\\"}}"}'),
-  fc.record({ spec: fc.record({ network: text }, { requiredKeys: [] }), previous: text }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+  fc.constantFrom(
+    '{}',
+    '{"spec":{}}',
+    '{"previous":"x"}',
+    '{"spec":{"network":"n"}}',
+    '{"status":{"createTime":"t"}}',
+    '{"created":"metadata"}',
+    'null',
+    '[]',
+    '{"spec":{"network":"n"},"previous":"{\\"spec\\":{\\"network\\":\\"m\\"}}"}',
+  ),
+  fc
+    .record({ spec: fc.record({ network: text }, { requiredKeys: [] }), previous: text }, { requiredKeys: [] })
+    .map((o) => JSON.stringify(o)),
 );
-const objectAnnotations = fc.oneof(map, fc.tuple(map, lookalike).map(([m, v]) => ({ ...m, [CONVERSION_DATA_ANNOTATION]: v })));
-const metadata = fc.record({ name: text, namespace: text, uid: text, resourceVersion: text, generation: fc.nat(), labels: map, annotations: objectAnnotations }, { requiredKeys: [] });
+const objectAnnotations = fc.oneof(
+  map,
+  fc.tuple(map, lookalike).map(([m, v]) => ({ ...m, [CONVERSION_DATA_ANNOTATION]: v })),
+);
+const metadata = fc.record(
+  {
+    name: text,
+    namespace: text,
+    uid: text,
+    resourceVersion: text,
+    generation: fc.nat(),
+    labels: map,
+    annotations: objectAnnotations,
+  },
+  { requiredKeys: [] },
+);
 const conditions = fc.array(
-  fc.record({ type: text, status: fc.constantFrom('True', 'False', 'Unknown'), observedGeneration: fc.nat(), lastTransitionTime: text, reason: text, message: text }, { requiredKeys: ['type', 'status'] }),
+  fc.record(
+    {
+      type: text,
+      status: fc.constantFrom('True', 'False', 'Unknown'),
+      observedGeneration: fc.nat(),
+      lastTransitionTime: text,
+      reason: text,
+      message: text,
+    },
+    { requiredKeys: ['type', 'status'] },
+  ),
   { maxLength: 2 },
 );
 const common = { name: text, address: fc.oneof(fc.ipV4(), fc.ipV6(), text), port: fc.integer({ min: 0, max: 65535 }) };
@@ -43,7 +79,10 @@ const v1beta1 = fc.record(
     kind: fc.constant(KIND),
     metadata,
     spec: fc.record({ ...common, metadata: map, network: text }, { requiredKeys: [] }),
-    status: fc.record({ effectiveMetadata: map, createTime: text, updateTime: text, observedGeneration: fc.nat(), conditions }, { requiredKeys: [] }),
+    status: fc.record(
+      { effectiveMetadata: map, createTime: text, updateTime: text, observedGeneration: fc.nat(), conditions },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ['apiVersion', 'kind', 'spec'] },
 );
@@ -85,7 +124,9 @@ describe('convertRegistryEndpoint', () => {
       metadata: {
         name: 'checkout-1',
         namespace: 'endpoint-demo',
-        annotations: { [CONVERSION_DATA_ANNOTATION]: JSON.stringify({ spec: { network: NETWORK }, created: 'annotations' }) },
+        annotations: {
+          [CONVERSION_DATA_ANNOTATION]: JSON.stringify({ spec: { network: NETWORK }, created: 'annotations' }),
+        },
       },
       spec: { name: ENDPOINT, address: '10.0.0.5', port: 8080, annotations: { team: 'payments' } },
       status: { effectiveAnnotations: { team: 'payments' }, createTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
@@ -95,32 +136,73 @@ describe('convertRegistryEndpoint', () => {
 
   it('invents nothing: without v1beta1-only data no annotation appears, and no field is added', () => {
     const beta = { apiVersion: REGISTRY_V1BETA1, kind: KIND, metadata: { name: 'a' }, spec: { name: ENDPOINT } };
-    expect(convert(beta, REGISTRY_V1)).toEqual({ apiVersion: REGISTRY_V1, kind: KIND, metadata: { name: 'a' }, spec: { name: ENDPOINT } });
+    expect(convert(beta, REGISTRY_V1)).toEqual({
+      apiVersion: REGISTRY_V1,
+      kind: KIND,
+      metadata: { name: 'a' },
+      spec: { name: ENDPOINT },
+    });
     const hub = { apiVersion: REGISTRY_V1, kind: KIND, spec: { name: ENDPOINT, annotations: {} } };
-    expect(convert(hub, REGISTRY_V1BETA1)).toEqual({ apiVersion: REGISTRY_V1BETA1, kind: KIND, spec: { name: ENDPOINT, metadata: {} } });
+    expect(convert(hub, REGISTRY_V1BETA1)).toEqual({
+      apiVersion: REGISTRY_V1BETA1,
+      kind: KIND,
+      spec: { name: ENDPOINT, metadata: {} },
+    });
   });
 
   it('keeps a foreign value under the annotation key and puts it back', () => {
-    const beta = { apiVersion: REGISTRY_V1BETA1, kind: KIND, metadata: { annotations: { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"network":"x"}}' } }, spec: { name: ENDPOINT, network: NETWORK } };
+    const beta = {
+      apiVersion: REGISTRY_V1BETA1,
+      kind: KIND,
+      metadata: { annotations: { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"network":"x"}}' } },
+      spec: { name: ENDPOINT, network: NETWORK },
+    };
     const hub = convert(beta, REGISTRY_V1);
-    expect(JSON.parse((hub.metadata as { annotations: Record<string, string> }).annotations[CONVERSION_DATA_ANNOTATION]!)).toEqual({ spec: { network: NETWORK }, previous: '{"spec":{"network":"x"}}' });
+    expect(
+      JSON.parse((hub.metadata as { annotations: Record<string, string> }).annotations[CONVERSION_DATA_ANNOTATION]!),
+    ).toEqual({ spec: { network: NETWORK }, previous: '{"spec":{"network":"x"}}' });
     expect(convert(hub, REGISTRY_V1BETA1)).toEqual(beta);
   });
 
   it('returns an unchanged copy when the object is already at the desired version', () => {
-    const hub = { apiVersion: REGISTRY_V1, kind: KIND, metadata: { annotations: { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"network":"n"}}' } }, spec: { name: ENDPOINT } };
+    const hub = {
+      apiVersion: REGISTRY_V1,
+      kind: KIND,
+      metadata: { annotations: { [CONVERSION_DATA_ANNOTATION]: '{"spec":{"network":"n"}}' } },
+      spec: { name: ENDPOINT },
+    };
     const result = convert(hub, REGISTRY_V1);
     expect(result).toEqual(hub);
     expect(result).not.toBe(hub);
   });
 
   it.each([
-    ['an unknown target version', { apiVersion: REGISTRY_V1, kind: KIND, spec: {} }, 'registry.endpoint-operator.dev/v2', /supported versions/],
+    [
+      'an unknown target version',
+      { apiVersion: REGISTRY_V1, kind: KIND, spec: {} },
+      'registry.endpoint-operator.dev/v2',
+      /supported versions/,
+    ],
     ['a non-object', 'x', REGISTRY_V1, /must be a JSON object/],
-    ['another kind', { apiVersion: REGISTRY_V1, kind: 'RegistryService', spec: {} }, REGISTRY_V1BETA1, /expected kind RegistryEndpoint/],
+    [
+      'another kind',
+      { apiVersion: REGISTRY_V1, kind: 'RegistryService', spec: {} },
+      REGISTRY_V1BETA1,
+      /expected kind RegistryEndpoint/,
+    ],
     ['an unknown source version', { apiVersion: 'v1', kind: KIND, spec: {} }, REGISTRY_V1, /from apiVersion "v1"/],
-    ['both metadata and annotations in spec', { apiVersion: REGISTRY_V1BETA1, kind: KIND, spec: { metadata: {}, annotations: {} } }, REGISTRY_V1, /both metadata and annotations/],
-    ['annotations that are not a map', { apiVersion: REGISTRY_V1BETA1, kind: KIND, metadata: { annotations: 'x' }, spec: { network: 'n' } }, REGISTRY_V1, /metadata.annotations must be a map/],
+    [
+      'both metadata and annotations in spec',
+      { apiVersion: REGISTRY_V1BETA1, kind: KIND, spec: { metadata: {}, annotations: {} } },
+      REGISTRY_V1,
+      /both metadata and annotations/,
+    ],
+    [
+      'annotations that are not a map',
+      { apiVersion: REGISTRY_V1BETA1, kind: KIND, metadata: { annotations: 'x' }, spec: { network: 'n' } },
+      REGISTRY_V1,
+      /metadata.annotations must be a map/,
+    ],
   ])('refuses %s with a message', (_what, obj, to, message) => {
     const result = convertRegistryEndpoint(obj, to);
     expect(result.ok).toBe(false);
@@ -168,13 +250,18 @@ describe('convertRegistryEndpoint', () => {
   it('keeps conditions (with their observedGeneration), status.observedGeneration and metadata.generation unchanged, both ways', () => {
     const generations = (o: Record<string, unknown>) => {
       const status = o.status as { observedGeneration?: unknown; conditions?: unknown } | undefined;
-      return { generation: (o.metadata as { generation?: unknown } | undefined)?.generation, observed: status?.observedGeneration, conditions: status?.conditions };
+      return {
+        generation: (o.metadata as { generation?: unknown } | undefined)?.generation,
+        observed: status?.observedGeneration,
+        conditions: status?.conditions,
+      };
     };
     let withConditions = 0;
     fc.assert(
       fc.property(fc.oneof(v1beta1, v1).map(asJson), (obj) => {
         const to = obj.apiVersion === REGISTRY_V1 ? REGISTRY_V1BETA1 : REGISTRY_V1;
-        if (Array.isArray(generations(obj).conditions) && (generations(obj).conditions as unknown[]).length > 0) withConditions++;
+        if (Array.isArray(generations(obj).conditions) && (generations(obj).conditions as unknown[]).length > 0)
+          withConditions++;
         expect(generations(convert(obj, to))).toStrictEqual(generations(obj));
       }),
       { numRuns: 1000 },
@@ -189,7 +276,13 @@ describe('convertRegistryEndpoint', () => {
         kind: fc.constant(KIND),
         metadata: fc.constant({ name: 'e', namespace: 'endpoint-demo' }),
         spec: fc.record(
-          { name: fc.constant(ENDPOINT), address: fc.oneof(fc.ipV4(), fc.ipV6()), port: fc.integer({ min: 0, max: 65535 }), metadata: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/), text, { maxKeys: 3 }), network: fc.constant(NETWORK) },
+          {
+            name: fc.constant(ENDPOINT),
+            address: fc.oneof(fc.ipV4(), fc.ipV6()),
+            port: fc.integer({ min: 0, max: 65535 }),
+            metadata: fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/), text, { maxKeys: 3 }),
+            network: fc.constant(NETWORK),
+          },
           { requiredKeys: ['name'] },
         ),
       },
@@ -200,7 +293,9 @@ describe('convertRegistryEndpoint', () => {
         expect(validateRegistryEndpointV1beta1(beta, undefined, defaultValidationOptions).errors).toEqual([]);
         const hub = convert(beta, REGISTRY_V1);
         expect(validateRegistryEndpointV1(hub, undefined, defaultValidationOptions).errors).toEqual([]);
-        expect(validateRegistryEndpointV1beta1(convert(hub, REGISTRY_V1BETA1), beta, defaultValidationOptions).errors).toEqual([]);
+        expect(
+          validateRegistryEndpointV1beta1(convert(hub, REGISTRY_V1BETA1), beta, defaultValidationOptions).errors,
+        ).toEqual([]);
       }),
       { numRuns: 1000 },
     );
@@ -208,10 +303,14 @@ describe('convertRegistryEndpoint', () => {
 
   it('never throws, whatever it is given', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), v1, v1beta1), fc.constantFrom(REGISTRY_V1, REGISTRY_V1BETA1, 'x'), (obj, to) => {
-        const result = convertRegistryEndpoint(obj, to);
-        expect(typeof result.ok).toBe('boolean');
-      }),
+      fc.property(
+        fc.oneof(fc.anything(), v1, v1beta1),
+        fc.constantFrom(REGISTRY_V1, REGISTRY_V1BETA1, 'x'),
+        (obj, to) => {
+          const result = convertRegistryEndpoint(obj, to);
+          expect(typeof result.ok).toBe('boolean');
+        },
+      ),
       { numRuns: 1000 },
     );
   });

@@ -15,7 +15,11 @@ const specOf = (v: Version): JSONSchemaProps => v.schema.openAPIV3Schema.propert
 
 function patterns(node: JSONSchemaProps): string[] {
   const own = typeof node.pattern === 'string' ? [node.pattern] : [];
-  const children = [...Object.values(node.properties ?? {}), ...(node.items ? [node.items] : []), ...(typeof node.additionalProperties === 'object' ? [node.additionalProperties] : [])];
+  const children = [
+    ...Object.values(node.properties ?? {}),
+    ...(node.items ? [node.items] : []),
+    ...(typeof node.additionalProperties === 'object' ? [node.additionalProperties] : []),
+  ];
   return [...own, ...children.flatMap(patterns)];
 }
 
@@ -28,7 +32,9 @@ describe('registry CRDs', () => {
   });
 
   it('use only patterns Go RE2 accepts (no lookaround, no backreferences)', () => {
-    const all = [registryServiceKind, registryEndpointKind].flatMap((k) => versions(k).flatMap((v) => patterns(v.schema.openAPIV3Schema)));
+    const all = [registryServiceKind, registryEndpointKind].flatMap((k) =>
+      versions(k).flatMap((v) => patterns(v.schema.openAPIV3Schema)),
+    );
     expect(all.length).toBeGreaterThanOrEqual(5);
     for (const p of all) {
       expect(p, p).not.toMatch(/\(\?[=!<]|\\[1-9]/);
@@ -38,9 +44,16 @@ describe('registry CRDs', () => {
 
   it('show Ready, Reason, Address, Port and the Service Directory name', () => {
     for (const v of versions(registryEndpointKind)) {
-      expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(expect.arrayContaining(['Ready', 'Reason', 'Address', 'Port', 'Name', 'Age']));
+      expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(
+        expect.arrayContaining(['Ready', 'Reason', 'Address', 'Port', 'Name', 'Age']),
+      );
     }
-    expect(versions(registryServiceKind)[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual(['Ready', 'Reason', 'Service', 'Age']);
+    expect(versions(registryServiceKind)[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'Ready',
+      'Reason',
+      'Service',
+      'Age',
+    ]);
   });
 
   it('let the apiserver refuse the grossest address mistakes by pattern and length', () => {
@@ -48,13 +61,17 @@ describe('registry CRDs', () => {
       const address = specOf(v).properties!.address!;
       const re = new RegExp(address.pattern as string);
       expect(address.maxLength).toBe(45);
-      for (const bad of ['[::1]', '[::1]:8080', 'fe80::1%eth0', 'test:bad:address', 'host.example']) expect(re.test(bad), bad).toBe(false);
+      for (const bad of ['[::1]', '[::1]:8080', 'fe80::1%eth0', 'test:bad:address', 'host.example'])
+        expect(re.test(bad), bad).toBe(false);
       for (const good of ['10.0.0.5', '2001:db8::5', '']) expect(re.test(good), good).toBe(true);
     }
   });
 
   it('key conditions by type so server-side apply merges them one by one', () => {
     const status = versions(registryEndpointKind)[0]!.schema.openAPIV3Schema.properties!.status!;
-    expect(status.properties!.conditions).toMatchObject({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+    expect(status.properties!.conditions).toMatchObject({
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    });
   });
 });

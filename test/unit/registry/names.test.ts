@@ -26,12 +26,21 @@ describe('service and endpoint names', () => {
   it.each([
     ['', /found 1 '\/'-separated segments, expected 8/],
     [`${SERVICE}/`, /found 9/],
-    ['project/my-project/locations/us-east1/namespaces/payments/services/checkout', /segment 1 must be "projects", not "project"/],
+    [
+      'project/my-project/locations/us-east1/namespaces/payments/services/checkout',
+      /segment 1 must be "projects", not "project"/,
+    ],
     ['projects/my-project/regions/us-east1/namespaces/payments/services/checkout', /segment 3 must be "locations"/],
-    ['projects/My-Project/locations/us-east1/namespaces/payments/services/checkout', /the projects id "My-Project" must be a project ID/],
+    [
+      'projects/My-Project/locations/us-east1/namespaces/payments/services/checkout',
+      /the projects id "My-Project" must be a project ID/,
+    ],
     ['projects/proj/locations/us-east1/namespaces/payments/services/checkout', /projects id "proj"/],
     ['projects/0123/locations/us-east1/namespaces/payments/services/checkout', /projects id "0123"/],
-    ['projects/my-project/locations/us-east1/namespaces/1payments/services/checkout', /namespaces id "1payments" must be 1-63 characters/],
+    [
+      'projects/my-project/locations/us-east1/namespaces/1payments/services/checkout',
+      /namespaces id "1payments" must be 1-63 characters/,
+    ],
     ['projects/my-project/locations/us-east1/namespaces/payments/services/checkout-', /services id "checkout-"/],
     [`projects/my-project/locations/us-east1/namespaces/payments/services/${'a'.repeat(64)}`, /services id/],
     ['projects/my-project/locations/us-east1/namespaces/payments/services/check_out', /services id/],
@@ -47,9 +56,31 @@ describe('service and endpoint names', () => {
 
   it('has CRD patterns and length limits that agree with the checks', () => {
     const id = fc.stringMatching(/^[a-z][-a-z0-9]{3,8}[a-z0-9]$/);
-    const messy = fc.constantFrom('', 'A', '-a', 'a-', '1a', 'a_b', 'a'.repeat(64), 'a'.repeat(63), 'my-project', '0', '7', '012', 'a/b', 'global');
-    const segment = fc.oneof({ weight: 12, arbitrary: id }, { weight: 1, arbitrary: messy }, { weight: 1, arbitrary: fc.stringMatching(/^[1-9][0-9]{0,20}$/) });
-    const label = fc.oneof({ weight: 20, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom('project', 'location', 'services', 'x') });
+    const messy = fc.constantFrom(
+      '',
+      'A',
+      '-a',
+      'a-',
+      '1a',
+      'a_b',
+      'a'.repeat(64),
+      'a'.repeat(63),
+      'my-project',
+      '0',
+      '7',
+      '012',
+      'a/b',
+      'global',
+    );
+    const segment = fc.oneof(
+      { weight: 12, arbitrary: id },
+      { weight: 1, arbitrary: messy },
+      { weight: 1, arbitrary: fc.stringMatching(/^[1-9][0-9]{0,20}$/) },
+    );
+    const label = fc.oneof(
+      { weight: 20, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constantFrom('project', 'location', 'services', 'x') },
+    );
     const collections = ['projects', 'locations', 'namespaces', 'services', 'endpoints'];
     const name = fc
       .tuple(fc.array(fc.tuple(label, segment), { minLength: 3, maxLength: 6 }))
@@ -57,8 +88,12 @@ describe('service and endpoint names', () => {
     let accepted = 0;
     fc.assert(
       fc.property(name, (n) => {
-        expect(SERVICE_NAME_PATTERN.test(n) && n.length <= MAX_SERVICE_NAME_LENGTH, n).toBe(serviceNameProblem(n) === undefined);
-        expect(ENDPOINT_NAME_PATTERN.test(n) && n.length <= MAX_ENDPOINT_NAME_LENGTH, n).toBe(endpointNameProblem(n) === undefined);
+        expect(SERVICE_NAME_PATTERN.test(n) && n.length <= MAX_SERVICE_NAME_LENGTH, n).toBe(
+          serviceNameProblem(n) === undefined,
+        );
+        expect(ENDPOINT_NAME_PATTERN.test(n) && n.length <= MAX_ENDPOINT_NAME_LENGTH, n).toBe(
+          endpointNameProblem(n) === undefined,
+        );
         if (serviceNameProblem(n) === undefined || endpointNameProblem(n) === undefined) accepted++;
       }),
       { numRuns: 3000 },
@@ -73,7 +108,9 @@ describe('service and endpoint names', () => {
     expect(serviceNameProblem(longest)).toBeUndefined();
     expect(longest.length).toBe(MAX_SERVICE_NAME_LENGTH);
     expect(`${longest}/endpoints/${'e'.repeat(63)}`.length).toBe(MAX_ENDPOINT_NAME_LENGTH);
-    expect(`projects/${'9'.repeat(19)}/locations/global/networks/${'n'.repeat(63)}`.length).toBe(MAX_NETWORK_NAME_LENGTH);
+    expect(`projects/${'9'.repeat(19)}/locations/global/networks/${'n'.repeat(63)}`.length).toBe(
+      MAX_NETWORK_NAME_LENGTH,
+    );
   });
 });
 

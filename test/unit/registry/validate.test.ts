@@ -2,7 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultValidationOptions, type ValidationOptions } from '../../../src/api/common/kind.js';
 import type { ValidationResult } from '../../../src/api/common/field-error.js';
-import { validateRegistryEndpointV1, validateRegistryEndpointV1beta1, validateRegistryServiceV1 } from '../../../src/api/registry/index.js';
+import {
+  validateRegistryEndpointV1,
+  validateRegistryEndpointV1beta1,
+  validateRegistryServiceV1,
+} from '../../../src/api/registry/index.js';
 
 const SERVICE = 'projects/my-project/locations/us-east1/namespaces/payments/services/checkout';
 const ENDPOINT = `${SERVICE}/endpoints/checkout-1`;
@@ -23,7 +27,13 @@ function fields(validate: Validate, obj: unknown, oldObj?: unknown): string[] {
 
 describe('RegistryService v1', () => {
   it('accepts a valid service', () => {
-    expect(validateRegistryServiceV1(service({ name: SERVICE, annotations: { team: 'payments' } }), undefined, defaultValidationOptions)).toEqual({ errors: [], warnings: [] });
+    expect(
+      validateRegistryServiceV1(
+        service({ name: SERVICE, annotations: { team: 'payments' } }),
+        undefined,
+        defaultValidationOptions,
+      ),
+    ).toEqual({ errors: [], warnings: [] });
   });
 
   it.each([
@@ -35,7 +45,11 @@ describe('RegistryService v1', () => {
     ['endpoint name as a service name', { name: ENDPOINT }, 'spec.name'],
     ['annotations not a map', { name: SERVICE, annotations: ['a'] }, 'spec.annotations'],
     ['annotation value not a string', { name: SERVICE, annotations: { team: 3 } }, 'spec.annotations[team]'],
-    ['bad annotation key', { name: SERVICE, annotations: { 'Example.com/team': 'x' } }, 'spec.annotations[Example.com/team]'],
+    [
+      'bad annotation key',
+      { name: SERVICE, annotations: { 'Example.com/team': 'x' } },
+      'spec.annotations[Example.com/team]',
+    ],
     ['annotations over budget', { name: SERVICE, annotations: { k: 'v'.repeat(512) } }, 'spec.annotations'],
   ])('refuses %s at %s', (_what, spec, field) => {
     expect(fields(validateRegistryServiceV1, service(spec))).toEqual([field]);
@@ -48,7 +62,11 @@ describe('RegistryService v1', () => {
   });
 
   it('warns about reserved keys and accepts them', () => {
-    const result = validateRegistryServiceV1(service({ name: SERVICE, annotations: { 'endpoint-operator.dev/managed-by': 'gitops' } }), undefined, defaultValidationOptions);
+    const result = validateRegistryServiceV1(
+      service({ name: SERVICE, annotations: { 'endpoint-operator.dev/managed-by': 'gitops' } }),
+      undefined,
+      defaultValidationOptions,
+    );
     expect(result.errors).toEqual([]);
     expect(result.warnings).toEqual([expect.stringContaining('spec.annotations[endpoint-operator.dev/managed-by]')]);
   });
@@ -92,7 +110,11 @@ describe.each([
   });
 
   it('reports one precise error per bad field, never zod and the parser twice', () => {
-    const result = validate(make({ name: SERVICE, address: '[::1]:8080', port: 70000 }), undefined, defaultValidationOptions);
+    const result = validate(
+      make({ name: SERVICE, address: '[::1]:8080', port: 70000 }),
+      undefined,
+      defaultValidationOptions,
+    );
     expect(result.errors.map((e) => [e.field, e.detail])).toEqual([
       ['spec.name', expect.stringMatching(/expected 10/)],
       ['spec.address', expect.stringMatching(/brackets and a port/)],
@@ -106,7 +128,11 @@ describe.each([
   });
 
   it('ignores reserved keys in the budget but warns', () => {
-    const result = validate(make({ name: ENDPOINT, [mapField]: { k: 'v'.repeat(500), 'x.endpoint-operator.io/big': 'v'.repeat(1000) } }), undefined, defaultValidationOptions);
+    const result = validate(
+      make({ name: ENDPOINT, [mapField]: { k: 'v'.repeat(500), 'x.endpoint-operator.io/big': 'v'.repeat(1000) } }),
+      undefined,
+      defaultValidationOptions,
+    );
     expect(result.errors).toEqual([]);
     expect(result.warnings).toEqual([expect.stringContaining(`spec.${mapField}[x.endpoint-operator.io/big]`)]);
   });
@@ -126,11 +152,15 @@ describe.each([
       ),
     );
     fc.assert(
-      fc.property(fc.oneof(anySpec.map(make), fc.anything()), fc.oneof(anySpec.map(make), fc.anything()), (obj, old) => {
-        const result = validate(obj, old, defaultValidationOptions);
-        expect(Array.isArray(result.errors) && Array.isArray(result.warnings)).toBe(true);
-        for (const e of result.errors) expect(typeof e.field === 'string' && typeof e.detail === 'string').toBe(true);
-      }),
+      fc.property(
+        fc.oneof(anySpec.map(make), fc.anything()),
+        fc.oneof(anySpec.map(make), fc.anything()),
+        (obj, old) => {
+          const result = validate(obj, old, defaultValidationOptions);
+          expect(Array.isArray(result.errors) && Array.isArray(result.warnings)).toBe(true);
+          for (const e of result.errors) expect(typeof e.field === 'string' && typeof e.detail === 'string').toBe(true);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -155,9 +185,17 @@ describe('RegistryEndpoint v1beta1 network', () => {
   it('is immutable: it cannot be changed, added or removed on update', () => {
     const withNetwork = endpointV1beta1({ ...base, network: NETWORK });
     const without = endpointV1beta1(base);
-    expect(fields(validateRegistryEndpointV1beta1, endpointV1beta1({ ...base, network: 'projects/123456789/locations/global/networks/other' }), withNetwork)).toEqual(['spec.network']);
+    expect(
+      fields(
+        validateRegistryEndpointV1beta1,
+        endpointV1beta1({ ...base, network: 'projects/123456789/locations/global/networks/other' }),
+        withNetwork,
+      ),
+    ).toEqual(['spec.network']);
     expect(fields(validateRegistryEndpointV1beta1, without, withNetwork)).toEqual(['spec.network']);
     expect(fields(validateRegistryEndpointV1beta1, withNetwork, without)).toEqual(['spec.network']);
-    expect(fields(validateRegistryEndpointV1beta1, endpointV1beta1({ ...base, port: 81, network: NETWORK }), withNetwork)).toEqual([]);
+    expect(
+      fields(validateRegistryEndpointV1beta1, endpointV1beta1({ ...base, port: 81, network: NETWORK }), withNetwork),
+    ).toEqual([]);
   });
 });

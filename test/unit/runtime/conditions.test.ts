@@ -7,14 +7,48 @@ const t1 = new Date('2026-01-01T00:05:00.750Z');
 
 describe('setCondition', () => {
   it('appends a new condition type with lastTransitionTime = now (seconds precision)', () => {
-    const out = setCondition(undefined, { type: 'Ready', status: 'Unknown', reason: Reason.Deploying, message: 'not yet reconciled', observedGeneration: 1 }, t0);
-    expect(out).toEqual([{ type: 'Ready', status: 'Unknown', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'Deploying', message: 'not yet reconciled' }]);
+    const out = setCondition(
+      undefined,
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        reason: Reason.Deploying,
+        message: 'not yet reconciled',
+        observedGeneration: 1,
+      },
+      t0,
+    );
+    expect(out).toEqual([
+      {
+        type: 'Ready',
+        status: 'Unknown',
+        observedGeneration: 1,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        reason: 'Deploying',
+        message: 'not yet reconciled',
+      },
+    ]);
   });
 
   it('keeps lastTransitionTime when the status did not change, but updates reason, message and generation', () => {
-    const first = setCondition([], { type: 'Ready', status: 'False', reason: Reason.ParentNotFound, message: 'a', observedGeneration: 1 }, t0);
-    const second = setCondition(first, { type: 'Ready', status: 'False', reason: Reason.InvalidSpec, message: 'b', observedGeneration: 2 }, t1);
-    expect(second[0]).toEqual({ type: 'Ready', status: 'False', observedGeneration: 2, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'InvalidSpec', message: 'b' });
+    const first = setCondition(
+      [],
+      { type: 'Ready', status: 'False', reason: Reason.ParentNotFound, message: 'a', observedGeneration: 1 },
+      t0,
+    );
+    const second = setCondition(
+      first,
+      { type: 'Ready', status: 'False', reason: Reason.InvalidSpec, message: 'b', observedGeneration: 2 },
+      t1,
+    );
+    expect(second[0]).toEqual({
+      type: 'Ready',
+      status: 'False',
+      observedGeneration: 2,
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+      reason: 'InvalidSpec',
+      message: 'b',
+    });
   });
 
   it('moves lastTransitionTime when the status changes', () => {
@@ -30,7 +64,11 @@ describe('setCondition', () => {
       { type: 'Degraded', status: 'False', lastTransitionTime: 'y', reason: 'Fine', message: '' },
     ];
     const copy = structuredClone(base);
-    const out = setCondition(base, { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: 'spec.port: bad' }, t1);
+    const out = setCondition(
+      base,
+      { type: 'Ready', status: 'False', reason: 'InvalidSpec', message: 'spec.port: bad' },
+      t1,
+    );
     expect(base).toEqual(copy);
     expect(out.map((c) => c.type)).toEqual(['Ready', 'Degraded']);
     expect(out[1]).toBe(base[1]);
@@ -44,18 +82,49 @@ describe('setCondition', () => {
 
 describe('withVerdictConditions (Ready plus kstatus conditions)', () => {
   it('a waiting reason sets Reconciling=True beside Ready, with its reason, message and generation', () => {
-    const out = withVerdictConditions(undefined, { status: 'False', reason: Reason.ParentNotFound, message: 'apply the parent' }, 3, t0);
+    const out = withVerdictConditions(
+      undefined,
+      { status: 'False', reason: Reason.ParentNotFound, message: 'apply the parent' },
+      3,
+      t0,
+    );
     expect(out).toEqual([
-      { type: 'Ready', status: 'False', observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'ParentNotFound', message: 'apply the parent' },
-      { type: 'Reconciling', status: 'True', observedGeneration: 3, lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'ParentNotFound', message: 'apply the parent' },
+      {
+        type: 'Ready',
+        status: 'False',
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        reason: 'ParentNotFound',
+        message: 'apply the parent',
+      },
+      {
+        type: 'Reconciling',
+        status: 'True',
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+        reason: 'ParentNotFound',
+        message: 'apply the parent',
+      },
     ]);
   });
 
   it('a stuck reason replaces Reconciling by Stalled=True; Reconciled removes both and keeps other types', () => {
-    const waiting = withVerdictConditions([{ type: 'Custom', status: 'True', lastTransitionTime: 'c', reason: 'Mine', message: '' }], { status: 'False', reason: Reason.ParentNotFound, message: 'a' }, 1, t0);
-    const stuck = withVerdictConditions(waiting, { status: 'False', reason: Reason.InvalidSpec, message: 'spec.port: fix it' }, 2, t1);
+    const waiting = withVerdictConditions(
+      [{ type: 'Custom', status: 'True', lastTransitionTime: 'c', reason: 'Mine', message: '' }],
+      { status: 'False', reason: Reason.ParentNotFound, message: 'a' },
+      1,
+      t0,
+    );
+    const stuck = withVerdictConditions(
+      waiting,
+      { status: 'False', reason: Reason.InvalidSpec, message: 'spec.port: fix it' },
+      2,
+      t1,
+    );
     expect(stuck.map((c) => [c.type, c.status, c.reason, c.observedGeneration])).toEqual([
-      ['Custom', 'True', 'Mine', undefined], ['Ready', 'False', 'InvalidSpec', 2], ['Stalled', 'True', 'InvalidSpec', 2],
+      ['Custom', 'True', 'Mine', undefined],
+      ['Ready', 'False', 'InvalidSpec', 2],
+      ['Stalled', 'True', 'InvalidSpec', 2],
     ]);
     // Ready stayed False: its transition time is kept; Stalled is new.
     expect(stuck.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');

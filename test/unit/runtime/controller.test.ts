@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/runtime/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
-import { Action, Controller, isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../../../src/runtime/controller.js';
+import {
+  Action,
+  Controller,
+  isTerminal,
+  TerminalError,
+  type ReconcileRequest,
+  type ReconcileResult,
+} from '../../../src/runtime/controller.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
@@ -24,7 +31,10 @@ class PushTransport implements ListerWatcher<KubeObject> {
   }
 }
 
-const obj = (name: string, rv: string, spec: Record<string, unknown> = {}): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv }, spec });
+const obj = (name: string, rv: string, spec: Record<string, unknown> = {}): KubeObject => ({
+  metadata: { name, namespace: 'ns', resourceVersion: rv },
+  spec,
+});
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -36,7 +46,14 @@ function start(items: KubeObject[], reconcile: (req: ReconcileRequest) => Promis
   const clock = new ManualClock();
   const transport = new PushTransport(items);
   const informer = new Informer(transport, { name: `ctl-informer-${seq}`, clock });
-  const controller = new Controller({ name: `ctl-${seq++}`, kind: 'Thing', primary: informer, reconcile, workers, clock });
+  const controller = new Controller({
+    name: `ctl-${seq++}`,
+    kind: 'Thing',
+    primary: informer,
+    reconcile,
+    workers,
+    clock,
+  });
   const stop = new AbortController();
   const informerRun = informer.run(stop.signal);
   const controllerRun = controller.run(stop.signal);
@@ -112,14 +129,18 @@ describe('Controller', () => {
     let maxActive = 0;
     let calls = 0;
     let release: () => void = () => undefined;
-    const { transport } = start([obj('a', '1')], async () => {
-      calls++;
-      active++;
-      maxActive = Math.max(maxActive, active);
-      if (calls === 1) await new Promise<void>((r) => (release = r));
-      active--;
-      return Action.done();
-    }, 4);
+    const { transport } = start(
+      [obj('a', '1')],
+      async () => {
+        calls++;
+        active++;
+        maxActive = Math.max(maxActive, active);
+        if (calls === 1) await new Promise<void>((r) => (release = r));
+        active--;
+        return Action.done();
+      },
+      4,
+    );
     await flushMicrotasks();
     transport.push({ type: 'MODIFIED', object: obj('a', '2') });
     transport.push({ type: 'MODIFIED', object: obj('a', '3') });
@@ -138,12 +159,24 @@ describe('Controller', () => {
     const secondaryT = new PushTransport([]);
     const primary = new Informer(primaryT, { name: 'map-primary', clock });
     const secondary = new Informer(secondaryT, { name: 'map-secondary', clock });
-    const controller = new Controller({ name: 'ctl-map', kind: 'DeployedModel', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
+    const controller = new Controller({
+      name: 'ctl-map',
+      kind: 'DeployedModel',
+      primary,
+      clock,
+      reconcile: async (req) => {
+        seen.push(req.key);
+        return Action.done();
+      },
+    });
     // An endpoint change enqueues the models whose spec.endpointRef names it (old and new state).
     controller.watches(secondary, (endpoint) => [`${endpoint.metadata.namespace}/model-of-${endpoint.metadata.name}`]);
     const stop = new AbortController();
     const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
-    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    cleanups.push(async () => {
+      stop.abort();
+      await Promise.all(runs);
+    });
     await flushMicrotasks();
     secondaryT.push({ type: 'ADDED', object: obj('e1', '2') });
     await flushMicrotasks();
@@ -157,13 +190,30 @@ describe('Controller', () => {
     const secondaryT = new PushTransport([]);
     const primary = new Informer(primaryT, { name: 'pred-primary', clock });
     const secondary = new Informer(secondaryT, { name: 'pred-secondary', clock });
-    const controller = new Controller({ name: 'ctl-pred', kind: 'DeployedModel', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
-    controller.watches(secondary, (ep) => [`ns/child-of-${ep.metadata.name}`], { predicate: Predicates.generationChanged });
+    const controller = new Controller({
+      name: 'ctl-pred',
+      kind: 'DeployedModel',
+      primary,
+      clock,
+      reconcile: async (req) => {
+        seen.push(req.key);
+        return Action.done();
+      },
+    });
+    controller.watches(secondary, (ep) => [`ns/child-of-${ep.metadata.name}`], {
+      predicate: Predicates.generationChanged,
+    });
     const stop = new AbortController();
     const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
-    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    cleanups.push(async () => {
+      stop.abort();
+      await Promise.all(runs);
+    });
     await flushMicrotasks();
-    const ep = (rv: string, generation: number, extra: Partial<KubeObject> = {}): KubeObject => ({ metadata: { name: 'e', namespace: 'ns', resourceVersion: rv, generation }, ...extra });
+    const ep = (rv: string, generation: number, extra: Partial<KubeObject> = {}): KubeObject => ({
+      metadata: { name: 'e', namespace: 'ns', resourceVersion: rv, generation },
+      ...extra,
+    });
     secondaryT.push({ type: 'ADDED', object: ep('2', 1) });
     await flushMicrotasks();
     expect(seen).toEqual(['ns/child-of-e']);
@@ -175,7 +225,10 @@ describe('Controller', () => {
     secondaryT.push({ type: 'MODIFIED', object: ep('5', 2) });
     await flushMicrotasks();
     expect(seen).toEqual(['ns/child-of-e', 'ns/child-of-e']);
-    secondaryT.push({ type: 'MODIFIED', object: { metadata: { ...ep('6', 2).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } } });
+    secondaryT.push({
+      type: 'MODIFIED',
+      object: { metadata: { ...ep('6', 2).metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+    });
     await flushMicrotasks();
     secondaryT.push({ type: 'DELETED', object: ep('7', 2) });
     await flushMicrotasks();
@@ -189,11 +242,23 @@ describe('Controller', () => {
     const secondaryT = new PushTransport([]);
     const primary = new Informer(primaryT, { name: 'delay-primary', clock });
     const secondary = new Informer(secondaryT, { name: 'delay-secondary', clock });
-    const controller = new Controller({ name: 'ctl-delay', kind: 'RegistryService', primary, clock, reconcile: async (req) => { seen.push(req.key); return Action.done(); } });
+    const controller = new Controller({
+      name: 'ctl-delay',
+      kind: 'RegistryService',
+      primary,
+      clock,
+      reconcile: async (req) => {
+        seen.push(req.key);
+        return Action.done();
+      },
+    });
     controller.watches(secondary, () => ['ns/parent'], { delayMs: 1000 });
     const stop = new AbortController();
     const runs = [primary.run(stop.signal), secondary.run(stop.signal), controller.run(stop.signal)];
-    cleanups.push(async () => { stop.abort(); await Promise.all(runs); });
+    cleanups.push(async () => {
+      stop.abort();
+      await Promise.all(runs);
+    });
     await flushMicrotasks();
     for (let i = 0; i < 5; i++) secondaryT.push({ type: 'ADDED', object: obj(`e${i}`, String(10 + i)) });
     await flushMicrotasks();
@@ -236,7 +301,12 @@ describe('Controller', () => {
     const calls: string[] = [];
     const { clock } = start([obj('forbidden', '1'), obj('flaky', '1')], async (req) => {
       calls.push(req.name);
-      throw new ApiError(req.name === 'forbidden' ? 403 : 500, req.name === 'forbidden' ? 'Forbidden' : 'InternalError', 'no', {});
+      throw new ApiError(
+        req.name === 'forbidden' ? 403 : 500,
+        req.name === 'forbidden' ? 'Forbidden' : 'InternalError',
+        'no',
+        {},
+      );
     });
     await flushMicrotasks();
     await clock.advance(1_000);

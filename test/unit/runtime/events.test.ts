@@ -26,7 +26,11 @@ class RecordingClient implements Pick<KubeClient, 'create' | 'patch'> {
   }
 }
 
-const model: KubeObject = { apiVersion: 'prediction.endpoint-operator.dev/v1', kind: 'DeployedModel', metadata: { name: 'dm-1', namespace: 'demo', uid: 'u-1', resourceVersion: '5' } };
+const model: KubeObject = {
+  apiVersion: 'prediction.endpoint-operator.dev/v1',
+  kind: 'DeployedModel',
+  metadata: { name: 'dm-1', namespace: 'demo', uid: 'u-1', resourceVersion: '5' },
+};
 
 describe('EventRecorder', () => {
   it('creates one Event, then bumps its count for repeats inside the window', async () => {
@@ -40,8 +44,12 @@ describe('EventRecorder', () => {
     expect(client.calls.map((c) => c.verb)).toEqual(['create', 'patch', 'patch']);
     const created = client.calls[0]?.body;
     expect(created).toMatchObject({
-      type: 'Warning', reason: 'UndeployBlocked', count: 1, firstTimestamp: '2026-01-01T00:00:00Z',
-      involvedObject: { kind: 'DeployedModel', name: 'dm-1', namespace: 'demo', uid: 'u-1' }, source: { component: 'endpoint-operator' },
+      type: 'Warning',
+      reason: 'UndeployBlocked',
+      count: 1,
+      firstTimestamp: '2026-01-01T00:00:00Z',
+      involvedObject: { kind: 'DeployedModel', name: 'dm-1', namespace: 'demo', uid: 'u-1' },
+      source: { component: 'endpoint-operator' },
     });
     expect(client.calls[2]?.body).toEqual({ count: 3, lastTimestamp: '2026-01-01T00:01:00Z' });
     expect(new Set(client.calls.map((c) => c.name)).size).toBe(1);

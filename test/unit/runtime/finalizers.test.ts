@@ -4,7 +4,12 @@ import { Action } from '../../../src/runtime/controller.js';
 import { reconcileWithFinalizer, type FinalizerClient } from '../../../src/runtime/finalizers.js';
 import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
 
-const ref: ResourceRef = { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true };
+const ref: ResourceRef = {
+  group: 'prediction.endpoint-operator.dev',
+  version: 'v1',
+  plural: 'deployedmodels',
+  namespaced: true,
+};
 const FIN = 'prediction.endpoint-operator.dev/undeploy';
 
 /** Records every call; answers patches with the patched object, or with scripted errors. */
@@ -22,23 +27,45 @@ class RecordingClient implements FinalizerClient {
     const err = this.patchErrors.shift();
     if (err) throw err;
     const meta = (patch as { metadata: { finalizers: string[] } }).metadata;
-    this.current = { ...this.current, metadata: { ...this.current.metadata, finalizers: meta.finalizers, resourceVersion: String(Number(this.current.metadata.resourceVersion) + 1) } };
+    this.current = {
+      ...this.current,
+      metadata: {
+        ...this.current.metadata,
+        finalizers: meta.finalizers,
+        resourceVersion: String(Number(this.current.metadata.resourceVersion) + 1),
+      },
+    };
     return structuredClone(this.current) as T;
   }
   /** Someone else changed the object. */
   bump(finalizers: string[]): void {
-    this.current = { ...this.current, metadata: { ...this.current.metadata, finalizers, resourceVersion: String(Number(this.current.metadata.resourceVersion) + 1) } };
+    this.current = {
+      ...this.current,
+      metadata: {
+        ...this.current.metadata,
+        finalizers,
+        resourceVersion: String(Number(this.current.metadata.resourceVersion) + 1),
+      },
+    };
   }
 }
 
-const dm = (meta: Partial<KubeObject['metadata']> = {}): KubeObject => ({ metadata: { name: 'm', namespace: 'ns', resourceVersion: '7', ...meta } });
+const dm = (meta: Partial<KubeObject['metadata']> = {}): KubeObject => ({
+  metadata: { name: 'm', namespace: 'ns', resourceVersion: '7', ...meta },
+});
 
 function handlers(cleanupDone: boolean) {
   const seen: string[] = [];
   return {
     seen,
-    apply: async () => { seen.push('apply'); return Action.requeueAfter(1000); },
-    cleanup: async () => { seen.push('cleanup'); return { done: cleanupDone, result: cleanupDone ? Action.done() : Action.requeueAfter(5000) }; },
+    apply: async () => {
+      seen.push('apply');
+      return Action.requeueAfter(1000);
+    },
+    cleanup: async () => {
+      seen.push('cleanup');
+      return { done: cleanupDone, result: cleanupDone ? Action.done() : Action.requeueAfter(5000) };
+    },
   };
 }
 
@@ -47,10 +74,22 @@ describe('reconcileWithFinalizer', () => {
     const client = new RecordingClient(dm());
     const applied: KubeObject[] = [];
     const patched: Array<[string | undefined, string | undefined]> = [];
-    const flow = { client, ref, finalizer: FIN, fieldManager: 'fm', onPatched: (b: KubeObject, a: KubeObject | undefined) => patched.push([b.metadata.resourceVersion, a?.metadata.resourceVersion]) };
+    const flow = {
+      client,
+      ref,
+      finalizer: FIN,
+      fieldManager: 'fm',
+      onPatched: (b: KubeObject, a: KubeObject | undefined) =>
+        patched.push([b.metadata.resourceVersion, a?.metadata.resourceVersion]),
+    };
     const result = await reconcileWithFinalizer(flow, dm(), {
-      apply: async (o) => { applied.push(o); return Action.requeueAfter(1000); },
-      cleanup: async () => { throw new Error('not deleting'); },
+      apply: async (o) => {
+        applied.push(o);
+        return Action.requeueAfter(1000);
+      },
+      cleanup: async () => {
+        throw new Error('not deleting');
+      },
     });
     expect(result).toEqual(Action.requeueAfter(1000));
     expect(client.calls).toEqual([`patch ns/m {"metadata":{"resourceVersion":"7","finalizers":["${FIN}"]}}`]);
@@ -73,7 +112,10 @@ describe('reconcileWithFinalizer', () => {
     const order: string[] = [];
     await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, {
       apply: async () => Action.done(),
-      cleanup: async () => { order.push('cleanup'); return { done: true, result: Action.done() }; },
+      cleanup: async () => {
+        order.push('cleanup');
+        return { done: true, result: Action.done() };
+      },
       released: () => order.push(`released after ${client.calls.length} call(s)`),
     });
     expect(order).toEqual(['cleanup', 'released after 1 call(s)']);
@@ -100,7 +142,9 @@ describe('reconcileWithFinalizer', () => {
   it('deleting but cleanup not finished (UndeployBlocked): keeps the finalizer and returns the cleanup result', async () => {
     const obj = dm({ finalizers: [FIN], deletionTimestamp: '2026-01-01T00:00:00Z' });
     const client = new RecordingClient(obj);
-    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, handlers(false))).toEqual(Action.requeueAfter(5000));
+    expect(await reconcileWithFinalizer({ client, ref, finalizer: FIN }, obj, handlers(false))).toEqual(
+      Action.requeueAfter(5000),
+    );
     expect(client.calls).toEqual([]);
   });
 

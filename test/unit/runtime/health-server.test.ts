@@ -42,7 +42,9 @@ describe('health server', () => {
 
   it('a check that throws counts as failed, and unknown paths are 404', async () => {
     const checks = new HealthChecks();
-    checks.addLiveCheck('event-loop', () => { throw new Error('stuck'); });
+    checks.addLiveCheck('event-loop', () => {
+      throw new Error('stuck');
+    });
     server = await startHealthServer({ port: 0, host: '127.0.0.1', checks });
     const h = await get('/healthz');
     expect(h.status).toBe(503);
@@ -56,18 +58,38 @@ describe('health server: a failing /metrics', () => {
     const { Registry, Gauge } = await import('prom-client');
     const { httpServerErrors } = await import('../../../src/http/server-errors.js');
     const registry = new Registry();
-    new Gauge({ name: 'broken_gauge', help: 'collects by throwing', registers: [registry], collect() { throw new RangeError('forced collect fault'); } });
+    new Gauge({
+      name: 'broken_gauge',
+      help: 'collects by throwing',
+      registers: [registry],
+      collect() {
+        throw new RangeError('forced collect fault');
+      },
+    });
     const lines: { obj: Record<string, unknown>; msg: string }[] = [];
-    server = await startHealthServer({ port: 0, host: '127.0.0.1', checks: new HealthChecks(), registry, log: { error: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) } });
-    const before = (await httpServerErrors.get()).values.find((v) => v.labels.server === 'health' && v.labels.cause === 'RangeError')?.value ?? 0;
+    server = await startHealthServer({
+      port: 0,
+      host: '127.0.0.1',
+      checks: new HealthChecks(),
+      registry,
+      log: { error: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) },
+    });
+    const before =
+      (await httpServerErrors.get()).values.find((v) => v.labels.server === 'health' && v.labels.cause === 'RangeError')
+        ?.value ?? 0;
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`, { headers: { 'x-request-id': 'scrape-7' } });
     expect(res.status).toBe(500);
     expect(res.headers.get('x-request-id')).toBe('scrape-7');
     expect(await res.text()).toBe('metrics could not be collected; request id scrape-7\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ msg: 'request failed with a server error', obj: { server: 'health', route: '/metrics', requestId: 'scrape-7', status: 500, cause: 'RangeError' } });
+    expect(lines[0]).toMatchObject({
+      msg: 'request failed with a server error',
+      obj: { server: 'health', route: '/metrics', requestId: 'scrape-7', status: 500, cause: 'RangeError' },
+    });
     expect((lines[0]?.obj.err as { stack: string }).stack).toContain('forced collect fault');
-    const after = (await httpServerErrors.get()).values.find((v) => v.labels.server === 'health' && v.labels.cause === 'RangeError')?.value ?? 0;
+    const after =
+      (await httpServerErrors.get()).values.find((v) => v.labels.server === 'health' && v.labels.cause === 'RangeError')
+        ?.value ?? 0;
     expect(after).toBe(before + 1);
   });
 });

@@ -6,8 +6,18 @@ import type { ListOptions, ListResult, WatchOptions } from '../../../src/runtime
 import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
 import { informerWatchRestarts, metricValue } from '../../../src/runtime/metrics.js';
 
-function cm(name: string, rv: string, extra: Partial<KubeObject['metadata']> = {}, data: Record<string, string> = {}): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv, ...extra }, data };
+function cm(
+  name: string,
+  rv: string,
+  extra: Partial<KubeObject['metadata']> = {},
+  data: Record<string, string> = {},
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'ns', resourceVersion: rv, ...extra },
+    data,
+  };
 }
 
 type ListStep = ListResult<KubeObject> | Error;
@@ -21,7 +31,10 @@ type WatchStep = (emit: (e: WatchEvent) => void, signal: AbortSignal, open: () =
 class ScriptedTransport implements ListerWatcher<KubeObject> {
   readonly listCalls: ListOptions[] = [];
   readonly watchCalls: WatchOptions[] = [];
-  constructor(private readonly lists: ListStep[], private readonly watches: WatchStep[]) {}
+  constructor(
+    private readonly lists: ListStep[],
+    private readonly watches: WatchStep[],
+  ) {}
 
   async list(opts: ListOptions): Promise<ListResult<KubeObject>> {
     this.listCalls.push(opts);
@@ -46,23 +59,43 @@ const hangUntilAborted = (): WatchStep => (_emit, signal, open) =>
   });
 
 /** Emits the events, then keeps the stream open until aborted. */
-const emitThenHang = (events: WatchEvent[]): WatchStep => async (emit, signal, open) => {
-  open();
-  for (const e of events) emit(structuredClone(e));
-  await hangUntilAborted()(emit, signal, () => undefined);
-};
+const emitThenHang =
+  (events: WatchEvent[]): WatchStep =>
+  async (emit, signal, open) => {
+    open();
+    for (const e of events) emit(structuredClone(e));
+    await hangUntilAborted()(emit, signal, () => undefined);
+  };
 
-const failWith = (err: Error): WatchStep => () => Promise.reject(err);
+const failWith =
+  (err: Error): WatchStep =>
+  () =>
+    Promise.reject(err);
 
-interface Recorded { type: 'add' | 'update' | 'delete'; name: string; rv: string | undefined }
+interface Recorded {
+  type: 'add' | 'update' | 'delete';
+  name: string;
+  rv: string | undefined;
+}
 
 /** `clock` lets scripted steps that wait on the same clock be built before the informer. */
-function setup(lists: ListStep[], watches: WatchStep[], opts: { inactivityTimeoutMs?: number; clock?: ManualClock } = {}) {
+function setup(
+  lists: ListStep[],
+  watches: WatchStep[],
+  opts: { inactivityTimeoutMs?: number; clock?: ManualClock } = {},
+) {
   const { clock = new ManualClock(1_000_000), ...informerOpts } = opts;
   const transport = new ScriptedTransport(lists, watches);
-  const informer = new Informer(transport, { name: `test-${Math.random()}`, clock, random: () => 0.5, pageSize: 2, ...informerOpts });
+  const informer = new Informer(transport, {
+    name: `test-${Math.random()}`,
+    clock,
+    random: () => 0.5,
+    pageSize: 2,
+    ...informerOpts,
+  });
   const events: Recorded[] = [];
-  const rec = (type: Recorded['type']) => (o: KubeObject) => events.push({ type, name: o.metadata.name ?? '', rv: o.metadata.resourceVersion });
+  const rec = (type: Recorded['type']) => (o: KubeObject) =>
+    events.push({ type, name: o.metadata.name ?? '', rv: o.metadata.resourceVersion });
   informer.addEventHandler({ onAdd: rec('add'), onUpdate: (_old, o) => rec('update')(o), onDelete: rec('delete') });
   const stop = new AbortController();
   const running = informer.run(stop.signal);
@@ -90,7 +123,12 @@ describe('Informer', () => {
     expect(await informer.waitForSync()).toBe(true);
     await flushMicrotasks();
     expect(transport.listCalls).toEqual([{ limit: 2 }, { limit: 2, continue: 'page2' }]);
-    expect(informer.list().map((o) => o.metadata.name).sort()).toEqual(['a', 'b', 'c']);
+    expect(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
     expect(events.map((e) => `${e.type}:${e.name}`)).toEqual(['add:a', 'add:b', 'add:c']);
     expect(transport.watchCalls).toHaveLength(1);
     const w = transport.watchCalls[0];
@@ -113,7 +151,12 @@ describe('Informer', () => {
     );
     await informer.waitForSync();
     await flushMicrotasks();
-    expect(events.map((e) => `${e.type}:${e.name}@${e.rv}`)).toEqual(['add:a@1', 'add:b@6', 'update:a@7', 'delete:b@6']);
+    expect(events.map((e) => `${e.type}:${e.name}@${e.rv}`)).toEqual([
+      'add:a@1',
+      'add:b@6',
+      'update:a@7',
+      'delete:b@6',
+    ]);
     expect(informer.get('ns', 'a')?.data).toEqual({ k: 'v' });
     expect(informer.get('ns', 'b')).toBeUndefined();
     expect(informer.resourceVersion).toBe('20');
@@ -121,7 +164,10 @@ describe('Informer', () => {
   });
 
   it('keeps no managedFields in the cache', async () => {
-    const { informer } = setup([{ items: [cm('a', '1', { managedFields: [{ manager: 'x' }] })], resourceVersion: '1' }], []);
+    const { informer } = setup(
+      [{ items: [cm('a', '1', { managedFields: [{ manager: 'x' }] })], resourceVersion: '1' }],
+      [],
+    );
     await informer.waitForSync();
     expect(informer.get('ns', 'a')?.metadata.managedFields).toBeUndefined();
   });
@@ -133,13 +179,30 @@ describe('Informer', () => {
         // After compaction: b was deleted and c changed while we were not watching; d is new.
         { items: [cm('a', '1'), cm('c', '9'), cm('d', '10')], resourceVersion: '11' },
       ],
-      [emitThenHang([{ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 3 (8)' } as unknown as KubeObject }])],
+      [
+        emitThenHang([
+          {
+            type: 'ERROR',
+            object: {
+              kind: 'Status',
+              code: 410,
+              reason: 'Expired',
+              message: 'too old resource version: 3 (8)',
+            } as unknown as KubeObject,
+          },
+        ]),
+      ],
     );
     await informer.waitForSync();
     await flushMicrotasks();
     expect(transport.listCalls).toHaveLength(2);
     expect(events.slice(3).map((e) => `${e.type}:${e.name}`)).toEqual(['add:d', 'update:c', 'delete:b']);
-    expect(informer.list().map((o) => o.metadata.name).sort()).toEqual(['a', 'c', 'd']);
+    expect(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'c', 'd']);
     expect(transport.watchCalls.map((w) => w.resourceVersion)).toEqual(['3', '11']);
   });
 
@@ -181,7 +244,10 @@ describe('Informer', () => {
   });
 
   it('retries a failed initial list with backoff and only then syncs', async () => {
-    const { clock, transport, informer } = setup([new Error('connect ECONNREFUSED'), { items: [cm('a', '1')], resourceVersion: '2' }], []);
+    const { clock, transport, informer } = setup(
+      [new Error('connect ECONNREFUSED'), { items: [cm('a', '1')], resourceVersion: '2' }],
+      [],
+    );
     await flushMicrotasks();
     expect(informer.hasSynced()).toBe(false);
     await clock.advance(600);
@@ -190,14 +256,21 @@ describe('Informer', () => {
   });
 
   it('rewatches at once when the server closes the stream normally', async () => {
-    const { transport, informer } = setup([{ items: [], resourceVersion: '4' }], [async (emit) => emit({ type: 'ADDED', object: cm('a', '5') })]);
+    const { transport, informer } = setup(
+      [{ items: [], resourceVersion: '4' }],
+      [async (emit) => emit({ type: 'ADDED', object: cm('a', '5') })],
+    );
     await informer.waitForSync();
     await flushMicrotasks();
     expect(transport.watchCalls.map((w) => w.resourceVersion)).toEqual(['4', '5']);
   });
 
   it('restarts a watch that stays silent past the inactivity timeout', async () => {
-    const { clock, transport, informer } = setup([{ items: [], resourceVersion: '4' }], [hangUntilAborted(), hangUntilAborted()], { inactivityTimeoutMs: 60_000 });
+    const { clock, transport, informer } = setup(
+      [{ items: [], resourceVersion: '4' }],
+      [hangUntilAborted(), hangUntilAborted()],
+      { inactivityTimeoutMs: 60_000 },
+    );
     const before = await metricValue(informerWatchRestarts, { resource: informer.name, reason: 'stalled' });
     await informer.waitForSync();
     await flushMicrotasks();
@@ -211,18 +284,38 @@ describe('Informer', () => {
   });
 
   it('a handler that throws does not stop the informer or the other handlers', async () => {
-    const { informer, events } = setup([{ items: [], resourceVersion: '1' }], [emitThenHang([{ type: 'ADDED', object: cm('a', '2') }, { type: 'ADDED', object: cm('b', '3') }])]);
-    informer.addEventHandler({ onAdd: () => { throw new Error('boom'); } });
+    const { informer, events } = setup(
+      [{ items: [], resourceVersion: '1' }],
+      [
+        emitThenHang([
+          { type: 'ADDED', object: cm('a', '2') },
+          { type: 'ADDED', object: cm('b', '3') },
+        ]),
+      ],
+    );
+    informer.addEventHandler({
+      onAdd: () => {
+        throw new Error('boom');
+      },
+    });
     await informer.waitForSync();
     await flushMicrotasks();
     expect(events.map((e) => e.name)).toEqual(['a', 'b']);
   });
 
   it('indexes objects by a function and keeps the index current', async () => {
-    const dm = (name: string, rv: string, endpoint: string): KubeObject => ({ metadata: { name, namespace: 'ns', resourceVersion: rv }, spec: { endpointRef: { name: endpoint } } });
+    const dm = (name: string, rv: string, endpoint: string): KubeObject => ({
+      metadata: { name, namespace: 'ns', resourceVersion: rv },
+      spec: { endpointRef: { name: endpoint } },
+    });
     const { informer } = setup(
       [{ items: [dm('m1', '1', 'e1'), dm('m2', '2', 'e1'), dm('m3', '3', 'e2')], resourceVersion: '3' }],
-      [emitThenHang([{ type: 'MODIFIED', object: dm('m2', '4', 'e2') }, { type: 'DELETED', object: dm('m3', '5', 'e2') }])],
+      [
+        emitThenHang([
+          { type: 'MODIFIED', object: dm('m2', '4', 'e2') },
+          { type: 'DELETED', object: dm('m3', '5', 'e2') },
+        ]),
+      ],
     );
     informer.addIndex('endpoint', (o) => {
       const spec = o.spec as { endpointRef?: { name?: string } } | undefined;
@@ -246,7 +339,10 @@ describe('Informer', () => {
 describe('Informer hot-loop guard', () => {
   it('backs off when the server keeps closing the watch at once with no events', async () => {
     const closeAtOnce = (): WatchStep => async () => undefined;
-    const { clock, transport, informer } = setup([{ items: [], resourceVersion: '4' }], [closeAtOnce(), closeAtOnce(), closeAtOnce()]);
+    const { clock, transport, informer } = setup(
+      [{ items: [], resourceVersion: '4' }],
+      [closeAtOnce(), closeAtOnce(), closeAtOnce()],
+    );
     await informer.waitForSync();
     await flushMicrotasks();
     expect(transport.watchCalls).toHaveLength(1);
@@ -258,18 +354,28 @@ describe('Informer hot-loop guard', () => {
 describe('Informer backoff reset', () => {
   const refused = (): WatchStep => failWith(new Error('connect ECONNREFUSED'));
   /** Accepted, stays open `ms` of clock time, then fails (a connection reset after a healthy, quiet stream). */
-  const openThenFail = (clock: ManualClock, ms: number): WatchStep => (_emit, _signal, open) => {
-    open();
-    return new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new Error('read ECONNRESET'))));
-  };
+  const openThenFail =
+    (clock: ManualClock, ms: number): WatchStep =>
+    (_emit, _signal, open) => {
+      open();
+      return new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new Error('read ECONNRESET'))));
+    };
   /** Held `ms` of clock time without an answer, then refused (a kube-apiserver still starting up). */
-  const heldThenRefused = (clock: ManualClock, ms: number): WatchStep => () =>
-    new Promise((_resolve, reject) => clock.setTimer(ms, () => reject(new ApiError(503, 'ServiceUnavailable', 'apiserver not ready', undefined))));
+  const heldThenRefused =
+    (clock: ManualClock, ms: number): WatchStep =>
+    () =>
+      new Promise((_resolve, reject) =>
+        clock.setTimer(ms, () => reject(new ApiError(503, 'ServiceUnavailable', 'apiserver not ready', undefined))),
+      );
 
   it('starts again from the initial backoff after a quiet watch that stayed up, even with no events', async () => {
     const clock = new ManualClock(1_000_000);
     // An outage (three refusals grow the ceiling to 6.4 s), then a healthy but silent watch for 60 s that breaks.
-    const { transport, informer } = setup([{ items: [], resourceVersion: '4' }], [refused(), refused(), refused(), openThenFail(clock, 60_000), refused()], { clock });
+    const { transport, informer } = setup(
+      [{ items: [], resourceVersion: '4' }],
+      [refused(), refused(), refused(), openThenFail(clock, 60_000), refused()],
+      { clock },
+    );
     await informer.waitForSync();
     await flushMicrotasks();
     await clock.advance(600 + 1200 + 2400); // the three backoffs of the outage
@@ -284,7 +390,11 @@ describe('Informer backoff reset', () => {
   it('keeps growing the backoff when a request is held for seconds and then refused, without the server accepting the watch', async () => {
     const clock = new ManualClock(1_000_000);
     // Refused twice (ceiling 3.2 s next), then held 2 s by a starting apiserver and refused: the outage goes on.
-    const { transport, informer } = setup([{ items: [], resourceVersion: '4' }], [refused(), refused(), heldThenRefused(clock, 2_000), refused()], { clock });
+    const { transport, informer } = setup(
+      [{ items: [], resourceVersion: '4' }],
+      [refused(), refused(), heldThenRefused(clock, 2_000), refused()],
+      { clock },
+    );
     await informer.waitForSync();
     await flushMicrotasks();
     await clock.advance(600 + 1200); // the two refusals

@@ -5,7 +5,10 @@ import { createMergePatch, deepEqual } from '../../../src/runtime/json-diff.js';
 /** RFC 7386 MergePatch, the reference algorithm, to check the patches we create. */
 function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = applyMergePatch(out[k], v);
@@ -32,7 +35,14 @@ describe('status diff', () => {
 
   it('applying the created patch always yields the target (property)', () => {
     const json = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.boolean(), fc.array(tie('value'), { maxLength: 3 }), tie('object')),
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.integer(),
+        fc.string(),
+        fc.boolean(),
+        fc.array(tie('value'), { maxLength: 3 }),
+        tie('object'),
+      ),
       object: fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd'), tie('value'), { maxKeys: 4 }),
     }));
     fc.assert(

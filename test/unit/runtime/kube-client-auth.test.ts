@@ -22,12 +22,15 @@ afterEach(() => {
 
 function kubeconfig(server: string, cluster: string, user: string): string {
   const path = join(dir, 'config');
-  writeFileSync(path, [
-    `clusters: [{name: c, cluster: {server: "${server}"${cluster}}}]`,
-    `users: [{name: u, user: {${user}}}]`,
-    'contexts: [{name: x, context: {cluster: c, user: u}}]',
-    'current-context: x',
-  ].join('\n'));
+  writeFileSync(
+    path,
+    [
+      `clusters: [{name: c, cluster: {server: "${server}"${cluster}}}]`,
+      `users: [{name: u, user: {${user}}}]`,
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n'),
+  );
   return path;
 }
 
@@ -45,7 +48,9 @@ describe('credential refresh', () => {
       const auth = req.headers.authorization ?? '';
       seen.push(auth);
       const ok = auth === valid;
-      res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' }).end(JSON.stringify(ok ? { metadata: { name: 'a' } } : { kind: 'Status', reason: 'Unauthorized' }));
+      res
+        .writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify(ok ? { metadata: { name: 'a' } } : { kind: 'Status', reason: 'Unauthorized' }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     closers.push(() => server.close());
@@ -77,12 +82,20 @@ describe('TLS from the kubeconfig', () => {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"items":[],"metadata":{"resourceVersion":"7"}}');
     });
     closers.push(() => server.close());
-    const verified = client(kubeconfig(url, ', certificate-authority: ca.crt, tls-server-name: api.cluster.test', 'client-certificate: client.crt, client-key: client.key'));
+    const verified = client(
+      kubeconfig(
+        url,
+        ', certificate-authority: ca.crt, tls-server-name: api.cluster.test',
+        'client-certificate: client.crt, client-key: client.key',
+      ),
+    );
     expect((await verified.list(cms, 'ns')).resourceVersion).toBe('7');
     expect(cns).toEqual(['operator-cert']);
     // Without tls-server-name the certificate (for api.cluster.test) does not match 127.0.0.1.
     const mismatched = client(kubeconfig(url, ', certificate-authority: ca.crt', 'token: t'));
-    await expect(mismatched.list(cms, 'ns')).rejects.toThrow(/altnames|does not match|IP: 127\.0\.0\.1 is not in the cert/i);
+    await expect(mismatched.list(cms, 'ns')).rejects.toThrow(
+      /altnames|does not match|IP: 127\.0\.0\.1 is not in the cert/i,
+    );
     const untrusted = client(kubeconfig(url, ', tls-server-name: api.cluster.test', 'token: t'));
     await expect(untrusted.list(cms, 'ns')).rejects.toThrow(/self.signed|unable to (get|verify)/i);
   });
@@ -94,22 +107,32 @@ describe('TLS from the kubeconfig', () => {
     writeFileSync(join(dir, 'certs.json'), JSON.stringify(certs));
     const pluginPath = join(dir, 'cert-plugin.mjs');
     // Each run hands out the next certificate of certs.json.
-    writeFileSync(pluginPath, `#!${process.execPath}
+    writeFileSync(
+      pluginPath,
+      `#!${process.execPath}
 import { appendFileSync, readFileSync } from 'node:fs';
 const runs = new URL('./runs', import.meta.url);
 appendFileSync(runs, 'x');
 const c = JSON.parse(readFileSync(new URL('./certs.json', import.meta.url), 'utf8'))[readFileSync(runs, 'utf8').length - 1];
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { clientCertificateData: c.cert, clientKeyData: c.key } }));
-`);
+`,
+    );
     chmodSync(pluginPath, 0o755);
     const cns: (string | undefined)[] = [];
     const { server, url } = await startTlsServer(bundle, (cn, _req, res) => {
       cns.push(cn);
-      if (cn === 'first') res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"kind":"Status","reason":"Unauthorized"}');
+      if (cn === 'first')
+        res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"kind":"Status","reason":"Unauthorized"}');
       else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"metadata":{"name":"a"}}');
     });
     closers.push(() => server.close());
-    const c = client(kubeconfig(url, ', certificate-authority: ca.crt, tls-server-name: api.cluster.test', 'exec: {apiVersion: client.authentication.k8s.io/v1, command: ./cert-plugin.mjs, interactiveMode: Never}'));
+    const c = client(
+      kubeconfig(
+        url,
+        ', certificate-authority: ca.crt, tls-server-name: api.cluster.test',
+        'exec: {apiVersion: client.authentication.k8s.io/v1, command: ./cert-plugin.mjs, interactiveMode: Never}',
+      ),
+    );
     await expect(c.get(cms, 'ns', 'a')).rejects.toMatchObject({ status: 401 });
     expect(await c.get(cms, 'ns', 'a')).toEqual({ metadata: { name: 'a' } });
     expect(cns).toEqual(['first', 'second']);

@@ -20,12 +20,16 @@ class LeaseStore implements LeaseClient {
   async replace<T>(_ref: unknown, _ns: unknown, _name: string, body: unknown): Promise<T> {
     if (this.failing) throw new Error('connection refused');
     const lease = body as Lease;
-    if (lease.metadata.resourceVersion !== this.lease?.metadata.resourceVersion) throw new ApiError(409, 'Conflict', 'modified', {});
+    if (lease.metadata.resourceVersion !== this.lease?.metadata.resourceVersion)
+      throw new ApiError(409, 'Conflict', 'modified', {});
     return this.store(lease) as T;
   }
   /** Someone else writes the lease directly. */
   set(spec: Lease['spec']): void {
-    this.store({ metadata: { name: 'lock', namespace: 'ns', resourceVersion: this.lease?.metadata.resourceVersion ?? '' }, spec: spec ?? {} });
+    this.store({
+      metadata: { name: 'lock', namespace: 'ns', resourceVersion: this.lease?.metadata.resourceVersion ?? '' },
+      spec: spec ?? {},
+    });
   }
   private store(lease: Lease): Lease {
     this.lease = structuredClone({ ...lease, metadata: { ...lease.metadata, resourceVersion: String(++this.rv) } });
@@ -64,7 +68,10 @@ describe('LeaderElector (manual clock)', () => {
     const a = elector(store, clock, 'a');
     let leadership: AbortSignal | undefined;
     let stoppedAt: number | undefined;
-    const running = a.run({ onStartedLeading: (s) => void (leadership = s), onStoppedLeading: () => void (stoppedAt = clock.now()) }, new AbortController().signal);
+    const running = a.run(
+      { onStartedLeading: (s) => void (leadership = s), onStoppedLeading: () => void (stoppedAt = clock.now()) },
+      new AbortController().signal,
+    );
     await flushMicrotasks();
     expect(a.isLeader()).toBe(true);
     store.failing = true;
@@ -83,7 +90,10 @@ describe('LeaderElector (manual clock)', () => {
     const store = new LeaseStore();
     const a = elector(store, clock, 'a');
     let stopped = false;
-    const running = a.run({ onStartedLeading: () => undefined, onStoppedLeading: () => void (stopped = true) }, new AbortController().signal);
+    const running = a.run(
+      { onStartedLeading: () => undefined, onStoppedLeading: () => void (stopped = true) },
+      new AbortController().signal,
+    );
     await flushMicrotasks();
     expect(a.isLeader()).toBe(true);
     store.set({ holderIdentity: 'intruder', leaseDurationSeconds: 15 });
@@ -98,7 +108,10 @@ describe('LeaderElector (manual clock)', () => {
     const a = elector(store, clock, 'a');
     const b = elector(store, clock, 'b');
     const stop = new AbortController();
-    const runs = [a.run({ onStartedLeading: () => undefined }, stop.signal), b.run({ onStartedLeading: () => undefined }, stop.signal)];
+    const runs = [
+      a.run({ onStartedLeading: () => undefined }, stop.signal),
+      b.run({ onStartedLeading: () => undefined }, stop.signal),
+    ];
     await flushMicrotasks();
     for (let t = 0; t < 20; t++) {
       expect(Number(a.isLeader()) + Number(b.isLeader())).toBe(1);
@@ -109,6 +122,16 @@ describe('LeaderElector (manual clock)', () => {
   });
 
   it('rejects a renew deadline not shorter than the lease duration', () => {
-    expect(() => new LeaderElector({ client: new LeaseStore(), namespace: 'ns', name: 'l', identity: 'x', leaseDurationSeconds: 10, renewDeadlineSeconds: 10 })).toThrow(/renewDeadline/);
+    expect(
+      () =>
+        new LeaderElector({
+          client: new LeaseStore(),
+          namespace: 'ns',
+          name: 'l',
+          identity: 'x',
+          leaseDurationSeconds: 10,
+          renewDeadlineSeconds: 10,
+        }),
+    ).toThrow(/renewDeadline/);
   });
 });

@@ -16,7 +16,10 @@ afterEach(() => {
 
 function logged(): { log: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {
   const { stream, lines } = capture();
-  return { log: createLogger({ level: 'trace' }, stream), lines: () => lines().filter((l) => l.component === 'opentelemetry') };
+  return {
+    log: createLogger({ level: 'trace' }, stream),
+    lines: () => lines().filter((l) => l.component === 'opentelemetry'),
+  };
 }
 
 describe('the OpenTelemetry SDK diagnostics, logged', () => {
@@ -26,16 +29,35 @@ describe('the OpenTelemetry SDK diagnostics, logged', () => {
     diag.warn('value %s invalid', 'x');
     diag.error('export failed', new Error('connect ECONNREFUSED 127.0.0.1:4318'));
     diag.debug('not at the default level');
-    expect(lines().map((l) => [l.level, l.msg])).toEqual([['warn', 'value x invalid'], ['error', 'export failed']]);
-    expect((lines()[1]?.err as { stack?: string } | undefined)?.stack).toMatch(/ECONNREFUSED[\s\S]*otel-diagnostics\.test/);
+    expect(lines().map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'value x invalid'],
+      ['error', 'export failed'],
+    ]);
+    expect((lines()[1]?.err as { stack?: string } | undefined)?.stack).toMatch(
+      /ECONNREFUSED[\s\S]*otel-diagnostics\.test/,
+    );
   });
 
   it.each([
     ['error', [['error', 'e']]],
     ['NONE', []],
     // At debug the API reports its own registration of the logger, too.
-    ['debug', [['debug', expect.stringMatching(/^@opentelemetry\/api: Registered a global for diag/)], ['warn', 'w'], ['error', 'e'], ['debug', 'd']]],
-    [' ', [['warn', 'w'], ['error', 'e']]],
+    [
+      'debug',
+      [
+        ['debug', expect.stringMatching(/^@opentelemetry\/api: Registered a global for diag/)],
+        ['warn', 'w'],
+        ['error', 'e'],
+        ['debug', 'd'],
+      ],
+    ],
+    [
+      ' ',
+      [
+        ['warn', 'w'],
+        ['error', 'e'],
+      ],
+    ],
   ])('OTEL_LOG_LEVEL=%j sets how much is logged', (level, want) => {
     const { log, lines } = logged();
     logOpenTelemetryDiagnostics(log, { OTEL_LOG_LEVEL: level });
@@ -49,16 +71,26 @@ describe('the OpenTelemetry SDK diagnostics, logged', () => {
     const { log, lines } = logged();
     logOpenTelemetryDiagnostics(log, { OTEL_LOG_LEVEL: 'loud' });
     diag.info('i');
-    expect(lines().map((l) => l.msg)).toEqual([expect.stringMatching(/Unknown log level "loud", expected one of ALL,VERBOSE,DEBUG,INFO,WARN,ERROR,NONE/), 'i']);
+    expect(lines().map((l) => l.msg)).toEqual([
+      expect.stringMatching(/Unknown log level "loud", expected one of ALL,VERBOSE,DEBUG,INFO,WARN,ERROR,NONE/),
+      'i',
+    ]);
   });
 
   it('reports OTEL_* values that start no tracing or another sampler than the one named', async () => {
     const { log, lines } = logged();
     expect(startTelemetry('test', { OTEL_TRACES_EXPORTER: 'zipkin' }, log)).toBeUndefined();
-    const telemetry = startTelemetry('test', { OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'sometimes' }, log);
+    const telemetry = startTelemetry(
+      'test',
+      { OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'sometimes' },
+      log,
+    );
     await telemetry?.shutdown();
     expect(lines().map((l) => [l.level, l.msg])).toEqual([
-      ['warn', 'OTEL_TRACES_EXPORTER names "zipkin", an exporter this binary does not have (it has otlp, console and none): ignored'],
+      [
+        'warn',
+        'OTEL_TRACES_EXPORTER names "zipkin", an exporter this binary does not have (it has otlp, console and none): ignored',
+      ],
       ['error', 'OTEL_TRACES_SAMPLER value "sometimes" invalid, defaulting to "parentbased_always_on".'],
     ]);
   });
@@ -72,7 +104,13 @@ describe('the OpenTelemetry SDK diagnostics, logged', () => {
     });
 
     it('is logged as an error on each failed export, naming the answer', async () => {
-      collector = createServer((req, res) => req.resume().on('end', () => res.writeHead(400, 'Bad Request', { 'content-type': 'application/json' }).end('{"code":3,"message":"no"}')));
+      collector = createServer((req, res) =>
+        req
+          .resume()
+          .on('end', () =>
+            res.writeHead(400, 'Bad Request', { 'content-type': 'application/json' }).end('{"code":3,"message":"no"}'),
+          ),
+      );
       await new Promise<void>((resolve) => collector?.listen(0, '127.0.0.1', resolve));
       // The batch processor and the export worker read their variables from this process's environment.
       process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
@@ -84,7 +122,10 @@ describe('the OpenTelemetry SDK diagnostics, logged', () => {
         trace.getTracer('t').startSpan('refused').end();
         const deadline = Date.now() + 10_000;
         while (lines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        expect(lines()[0]).toMatchObject({ level: 'error', msg: 'the OTLP export of 1 span failed: Bad Request (HTTP 400: {"code":3,"message":"no"})' });
+        expect(lines()[0]).toMatchObject({
+          level: 'error',
+          msg: 'the OTLP export of 1 span failed: Bad Request (HTTP 400: {"code":3,"message":"no"})',
+        });
         // And counted, for the alert EndpointOperatorTraceExportFailing.
         expect((await failedExportSpans.get()).values[0]?.value).toBe(failedBefore + 1);
       } finally {

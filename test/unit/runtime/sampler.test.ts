@@ -24,11 +24,13 @@ function sdkSampler(env: Record<string, string>): Sampler {
 }
 
 const sampledRoot = (sampler: Sampler, traceId: string): boolean =>
-  sampler.shouldSample(ROOT_CONTEXT, traceId, 'POST', SpanKind.SERVER, {}, []).decision === SamplingDecision.RECORD_AND_SAMPLED;
+  sampler.shouldSample(ROOT_CONTEXT, traceId, 'POST', SpanKind.SERVER, {}, []).decision ===
+  SamplingDecision.RECORD_AND_SAMPLED;
 
-const randomTraceId = (): string => [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+const randomTraceId = (): string =>
+  [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-describe('samplerFromEnvironment: the SDK\'s reading of OTEL_TRACES_SAMPLER / _ARG', () => {
+describe("samplerFromEnvironment: the SDK's reading of OTEL_TRACES_SAMPLER / _ARG", () => {
   const envs: Record<string, string>[] = [
     {},
     { OTEL_TRACES_SAMPLER: 'always_on' },
@@ -49,7 +51,7 @@ describe('samplerFromEnvironment: the SDK\'s reading of OTEL_TRACES_SAMPLER / _A
     { OTEL_TRACES_SAMPLER: 'jaeger_remote' },
   ];
 
-  it.each(envs)('%j: the same sampler, deciding roots as the SDK\'s does', (env) => {
+  it.each(envs)("%j: the same sampler, deciding roots as the SDK's does", (env) => {
     const sdk = sdkSampler(env);
     const ours = samplerFromEnvironment(env);
     expect(ours.toString()).toBe(sdk.toString());

@@ -6,9 +6,24 @@ describe('Shutdown', () => {
     const order: string[] = [];
     const exits: number[] = [];
     const s = new Shutdown({ exit: (c) => exits.push(c), signals: [] });
-    s.addStep({ name: 'drain', run: async () => { order.push(`drain:${s.signal.aborted}`); } });
-    s.addStep({ name: 'broken', run: async () => { throw new Error('boom'); } });
-    s.addStep({ name: 'release-lease', run: async () => { order.push('release'); } });
+    s.addStep({
+      name: 'drain',
+      run: async () => {
+        order.push(`drain:${s.signal.aborted}`);
+      },
+    });
+    s.addStep({
+      name: 'broken',
+      run: async () => {
+        throw new Error('boom');
+      },
+    });
+    s.addStep({
+      name: 'release-lease',
+      run: async () => {
+        order.push('release');
+      },
+    });
     await Promise.all([s.run(), s.run()]);
     expect(order).toEqual(['drain:true', 'release']);
     expect(exits).toEqual([0]);
@@ -18,7 +33,12 @@ describe('Shutdown', () => {
     const order: string[] = [];
     const s = new Shutdown({ exit: () => undefined, signals: [] });
     s.addStep({ name: 'hang', run: () => new Promise(() => undefined), timeoutMs: 50 });
-    s.addStep({ name: 'close', run: async () => { order.push('close'); } });
+    s.addStep({
+      name: 'close',
+      run: async () => {
+        order.push('close');
+      },
+    });
     const t0 = Date.now();
     await s.run();
     expect(order).toEqual(['close']);

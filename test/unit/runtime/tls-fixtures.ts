@@ -12,7 +12,13 @@ const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as con
 
 /** A server certificate for `dnsName` (not 127.0.0.1: a client must send tls-server-name to verify it). */
 export async function serverCertificates(dnsName: string): Promise<CertificateBundle> {
-  return issueCertificates({ action: 'renew-all', reason: 'test' }, undefined, { dnsNames: [dnsName], ipAddresses: [] }, new Date(), { caDays: 1, servingDays: 1 });
+  return issueCertificates(
+    { action: 'renew-all', reason: 'test' },
+    undefined,
+    { dnsNames: [dnsName], ipAddresses: [] },
+    new Date(),
+    { caDays: 1, servingDays: 1 },
+  );
 }
 
 export async function selfSignedClientCertificate(commonName: string): Promise<{ cert: string; key: string }> {
@@ -35,11 +41,14 @@ export async function startTlsServer(
   bundle: CertificateBundle,
   handler: (clientCn: string | undefined, req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<{ server: https.Server; url: string }> {
-  const server = https.createServer({ cert: bundle.cert, key: bundle.key, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    const peer = (req.socket as TLSSocket).getPeerCertificate();
-    const cn = peer.subject?.CN;
-    handler(typeof cn === 'string' ? cn : undefined, req, res);
-  });
+  const server = https.createServer(
+    { cert: bundle.cert, key: bundle.key, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      const cn = peer.subject?.CN;
+      handler(typeof cn === 'string' ? cn : undefined, req, res);
+    },
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return { server, url: `https://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

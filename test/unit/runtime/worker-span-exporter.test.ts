@@ -7,7 +7,12 @@ import ts from 'typescript';
 import { SpanKind, trace, ROOT_CONTEXT } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { droppedExportSpans, WorkerSpanExporter } from '../../../src/runtime/worker-span-exporter.js';
 import { SPAN_KIND } from '../../support/otlp-json.js';
@@ -28,17 +33,28 @@ afterAll(async () => {
 
 describe('WorkerSpanExporter (OTLP/HTTP export on a worker thread)', () => {
   it('exports every span handed to it by the batch processor, all of them by the end of shutdown', async () => {
-    const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter(), { maxExportBatchSize: 7 })] });
+    const provider = new BasicTracerProvider({
+      resource,
+      spanProcessors: [new BatchSpanProcessor(new WorkerSpanExporter(), { maxExportBatchSize: 7 })],
+    });
     const tracer = provider.getTracer('worker-test');
     const parent = tracer.startSpan('parent', { kind: SpanKind.SERVER });
-    for (let i = 0; i < 30; i++) tracer.startSpan(`child ${i}`, { kind: SpanKind.CLIENT, attributes: { i } }, trace.setSpan(ROOT_CONTEXT, parent)).end();
+    for (let i = 0; i < 30; i++)
+      tracer
+        .startSpan(`child ${i}`, { kind: SpanKind.CLIENT, attributes: { i } }, trace.setSpan(ROOT_CONTEXT, parent))
+        .end();
     parent.end();
     await provider.shutdown();
     const mine = receiver.spans.filter((s) => s.service === 'worker-export-test');
     expect(mine).toHaveLength(31);
     const server = mine.find((s) => s.name === 'parent');
     expect(server?.kind).toBe(SPAN_KIND.server);
-    expect(mine.filter((s) => s.parentSpanId === server?.spanId).map((s) => s.attributes.i).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(
+      mine
+        .filter((s) => s.parentSpanId === server?.spanId)
+        .map((s) => s.attributes.i)
+        .sort((a, b) => Number(a) - Number(b)),
+    ).toEqual(Array.from({ length: 30 }, (_, i) => i));
     expect(receiver.refused).toEqual([]);
   });
 
@@ -82,21 +98,28 @@ function plainExporterModules(): string {
   mkdirSync(dir, { recursive: true });
   for (const name of ['worker-span-exporter', 'span-export-worker', 'metrics', 'module-worker']) {
     const source = readFileSync(fileURLToPath(new URL(`../../../src/runtime/${name}.ts`, import.meta.url)), 'utf8');
-    writeFileSync(join(dir, `${name}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
+    writeFileSync(
+      join(dir, `${name}.js`),
+      ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } })
+        .outputText,
+    );
   }
   // One batch, to the receiver this file starts (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, inherited by the child).
-  writeFileSync(join(dir, 'check.mjs'), [
-    "import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
-    "import { WorkerSpanExporter } from './worker-span-exporter.js';",
-    'const memory = new InMemorySpanExporter();',
-    'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });',
-    "for (let i = 0; i < 20; i++) provider.getTracer('protector').startSpan(`protector span ${i}`).end();",
-    "console.log('BEFORE');",
-    'const exporter = new WorkerSpanExporter();',
-    'const code = await new Promise((resolve) => exporter.export(memory.getFinishedSpans(), (r) => resolve(r.code)));',
-    'await exporter.shutdown();',
-    'console.log(`EXPORTED ${code}`);',
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'check.mjs'),
+    [
+      "import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
+      "import { WorkerSpanExporter } from './worker-span-exporter.js';",
+      'const memory = new InMemorySpanExporter();',
+      'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });',
+      "for (let i = 0; i < 20; i++) provider.getTracer('protector').startSpan(`protector span ${i}`).end();",
+      "console.log('BEFORE');",
+      'const exporter = new WorkerSpanExporter();',
+      'const code = await new Promise((resolve) => exporter.export(memory.getFinishedSpans(), (r) => resolve(r.code)));',
+      'await exporter.shutdown();',
+      'console.log(`EXPORTED ${code}`);',
+    ].join('\n'),
+  );
   return join(dir, 'check.mjs');
 }
 
@@ -105,7 +128,11 @@ describe('WorkerSpanExporter and V8', () => {
     // V8 prints the invalidation of its ArrayBufferDetaching protector, which the first detached ArrayBuffer of
     // an isolate causes (a transfer detaches): worker-span-exporter.ts says what that costs the serving path.
     // Not execFileSync: this process's receiver must answer the child's export meanwhile.
-    const { stdout: out } = await promisify(execFile)(process.execPath, ['--trace-protector-invalidation', plainExporterModules()], { encoding: 'utf8', timeout: 60_000 });
+    const { stdout: out } = await promisify(execFile)(
+      process.execPath,
+      ['--trace-protector-invalidation', plainExporterModules()],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(out).toMatch(/^BEFORE$/m);
     expect(out).toMatch(/^EXPORTED 0$/m);
     expect(receiver.spans.filter((s) => s.name.startsWith('protector span '))).toHaveLength(20);

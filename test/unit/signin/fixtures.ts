@@ -16,8 +16,14 @@ export function passwordHash(): Promise<string> {
   return sharedHash;
 }
 
-export const shop = (name: string, displayName: string, code: string) => ({ metadata: { name }, spec: { displayName, code } });
-export const secret = (name: string, key: string, value: string) => ({ metadata: { name }, data: { [key]: Buffer.from(value).toString('base64') } });
+export const shop = (name: string, displayName: string, code: string) => ({
+  metadata: { name },
+  spec: { displayName, code },
+});
+export const secret = (name: string, key: string, value: string) => ({
+  metadata: { name },
+  data: { [key]: Buffer.from(value).toString('base64') },
+});
 
 /** A small world: two shops, a cashier in one, a manager in both, an admin. */
 export async function seedDirectory(): Promise<IdentityIndex> {
@@ -30,7 +36,12 @@ export async function seedDirectory(): Promise<IdentityIndex> {
   index.upsertSecret(secret('admin-password', 'password', hash));
   index.upsertShopUser({
     metadata: { name: 'ana' },
-    spec: { email: 'ana@example.com', displayName: 'Ana Silva', passwordSecretRef: { name: 'passwords', key: 'ana' }, memberships: [{ shop: 'lisbon-1', role: 'cashier', profile: { employeeCode: 'E-17' } }] },
+    spec: {
+      email: 'ana@example.com',
+      displayName: 'Ana Silva',
+      passwordSecretRef: { name: 'passwords', key: 'ana' },
+      memberships: [{ shop: 'lisbon-1', role: 'cashier', profile: { employeeCode: 'E-17' } }],
+    },
   });
   index.upsertShopUser({
     metadata: { name: 'bruno' },
@@ -44,7 +55,15 @@ export async function seedDirectory(): Promise<IdentityIndex> {
       ],
     },
   });
-  index.upsertAdminUser({ metadata: { name: 'root' }, spec: { email: 'root@example.com', name: 'Rita Admin', role: 'superadmin', passwordSecretRef: { name: 'admin-password', key: 'password' } } });
+  index.upsertAdminUser({
+    metadata: { name: 'root' },
+    spec: {
+      email: 'root@example.com',
+      name: 'Rita Admin',
+      role: 'superadmin',
+      passwordSecretRef: { name: 'admin-password', key: 'password' },
+    },
+  });
   return index;
 }
 
@@ -52,7 +71,15 @@ export async function testApp(overrides: Partial<SignInServerOptions> = {}) {
   const directory = await seedDirectory();
   const sessions = new MemorySessionStore();
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const built = await buildSignInApp({ directory, sessions, signingKeys: new MemorySigningKeyStore(), clock, logger: false, argon2: PARAMS, ...overrides });
+  const built = await buildSignInApp({
+    directory,
+    sessions,
+    signingKeys: new MemorySigningKeyStore(),
+    clock,
+    logger: false,
+    argon2: PARAMS,
+    ...overrides,
+  });
   return { ...built, directory, sessions, clock };
 }
 

@@ -19,21 +19,37 @@ describe('the sign-in API over HTTP', { timeout: 30_000 }, () => {
     for (const headers of noToken) {
       expect((await post('/auth/pos/switch-shop', { shopId: 42 }, headers)).statusCode).toBe(401);
       expect((await post('/auth/pos/switch-shop', { shopId: 'x'.repeat(40_000) }, headers)).statusCode).toBe(401);
-      const form = await t.app.inject({ method: 'POST', url: '/auth/pos/switch-shop', payload: 'shopId=lisbon-1', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+      const form = await t.app.inject({
+        method: 'POST',
+        url: '/auth/pos/switch-shop',
+        payload: 'shopId=lisbon-1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      });
       expect(form.statusCode).toBe(401);
     }
   });
 
   it('refuses duplicate Authorization headers with 400 invalid_request', async () => {
     const { accessToken } = (await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).json();
-    const res = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { 'x-shop-id': 'lisbon-1', authorization: [`Bearer ${accessToken}`, `Bearer ${accessToken}`] as unknown as string } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/auth/pos/me',
+      headers: {
+        'x-shop-id': 'lisbon-1',
+        authorization: [`Bearer ${accessToken}`, `Bearer ${accessToken}`] as unknown as string,
+      },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.headers['www-authenticate']).toMatch(/error="invalid_request"/);
   });
 
   it('marks token answers and profiles no-store, and every answer nosniff with a deny-all CSP', async () => {
     const login = await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD });
-    const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${login.json().accessToken}`, 'x-shop-id': 'lisbon-1' } });
+    const me = await t.app.inject({
+      method: 'GET',
+      url: '/auth/pos/me',
+      headers: { authorization: `Bearer ${login.json().accessToken}`, 'x-shop-id': 'lisbon-1' },
+    });
     const refresh = await post('/auth/refresh', { refreshToken: login.json().refreshToken });
     const problem = await post('/auth/pos/login', { email: 'ana@example.com', password: 'wrong' });
     for (const res of [login, me, refresh, problem]) {
@@ -65,7 +81,9 @@ describe('the sign-in API over HTTP', { timeout: 30_000 }, () => {
       const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
       const port = Number(new URL(address).port);
       const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1', () => socket.write(`GET /auth/pos/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(`GET /auth/pos/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+        );
         let data = '';
         socket.on('data', (d) => (data += d.toString()));
         socket.on('end', () => resolve(data));
@@ -73,14 +91,22 @@ describe('the sign-in API over HTTP', { timeout: 30_000 }, () => {
       });
       expect(answer).toMatch(/^HTTP\/1\.1 431 /);
       expect(answer).toMatch(/Content-Type: application\/problem\+json/i);
-      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 431, type: 'urn:endpoint-operator:signin:headers-too-large' });
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        status: 431,
+        type: 'urn:endpoint-operator:signin:headers-too-large',
+      });
     } finally {
       await app.app.close();
     }
   });
 
   it('refuses an access token at once after logout and after refresh-token reuse', async () => {
-    const me = (token: string) => t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+    const me = (token: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: '/auth/pos/me',
+        headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' },
+      });
     const a = (await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).json();
     expect((await me(a.accessToken)).statusCode).toBe(200);
     expect((await post('/auth/logout', { refreshToken: a.refreshToken })).statusCode).toBe(204);

@@ -13,12 +13,21 @@ describe('IdentityIndex', () => {
     let changes = 0;
     idx.onChange(() => changes++);
     idx.upsertShopUser(userObj('a', 'a@example.com'));
-    expect(idx.lookupEmail('A@EXAMPLE.COM')).toMatchObject({ outcome: 'found', identity: { id: 'a', kind: 'ShopUser' } });
-    idx.upsertAdminUser({ metadata: { name: 'b' }, spec: { email: 'a@example.com', name: 'B', role: 'admin', passwordSecretRef: { name: 'pw', key: 'b' } } });
+    expect(idx.lookupEmail('A@EXAMPLE.COM')).toMatchObject({
+      outcome: 'found',
+      identity: { id: 'a', kind: 'ShopUser' },
+    });
+    idx.upsertAdminUser({
+      metadata: { name: 'b' },
+      spec: { email: 'a@example.com', name: 'B', role: 'admin', passwordSecretRef: { name: 'pw', key: 'b' } },
+    });
     expect(idx.lookupEmail('a@example.com')).toEqual({ outcome: 'ambiguous' });
     expect(idx.identity({ kind: 'ShopUser', name: 'a' })).toBeUndefined();
     // changing one email resolves the clash
-    idx.upsertAdminUser({ metadata: { name: 'b' }, spec: { email: 'b@example.com', name: 'B', role: 'admin', passwordSecretRef: { name: 'pw', key: 'b' } } });
+    idx.upsertAdminUser({
+      metadata: { name: 'b' },
+      spec: { email: 'b@example.com', name: 'B', role: 'admin', passwordSecretRef: { name: 'pw', key: 'b' } },
+    });
     expect(idx.lookupEmail('a@example.com').outcome).toBe('found');
     expect(idx.duplicateEmails().size).toBe(0);
     expect(changes).toBe(3);
@@ -47,10 +56,19 @@ describe('IdentityIndex', () => {
     expect(identityVerdict(idx, 'ShopUser', a)).toMatchObject({ status: 'False', reason: 'SecretNotFound' });
     idx.upsertSecret({ metadata: { name: 'pw' }, data: { a: Buffer.from('plaintext!').toString('base64') } });
     expect(identityVerdict(idx, 'ShopUser', a)).toMatchObject({ status: 'False', reason: 'InvalidPasswordHash' });
-    idx.upsertSecret({ metadata: { name: 'pw' }, data: { a: Buffer.from('$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g').toString('base64') } });
-    expect(identityVerdict(idx, 'ShopUser', a)).toMatchObject({ status: 'False', reason: 'ShopNotFound', message: expect.stringContaining('spec.memberships[0].shop') });
+    idx.upsertSecret({
+      metadata: { name: 'pw' },
+      data: { a: Buffer.from('$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g').toString('base64') },
+    });
+    expect(identityVerdict(idx, 'ShopUser', a)).toMatchObject({
+      status: 'False',
+      reason: 'ShopNotFound',
+      message: expect.stringContaining('spec.memberships[0].shop'),
+    });
     idx.upsertShop({ metadata: { name: 'gone' }, spec: { displayName: 'Back', code: 'B-1' } });
     expect(identityVerdict(idx, 'ShopUser', a)).toMatchObject({ status: 'True', reason: 'Reconciled' });
-    expect(identityVerdict(idx, 'ShopUser', { metadata: { name: 'x' }, spec: { email: 'X@example.com' } })).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    expect(
+      identityVerdict(idx, 'ShopUser', { metadata: { name: 'x' }, spec: { email: 'X@example.com' } }),
+    ).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
   });
 });

@@ -20,11 +20,27 @@ describe('passwords', { timeout: 30_000 }, () => {
     const strong = { memoryCost: 19_456, timeCost: 3, parallelism: 1 };
     expect(index.strongestPasswordParams()).toBeUndefined();
     index.upsertSecret(secret('pw', 'default', await passwordHash()));
-    index.upsertShopUser({ metadata: { name: 'a' }, spec: { email: 'a@example.com', displayName: 'A', passwordSecretRef: { name: 'pw', key: 'default' }, memberships: [] } });
+    index.upsertShopUser({
+      metadata: { name: 'a' },
+      spec: {
+        email: 'a@example.com',
+        displayName: 'A',
+        passwordSecretRef: { name: 'pw', key: 'default' },
+        memberships: [],
+      },
+    });
     expect(index.strongestPasswordParams()).toEqual(PARAMS);
     index.upsertSecret(secret('pw-strong', 'strong', await hashPassword('x', strong)));
     expect(index.strongestPasswordParams()).toEqual(PARAMS); // no identity uses it yet
-    index.upsertShopUser({ metadata: { name: 'b' }, spec: { email: 'b@example.com', displayName: 'B', passwordSecretRef: { name: 'pw-strong', key: 'strong' }, memberships: [] } });
+    index.upsertShopUser({
+      metadata: { name: 'b' },
+      spec: {
+        email: 'b@example.com',
+        displayName: 'B',
+        passwordSecretRef: { name: 'pw-strong', key: 'strong' },
+        memberships: [],
+      },
+    });
     expect(index.strongestPasswordParams()).toEqual(strong);
     const v = await PasswordVerifier.create(PARAMS);
     expect(v.dummyParams(index.strongestPasswordParams())).toEqual(strong);
@@ -39,7 +55,13 @@ describe('passwords', { timeout: 30_000 }, () => {
     expect(await v.verify('$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g', 's3cret')).toBe(false);
     expect(await v.verify('s3cret', 's3cret')).toBe(false);
     // OWASP's equivalent configurations pass; anything cheaper in memory or iterations does not.
-    for (const [memoryCost, timeCost] of [[47_104, 1], [19_456, 2], [12_288, 3], [9_216, 4], [7_168, 5]] as const) {
+    for (const [memoryCost, timeCost] of [
+      [47_104, 1],
+      [19_456, 2],
+      [12_288, 3],
+      [9_216, 4],
+      [7_168, 5],
+    ] as const) {
       expect(meetsMinimum({ memoryCost, timeCost, parallelism: 1 })).toBe(true);
       expect(meetsMinimum({ memoryCost: memoryCost - 1, timeCost, parallelism: 1 })).toBe(false);
     }
@@ -58,10 +80,12 @@ describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
   });
 
   it('prints a Secret manifest with --secret', async () => {
-    const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], { input: 'x' });
+    const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], {
+      input: 'x',
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/kind: Secret\n/);
-    expect(r.stdout).toContain('pos.endpoint-operator.dev/password: \'true\'');
+    expect(r.stdout).toContain("pos.endpoint-operator.dev/password: 'true'");
     expect(r.stdout).toMatch(/namespace: shop/);
     expect(r.stdout).toMatch(/pw: \$argon2id\$/);
   });

@@ -21,7 +21,14 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
     expect(body.status).toBe('authenticated');
     expect(body.tokenType).toBe('Bearer');
     expect(body.expiresIn).toBe(900);
-    expect(body.shopUser).toEqual({ id: 'ana', email: 'ana@example.com', displayName: 'Ana Silva', role: 'cashier', shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' }, employeeCode: 'E-17' });
+    expect(body.shopUser).toEqual({
+      id: 'ana',
+      email: 'ana@example.com',
+      displayName: 'Ana Silva',
+      role: 'cashier',
+      shop: { id: 'lisbon-1', name: 'Lisbon Baixa', code: 'LIS-001' },
+      employeeCode: 'E-17',
+    });
     expect(body.sessionToken).toBeUndefined();
   });
 
@@ -60,13 +67,19 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
 
   it('two concurrent select-shop calls with one sessionToken: exactly one succeeds', async () => {
     const login = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
-    const results = await Promise.all([1, 2, 3].map(() => post('/auth/pos/select-shop', { sessionToken: login.sessionToken, shopId: 'lisbon-1' })));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => post('/auth/pos/select-shop', { sessionToken: login.sessionToken, shopId: 'lisbon-1' })),
+    );
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 401, 401]);
   });
 
   it('a sessionToken is never accepted as an access token', async () => {
     const login = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
-    const me = await t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { ...bearer(login.sessionToken), 'x-shop-id': 'lisbon-1' } });
+    const me = await t.app.inject({
+      method: 'GET',
+      url: '/auth/pos/me',
+      headers: { ...bearer(login.sessionToken), 'x-shop-id': 'lisbon-1' },
+    });
     expect(me.statusCode).toBe(401);
     expect(me.headers['www-authenticate']).toMatch(/^Bearer /);
     const sw = await post('/auth/pos/switch-shop', { shopId: 'lisbon-1' }, bearer(login.sessionToken));
@@ -82,14 +95,28 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
   it('/auth/pos/me answers per X-Shop-Id, 400 without or with a malformed one, 403 for a foreign shop', async () => {
     const login = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
     const auth = (await post('/auth/pos/select-shop', { sessionToken: login.sessionToken, shopId: 'lisbon-1' })).json();
-    const me = (shopId?: string) => t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { ...bearer(auth.accessToken), ...(shopId === undefined ? {} : { 'x-shop-id': shopId }) } });
+    const me = (shopId?: string) =>
+      t.app.inject({
+        method: 'GET',
+        url: '/auth/pos/me',
+        headers: { ...bearer(auth.accessToken), ...(shopId === undefined ? {} : { 'x-shop-id': shopId }) },
+      });
 
     const lisbon = await me('lisbon-1');
     expect(lisbon.statusCode).toBe(200);
-    expect(lisbon.json().shopUser).toMatchObject({ role: 'manager', displayName: 'Bruno Costa', shop: { id: 'lisbon-1' }, employeeCode: null });
+    expect(lisbon.json().shopUser).toMatchObject({
+      role: 'manager',
+      displayName: 'Bruno Costa',
+      shop: { id: 'lisbon-1' },
+      employeeCode: null,
+    });
     expect(lisbon.json().availableShops.map((s: { id: string }) => s.id)).toEqual(['lisbon-1', 'porto-1']);
     const porto = await me('porto-1');
-    expect(porto.json().shopUser).toMatchObject({ role: 'cashier', displayName: 'Bruno C.', shop: { id: 'porto-1', code: 'OPO-001' } });
+    expect(porto.json().shopUser).toMatchObject({
+      role: 'cashier',
+      displayName: 'Bruno C.',
+      shop: { id: 'porto-1', code: 'OPO-001' },
+    });
 
     expect((await me()).statusCode).toBe(400);
     const bad = await me('Not A Shop!');
@@ -106,7 +133,16 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
     const res = await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, bearer(auth.accessToken));
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toEqual({ shopUser: { id: 'bruno', email: 'bruno@example.com', displayName: 'Bruno C.', role: 'cashier', shop: { id: 'porto-1', name: 'Porto Ribeira', code: 'OPO-001' }, employeeCode: null } });
+    expect(body).toEqual({
+      shopUser: {
+        id: 'bruno',
+        email: 'bruno@example.com',
+        displayName: 'Bruno C.',
+        role: 'cashier',
+        shop: { id: 'porto-1', name: 'Porto Ribeira', code: 'OPO-001' },
+        employeeCode: null,
+      },
+    });
     expect(JSON.stringify(body)).not.toMatch(/token/i);
     const foreign = await post('/auth/pos/switch-shop', { shopId: 'faro-1' }, bearer(auth.accessToken));
     expect(foreign.statusCode).toBe(403);
@@ -116,7 +152,15 @@ describe('POS sign-in flow', { timeout: 30_000 }, () => {
   });
 
   it('a user with no existing shop gets 403 after a correct password', async () => {
-    t.directory.upsertShopUser({ metadata: { name: 'carla' }, spec: { email: 'carla@example.com', displayName: 'Carla', passwordSecretRef: { name: 'passwords', key: 'ana' }, memberships: [{ shop: 'gone-1', role: 'cashier' }] } });
+    t.directory.upsertShopUser({
+      metadata: { name: 'carla' },
+      spec: {
+        email: 'carla@example.com',
+        displayName: 'Carla',
+        passwordSecretRef: { name: 'passwords', key: 'ana' },
+        memberships: [{ shop: 'gone-1', role: 'cashier' }],
+      },
+    });
     const res = await post('/auth/pos/login', { email: 'carla@example.com', password: PASSWORD });
     expect(res.statusCode).toBe(403);
     expect(res.json().type).toBe('urn:endpoint-operator:signin:no-shop');

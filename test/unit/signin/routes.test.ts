@@ -11,21 +11,43 @@ let throttled: App;
 // Its shared attempt budget cannot be reached (the apiserver is down).
 let cut: App;
 beforeAll(async () => {
-  [t, throttled, cut] = await Promise.all([testApp(), testApp({ accountFailuresPerHour: 1 }), testApp({ attemptLedger: { claim: () => Promise.reject(new Error('unreachable')) } })]);
-  t.directory.upsertShopUser({ metadata: { name: 'carla' }, spec: { email: 'carla@example.com', displayName: 'Carla', passwordSecretRef: { name: 'passwords', key: 'ana' }, memberships: [{ shop: 'gone-1', role: 'cashier' }] } });
+  [t, throttled, cut] = await Promise.all([
+    testApp(),
+    testApp({ accountFailuresPerHour: 1 }),
+    testApp({ attemptLedger: { claim: () => Promise.reject(new Error('unreachable')) } }),
+  ]);
+  t.directory.upsertShopUser({
+    metadata: { name: 'carla' },
+    spec: {
+      email: 'carla@example.com',
+      displayName: 'Carla',
+      passwordSecretRef: { name: 'passwords', key: 'ana' },
+      memberships: [{ shop: 'gone-1', role: 'cashier' }],
+    },
+  });
 });
 afterAll(async () => {
   await Promise.all([t.app.close(), throttled.app.close(), cut.app.close()]);
 });
 
-async function post(app: App, url: string, body: unknown, headers: Record<string, string | string[]> = {}): Promise<LightMyRequestResponse> {
+async function post(
+  app: App,
+  url: string,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): Promise<LightMyRequestResponse> {
   const r = json(body);
   return app.app.inject({ method: 'POST', url, payload: r.payload, headers: { ...r.headers, ...headers } });
 }
 async function tokens(email: string, shopId?: string): Promise<{ accessToken: string; sessionToken?: string }> {
-  const login = (await post(t, email === 'root@example.com' ? '/auth/admin/login' : '/auth/pos/login', { email, password: PASSWORD })).json();
+  const login = (
+    await post(t, email === 'root@example.com' ? '/auth/admin/login' : '/auth/pos/login', { email, password: PASSWORD })
+  ).json();
   if (shopId === undefined) return login;
-  return { ...(await post(t, '/auth/pos/select-shop', { sessionToken: login.sessionToken, shopId })).json(), sessionToken: login.sessionToken };
+  return {
+    ...(await post(t, '/auth/pos/select-shop', { sessionToken: login.sessionToken, shopId })).json(),
+    sessionToken: login.sessionToken,
+  };
 }
 
 /** A request that should draw `kind` from `route`, made as a client would. */
@@ -44,7 +66,12 @@ async function provoke(route: RouteInfo, kind: ProblemKind): Promise<LightMyRequ
     case 'payloadTooLarge':
       return call({ email: 'x'.repeat(20_000), password: 'x' });
     case 'unsupportedMediaType':
-      return t.app.inject({ method: 'POST', url: route.url, payload: 'email=a&password=b', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' } });
+      return t.app.inject({
+        method: 'POST',
+        url: route.url,
+        payload: 'email=a&password=b',
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      });
     case 'missingToken':
       return call(goodBody[route.url], {}, false);
     case 'invalidToken':
@@ -52,7 +79,10 @@ async function provoke(route: RouteInfo, kind: ProblemKind): Promise<LightMyRequ
     case 'invalidAuthorizationHeader':
       return call(goodBody[route.url], { authorization: [`Bearer ${accessToken}`, 'Bearer other'] });
     case 'invalidCredentials':
-      return call({ email: route.url === '/auth/admin/login' ? 'root@example.com' : 'ana@example.com', password: 'not it' });
+      return call({
+        email: route.url === '/auth/admin/login' ? 'root@example.com' : 'ana@example.com',
+        password: 'not it',
+      });
     case 'tooManyAttempts': {
       const email = `nobody-${Math.random()}@example.com`;
       await post(throttled, route.url, { email, password: 'wrong' });
@@ -70,7 +100,12 @@ async function provoke(route: RouteInfo, kind: ProblemKind): Promise<LightMyRequ
     case 'invalidShopHeader':
       return t.app.inject({ method: 'GET', url: route.url, headers: auth });
     case 'notAttachedToShop': {
-      if (route.url === '/auth/pos/select-shop') return call({ sessionToken: (await post(t, '/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json().sessionToken, shopId: 'faro-1' });
+      if (route.url === '/auth/pos/select-shop')
+        return call({
+          sessionToken: (await post(t, '/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json()
+            .sessionToken,
+          shopId: 'faro-1',
+        });
       return route.method === 'GET' ? call(undefined, { 'x-shop-id': 'faro-1' }) : call({ shopId: 'faro-1' });
     }
     case 'invalidSessionToken':
@@ -85,7 +120,15 @@ async function provoke(route: RouteInfo, kind: ProblemKind): Promise<LightMyRequ
 describe('every route', { timeout: 60_000 }, () => {
   it('with a body answers 400 problem+json naming the missing fields', async () => {
     const withBody = t.routes.map((r) => r.info).filter((r) => r.body);
-    expect(withBody.map((r) => r.url).sort()).toEqual(['/auth/admin/login', '/auth/logout', '/auth/pos/login', '/auth/pos/select-shop', '/auth/pos/switch-shop', '/auth/refresh', '/auth/shop/login']);
+    expect(withBody.map((r) => r.url).sort()).toEqual([
+      '/auth/admin/login',
+      '/auth/logout',
+      '/auth/pos/login',
+      '/auth/pos/select-shop',
+      '/auth/pos/switch-shop',
+      '/auth/refresh',
+      '/auth/shop/login',
+    ]);
     const { accessToken } = await tokens('ana@example.com');
     for (const r of withBody) {
       const res = await post(t, r.url, {}, { authorization: `Bearer ${accessToken}` });
@@ -99,7 +142,12 @@ describe('every route', { timeout: 60_000 }, () => {
     const bearer = t.routes.map((r) => r.info).filter((r) => r.bearer);
     expect(bearer.map((r) => r.url).sort()).toEqual(['/auth/pos/me', '/auth/pos/switch-shop']);
     for (const r of bearer) {
-      const res = await t.app.inject({ method: r.method, url: r.url, ...(r.method === 'POST' ? json({ shopId: 'lisbon-1' }) : {}), headers: { 'x-shop-id': 'lisbon-1', ...(r.method === 'POST' ? { 'content-type': 'application/json' } : {}) } });
+      const res = await t.app.inject({
+        method: r.method,
+        url: r.url,
+        ...(r.method === 'POST' ? json({ shopId: 'lisbon-1' }) : {}),
+        headers: { 'x-shop-id': 'lisbon-1', ...(r.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+      });
       expect(res.statusCode, r.url).toBe(401);
       expect(res.headers['www-authenticate'], r.url).toBe('Bearer realm="pos"');
       const bad = await t.app.inject({ method: r.method, url: r.url, headers: { authorization: 'Bearer nope' } });

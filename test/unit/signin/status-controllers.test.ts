@@ -12,7 +12,12 @@ afterEach(async () => {
   for (const s of stops.splice(0)) await s();
 });
 
-const obj = (kind: string, name: string, spec: Record<string, unknown>, extra: Partial<KubeObject> = {}): KubeObject => ({
+const obj = (
+  kind: string,
+  name: string,
+  spec: Record<string, unknown>,
+  extra: Partial<KubeObject> = {},
+): KubeObject => ({
   apiVersion: kind === 'Secret' ? 'v1' : 'pos.endpoint-operator.dev/v1',
   kind,
   metadata: { name, namespace: 'ns', generation: 1 },
@@ -20,19 +25,33 @@ const obj = (kind: string, name: string, spec: Record<string, unknown>, extra: P
   ...extra,
 });
 const user = (name: string, email: string, shops: string[]) =>
-  obj('ShopUser', name, { email, displayName: name, passwordSecretRef: { name: `${name}-pw`, key: 'password' }, memberships: shops.map((shop) => ({ shop, role: 'cashier' })) });
-const secretFor = async (name: string) => obj('Secret', `${name}-pw`, {}, { data: { password: Buffer.from(await passwordHash()).toString('base64') } });
+  obj('ShopUser', name, {
+    email,
+    displayName: name,
+    passwordSecretRef: { name: `${name}-pw`, key: 'password' },
+    memberships: shops.map((shop) => ({ shop, role: 'cashier' })),
+  });
+const secretFor = async (name: string) =>
+  obj('Secret', `${name}-pw`, {}, { data: { password: Buffer.from(await passwordHash()).toString('base64') } });
 
 /** The three status controllers on a recording API, as start.ts runs them for the status Lease holder. */
 async function run(api: RecordingApi) {
   const events: string[] = [];
-  const recorder = { record: async (o: KubeObject, type: string, reason: string) => { events.push(`${type} ${reason} ${o.metadata.name ?? ''}`); return true; } } as unknown as EventRecorder;
+  const recorder = {
+    record: async (o: KubeObject, type: string, reason: string) => {
+      events.push(`${type} ${reason} ${o.metadata.name ?? ''}`);
+      return true;
+    },
+  } as unknown as EventRecorder;
   const directory = new KubernetesIdentityDirectory({ client: api.client(), namespace: 'ns' });
   const stop = new AbortController();
   const synced = directory.start(stop.signal);
   const controllers = createStatusControllers({ client: api.client(), directory, events: recorder });
   const runs = controllers.map((c) => c.run(stop.signal));
-  stops.push(async () => { stop.abort(); await Promise.all(runs); });
+  stops.push(async () => {
+    stop.abort();
+    await Promise.all(runs);
+  });
   await synced;
   return { events };
 }
@@ -44,7 +63,10 @@ async function settle(): Promise<void> {
   }
 }
 
-const ready = (o: KubeObject | undefined) => (o?.status as { conditions?: Array<{ type: string; status: string; reason: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready');
+const ready = (o: KubeObject | undefined) =>
+  (o?.status as { conditions?: Array<{ type: string; status: string; reason: string }> } | undefined)?.conditions?.find(
+    (c) => c.type === 'Ready',
+  );
 
 describe('sign-in status controllers on a recording API', { timeout: 30_000 }, () => {
   it('report a missing Shop, then Ready when it appears (a Shop watch), with one Event per transition and no write loop', async () => {
@@ -74,10 +96,21 @@ describe('sign-in status controllers on a recording API', { timeout: 30_000 }, (
     await run(api);
     await settle();
     expect(ready(api.object('shopusers', 'ns', 'ana'))).toMatchObject({ status: 'True' });
-    api.create('adminusers', obj('AdminUser', 'ana-admin', { email: 'ana@example.com', name: 'Ana', role: 'support', passwordSecretRef: { name: 'ana-pw', key: 'password' } }));
+    api.create(
+      'adminusers',
+      obj('AdminUser', 'ana-admin', {
+        email: 'ana@example.com',
+        name: 'Ana',
+        role: 'support',
+        passwordSecretRef: { name: 'ana-pw', key: 'password' },
+      }),
+    );
     await settle();
     expect(ready(api.object('shopusers', 'ns', 'ana'))).toMatchObject({ status: 'False', reason: 'DuplicateEmail' });
-    expect(ready(api.object('adminusers', 'ns', 'ana-admin'))).toMatchObject({ status: 'False', reason: 'DuplicateEmail' });
+    expect(ready(api.object('adminusers', 'ns', 'ana-admin'))).toMatchObject({
+      status: 'False',
+      reason: 'DuplicateEmail',
+    });
     api.delete('adminusers', 'ns', 'ana-admin');
     await settle();
     expect(ready(api.object('shopusers', 'ns', 'ana'))).toMatchObject({ status: 'True', reason: 'Reconciled' });

@@ -70,7 +70,9 @@ describe('AccountBudget', () => {
       },
     };
     const replicas = [new AccountBudget(ledger, 40, HOUR, clock), new AccountBudget(ledger, 40, HOUR, clock)];
-    const admissions = await Promise.all(Array.from({ length: 500 }, (_, i) => replicas[i % 2]!.admit('victim@example.com')));
+    const admissions = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => replicas[i % 2]!.admit('victim@example.com')),
+    );
     const granted = admissions.filter((a) => a.admitted);
     expect(granted).toHaveLength(40);
     for (const a of granted) if (a.admitted) a.reservation.settle(true);
@@ -83,15 +85,31 @@ describe('AccountBudget', () => {
 
 describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
   const LIMIT = 20;
-  const guess = (app: Awaited<ReturnType<typeof testApp>>['app'], remoteAddress: string, password = 'wrong', cookie?: string) =>
-    app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress, ...json({ email: 'ana@example.com', password }), headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) } });
+  const guess = (
+    app: Awaited<ReturnType<typeof testApp>>['app'],
+    remoteAddress: string,
+    password = 'wrong',
+    cookie?: string,
+  ) =>
+    app.inject({
+      method: 'POST',
+      url: '/auth/pos/login',
+      remoteAddress,
+      ...json({ email: 'ana@example.com', password }),
+      headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+    });
 
   it('a burst of 500 parallel wrong guesses on two replicas yields at most the configured number of 401s', async () => {
     const ledger = new MemoryAttemptLedger(new ManualClock(Date.UTC(2026, 0, 1)));
-    const replicas = await Promise.all([testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger }), testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger })]);
+    const replicas = await Promise.all([
+      testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger }),
+      testApp({ accountFailuresPerHour: LIMIT, attemptLedger: ledger }),
+    ]);
     try {
       // From 500 addresses (a botnet): the account's shared budget holds.
-      const many = await Promise.all(Array.from({ length: 500 }, (_, i) => guess(replicas[i % 2]!.app, `198.51.${i >> 8}.${i & 255}`)));
+      const many = await Promise.all(
+        Array.from({ length: 500 }, (_, i) => guess(replicas[i % 2]!.app, `198.51.${i >> 8}.${i & 255}`)),
+      );
       const codes = many.map((r) => r.statusCode);
       expect(codes.filter((c) => c === 401).length).toBeLessThanOrEqual(LIMIT);
       expect(codes.filter((c) => c === 401).length).toBeGreaterThan(LIMIT / 2);
@@ -103,9 +121,15 @@ describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
 
   it('a burst of 500 from one address gets the free failures, then growing delays', async () => {
     // A share of verifications above the free failures, so that the growing delays are what stops the burst.
-    const t = await testApp({ accountFailuresPerHour: LIMIT, sourceFreeFailures: 5, verificationLimits: { perClient: 10 } });
+    const t = await testApp({
+      accountFailuresPerHour: LIMIT,
+      sourceFreeFailures: 5,
+      verificationLimits: { perClient: 10 },
+    });
     try {
-      const codes = (await Promise.all(Array.from({ length: 500 }, () => guess(t.app, '203.0.113.5')))).map((r) => r.statusCode);
+      const codes = (await Promise.all(Array.from({ length: 500 }, () => guess(t.app, '203.0.113.5')))).map(
+        (r) => r.statusCode,
+      );
       expect(codes.filter((c) => c === 401)).toHaveLength(5);
       const next = await guess(t.app, '203.0.113.5');
       expect(next.statusCode).toBe(429);
@@ -123,7 +147,9 @@ describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
       const before = await guess(t.app, '192.0.2.10', PASSWORD);
       expect(before.statusCode).toBe(200);
       const setCookie = String(before.headers['set-cookie']);
-      expect(setCookie).toMatch(/^eo_device_[\w-]+=[\w.-]+; Path=\/auth; Max-Age=\d+; HttpOnly; Secure; SameSite=Strict$/);
+      expect(setCookie).toMatch(
+        /^eo_device_[\w-]+=[\w.-]+; Path=\/auth; Max-Age=\d+; HttpOnly; Secure; SameSite=Strict$/,
+      );
       const cookie = setCookie.split(';')[0]!;
 
       await Promise.all(Array.from({ length: 500 }, (_, i) => guess(t.app, `198.51.100.${i & 255}`)));
@@ -133,7 +159,13 @@ describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
       expect((await guess(t.app, '192.0.2.10', PASSWORD, cookie)).statusCode).toBe(200);
       expect((await guess(t.app, '192.0.2.11', PASSWORD, cookie)).statusCode).toBe(200);
       // a device token is for its account only
-      const other = await t.app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress: '192.0.2.10', ...json({ email: 'bruno@example.com', password: 'wrong' }), headers: { 'content-type': 'application/json', cookie } });
+      const other = await t.app.inject({
+        method: 'POST',
+        url: '/auth/pos/login',
+        remoteAddress: '192.0.2.10',
+        ...json({ email: 'bruno@example.com', password: 'wrong' }),
+        headers: { 'content-type': 'application/json', cookie },
+      });
       expect(other.statusCode).toBe(401);
     } finally {
       await t.app.close();
@@ -156,18 +188,33 @@ describe('sign-in throttling over HTTP', { timeout: 60_000 }, () => {
 
   it('throttles per client address across accounts', async () => {
     const { app } = await testApp({ ipFailuresPerHour: 2 });
-    const attempt = (email: string, password: string) => app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress: '203.0.113.9', ...json({ email, password }) });
+    const attempt = (email: string, password: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/auth/pos/login',
+        remoteAddress: '203.0.113.9',
+        ...json({ email, password }),
+      });
     expect((await attempt('x1@example.com', 'a')).statusCode).toBe(401);
     expect((await attempt('x2@example.com', 'b')).statusCode).toBe(401);
     expect((await attempt('ana@example.com', PASSWORD)).statusCode).toBe(429);
-    const other = await app.inject({ method: 'POST', url: '/auth/pos/login', remoteAddress: '198.51.100.7', ...json({ email: 'ana@example.com', password: PASSWORD }) });
+    const other = await app.inject({
+      method: 'POST',
+      url: '/auth/pos/login',
+      remoteAddress: '198.51.100.7',
+      ...json({ email: 'ana@example.com', password: PASSWORD }),
+    });
     expect(other.statusCode).toBe(200);
     await app.close();
   });
 
   it('answers 503, not 500 nor a verification, when the shared budget cannot be reached', async () => {
     const { app } = await testApp({ attemptLedger: { claim: () => Promise.reject(new Error('apiserver down')) } });
-    const res = await app.inject({ method: 'POST', url: '/auth/pos/login', ...json({ email: 'ana@example.com', password: PASSWORD }) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/auth/pos/login',
+      ...json({ email: 'ana@example.com', password: PASSWORD }),
+    });
     expect(res.statusCode).toBe(503);
     expect(res.json().type).toBe('urn:endpoint-operator:signin:unavailable');
     await app.close();

@@ -11,7 +11,12 @@ afterAll(async () => {
 });
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) => postJson(t.app, url, body, headers);
-const me = (accessToken: string, shopId = 'lisbon-1') => t.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${accessToken}`, 'x-shop-id': shopId } });
+const me = (accessToken: string, shopId = 'lisbon-1') =>
+  t.app.inject({
+    method: 'GET',
+    url: '/auth/pos/me',
+    headers: { authorization: `Bearer ${accessToken}`, 'x-shop-id': shopId },
+  });
 const loginAna = async () => (await post('/auth/pos/login', { email: 'ana@example.com', password: PASSWORD })).json();
 
 describe('refresh tokens', { timeout: 30_000 }, () => {
@@ -34,7 +39,10 @@ describe('refresh tokens', { timeout: 30_000 }, () => {
 
   it('two concurrent refreshes of one token: one wins, the other is reuse, and the family is revoked', async () => {
     const first = await loginAna();
-    const [a, b] = await Promise.all([post('/auth/refresh', { refreshToken: first.refreshToken }), post('/auth/refresh', { refreshToken: first.refreshToken })]);
+    const [a, b] = await Promise.all([
+      post('/auth/refresh', { refreshToken: first.refreshToken }),
+      post('/auth/refresh', { refreshToken: first.refreshToken }),
+    ]);
     const codes = [a.statusCode, b.statusCode].sort();
     expect(codes).toEqual([200, 401]);
     const winner = (a.statusCode === 200 ? a : b).json();
@@ -43,7 +51,11 @@ describe('refresh tokens', { timeout: 30_000 }, () => {
 
   it('refuse garbage, unknown and access tokens', async () => {
     const first = await loginAna();
-    for (const refreshToken of ['x', 's-000000000000000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', first.accessToken]) {
+    for (const refreshToken of [
+      'x',
+      's-000000000000000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      first.accessToken,
+    ]) {
       const res = await post('/auth/refresh', { refreshToken });
       expect(res.statusCode).toBe(401);
       expect(res.headers['content-type']).toContain('application/problem+json');
@@ -92,11 +104,17 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
       email: 'bruno@example.com',
       displayName: 'Bruno Costa',
       passwordSecretRef: { name: 'passwords-2', key: 'bruno' },
-      memberships: [{ shop: 'lisbon-1', role: 'manager' }, { shop: 'porto-1', role: 'cashier' }],
+      memberships: [
+        { shop: 'lisbon-1', role: 'manager' },
+        { shop: 'porto-1', role: 'cashier' },
+      ],
     };
     t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec: { ...spec, status: 'disabled' } });
     expect((await me(auth.accessToken)).statusCode).toBe(401);
-    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${auth.accessToken}` })).statusCode).toBe(401);
+    expect(
+      (await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${auth.accessToken}` }))
+        .statusCode,
+    ).toBe(401);
     expect((await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).statusCode).toBe(401);
     expect((await post('/auth/refresh', { refreshToken: auth.refreshToken })).statusCode).toBe(401);
 
@@ -104,12 +122,20 @@ describe('changes to users take effect at once', { timeout: 30_000 }, () => {
     // the refresh family was revoked when the disabled user tried it: its access token stays refused
     expect((await me(auth.accessToken)).statusCode).toBe(401);
     const again = (await post('/auth/pos/login', { email: 'bruno@example.com', password: PASSWORD })).json();
-    const fresh = (await post('/auth/pos/select-shop', { sessionToken: again.sessionToken, shopId: 'lisbon-1' })).json();
+    const fresh = (
+      await post('/auth/pos/select-shop', { sessionToken: again.sessionToken, shopId: 'lisbon-1' })
+    ).json();
     expect((await me(fresh.accessToken)).statusCode).toBe(200);
     // a removed membership: 403 for that shop at once
-    t.directory.upsertShopUser({ metadata: { name: 'bruno' }, spec: { ...spec, memberships: [{ shop: 'lisbon-1', role: 'manager' }] } });
+    t.directory.upsertShopUser({
+      metadata: { name: 'bruno' },
+      spec: { ...spec, memberships: [{ shop: 'lisbon-1', role: 'manager' }] },
+    });
     expect((await me(fresh.accessToken, 'porto-1')).statusCode).toBe(403);
-    expect((await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${fresh.accessToken}` })).statusCode).toBe(403);
+    expect(
+      (await post('/auth/pos/switch-shop', { shopId: 'porto-1' }, { authorization: `Bearer ${fresh.accessToken}` }))
+        .statusCode,
+    ).toBe(403);
     expect((await me(fresh.accessToken, 'lisbon-1')).statusCode).toBe(200);
   });
 
@@ -125,15 +151,29 @@ describe('refresh families per user', { timeout: 30_000 }, () => {
   it('are capped: the login past the cap revokes the oldest family, and its access token with it', async () => {
     const capped = await (await import('./fixtures.js')).testApp({ maxSessionsPerUser: 3 });
     try {
-      const login = async () => (await capped.app.inject({ method: 'POST', url: '/auth/pos/login', ...json({ email: 'ana@example.com', password: PASSWORD }) })).json();
-      const meOn = (token: string) => capped.app.inject({ method: 'GET', url: '/auth/pos/me', headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' } });
+      const login = async () =>
+        (
+          await capped.app.inject({
+            method: 'POST',
+            url: '/auth/pos/login',
+            ...json({ email: 'ana@example.com', password: PASSWORD }),
+          })
+        ).json();
+      const meOn = (token: string) =>
+        capped.app.inject({
+          method: 'GET',
+          url: '/auth/pos/me',
+          headers: { authorization: `Bearer ${token}`, 'x-shop-id': 'lisbon-1' },
+        });
       const logins = [];
       for (let i = 0; i < 5; i++) {
         logins.push(await login());
         await capped.clock.advance(1000);
       }
       expect(capped.sessions.activeFamilies({ kind: 'ShopUser', name: 'ana' }, capped.clock.now())).toHaveLength(3);
-      expect(await Promise.all(logins.map(async (l) => (await meOn(l.accessToken)).statusCode))).toEqual([401, 401, 200, 200, 200]);
+      expect(await Promise.all(logins.map(async (l) => (await meOn(l.accessToken)).statusCode))).toEqual([
+        401, 401, 200, 200, 200,
+      ]);
       const oldest = logins[0].refreshToken.split('.')[0];
       expect((await capped.sessions.get(oldest))?.revokedReason).toBe('SessionLimit');
     } finally {

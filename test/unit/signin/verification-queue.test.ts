@@ -6,7 +6,14 @@ import { VerificationQueue } from '../../../src/signin/verification-queue.js';
 function gate(started: string[], name: string): { verify: () => Promise<string>; finish: () => void } {
   let finish = (): void => undefined;
   const done = new Promise<void>((resolve) => (finish = resolve));
-  return { verify: async () => { started.push(name); await done; return name; }, finish: () => finish() };
+  return {
+    verify: async () => {
+      started.push(name);
+      await done;
+      return name;
+    },
+    finish: () => finish(),
+  };
 }
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -114,7 +121,10 @@ describe('password verifications: bounded concurrency, a fair share per client',
   });
 
   it('counts the refusals callers make before admission (refuseOverShare) with those of admit', async () => {
-    const refused = async (): Promise<number> => (await metricsRegistry.getSingleMetric('endpoint_operator_signin_verifications_refused_total')?.get())?.values.find((v) => v.labels['reason'] === 'client')?.value ?? 0;
+    const refused = async (): Promise<number> =>
+      (
+        await metricsRegistry.getSingleMetric('endpoint_operator_signin_verifications_refused_total')?.get()
+      )?.values.find((v) => v.labels['reason'] === 'client')?.value ?? 0;
     const q = new VerificationQueue({ concurrency: 2, perClient: 1, queueLength: 10 });
     const before = await refused();
     expect(q.refuseOverShare('a')).toBe(false);

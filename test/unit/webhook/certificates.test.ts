@@ -1,6 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { issueCertificates, needsRenewal, nextRenewalCheck, planCertificates, servingIdentity } from '../../../src/webhook/certificates.js';
+import {
+  issueCertificates,
+  needsRenewal,
+  nextRenewalCheck,
+  planCertificates,
+  servingIdentity,
+} from '../../../src/webhook/certificates.js';
 
 const DAY = 86_400_000;
 const t0 = new Date('2026-03-01T00:00:00Z');
@@ -15,7 +21,10 @@ async function fresh() {
 
 describe('servingIdentity', () => {
   it('names the Service the way the API server dials it, and loopback in local mode only', () => {
-    expect(servingIdentity('svc', 'ns', undefined)).toEqual({ dnsNames: ['svc', 'svc.ns', 'svc.ns.svc', 'svc.ns.svc.cluster.local'], ipAddresses: [] });
+    expect(servingIdentity('svc', 'ns', undefined)).toEqual({
+      dnsNames: ['svc', 'svc.ns', 'svc.ns.svc', 'svc.ns.svc.cluster.local'],
+      ipAddresses: [],
+    });
     expect(local.ipAddresses).toEqual(['127.0.0.1']);
     expect(local.dnsNames).toContain('localhost');
     expect(servingIdentity('svc', 'ns', { host: '::1' }).ipAddresses).toEqual(['127.0.0.1', '::1']);
@@ -24,7 +33,10 @@ describe('servingIdentity', () => {
 
 describe('certificate issuance', () => {
   it('issues a CA and a serving certificate for every name that verify with node:crypto', async () => {
-    expect(await planCertificates(undefined, local, t0)).toEqual({ action: 'renew-all', reason: 'no certificates stored yet' });
+    expect(await planCertificates(undefined, local, t0)).toEqual({
+      action: 'renew-all',
+      reason: 'no certificates stored yet',
+    });
     const bundle = await fresh();
     const ca = new X509Certificate(bundle.caCert);
     const leaf = new X509Certificate(bundle.cert);
@@ -33,7 +45,9 @@ describe('certificate issuance', () => {
     expect(leaf.verify(ca.publicKey)).toBe(true);
     expect(leaf.checkIssued(ca)).toBe(true);
     expect(leaf.checkIP('127.0.0.1')).toBe('127.0.0.1');
-    expect(leaf.checkHost('endpoint-operator-webhook.endpoint-operator-system.svc')).toBe('endpoint-operator-webhook.endpoint-operator-system.svc');
+    expect(leaf.checkHost('endpoint-operator-webhook.endpoint-operator-system.svc')).toBe(
+      'endpoint-operator-webhook.endpoint-operator-system.svc',
+    );
     expect(leaf.checkHost('evil.example.com')).toBeUndefined();
     expect(new Date(leaf.validTo).getTime()).toBe(at(9).getTime());
     expect(bundle.caBundle).toBe(bundle.caCert);
@@ -70,14 +84,20 @@ describe('certificate issuance', () => {
   });
 
   it('never issues a serving certificate that outlives its CA', async () => {
-    const bundle = await issueCertificates({ action: 'renew-all', reason: 'test' }, undefined, local, t0, { caDays: 5, servingDays: 9 });
+    const bundle = await issueCertificates({ action: 'renew-all', reason: 'test' }, undefined, local, t0, {
+      caDays: 5,
+      servingDays: 9,
+    });
     expect(new X509Certificate(bundle.cert).validTo).toBe(new X509Certificate(bundle.caCert).validTo);
   });
 
   it('re-issues the serving certificate when the names it must cover change', async () => {
     const bundle = await fresh();
     const inCluster = servingIdentity('endpoint-operator-webhook', 'endpoint-operator-system', undefined);
-    expect(await planCertificates(bundle, inCluster, t0)).toEqual({ action: 'renew-serving', reason: 'serving certificate names changed' });
+    expect(await planCertificates(bundle, inCluster, t0)).toEqual({
+      action: 'renew-serving',
+      reason: 'serving certificate names changed',
+    });
   });
 
   it('starts over when the stored material is unreadable or does not belong together', async () => {
@@ -85,7 +105,10 @@ describe('certificate issuance', () => {
     expect((await planCertificates({ ...bundle, caKey: 'garbage' }, local, t0)).action).toBe('renew-all');
     expect((await planCertificates({ ...bundle, cert: 'not a cert' }, local, t0)).action).toBe('renew-all');
     const other = await fresh();
-    expect(await planCertificates({ ...bundle, cert: other.cert, key: other.key }, local, t0)).toEqual({ action: 'renew-serving', reason: 'serving certificate is not signed by the stored CA' });
+    expect(await planCertificates({ ...bundle, cert: other.cert, key: other.key }, local, t0)).toEqual({
+      action: 'renew-serving',
+      reason: 'serving certificate is not signed by the stored CA',
+    });
   });
 
   it('schedules the next check at the serving certificate renewal point', async () => {

@@ -51,7 +51,8 @@ export class FakeApi implements WebhookKubeApi {
     const name = obj.metadata.name ?? '';
     this.calls.push({ verb: 'create', plural: ref.plural, name, body });
     this.beforeWrite?.('create', this.key(ref, ns, name));
-    if (this.store.has(this.key(ref, ns, name))) return Promise.reject(new ApiError(409, 'AlreadyExists', `${name} already exists`, {}));
+    if (this.store.has(this.key(ref, ns, name)))
+      return Promise.reject(new ApiError(409, 'AlreadyExists', `${name} already exists`, {}));
     return Promise.resolve(this.put(ref, ns, obj) as T);
   }
 
@@ -61,7 +62,8 @@ export class FakeApi implements WebhookKubeApi {
     const current = this.store.get(this.key(ref, ns, name));
     const obj = body as KubeObject;
     if (!current) return Promise.reject(new ApiError(404, 'NotFound', `${name} not found`, {}));
-    if (obj.metadata.resourceVersion !== current.metadata.resourceVersion) return Promise.reject(new ApiError(409, 'Conflict', 'the object has been modified', {}));
+    if (obj.metadata.resourceVersion !== current.metadata.resourceVersion)
+      return Promise.reject(new ApiError(409, 'Conflict', 'the object has been modified', {}));
     return Promise.resolve(this.put(ref, ns, obj) as T);
   }
 
@@ -76,7 +78,10 @@ export class FakeApi implements WebhookKubeApi {
 /** RFC 7386 JSON merge patch. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

@@ -29,19 +29,30 @@ export const widgetKind: KindDefinition = {
         const warnings: string[] = [];
         const spec = isRecord(obj) && isRecord(obj.spec) ? obj.spec : {};
         if (spec.id === undefined) errors.push(fieldErrors.required('spec.id', 'spec.id is required'));
-        if (typeof spec.port === 'number' && (spec.port < 0 || spec.port > 65535)) errors.push(fieldErrors.invalid('spec.port', spec.port, 'must be between 0 and 65535, inclusive'));
+        if (typeof spec.port === 'number' && (spec.port < 0 || spec.port > 65535))
+          errors.push(fieldErrors.invalid('spec.port', spec.port, 'must be between 0 and 65535, inclusive'));
         if (spec.legacy === true) warnings.push('spec.legacy is deprecated: remove it');
         if (spec.explode === true) throw new Error('boom');
         const oldSpec = isRecord(oldObj) && isRecord(oldObj.spec) ? oldObj.spec : undefined;
-        if (oldSpec && oldSpec.id !== spec.id) errors.push(fieldErrors.invalid('spec.id', spec.id, 'field is immutable'));
+        if (oldSpec && oldSpec.id !== spec.id)
+          errors.push(fieldErrors.invalid('spec.id', spec.id, 'field is immutable'));
         return { errors, warnings };
       },
     },
   ],
 };
 
-export function widget(spec: Record<string, unknown>, name = 'w1', extraMeta: Record<string, unknown> = {}): Record<string, unknown> {
-  return { apiVersion: 'test.endpoint-operator.dev/v1', kind: 'Widget', metadata: { name, namespace: 'ns1', ...extraMeta }, spec };
+export function widget(
+  spec: Record<string, unknown>,
+  name = 'w1',
+  extraMeta: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    apiVersion: 'test.endpoint-operator.dev/v1',
+    kind: 'Widget',
+    metadata: { name, namespace: 'ns1', ...extraMeta },
+    spec,
+  };
 }
 
 export function admissionReview(opts: {

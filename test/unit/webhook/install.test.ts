@@ -3,7 +3,12 @@ import { z } from 'zod';
 import type { KindDefinition } from '../../../src/api/common/kind.js';
 import { bundleFromSecret, ensureWebhookCertificates, SECRETS } from '../../../src/webhook/certificate-secret.js';
 import { mutatingWebhookConfiguration, webhookConfiguration } from '../../../src/webhook/configuration.js';
-import { CRDS, installWebhooks, MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../../src/webhook/install.js';
+import {
+  CRDS,
+  installWebhooks,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from '../../../src/webhook/install.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../../../src/webhook/settings.js';
 import { FakeApi } from './fake-api.js';
 import { widgetKind } from './fixtures.js';
@@ -11,7 +16,12 @@ import { ManualClock } from '../../support/manual-clock.js';
 
 const DAY = 86_400_000;
 const t0 = new Date('2026-03-01T00:00:00Z');
-const settings: WebhookSettings = { ...localWebhookSettings(8443), namespace: 'eo-system', caValidityDays: 30, servingValidityDays: 9 };
+const settings: WebhookSettings = {
+  ...localWebhookSettings(8443),
+  namespace: 'eo-system',
+  caValidityDays: 30,
+  servingValidityDays: 9,
+};
 
 const gadgetKind: KindDefinition = {
   ...widgetKind,
@@ -27,7 +37,12 @@ const kinds = [widgetKind, gadgetKind];
 const gadgetCrd = 'gadgets.test.endpoint-operator.dev';
 
 function withCrd(api: FakeApi): FakeApi {
-  api.put(CRDS, undefined, { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: gadgetCrd }, spec: { group: 'test.endpoint-operator.dev', conversion: { strategy: 'None' } } });
+  api.put(CRDS, undefined, {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: gadgetCrd },
+    spec: { group: 'test.endpoint-operator.dev', conversion: { strategy: 'None' } },
+  });
   return api;
 }
 
@@ -35,10 +50,17 @@ describe('ensureWebhookCertificates', () => {
   it('creates the Secret once and reuses it on the next start', async () => {
     const api = new FakeApi();
     const first = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
-    expect(api.writes().map((c) => `${c.verb} ${c.plural}/${c.name}`)).toEqual(['create secrets/endpoint-operator-webhook-tls']);
+    expect(api.writes().map((c) => `${c.verb} ${c.plural}/${c.name}`)).toEqual([
+      'create secrets/endpoint-operator-webhook-tls',
+    ]);
     const stored = api.store.get('secrets/eo-system/endpoint-operator-webhook-tls');
     expect(stored).toMatchObject({ type: 'kubernetes.io/tls' });
-    expect(Object.keys((stored as unknown as { data: object }).data).sort()).toEqual(['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    expect(Object.keys((stored as unknown as { data: object }).data).sort()).toEqual([
+      'ca.crt',
+      'ca.key',
+      'tls.crt',
+      'tls.key',
+    ]);
     api.calls.length = 0;
     const second = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime() + DAY) });
     expect(second).toEqual(first);
@@ -94,7 +116,10 @@ describe('ensureWebhookCertificates', () => {
     const api = new FakeApi();
     await expect(ensureWebhookCertificates(api, cm)).rejects.toThrow('Certificate eo-system/eo-serving');
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    api.put(SECRETS, 'eo-system', { metadata: { name: settings.secretName, namespace: 'eo-system' }, data: { 'tls.crt': b64('CERT'), 'tls.key': b64('KEY') } });
+    api.put(SECRETS, 'eo-system', {
+      metadata: { name: settings.secretName, namespace: 'eo-system' },
+      data: { 'tls.crt': b64('CERT'), 'tls.key': b64('KEY') },
+    });
     expect(await ensureWebhookCertificates(api, cm)).toEqual({ cert: 'CERT', key: 'KEY', caBundle: '' });
     expect(api.writes()).toEqual([]);
   });
@@ -103,14 +128,25 @@ describe('ensureWebhookCertificates', () => {
 describe('installWebhooks', () => {
   it('creates the configuration, points the multi-version CRD at /convert, then writes nothing while the CA is unchanged', async () => {
     const api = withCrd(new FakeApi());
-    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'created', mutatingConfiguration: 'created', crds: { [gadgetCrd]: 'updated' } });
+    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({
+      configuration: 'created',
+      mutatingConfiguration: 'created',
+      crds: { [gadgetCrd]: 'updated' },
+    });
     const crd = api.read<{ spec: { conversion: unknown } }>(`customresourcedefinitions//${gadgetCrd}`);
     expect(crd.spec.conversion).toEqual({
       strategy: 'Webhook',
-      webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://127.0.0.1:8443/convert', caBundle: Buffer.from('CA-1').toString('base64') } },
+      webhook: {
+        conversionReviewVersions: ['v1'],
+        clientConfig: { url: 'https://127.0.0.1:8443/convert', caBundle: Buffer.from('CA-1').toString('base64') },
+      },
     });
     api.calls.length = 0;
-    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({ configuration: 'unchanged', mutatingConfiguration: 'unchanged', crds: { [gadgetCrd]: 'unchanged' } });
+    expect(await installWebhooks(api, settings, 'CA-1', kinds)).toEqual({
+      configuration: 'unchanged',
+      mutatingConfiguration: 'unchanged',
+      crds: { [gadgetCrd]: 'unchanged' },
+    });
     expect(api.writes()).toEqual([]);
   });
 
@@ -118,8 +154,16 @@ describe('installWebhooks', () => {
     const api = withCrd(new FakeApi());
     await installWebhooks(api, settings, 'CA-1', kinds);
     api.calls.length = 0;
-    expect(await installWebhooks(api, settings, 'CA-2', kinds)).toEqual({ configuration: 'updated', mutatingConfiguration: 'updated', crds: { [gadgetCrd]: 'updated' } });
-    expect(api.writes().map((c) => `${c.verb} ${c.plural}`)).toEqual([`replace ${VALIDATING_WEBHOOK_CONFIGURATIONS.plural}`, `replace ${MUTATING_WEBHOOK_CONFIGURATIONS.plural}`, `patch ${CRDS.plural}`]);
+    expect(await installWebhooks(api, settings, 'CA-2', kinds)).toEqual({
+      configuration: 'updated',
+      mutatingConfiguration: 'updated',
+      crds: { [gadgetCrd]: 'updated' },
+    });
+    expect(api.writes().map((c) => `${c.verb} ${c.plural}`)).toEqual([
+      `replace ${VALIDATING_WEBHOOK_CONFIGURATIONS.plural}`,
+      `replace ${MUTATING_WEBHOOK_CONFIGURATIONS.plural}`,
+      `patch ${CRDS.plural}`,
+    ]);
     for (const plural of ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations']) {
       const config = api.read<{ webhooks: { clientConfig: { caBundle: string } }[] }>(`${plural}//endpoint-operator`);
       expect(config.webhooks[0]?.clientConfig.caBundle, plural).toBe(Buffer.from('CA-2').toString('base64'));
@@ -131,8 +175,13 @@ describe('installWebhooks', () => {
     await installWebhooks(api, settings, 'CA-1', kinds);
     const inCluster: WebhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, namespace: 'eo-system' };
     await installWebhooks(api, inCluster, 'CA-1', kinds);
-    const crd = api.read<{ spec: { conversion: { webhook: { clientConfig: unknown } } } }>(`customresourcedefinitions//${gadgetCrd}`);
-    expect(crd.spec.conversion.webhook.clientConfig).toEqual({ service: { namespace: 'eo-system', name: 'endpoint-operator-webhook', path: '/convert', port: 443 }, caBundle: Buffer.from('CA-1').toString('base64') });
+    const crd = api.read<{ spec: { conversion: { webhook: { clientConfig: unknown } } } }>(
+      `customresourcedefinitions//${gadgetCrd}`,
+    );
+    expect(crd.spec.conversion.webhook.clientConfig).toEqual({
+      service: { namespace: 'eo-system', name: 'endpoint-operator-webhook', path: '/convert', port: 443 },
+      caBundle: Buffer.from('CA-1').toString('base64'),
+    });
   });
 
   it('reports a CRD that is not installed instead of failing', async () => {
@@ -145,7 +194,10 @@ describe('installWebhooks', () => {
     const api = withCrd(new FakeApi());
     await installWebhooks(api, cm, undefined, kinds);
     const key = 'validatingwebhookconfigurations//endpoint-operator';
-    const vwc = api.read<{ metadata: { annotations: Record<string, string> }; webhooks: { clientConfig: Record<string, unknown> }[] }>(key);
+    const vwc = api.read<{
+      metadata: { annotations: Record<string, string> };
+      webhooks: { clientConfig: Record<string, unknown> }[];
+    }>(key);
     expect(vwc.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('eo-system/eo-serving');
     expect(vwc.webhooks[0]?.clientConfig.caBundle).toBeUndefined();
     // The injector fills the caBundle; a restart of the operator must not wipe it.
@@ -156,8 +208,13 @@ describe('installWebhooks', () => {
     const mwc = api.read<{ webhooks: { clientConfig: Record<string, unknown> }[] }>(mutatingKey);
     mwc.webhooks[0]!.clientConfig.caBundle = 'SU5KRUNURUQ=';
     api.store.set(mutatingKey, mwc as never);
-    expect(await installWebhooks(api, cm, undefined, kinds)).toMatchObject({ configuration: 'unchanged', mutatingConfiguration: 'unchanged' });
-    const crd = api.read<{ metadata: { annotations: Record<string, string> } }>(`customresourcedefinitions//${gadgetCrd}`);
+    expect(await installWebhooks(api, cm, undefined, kinds)).toMatchObject({
+      configuration: 'unchanged',
+      mutatingConfiguration: 'unchanged',
+    });
+    const crd = api.read<{ metadata: { annotations: Record<string, string> } }>(
+      `customresourcedefinitions//${gadgetCrd}`,
+    );
     expect(crd.metadata.annotations['cert-manager.io/inject-ca-from']).toBe('eo-system/eo-serving');
   });
 });
@@ -167,14 +224,42 @@ describe('webhookConfiguration', () => {
     const cfg = webhookConfiguration({ ...DEFAULT_WEBHOOK_SETTINGS }, 'CA', kinds);
     expect(cfg.webhooks).toHaveLength(1);
     const hook = cfg.webhooks[0]!;
-    expect(hook).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', timeoutSeconds: 5, admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' });
-    expect(hook.rules).toEqual([{ apiGroups: ['test.endpoint-operator.dev'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['gadgets', 'widgets'], scope: 'Namespaced' }]);
-    expect(hook.clientConfig).toEqual({ service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/validate', port: 443 }, caBundle: Buffer.from('CA').toString('base64') });
-    expect(hook.namespaceSelector.matchExpressions).toContainEqual({ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['endpoint-operator-system'] });
+    expect(hook).toMatchObject({
+      failurePolicy: 'Fail',
+      sideEffects: 'None',
+      timeoutSeconds: 5,
+      admissionReviewVersions: ['v1'],
+      matchPolicy: 'Equivalent',
+    });
+    expect(hook.rules).toEqual([
+      {
+        apiGroups: ['test.endpoint-operator.dev'],
+        apiVersions: ['v1', 'v1beta1'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['gadgets', 'widgets'],
+        scope: 'Namespaced',
+      },
+    ]);
+    expect(hook.clientConfig).toEqual({
+      service: {
+        namespace: 'endpoint-operator-system',
+        name: 'endpoint-operator-webhook',
+        path: '/validate',
+        port: 443,
+      },
+      caBundle: Buffer.from('CA').toString('base64'),
+    });
+    expect(hook.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'kubernetes.io/metadata.name',
+      operator: 'NotIn',
+      values: ['endpoint-operator-system'],
+    });
   });
 
   it('points at a loopback URL in local mode', () => {
-    expect(webhookConfiguration(localWebhookSettings(9443), undefined, kinds).webhooks[0]?.clientConfig).toEqual({ url: 'https://127.0.0.1:9443/validate' });
+    expect(webhookConfiguration(localWebhookSettings(9443), undefined, kinds).webhooks[0]?.clientConfig).toEqual({
+      url: 'https://127.0.0.1:9443/validate',
+    });
   });
 });
 
@@ -184,10 +269,29 @@ describe('mutatingWebhookConfiguration', () => {
     expect(cfg.kind).toBe('MutatingWebhookConfiguration');
     expect(cfg.webhooks).toHaveLength(1);
     const hook = cfg.webhooks[0]!;
-    expect(hook).toMatchObject({ failurePolicy: 'Ignore', sideEffects: 'None', reinvocationPolicy: 'Never', admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' });
+    expect(hook).toMatchObject({
+      failurePolicy: 'Ignore',
+      sideEffects: 'None',
+      reinvocationPolicy: 'Never',
+      admissionReviewVersions: ['v1'],
+      matchPolicy: 'Equivalent',
+    });
     // Widget has no finalizer: only Gadget is intercepted, and only on CREATE.
-    expect(hook.rules).toEqual([{ apiGroups: ['test.endpoint-operator.dev'], apiVersions: ['v1', 'v1beta1'], operations: ['CREATE'], resources: ['gadgets'], scope: 'Namespaced' }]);
-    expect(hook.clientConfig).toEqual({ service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/mutate', port: 443 }, caBundle: Buffer.from('CA').toString('base64') });
-    expect(hook.namespaceSelector).toEqual(webhookConfiguration({ ...DEFAULT_WEBHOOK_SETTINGS }, 'CA', kinds).webhooks[0]?.namespaceSelector);
+    expect(hook.rules).toEqual([
+      {
+        apiGroups: ['test.endpoint-operator.dev'],
+        apiVersions: ['v1', 'v1beta1'],
+        operations: ['CREATE'],
+        resources: ['gadgets'],
+        scope: 'Namespaced',
+      },
+    ]);
+    expect(hook.clientConfig).toEqual({
+      service: { namespace: 'endpoint-operator-system', name: 'endpoint-operator-webhook', path: '/mutate', port: 443 },
+      caBundle: Buffer.from('CA').toString('base64'),
+    });
+    expect(hook.namespaceSelector).toEqual(
+      webhookConfiguration({ ...DEFAULT_WEBHOOK_SETTINGS }, 'CA', kinds).webhooks[0]?.namespaceSelector,
+    );
   });
 });

@@ -11,7 +11,12 @@ const DAY = 86_400_000;
 /** Real time allowed for real async work (key generation) on a loaded machine. */
 const WAIT = { timeout: 15_000, interval: 20 };
 const t0 = new Date('2026-03-01T00:00:00Z');
-const settings: WebhookSettings = { ...localWebhookSettings(8443), namespace: 'eo-system', caValidityDays: 30, servingValidityDays: 9 };
+const settings: WebhookSettings = {
+  ...localWebhookSettings(8443),
+  namespace: 'eo-system',
+  caValidityDays: 30,
+  servingValidityDays: 9,
+};
 
 function fakeServer(): WebhookServer & { installed: ServingCertificate[] } {
   const installed: ServingCertificate[] = [];
@@ -30,7 +35,16 @@ describe('startCertificateRenewal', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const server = fakeServer();
     const abort = new AbortController();
-    startCertificateRenewal({ client: api, settings, server, current, log: pino({ level: 'silent' }), signal: abort.signal, kinds: [], clock });
+    startCertificateRenewal({
+      client: api,
+      settings,
+      server,
+      current,
+      log: pino({ level: 'silent' }),
+      signal: abort.signal,
+      kinds: [],
+      clock,
+    });
     api.calls.length = 0;
 
     // Before the renewal point (2/3 of 9 days) the timer (capped at an hour) only re-reads.
@@ -52,11 +66,27 @@ describe('startCertificateRenewal', () => {
     const api = new FakeApi();
     const current = await ensureWebhookCertificates(api, settings, { clock: new ManualClock(t0.getTime()) });
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const failing = { ...api, get: () => Promise.reject(new Error('apiserver down')), create: api.create.bind(api), replace: api.replace.bind(api), patch: api.patch.bind(api) };
+    const failing = {
+      ...api,
+      get: () => Promise.reject(new Error('apiserver down')),
+      create: api.create.bind(api),
+      replace: api.replace.bind(api),
+      patch: api.patch.bind(api),
+    };
     const errors: string[] = [];
     const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(line) });
     const abort = new AbortController();
-    startCertificateRenewal({ client: failing, settings, server: fakeServer(), current, log, signal: abort.signal, kinds: [], clock: new ManualClock(t0.getTime()), maxIntervalMs: 10_000 });
+    startCertificateRenewal({
+      client: failing,
+      settings,
+      server: fakeServer(),
+      current,
+      log,
+      signal: abort.signal,
+      kinds: [],
+      clock: new ManualClock(t0.getTime()),
+      maxIntervalMs: 10_000,
+    });
     await vi.advanceTimersByTimeAsync(10_000);
     await vi.waitFor(() => expect(errors.length === 1 && vi.getTimerCount() === 1).toBe(true), WAIT);
     await vi.advanceTimersByTimeAsync(59_000);

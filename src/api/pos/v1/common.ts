@@ -32,7 +32,9 @@ export const emailSchema = z
   .string()
   .min(3)
   .max(254)
-  .regex(EMAIL_PATTERN, { error: 'must be an email address local@domain (local part at most 64 characters, no spaces)' })
+  .regex(EMAIL_PATTERN, {
+    error: 'must be an email address local@domain (local part at most 64 characters, no spaces)',
+  })
   .meta(
     validations(
       {
@@ -46,11 +48,9 @@ export const emailSchema = z
     ),
   );
 
-export const dnsSubdomainSchema = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(DNS1123_SUBDOMAIN_PATTERN, { error: "must be a lowercase RFC 1123 subdomain (lowercase alphanumerics, '-' or '.', alphanumeric at both ends)" });
+export const dnsSubdomainSchema = z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN_PATTERN, {
+  error: "must be a lowercase RFC 1123 subdomain (lowercase alphanumerics, '-' or '.', alphanumeric at both ends)",
+});
 
 export const secretKeySelectorSchema = z
   .object({
@@ -60,7 +60,10 @@ export const secretKeySelectorSchema = z
       .min(1)
       .max(253)
       .regex(SECRET_KEY_PATTERN, { error: "must consist of alphanumerics, '-', '_' or '.'" })
-      .meta({ description: 'key is the data key holding the argon2id PHC string (made by `endpoint-operator hash-password`); required.' }),
+      .meta({
+        description:
+          'key is the data key holding the argon2id PHC string (made by `endpoint-operator hash-password`); required.',
+      }),
   })
   .meta({ description: 'passwordSecretRef names the Secret key holding the argon2id password hash; required.' });
 export type SecretKeySelector = z.infer<typeof secretKeySelectorSchema>;
@@ -68,7 +71,12 @@ export type SecretKeySelector = z.infer<typeof secretKeySelectorSchema>;
 /** `status` of a POS kind: observedGeneration and the kind's conditions. */
 export function basicStatusSchema(kind: ConditionKind) {
   return z.object({
-    observedGeneration: z.number().int().min(0).optional().meta({ description: 'observedGeneration is the metadata.generation last processed.' }),
+    observedGeneration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: 'observedGeneration is the metadata.generation last processed.' }),
     conditions: conditionsSchema(kind),
   });
 }
@@ -83,12 +91,24 @@ export const ageColumn: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '
 export function emailErrors(field: string, email: string): FieldError[] {
   const errors: FieldError[] = [];
   if (email !== email.toLowerCase()) {
-    errors.push(fieldErrors.invalid(field, email, `must be lowercase (write ${JSON.stringify(email.toLowerCase())}) so that one address names one identity`));
+    errors.push(
+      fieldErrors.invalid(
+        field,
+        email,
+        `must be lowercase (write ${JSON.stringify(email.toLowerCase())}) so that one address names one identity`,
+      ),
+    );
   }
   const domain = email.slice(email.lastIndexOf('@') + 1);
   const labels = domain.split('.');
   if (labels.length < 2 || labels.some((l) => l.length === 0 || l.length > 63)) {
-    errors.push(fieldErrors.invalid(field, email, 'the domain must be a dotted DNS name with labels of 1 to 63 characters (for example example.com)'));
+    errors.push(
+      fieldErrors.invalid(
+        field,
+        email,
+        'the domain must be a dotted DNS name with labels of 1 to 63 characters (for example example.com)',
+      ),
+    );
   }
   return errors;
 }

@@ -7,12 +7,17 @@ import { validateSpec } from './validate-spec.js';
 const SHOP_CODE_PATTERN = /^[A-Z0-9]([A-Z0-9-]{0,14}[A-Z0-9])?$/;
 
 export const shopSpecSchema = z.object({
-  displayName: z.string().min(1).max(128).meta({ description: 'displayName is the name shown to cashiers and on receipts (1-128 characters, any UTF-8); required.' }),
+  displayName: z.string().min(1).max(128).meta({
+    description: 'displayName is the name shown to cashiers and on receipts (1-128 characters, any UTF-8); required.',
+  }),
   code: z
     .string()
     .min(1)
     .max(16)
-    .regex(SHOP_CODE_PATTERN, { error: "must be 1-16 upper-case letters, digits or '-', starting and ending with a letter or digit (for example LIS-001)" })
+    .regex(SHOP_CODE_PATTERN, {
+      error:
+        "must be 1-16 upper-case letters, digits or '-', starting and ending with a letter or digit (for example LIS-001)",
+    })
     .meta({ description: 'code is the short shop code printed on receipts (1-16 of A-Z, 0-9, -); required.' }),
 });
 export type ShopSpec = z.infer<typeof shopSpecSchema>;
@@ -27,7 +32,8 @@ export const shopKind: KindDefinition = {
   singular: 'shop',
   shortNames: ['shop'],
   categories: POS_CATEGORIES,
-  description: 'Shop is a point-of-sale shop that shop users sign in to; its metadata.name is the shop id used by the sign-in API.',
+  description:
+    'Shop is a point-of-sale shop that shop users sign in to; its metadata.name is the shop id used by the sign-in API.',
   versions: [
     {
       name: 'v1',

@@ -16,8 +16,10 @@ export function decodeFields<Shape extends z.core.$ZodLooseShape>(
   handledByCaller: readonly (keyof Shape & string)[] = [],
 ): { value: Partial<z.output<z.ZodObject<Shape>>>; raw: Record<string, unknown>; errors: FieldError[] } {
   const path = root.join('.');
-  if (input === undefined || input === null) return { value: {}, raw: {}, errors: [fieldErrors.required(path, `${path} is required`)] };
-  if (!isRecord(input)) return { value: {}, raw: {}, errors: [fieldErrors.typeInvalid(path, input, 'must be an object')] };
+  if (input === undefined || input === null)
+    return { value: {}, raw: {}, errors: [fieldErrors.required(path, `${path} is required`)] };
+  if (!isRecord(input))
+    return { value: {}, raw: {}, errors: [fieldErrors.typeInvalid(path, input, 'must be an object')] };
   const value: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   const shape = schema.shape as Record<string, z.ZodType>;

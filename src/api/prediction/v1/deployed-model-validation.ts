@@ -6,7 +6,11 @@ import type { ValidationOptions } from '../../common/kind.js';
 import { backendErrors } from './backend-validation.js';
 import { decodeFields } from './decode-fields.js';
 import { servingErrors, servingImmutabilityErrors } from './serving-validation.js';
-import { DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS, deployedModelSpecSchema, type DeployedModelSpec } from './deployed-model-schema.js';
+import {
+  DEPLOYED_MODEL_DISPLAY_NAME_MAX_CODE_POINTS,
+  deployedModelSpecSchema,
+  type DeployedModelSpec,
+} from './deployed-model-schema.js';
 
 const spec = FieldPath.root('spec');
 
@@ -15,7 +19,8 @@ const spec = FieldPath.root('spec');
  * DeployedModel). `oldObj` is the stored object on UPDATE, anything else on CREATE. Pure; never throws.
  */
 export function validateDeployedModel(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
-  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a DeployedModel must be an object')], warnings: [] };
+  if (!isRecord(obj))
+    return { errors: [fieldErrors.typeInvalid('', obj, 'a DeployedModel must be an object')], warnings: [] };
   // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
   const raw = withoutUnset(deployedModelSpecSchema, obj.spec);
   const decoded = decodeFields(deployedModelSpecSchema, raw, ['spec']);
@@ -49,30 +54,64 @@ function resourcesErrors(raw: Record<string, unknown>, value: Partial<DeployedMo
   const hasDedicated = present(raw.dedicatedResources);
   const hasAutomatic = present(raw.automaticResources);
   if (!hasDedicated && !hasAutomatic) {
-    return [fieldErrors.required(spec.toString(), 'exactly one of spec.dedicatedResources and spec.automaticResources is required')];
+    return [
+      fieldErrors.required(
+        spec.toString(),
+        'exactly one of spec.dedicatedResources and spec.automaticResources is required',
+      ),
+    ];
   }
   if (hasDedicated && hasAutomatic) {
-    return [fieldErrors.forbidden(spec.child('automaticResources').toString(), 'may not be set together with spec.dedicatedResources: set exactly one of the two')];
+    return [
+      fieldErrors.forbidden(
+        spec.child('automaticResources').toString(),
+        'may not be set together with spec.dedicatedResources: set exactly one of the two',
+      ),
+    ];
   }
   const errors: FieldError[] = [];
   const dedicated = value.dedicatedResources;
   if (dedicated) {
     const path = spec.child('dedicatedResources');
     const { minReplicaCount: min, maxReplicaCount: max } = dedicated;
-    if (max !== undefined && max < min) errors.push(fieldErrors.invalid(path.child('maxReplicaCount').toString(), max, `must be at least minReplicaCount (${min})`));
+    if (max !== undefined && max < min)
+      errors.push(
+        fieldErrors.invalid(path.child('maxReplicaCount').toString(), max, `must be at least minReplicaCount (${min})`),
+      );
     const { acceleratorType, acceleratorCount } = dedicated.machineSpec;
     if (acceleratorCount !== undefined && acceleratorCount > 0 && acceleratorType === undefined) {
-      errors.push(fieldErrors.required(path.child('machineSpec').child('acceleratorType').toString(), 'is required when acceleratorCount is above 0'));
+      errors.push(
+        fieldErrors.required(
+          path.child('machineSpec').child('acceleratorType').toString(),
+          'is required when acceleratorCount is above 0',
+        ),
+      );
     }
     const seen = new Set<string>();
     (dedicated.autoscalingMetricSpecs ?? []).forEach((m, i) => {
-      if (seen.has(m.metricName)) errors.push(fieldErrors.duplicate(path.child('autoscalingMetricSpecs').index(i).child('metricName').toString(), m.metricName));
+      if (seen.has(m.metricName))
+        errors.push(
+          fieldErrors.duplicate(
+            path.child('autoscalingMetricSpecs').index(i).child('metricName').toString(),
+            m.metricName,
+          ),
+        );
       seen.add(m.metricName);
     });
   }
   const automatic = value.automaticResources;
-  if (automatic?.minReplicaCount !== undefined && automatic.maxReplicaCount !== undefined && automatic.maxReplicaCount < automatic.minReplicaCount) {
-    errors.push(fieldErrors.invalid(spec.child('automaticResources').child('maxReplicaCount').toString(), automatic.maxReplicaCount, `must be at least minReplicaCount (${automatic.minReplicaCount})`));
+  if (
+    automatic?.minReplicaCount !== undefined &&
+    automatic.maxReplicaCount !== undefined &&
+    automatic.maxReplicaCount < automatic.minReplicaCount
+  ) {
+    errors.push(
+      fieldErrors.invalid(
+        spec.child('automaticResources').child('maxReplicaCount').toString(),
+        automatic.maxReplicaCount,
+        `must be at least minReplicaCount (${automatic.minReplicaCount})`,
+      ),
+    );
   }
   return errors;
 }
@@ -92,13 +131,20 @@ function immutabilityErrors(raw: Record<string, unknown>, oldObj: Record<string,
   if (oldId !== undefined && newId === undefined) {
     errors.push(fieldErrors.forbidden(idPath, `is immutable and may not be removed (it is ${JSON.stringify(oldId)})`));
   } else if (oldId !== undefined && newId !== oldId) {
-    errors.push(fieldErrors.invalid(idPath, newId, `is immutable (it is ${JSON.stringify(oldId)}); to use another id, delete this DeployedModel and create a new one`));
+    errors.push(
+      fieldErrors.invalid(
+        idPath,
+        newId,
+        `is immutable (it is ${JSON.stringify(oldId)}); to use another id, delete this DeployedModel and create a new one`,
+      ),
+    );
   } else if (oldId === undefined && newId !== undefined) {
     const assigned = isRecord(oldObj.status) && typeof oldObj.status.id === 'string' ? oldObj.status.id : undefined;
     if (newId !== assigned) {
-      const detail = assigned === undefined
-        ? 'is immutable and may not be added after creation'
-        : `is immutable: it may only be set to the id the operator assigned, ${JSON.stringify(assigned)} (status.id)`;
+      const detail =
+        assigned === undefined
+          ? 'is immutable and may not be added after creation'
+          : `is immutable: it may only be set to the id the operator assigned, ${JSON.stringify(assigned)} (status.id)`;
       errors.push(fieldErrors.invalid(idPath, newId, detail));
     }
   }

@@ -5,8 +5,19 @@ import { FieldPath } from '../../common/field-path.js';
 import type { ValidationOptions } from '../../common/kind.js';
 import { decodeFields } from './decode-fields.js';
 import { jsonEqual } from './etag.js';
-import { DISPLAY_NAME_MAX_CODE_POINTS, predictionEndpointSpecSchema, type PredictionEndpointSpec } from './endpoint-schema.js';
-import { DEPLOYED_MODEL_ID, LABEL_KEY, LABEL_MAX_CODE_POINTS, LABEL_VALUE, MAX_LABELS, bigQueryUriProblem } from './names.js';
+import {
+  DISPLAY_NAME_MAX_CODE_POINTS,
+  predictionEndpointSpecSchema,
+  type PredictionEndpointSpec,
+} from './endpoint-schema.js';
+import {
+  DEPLOYED_MODEL_ID,
+  LABEL_KEY,
+  LABEL_MAX_CODE_POINTS,
+  LABEL_VALUE,
+  MAX_LABELS,
+  bigQueryUriProblem,
+} from './names.js';
 
 const spec = FieldPath.root('spec');
 
@@ -14,8 +25,13 @@ const spec = FieldPath.root('spec');
  * Every rule of a PredictionEndpoint (the README's PredictionEndpoint rules; where they are silent, Vertex AI's
  * Endpoint). `oldObj` is the stored object on UPDATE, anything else on CREATE. Pure; never throws.
  */
-export function validatePredictionEndpoint(obj: unknown, oldObj: unknown, _options: ValidationOptions): ValidationResult {
-  if (!isRecord(obj)) return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
+export function validatePredictionEndpoint(
+  obj: unknown,
+  oldObj: unknown,
+  _options: ValidationOptions,
+): ValidationResult {
+  if (!isRecord(obj))
+    return { errors: [fieldErrors.typeInvalid('', obj, 'a PredictionEndpoint must be an object')], warnings: [] };
   // null and "" in optional fields mean unset (common/unset.ts), on both sides of an update.
   const raw = withoutUnset(predictionEndpointSpecSchema, obj.spec);
   const decoded = decodeFields(predictionEndpointSpecSchema, raw, ['spec'], ['labels', 'trafficSplit']);
@@ -38,7 +54,8 @@ function displayNameErrors(value: Partial<PredictionEndpointSpec>): FieldError[]
   const path = spec.child('displayName').toString();
   if (name === undefined) return [];
   if (name === '') return [fieldErrors.required(path, 'spec.displayName is required and may not be empty')];
-  if (codePointLength(name) > DISPLAY_NAME_MAX_CODE_POINTS) return [fieldErrors.tooLong(path, name, DISPLAY_NAME_MAX_CODE_POINTS)];
+  if (codePointLength(name) > DISPLAY_NAME_MAX_CODE_POINTS)
+    return [fieldErrors.tooLong(path, name, DISPLAY_NAME_MAX_CODE_POINTS)];
   return [];
 }
 
@@ -46,23 +63,43 @@ function displayNameErrors(value: Partial<PredictionEndpointSpec>): FieldError[]
 export function labelErrors(labels: unknown): FieldError[] {
   const path = spec.child('labels');
   if (labels === undefined || labels === null) return [];
-  if (!isRecord(labels)) return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
+  if (!isRecord(labels))
+    return [fieldErrors.typeInvalid(path.toString(), labels, 'must be a map of string keys to string values')];
   const errors: FieldError[] = [];
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) {
-    errors.push({ field: path.toString(), type: 'FieldValueTooMany', value: entries.length, detail: `must have at most ${MAX_LABELS} labels` });
+    errors.push({
+      field: path.toString(),
+      type: 'FieldValueTooMany',
+      value: entries.length,
+      detail: `must have at most ${MAX_LABELS} labels`,
+    });
   }
   for (const [key, value] of entries) {
     const at = path.key(keyInPath(key)).toString();
     if (key === '') errors.push(fieldErrors.invalid(at, key, 'label keys may not be empty'));
-    else if (codePointLength(key) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, key, LABEL_MAX_CODE_POINTS, 'code points'));
+    else if (codePointLength(key) > LABEL_MAX_CODE_POINTS)
+      errors.push(fieldErrors.tooLong(at, key, LABEL_MAX_CODE_POINTS, 'code points'));
     else if (!LABEL_KEY.test(key)) {
-      errors.push(fieldErrors.invalid(at, key, 'label keys must start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes'));
+      errors.push(
+        fieldErrors.invalid(
+          at,
+          key,
+          'label keys must start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes',
+        ),
+      );
     }
     if (typeof value !== 'string') errors.push(fieldErrors.typeInvalid(at, value, 'label values must be strings'));
-    else if (codePointLength(value) > LABEL_MAX_CODE_POINTS) errors.push(fieldErrors.tooLong(at, value, LABEL_MAX_CODE_POINTS, 'code points'));
+    else if (codePointLength(value) > LABEL_MAX_CODE_POINTS)
+      errors.push(fieldErrors.tooLong(at, value, LABEL_MAX_CODE_POINTS, 'code points'));
     else if (!LABEL_VALUE.test(value)) {
-      errors.push(fieldErrors.invalid(at, value, 'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes'));
+      errors.push(
+        fieldErrors.invalid(
+          at,
+          value,
+          'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes',
+        ),
+      );
     }
   }
   return errors;
@@ -72,13 +109,17 @@ export function labelErrors(labels: unknown): FieldError[] {
 export function trafficSplitErrors(split: unknown): FieldError[] {
   const path = spec.child('trafficSplit');
   if (split === undefined || split === null) return [];
-  if (!isRecord(split)) return [fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage')];
+  if (!isRecord(split))
+    return [
+      fieldErrors.typeInvalid(path.toString(), split, 'must be a map of deployed-model id to integer percentage'),
+    ];
   const errors: FieldError[] = [];
   let sum = 0;
   let allValid = true;
   for (const [key, value] of Object.entries(split)) {
     const at = path.key(keyInPath(key)).toString();
-    if (!DEPLOYED_MODEL_ID.test(key)) errors.push(fieldErrors.invalid(at, key, 'keys must be deployed-model ids: 1 to 10 digits'));
+    if (!DEPLOYED_MODEL_ID.test(key))
+      errors.push(fieldErrors.invalid(at, key, 'keys must be deployed-model ids: 1 to 10 digits'));
     if (typeof value !== 'number' || !Number.isInteger(value)) {
       errors.push(fieldErrors.typeInvalid(at, value, 'must be an integer percentage from 0 to 100'));
       allValid = false;
@@ -90,7 +131,13 @@ export function trafficSplitErrors(split: unknown): FieldError[] {
     }
   }
   if (allValid && Object.keys(split).length > 0 && sum !== 100) {
-    errors.push(fieldErrors.invalid(path.toString(), split, `percentages must sum to exactly 100 (they sum to ${sum}); leave the map empty for an endpoint that accepts no traffic`));
+    errors.push(
+      fieldErrors.invalid(
+        path.toString(),
+        split,
+        `percentages must sum to exactly 100 (they sum to ${sum}); leave the map empty for an endpoint that accepts no traffic`,
+      ),
+    );
   }
   return errors;
 }
@@ -98,7 +145,9 @@ export function trafficSplitErrors(split: unknown): FieldError[] {
 function networkErrors(raw: Record<string, unknown>, warnings: string[]): FieldError[] {
   const psc = raw.enablePrivateServiceConnect;
   if (psc === undefined || psc === null) return [];
-  warnings.push('spec.enablePrivateServiceConnect is deprecated: use spec.network to connect the endpoint to a VPC network');
+  warnings.push(
+    'spec.enablePrivateServiceConnect is deprecated: use spec.network to connect the endpoint to a VPC network',
+  );
   if (psc === true && raw.network !== undefined) {
     return [
       fieldErrors.forbidden(
@@ -114,7 +163,11 @@ function loggingErrors(value: Partial<PredictionEndpointSpec>): FieldError[] {
   const uri = value.predictRequestResponseLoggingConfig?.bigqueryDestination?.outputUri;
   if (uri === undefined) return [];
   const problem = bigQueryUriProblem(uri);
-  const path = spec.child('predictRequestResponseLoggingConfig').child('bigqueryDestination').child('outputUri').toString();
+  const path = spec
+    .child('predictRequestResponseLoggingConfig')
+    .child('bigqueryDestination')
+    .child('outputUri')
+    .toString();
   return problem === undefined ? [] : [fieldErrors.invalid(path, uri, problem)];
 }
 
@@ -129,7 +182,10 @@ function etagErrors(newSpec: Record<string, unknown>, oldObj: unknown): FieldErr
   if (!specChanged(oldObj.spec, newSpec)) return [];
   const current = isRecord(oldObj.status) && typeof oldObj.status.etag === 'string' ? oldObj.status.etag : undefined;
   if (etag === current) return [];
-  const why = current === undefined ? 'the stored object has no status.etag yet (the operator has not reconciled it)' : `the stored object's status.etag is ${JSON.stringify(current)}`;
+  const why =
+    current === undefined
+      ? 'the stored object has no status.etag yet (the operator has not reconciled it)'
+      : `the stored object's status.etag is ${JSON.stringify(current)}`;
   return [
     fieldErrors.invalid(
       spec.child('etag').toString(),

@@ -41,7 +41,8 @@ const MAX_COMPARE_DEPTH = 256;
  */
 export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > MAX_COMPARE_DEPTH) return false;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > MAX_COMPARE_DEPTH)
+    return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i], depth + 1)) return false;

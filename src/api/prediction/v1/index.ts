@@ -7,7 +7,12 @@ export {
   type PredictionEndpointStatus,
   type DeployedModelSummary,
 } from './endpoint-schema.js';
-export { deployedModelSpecSchema, deployedModelStatusSchema, type DeployedModelSpec, type DeployedModelStatus } from './deployed-model-schema.js';
+export {
+  deployedModelSpecSchema,
+  deployedModelStatusSchema,
+  type DeployedModelSpec,
+  type DeployedModelStatus,
+} from './deployed-model-schema.js';
 export { validatePredictionEndpoint } from './endpoint-validation.js';
 export { validateDeployedModel } from './deployed-model-validation.js';
 export { computeEtag, canonicalJson, jsonEqual } from './etag.js';

@@ -5,8 +5,16 @@ import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './
 import { validatePredictionEndpoint } from './endpoint-validation.js';
 import { PREDICTION_FINALIZER, PREDICTION_GROUP } from './names.js';
 
-const ready: PrinterColumn = { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' };
-const reason: PrinterColumn = { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' };
+const ready: PrinterColumn = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+};
+const reason: PrinterColumn = {
+  name: 'Reason',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+};
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
 export const predictionEndpointKind: KindDefinition = {
@@ -17,7 +25,8 @@ export const predictionEndpointKind: KindDefinition = {
   singular: 'predictionendpoint',
   shortNames: ['pe'],
   categories: ['endpoint-operator'],
-  description: 'PredictionEndpoint is an endpoint that serves predictions from the models deployed to it (DeployedModel), split by spec.trafficSplit.',
+  description:
+    'PredictionEndpoint is an endpoint that serves predictions from the models deployed to it (DeployedModel), split by spec.trafficSplit.',
   finalizer: PREDICTION_FINALIZER,
   versions: [
     {
@@ -29,7 +38,12 @@ export const predictionEndpointKind: KindDefinition = {
       printerColumns: [
         { name: 'Display Name', type: 'string', jsonPath: '.spec.displayName' },
         // A CRD column cannot count list items; the ids of the deployed models are the next best thing.
-        { name: 'Models', type: 'integer', jsonPath: '.status.deployedModelCount', description: 'number of deployed models' },
+        {
+          name: 'Models',
+          type: 'integer',
+          jsonPath: '.status.deployedModelCount',
+          description: 'number of deployed models',
+        },
         ready,
         reason,
         age,
@@ -47,7 +61,8 @@ export const deployedModelKind: KindDefinition = {
   singular: 'deployedmodel',
   shortNames: ['dm'],
   categories: ['endpoint-operator'],
-  description: 'DeployedModel deploys a model to a PredictionEndpoint while it exists; deleting it undeploys the model.',
+  description:
+    'DeployedModel deploys a model to a PredictionEndpoint while it exists; deleting it undeploys the model.',
   finalizer: PREDICTION_FINALIZER,
   versions: [
     {

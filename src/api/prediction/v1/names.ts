@@ -48,14 +48,17 @@ export const MAX_TRAFFIC_SPLIT_ENTRIES = 1000;
  * `projects/{project number}/global/networks/{network}`: a VPC network, named by the project NUMBER
  * (Vertex AI refuses a project id there) and a Compute Engine resource name (RFC 1035 label, ≤63).
  */
-export const NETWORK = new RegExp(`^projects/${PROJECT_NUMBER_PATTERN}/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`);
+export const NETWORK = new RegExp(
+  `^projects/${PROJECT_NUMBER_PATTERN}/global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`,
+);
 
 /** The detail of a refused network name: says so when a project id was given where the number belongs. */
 export function networkNameDetail(input: unknown): string {
   const shape = 'must be projects/{project number}/global/networks/{network name}';
   if (typeof input !== 'string') return shape;
   const match = /^projects\/([^/]+)\/global\/networks\/[^/]+$/.exec(input);
-  if (match && !/^[0-9]+$/.test(match[1] ?? '')) return `${shape}: the project must be the project NUMBER (digits), not a project id such as ${JSON.stringify(truncate(match[1] ?? ''))}`;
+  if (match && !/^[0-9]+$/.test(match[1] ?? ''))
+    return `${shape}: the project must be the project NUMBER (digits), not a project id such as ${JSON.stringify(truncate(match[1] ?? ''))}`;
   const numberProblem = match ? projectNumberDigitsProblem(match[1] ?? '') : undefined;
   if (numberProblem !== undefined) return `${shape}: ${numberProblem}`;
   if (match) return `${shape}: the network name must be a lowercase RFC 1035 label of at most 63 characters`;
@@ -71,7 +74,8 @@ export const KMS_KEY_NAME = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+
  * digits and hyphens, starting with a letter, ≤128: the Model Registry alias rule). Decision:
  * publisher models (`publishers/google/models/...`) are not deployable through this resource.
  */
-export const MODEL = /^projects\/[^/@]+\/locations\/[^/@]+\/models\/[^/@]+(@([0-9]+|[a-z]([a-z0-9-]{0,126}[a-z0-9])?))?$/;
+export const MODEL =
+  /^projects\/[^/@]+\/locations\/[^/@]+\/models\/[^/@]+(@([0-9]+|[a-z]([a-z0-9-]{0,126}[a-z0-9])?))?$/;
 
 /** A machine type such as `n1-standard-4` or `a2-highgpu-1g`. */
 export const MACHINE_TYPE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -113,7 +117,11 @@ export function projectTemplateProblem(template: string): string | undefined {
 }
 
 /** The endpoint's `status.name` under the operator's project template and location. */
-export function endpointNameOf(endpoint: { namespace: string; name: string }, projectTemplate: string, location: string): string {
+export function endpointNameOf(
+  endpoint: { namespace: string; name: string },
+  projectTemplate: string,
+  location: string,
+): string {
   return endpointResourceName(endpointProject(projectTemplate, endpoint.namespace), location, endpoint.name);
 }
 
@@ -190,11 +198,14 @@ export function bigQueryUriProblem(uri: string): string | undefined {
   if (dataset !== undefined && !BQ_DATASET.test(dataset)) {
     return 'the dataset must be 1 to 1024 letters, digits and underscores';
   }
-  if (tableParts.length > 1) return 'has too many parts: use bq://project, bq://project.dataset or bq://project.dataset.table';
+  if (tableParts.length > 1)
+    return 'has too many parts: use bq://project, bq://project.dataset or bq://project.dataset.table';
   const table = tableParts[0];
   if (table !== undefined) {
-    if (Buffer.byteLength(table, 'utf8') > BQ_TABLE_MAX_BYTES) return `the table id must be at most ${BQ_TABLE_MAX_BYTES} UTF-8 bytes`;
-    if (!BQ_TABLE.test(table)) return 'the table id must be non-empty and contain only letters, marks, numbers, connectors, dashes and spaces';
+    if (Buffer.byteLength(table, 'utf8') > BQ_TABLE_MAX_BYTES)
+      return `the table id must be at most ${BQ_TABLE_MAX_BYTES} UTF-8 bytes`;
+    if (!BQ_TABLE.test(table))
+      return 'the table id must be non-empty and contain only letters, marks, numbers, connectors, dashes and spaces';
   }
   return undefined;
 }

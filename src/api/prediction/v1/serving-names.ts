@@ -20,7 +20,11 @@ export interface VertexBackend {
 export type ServedBackend = DeployedModelBackend | VertexBackend;
 
 /** Vertex's default routes, as its custom-container contract gives them (`AIP_PREDICT_ROUTE`, `AIP_HEALTH_ROUTE`). */
-export function servingRoutes(endpointName: string, id: string, container: Pick<ContainerSpec, 'predictRoute' | 'healthRoute'>): { predict: string; health: string } {
+export function servingRoutes(
+  endpointName: string,
+  id: string,
+  container: Pick<ContainerSpec, 'predictRoute' | 'healthRoute'>,
+): { predict: string; health: string } {
   const base = `/v1/endpoints/${endpointName}/deployedModels/${id}`;
   return { predict: container.predictRoute ?? `${base}:predict`, health: container.healthRoute ?? base };
 }
@@ -33,7 +37,10 @@ export function servingName(modelName: string): string {
   const plain = `dm-${modelName}`;
   if (plain.length <= 63 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(plain)) return plain;
   const hash = createHash('sha256').update(modelName).digest('hex').slice(0, 8);
-  const base = modelName.replace(/[^-a-z0-9]/g, '-').slice(0, 50).replace(/-+$/, '');
+  const base = modelName
+    .replace(/[^-a-z0-9]/g, '-')
+    .slice(0, 50)
+    .replace(/-+$/, '');
   return `dm-${base}-${hash}`;
 }
 
@@ -41,10 +48,19 @@ export function servingName(modelName: string): string {
  * The backend of a containerSpec model, as if the user had written `spec.backend`: its Service's `http`
  * port, with Vertex's predict route for the `Vertex` protocol (the default).
  */
-export function containerBackend(model: { name: string; endpointName: string; id: string }, container: ContainerSpec): ServedBackend {
+export function containerBackend(
+  model: { name: string; endpointName: string; id: string },
+  container: ContainerSpec,
+): ServedBackend {
   const service = { name: servingName(model.name), port: SERVING_PORT_NAME };
   const modelName = container.modelName ?? model.name;
   const protocol = container.protocol ?? 'Vertex';
-  if (protocol === 'Vertex') return { service, protocol, predictRoute: servingRoutes(model.endpointName, model.id, container).predict, modelName };
+  if (protocol === 'Vertex')
+    return {
+      service,
+      protocol,
+      predictRoute: servingRoutes(model.endpointName, model.id, container).predict,
+      modelName,
+    };
   return { service, protocol, modelName };
 }

@@ -3,7 +3,10 @@
  * reports them as `Ready=False` / `TrafficSplitUnresolved` rather than the webhook refusing the
  * split, because a GitOps tool may apply the endpoint before its DeployedModels.
  */
-export function trafficSplitProblems(split: Readonly<Record<string, number>> | undefined, deployedIds: Iterable<string>): string[] {
+export function trafficSplitProblems(
+  split: Readonly<Record<string, number>> | undefined,
+  deployedIds: Iterable<string>,
+): string[] {
   if (split === undefined) return [];
   const deployed = new Set(deployedIds);
   return Object.keys(split)

@@ -26,19 +26,31 @@ export type RegistryServiceSpec = z.infer<typeof registryServiceSpecSchema>;
 
 /** One resolved endpoint as the service reports it. */
 export const resolvedEndpointSchema = z.object({
-  name: z.string().meta({ description: 'name is the endpoint\'s spec.name; required.' }),
-  address: z.string().optional().meta({ description: 'address is the endpoint\'s IP address; absent when it has none.' }),
-  port: z.number().int().min(0).max(65535).optional().meta({ description: 'port is the endpoint\'s port; absent when it has none.' }),
-  annotations: stringMapSchema.optional().meta({ description: 'annotations are the endpoint\'s effective annotations (reserved-prefix keys left out); optional.' }),
+  name: z.string().meta({ description: "name is the endpoint's spec.name; required." }),
+  address: z
+    .string()
+    .optional()
+    .meta({ description: "address is the endpoint's IP address; absent when it has none." }),
+  port: z
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .meta({ description: "port is the endpoint's port; absent when it has none." }),
+  annotations: stringMapSchema.optional().meta({
+    description: "annotations are the endpoint's effective annotations (reserved-prefix keys left out); optional.",
+  }),
 });
 export type ResolvedEndpoint = z.infer<typeof resolvedEndpointSchema>;
 
 export const registryServiceStatusSchema = z.object({
-  endpoints: z
-    .array(resolvedEndpointSchema)
+  endpoints: z.array(resolvedEndpointSchema).optional().meta({
+    description: "endpoints are the service's ready RegistryEndpoints in the namespace, sorted by name; optional.",
+  }),
+  effectiveAnnotations: stringMapSchema
     .optional()
-    .meta({ description: 'endpoints are the service\'s ready RegistryEndpoints in the namespace, sorted by name; optional.' }),
-  effectiveAnnotations: stringMapSchema.optional().meta({ description: 'effectiveAnnotations are spec.annotations without the reserved-prefix keys; optional.' }),
+    .meta({ description: 'effectiveAnnotations are spec.annotations without the reserved-prefix keys; optional.' }),
   observedGeneration: observedGenerationSchema,
   conditions: conditionsSchema('RegistryService'),
 });

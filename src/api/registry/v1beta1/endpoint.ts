@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import type { ValidationResult } from '../../common/field-error.js';
 import type { ValidationOptions } from '../../common/kind.js';
-import { addressCheck, addressSchema, annotationsSchema, endpointNameCheck, endpointNameSchema, networkCheck, networkSchema, portCheck, portSchema } from '../fields.js';
+import {
+  addressCheck,
+  addressSchema,
+  annotationsSchema,
+  endpointNameCheck,
+  endpointNameSchema,
+  networkCheck,
+  networkSchema,
+  portCheck,
+  portSchema,
+} from '../fields.js';
 import { conditionsSchema } from '../../common/conditions.js';
 import { observedGenerationSchema, stringMapSchema } from '../status.js';
 import { IMMUTABLE_DETAIL, validateRegistrySpec, type SpecRules } from '../validate-spec.js';
@@ -34,10 +44,21 @@ export const registryEndpointV1beta1SpecSchema = z
 export type RegistryEndpointV1beta1Spec = z.infer<typeof registryEndpointV1beta1SpecSchema>;
 
 export const registryEndpointV1beta1StatusSchema = z.object({
-  name: z.string().optional().meta({ description: 'name is spec.name as first accepted; the operator reports InvalidSpec if spec.name ever differs from it (immutability defence); optional.' }),
-  effectiveMetadata: stringMapSchema.optional().meta({ description: 'effectiveMetadata is spec.metadata without the reserved-prefix keys, as clients see it; optional.' }),
-  createTime: z.string().optional().meta({ format: 'date-time', description: 'createTime is when the endpoint was registered (RFC 3339); optional.' }),
-  updateTime: z.string().optional().meta({ format: 'date-time', description: 'updateTime is when the endpoint was last changed (RFC 3339); optional.' }),
+  name: z.string().optional().meta({
+    description:
+      'name is spec.name as first accepted; the operator reports InvalidSpec if spec.name ever differs from it (immutability defence); optional.',
+  }),
+  effectiveMetadata: stringMapSchema.optional().meta({
+    description: 'effectiveMetadata is spec.metadata without the reserved-prefix keys, as clients see it; optional.',
+  }),
+  createTime: z
+    .string()
+    .optional()
+    .meta({ format: 'date-time', description: 'createTime is when the endpoint was registered (RFC 3339); optional.' }),
+  updateTime: z.string().optional().meta({
+    format: 'date-time',
+    description: 'updateTime is when the endpoint was last changed (RFC 3339); optional.',
+  }),
   observedGeneration: observedGenerationSchema,
   conditions: conditionsSchema('RegistryEndpoint'),
 });
@@ -51,6 +72,10 @@ const rules: SpecRules = {
 };
 
 /** Every rule of a RegistryEndpoint v1beta1; pure and total. */
-export function validateRegistryEndpointV1beta1(obj: unknown, oldObj: unknown, options: ValidationOptions): ValidationResult {
+export function validateRegistryEndpointV1beta1(
+  obj: unknown,
+  oldObj: unknown,
+  options: ValidationOptions,
+): ValidationResult {
   return validateRegistrySpec(obj, oldObj, options.reservedPrefixes, rules);
 }

@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { accessAttributes, attributesKey, CALL_RULES, permissionDeniedMessage } from '../../../../src/gateway/auth/attributes.js';
+import {
+  accessAttributes,
+  attributesKey,
+  CALL_RULES,
+  permissionDeniedMessage,
+} from '../../../../src/gateway/auth/attributes.js';
 import { namespaceReader, predictionTarget } from '../../../../src/gateway/auth/targets.js';
 
 describe('call → access attributes (the issue table)', () => {
   const target = { namespace: 'endpoint-demo', name: 'fraud-scoring' };
   it('maps every call to its verb and resource', () => {
-    expect(Object.fromEntries(Object.entries(CALL_RULES).map(([call, r]) => [call, `${r.verb} ${r.resource}.${r.group}`]))).toEqual({
+    expect(
+      Object.fromEntries(Object.entries(CALL_RULES).map(([call, r]) => [call, `${r.verb} ${r.resource}.${r.group}`])),
+    ).toEqual({
       predict: 'predict predictionendpoints.prediction.endpoint-operator.dev',
       rawPredict: 'predict predictionendpoints.prediction.endpoint-operator.dev',
       explain: 'explain predictionendpoints.prediction.endpoint-operator.dev',
@@ -15,14 +22,39 @@ describe('call → access attributes (the issue table)', () => {
     });
   });
   it('names the object for named calls and only the namespace for list', () => {
-    expect(accessAttributes('predict', target)).toEqual({ resource: { verb: 'predict', group: 'prediction.endpoint-operator.dev', resource: 'predictionendpoints', namespace: 'endpoint-demo', name: 'fraud-scoring' } });
-    expect(accessAttributes('listEndpoints', target)).toEqual({ resource: { verb: 'list', group: 'registry.endpoint-operator.dev', resource: 'registryendpoints', namespace: 'endpoint-demo' } });
+    expect(accessAttributes('predict', target)).toEqual({
+      resource: {
+        verb: 'predict',
+        group: 'prediction.endpoint-operator.dev',
+        resource: 'predictionendpoints',
+        namespace: 'endpoint-demo',
+        name: 'fraud-scoring',
+      },
+    });
+    expect(accessAttributes('listEndpoints', target)).toEqual({
+      resource: {
+        verb: 'list',
+        group: 'registry.endpoint-operator.dev',
+        resource: 'registryendpoints',
+        namespace: 'endpoint-demo',
+      },
+    });
     expect(accessAttributes('metrics', undefined)).toEqual({ nonResource: { verb: 'get', path: '/metrics' } });
-    expect(attributesKey(accessAttributes('predict', target))).not.toBe(attributesKey(accessAttributes('explain', target)));
+    expect(attributesKey(accessAttributes('predict', target))).not.toBe(
+      attributesKey(accessAttributes('explain', target)),
+    );
   });
   it('refuses with the verb, resource, namespace, name and the role that grants it', () => {
     const m = permissionDeniedMessage('explain', 'projects/endpoint-demo/locations/l/endpoints/fraud-scoring', target);
-    for (const part of ['explain', 'predictionendpoints/fraud-scoring', 'namespace "endpoint-demo"', 'prediction.endpoint-operator.dev', 'endpoint-operator-prediction-caller', '(or it may not exist)']) expect(m).toContain(part);
+    for (const part of [
+      'explain',
+      'predictionendpoints/fraud-scoring',
+      'namespace "endpoint-demo"',
+      'prediction.endpoint-operator.dev',
+      'endpoint-operator-prediction-caller',
+      '(or it may not exist)',
+    ])
+      expect(m).toContain(part);
   });
 });
 

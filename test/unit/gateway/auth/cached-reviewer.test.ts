@@ -3,10 +3,21 @@ import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
 import { CachedReviewer } from '../../../../src/gateway/auth/cached-reviewer.js';
 import { Keyer } from '../../../../src/gateway/auth/keys.js';
 import { ReviewLimiter } from '../../../../src/gateway/auth/review-limiter.js';
-import { ReviewUnavailableError, type AccessAuthorizer, type TokenAuthenticator, type TokenVerdict, type UserInfo } from '../../../../src/gateway/auth/reviews.js';
+import {
+  ReviewUnavailableError,
+  type AccessAuthorizer,
+  type TokenAuthenticator,
+  type TokenVerdict,
+  type UserInfo,
+} from '../../../../src/gateway/auth/reviews.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../../src/gateway/auth/settings.js';
 
-const alice: UserInfo = { username: 'system:serviceaccount:ns:alice', uid: 'uid-a', groups: ['system:serviceaccounts'], extra: {} };
+const alice: UserInfo = {
+  username: 'system:serviceaccount:ns:alice',
+  uid: 'uid-a',
+  groups: ['system:serviceaccounts'],
+  extra: {},
+};
 const jwt = (exp: number) => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify({ exp })).toString('base64url')}.c2ln`;
 
 /** Decides from a table, counting the reviews it was asked: what the reviewer's caching is measured against. */
@@ -28,18 +39,47 @@ function world() {
     async authorize(user, a) {
       asked.access++;
       if (down) throw new ReviewUnavailableError('connection refused');
-      return { allowed: 'resource' in a && allowed.has(`${user.username} ${a.resource.verb} ${a.resource.namespace}/${a.resource.name ?? ''}`) };
+      return {
+        allowed:
+          'resource' in a &&
+          allowed.has(`${user.username} ${a.resource.verb} ${a.resource.namespace}/${a.resource.name ?? ''}`),
+      };
     },
   };
   const clock = { now: () => now };
-  const settings = { ...DEFAULT_AUTH_SETTINGS, tokenSuccessTtlMs: 60_000, tokenFailureTtlMs: 10_000, accessAllowTtlMs: 60_000, accessDenyTtlMs: 10_000 };
+  const settings = {
+    ...DEFAULT_AUTH_SETTINGS,
+    tokenSuccessTtlMs: 60_000,
+    tokenFailureTtlMs: 10_000,
+    accessAllowTtlMs: 60_000,
+    accessDenyTtlMs: 10_000,
+  };
   const keyer = new Keyer();
-  const reviewer = new CachedReviewer({ authenticator, authorizer, limiter: new ReviewLimiter({ maxInFlight: 10, perSecond: 1000, clock }), settings, clock, keyer });
-  return { reviewer, keyer, tokens, allowed, asked, tick: (ms: number) => (now += ms), now: () => now, setDown: (d: boolean) => (down = d) };
+  const reviewer = new CachedReviewer({
+    authenticator,
+    authorizer,
+    limiter: new ReviewLimiter({ maxInFlight: 10, perSecond: 1000, clock }),
+    settings,
+    clock,
+    keyer,
+  });
+  return {
+    reviewer,
+    keyer,
+    tokens,
+    allowed,
+    asked,
+    tick: (ms: number) => (now += ms),
+    now: () => now,
+    setDown: (d: boolean) => (down = d),
+  };
 }
 
 async function rejection(p: Promise<unknown>): Promise<GoogleApiError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(GoogleApiError);
   return err as GoogleApiError;
 }
@@ -48,7 +88,11 @@ describe('CachedReviewer', () => {
   it('401s a missing or malformed header with a Bearer challenge, without asking the apiserver', async () => {
     const w = world();
     const missing = await rejection(w.reviewer.authenticate(undefined));
-    expect([missing.httpCode, missing.status, missing.headers?.['www-authenticate']]).toEqual([401, 'UNAUTHENTICATED', 'Bearer realm="endpoint-operator-gateway"']);
+    expect([missing.httpCode, missing.status, missing.headers?.['www-authenticate']]).toEqual([
+      401,
+      'UNAUTHENTICATED',
+      'Bearer realm="endpoint-operator-gateway"',
+    ]);
     const basic = await rejection(w.reviewer.authenticate('Basic dXNlcjpwdw=='));
     expect(basic.headers?.['www-authenticate']).toContain('error="invalid_token"');
     expect(w.asked.token).toBe(0);
@@ -90,7 +134,9 @@ describe('CachedReviewer', () => {
     w.tokens.set('t', { authenticated: true, user: alice });
     const caller = await w.reviewer.authenticate('Bearer t');
     const target = { namespace: 'ns', name: 'ep' };
-    const denied = await rejection(w.reviewer.authorize('predict', caller, target, 'projects/ns/locations/l/endpoints/ep'));
+    const denied = await rejection(
+      w.reviewer.authorize('predict', caller, target, 'projects/ns/locations/l/endpoints/ep'),
+    );
     expect([denied.httpCode, denied.status]).toEqual([403, 'PERMISSION_DENIED']);
     expect(denied.message).toContain('predictionendpoints/ep');
     w.allowed.add(`${alice.username} predict ns/ep`);

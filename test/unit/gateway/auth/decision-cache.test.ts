@@ -33,7 +33,11 @@ describe('DecisionCache', () => {
 
   it('never caches a failed load, and lets the next caller try again', async () => {
     const { cache, loader } = make();
-    await expect(cache.get('k', async () => { throw new Error('apiserver down'); })).rejects.toThrow('apiserver down');
+    await expect(
+      cache.get('k', async () => {
+        throw new Error('apiserver down');
+      }),
+    ).rejects.toThrow('apiserver down');
     expect(cache.size).toBe(0);
     expect(await cache.get('k', loader('ok', 1000))).toBe('ok');
   });
@@ -42,13 +46,19 @@ describe('DecisionCache', () => {
     const { cache } = make();
     let release!: (v: { value: string; ttlMs: number }) => void;
     let loads = 0;
-    const slow = () => { loads++; return new Promise<{ value: string; ttlMs: number }>((r) => (release = r)); };
+    const slow = () => {
+      loads++;
+      return new Promise<{ value: string; ttlMs: number }>((r) => (release = r));
+    };
     const all = Promise.all([cache.get('k', slow), cache.get('k', slow), cache.get('k', slow)]);
     release({ value: 'v', ttlMs: 1000 });
     expect(await all).toEqual(['v', 'v', 'v']);
     expect(loads).toBe(1);
     let fail!: (e: Error) => void;
-    const failing = () => { loads++; return new Promise<{ value: string; ttlMs: number }>((_, j) => (fail = j)); };
+    const failing = () => {
+      loads++;
+      return new Promise<{ value: string; ttlMs: number }>((_, j) => (fail = j));
+    };
     const both = Promise.allSettled([cache.get('x', failing), cache.get('x', failing)]);
     fail(new Error('timeout'));
     expect((await both).map((r) => r.status)).toEqual(['rejected', 'rejected']);

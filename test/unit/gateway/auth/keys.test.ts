@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { jwtExpiryMs, Keyer } from '../../../../src/gateway/auth/keys.js';
 
-const jwt = (claims: unknown) => `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
+const jwt = (claims: unknown) =>
+  `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.c2ln`;
 
 describe('jwtExpiryMs', () => {
   it('reads exp (seconds) of a JWT as milliseconds', () => {

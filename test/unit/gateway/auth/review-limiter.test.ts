@@ -19,7 +19,10 @@ describe('ReviewLimiter', () => {
   it('admits `perSecond` reviews per second on average, refilled with time', async () => {
     let now = 0;
     const limiter = new ReviewLimiter({ maxInFlight: 1000, perSecond: 10, clock: { now: () => now } });
-    const outcomes = async (n: number) => (await Promise.allSettled(Array.from({ length: n }, () => limiter.run(async () => 1)))).filter((r) => r.status === 'fulfilled').length;
+    const outcomes = async (n: number) =>
+      (await Promise.allSettled(Array.from({ length: n }, () => limiter.run(async () => 1)))).filter(
+        (r) => r.status === 'fulfilled',
+      ).length;
     expect(await outcomes(25)).toBe(10);
     now += 500;
     expect(await outcomes(25)).toBe(5);
@@ -29,7 +32,11 @@ describe('ReviewLimiter', () => {
 
   it('frees the slot when the review fails', async () => {
     const limiter = new ReviewLimiter({ maxInFlight: 1, perSecond: 100, clock: { now: () => 0 } });
-    await expect(limiter.run(async () => { throw new Error('down'); })).rejects.toThrow('down');
+    await expect(
+      limiter.run(async () => {
+        throw new Error('down');
+      }),
+    ).rejects.toThrow('down');
     expect(await limiter.run(async () => 'ok')).toBe('ok');
   });
 });
