@@ -8,11 +8,11 @@
  * and writing a 1.4 MB body is event-loop work, so a caller sending many at once delays every other
  * caller's calls.
  *
- * The caller is `fairnessKeyOf(req, principal)`: the authenticated principal's stable, non-reversible
+ * The caller is `fairnessKeyOf(client address, principal)`: the authenticated principal's stable, non-reversible
  * key (auth/keys.ts), so callers behind one proxy or NAT are told apart and one principal calling
  * from many pods shares one budget; with `--auth=none` there is no principal, so the client address.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '../runtime/metrics.js';
 import type { Principal } from './auth/cached-reviewer.js';
@@ -30,13 +30,13 @@ export const gatewayCallsThrottled = new Counter({
 });
 
 /** Who a call counts against: the authenticated principal, or (auth off) the client address. */
-export function fairnessKeyOf(req: IncomingMessage, principal: Principal | undefined): string {
-  return principal?.user !== undefined ? principal.key : `address:${req.socket.remoteAddress ?? 'unknown'}`;
+export function fairnessKeyOf(client: string | undefined, principal: Principal | undefined): string {
+  return principal?.user !== undefined ? principal.key : `address:${client ?? 'unknown'}`;
 }
 
 /** What a call's body weighs against its caller's byte budget: its declared length, or the body limit when undeclared (chunked). */
-export function bodyWeight(req: IncomingMessage, bodyLimit: number): number {
-  const declared = Number(req.headers['content-length']);
+export function bodyWeight(headers: IncomingHttpHeaders, bodyLimit: number): number {
+  const declared = Number(headers['content-length']);
   return Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
 }
 

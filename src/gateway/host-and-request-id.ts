@@ -4,22 +4,23 @@
  * its request id in X-Request-Id (the one a server-error log line names).
  */
 import type { FastifyInstance } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnyRequest, AnyResponse } from '../http/server.js';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER } from '../http/request-id.js';
 import { renderGoogleError } from './error-answer.js';
 import { GoogleApiError } from './google-errors.js';
 
 /** False when the request was refused and answered here; the connection is then closed. */
-export function admitOneHost(req: IncomingMessage, res: ServerResponse): boolean {
+export function admitOneHost(req: AnyRequest, res: AnyResponse): boolean {
   if (!hasDuplicateHost(req)) return true;
   const rendered = renderGoogleError(new GoogleApiError('INVALID_ARGUMENT', DUPLICATE_HOST_MESSAGE));
-  res
-    .writeHead(rendered.status, {
-      ...rendered.headers,
-      'content-length': Buffer.byteLength(rendered.body),
-      connection: 'close',
-    })
-    .end(rendered.body);
+  // HTTP/2 has no Connection header (RFC 9113 §8.2.2): the stream ends, the connection carries others.
+  const close = req.httpVersionMajor === 2 ? {} : { connection: 'close' };
+  res.writeHead(rendered.status, {
+    ...rendered.headers,
+    'content-length': Buffer.byteLength(rendered.body),
+    ...close,
+  });
+  res.end(rendered.body);
   return false;
 }
 

@@ -25,7 +25,12 @@ import {
   type InferTensor,
 } from './tensors.js';
 
-export type PredictionMethod = 'predict' | 'explain' | 'rawPredict';
+export type PredictionMethod = 'predict' | 'explain' | 'rawPredict' | 'streamRawPredict';
+
+/** The calls whose body passes to the model server unchanged (the second streams the model server's answer back). */
+export function isRawMethod(method: PredictionMethod): method is 'rawPredict' | 'streamRawPredict' {
+  return method === 'rawPredict' || method === 'streamRawPredict';
+}
 
 export class UpstreamAnswerError extends Error {}
 

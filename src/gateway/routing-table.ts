@@ -87,6 +87,10 @@ class Scoped {
   byIndex(index: string, value: string): KubeObject[] {
     return this.informers.flatMap((i) => i.informer.byIndex(index, value));
   }
+
+  list(namespace: string): KubeObject[] {
+    return this.scope(namespace)?.list(namespace) ?? [];
+  }
 }
 
 export class RoutingTable {
@@ -154,16 +158,29 @@ export class RoutingTable {
     return value;
   }
 
-  private resolveEndpoint(resourceName: string): ResolvedEndpoint | undefined {
+  /** The PredictionEndpoint whose status.name is `resourceName`, as the cache holds it. */
+  predictionEndpoint(resourceName: string): KubeObject | undefined {
     // Two objects claiming one status.name (before names were unique): the oldest wins, deterministically.
-    const found = this.endpoints
+    return this.endpoints
       .byIndex(BY_RESOURCE_NAME, resourceName)
       .sort(
         (a, b) =>
           (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
           (a.metadata.uid ?? '').localeCompare(b.metadata.uid ?? ''),
-      );
-    const pe = found[0];
+      )[0];
+  }
+
+  /** The PredictionEndpoints of a namespace (watched or not: none then). */
+  predictionEndpoints(namespace: string): KubeObject[] {
+    return this.endpoints.list(namespace);
+  }
+
+  deployedModel(namespace: string, name: string): KubeObject | undefined {
+    return this.models.get(namespace, name);
+  }
+
+  private resolveEndpoint(resourceName: string): ResolvedEndpoint | undefined {
+    const pe = this.predictionEndpoint(resourceName);
     if (pe === undefined) return undefined;
     const namespace = pe.metadata.namespace ?? '';
     const spec = isRecord(pe.spec) ? pe.spec : {};

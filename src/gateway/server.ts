@@ -24,30 +24,36 @@
  * Health (`/healthz`, `/readyz`: informers synced) and `/metrics` are served on a separate port.
  */
 import fastify, { type FastifyInstance } from 'fastify';
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../runtime/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { requestIdOf } from '../http/request-id.js';
+import { GATEWAY_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import {
-  applyServerLimits,
-  GATEWAY_SERVER_LIMITS,
-  serverTimeoutOptions,
-  type ServerLimits,
-} from '../http/server-limits.js';
+  createServer,
+  setServerCertificate,
+  type AnyRequest,
+  type AnyResponse,
+  type RequestHandler,
+  type TlsPair,
+} from '../http/server.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayAuth } from './auth/gateway-auth.js';
 import type { AuthSettings } from './auth/settings.js';
 import { namespaceReader } from './auth/targets.js';
 import { installErrorAnswerer } from './error-answer.js';
 import { registryLookupPlugin } from './registry/plugin.js';
+import { endpointRoutes } from './endpoints/routes.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest } from './prediction/admit.js';
 import { PredictionPipeline } from './prediction/pipeline.js';
+import { serveRest } from './prediction/rest-transport.js';
+import { grpcHandler, isGrpcRequest } from './grpc/handler.js';
 import { DEFAULT_LARGE_BODY_BYTES, JsonWorkerPool } from './json-worker-pool.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
@@ -62,6 +68,11 @@ export interface GatewayOptions {
   /** Namespaces to watch; empty = all. */
   readonly namespaces: readonly string[];
   readonly listen: { readonly host: string; readonly port: number };
+  /**
+   * The port's certificate: TLS with HTTP/1.1 and HTTP/2 (REST and gRPC on one address). Absent = plain HTTP/1.1,
+   * REST only: an explicit choice, for a gateway behind a proxy or mesh that terminates TLS.
+   */
+  readonly tls?: TlsPair | undefined;
   /** /healthz, /readyz and /metrics; absent or negative = not served. */
   readonly health?: { readonly host: string; readonly port: number };
   readonly log: Logger;
@@ -104,6 +115,8 @@ export interface GatewayContext {
   readonly log: Logger;
   /** Authenticates and authorises calls (auth/gateway-auth.ts); plugins call it from an onRequest hook. */
   readonly auth: GatewayAuth;
+  /** The namespace a project names (the --project template read backwards: auth/targets.ts). */
+  readonly readNamespace: (project: string) => string | undefined;
 }
 
 export type GatewayPlugin = (app: FastifyInstance, ctx: GatewayContext) => void | Promise<void>;
@@ -132,6 +145,7 @@ export class GatewayServer {
       routing,
       log: options.log,
       auth,
+      readNamespace: namespaceReader(options.auth.projectTemplate),
     };
     const outliers = new OutlierDetector(options.outliers ?? {});
     outliers.onEject = (origin, until) => {
@@ -175,7 +189,7 @@ export class GatewayServer {
       bodyLimit,
       tracing: new GatewayTracing(),
       auth,
-      readNamespace: namespaceReader(options.auth.projectTemplate),
+      readNamespace: this.context.readNamespace,
       log: options.log,
       callers: new CallerLimiter(
         options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER,
@@ -184,14 +198,27 @@ export class GatewayServer {
       jsonWorkers: this.jsonWorkers,
       largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES,
     });
-    const serve = (req: http.IncomingMessage, res: http.ServerResponse, awaitingContinue: boolean): void => {
-      predictions
-        .serve(req, res, awaitingContinue)
-        .catch((err: unknown) => options.log.error({ err }, 'prediction call failed after its answer'));
+    const grpc = grpcHandler({
+      predictions,
+      bodyLimit,
+      inject: (request) => this.app.inject(request),
+      log: options.log,
+    });
+    const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
+      if (!admitOneHost(req, res)) return;
+      if (isGrpcRequest(req)) return grpc(req, res);
+      if (isPredictionRequest(req.method, req.url)) {
+        serveRest(predictions, req, res, awaitingContinue).catch((err: unknown) =>
+          options.log.error({ err }, 'prediction call failed after its answer'),
+        );
+        return;
+      }
+      if (awaitingContinue) res.writeContinue();
+      fastifyHandler(req, res);
     };
-    // The prediction pipeline reads and answers on node:http itself: it decides to read a body, or to
-    // close rather than read one, and when to send `100 Continue`, which fastify's body parsing would
-    // decide for it. Every other request goes to fastify.
+    // One port for every call: gRPC (by its content type), the prediction pipeline over REST (which reads and
+    // answers on the server's request itself: it decides whether to read a body or close rather than read one,
+    // and when to send `100 Continue`, which fastify's body parsing would decide for it), and fastify for the rest.
     this.app = fastify({
       bodyLimit,
       logger: false,
@@ -199,26 +226,28 @@ export class GatewayServer {
       genReqId: requestIdOf,
       requestIdHeader: false,
       serverFactory: (handler) =>
-        http
-          .createServer(serverTimeoutOptions(limits), (req, res) => {
-            if (!admitOneHost(req, res)) return;
-            if (isPredictionRequest(req.method, req.url)) serve(req, res, false);
-            else handler(req, res);
-          })
-          .on('checkContinue', (req, res) => {
-            // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
-            // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
-            if (!admitOneHost(req, res)) return;
-            if (isPredictionRequest(req.method, req.url)) return serve(req, res, true);
-            res.writeContinue();
-            handler(req, res);
-          }),
+        createServer({
+          limits,
+          tls: options.tls,
+          onRequest: (req, res) => dispatch(req, res, handler as RequestHandler, false),
+          // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
+          // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
+          onCheckContinue: (req, res) => dispatch(req, res, handler as RequestHandler, true),
+          onTlsError: (client, err) =>
+            options.log.warn({ client, err: err.message }, 'a client failed its TLS handshake with the gateway'),
+        }) as http.Server,
     });
     addRequestIdHeader(this.app);
-    applyServerLimits(this.app.server, limits);
     installErrorAnswerer(this.app, { log: options.log, bodyLimit });
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
+    // Vertex's Endpoint reads (GET an endpoint, list them), which Google's SDKs make before they predict.
+    this.register(endpointRoutes);
+  }
+
+  /** A renewed certificate, for new connections (the Secret rotated; see tls/serving-certificate.ts). */
+  setCertificate(tls: TlsPair): void {
+    setServerCertificate(this.app.server, tls);
   }
 
   static async create(options: GatewayOptions): Promise<GatewayServer> {

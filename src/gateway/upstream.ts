@@ -6,6 +6,7 @@
  * is safe to send again); one deadline covers the whole call, retry included; the caller's signal
  * (the client went away) aborts the exchange at once.
  */
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { OutlierDetector, type FailureKind } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
@@ -39,6 +40,15 @@ export interface UpstreamResponse {
   readonly size: number;
   readonly target: Target;
   /** Whether a first attempt failed and this answer came from the retry. */
+  readonly retried: boolean;
+}
+
+/** An answer streamed as it arrives (streamRawPredict): the body is read by whoever answers the caller. */
+export interface UpstreamStream {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: Readable;
+  readonly target: Target;
   readonly retried: boolean;
 }
 
@@ -146,6 +156,65 @@ export class UpstreamClient {
     } finally {
       clearTimeout(timer);
       client.removeEventListener('abort', stop);
+    }
+  }
+
+  /**
+   * A call whose answer is passed on as it arrives, with undici's backpressure (a slow caller slows the model
+   * server, nothing piles up here). Targets, retry and outliers as `call`; the deadline bounds the wait for the
+   * answer to begin and each pause between its chunks, since a stream has no end time to bound.
+   */
+  async stream(
+    setKey: string,
+    targets: readonly Target[],
+    request: UpstreamRequest,
+    client: AbortSignal,
+  ): Promise<UpstreamStream> {
+    if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
+    const first = this.choose(setKey, targets);
+    try {
+      return await this.streamOnce(first, request, client, false);
+    } catch (err) {
+      if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
+      const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
+      return await this.streamOnce(second, request, client, true);
+    }
+  }
+
+  private async streamOnce(
+    target: Target,
+    request: UpstreamRequest,
+    client: AbortSignal,
+    retried: boolean,
+  ): Promise<UpstreamStream> {
+    const attempt = request.trace?.attempt(target, request.headers, retried);
+    try {
+      const res = await this.agent.request({
+        origin: target.origin,
+        path: target.basePath + request.path,
+        method: 'POST',
+        headers: withoutCredentials(attempt?.headers ?? request.headers),
+        body: request.body,
+        signal: client,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      });
+      attempt?.end(res.statusCode);
+      if (res.statusCode >= 502 && res.statusCode <= 504) this.outliers.failure(target.origin, 'gateway');
+      else this.outliers.success(target.origin);
+      return { status: res.statusCode, headers: res.headers, body: res.body, target, retried };
+    } catch (err) {
+      attempt?.end(undefined, codeOf(err) || (err as Error).message);
+      if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      const code = codeOf(err);
+      if (code === 'UND_ERR_HEADERS_TIMEOUT') {
+        this.outliers.failure(target.origin, 'gateway');
+        throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
+      }
+      const kind: FailureKind = CONNECT_ERRORS.has(code) ? 'connect' : 'gateway';
+      this.outliers.failure(target.origin, kind);
+      const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
+      throw new UpstreamFailure(kind === 'connect' ? 'connect' : RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
     }
   }
 

@@ -11,7 +11,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
 /** The caller's X-Request-Id when sane (one header, ≤128 safe characters), else a new random UUID. */
-export function requestIdOf(req: IncomingMessage): string {
+export function requestIdOf(req: Pick<IncomingMessage, 'headers'>): string {
   const incoming = req.headers[REQUEST_ID_HEADER];
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
@@ -21,7 +21,7 @@ export function requestIdOf(req: IncomingMessage): string {
  * request with more than one Host field; Node keeps the first and drops the rest silently, so a
  * proxy reading the last one and this server would disagree about the target.
  */
-export function hasDuplicateHost(req: IncomingMessage): boolean {
+export function hasDuplicateHost(req: Pick<IncomingMessage, 'rawHeaders'>): boolean {
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {

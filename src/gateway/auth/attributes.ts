@@ -8,7 +8,17 @@
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { REGISTRY_GROUP } from '../../api/registry/status.js';
 
-export type AuthCall = 'predict' | 'rawPredict' | 'explain' | 'resolve' | 'getService' | 'listEndpoints' | 'metrics';
+export type AuthCall =
+  | 'predict'
+  | 'rawPredict'
+  | 'streamRawPredict'
+  | 'explain'
+  | 'getEndpoint'
+  | 'listPredictionEndpoints'
+  | 'resolve'
+  | 'getService'
+  | 'listEndpoints'
+  | 'metrics';
 
 interface ResourceRule {
   readonly verb: string;
@@ -40,11 +50,33 @@ export const CALL_RULES: Readonly<Record<Exclude<AuthCall, 'metrics'>, ResourceR
     scope: 'named',
     clusterRole: PREDICTION_CALLER_ROLE,
   },
+  streamRawPredict: {
+    verb: 'predict',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
   explain: {
     verb: 'explain',
     group: PREDICTION_GROUP,
     resource: 'predictionendpoints',
     scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
+  // Vertex's EndpointService reads (GetEndpoint, ListEndpoints): the SDKs read the Endpoint before they predict.
+  getEndpoint: {
+    verb: 'get',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'named',
+    clusterRole: PREDICTION_CALLER_ROLE,
+  },
+  listPredictionEndpoints: {
+    verb: 'list',
+    group: PREDICTION_GROUP,
+    resource: 'predictionendpoints',
+    scope: 'collection',
     clusterRole: PREDICTION_CALLER_ROLE,
   },
   resolve: {

@@ -12,7 +12,12 @@ import type { PredictionMethod } from '../protocols.js';
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths the pipeline serves (any method name). */
 const PREDICTION_PATH = /^\/v1\/projects\/([^/?#]+)\/locations\/([^/?#]+)\/endpoints\/([^/?#]+)(?:\?(.*))?$/;
 
-const METHODS: ReadonlySet<string> = new Set<PredictionMethod>(['predict', 'explain', 'rawPredict']);
+const METHODS: ReadonlySet<string> = new Set<PredictionMethod>([
+  'predict',
+  'explain',
+  'rawPredict',
+  'streamRawPredict',
+]);
 
 /** Whether a request is the pipeline's (every other one is fastify's). */
 export function isPredictionRequest(method: string | undefined, url: string | undefined): boolean {
@@ -82,7 +87,7 @@ export function admitCall(path: CallPath): AdmittedCall {
   if (!isPredictionMethod(path.method)) {
     throw new GoogleApiError(
       'NOT_FOUND',
-      `Method ${path.hasMethod ? JSON.stringify(userTextInMessage(path.method)) : '(none)'} not found for ${userTextInMessage(path.resourceName)}: the calls are :predict, :explain and :rawPredict.`,
+      `Method ${path.hasMethod ? JSON.stringify(userTextInMessage(path.method)) : '(none)'} not found for ${userTextInMessage(path.resourceName)}: the calls are :predict, :explain and :rawPredict, and :streamRawPredict to stream :rawPredict's answer.`,
     );
   }
   return { method: path.method, resourceName: path.resourceName, target: path.target };

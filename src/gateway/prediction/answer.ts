@@ -5,6 +5,7 @@
  * logged (request-log.ts). A caller that went away gets nothing written and is counted 499.
  */
 import type { ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { gatewayRequestDuration, gatewayRequests } from '../metrics.js';
 import type { PredictionMethod } from '../protocols.js';
@@ -27,15 +28,26 @@ export interface AnsweredCall {
   readonly trace: CallSpan | undefined;
 }
 
-export function writeAnswer(res: ServerResponse, answer: Answer, call: AnsweredCall): void {
+export function writeAnswer(res: ServerResponse | Http2ServerResponse, answer: Answer, call: AnsweredCall): void {
   const headers: Record<string, string | number> = {
+    ...answer.headers,
     'content-type': answer.contentType,
     'content-length': Buffer.byteLength(answer.body),
     [REQUEST_ID_HEADER]: call.requestId,
   };
   if (call.model !== undefined) headers[DEPLOYED_MODEL_HEADER] = call.model.id;
   if (call.endpoint !== undefined) headers[ENDPOINT_HEADER] = call.endpoint.endpointId;
-  res.writeHead(answer.status, headers).end(answer.body);
+  const stream = answer.stream;
+  if (stream === undefined) {
+    res.writeHead(answer.status, headers).end(answer.body);
+    return;
+  }
+  // Streamed as it arrives: no length, each chunk flushed (SSE and chunked answers reach the caller piece by piece).
+  delete headers['content-length'];
+  res.writeHead(answer.status, headers);
+  res.once('close', () => stream.destroy());
+  stream.on('error', () => res.destroy());
+  stream.pipe(res as NodeJS.WritableStream);
 }
 
 /** Counts, ends the span of and (sampled) logs a call answered `code` after `seconds`. */

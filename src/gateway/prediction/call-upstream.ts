@@ -8,7 +8,7 @@ import { failureError } from '../prediction-errors.js';
 import { upstreamPath, type PredictionMethod } from '../protocols.js';
 import type { ResolvedEndpoint } from '../routing-table.js';
 import type { UpstreamTrace } from '../tracing.js';
-import { UpstreamFailure, type UpstreamClient, type UpstreamResponse } from '../upstream.js';
+import { UpstreamFailure, type UpstreamClient, type UpstreamResponse, type UpstreamStream } from '../upstream.js';
 import type { EncodedRequest } from './encode.js';
 
 export interface UpstreamCall {
@@ -20,27 +20,30 @@ export interface UpstreamCall {
   readonly trace: UpstreamTrace | undefined;
 }
 
-/** `signal`: aborted when the caller went away; the exchange then ends at once. */
+/**
+ * `signal`: aborted when the caller went away; the exchange then ends at once. `:streamRawPredict`'s answer is
+ * streamed (its duration counts to the answer's start); every other answer is read whole.
+ */
 export async function callUpstream(
-  upstream: Pick<UpstreamClient, 'call'>,
+  upstream: Pick<UpstreamClient, 'call' | 'stream'>,
   call: UpstreamCall,
   signal: AbortSignal,
-): Promise<UpstreamResponse> {
+): Promise<UpstreamResponse | UpstreamStream> {
   const { serving } = call.request;
   const { model } = serving;
   const started = performance.now();
   try {
-    const res = await upstream.call(
-      `${model.namespace}/${model.deployedModelName}`,
-      serving.targets,
-      {
-        path: upstreamPath(serving.protocol, serving.modelName, call.method, serving.predictRoute),
-        body: call.request.body,
-        headers: { ...call.headers, 'content-type': call.request.contentType },
-        trace: call.trace,
-      },
-      signal,
-    );
+    const request = {
+      path: upstreamPath(serving.protocol, serving.modelName, call.method, serving.predictRoute),
+      body: call.request.body,
+      headers: { ...call.headers, 'content-type': call.request.contentType },
+      trace: call.trace,
+    };
+    const key = `${model.namespace}/${model.deployedModelName}`;
+    const res =
+      call.method === 'streamRawPredict'
+        ? await upstream.stream(key, serving.targets, request, signal)
+        : await upstream.call(key, serving.targets, request, signal);
     if (res.retried) gatewayUpstreamRetries.inc();
     return res;
   } catch (err) {

@@ -7,8 +7,9 @@
 import { answerError } from '../prediction-errors.js';
 import type { ServingModel } from '../prediction-json.js';
 import { vertexAnswer } from '../prediction-json.js';
-import type { PredictionMethod } from '../protocols.js';
-import { answerBytes, type UpstreamResponse } from '../upstream.js';
+import { isRawMethod, type PredictionMethod } from '../protocols.js';
+import type { Readable } from 'node:stream';
+import { answerBytes, type UpstreamResponse, type UpstreamStream } from '../upstream.js';
 import type { EncodedRequest, JsonExecutor } from './encode.js';
 
 /** What the caller is answered (before the headers every answer carries). */
@@ -16,6 +17,10 @@ export interface Answer {
   readonly status: number;
   readonly contentType: string;
   readonly body: Buffer | string;
+  /** Headers a refusal carries besides the body (`WWW-Authenticate` on a 401). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** :streamRawPredict's answer body, passed on as it arrives (`body` is then empty). */
+  readonly stream?: Readable | undefined;
 }
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
@@ -23,10 +28,15 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
 export async function decodeAnswer(
   method: PredictionMethod,
   request: EncodedRequest,
-  res: UpstreamResponse,
+  res: UpstreamResponse | UpstreamStream,
   executor: JsonExecutor,
 ): Promise<Answer> {
-  if (method === 'rawPredict' || request.instanceCount === undefined) {
+  if ('body' in res) {
+    const type = res.headers['content-type'];
+    const contentType = typeof type === 'string' ? type : 'application/octet-stream';
+    return { status: res.status, contentType, body: '', stream: res.body };
+  }
+  if (isRawMethod(method) || request.instanceCount === undefined) {
     const type = res.headers['content-type'];
     return {
       status: res.status,

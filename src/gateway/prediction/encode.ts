@@ -12,7 +12,7 @@ import { scanJson } from '../../http/json-guard.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
 import { parseJsonRequest, serializeUpstreamRequest } from '../prediction-json.js';
-import type { PredictionMethod } from '../protocols.js';
+import { isRawMethod, type PredictionMethod } from '../protocols.js';
 import type { Serving } from './choose-model.js';
 import { joined, type ReceivedBody } from './read-body.js';
 
@@ -57,7 +57,7 @@ export async function encodeRequest(
   choose: (explicitId: unknown) => Serving,
   executor: JsonExecutor,
 ): Promise<EncodedRequest> {
-  if (method === 'rawPredict') {
+  if (isRawMethod(method)) {
     const bytes = joined(body.received);
     checkRawJson(body.contentType, bytes);
     return {

@@ -12,14 +12,16 @@
  * Each stage is a function of its own file taking and returning typed values; a stage refuses by
  * throwing a GoogleApiError, which the gateway's one error answerer (../error-answer.ts) renders.
  * Request fields a call does not use are ignored, as Google's front ends do.
+ *
+ * The pipeline reads a PredictionCall (call.ts) and hands its Outcome to the transport that took the call:
+ * REST (rest-transport.ts) writes it as an HTTP answer, gRPC (../grpc/prediction-service.ts) as a message or a
+ * status. Neither adds a stage of its own.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestIdOf } from '../../http/request-id.js';
-import { closesRatherThanReads, closeWithoutReading } from '../../http/unread-body.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { GatewayAuth } from '../auth/gateway-auth.js';
 import type { CallerLimiter } from '../fairness.js';
 import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer.js';
+import type { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
 import { gatewayInFlight } from '../metrics.js';
 import type { PredictionMethod } from '../protocols.js';
@@ -29,14 +31,15 @@ import { GatewayTracing } from '../tracing.js';
 import type { TrafficSplitter } from '../traffic-split.js';
 import type { UpstreamClient } from '../upstream.js';
 import { admitCall, isPredictionMethod, readCallPath } from './admit.js';
-import { recordCall, writeAnswer, type AnsweredCall } from './answer.js';
+import { recordCall, type AnsweredCall } from './answer.js';
 import { authorise } from './authorise.js';
 import { takeBudget } from './budget.js';
+import type { PredictionCall } from './call.js';
 import { callUpstream } from './call-upstream.js';
 import { chooseModel, findEndpoint, servingOf } from './choose-model.js';
 import { decodeAnswer, JSON_CONTENT_TYPE, type Answer } from './decode.js';
 import { encodeRequest } from './encode.js';
-import { joined, readBody } from './read-body.js';
+import { joined } from './read-body.js';
 
 export interface PipelineOptions {
   readonly routing: RoutingTable;
@@ -59,25 +62,33 @@ export interface PipelineOptions {
   readonly largeBodyBytes: number;
 }
 
+/** How a call ended, for the transport to write. */
+export interface Outcome {
+  readonly answer: Answer;
+  /** The refusal the answer renders; undefined when the call was answered by its model (any status for :rawPredict). */
+  readonly refusal: GoogleApiError | undefined;
+  /** Whether the body was read before the call ended (a refusal before it may close rather than read: rest-transport.ts). */
+  readonly bodyRead: boolean;
+  readonly call: AnsweredCall;
+}
+
 export class PredictionPipeline {
   constructor(private readonly options: PipelineOptions) {}
 
+  get largeBodyBytes(): number {
+    return this.options.largeBodyBytes;
+  }
+
   /**
-   * Serves one request whose path isPredictionRequest matched; never rejects. `awaitingContinue`: the
-   * client sent `Expect: 100-continue` (server.ts); `100 Continue` is sent only once the call is
-   * admitted, so a refused client never sends its body (RFC 9110 §10.1.1).
+   * Runs one call through every stage and hands its outcome to `deliver` (unless the caller went away), then counts,
+   * traces and logs it; never rejects.
    */
-  async serve(req: IncomingMessage, res: ServerResponse, awaitingContinue = false): Promise<void> {
+  async run(incoming: PredictionCall, deliver: (outcome: Outcome) => void): Promise<void> {
     const { options } = this;
     const started = performance.now();
     gatewayInFlight.inc();
-    const cancelled = new AbortController();
-    const onClose = (): void => {
-      if (!res.writableFinished) cancelled.abort();
-    };
-    res.once('close', onClose);
-    const requestId = requestIdOf(req);
-    const trace = options.tracing.startCall(req.headers);
+    const { requestId, signal } = incoming;
+    const trace = options.tracing.startCall(incoming.headers);
     // What is known of the call so far, for its answer, its count and its log line.
     let method: PredictionMethod | undefined;
     let endpoint: ResolvedEndpoint | undefined;
@@ -86,25 +97,22 @@ export class PredictionPipeline {
     let bodyRead = false;
     let release: (() => void) | undefined;
     let answer: Answer;
+    let refusal: GoogleApiError | undefined;
     try {
-      const path = readCallPath(req.url ?? '', options.readNamespace);
+      const path = readCallPath(incoming.path, options.readNamespace);
       // Counted under its method even when its system parameters are refused.
       if (isPredictionMethod(path.method)) method = path.method;
       const call = admitCall(path);
-      const principal = await authorise(options.auth, call, req.headers.authorization);
-      release = await takeBudget(options, req, principal, awaitingContinue);
-      if (awaitingContinue) {
-        res.writeContinue();
-        awaitingContinue = false;
-      }
-      const received = await readBody(req, options.bodyLimit);
+      const principal = await authorise(options.auth, call, incoming.headers.authorization);
+      release = await takeBudget(options, incoming, principal);
+      const received = await incoming.body.read(options.bodyLimit);
       bodyRead = true;
       endpoint = findEndpoint(options.routing, call, options.auth.enabled);
       trace?.describe(call.method, endpoint.namespace, endpoint.name, endpoint.resourceName);
-      if (options.requestLog.sample(endpoint.logging))
-        logged = { body: joined(received), contentType: req.headers['content-type'] };
+      const contentType = incoming.headers['content-type'];
+      if (options.requestLog.sample(endpoint.logging)) logged = { body: joined(received), contentType };
       const found = endpoint;
-      const sticky = options.stickyHeader === undefined ? undefined : req.headers[options.stickyHeader];
+      const sticky = options.stickyHeader === undefined ? undefined : incoming.headers[options.stickyHeader];
       const choose = (explicitId: unknown) => {
         model = chooseModel(found, explicitId, {
           splitter: options.splitter,
@@ -117,78 +125,39 @@ export class PredictionPipeline {
         logged === undefined
           ? { received, movable: true }
           : { received: { pieces: [logged.body], size: logged.body.length }, movable: false };
-      const request = await encodeRequest(
-        call.method,
-        { ...body, contentType: req.headers['content-type'] },
-        choose,
-        options,
-      );
+      const request = await encodeRequest(call.method, { ...body, contentType }, choose, options);
       const headers: Record<string, string> = {};
-      if (trace === undefined) GatewayTracing.forward(req.headers, headers);
+      if (trace === undefined) GatewayTracing.forward(incoming.headers, headers);
       const upstreamAnswer = await callUpstream(
         options.upstream,
         { endpoint, method: call.method, request, headers, trace },
-        cancelled.signal,
+        signal,
       );
       answer = await decodeAnswer(call.method, request, upstreamAnswer, options);
     } catch (err) {
-      answer = this.refusal(req, res, err, {
-        requestId,
-        method,
-        bodyRead,
-        awaitingContinue,
-        cancelled: cancelled.signal.aborted,
-      });
+      const context = { log: options.log, route: method ?? 'prediction', requestId, bodyLimit: options.bodyLimit };
+      // A caller that went away is answered nothing, and its call is no server error.
+      refusal = signal.aborted ? toGoogleError(err, context) : answerFailure(err, context);
+      const rendered = renderGoogleError(refusal);
+      answer = {
+        status: rendered.status,
+        contentType: JSON_CONTENT_TYPE,
+        body: rendered.body,
+        headers: refusal.headers,
+      };
     } finally {
       release?.();
-      res.off('close', onClose);
       gatewayInFlight.dec();
     }
     const answered: AnsweredCall = { requestId, method, endpoint, model, logged, trace };
-    if (!cancelled.signal.aborted) writeAnswer(res, answer, answered);
+    const cancelled = signal.aborted;
+    if (!cancelled) deliver({ answer, refusal, bodyRead, call: answered });
     recordCall(
       options.requestLog,
       answered,
       answer,
-      cancelled.signal.aborted ? 499 : answer.status,
+      cancelled ? 499 : answer.status,
       (performance.now() - started) / 1000,
     );
-  }
-
-  /** The error's answer; a refusal made before the body was read closes the connection rather than read a large body. */
-  private refusal(
-    req: IncomingMessage,
-    res: ServerResponse,
-    err: unknown,
-    call: {
-      requestId: string;
-      method: PredictionMethod | undefined;
-      bodyRead: boolean;
-      awaitingContinue: boolean;
-      cancelled: boolean;
-    },
-  ): Answer {
-    const { options } = this;
-    const context = {
-      log: options.log,
-      route: call.method ?? 'prediction',
-      requestId: call.requestId,
-      bodyLimit: options.bodyLimit,
-    };
-    // A caller that went away is answered nothing, and its call is no server error.
-    const rendered = renderGoogleError(call.cancelled ? toGoogleError(err, context) : answerFailure(err, context));
-    if (!call.cancelled) {
-      if (
-        !call.bodyRead &&
-        closesRatherThanReads(
-          { headers: req.headers, complete: req.complete, awaitingContinue: call.awaitingContinue },
-          options.largeBodyBytes,
-        )
-      )
-        closeWithoutReading(req, res);
-      else if (rendered.status === 413) res.setHeader('connection', 'close');
-      for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
-    }
-    return { status: rendered.status, contentType: JSON_CONTENT_TYPE, body: rendered.body };
   }
 }

@@ -6,6 +6,7 @@
  */
 import { renderValue } from '../../api/common/field-error.js';
 import { GoogleApiError } from '../google-errors.js';
+import { checkPageRequest, pageOf } from '../paging.js';
 import { compileFilter, FilterSyntaxError, type CompiledFilter, type FilterableEndpoint } from './filter.js';
 
 /** One Ready endpoint of a service, with its effective annotations. */
@@ -48,8 +49,7 @@ export interface ServiceJson {
 
 export const DEFAULT_MAX_ENDPOINTS = 25;
 export const MAX_MAX_ENDPOINTS = 100;
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../paging.js';
 
 /** Service Directory: default 25, at most 100; a value below 1 means the default, above 100 the maximum. */
 export function clampMaxEndpoints(requested: number | undefined): number {
@@ -168,39 +168,6 @@ export interface ListEndpointsRequest {
   readonly pageToken?: string;
 }
 
-interface PageToken {
-  /** Name of the last endpoint of the previous page. */
-  readonly a: string;
-  /** The filter the token was issued for. */
-  readonly f: string;
-}
-
-function encodeToken(t: PageToken): string {
-  return Buffer.from(JSON.stringify(t)).toString('base64url');
-}
-
-function decodeToken(token: string, filter: string): PageToken {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const t = parsed as Partial<PageToken> | undefined;
-  if (typeof t !== 'object' || t === null || typeof t.a !== 'string' || typeof t.f !== 'string') {
-    throw new GoogleApiError(
-      'INVALID_ARGUMENT',
-      `pageToken: ${renderValue(token)} is not a token this API issued; pass nextPageToken of the previous response, or omit it for the first page`,
-    );
-  }
-  if (t.f !== filter)
-    throw new GoogleApiError(
-      'INVALID_ARGUMENT',
-      'pageToken: the token was issued for another filter; send the same filter with every page',
-    );
-  return { a: t.a, f: t.f };
-}
-
 /** ListEndpoints of one service: pages in name order; `nextPageToken` only when more remain. */
 export function listEndpoints(
   source: RegistryLookupSource,
@@ -209,33 +176,19 @@ export function listEndpoints(
 ): { endpoints?: EndpointJson[]; nextPageToken?: string } {
   const filterText = req.filter ?? '';
   const filter = parseFilterField('filter', filterText);
-  if (req.pageSize !== undefined && (!Number.isInteger(req.pageSize) || req.pageSize < 0)) {
-    throw new GoogleApiError(
-      'INVALID_ARGUMENT',
-      `pageSize: ${String(req.pageSize)} is invalid; it must be a non-negative integer (0 means the default, ${DEFAULT_PAGE_SIZE})`,
-    );
-  }
-  const size =
-    req.pageSize === undefined || req.pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(req.pageSize, MAX_PAGE_SIZE);
-  const after =
-    req.pageToken !== undefined && req.pageToken !== '' ? decodeToken(req.pageToken, filterText).a : undefined;
+  const request = { filter: filterText, pageSize: req.pageSize, pageToken: req.pageToken };
+  checkPageRequest(request);
   const service = source.service(name);
   if (service === undefined) throw notFound(name);
-  const page: LookupEndpoint[] = [];
-  let more = false;
-  for (const e of service.endpoints) {
-    if (after !== undefined && e.name <= after) continue;
-    if (!filter.matches(e)) continue;
-    if (page.length === size) {
-      more = true;
-      break;
-    }
-    page.push(e);
-  }
+  const { page, nextPageToken } = pageOf(
+    service.endpoints,
+    (e) => e.name,
+    (e) => filter.matches(e),
+    request,
+  );
   const out: { endpoints?: EndpointJson[]; nextPageToken?: string } = {};
   if (page.length > 0) out.endpoints = page.map(endpointJson);
-  const last = page[page.length - 1];
-  if (more && last !== undefined) out.nextPageToken = encodeToken({ a: last.name, f: filterText });
+  if (nextPageToken !== undefined) out.nextPageToken = nextPageToken;
   return out;
 }
 

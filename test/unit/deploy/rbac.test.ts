@@ -92,7 +92,7 @@ describe('RBAC', () => {
   });
 
   it('ships the caller roles with exactly the gateway verbs, and the metrics reader', () => {
-    expect(grants('ClusterRole', undefined, 'endpoint-operator-prediction-caller')).toEqual(expand('prediction.endpoint-operator.dev', ['predictionendpoints'], ['explain', 'predict']));
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-prediction-caller')).toEqual(expand('prediction.endpoint-operator.dev', ['predictionendpoints'], ['explain', 'get', 'list', 'predict']));
     expect(grants('ClusterRole', undefined, 'endpoint-operator-registry-reader')).toEqual([
       ...expand('registry.endpoint-operator.dev', ['registryendpoints'], ['list']),
       ...expand('registry.endpoint-operator.dev', ['registryservices'], ['get', 'resolve']),

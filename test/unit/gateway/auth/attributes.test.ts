@@ -15,7 +15,10 @@ describe('call → access attributes (the issue table)', () => {
     ).toEqual({
       predict: 'predict predictionendpoints.prediction.endpoint-operator.dev',
       rawPredict: 'predict predictionendpoints.prediction.endpoint-operator.dev',
+      streamRawPredict: 'predict predictionendpoints.prediction.endpoint-operator.dev',
       explain: 'explain predictionendpoints.prediction.endpoint-operator.dev',
+      getEndpoint: 'get predictionendpoints.prediction.endpoint-operator.dev',
+      listPredictionEndpoints: 'list predictionendpoints.prediction.endpoint-operator.dev',
       resolve: 'resolve registryservices.registry.endpoint-operator.dev',
       getService: 'get registryservices.registry.endpoint-operator.dev',
       listEndpoints: 'list registryendpoints.registry.endpoint-operator.dev',

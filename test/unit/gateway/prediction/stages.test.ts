@@ -2,16 +2,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import type { DeployedModelBackend } from '../../../../src/api/prediction/v1/backend.js';
 import { answerFailure, renderGoogleError, toGoogleError } from '../../../../src/gateway/error-answer.js';
-import { CallerLimiter } from '../../../../src/gateway/fairness.js';
+import { bodyWeight, CallerLimiter } from '../../../../src/gateway/fairness.js';
 import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
 import { JsonWorkerPool } from '../../../../src/gateway/json-worker-pool.js';
 import { admitCall as admitPath, isPredictionRequest, readCallPath } from '../../../../src/gateway/prediction/admit.js';
 import { takeBudget } from '../../../../src/gateway/prediction/budget.js';
+import { receivedBody } from '../../../../src/gateway/prediction/call.js';
 import { chooseModel, findEndpoint, servingOf, type Serving } from '../../../../src/gateway/prediction/choose-model.js';
 import { decodeAnswer } from '../../../../src/gateway/prediction/decode.js';
 import { encodeRequest, type JsonExecutor } from '../../../../src/gateway/prediction/encode.js';
 import type { ResolvedEndpoint, ResolvedModel } from '../../../../src/gateway/routing-table.js';
-import type { IncomingMessage } from 'node:http';
 
 const readNamespace = (project: string): string | undefined => (/^[a-z0-9-]+$/.test(project) ? project : undefined);
 const admitCall = (url: string, read: typeof readNamespace) => admitPath(readCallPath(url, read));
@@ -54,7 +54,7 @@ describe('admit', () => {
     const unknown = await refusal(() => admitCall('/v1/projects/p/locations/l/endpoints/e:nope', readNamespace));
     expect([unknown.httpCode, unknown.message]).toEqual([
       404,
-      'Method "nope" not found for projects/p/locations/l/endpoints/e: the calls are :predict, :explain and :rawPredict.',
+      'Method "nope" not found for projects/p/locations/l/endpoints/e: the calls are :predict, :explain and :rawPredict, and :streamRawPredict to stream :rawPredict\'s answer.',
     ]);
     expect((await refusal(() => admitCall('/v1/projects/p/locations/l/endpoints/e', readNamespace))).message).toMatch(
       /^Method \(none\) not found/,
@@ -219,18 +219,18 @@ describe('encode and decode', () => {
 });
 
 describe('budget', () => {
-  const req = (headers: Record<string, string>): IncomingMessage =>
-    ({ headers, complete: false, socket: { remoteAddress: '10.0.0.9' } }) as unknown as IncomingMessage;
+  const req = (headers: Record<string, string>) => ({
+    client: '10.0.0.9',
+    body: { ...receivedBody(Buffer.alloc(0)), weight: (limit: number) => bodyWeight(headers, limit) },
+  });
   const principal = { key: 'k', user: { username: 'u', uid: '', groups: [], extra: {} }, accessKey: 'a' };
 
   it("admits up to the caller's calls in flight, then refuses 429 until one is released", async () => {
     const options = { callers: new CallerLimiter(1, 1_000), bodyLimit: 1_000, largeBodyBytes: 100_000 };
-    const release = await takeBudget(options, req({ 'content-length': '10' }), principal, false);
-    expect((await refusal(() => takeBudget(options, req({ 'content-length': '10' }), principal, false))).httpCode).toBe(
-      429,
-    );
+    const release = await takeBudget(options, req({ 'content-length': '10' }), principal);
+    expect((await refusal(() => takeBudget(options, req({ 'content-length': '10' }), principal))).httpCode).toBe(429);
     release();
-    (await takeBudget(options, req({ 'content-length': '10' }), principal, false))();
+    (await takeBudget(options, req({ 'content-length': '10' }), principal))();
   });
 });
 

@@ -1,0 +1,57 @@
+/**
+ * Vertex's ListEndpoints `filter`, its simple forms: terms joined by `AND`, each one of
+ *
+ *   endpoint="id" | endpoint!="id"              the endpoint id (the last segment of its name)
+ *   display_name="text" | display_name!="text"
+ *   labels.key="value" | labels.key!="value"    a label's value
+ *   labels.key:* | labels:key                    a label is present
+ *
+ * Values may be quoted ("..." with \" and \\ escapes) or bare. Anything else is refused INVALID_ARGUMENT, naming
+ * the term, rather than answered as if it matched everything.
+ */
+import { renderValue } from '../../api/common/field-error.js';
+import { GoogleApiError } from '../google-errors.js';
+import type { VertexEndpoint } from './vertex-endpoint.js';
+
+export type EndpointFilter = (endpoint: VertexEndpoint) => boolean;
+
+const VALUE = String.raw`("(?:[^"\\]|\\.)*"|[^\s"]+)`;
+const COMPARISON = new RegExp(
+  String.raw`^(endpoint|display_name|labels\.([A-Za-z0-9_\-\p{Ll}\p{Lo}]+))\s*(!=|=)\s*${VALUE}$`,
+  'u',
+);
+const PRESENCE = /^(?:labels\.([^\s:=]+):\*|labels:([^\s:=]+))$/u;
+
+function unquote(text: string): string {
+  return text.startsWith('"') ? text.slice(1, -1).replace(/\\(.)/g, '$1') : text;
+}
+
+function term(text: string): EndpointFilter {
+  const presence = PRESENCE.exec(text);
+  if (presence !== null) {
+    const key = presence[1] ?? presence[2] ?? '';
+    return (e) => e.labels?.[key] !== undefined;
+  }
+  const m = COMPARISON.exec(text);
+  if (m === null)
+    throw new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `filter: the term ${renderValue(text)} is not supported; use endpoint="id", display_name="text", labels.key="value" or labels.key:*, joined by AND`,
+    );
+  const [, field = '', labelKey, op, raw = ''] = m;
+  const want = unquote(raw);
+  const read =
+    field === 'endpoint'
+      ? (e: VertexEndpoint) => e.name.slice(e.name.lastIndexOf('/') + 1)
+      : field === 'display_name'
+        ? (e: VertexEndpoint) => e.displayName
+        : (e: VertexEndpoint) => e.labels?.[labelKey ?? ''];
+  return op === '=' ? (e) => read(e) === want : (e) => read(e) !== want;
+}
+
+export function compileEndpointFilter(text: string): EndpointFilter {
+  const trimmed = text.trim();
+  if (trimmed === '') return () => true;
+  const terms = trimmed.split(/\s+AND\s+/).map(term);
+  return (e) => terms.every((t) => t(e));
+}

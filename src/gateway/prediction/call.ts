@@ -1,0 +1,39 @@
+/**
+ * A prediction call as a transport hands it to the pipeline: REST (rest-transport.ts) reads it off an
+ * HTTP request, gRPC (../grpc/prediction-service.ts) off a decoded protobuf message turned into the same
+ * JSON. The pipeline sees only this, so both transports take exactly the same stages.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ReceivedBody } from './read-body.js';
+
+export interface PredictionCall {
+  /** `/v1/projects/{p}/locations/{l}/endpoints/{e}:{method}[?query]`, as the REST path spells it. */
+  readonly path: string;
+  /** `authorization`, `content-type`, trace context and the sticky header, lower-case (gRPC metadata included). */
+  readonly headers: IncomingHttpHeaders;
+  /** The client's address: the fairness key when calls are not authenticated. */
+  readonly client: string | undefined;
+  readonly requestId: string;
+  readonly body: CallBody;
+  /** Aborted when the caller went away or its deadline passed: the model server call then ends at once. */
+  readonly signal: AbortSignal;
+}
+
+/** The call's body, which a transport may not have read yet. */
+export interface CallBody {
+  /** What it weighs against its caller's byte budget (fairness.ts), at most `limit`. */
+  weight(limit: number): number;
+  /** Whether a refusal given before the body is read closes the connection rather than read it (unread-body.ts). */
+  closesIfRefused(largeBodyBytes: number): boolean;
+  /** The body, up to `limit` bytes (413 beyond). */
+  read(limit: number): Promise<ReceivedBody>;
+}
+
+/** A body a transport has already decoded (gRPC): nothing is waiting on a socket. */
+export function receivedBody(bytes: Buffer): CallBody {
+  return {
+    weight: (limit) => Math.min(bytes.length, limit),
+    closesIfRefused: () => false,
+    read: async () => ({ pieces: [bytes], size: bytes.length }),
+  };
+}

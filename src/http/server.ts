@@ -1,0 +1,103 @@
+/**
+ * The one way this process opens an HTTP port: plain HTTP/1.1, or TLS answering HTTP/1.1 and HTTP/2 on the same
+ * port (ALPN `h2`, `http/1.1`), as Google's front ends do, so REST and gRPC clients share one address. Every
+ * port gets the limits of server-limits.ts (timeouts, connection cap) and, on TLS, HTTP/2's own bounds:
+ *
+ * - streams per connection (`maxConcurrentStreams`) and the header list (`maxHeaderListSize`), refused past them;
+ * - the memory a session may hold for a slow reader (`maxSessionMemory`: its streams are refused beyond it);
+ * - rapid reset (CVE-2023-44487): Node (≥ 20.8.1) closes a session that cancels streams faster than it opens them,
+ *   and `maxSessionRejectedStreams` / `maxSessionInvalidFrames` end one that keeps misbehaving;
+ * - an idle session is closed after the keep-alive timeout, as an idle HTTP/1.1 connection is.
+ *
+ * A client that does not trust the certificate fails its handshake; `onTlsError` hears it once per client
+ * address and minute (clients retry, and a log line per retry says nothing new).
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { TLSSocket } from 'node:tls';
+import { applyServerLimits, serverTimeoutOptions, type ServerLimits } from './server-limits.js';
+
+export type AnyRequest = IncomingMessage | Http2ServerRequest;
+export type AnyResponse = ServerResponse | Http2ServerResponse;
+export type RequestHandler = (req: AnyRequest, res: AnyResponse) => void;
+export type NodeServer = http.Server | Http2SecureServer;
+
+/** A PEM certificate chain and its key. */
+export interface TlsPair {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** HTTP/2 bounds of a TLS port; the defaults suit the gateway. */
+export interface Http2Limits {
+  readonly maxConcurrentStreams: number;
+  readonly maxHeaderListSize: number;
+  /** Megabytes a session may buffer (Node's unit). */
+  readonly maxSessionMemoryMb: number;
+}
+
+export const DEFAULT_HTTP2_LIMITS: Http2Limits = {
+  maxConcurrentStreams: 128,
+  maxHeaderListSize: 64 * 1024,
+  maxSessionMemoryMb: 32,
+};
+
+export interface ServerOptions {
+  readonly limits: ServerLimits;
+  /** TLS with ALPN h2 and http/1.1; absent = plain HTTP/1.1 (an explicit setting: behind a proxy that terminates TLS). */
+  readonly tls?: TlsPair | undefined;
+  readonly http2Limits?: Http2Limits;
+  readonly onRequest: RequestHandler;
+  /** `Expect: 100-continue` requests (RFC 9110 §10.1.1); absent = Node answers `100 Continue` itself. */
+  readonly onCheckContinue?: RequestHandler;
+  /** A failed TLS handshake, at most once per client address a minute. */
+  readonly onTlsError?: (client: string, err: Error) => void;
+}
+
+const TLS_ERROR_QUIET_MS = 60_000;
+
+export function createServer(options: ServerOptions): NodeServer {
+  const { limits } = options;
+  if (options.tls === undefined) {
+    const server = http.createServer(serverTimeoutOptions(limits), options.onRequest);
+    if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
+    applyServerLimits(server, limits);
+    return server;
+  }
+  const h2 = options.http2Limits ?? DEFAULT_HTTP2_LIMITS;
+  const server = http2.createSecureServer(
+    {
+      cert: options.tls.cert,
+      key: options.tls.key,
+      minVersion: 'TLSv1.2',
+      allowHTTP1: true,
+      settings: { maxConcurrentStreams: h2.maxConcurrentStreams, maxHeaderListSize: h2.maxHeaderListSize },
+      maxSessionMemory: h2.maxSessionMemoryMb,
+      maxSessionRejectedStreams: 100,
+      maxSessionInvalidFrames: 1000,
+      ...serverTimeoutOptions(limits),
+    },
+    options.onRequest,
+  );
+  if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
+  server.on('session', (session) => session.setTimeout(limits.keepAliveTimeoutMs, () => session.close()));
+  applyServerLimits(server as unknown as http.Server, limits);
+  const onTlsError = options.onTlsError;
+  if (onTlsError !== undefined) {
+    const lastHeard = new Map<string, number>();
+    server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+      const client = socket.remoteAddress ?? 'unknown';
+      const now = Date.now();
+      if (now - (lastHeard.get(client) ?? -Infinity) < TLS_ERROR_QUIET_MS) return;
+      if (lastHeard.size > 10_000) lastHeard.clear();
+      lastHeard.set(client, now);
+      onTlsError(client, err);
+    });
+  }
+  return server;
+}
+
+/** Replaces a TLS port's certificate for new connections (rotation); a plain port has none. */
+export function setServerCertificate(server: NodeServer, tls: TlsPair): void {
+  if ('setSecureContext' in server) server.setSecureContext({ cert: tls.cert, key: tls.key });
+}
