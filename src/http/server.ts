@@ -10,10 +10,16 @@
  * - an idle session is closed after the keep-alive timeout, as an idle HTTP/1.1 connection is.
  *
  * A client that does not trust the certificate fails its handshake; `onTlsError` hears it once per client
- * address and minute (clients retry, and a log line per retry says nothing new).
+ * address and minute (clients retry, and a log line per retry says nothing new). Node has often let go of the
+ * socket's address by then: such failures share the key 'unknown'.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import http2, {
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+} from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { applyServerLimits, serverTimeoutOptions, type ServerLimits } from './server-limits.js';
 
@@ -50,7 +56,7 @@ export interface ServerOptions {
   readonly onRequest: RequestHandler;
   /** `Expect: 100-continue` requests (RFC 9110 §10.1.1); absent = Node answers `100 Continue` itself. */
   readonly onCheckContinue?: RequestHandler;
-  /** A failed TLS handshake, at most once per client address a minute. */
+  /** A failed TLS handshake, at most once per client address (or once for those whose address is gone) a minute. */
   readonly onTlsError?: (client: string, err: Error) => void;
 }
 
@@ -80,7 +86,19 @@ export function createServer(options: ServerOptions): NodeServer {
     options.onRequest,
   );
   if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
-  server.on('session', (session) => session.setTimeout(limits.keepAliveTimeoutMs, () => session.close()));
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+    session.setTimeout(limits.keepAliveTimeoutMs, () => session.close());
+  });
+  // Closing the port closes its HTTP/2 sessions gracefully too (GOAWAY: streams in flight finish), as closing an
+  // HTTP/1.1 port ends its idle keep-alive connections; otherwise close() would wait for every client to leave.
+  const close = server.close.bind(server);
+  server.close = (callback?: (err?: Error) => void) => {
+    for (const session of sessions) session.close();
+    return close(callback);
+  };
   applyServerLimits(server as unknown as http.Server, limits);
   const onTlsError = options.onTlsError;
   if (onTlsError !== undefined) {

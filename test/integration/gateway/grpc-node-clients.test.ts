@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials as grpcCredentials } from '@grpc/grpc-js';
 import { v1 as aiplatform } from '@google-cloud/aiplatform';
 import { v1 as servicedirectory } from '@google-cloud/service-directory';
+import http from 'node:http';
 import { connect } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
 import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
@@ -17,6 +20,7 @@ import {
   apply,
   CapturedLog,
   endpointManifest,
+  listenInHost,
   serviceManifest,
   setUpNamespace,
   startGateway,
@@ -32,6 +36,10 @@ let gateway: GatewayServer;
 let port = 0;
 let tls: TestGatewayTls;
 let endpointName = '';
+let streamingName = '';
+let streamer: http.Server;
+/** Resolves the streaming server's pending answer: it sends its last event only when the test says so. */
+let finishStream: () => void = () => undefined;
 const log = new CapturedLog();
 const instance = { amount: 1800, hourOfDay: 2, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 9 };
 
@@ -68,6 +76,26 @@ beforeAll(async () => {
     ),
   );
   endpointName = await waitDeployed(ns, 'fraud', ['1', '2']);
+  // A model server that streams server-sent events: the first at once, the last only when the test allows it.
+  streamer = http.createServer((req, res) => {
+    req.resume().on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"token":"first"}\n\n');
+      finishStream = () => res.end('data: {"token":"last"}\n\n');
+    });
+  });
+  await listenInHost(streamer);
+  await apply(
+    ns,
+    serviceManifest({ name: 'streamer', protocol: 'KServeV1', ports: [(streamer.address() as AddressInfo).port] }),
+  );
+  await apply(
+    ns,
+    endpointManifest('chat', { '5': 100 }, [
+      { name: 'chat-model', id: '5', backend: { service: 'streamer', protocol: 'KServeV1' } },
+    ]),
+  );
+  streamingName = await waitDeployed(ns, 'chat', ['5']);
   const started = await startGateway(env, log.logger, { tls: { cert: tls.cert, key: tls.key } });
   gateway = started.gateway;
   port = Number(new URL(started.url).port);
@@ -77,6 +105,7 @@ afterAll(async () => {
   await gateway?.close();
   await v1Server?.close();
   await v2Server?.close();
+  await new Promise((r) => streamer?.close(r));
   await env?.operator.stop();
 });
 
@@ -175,5 +204,123 @@ describe('REST on the same TLS port', () => {
     const res = await fetch(`https://127.0.0.1:${port}/v1/${endpointName}`).catch((err: unknown) => err);
     // Node's fetch trusts only the system's CAs: the refusal is the TLS verification, not the gateway.
     expect(String((res as Error).cause ?? res)).toMatch(/certificate|self.signed|unable to verify/i);
+  });
+});
+
+describe('streaming (StreamRawPredict, :streamRawPredict)', () => {
+  it('passes the first event on over REST before the model server has finished', async () => {
+    const res = await request(`https://localhost:${port}/v1/${streamingName}:streamRawPredict`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"prompt":"hi"}',
+      dispatcher: new (await import('undici')).Agent({ connect: { ca: tls.ca } }),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/event-stream');
+    const chunks: string[] = [];
+    for await (const chunk of res.body) {
+      chunks.push(String(chunk));
+      // The server holds its last event until the first has been seen here.
+      if (chunks.length === 1) finishStream();
+    }
+    expect(chunks[0]).toBe('data: {"token":"first"}\n\n');
+    expect(chunks.join('')).toBe('data: {"token":"first"}\n\ndata: {"token":"last"}\n\n');
+  });
+
+  it('streams over gRPC: one HttpBody per chunk, the first before the server has finished', async () => {
+    const client = new aiplatform.PredictionServiceClient(clientOptions());
+    try {
+      const stream = client.streamRawPredict({
+        endpoint: streamingName,
+        httpBody: { contentType: 'application/json', data: Buffer.from('{"prompt":"hi"}') },
+      });
+      const seen: string[] = [];
+      for await (const body of stream as AsyncIterable<{ contentType: string; data: Uint8Array }>) {
+        seen.push(Buffer.from(body.data).toString());
+        expect(body.contentType).toBe('text/event-stream');
+        if (seen.length === 1) finishStream();
+      }
+      expect(seen[0]).toBe('data: {"token":"first"}\n\n');
+      expect(seen.join('')).toBe('data: {"token":"first"}\n\ndata: {"token":"last"}\n\n');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('bad input over gRPC', () => {
+  it('answers a malformed message INVALID_ARGUMENT, an oversize one RESOURCE_EXHAUSTED, an unknown method UNIMPLEMENTED', async () => {
+    const session = connect(`https://localhost:${port}`, { ca: tls.ca });
+    const call = (path: string, frame: Buffer) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': path,
+          'content-type': 'application/grpc',
+          te: 'trailers',
+        });
+        let headers: Record<string, unknown> = {};
+        stream.on('response', (h) => (headers = h));
+        stream.on('trailers', (t) => (headers = { ...headers, ...t }));
+        stream.on('error', reject);
+        stream.resume().on('end', () => resolve(headers));
+        stream.end(frame);
+      });
+    // gRPC's length-prefixed message: a compression flag byte (0), the length (big-endian), the bytes.
+    const framed = (payload: Buffer): Buffer => {
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(payload.length, 1);
+      return Buffer.concat([prefix, payload]);
+    };
+    try {
+      const malformed = await call(
+        '/google.cloud.aiplatform.v1.PredictionService/Predict',
+        framed(Buffer.from([0x0a, 0xff, 0xff, 0xff])),
+      );
+      expect(malformed['grpc-status']).toBe('3');
+      const oversize = await call(
+        '/google.cloud.aiplatform.v1.PredictionService/Predict',
+        framed(Buffer.alloc(200_000, 0x20)),
+      );
+      expect(oversize['grpc-status']).toBe('8');
+      const unknown = await call('/google.cloud.aiplatform.v1.PredictionService/NoSuchMethod', framed(Buffer.alloc(0)));
+      expect(unknown['grpc-status']).toBe('12');
+      const service = await call('/no.such.Service/Call', framed(Buffer.alloc(0)));
+      expect(service['grpc-status']).toBe('12');
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('deadlines and trust', () => {
+  it("bounds the model server call by the client's deadline: DEADLINE_EXCEEDED, and the model server's request ends", async () => {
+    const client = new aiplatform.PredictionServiceClient(clientOptions());
+    try {
+      const started = Date.now();
+      // The streaming server holds its answer until finishStream(): a model server that takes too long.
+      const call = client.rawPredict(
+        { endpoint: streamingName, httpBody: { contentType: 'application/json', data: Buffer.from('{}') } },
+        { timeout: 500 },
+      );
+      await expect(call).rejects.toMatchObject({ code: 4 });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      finishStream();
+      await client.close();
+    }
+  });
+
+  it('fails the handshake of a client that does not trust the CA, and logs it once, not per retry', async () => {
+    const before = log.records.filter((r) => r.msg === 'a client failed its TLS handshake with the gateway').length;
+    for (let i = 0; i < 3; i++) {
+      const error = await new Promise<Error>((resolve) => {
+        const session = connect(`https://localhost:${port}`);
+        session.on('error', resolve);
+      });
+      expect(error.message).toMatch(/certificate/i);
+    }
+    const after = log.records.filter((r) => r.msg === 'a client failed its TLS handshake with the gateway').length;
+    expect(after - before).toBe(1);
   });
 });
