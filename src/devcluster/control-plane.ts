@@ -8,7 +8,14 @@ import { randomToken, renderTokenFile, writeCredentials } from './credentials.js
 import type { TokenUser } from './credentials.js';
 import { ControlPlaneError } from './errors.js';
 import { acquireFileLock, type FileLock } from './file-lock.js';
-import { claimRealNode, runCleanupScript, realNodeTokenUser, startRealNode, type RealNode } from './node.js';
+import {
+  claimRealNode,
+  runCleanupScript,
+  realNodeTokenUsers,
+  startRealNode,
+  type RealNode,
+  type StartedRealNode,
+} from './node.js';
 import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
@@ -130,7 +137,7 @@ async function startClusterProcesses(
   const caPem = await readFile(creds.caFile, 'utf8');
   const adminToken = randomToken();
   const componentTokens = { controllerManager: randomToken(), scheduler: randomToken() };
-  const kubeletToken = randomToken();
+  const nodeTokens = { kubelet: randomToken(), kubeProxy: randomToken() };
   const tokenAuthFile = join(dataDir, 'tokens.csv');
   await writeFile(
     tokenAuthFile,
@@ -143,7 +150,7 @@ async function startClusterProcesses(
         groups: [],
       },
       { token: componentTokens.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
-      ...(nodeLock !== undefined ? [realNodeTokenUser(kubeletToken)] : []),
+      ...(nodeLock !== undefined ? realNodeTokenUsers(nodeTokens.kubelet, nodeTokens.kubeProxy) : []),
       ...(opts.extraTokens ?? []),
     ]),
     { mode: 0o600 },
@@ -154,7 +161,9 @@ async function startClusterProcesses(
   const onExit = (): void => run.killNow();
   process.on('exit', onExit);
   let modelHost: ModelHost | undefined;
+  let startedNode: StartedRealNode | undefined;
   const releaseNetwork = async (): Promise<void> => {
+    await startedNode?.closeRelay();
     // The real node first: its processes are gone (stopAll), what it made goes now, then its lock.
     const cleanup = await run.releaseCleanup();
     if (cleanup !== undefined) await runCleanupScript(cleanup);
@@ -238,10 +247,19 @@ async function startClusterProcesses(
         shape: opts.nodes ?? DEFAULT_NODES,
         log,
       });
-      const realNode =
-        nodeLock === undefined
-          ? undefined
-          : await startRealNode({ run, bins, server, caPem, caFile: creds.caFile, adminToken, kubeletToken, log });
+      if (nodeLock !== undefined)
+        startedNode = await startRealNode({
+          run,
+          bins,
+          server,
+          caPem,
+          caFile: creds.caFile,
+          adminToken,
+          kubeletToken: nodeTokens.kubelet,
+          kubeProxyToken: nodeTokens.kubeProxy,
+          log,
+        });
+      const realNode = startedNode?.node;
 
       let stopping: Promise<void> | undefined;
       // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.

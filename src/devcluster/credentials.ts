@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes, webcrypto } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { NODE_HOST_ADDRESS } from './node-network.js';
 
 /** A bearer token the apiserver accepts (a line of --token-auth-file). */
 export interface TokenUser {
@@ -139,6 +140,10 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   const ca = await newAuthority('endpoint-operator dev control plane CA');
   const server = await newLeaf(ca, 'kube-apiserver', 'server', [
     { type: 'ip', value: '127.0.0.1' },
+    // The `kubernetes` Service's cluster IP (the first of SERVICE_CLUSTER_IP_RANGE) and the real node's way in
+    // (node-apiserver.ts): pods on the real node verify the apiserver by these.
+    { type: 'ip', value: '198.19.0.1' },
+    { type: 'ip', value: NODE_HOST_ADDRESS },
     { type: 'dns', value: 'localhost' },
     { type: 'dns', value: 'kubernetes.default.svc' },
   ]);

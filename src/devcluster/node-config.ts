@@ -42,9 +42,17 @@ export const FIXED_HOST_PATHS = ['/var/lib/kubelet', '/var/log/containers', '/va
  */
 export const KUBELET_SYSCTLS: Readonly<Record<string, string>> = {
   'vm/overcommit_memory': '1',
+  'vm/panic_on_oom': '0',
   'kernel/panic': '10',
   'kernel/panic_on_oops': '1',
+  'kernel/keys/root_maxkeys': '1000000',
+  'kernel/keys/root_maxbytes': '25000000',
 };
+
+/** The file in the node's sysctl dir standing in for /proc/sys/`key`. */
+export function sysctlFile(l: NodeLayout, key: string): string {
+  return join(l.sysctlDir, key.replaceAll('/', '.'));
+}
 
 export interface NodeLayout {
   /** Everything the node writes, removed on stop. */
@@ -261,7 +269,37 @@ export function kubeletArgs(l: NodeLayout, c: KubeletArgsInput): string[] {
  */
 export function kubeletWrapper(l: NodeLayout): string {
   const binds = Object.keys(KUBELET_SYSCTLS).map(
-    (key) => `mount --bind ${JSON.stringify(join(l.sysctlDir, key.replace('/', '.')))} /proc/sys/${key}`,
+    (key) => `mount --bind ${JSON.stringify(sysctlFile(l, key))} /proc/sys/${key}`,
   );
   return ['set -e', 'mount --make-rprivate /proc', ...binds, 'exec "$@"'].join('\n');
+}
+
+/**
+ * kube-proxy in the node namespace (iptables mode, Debian's iptables): only that namespace's tables change.
+ * Its conntrack settings are left alone (0 = keep), since some are global to the machine.
+ */
+export function kubeProxyConfig(l: NodeLayout, nodeName: string): string {
+  return `${JSON.stringify(
+    {
+      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+      kind: 'KubeProxyConfiguration',
+      clientConnection: { kubeconfig: l.kubeProxyKubeconfig },
+      hostnameOverride: nodeName,
+      mode: 'iptables',
+      clusterCIDR: NODE_POD_CIDR,
+      bindAddress: NODE_NS_ADDRESS,
+      healthzBindAddress: '127.0.0.1:10256',
+      metricsBindAddress: '127.0.0.1:10249',
+      conntrack: {
+        maxPerCore: 0,
+        min: 0,
+        tcpEstablishedTimeout: '0s',
+        tcpCloseWaitTimeout: '0s',
+        udpTimeout: '0s',
+        udpStreamTimeout: '0s',
+      },
+    },
+    null,
+    2,
+  )}\n`;
 }

@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { ensureDebianPackages } from './apt.js';
 import type { ClusterBinaries } from './binaries.js';
 import type { ChildProcessGroup } from './child-process-group.js';
+import type { TokenUser } from './credentials.js';
 import { capture } from './exec.js';
 import { ControlPlaneError } from './errors.js';
 import { acquireFileLock, type FileLock } from './file-lock.js';
@@ -29,9 +30,11 @@ import {
   kubeletArgs,
   kubeletConfig,
   kubeletWrapper,
+  kubeProxyConfig,
   nodeLayout,
   registryHostsToml,
   REGISTRY_HOST,
+  sysctlFile,
   type NodeLayout,
 } from './node-config.js';
 import { ensureNodeImages } from './node-images.js';
@@ -40,6 +43,7 @@ import { cacheRoot } from './paths.js';
 import type { RunningProcesses } from './processes.js';
 import { apiserverRequest, nodesReady, waitUntilReady } from './readiness.js';
 import { startRegistry } from './registry.js';
+import { exposeApiserverToPods } from './node-apiserver.js';
 
 /** Debian's runc and CNI plugins (iptables comes with the plugins). */
 export const NODE_PACKAGES = ['runc', 'containernetworking-plugins', 'iptables'] as const;
@@ -60,8 +64,9 @@ export interface RealNodeInput {
   readonly caPem: string;
   readonly caFile: string;
   readonly adminToken: string;
-  /** A bearer token the apiserver maps to `system:node:<name>` in group `system:nodes` (realNodeTokenUser). */
+  /** Bearer tokens the apiserver maps to the kubelet's and kube-proxy's users (realNodeTokenUsers). */
   readonly kubeletToken: string;
+  readonly kubeProxyToken: string;
   readonly log: (line: string) => void;
 }
 
@@ -75,14 +80,15 @@ export function realNodeName(): string {
   return hostname().toLowerCase();
 }
 
-/** The kubelet's identity, for the apiserver's token file. */
-export function realNodeTokenUser(token: string): {
-  token: string;
-  user: string;
-  uid: string;
-  groups: string[];
-} {
-  return { token, user: `system:node:${realNodeName()}`, uid: 'real-node-kubelet', groups: ['system:nodes'] };
+/**
+ * The kubelet's and kube-proxy's identities, for the apiserver's token file: kube-proxy's is the user
+ * Kubernetes' bootstrap RBAC binds system:node-proxier to.
+ */
+export function realNodeTokenUsers(kubeletToken: string, kubeProxyToken: string): TokenUser[] {
+  return [
+    { token: kubeletToken, user: `system:node:${realNodeName()}`, uid: 'real-node-kubelet', groups: ['system:nodes'] },
+    { token: kubeProxyToken, user: 'system:kube-proxy', uid: 'real-node-kube-proxy', groups: [] },
+  ];
 }
 
 /**
@@ -115,8 +121,17 @@ export async function runCleanupScript(path: string): Promise<void> {
   await rm(path, { force: true });
 }
 
-/** Starts the registry, containerd and the kubelet, and resolves once the Node is Ready. The caller holds claimRealNode's lock. */
-export async function startRealNode(c: RealNodeInput): Promise<RealNode> {
+export interface StartedRealNode {
+  readonly node: RealNode;
+  /** Ends the apiserver relay (node-apiserver.ts), which lives in this process. */
+  closeRelay(): Promise<void>;
+}
+
+/**
+ * Starts the registry, containerd, the kubelet and kube-proxy, and resolves once the Node is Ready and the
+ * `kubernetes` Service leads to the apiserver. The caller holds claimRealNode's lock.
+ */
+export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> {
   const started = Date.now();
   const l = nodeLayout(join(realNodeDir(), 'root'));
   const kubelet = c.bins.kubelet;
@@ -196,8 +211,18 @@ export async function startRealNode(c: RealNodeInput): Promise<RealNode> {
     { executable: kubelet },
   );
   await mustBeReady(kubeletProc, () => nodesReady(c.server, c.caPem, c.adminToken, [realNodeName()]), 120_000);
+
+  const kubeProxy = c.bins.kubeProxy;
+  if (kubeProxy === undefined)
+    throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kube-proxy`);
+  const [ns, proxyArgs] = inNodeNetwork(kubeProxy, [`--config=${l.kubeProxyConfig}`, '--v=1']);
+  await c.run.start('kube-proxy', ns, proxyArgs, join(l.logDir, 'kube-proxy.log'), { executable: kubeProxy });
+  const relay = await exposeApiserverToPods(c.server, c.caPem, c.adminToken);
   c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
-  return { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root };
+  return {
+    node: { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root },
+    closeRelay: () => relay.close(),
+  };
 }
 
 async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
@@ -209,14 +234,19 @@ async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
   await writeFile(join(l.registryHostsDir, hosts.dir, 'hosts.toml'), hosts.text);
   await writeFile(join(l.cniConfDir, '10-eo-real-node.conflist'), cniConfList(l));
   await writeFile(l.kubeletConfig, kubeletConfig(l, { clientCaFile: c.caFile }));
+  await writeFile(l.kubeProxyConfig, kubeProxyConfig(l, realNodeName()));
+  await writeFile(
+    l.kubeProxyKubeconfig,
+    renderKubeconfig({ server: c.server, token: c.kubeProxyToken, caPem: c.caPem, user: 'kube-proxy' }),
+    { mode: 0o600 },
+  );
   await writeFile(
     l.kubeletKubeconfig,
     renderKubeconfig({ server: c.server, token: c.kubeletToken, caPem: c.caPem, user: 'kubelet' }),
     { mode: 0o600 },
   );
   await mkdir(l.sysctlDir, { recursive: true });
-  for (const [key, value] of Object.entries(KUBELET_SYSCTLS))
-    await writeFile(join(l.sysctlDir, key.replace('/', '.')), `${value}\n`);
+  for (const [key, value] of Object.entries(KUBELET_SYSCTLS)) await writeFile(sysctlFile(l, key), `${value}\n`);
 }
 
 async function mustRun(cmd: string, args: readonly string[]): Promise<void> {
