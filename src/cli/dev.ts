@@ -52,6 +52,12 @@ const DEV_FLAGS: readonly FlagSpec[] = [
     help: 'use this cluster instead of starting the local Kubernetes cluster',
   },
   {
+    name: 'real-node',
+    type: 'boolean',
+    default: false,
+    help: 'add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes; one per machine (docs/local-cluster.md)',
+  },
+  {
     name: 'namespace',
     type: 'string',
     default: 'endpoint-demo',
@@ -244,7 +250,7 @@ export async function main(argv: string[]): Promise<number> {
       say(
         'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
       );
-      plane = await startControlPlane({ log: (line) => say(line) });
+      plane = await startControlPlane({ log: (line) => say(line), realNode: bool(values, 'real-node') });
       kubeconfig = plane.kubeconfigPath;
       modelHost = plane.modelHost;
       const version = await capture(plane.kubectl, ['--kubeconfig', kubeconfig, 'version']);

@@ -28,7 +28,10 @@ function versionLdflags(version: string): string[] {
   ]);
 }
 
-function release(version: string, etcdVersion: string): KubernetesRelease {
+/** The real node's programs (node.ts), built from the same module where its go.mod lists them. */
+const NODE_BINARIES = ['kubelet', 'kube-proxy'];
+
+function release(version: string, etcdVersion: string, opts: { readonly nodeBinaries: boolean }): KubernetesRelease {
   const minor = version.slice(1).split('.').slice(0, 2).join('.');
   const etcdMinor = etcdVersion.slice(1).split('.').slice(0, 2).join('.');
   return {
@@ -37,7 +40,13 @@ function release(version: string, etcdVersion: string): KubernetesRelease {
     kubernetes: {
       module: `kubernetes-${minor}`,
       version,
-      binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'],
+      binaries: [
+        'kube-apiserver',
+        'kube-controller-manager',
+        'kube-scheduler',
+        'kubectl',
+        ...(opts.nodeBinaries ? NODE_BINARIES : []),
+      ],
       ldflags: versionLdflags(version),
       versionCheck: { args: (b) => (b === 'kubectl' ? ['version', '--client'] : ['--version']), expect: version },
     },
@@ -52,7 +61,10 @@ function release(version: string, etcdVersion: string): KubernetesRelease {
 }
 
 /** Every release the project is tested on, newest first. The versions must match tools/<module>/go.mod. */
-export const RELEASES: readonly KubernetesRelease[] = [release('v1.37.2', 'v3.7.3'), release('v1.35.4', 'v3.6.16')];
+export const RELEASES: readonly KubernetesRelease[] = [
+  release('v1.37.2', 'v3.7.3', { nodeBinaries: true }),
+  release('v1.35.4', 'v3.6.16', { nodeBinaries: false }),
+];
 
 export const KWOK: GoModuleBuild = {
   module: 'kwok',
@@ -81,6 +93,9 @@ export interface ClusterBinaries {
   readonly kubeScheduler: string;
   readonly kubectl: string;
   readonly kwok: string;
+  /** The real node's kubelet and kube-proxy, where the release's module builds them (1.37). */
+  readonly kubelet?: string;
+  readonly kubeProxy?: string;
 }
 
 /** The paths of the release's binaries, built first where the cache has no verified copy (minutes, once). */
@@ -111,5 +126,8 @@ export async function ensureClusterBinaries(
     kubeScheduler: path(kube, 'kube-scheduler'),
     kubectl: path(kube, 'kubectl'),
     kwok: path(kwok, 'kwok'),
+    ...(kube['kubelet'] !== undefined && kube['kube-proxy'] !== undefined
+      ? { kubelet: kube['kubelet'], kubeProxy: kube['kube-proxy'] }
+      : {}),
   };
 }

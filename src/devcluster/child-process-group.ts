@@ -34,6 +34,8 @@ export class ChildProcessGroup {
     args: readonly string[],
     logFile: string,
     env?: NodeJS.ProcessEnv,
+    /** What the process is once started, where `cmd` execs another program (nsenter, unshare): the stale-run check looks for it. */
+    executable: string = cmd,
   ): Promise<ChildProcessGroup> {
     const fd = openSync(logFile, 'a');
     try {
@@ -42,7 +44,7 @@ export class ChildProcessGroup {
         child.once('error', (err) => reject(new Error(`cannot start ${name} (${cmd}): ${err.message}`)));
         child.once('spawn', () => {
           if (child.pid === undefined) reject(new Error(`cannot start ${name}: no pid`));
-          else resolve(new ChildProcessGroup(name, child.pid, cmd, logFile, child));
+          else resolve(new ChildProcessGroup(name, child.pid, executable, logFile, child));
         });
       });
     } finally {

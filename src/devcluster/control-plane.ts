@@ -7,7 +7,15 @@ import type { ChildProcessGroup } from './child-process-group.js';
 import { randomToken, renderTokenFile, writeCredentials } from './credentials.js';
 import type { TokenUser } from './credentials.js';
 import { ControlPlaneError } from './errors.js';
-import { acquireFileLock } from './file-lock.js';
+import { acquireFileLock, type FileLock } from './file-lock.js';
+import {
+  claimRealNode,
+  runCleanupScript,
+  realNodeTokenUsers,
+  startRealNode,
+  type RealNode,
+  type StartedRealNode,
+} from './node.js';
 import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
@@ -50,6 +58,8 @@ export interface ControlPlane {
   readonly modelHost: ModelHost;
   /** The simulated Nodes' names. */
   readonly nodes: readonly string[];
+  /** The real node, when asked for (StartControlPlaneOptions.realNode). */
+  readonly realNode?: RealNode;
   /** Ends every component (SIGTERM, then SIGKILL), removes the model host and a temporary data dir. Idempotent. */
   stop(): Promise<void>;
   /**
@@ -76,6 +86,11 @@ export interface StartControlPlaneOptions {
   /** Default: EO_KUBE_RELEASE's, else the newest (binaries.ts). */
   readonly release?: KubernetesRelease;
   readonly nodes?: NodeShape;
+  /**
+   * Add one real node (kubelet + containerd, node.ts) beside the kwok Nodes, with the local registry it pulls
+   * from. One per machine: refused while another cluster has one.
+   */
+  readonly realNode?: boolean;
   /** Where the components' loopback ports come from (default: free ones the kernel picks); tests hand out a taken one. */
   readonly ports?: (count: number) => Promise<number[]>;
 }
@@ -95,6 +110,21 @@ const COMPONENT_USERS = {
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? (() => {});
   for (const stale of await cleanupStaleRuns(runsDir())) log(`ended a leftover ${stale}`);
+  // Before anything starts: a second cluster asking for a real node is refused at once.
+  const nodeLock = opts.realNode === true ? await claimRealNode(log) : undefined;
+  try {
+    return await startClusterProcesses(opts, log, nodeLock);
+  } catch (err) {
+    await nodeLock?.release();
+    throw err;
+  }
+}
+
+async function startClusterProcesses(
+  opts: StartControlPlaneOptions,
+  log: (line: string) => void,
+  nodeLock: FileLock | undefined,
+): Promise<ControlPlane> {
   const release = opts.release ?? selectedRelease();
   const bins = await ensureClusterBinaries(release, log);
 
@@ -107,6 +137,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   const caPem = await readFile(creds.caFile, 'utf8');
   const adminToken = randomToken();
   const componentTokens = { controllerManager: randomToken(), scheduler: randomToken() };
+  const nodeTokens = { kubelet: randomToken(), kubeProxy: randomToken() };
   const tokenAuthFile = join(dataDir, 'tokens.csv');
   await writeFile(
     tokenAuthFile,
@@ -119,6 +150,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         groups: [],
       },
       { token: componentTokens.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
+      ...(nodeLock !== undefined ? realNodeTokenUsers(nodeTokens.kubelet, nodeTokens.kubeProxy) : []),
       ...(opts.extraTokens ?? []),
     ]),
     { mode: 0o600 },
@@ -129,7 +161,13 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   const onExit = (): void => run.killNow();
   process.on('exit', onExit);
   let modelHost: ModelHost | undefined;
+  let startedNode: StartedRealNode | undefined;
   const releaseNetwork = async (): Promise<void> => {
+    await startedNode?.closeRelay();
+    // The real node first: its processes are gone (stopAll), what it made goes now, then its lock.
+    const cleanup = await run.releaseCleanup();
+    if (cleanup !== undefined) await runCleanupScript(cleanup);
+    await nodeLock?.release();
     const network = await run.releaseNetwork();
     if (network !== undefined) await removeModelHost(network);
     if (!(await otherLiveRuns(runsDir(), run.recordPath))) await removeSimulatedRoute();
@@ -209,6 +247,19 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         shape: opts.nodes ?? DEFAULT_NODES,
         log,
       });
+      if (nodeLock !== undefined)
+        startedNode = await startRealNode({
+          run,
+          bins,
+          server,
+          caPem,
+          caFile: creds.caFile,
+          adminToken,
+          kubeletToken: nodeTokens.kubelet,
+          kubeProxyToken: nodeTokens.kubeProxy,
+          log,
+        });
+      const realNode = startedNode?.node;
 
       let stopping: Promise<void> | undefined;
       // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
@@ -230,6 +281,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
         kubectl: bins.kubectl,
         modelHost: host,
         nodes,
+        ...(realNode !== undefined ? { realNode } : {}),
         stop: () => {
           stopping ??= (async () => {
             process.off('exit', onExit);

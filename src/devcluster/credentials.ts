@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes, webcrypto } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { NODE_HOST_ADDRESS } from './node-network.js';
 
 /** A bearer token the apiserver accepts (a line of --token-auth-file). */
 export interface TokenUser {
@@ -54,10 +55,16 @@ export interface ControlPlaneCredentials {
   readonly requestHeaderCaFile: string;
   readonly proxyClientCertFile: string;
   readonly proxyClientKeyFile: string;
+  /** The apiserver's client certificate towards kubelets (logs, exec, port-forward on the real node). */
+  readonly kubeletClientCertFile: string;
+  readonly kubeletClientKeyFile: string;
 }
 
 /** The name extension apiservers accept the front proxy's client certificate by (--requestheader-allowed-names). */
 export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+
+/** The apiserver's name towards kubelets, as kubeadm names it. */
+export const KUBELET_CLIENT = 'kube-apiserver-kubelet-client';
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
@@ -133,11 +140,16 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   const ca = await newAuthority('endpoint-operator dev control plane CA');
   const server = await newLeaf(ca, 'kube-apiserver', 'server', [
     { type: 'ip', value: '127.0.0.1' },
+    // The `kubernetes` Service's cluster IP (the first of SERVICE_CLUSTER_IP_RANGE) and the real node's way in
+    // (node-apiserver.ts): pods on the real node verify the apiserver by these.
+    { type: 'ip', value: '198.19.0.1' },
+    { type: 'ip', value: NODE_HOST_ADDRESS },
     { type: 'dns', value: 'localhost' },
     { type: 'dns', value: 'kubernetes.default.svc' },
   ]);
   const frontProxyCa = await newAuthority('endpoint-operator dev front-proxy CA');
   const proxyClient = await newLeaf(frontProxyCa, FRONT_PROXY_CLIENT, 'client');
+  const kubeletClient = await newLeaf(ca, KUBELET_CLIENT, 'client');
 
   const files: ControlPlaneCredentials = {
     caFile: join(dir, 'ca.crt'),
@@ -148,6 +160,8 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
     requestHeaderCaFile: join(dir, 'front-proxy-ca.crt'),
     proxyClientCertFile: join(dir, 'front-proxy-client.crt'),
     proxyClientKeyFile: join(dir, 'front-proxy-client.key'),
+    kubeletClientCertFile: join(dir, 'apiserver-kubelet-client.crt'),
+    kubeletClientKeyFile: join(dir, 'apiserver-kubelet-client.key'),
   };
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   await writeFile(files.caFile, ca.cert.toString('pem') + '\n');
@@ -160,5 +174,7 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   await writeFile(files.requestHeaderCaFile, frontProxyCa.cert.toString('pem') + '\n');
   await writeFile(files.proxyClientCertFile, proxyClient.cert.toString('pem') + '\n');
   await writeFile(files.proxyClientKeyFile, proxyClient.keyPem, { mode: 0o600 });
+  await writeFile(files.kubeletClientCertFile, kubeletClient.cert.toString('pem') + '\n');
+  await writeFile(files.kubeletClientKeyFile, kubeletClient.keyPem, { mode: 0o600 });
   return files;
 }

@@ -42,6 +42,9 @@ export interface ApiserverConfig {
   readonly requestHeaderCaFile: string;
   readonly proxyClientCertFile: string;
   readonly proxyClientKeyFile: string;
+  /** Given with a real node: the client certificate the apiserver shows the kubelet. */
+  readonly kubeletClientCertFile?: string;
+  readonly kubeletClientKeyFile?: string;
   /** Off by default: then compacting etcd really makes a watch from an old resourceVersion end in 410 Gone. */
   readonly watchCache?: boolean;
 }
@@ -75,6 +78,9 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     '--requestheader-extra-headers-prefix=X-Remote-Extra-',
     `--proxy-client-cert-file=${c.proxyClientCertFile}`,
     `--proxy-client-key-file=${c.proxyClientKeyFile}`,
+    ...(c.kubeletClientCertFile !== undefined && c.kubeletClientKeyFile !== undefined
+      ? [`--kubelet-client-certificate=${c.kubeletClientCertFile}`, `--kubelet-client-key=${c.kubeletClientKeyFile}`]
+      : []),
     '--allow-privileged=true',
     `--watch-cache=${c.watchCache === true}`,
     '--profiling=false',

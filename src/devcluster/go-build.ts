@@ -28,6 +28,8 @@ export interface GoModuleBuild {
   readonly renames?: Readonly<Record<string, string>>;
   /** `-X` settings and the like; `-s -w` is always added. */
   readonly ldflags?: readonly string[];
+  /** Go build tags (`-tags`), e.g. containerd's no_btrfs to leave out snapshotters that need cgo. */
+  readonly tags?: readonly string[];
   /** Run on each built binary: the arguments that print its version (by binary name), and what the output must contain. */
   readonly versionCheck?: { readonly args: (binary: string) => readonly string[]; readonly expect: string };
 }
@@ -107,7 +109,14 @@ export async function buildDir(build: GoModuleBuild): Promise<string> {
   const hash = createHash('sha256');
   for (const file of files) hash.update(file).update(await readFile(join(dir, file)));
   const digest = hash
-    .update(JSON.stringify({ ldflags: build.ldflags ?? [], renames: build.renames ?? {} }))
+    .update(
+      JSON.stringify({
+        ldflags: build.ldflags ?? [],
+        renames: build.renames ?? {},
+        // Only when set, so that the builds without tags keep the cache keys they had.
+        ...(build.tags !== undefined && build.tags.length > 0 ? { tags: build.tags } : {}),
+      }),
+    )
     .digest('hex')
     .slice(0, 12);
   return join(cacheRoot(), 'bin', `${build.module}-${build.version}-${await goVersion()}-${digest}`);
@@ -171,7 +180,16 @@ async function compile(build: GoModuleBuild, dir: string, log: (line: string) =>
   try {
     code = await runLogged(
       'go',
-      ['build', '-trimpath', '-ldflags', ['-s', '-w', ...(build.ldflags ?? [])].join(' '), '-o', `${work}/`, 'tool'],
+      [
+        'build',
+        '-trimpath',
+        ...((build.tags ?? []).length > 0 ? ['-tags', (build.tags ?? []).join(',')] : []),
+        '-ldflags',
+        ['-s', '-w', ...(build.ldflags ?? [])].join(' '),
+        '-o',
+        `${work}/`,
+        'tool',
+      ],
       {
         logFile,
         cwd: join(toolsDir(), build.module),

@@ -12,6 +12,8 @@ export class RunningProcesses {
   private recordFile: string | undefined;
   private network: Pick<ModelHost, 'netns' | 'hostLink'> | undefined;
   private networkWatchdog: Watchdog | undefined;
+  private cleanupScript: string | undefined;
+  private cleanupWatchdog: Watchdog | undefined;
 
   constructor(
     private readonly dataDir: string,
@@ -27,6 +29,7 @@ export class RunningProcesses {
       ...(this.network !== undefined
         ? { network: { netns: this.network.netns, hostLink: this.network.hostLink } }
         : {}),
+      ...(this.cleanupScript !== undefined ? { cleanupScript: this.cleanupScript } : {}),
       children: this.children.flatMap(({ proc, watchdog }) => [
         { name: proc.name, pid: proc.pid, executable: proc.executable },
         { name: `${proc.name} watchdog`, pid: watchdog.pid, executable: WATCHDOG_NAME },
@@ -42,6 +45,23 @@ export class RunningProcesses {
     await this.record();
   }
 
+  /** A script that undoes what the run made outside its processes (the real node's): run by a watchdog if this process dies without stop(). */
+  async adoptCleanup(script: string): Promise<void> {
+    this.cleanupScript = script;
+    this.cleanupWatchdog = startWatchdog(process.pid, [], '', undefined, script);
+    await this.record();
+  }
+
+  /** Dismisses the clean-up's watchdog and forgets the script: the caller runs it itself. */
+  async releaseCleanup(): Promise<string | undefined> {
+    await this.cleanupWatchdog?.dismiss();
+    const script = this.cleanupScript;
+    this.cleanupScript = undefined;
+    this.cleanupWatchdog = undefined;
+    await this.record();
+    return script;
+  }
+
   /** Dismisses the network's watchdog and forgets it: the caller removes the network itself. */
   async releaseNetwork(): Promise<Pick<ModelHost, 'netns' | 'hostLink'> | undefined> {
     await this.networkWatchdog?.dismiss();
@@ -55,8 +75,14 @@ export class RunningProcesses {
     return this.recordFile;
   }
 
-  async start(name: string, bin: string, args: readonly string[], logFile: string): Promise<ChildProcessGroup> {
-    const proc = await ChildProcessGroup.start(name, bin, args, logFile);
+  async start(
+    name: string,
+    bin: string,
+    args: readonly string[],
+    logFile: string,
+    opts: { readonly env?: NodeJS.ProcessEnv; readonly executable?: string } = {},
+  ): Promise<ChildProcessGroup> {
+    const proc = await ChildProcessGroup.start(name, bin, args, logFile, opts.env, opts.executable ?? bin);
     // The watchdog starts before anything waits, so even a SIGKILL during a slow start leaves nothing behind.
     const watchdog = startWatchdog(process.pid, [proc.pid], this.removeDataDir ? this.dataDir : '');
     this.children.push({ proc, watchdog });

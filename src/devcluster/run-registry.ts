@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { signalGroup } from './child-process-group.js';
+import { capture } from './exec.js';
 import { pidAlive } from './file-lock.js';
 import { removeModelHost } from './network.js';
 
@@ -24,6 +25,8 @@ export interface RunRecord {
   readonly children: readonly { readonly name: string; readonly pid: number; readonly executable: string }[];
   /** The run's model host (network.ts): its namespace and veth pair go with it. */
   readonly network?: { readonly netns: string; readonly hostLink: string };
+  /** The real node's clean-up script (node-cleanup.ts), run after the children are gone. */
+  readonly cleanupScript?: string;
 }
 
 export interface StaleCleanupPlan {
@@ -32,6 +35,7 @@ export interface StaleCleanupPlan {
   readonly removeFiles: readonly string[];
   readonly removeDirs: readonly string[];
   readonly removeNetworks: readonly { readonly netns: string; readonly hostLink: string }[];
+  readonly runScripts: readonly string[];
 }
 
 /**
@@ -48,6 +52,7 @@ export function planStaleCleanup(
   const removeFiles: string[] = [];
   const removeDirs: string[] = [];
   const removeNetworks: { netns: string; hostLink: string }[] = [];
+  const runScripts: string[] = [];
   for (const { file, record } of records) {
     if (record === undefined) {
       removeFiles.push(file);
@@ -62,8 +67,9 @@ export function planStaleCleanup(
     removeFiles.push(file);
     if (record.removeDataDir) removeDirs.push(record.dataDir);
     if (record.network !== undefined) removeNetworks.push(record.network);
+    if (record.cleanupScript !== undefined) runScripts.push(record.cleanupScript);
   }
-  return { kill, removeFiles, removeDirs, removeNetworks };
+  return { kill, removeFiles, removeDirs, removeNetworks, runScripts };
 }
 
 export function decodeRunRecord(text: string): RunRecord | undefined {
@@ -85,6 +91,7 @@ export function decodeRunRecord(text: string): RunRecord | undefined {
       ...(typeof network?.['netns'] === 'string' && typeof network['hostLink'] === 'string'
         ? { network: { netns: network['netns'], hostLink: network['hostLink'] } }
         : {}),
+      ...(typeof r['cleanupScript'] === 'string' ? { cleanupScript: r['cleanupScript'] } : {}),
       ownerPid: r['ownerPid'],
       startedAt: typeof r['startedAt'] === 'string' ? r['startedAt'] : '',
       dataDir: r['dataDir'],
@@ -118,6 +125,12 @@ export async function cleanupStaleRuns(dir: string): Promise<string[]> {
   for (const f of plan.removeFiles) await rm(f, { force: true });
   for (const d of plan.removeDirs) await rm(d, { recursive: true, force: true });
   for (const n of plan.removeNetworks) await removeModelHost(n);
+  // Idempotent, and a no-op when the watchdog already ran it (it removes the script).
+  for (const script of plan.runScripts) {
+    if (!existsSync(script)) continue;
+    await capture('/bin/bash', [script]);
+    await rm(script, { force: true });
+  }
   return plan.kill.map((k) => k.what);
 }
 

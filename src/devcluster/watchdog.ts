@@ -10,7 +10,7 @@ export const WATCHDOG_NAME = 'endpoint-operator-watchdog';
  * removes the temporary data dir. Linux's PR_SET_PDEATHSIG would do this per child, but Node cannot set it.
  */
 const SCRIPT = `
-parent=$1; datadir=$2; netns=$3; link=$4; shift 4
+parent=$1; datadir=$2; netns=$3; link=$4; cleanup=$5; shift 5
 while kill -0 "$parent" 2>/dev/null; do sleep 1; done
 for g in "$@"; do kill -TERM -- "-$g" 2>/dev/null; done
 for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -21,6 +21,7 @@ for g in "$@"; do kill -KILL -- "-$g" 2>/dev/null; done
 if [ -n "$datadir" ]; then rm -rf -- "$datadir"; fi
 if [ -n "$link" ]; then ip link del "$link" 2>/dev/null; fi
 if [ -n "$netns" ]; then ip netns del "$netns" 2>/dev/null; fi
+if [ -n "$cleanup" ] && [ -f "$cleanup" ]; then /bin/bash "$cleanup"; rm -f -- "$cleanup"; fi
 `;
 
 export interface Watchdog {
@@ -31,13 +32,15 @@ export interface Watchdog {
 
 /**
  * Starts the watchdog for `childGroups`; `removeDir` ('' for none) is deleted after they are gone, and so is
- * `network`'s namespace and veth pair (a model host, network.ts).
+ * `network`'s namespace and veth pair (a model host, network.ts), and `cleanupScript` is run (the real
+ * node's, node-cleanup.ts).
  */
 export function startWatchdog(
   parentPid: number,
   childGroups: readonly number[],
   removeDir: string,
   network?: { readonly netns: string; readonly hostLink: string },
+  cleanupScript?: string,
 ): Watchdog {
   // bash, not sh: dash's kill builtin cannot signal a process group (`kill -TERM -- -PGID`).
   const child = spawn(
@@ -50,6 +53,7 @@ export function startWatchdog(
       removeDir,
       network?.netns ?? '',
       network?.hostLink ?? '',
+      cleanupScript ?? '',
       ...childGroups.map(String),
     ],
     {

@@ -33,7 +33,7 @@ describe('planStaleCleanup', () => {
       () => true,
       (pid) => cmdlines[pid],
     );
-    expect(plan).toEqual({ kill: [], removeFiles: [], removeDirs: [], removeNetworks: [] });
+    expect(plan).toEqual({ kill: [], removeFiles: [], removeDirs: [], removeNetworks: [], runScripts: [] });
   });
 
   it('kills the live children of a dead owner and removes its record and temporary data', () => {
@@ -57,6 +57,23 @@ describe('planStaleCleanup', () => {
     );
     expect(plan.kill).toEqual([]);
     expect(plan.removeFiles).toEqual(['a.json']);
+  });
+
+  it("runs a dead owner's clean-up script (its real node's), not a live one's", () => {
+    const script = '/root/.cache/endpoint-operator/real-node/cleanup.sh';
+    const dead = planStaleCleanup(
+      [{ file: 'a.json', record: record({ cleanupScript: script }) }],
+      () => false,
+      () => undefined,
+    );
+    expect(dead.runScripts).toEqual([script]);
+    const live = planStaleCleanup(
+      [{ file: 'a.json', record: record({ cleanupScript: script }) }],
+      () => true,
+      () => undefined,
+    );
+    expect(live.runScripts).toEqual([]);
+    expect(decodeRunRecord(JSON.stringify(record({ cleanupScript: script })))?.cleanupScript).toBe(script);
   });
 
   it('keeps a data dir the user chose', () => {
