@@ -189,7 +189,7 @@ export function gatewayLabels(): Record<string, string> {
   return { ...gatewaySelectorLabels(), 'app.kubernetes.io/part-of': NAME, 'app.kubernetes.io/component': 'gateway' };
 }
 
-/** The in-cluster URL of the gateway Service (port 80): the default `--gateway-url` of `run`. */
-export function defaultGatewayUrl(namespace: string): string {
-  return `http://${GATEWAY_NAME}.${namespace}.svc`;
+/** The in-cluster URL of the gateway Service (port 443 with TLS, else 80): the default `--gateway-url` of `run`. */
+export function defaultGatewayUrl(namespace: string, tls: boolean): string {
+  return `${tls ? 'https' : 'http'}://${GATEWAY_NAME}.${namespace}.svc`;
 }
