@@ -34,6 +34,11 @@ import { demoResolveCall, registryLookupLines } from '../dev-environment/registr
 import { servingLines } from '../dev-environment/serving-lines.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
+import { DEFAULT_GATEWAY_TLS, type GatewayTlsSettings } from '../operator/gateway-certificate.js';
+import {
+  followGatewayCertificate,
+  prepareGatewayCertificateFiles,
+} from '../dev-environment/gateway-certificate-files.js';
 import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
@@ -272,6 +277,11 @@ export async function main(argv: string[]): Promise<number> {
           `demo model server ${b.server.url} in network namespace ${modelHost.netns} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`,
         );
     }
+    // The gateway's certificate, issued into its Secret as under `run` and written as files the in-process
+    // gateway reads as a pod reads the mounted Secret; the operator process below renews it and rewrites them.
+    const gatewayTls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: operatorNamespace };
+    const gatewayFiles = await prepareGatewayCertificateFiles(client, gatewayTls, join(logDir, 'gateway-tls'));
+    say(`gateway certificate in ${gatewayFiles.dir} (CA ${gatewayFiles.caFile})`);
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
     gateway = await GatewayServer.create({
       client,
@@ -302,9 +312,11 @@ export async function main(argv: string[]): Promise<number> {
         listen: { host: LOOPBACK, port: num(values, 'webhook-port') },
       },
       signin: { namespace, host: '127.0.0.1', port: num(values, 'signin-port') },
+      gatewayTls,
     };
     say(`starting the operator, webhooks and sign-in API (logs: ${logFile})`);
     running = await startOperatorProcess(client, config, log, stop.signal);
+    if (running.gatewayCertificate) followGatewayCertificate(running.gatewayCertificate, gatewayFiles);
     const ports = await running.operator.ports;
 
     const applyStarted = Date.now();

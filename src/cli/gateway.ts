@@ -19,6 +19,7 @@ import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
 import {
   UsageError,
+  bool,
   list,
   num,
   parseFlags,
@@ -182,8 +183,52 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     placeholder: 'N',
     help: 'most sampled prediction log records per second (the rest are counted, not written)',
   },
+  {
+    name: 'tls-cert-file',
+    type: 'string',
+    env: 'EO_GATEWAY_TLS_CERT_FILE',
+    placeholder: 'PATH',
+    help: "the API port's serving certificate (PEM, the leaf first), e.g. tls.crt of the mounted Secret; re-read when it changes",
+  },
+  {
+    name: 'tls-key-file',
+    type: 'string',
+    env: 'EO_GATEWAY_TLS_KEY_FILE',
+    placeholder: 'PATH',
+    help: 'its private key (PEM), e.g. tls.key of the mounted Secret',
+  },
+  {
+    name: 'plain-http',
+    type: 'boolean',
+    env: 'EO_GATEWAY_PLAIN_HTTP',
+    default: false,
+    help: 'serve the API port without TLS: only behind a mesh or ingress that terminates TLS (Google clients need TLS)',
+  },
   ...GATEWAY_AUTH_FLAGS,
 ];
+
+/** How the API port is secured: TLS from a certificate followed on disk (src/gateway/tls/serving-certificate.ts), or, by explicit choice, none. */
+export type GatewayTransport =
+  { readonly mode: 'tls'; readonly certFile: string; readonly keyFile: string } | { readonly mode: 'plain-http' };
+
+/**
+ * `--tls-cert-file` + `--tls-key-file`, or `--plain-http`: exactly one of the two. Google's clients speak
+ * gRPC and REST over TLS only, so plain HTTP is never a default, only a stated choice.
+ */
+export function gatewayTransport(values: FlagValues): GatewayTransport {
+  const certFile = str(values, 'tls-cert-file') ?? '';
+  const keyFile = str(values, 'tls-key-file') ?? '';
+  if (bool(values, 'plain-http')) {
+    if (certFile !== '' || keyFile !== '')
+      throw new UsageError('--plain-http serves no TLS: leave out --tls-cert-file and --tls-key-file, or --plain-http');
+    return { mode: 'plain-http' };
+  }
+  if (certFile === '' || keyFile === '')
+    throw new UsageError(
+      'the gateway serves TLS: give --tls-cert-file and --tls-key-file (the mounted certificate Secret), or --plain-http behind a mesh or ingress that terminates TLS',
+    );
+  return { mode: 'tls', certFile, keyFile };
+}
 
 const HELP = `Usage: endpoint-operator gateway [flags]
 

@@ -8,6 +8,12 @@ import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
+import {
+  DEFAULT_GATEWAY_TLS,
+  GATEWAY_CERTIFICATE_ISSUERS,
+  type GatewayCertificateIssuer,
+  type GatewayTlsSettings,
+} from '../operator/gateway-certificate.js';
 import { DEFAULT_WEBHOOK_SETTINGS, localWebhookSettings, type WebhookSettings } from '../webhook/settings.js';
 import {
   UsageError,
@@ -57,7 +63,31 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     type: 'string',
     env: 'EO_GATEWAY_URL',
     placeholder: 'URL',
-    help: 'base URL of the gateway, published in PredictionEndpoint status.url (default http://endpoint-operator-gateway.{operator namespace}.svc)',
+    help: 'base URL of the gateway, published in PredictionEndpoint status.url (default https://endpoint-operator-gateway.{operator namespace}.svc, http:// with --gateway-tls-issuer=none)',
+  },
+  {
+    name: 'gateway-tls-issuer',
+    type: 'string',
+    env: 'EO_GATEWAY_TLS_ISSUER',
+    default: DEFAULT_GATEWAY_TLS.issuer,
+    placeholder: 'WHO',
+    help: "operator: the operator issues the gateway's serving certificate into --gateway-tls-secret and rotates it before expiry; external: another issuer (a cert-manager Certificate) writes that Secret (tls.crt, tls.key, ca.crt); none: the gateway serves plain HTTP. Unless none, the Secret's ca.crt is published as ConfigMap endpoint-operator-gateway-ca.crt in every namespace with a PredictionEndpoint or RegistryService",
+  },
+  {
+    name: 'gateway-tls-secret',
+    type: 'string',
+    env: 'EO_GATEWAY_TLS_SECRET',
+    default: DEFAULT_GATEWAY_TLS.secretName,
+    placeholder: 'NAME',
+    help: "Secret in the operator namespace holding the gateway's serving certificate (kubernetes.io/tls with ca.crt), mounted by the gateway's pods",
+  },
+  {
+    name: 'gateway-service',
+    type: 'string',
+    env: 'EO_GATEWAY_SERVICE',
+    default: DEFAULT_GATEWAY_TLS.serviceName,
+    placeholder: 'NAME',
+    help: "the gateway's Service in the operator namespace: its names are the certificate's (with localhost, 127.0.0.1, ::1)",
   },
   {
     name: 'namespaces',
@@ -391,7 +421,8 @@ export function runConfig(values: FlagValues): ProcessConfig {
   const project = str(values, 'project') ?? DEFAULT_PROJECT_TEMPLATE;
   const projectProblem = projectTemplateProblem(project);
   if (projectProblem !== undefined) throw new UsageError(`--project ${JSON.stringify(project)} ${projectProblem}`);
-  const gatewayUrl = str(values, 'gateway-url') ?? defaultGatewayUrl(operatorNamespace);
+  const gatewayTls = gatewayTlsOf(values, operatorNamespace);
+  const gatewayUrl = str(values, 'gateway-url') ?? defaultGatewayUrl(operatorNamespace, gatewayTls !== undefined);
   const gatewayProblem = gatewayUrlProblem(gatewayUrl);
   if (gatewayProblem !== undefined)
     throw new UsageError(`--gateway-url ${JSON.stringify(gatewayUrl)} ${gatewayProblem}`);
@@ -440,6 +471,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
           },
         }
       : {}),
+    ...(gatewayTls === undefined ? {} : { gatewayTls }),
     ...(bool(values, 'signin')
       ? {
           signin: {
@@ -452,6 +484,22 @@ export function runConfig(values: FlagValues): ProcessConfig {
           },
         }
       : {}),
+  };
+}
+
+function gatewayTlsOf(values: FlagValues, namespace: string): GatewayTlsSettings | undefined {
+  const issuer = str(values, 'gateway-tls-issuer') ?? DEFAULT_GATEWAY_TLS.issuer;
+  if (issuer === 'none') return undefined;
+  if (!GATEWAY_CERTIFICATE_ISSUERS.includes(issuer as GatewayCertificateIssuer))
+    throw new UsageError(
+      `--gateway-tls-issuer must be one of ${[...GATEWAY_CERTIFICATE_ISSUERS, 'none'].join(', ')}, got ${JSON.stringify(issuer)}`,
+    );
+  return {
+    ...DEFAULT_GATEWAY_TLS,
+    issuer: issuer as GatewayCertificateIssuer,
+    namespace,
+    secretName: str(values, 'gateway-tls-secret') ?? DEFAULT_GATEWAY_TLS.secretName,
+    serviceName: str(values, 'gateway-service') ?? DEFAULT_GATEWAY_TLS.serviceName,
   };
 }
 

@@ -10,8 +10,12 @@ import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues }
 import { tracingEnv } from './tracing.js';
 
 export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
-/** The Service port: the default `--gateway-url` has no port. */
-export const GATEWAY_SERVICE_PORT = 80;
+/** The Service port, the scheme's default (the default `--gateway-url` has no port): 443 with TLS, 80 without. */
+export function gatewayServicePort(values: DeployValues): { name: 'https' | 'http'; port: 443 | 80 } {
+  return values.gateway.tls.issuer === 'none' ? { name: 'http', port: 80 } : { name: 'https', port: 443 };
+}
+/** Where the gateway's pods mount its certificate Secret (kubelet updates the files on rotation). */
+export const GATEWAY_TLS_MOUNT = '/etc/endpoint-operator/gateway-tls';
 
 /**
  * Node's own flags for the gateway process. `--single-threaded-gc`: beside a caller looping large bodies
@@ -43,6 +47,7 @@ export function gatewayArgs(values: DeployValues): string[] {
     `--auth-cache-size=${a.cacheSize}`, `--auth-max-reviews-in-flight=${a.maxReviewsInFlight}`, `--auth-reviews-per-second=${a.reviewsPerSecond}`,
     `--headers-timeout=${l.headersTimeoutSeconds}`, `--request-timeout=${l.requestTimeoutSeconds}`, `--keep-alive-timeout=${l.keepAliveTimeoutSeconds}`,
     `--max-connections=${l.maxConnections}`, `--max-calls-per-caller=${l.maxCallsPerCaller}`, `--max-body-bytes-per-caller=${l.maxBodyBytesPerCaller}`,
+    ...(values.gateway.tls.issuer === 'none' ? ['--plain-http'] : [`--tls-cert-file=${GATEWAY_TLS_MOUNT}/tls.crt`, `--tls-key-file=${GATEWAY_TLS_MOUNT}/tls.key`]),
   ];
 }
 
@@ -86,7 +91,7 @@ function gatewayContainer(values: DeployValues): object {
     readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
     resources: values.gateway.resources,
     securityContext: HARDENED_CONTAINER,
-    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+    volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...(values.gateway.tls.issuer === 'none' ? [] : [{ name: 'tls', mountPath: GATEWAY_TLS_MOUNT, readOnly: true }])],
   };
 }
 
@@ -109,7 +114,7 @@ export function gatewayManifests(values: DeployValues): object[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: GATEWAY_NAME, namespace: ns, labels },
-      spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port: GATEWAY_SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }] },
+      spec: { type: 'ClusterIP', selector, ports: [{ ...gatewayServicePort(values), targetPort: 'http', protocol: 'TCP' }] },
     },
     {
       // What the ServiceMonitor scrapes (component "metrics", as the operator's metrics Service): the gateway's
@@ -135,7 +140,12 @@ export function gatewayManifests(values: DeployValues): object[] {
             // In-flight calls finish (the gateway drains on SIGTERM) while the endpoint leaves the Service.
             terminationGracePeriodSeconds: 30,
             containers: [gatewayContainer(values)],
-            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+            // The certificate Secret: the pod waits in ContainerCreating until the operator (or cert-manager) has
+            // written it, and kubelet swaps the files in place when it changes.
+            volumes: [
+              { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+              ...(values.gateway.tls.issuer === 'none' ? [] : [{ name: 'tls', secret: { secretName: values.gateway.tls.secretName } }]),
+            ],
           },
         },
       },

@@ -5,6 +5,7 @@
  */
 import { SIGNIN_KEY_SECRET } from '../signin/kube/signing-key.js';
 import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
+import { GATEWAY_CA_CONFIGMAP } from '../operator/gateway-ca-configmaps.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 
 export interface PolicyRule {
@@ -48,6 +49,11 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    // The gateway's CA, published as a ConfigMap of one name in its clients' namespaces (server-side applied, deleted
+    // with the namespace's last client; list and watch with a metadata.name field selector are authorised by resourceNames).
+    // A create cannot be limited by name.
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [GATEWAY_CA_CONFIGMAP], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
     // The event recorder creates an Event, then patches its count when the same event repeats.
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
     // The operator registers its webhook configurations and keeps their caBundle current.
@@ -60,7 +66,7 @@ export function clusterRules(): PolicyRule[] {
   ];
 }
 
-/** Operator namespace: the leader-election Lease and the webhook serving-certificate Secret. */
+/** Operator namespace: the leader-election Lease and the webhook's and gateway's serving-certificate Secrets. */
 export function operatorNamespaceRules(): PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },

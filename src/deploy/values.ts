@@ -74,8 +74,16 @@ export interface SigninValues {
 
 export interface GatewayValues {
   replicas: number;
-  /** `--gateway-url` of the operator (status.url); '' = the gateway Service, http://endpoint-operator-gateway.{namespace}.svc. */
+  /** `--gateway-url` of the operator (status.url); '' = the gateway Service, https://endpoint-operator-gateway.{namespace}.svc (http:// without TLS). */
   url: string;
+  /**
+   * The API port's TLS (gRPC and REST on one port, as Google's clients expect). `issuer`: `operator` (the operator
+   * issues the certificate into Secret `secretName` and rotates it), `external` (another issuer writes that Secret,
+   * e.g. a cert-manager Certificate with `secretName` and the Service's DNS names; keys tls.crt, tls.key, ca.crt),
+   * or `none` (plain HTTP: only behind a mesh or ingress that terminates TLS). The gateway mounts the Secret and
+   * follows its rotation; unless `none`, the CA is published as ConfigMap endpoint-operator-gateway-ca.crt.
+   */
+  tls: { issuer: 'operator' | 'external' | 'none'; secretName: string };
   resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
   /**
    * Besides authentication (`auth`), the gateway is a ClusterIP Service; this NetworkPolicy further admits its API port only from namespaces carrying
@@ -131,6 +139,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   gateway: {
     replicas: 2,
     url: '',
+    tls: { issuer: 'operator', secretName: 'endpoint-operator-gateway-tls' },
     // Under B6-fair (a caller looping 1.4 MB bodies, 4 in flight) the gateway's RSS peaked at 274-307 MB, over the
     // 256Mi this limit was: the bodies in flight, their copies in the JSON workers' isolates, and V8 starting no
     // mark-compact below a 128 MB old generation (GATEWAY_NODE_FLAGS). 512Mi leaves room for that and a burst.
@@ -189,7 +198,7 @@ export function gatewayLabels(): Record<string, string> {
   return { ...gatewaySelectorLabels(), 'app.kubernetes.io/part-of': NAME, 'app.kubernetes.io/component': 'gateway' };
 }
 
-/** The in-cluster URL of the gateway Service (port 80): the default `--gateway-url` of `run`. */
-export function defaultGatewayUrl(namespace: string): string {
-  return `http://${GATEWAY_NAME}.${namespace}.svc`;
+/** The in-cluster URL of the gateway Service (port 443 with TLS, else 80): the default `--gateway-url` of `run`. */
+export function defaultGatewayUrl(namespace: string, tls: boolean): string {
+  return `${tls ? 'https' : 'http'}://${GATEWAY_NAME}.${namespace}.svc`;
 }

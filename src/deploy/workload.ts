@@ -24,6 +24,8 @@ export function runArgs(values: DeployValues): string[] {
     `--project=${values.project}`,
     `--location=${values.location}`,
     ...(values.gateway.url === '' ? [] : [`--gateway-url=${values.gateway.url}`]),
+    `--gateway-tls-issuer=${values.gateway.tls.issuer}`,
+    ...(values.gateway.tls.issuer === 'none' ? [] : [`--gateway-tls-secret=${values.gateway.tls.secretName}`]),
     ...values.reservedPrefixes.map((p) => `--reserved-prefix=${p}`),
     `--leader-elect=${values.leaderElection}`,
     `--webhook-port=${PORTS.webhook}`,

@@ -1,6 +1,7 @@
 /**
  * One operator process: the controllers (with leader election), the admission/conversion
- * webhooks and, optionally, the sign-in API, started in that order and stopped in reverse.
+ * webhooks, the gateway's serving certificate and, optionally, the sign-in API, started in that
+ * order and stopped in reverse.
  * Shared by `endpoint-operator run` (a real cluster) and `endpoint-operator dev` (the local
  * control plane); neither parses flags here.
  */
@@ -14,6 +15,11 @@ import type { VerificationLimits } from '../signin/verification-queue.js';
 import { runWebhooks, type RunningWebhooks } from '../webhook/run.js';
 import type { WebhookSettings } from '../webhook/settings.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from './start.js';
+import {
+  manageGatewayCertificate,
+  type GatewayTlsSettings,
+  type ManagedGatewayCertificate,
+} from './gateway-certificate.js';
 
 export interface ProcessConfig {
   readonly operator: OperatorSettings;
@@ -23,6 +29,11 @@ export interface ProcessConfig {
     readonly listen: { readonly host: string; readonly port: number };
     readonly serverLimits?: ServerLimits;
   };
+  /**
+   * The gateway's serving certificate: issued and rotated here (`issuer: 'operator'`) or read from another
+   * issuer's Secret; either way its `ca.crt` is published to the clients' namespaces. Absent: a plain-HTTP gateway.
+   */
+  readonly gatewayTls?: GatewayTlsSettings;
   /** Absent: no sign-in API. */
   readonly signin?: {
     readonly namespace: string;
@@ -38,6 +49,8 @@ export interface RunningProcess {
   readonly operator: RunningOperator;
   readonly webhooks: RunningWebhooks | undefined;
   readonly signin: RunningKubernetesSignIn | undefined;
+  /** The gateway's certificates when this operator issues them (`endpoint-operator dev` hands them to its in-process gateway). */
+  readonly gatewayCertificate: ManagedGatewayCertificate | undefined;
   /** Stops the sign-in API, the webhooks, then the controllers (draining and releasing the lease). */
   stop(): Promise<void>;
 }
@@ -64,8 +77,13 @@ export async function startOperatorProcess(
     : undefined;
   let operator: RunningOperator | undefined;
   let signin: RunningKubernetesSignIn | undefined;
+  let gatewayCertificate: ManagedGatewayCertificate | undefined;
+  const gatewayTls = config.gatewayTls;
   try {
-    operator = await startOperator({ client, settings: config.operator, log });
+    if (gatewayTls?.issuer === 'operator')
+      gatewayCertificate = await manageGatewayCertificate({ client, settings: gatewayTls, log, signal });
+    const gatewayCaSecret = gatewayTls && { namespace: gatewayTls.namespace, name: gatewayTls.secretName };
+    operator = await startOperator({ client, settings: { ...config.operator, gatewayCaSecret }, log });
     if (config.signin) {
       signin = await startKubernetesSignIn({
         client,
@@ -92,6 +110,7 @@ export async function startOperatorProcess(
     operator: running,
     webhooks,
     signin,
+    gatewayCertificate,
     stop: () =>
       (stopping ??= (async () => {
         await signin?.close();

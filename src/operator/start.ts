@@ -25,6 +25,7 @@ import { reportReadiness } from './resource-metrics.js';
 import type { KubeObject } from '../runtime/kube-object.js';
 import { fixedCatalogue } from '../reconcilers/serving/machine-catalogue.js';
 import { machineCatalogueWatch } from './machine-catalogue-watch.js';
+import { gatewayCaPublisher, gatewayCaSource } from './gateway-ca-configmaps.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 
@@ -62,6 +63,11 @@ export interface OperatorSettings {
   readonly metricsAuth?: AuthMode;
   /** The ConfigMap (in leaderElection.namespace, the operator's) holding the machine catalogue, followed live; absent = the built-in one. */
   readonly machineCatalogueConfigMap?: string | undefined;
+  /**
+   * The gateway's certificate Secret, whose `ca.crt` is published as a ConfigMap in every namespace with a
+   * PredictionEndpoint or RegistryService (gateway-ca-configmaps.ts); absent = not published (a plain-HTTP gateway).
+   */
+  readonly gatewayCaSecret?: { readonly namespace: string; readonly name: string } | undefined;
 }
 
 export interface StartOperatorOptions {
@@ -134,10 +140,31 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       ...(options.clock ? { clock: options.clock } : {}),
     }),
   );
-  const informers = [...shards.flatMap((s) => s.allInformers()), ...(catalogueWatch ? [catalogueWatch.informer] : [])];
+  const caSource =
+    settings.gatewayCaSecret === undefined ? undefined : gatewayCaSource(client, settings.gatewayCaSecret, log);
+  const caPublishers = caSource
+    ? shards.map((shard, i) =>
+        gatewayCaPublisher({
+          client,
+          namespace: namespaces[i],
+          informers: shard.informers,
+          source: caSource,
+          workers: settings.workers,
+          log,
+        }),
+      )
+    : [];
+  const informers = [
+    ...shards.flatMap((s) => s.allInformers()),
+    ...(catalogueWatch ? [catalogueWatch.informer] : []),
+    ...(caSource ? [caSource.informer, ...caPublishers.map((p) => p.configMaps)] : []),
+  ];
   // Every informer listens on the stop signal while it runs and while it is waited for: a few per informer, not a leak.
   setMaxListeners(10 + 3 * informers.length, stopping.signal);
-  const controllers: Controller[] = shards.flatMap((s) => [...s.controllers]);
+  const controllers: Controller[] = [
+    ...shards.flatMap((s) => [...s.controllers]),
+    ...caPublishers.map((p) => p.controller),
+  ];
 
   const informerRuns = informers.map((i) => i.run(stopping.signal));
   const unreportReadiness = reportReadiness((kind) => shards.flatMap((s) => s.informers[kind].list()));

@@ -37,18 +37,26 @@ export interface Validity {
   readonly servingDays: number;
 }
 
-/** The DNS names kube-apiserver uses for a Service reference, plus loopback for local mode. */
-export function servingIdentity(
-  serviceName: string,
-  namespace: string,
-  local: { host: string } | undefined,
-): ServingIdentity {
-  const dnsNames = [
+/** The Common Name prefix of the webhook's CA (a new CA is `CN=<prefix>@<unix seconds>`). */
+export const WEBHOOK_CA_NAME = 'endpoint-operator-webhook-ca';
+
+/** The names a client inside the cluster reaches a Service by (kube-apiserver uses the `.svc` one for a Service reference). */
+export function serviceDnsNames(serviceName: string, namespace: string): string[] {
+  return [
     serviceName,
     `${serviceName}.${namespace}`,
     `${serviceName}.${namespace}.svc`,
     `${serviceName}.${namespace}.svc.cluster.local`,
   ];
+}
+
+/** The webhook's names: its Service's, plus loopback for local mode. */
+export function servingIdentity(
+  serviceName: string,
+  namespace: string,
+  local: { host: string } | undefined,
+): ServingIdentity {
+  const dnsNames = serviceDnsNames(serviceName, namespace);
   const ipAddresses: string[] = [];
   if (local) {
     dnsNames.push('localhost');
@@ -80,11 +88,11 @@ async function importKey(pem: string): Promise<CryptoKey> {
   return webcrypto.subtle.importKey('pkcs8', der, ALGORITHM, true, ['sign']);
 }
 
-async function newCa(now: Date, days: number): Promise<{ cert: string; key: string }> {
+async function newCa(now: Date, days: number, caName: string): Promise<{ cert: string; key: string }> {
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
-    name: `CN=endpoint-operator-webhook-ca@${Math.floor(now.getTime() / 1000)}`,
+    name: `CN=${caName}@${Math.floor(now.getTime() / 1000)}`,
     notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
     notAfter: new Date(now.getTime() + days * DAY_MS),
     signingAlgorithm: ALGORITHM,
@@ -182,13 +190,17 @@ export async function planCertificates(
   return { action: 'reuse' };
 }
 
-/** Carries out a plan. The old CA stays in the bundle while it is valid, so a rotation never breaks callers mid-rollout. */
+/**
+ * Carries out a plan. The old CA stays in the bundle while it is valid, so a rotation never breaks callers mid-rollout.
+ * `caName` names a new CA (its Common Name prefix), so a client's trust store says whose CA it holds.
+ */
 export async function issueCertificates(
   plan: CertificatePlan,
   existing: CertificateBundle | undefined,
   identity: ServingIdentity,
   now: Date,
   validity: Validity,
+  caName: string = WEBHOOK_CA_NAME,
 ): Promise<CertificateBundle> {
   if (plan.action === 'reuse' && existing) return existing;
   if (plan.action === 'renew-serving' && existing) {
@@ -200,7 +212,7 @@ export async function issueCertificates(
     );
     return { ...existing, cert: serving.cert, key: serving.key };
   }
-  const ca = await newCa(now, validity.caDays);
+  const ca = await newCa(now, validity.caDays, caName);
   const serving = await newServing(ca, identity, now, validity.servingDays);
   const previous = existing && stillValid(existing.caCert, now) ? existing.caCert : undefined;
   const caBundle = previous ? `${ca.cert.trimEnd()}\n${previous.trimEnd()}\n` : ca.cert;

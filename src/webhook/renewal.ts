@@ -7,17 +7,22 @@ import type { WebhookServer } from './server.js';
 import type { WebhookSettings } from './settings.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 
-export interface CertificateRenewalOptions {
-  readonly client: WebhookKubeApi;
-  readonly settings: WebhookSettings;
-  readonly server: WebhookServer;
+export interface RenewalLoopOptions {
+  /** What the certificates serve, for the log lines (`webhook`, `gateway`). */
+  readonly what: string;
+  /** Reads the certificates again, renewing them in their Secret when due (ensureCertificateSecret and its callers). */
+  readonly ensure: () => Promise<ServingCertificates>;
+  /** The certificates in use now. */
   readonly current: ServingCertificates;
+  /** Whether `ensure` issues them (then a check is due at their renewal point); else someone else does, checked every `maxIntervalMs`. */
+  readonly selfManaged: boolean;
+  /** Puts different certificates into use; when it throws, the next check (in a minute) tries again. */
+  readonly onChange: (next: ServingCertificates, previous: ServingCertificates) => Promise<void> | void;
   readonly log: Logger;
   readonly signal: AbortSignal;
-  readonly kinds?: readonly KindDefinition[];
   /**
    * Upper bound between checks: another replica may renew first, and this one must pick the new
-   * certificate up (and the API server's caBundle must not drift) well before the old one expires.
+   * certificate up (and what trusts the CA must not drift) well before the old one expires.
    */
   readonly maxIntervalMs?: number;
   /** What "now" is when judging the certificate; the timer is the process's own (unref'd: a pending check never holds the process open). */
@@ -27,18 +32,18 @@ export interface CertificateRenewalOptions {
 const HOUR_MS = 3_600_000;
 
 /**
- * Keeps the serving certificate fresh for a running server: at the renewal point (or every
- * `maxIntervalMs`) it re-runs ensureWebhookCertificates, swaps the TLS context in place when the
- * certificate changed, and re-injects the caBundle. Failures are logged and retried in a minute.
+ * Keeps certificates fresh for as long as `signal` is not aborted: at their renewal point (or every
+ * `maxIntervalMs`) it re-runs `ensure` and hands changed certificates to `onChange`. Failures are
+ * logged and retried in a minute.
  */
-export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
+export function startRenewalLoop(opts: RenewalLoopOptions): void {
   const clock = opts.clock ?? realClock;
   const maxInterval = opts.maxIntervalMs ?? HOUR_MS;
   let current = opts.current;
   let timer: NodeJS.Timeout | undefined;
 
   const delayFor = (certs: ServingCertificates): number => {
-    if (opts.settings.certificates.mode === 'cert-manager') return maxInterval;
+    if (!opts.selfManaged) return maxInterval;
     try {
       // The bundle's first certificate is the current CA (see issueCertificates).
       const due =
@@ -63,21 +68,56 @@ export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
 
   const check = async (): Promise<void> => {
     try {
-      const next = await ensureWebhookCertificates(opts.client, opts.settings, { clock });
-      if (next.cert !== current.cert || next.key !== current.key) {
-        opts.server.setTls({ cert: next.cert, key: next.key });
-        opts.log.info('webhook serving certificate renewed');
-      }
-      if (next.caBundle !== current.caBundle)
-        await installWebhooks(opts.client, opts.settings, next.caBundle || undefined, opts.kinds);
+      const next = await opts.ensure();
+      if (next.cert !== current.cert || next.key !== current.key || next.caBundle !== current.caBundle)
+        await opts.onChange(next, current);
       current = next;
       schedule(delayFor(current));
     } catch (err) {
-      opts.log.error({ err: (err as Error).message }, 'webhook certificate renewal failed; retrying in a minute');
+      opts.log.error({ err: (err as Error).message }, `${opts.what} certificate renewal failed; retrying in a minute`);
       schedule(60_000);
     }
   };
 
   opts.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   schedule(delayFor(current));
+}
+
+export interface CertificateRenewalOptions {
+  readonly client: WebhookKubeApi;
+  readonly settings: WebhookSettings;
+  readonly server: WebhookServer;
+  readonly current: ServingCertificates;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  readonly kinds?: readonly KindDefinition[];
+  /** See RenewalLoopOptions.maxIntervalMs (the API server's caBundle must not drift either). */
+  readonly maxIntervalMs?: number;
+  readonly clock?: Pick<Clock, 'now'>;
+}
+
+/**
+ * Keeps the webhook's serving certificate fresh: swaps the TLS context in place when the certificate
+ * changed, and re-injects the caBundle when the CA did.
+ */
+export function startCertificateRenewal(opts: CertificateRenewalOptions): void {
+  const clock = opts.clock ?? realClock;
+  startRenewalLoop({
+    what: 'webhook',
+    ensure: () => ensureWebhookCertificates(opts.client, opts.settings, { clock }),
+    current: opts.current,
+    selfManaged: opts.settings.certificates.mode !== 'cert-manager',
+    onChange: async (next, previous) => {
+      if (next.cert !== previous.cert || next.key !== previous.key) {
+        opts.server.setTls({ cert: next.cert, key: next.key });
+        opts.log.info('webhook serving certificate renewed');
+      }
+      if (next.caBundle !== previous.caBundle)
+        await installWebhooks(opts.client, opts.settings, next.caBundle || undefined, opts.kinds);
+    },
+    log: opts.log,
+    signal: opts.signal,
+    clock,
+    ...(opts.maxIntervalMs === undefined ? {} : { maxIntervalMs: opts.maxIntervalMs }),
+  });
 }

@@ -13,7 +13,7 @@ describe('endpoint-operator run flags', () => {
       healthPort: 8081,
       metricsPort: 8080,
     });
-    expect(config.operator.gatewayUrl).toBe('http://endpoint-operator-gateway.endpoint-operator-system.svc');
+    expect(config.operator.gatewayUrl).toBe('https://endpoint-operator-gateway.endpoint-operator-system.svc');
     expect(config.operator.leaderElection).toMatchObject({
       enabled: true,
       namespace: 'endpoint-operator-system',
@@ -69,7 +69,7 @@ describe('endpoint-operator run flags', () => {
     };
     const config = runConfig(parseFlags(RUN_FLAGS, ['--project', 'flag-{namespace}', '--signin'], env));
     expect(config.operator.project).toBe('flag-{namespace}');
-    expect(config.operator.gatewayUrl).toBe('http://endpoint-operator-gateway.ops.svc');
+    expect(config.operator.gatewayUrl).toBe('https://endpoint-operator-gateway.ops.svc');
     expect(config.operator.workers).toBe(8);
     expect(config.operator.namespaces).toEqual(['a', 'b']);
     expect(config.operator.leaderElection.enabled).toBe(false);
