@@ -76,6 +76,8 @@ export function startGatewayBinary(
       ...flags,
       bin,
       'gateway',
+      // Called over plain HTTP, as behind a mesh that terminates TLS (the TLS port's cost: bench/grpc.ts).
+      '--plain-http',
       '--kubeconfig',
       kubeconfig,
       '--namespaces',

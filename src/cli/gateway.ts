@@ -15,6 +15,7 @@ import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
+import { watchServingCertificate } from '../gateway/tls/serving-certificate.js';
 import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
 import {
@@ -326,8 +327,15 @@ export async function main(argv: string[]): Promise<number> {
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let gateway: GatewayServer;
   try {
-    gateway = await GatewayServer.create({ ...config, client, log });
+    const transport = gatewayTransport(values);
+    const certificate =
+      transport.mode === 'tls'
+        ? await watchServingCertificate({ certFile: transport.certFile, keyFile: transport.keyFile, log })
+        : undefined;
+    gateway = await GatewayServer.create({ ...config, client, log, tls: certificate?.current() });
+    certificate?.onChange((pair) => gateway.setCertificate(pair));
     shutdown.addStep({ name: 'gateway', run: () => gateway.close() });
+    if (certificate !== undefined) shutdown.addStep({ name: 'certificate', run: () => certificate.close() });
     if (telemetry !== undefined) shutdown.addStep({ name: 'telemetry', run: () => telemetry.shutdown() });
     await gateway.start();
   } catch (err) {

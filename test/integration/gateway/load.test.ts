@@ -218,6 +218,8 @@ function startCliGateway(port: number): ChildProcess {
       'tsx',
       join(REPO_ROOT, 'test/support/run-cli.ts'),
       'gateway',
+      // The tests call it over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
+      '--plain-http',
       '--kubeconfig',
       testCluster().kubeconfig,
       '--namespaces',

@@ -162,6 +162,8 @@ beforeAll(async () => {
   ]);
   startCli('gateway', [
     'gateway',
+    // The tests call it over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
+    '--plain-http',
     '--kubeconfig',
     kubeconfig,
     '--namespaces',
