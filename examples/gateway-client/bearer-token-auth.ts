@@ -5,6 +5,7 @@
  * call (a read of a small tmpfs file). Both shapes of gax's REST transport are served: gax 5 calls
  * `fetch`, gax 4 spreads what `getRequestHeaders` returns.
  */
+import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 
 export const PROJECTED_TOKEN_PATH = '/var/run/secrets/endpoint-operator/token';
@@ -28,7 +29,23 @@ export function bearerTokenAuth(token: string | (() => string) = () => readFileS
 }
 
 /**
- * Client options for the gateway (REST transport: the gateway speaks Google's HTTP/JSON, not gRPC), e.g.
+ * Client options for the gateway over gRPC, the clients' default transport, trusting the gateway's CA (the
+ * ConfigMap endpoint-operator-gateway-ca.crt, mounted), e.g.
+ *   new v1.PredictionServiceClient(gatewayGrpcClientOptions('https://endpoint-operator-gateway.endpoint-operator-system.svc',
+ *     readFileSync('/var/run/secrets/endpoint-operator-gateway-ca/ca.crt', 'utf8')))
+ * google-gax uses `sslCreds` as the channel's whole credentials, so the token rides in them (per call), not in `authClient`;
+ * `null`: no token (a gateway run with --auth=none).
+ */
+export function gatewayGrpcClientOptions(gatewayUrl: string, caPem: string, auth: BearerTokenAuth | null = bearerTokenAuth()): { apiEndpoint: string; port: number; sslCreds: grpc.ChannelCredentials } {
+  const url = new URL(gatewayUrl);
+  const port = url.port === '' ? 443 : Number(url.port);
+  const tls = grpc.credentials.createSsl(Buffer.from(caPem));
+  const sslCreds = auth === null ? tls : grpc.credentials.combineChannelCredentials(tls, grpc.credentials.createFromGoogleCredential(auth));
+  return { apiEndpoint: url.hostname, port, sslCreds };
+}
+
+/**
+ * Client options for the gateway over REST (`fallback: true`: Google's HTTP/JSON), e.g.
  *   new v1.PredictionServiceClient(gatewayClientOptions('http://endpoint-operator-gateway.endpoint-operator-system.svc'))
  */
 export function gatewayClientOptions(gatewayUrl: string, auth: BearerTokenAuth = bearerTokenAuth()): { apiEndpoint: string; port: number; protocol: string; fallback: true; authClient: BearerTokenAuth } {

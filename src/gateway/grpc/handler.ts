@@ -12,16 +12,19 @@
  * Anything else is UNIMPLEMENTED: other methods of these services (EndpointService's writes say to use
  * `kubectl apply`), and unknown services or methods.
  */
-import type { ConnectRouter } from '@connectrpc/connect';
-import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
+import { randomUUID } from 'node:crypto';
+import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { AnyRequest, AnyResponse } from '../../http/server.js';
-import type { Logger } from '../../runtime/logger.js';
+import { REQUEST_ID_HEADER } from '../../http/request-id.js';
+import { reportServerError, type ErrorLog } from '../../http/server-errors.js';
+import { GoogleApiError } from '../google-errors.js';
 import type { PredictionPipeline } from '../prediction/pipeline.js';
 import { contextValuesOf } from './context.js';
 import { predictionServiceRoutes } from './prediction-service.js';
 import { restBridgeRoutes, type Inject } from './rest-bridge.js';
+import { toConnectError } from './status.js';
 
 const GRPC_CONTENT_TYPE = /^application\/grpc(?:-web(?:-text)?)?(?:[+;]|$)/i;
 
@@ -36,25 +39,46 @@ export interface GrpcOptions {
   readonly bodyLimit: number;
   /** Runs a request through the gateway's own fastify routes (rest-bridge.ts). */
   readonly inject: Inject;
-  readonly log: Pick<Logger, 'error'>;
+  readonly log: ErrorLog;
 }
 
 /**
- * Connect answers a message it cannot parse INTERNAL ("parse binary: ..."); that is the caller's fault, and
- * Google's servers (and this gateway's REST surface) answer a malformed request INVALID_ARGUMENT.
+ * gRPC's `grpc-message` is percent-encoded only outside printable ASCII and for `%` itself (gRPC over HTTP/2,
+ * "Responses"); Connect encodes it as a URI component, and grpc-js decodes with decodeURI, so a message with `:`
+ * or `,` reached Node clients as `%3A` and `%2C`. Python's and Go's clients decode either.
  */
-function parseFailuresAsInvalidArgument(handler: UniversalHandler): UniversalHandler {
+export function grpcMessageEncoding(message: string): string {
+  return Array.from(Buffer.from(message, 'utf8'))
+    .map((byte) =>
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
+}
+
+/**
+ * The trailers Connect writes, made to say what gRPC's clients expect: the message encoded as the spec says
+ * (above), and a message the server could not parse answered INVALID_ARGUMENT, as Google's servers (and this
+ * gateway's REST surface) answer a malformed request, where Connect says INTERNAL ("parse binary: ...").
+ */
+function conformingTrailers(handler: UniversalHandler): UniversalHandler {
   const wrapped = async (req: Parameters<UniversalHandler>[0]): Promise<UniversalServerResponse> => {
     const res = await handler(req);
     const { trailer, body } = res;
-    if (trailer === undefined || body === undefined || !(Symbol.asyncIterator in body)) return res;
+    if (trailer === undefined) return res;
     const rewrite = (): void => {
-      if (
-        trailer.get('grpc-status') === String(Code.Internal) &&
-        /^parse (binary|json)/.test(decodeURIComponent(trailer.get('grpc-message') ?? ''))
-      )
+      const encoded = trailer.get('grpc-message');
+      if (encoded === null) return;
+      const message = decodeURIComponent(encoded);
+      if (trailer.get('grpc-status') === String(Code.Internal) && /^parse (binary|json)/.test(message))
         trailer.set('grpc-status', String(Code.InvalidArgument));
+      trailer.set('grpc-message', grpcMessageEncoding(message));
     };
+    if (body === undefined || !(Symbol.asyncIterator in body)) {
+      rewrite();
+      return res;
+    }
     async function* passThrough(): AsyncIterable<Uint8Array> {
       try {
         yield* body as AsyncIterable<Uint8Array>;
@@ -67,13 +91,32 @@ function parseFailuresAsInvalidArgument(handler: UniversalHandler): UniversalHan
   return Object.assign(wrapped, handler);
 }
 
+/**
+ * A handler's failure as its status: a GoogleApiError (a refusal made before the pipeline or the REST route ran,
+ * such as a malformed resource name) keeps its code; anything else is INTERNAL, reported once (logged and counted
+ * as every 5xx of the process is) and answered without its text.
+ */
+function statusOfFailures(log: ErrorLog): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      if (err instanceof GoogleApiError) throw toConnectError(err);
+      if (err instanceof ConnectError) throw err;
+      const requestId = req.header.get(REQUEST_ID_HEADER) ?? randomUUID();
+      reportServerError(log, { server: 'gateway', route: req.method.name, requestId, status: 500, err });
+      throw new ConnectError(`Internal error; request id ${requestId}.`, Code.Internal);
+    }
+  };
+}
+
 function unimplemented(req: AnyRequest, res: AnyResponse): void {
   const path = (req.url ?? '').split('?', 1)[0] ?? '';
   const message = `Method not found: ${path.slice(0, 256)} (this gateway serves PredictionService, EndpointService's reads and LookupService.ResolveService)`;
   res.writeHead(200, {
     'content-type': String(req.headers['content-type']),
     'grpc-status': String(Code.Unimplemented),
-    'grpc-message': encodeURIComponent(message),
+    'grpc-message': grpcMessageEncoding(message),
   });
   res.end();
 }
@@ -84,6 +127,7 @@ export function grpcHandler(options: GrpcOptions): (req: AnyRequest, res: AnyRes
     grpcWeb: true,
     connect: false,
     readMaxBytes: options.bodyLimit,
+    interceptors: [statusOfFailures(options.log)],
     writeMaxBytes: 64 * 1024 * 1024,
   });
   const routes: ((router: ConnectRouter) => void)[] = [
@@ -91,7 +135,7 @@ export function grpcHandler(options: GrpcOptions): (req: AnyRequest, res: AnyRes
     restBridgeRoutes(options.inject),
   ];
   for (const add of routes) add(router);
-  const handlers = new Map(router.handlers.map((h) => [h.requestPath, parseFailuresAsInvalidArgument(h)]));
+  const handlers = new Map(router.handlers.map((h) => [h.requestPath, conformingTrailers(h)]));
   return (req, res) => {
     const handler = handlers.get((req.url ?? '').split('?', 1)[0] ?? '');
     if (handler === undefined) return unimplemented(req, res);

@@ -63,9 +63,16 @@ async function runCall(
   let outcome: Outcome | undefined;
   const headers: IncomingHttpHeaders = { ...headersOf(ctx.requestHeader), 'content-type': contentType };
   delete headers['content-length'];
+  let path: string;
+  try {
+    path = restPathOf(endpoint, call);
+  } catch (err) {
+    // Said here too: a streaming method's refusals surface while its answer is read, past the interceptors.
+    throw err instanceof GoogleApiError ? toConnectError(err) : err;
+  }
   await pipeline.run(
     {
-      path: restPathOf(endpoint, call),
+      path,
       headers,
       client: clientAddressOf(ctx),
       requestId: requestIdOf({ headers }),

@@ -5,7 +5,7 @@
  * The Endpoint reads need `get`/`list` on predictionendpoints, which the shipped caller role grants.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentials as grpcCredentials } from '@grpc/grpc-js';
+import { bearerTokenAuth, gatewayGrpcClientOptions } from '../../../examples/gateway-client/bearer-token-auth.js';
 import { v1 as aiplatform } from '@google-cloud/aiplatform';
 import { Agent, request } from 'undici';
 import http from 'node:http';
@@ -39,14 +39,11 @@ const tokens: Record<string, string | undefined> = {};
 const log = new CapturedLog();
 
 function grpcOptions(token: string | undefined) {
-  return {
-    apiEndpoint: 'localhost',
-    port,
-    sslCreds: grpcCredentials.createSsl(Buffer.from(tls.ca)),
-    authClient: {
-      getRequestHeaders: async () => (token === undefined ? {} : { authorization: `Bearer ${token}` }),
-    } as never,
-  };
+  return gatewayGrpcClientOptions(
+    `https://localhost:${port}`,
+    tls.ca,
+    token === undefined ? null : bearerTokenAuth(token),
+  );
 }
 
 async function restCall(path: string, token: string | undefined, body?: unknown) {
@@ -125,12 +122,12 @@ describe('gRPC is authorised exactly as REST', () => {
     ['a token for another audience', 'otherAudience', 401, 16],
     ['an unbound caller', 'unbound', 403, 7],
     ['a bound caller', 'bound', 200, 0],
-  ] as const)('%s: REST %i, gRPC code %i, the same message', async (_what, key, restStatus, grpcCode) => {
+  ] as const)('%s (%s): REST %i, gRPC code %i, the same message', async (_what, key, restStatus, grpcCode) => {
     const token = key === undefined ? undefined : tokens[key];
     const rest = await restCall(`/v1/${endpointName}:predict`, token, { instances: [1] });
     expect(rest.status).toBe(restStatus);
     const grpc = await grpcCall(token);
-    expect(grpc.code).toBe(grpcCode);
+    expect(grpc.code, grpc.details).toBe(grpcCode);
     if (rest.json.error !== undefined) expect(grpc.details).toBe(rest.json.error.message);
   });
 

@@ -312,7 +312,6 @@ describe('deadlines and trust', () => {
   });
 
   it('fails the handshake of a client that does not trust the CA, and logs it once, not per retry', async () => {
-    const before = log.records.filter((r) => r.msg === 'a client failed its TLS handshake with the gateway').length;
     for (let i = 0; i < 3; i++) {
       const error = await new Promise<Error>((resolve) => {
         const session = connect(`https://localhost:${port}`);
@@ -320,7 +319,7 @@ describe('deadlines and trust', () => {
       });
       expect(error.message).toMatch(/certificate/i);
     }
-    const after = log.records.filter((r) => r.msg === 'a client failed its TLS handshake with the gateway').length;
-    expect(after - before).toBe(1);
+    // Every untrusting handshake of this file (the fetch above too) falls within one minute: one line for them all.
+    expect(log.records.filter((r) => r.msg === 'a client failed its TLS handshake with the gateway')).toHaveLength(1);
   });
 });
