@@ -97,12 +97,15 @@ export async function pythonPackagesDir(set: PythonPackageSet, python = pythonCo
 }
 
 /** True when the record is there and every distribution it lists is too (a half-deleted directory is not). */
-async function verified(dir: string, set: PythonPackageSet): Promise<boolean> {
-  const record = await readFile(join(dir, COMPLETE), 'utf8').then(
-    (t) => JSON.parse(t) as CompleteRecord,
-    () => undefined,
-  );
-  if (record?.set !== set || record.distributions.length === 0) return false;
+export async function verified(dir: string, set: PythonPackageSet): Promise<boolean> {
+  const text = await readFile(join(dir, COMPLETE), 'utf8').catch(() => '');
+  let record: Partial<CompleteRecord> | undefined;
+  try {
+    record = JSON.parse(text) as Partial<CompleteRecord>;
+  } catch {
+    return false; // none, or torn
+  }
+  if (record?.set !== set || !Array.isArray(record.distributions) || record.distributions.length === 0) return false;
   for (const dist of record.distributions)
     if ((await stat(join(dir, dist, 'RECORD')).catch(() => undefined)) === undefined) return false;
   return true;

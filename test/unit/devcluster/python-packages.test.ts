@@ -3,13 +3,15 @@
  * anything else, and a forgotten dependency would fail with --no-deps), and one scikit-learn for all, so the iris
  * model trained with one set loads in every server.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   PYTHON_PACKAGE_SETS,
   pinnedRequirements,
   pythonRequirementsDir,
+  verified,
 } from '../../../src/devcluster/python-packages.js';
 
 const read = (set: string): Promise<string> =>
@@ -49,5 +51,28 @@ describe('scikit-learn', () => {
     for (const set of PYTHON_PACKAGE_SETS)
       for (const pin of pinnedRequirements(await read(set))) if (pin.startsWith('scikit-learn==')) pins.add(pin);
     expect([...pins]).toHaveLength(1);
+  });
+});
+
+describe('verified', () => {
+  it('accepts an install only with its .complete record for the set and every distribution that record lists', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'eo-python-'));
+    try {
+      expect(await verified(dir, 'mlserver')).toBe(false); // an install that never finished has no record
+      for (const dist of ['joblib-1.6.0.dist-info', 'mlserver-1.7.1.dist-info']) {
+        await mkdir(join(dir, dist));
+        await writeFile(join(dir, dist, 'RECORD'), '');
+      }
+      const record = { set: 'mlserver', distributions: ['joblib-1.6.0.dist-info', 'mlserver-1.7.1.dist-info'] };
+      await writeFile(join(dir, '.complete'), JSON.stringify(record));
+      expect(await verified(dir, 'mlserver')).toBe(true);
+      expect(await verified(dir, 'kserve')).toBe(false);
+      await rm(join(dir, 'mlserver-1.7.1.dist-info'), { recursive: true }); // damaged: reinstalled
+      expect(await verified(dir, 'mlserver')).toBe(false);
+      await writeFile(join(dir, '.complete'), '{"set": "mlse'); // a torn record
+      expect(await verified(dir, 'mlserver')).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
