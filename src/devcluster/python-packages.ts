@@ -8,8 +8,8 @@
  *
  * The install is a `--target` directory, not a virtual environment: it is relocatable, so the same directory
  * is copied into the model-server images (src/image/model-server-image.ts), whose Debian python3 is the same 3.11.
- * It runs with PYTHONPATH=<dir>, so the pinned packages come first on sys.path, and `-s` (no user site-packages).
- * Not `-S`: without `site`, the worker processes Uvicorn spawns (Vertex's ModelServer runs one per core) die silently.
+ * It runs with PYTHONPATH=<dir>, so the pinned packages come first on sys.path, and `-s` (no user site-packages);
+ * not `-S`, which would also drop the `.pth` files some packages install.
  *
  * Used by:
  * ```ts
