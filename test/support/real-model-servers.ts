@@ -11,7 +11,7 @@
  * A start waits (bounded) until the server says its model is ready; a failure names the server and quotes the
  * last lines of its log. stop() ends the server's whole process group (MLServer's inference workers too).
  */
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -168,9 +168,8 @@ export async function startRealModelServer(
   if (!outcome.ready) {
     const last = await tail(logFile, 30);
     await child.stop();
-    throw new Error(
-      `the ${kind} model server did not get ready: ${outcome.why}\nits last log lines (${logFile}):\n${last}`,
-    );
+    await rm(work, { recursive: true, force: true });
+    throw new Error(`the ${kind} model server did not get ready: ${outcome.why}\nits last log lines:\n${last}`);
   }
   return {
     kind,
@@ -181,6 +180,9 @@ export async function startRealModelServer(
     python,
     startSeconds: (Date.now() - started) / 1000,
     logTail: (n = 30) => tail(logFile, n),
-    stop: () => child.stop(),
+    stop: async () => {
+      await child.stop();
+      await rm(work, { recursive: true, force: true });
+    },
   };
 }
