@@ -10,21 +10,63 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The message of a model server's error answer: its JSON `error`/`message`/`detail`, else the start of the body. */
+/** How much of a model server's own message an error quotes. */
+export const QUOTE_LIMIT_BYTES = 512;
+
+const TRACEBACK = 'Traceback (most recent call last):';
+
+/** The first `limit` bytes of `text` (whole characters), marked with an ellipsis when cut. */
+function bounded(text: string, limit = QUOTE_LIMIT_BYTES): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  // Decoding a cut multi-byte character gives U+FFFD: drop it rather than quote a broken character.
+  return `${bytes
+    .subarray(0, limit)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')}…`;
+}
+
+/**
+ * The cause of a Python traceback (a model server that let an exception through answers with one, as MLServer
+ * does with a 500): the exception line(s) after the last frame. A frame is `  File "…", line n, in f` and its
+ * indented source and `^^^` lines; whatever follows the last one, unindented, is `ValueError: X has 2 features…`
+ * (and a multi-line message's continuation). Undefined when `text` is no traceback.
+ */
+export function tracebackCause(text: string): string | undefined {
+  const start = text.lastIndexOf(TRACEBACK);
+  if (start < 0) return undefined;
+  const lines = text.slice(start).split(/\r?\n/);
+  let i = lines.findLastIndex((l) => /^\s+File "/.test(l));
+  if (i < 0) i = 0;
+  for (i += 1; i < lines.length && /^\s/.test(lines[i] ?? ''); i++);
+  const cause = lines
+    .slice(i)
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '');
+  return cause.length > 0 ? cause.join('\n') : undefined;
+}
+
+/**
+ * The message of a model server's error answer: its JSON `error`/`message`/`detail`; else, for a Python
+ * traceback, its cause (the last lines: the first bytes are only `Traceback (most recent call last):` and
+ * frames), bounded; else the start of the body.
+ */
 function upstreamMessage(res: UpstreamResponse): string {
-  const body = answerBytes(res);
-  const text = body.subarray(0, 512).toString('utf8');
+  const text = answerBytes(res).toString('utf8');
   try {
-    const parsed = JSON.parse(body.toString('utf8')) as unknown;
+    const parsed = JSON.parse(text) as unknown;
     if (isObject(parsed)) {
       const m = parsed.error ?? parsed.message ?? parsed.detail;
-      if (typeof m === 'string') return m;
-      if (isObject(m) && typeof m.message === 'string') return m.message;
+      const message = typeof m === 'string' ? m : isObject(m) && typeof m.message === 'string' ? m.message : undefined;
+      if (message !== undefined) {
+        const cause = tracebackCause(message);
+        return cause !== undefined ? bounded(cause) : message;
+      }
     }
   } catch {
     // not JSON: the text itself
   }
-  return text;
+  return bounded(tracebackCause(text) ?? text);
 }
 
 /** A model server's non-2xx answer to :predict / :explain, as the gateway's error. */

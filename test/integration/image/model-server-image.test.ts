@@ -1,0 +1,107 @@
+/**
+ * The model-server images of src/image/model-server-image.ts, each run by podman on the host network with only
+ * Vertex's AIP_* variables (as the operator sets them for a containerSpec) and called on its predict route on
+ * loopback: the image itself, not a pod. The answers must equal scikit-learn's for the same instances.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureIrisModel, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
+import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
+import {
+  ensureModelServerImage,
+  MODEL_SERVER_IMAGE_CONTRACT,
+  type ModelServerImageKind,
+} from '../../../src/image/model-server-image.js';
+import { podman, podmanOk, PODMAN_ULIMITS } from '../../../src/image/podman.js';
+
+const INSTANCES = [
+  [5.1, 3.5, 1.4, 0.2],
+  [6.2, 2.9, 4.3, 1.3],
+  [7.7, 3.0, 6.1, 2.3],
+  [6.0, 2.2, 5.0, 1.5],
+];
+
+const containers: string[] = [];
+
+afterAll(async () => {
+  for (const name of containers) await podman(['rm', '--force', '--time', '0', name]);
+});
+
+async function logTail(name: string): Promise<string> {
+  const r = await podman(['logs', name]);
+  return `${r.stdout}${r.stderr}`.trimEnd().split('\n').slice(-30).join('\n');
+}
+
+/** Polls `url` until 200, failing with the container's last log lines when it exits or time runs out. */
+async function waitReady(name: string, url: string, timeoutMs = 180_000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return (Date.now() - started) / 1000;
+    const state = await podman(['inspect', '--format', '{{.State.Running}}', name]);
+    if (state.stdout.trim() !== 'true') throw new Error(`${name} exited before it was ready:\n${await logTail(name)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${name} not ready at ${url} within ${timeoutMs} ms:\n${await logTail(name)}`);
+}
+
+async function expected(kind: ModelServerImageKind): Promise<number[]> {
+  const py = await ensurePythonPackages(kind === 'mlserver' ? 'mlserver' : 'vertex-model-server');
+  return irisPredictions(py, await ensureIrisModel(py), INSTANCES);
+}
+
+describe.each(['vertex-sklearn', 'mlserver'] as const)('the %s model-server image', (kind) => {
+  it('serves the baked-in iris model on AIP_HTTP_PORT and answers what scikit-learn computes', async () => {
+    const image = await ensureModelServerImage(kind);
+    const [http, grpc, metrics] = await freeLoopbackPorts(3);
+    const routes = MODEL_SERVER_IMAGE_CONTRACT.routes[kind];
+    const name = `eo-model-server-${kind}-${randomBytes(3).toString('hex')}`;
+    containers.push(name);
+    await podmanOk([
+      'run',
+      ...PODMAN_ULIMITS,
+      '--detach',
+      '--name',
+      name,
+      '--pull',
+      'never',
+      '--network',
+      'host',
+      '--env',
+      `AIP_HTTP_PORT=${String(http)}`,
+      '--env',
+      `AIP_HEALTH_ROUTE=${routes.health}`,
+      '--env',
+      `AIP_PREDICT_ROUTE=${routes.predict}`,
+      '--env',
+      `AIP_STORAGE_URI=${MODEL_SERVER_IMAGE_CONTRACT.modelDir}`,
+      // The host network: MLServer's other two ports must be free here too.
+      '--env',
+      `MLSERVER_GRPC_PORT=${String(grpc)}`,
+      '--env',
+      `MLSERVER_METRICS_PORT=${String(metrics)}`,
+      image,
+    ]);
+    const base = `http://127.0.0.1:${String(http)}`;
+    await waitReady(name, `${base}${routes.health}`);
+    const body =
+      kind === 'mlserver'
+        ? { inputs: [{ name: 'x', shape: [INSTANCES.length, 4], datatype: 'FP64', data: INSTANCES.flat() }] }
+        : { instances: INSTANCES };
+    const res = await fetch(`${base}${routes.predict}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as { predictions?: unknown; outputs?: Array<{ data: unknown }> };
+    expect(res.status, JSON.stringify(answer)).toBe(200);
+    const want = await expected(kind);
+    expect(new Set(want).size).toBeGreaterThan(1);
+    if (kind === 'mlserver') expect(answer.outputs?.[0]?.data).toEqual(want);
+    else expect(answer.predictions).toEqual(want);
+  }, 1_800_000);
+});

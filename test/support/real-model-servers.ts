@@ -1,0 +1,188 @@
+/**
+ * Real model servers from PyPI, each run as a process in the test cluster's model host (a network namespace whose
+ * address EndpointSlices accept) and serving the iris model (src/devcluster/iris-model.ts):
+ *
+ * - `mlserver`: Seldon's MLServer 1.7 with mlserver-sklearn, Open Inference Protocol V2 (`/v2/models/iris/infer`);
+ * - `kserve`: KServe 0.21's ModelServer with a scikit-learn Model (tools/python/kserve/sklearn_server.py), V1
+ *   (`/v1/models/iris:predict`) and V2 on one port;
+ * - `vertex`: Google's ModelServer for Vertex custom containers with its SklearnPredictor, configured by the
+ *   AIP_* variables as Vertex configures it (`AIP_PREDICT_ROUTE`, `AIP_HEALTH_ROUTE`, `AIP_STORAGE_URI`).
+ *
+ * A start waits (bounded) until the server says its model is ready; a failure names the server and quotes the
+ * last lines of its log. stop() ends the server's whole process group (MLServer's inference workers too).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { ChildProcessGroup } from '../../src/devcluster/child-process-group.js';
+import { ensureIrisModel, IRIS_MODEL_NAME } from '../../src/devcluster/iris-model.js';
+import { listenInModelHost } from '../../src/devcluster/model-host.js';
+import { inModelHost, type ModelHost } from '../../src/devcluster/network.js';
+import { ensurePythonPackages, type PythonPackages } from '../../src/devcluster/python-packages.js';
+import { waitUntilReady } from '../../src/devcluster/readiness.js';
+import { REPO_ROOT } from './examples.js';
+
+export type RealModelServerKind = 'mlserver' | 'kserve' | 'vertex';
+
+export interface RealModelServer {
+  readonly kind: RealModelServerKind;
+  readonly address: string;
+  readonly port: number;
+  /** The served model's name (V1/V2 routes), and the directory it was loaded from. */
+  readonly modelName: string;
+  readonly modelDir: string;
+  readonly python: PythonPackages;
+  /** Seconds from spawn to the model's ready answer. */
+  readonly startSeconds: number;
+  /** The last `n` lines the server logged. */
+  logTail(n?: number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The Vertex server's routes, as a DeployedModel's containerSpec would set them. */
+export const VERTEX_ROUTES = { predict: '/predict', health: '/health' } as const;
+
+const PACKAGE_SET = { mlserver: 'mlserver', kserve: 'kserve', vertex: 'vertex-model-server' } as const;
+
+/** A port free in the model host now (the server binds it a moment later; nothing else there picks fixed ports). */
+async function freePort(host: ModelHost): Promise<number> {
+  const socket = await listenInModelHost(host, 0);
+  const { port } = socket.address() as { port: number };
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+async function tail(file: string, n: number): Promise<string> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-n).join('\n');
+}
+
+interface Launch {
+  readonly args: readonly string[];
+  readonly env: Record<string, string>;
+  /** The path that answers 200 once the model is loaded. */
+  readonly readyPath: string;
+}
+
+async function launch(kind: RealModelServerKind, host: ModelHost, port: number, modelDir: string): Promise<Launch> {
+  switch (kind) {
+    case 'mlserver':
+      return {
+        args: [
+          '-c',
+          'import sys; from mlserver.cli.main import main; sys.argv[0] = "mlserver"; main()',
+          'start',
+          modelDir,
+        ],
+        env: {
+          MLSERVER_HOST: host.address,
+          MLSERVER_HTTP_PORT: String(port),
+          MLSERVER_GRPC_PORT: String(await freePort(host)),
+          MLSERVER_METRICS_PORT: String(await freePort(host)),
+        },
+        readyPath: `/v2/models/${IRIS_MODEL_NAME}/ready`,
+      };
+    case 'kserve':
+      return {
+        args: [
+          join(REPO_ROOT, 'tools/python/kserve/sklearn_server.py'),
+          '--model_dir',
+          modelDir,
+          '--model_name',
+          IRIS_MODEL_NAME,
+          '--http_port',
+          String(port),
+          '--grpc_port',
+          String(await freePort(host)),
+        ],
+        env: {},
+        readyPath: `/v1/models/${IRIS_MODEL_NAME}`,
+      };
+    case 'vertex':
+      return {
+        args: ['-m', 'google.cloud.aiplatform.prediction.model_server'],
+        env: {
+          AIP_HTTP_PORT: String(port),
+          AIP_PREDICT_ROUTE: VERTEX_ROUTES.predict,
+          AIP_HEALTH_ROUTE: VERTEX_ROUTES.health,
+          // Not gs://: Google's download_model_artifacts copies a local directory to the working directory.
+          AIP_STORAGE_URI: modelDir,
+          HANDLER_MODULE: 'google.cloud.aiplatform.prediction.handler',
+          HANDLER_CLASS: 'PredictionHandler',
+          PREDICTOR_MODULE: 'google.cloud.aiplatform.prediction.sklearn.predictor',
+          PREDICTOR_CLASS: 'SklearnPredictor',
+          // One Uvicorn process. With more (the default is one per core), Uvicorn's supervisor kills each worker
+          // that has not answered its health check within 5 s, and on a busy machine importing the SDK takes longer.
+          VERTEX_CPR_WEB_CONCURRENCY: '1',
+        },
+        readyPath: VERTEX_ROUTES.health,
+      };
+  }
+}
+
+/**
+ * Installs (cached) the server's Python set, trains (cached) the iris model, and starts the server in the model
+ * host; resolves once its model is ready, or throws naming the server and its last log lines after `timeoutMs`.
+ */
+export async function startRealModelServer(
+  kind: RealModelServerKind,
+  host: ModelHost,
+  opts: { timeoutMs?: number; log?: (line: string) => void; env?: Readonly<Record<string, string>> } = {},
+): Promise<RealModelServer> {
+  const python = await ensurePythonPackages(PACKAGE_SET[kind], opts.log);
+  const modelDir = await ensureIrisModel(python);
+  const port = await freePort(host);
+  const { args, env, readyPath } = await launch(kind, host, port, modelDir);
+  const work = await mkdtemp(join(tmpdir(), `eo-${kind}-`));
+  const logFile = join(work, `${kind}.log`);
+  // Run in the test's own directory (env --chdir): Vertex's ModelServer copies the model into its working directory.
+  const [cmd, cmdArgs] = inModelHost(host, 'env', [`--chdir=${work}`, python.python, ...python.pythonArgs, ...args]);
+  const started = Date.now();
+  const child = await ChildProcessGroup.start(
+    kind,
+    cmd,
+    cmdArgs,
+    logFile,
+    python.env({
+      ...env,
+      PYTHONUNBUFFERED: '1',
+      // The Google libraries must never probe a metadata server (no traffic leaves the machine).
+      METADATA_SERVER_DETECTION: 'none',
+      GCE_METADATA_HOST: '127.0.0.1:1',
+      GCE_METADATA_IP: '127.0.0.1:1',
+      NO_GCE_CHECK: 'True',
+      ...opts.env,
+    }),
+  );
+  const url = `http://${host.address}:${port}${readyPath}`;
+  const outcome = await waitUntilReady(
+    child,
+    async () => {
+      const res = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
+      const body = await res.body.text();
+      return res.statusCode === 200 ? true : `${res.statusCode} ${body.slice(0, 200)}`;
+    },
+    opts.timeoutMs ?? 180_000,
+  );
+  if (!outcome.ready) {
+    const last = await tail(logFile, 30);
+    await child.stop();
+    await rm(work, { recursive: true, force: true });
+    throw new Error(`the ${kind} model server did not get ready: ${outcome.why}\nits last log lines:\n${last}`);
+  }
+  return {
+    kind,
+    address: host.address,
+    port,
+    modelName: IRIS_MODEL_NAME,
+    modelDir,
+    python,
+    startSeconds: (Date.now() - started) / 1000,
+    logTail: (n = 30) => tail(logFile, n),
+    stop: async () => {
+      await child.stop();
+      await rm(work, { recursive: true, force: true });
+    },
+  };
+}
