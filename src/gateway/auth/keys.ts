@@ -4,6 +4,7 @@
  * and a key cannot be turned back into a user name or compared across processes.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { UserInfo } from './reviews.js';
 
 export class Keyer {
@@ -39,12 +40,8 @@ export class Keyer {
  * "authenticated" must not outlive the token. Read without verifying: it only ever shortens a TTL.
  */
 export function jwtExpiryMs(token: string): number | undefined {
-  const first = token.indexOf('.');
-  const second = first < 0 ? -1 : token.indexOf('.', first + 1);
-  if (second < 0) return undefined;
   try {
-    const claims: unknown = JSON.parse(Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'));
-    const exp = typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>).exp : undefined;
+    const { exp } = decodeJwt(token);
     return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
   } catch {
     return undefined;
