@@ -16,11 +16,6 @@ export class Keyer {
     return h.digest('base64url');
   }
 
-  /** The key of a bearer token (one update: this runs on every call). */
-  token(token: string): string {
-    return createHmac('sha256', this.secret).update(token).digest('base64url');
-  }
-
   /** A stable per-principal key: the uid when the authenticator gives one (a deleted and re-created account is another principal), else the name. */
   principal(user: UserInfo): string {
     return this.of('principal', user.uid !== '' ? `uid:${user.uid}` : `name:${user.username}`);
