@@ -103,7 +103,7 @@ const ARM_NAMES: readonly ArmName[] = ['off', 'offB', 'sampled-0.01', 'sampled-1
  * The tracing code path alone, in this process, with the real SDK exporting to the loopback receiver
  * (another process: parsing the batches is its work, not the traced code's):
  * what one gateway call runs of it (server span continued from a traceparent-less call, one client
- * span, injection, ends), CPU per call of the whole process (the export worker's thread included) with
+ * span, injection, ends), CPU per call of the whole process (the exporter's work included) with
  * the export of every sampled span (a queue large enough to drop none, exported every 100 ms in batches
  * of up to 20,000 so that the exporter's concurrency limit is never hit, flushed inside the measurement). Independent of the other processes' load, unlike the per-process figures.
  */
@@ -135,7 +135,7 @@ async function pathCpuPerCall(receiverUrl: string, ratio: string | undefined, mo
   };
   // Warmed as the gateways are (see the header): until the sampled path has run 2,000 times.
   for (let i = 0; i < Math.max(20_000, 2_000 / Number(ratio ?? Infinity)); i++) once();
-  // The warm-up's spans exported before the measurement: the export worker's start (its isolate and modules, once per process) is not a per-call cost.
+  // The warm-up's spans exported before the measurement: the exporter's first connection is not a per-call cost.
   await new Promise((r) => setTimeout(r, 500));
   const calls = 100_000;
   const before = process.cpuUsage();

@@ -140,9 +140,9 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     replicas: 2,
     url: '',
     tls: { issuer: 'operator', secretName: 'endpoint-operator-gateway-tls' },
-    // Under B6-fair (a caller looping 1.4 MB bodies, 4 in flight) the gateway's RSS peaked at 274-307 MB, over the
-    // 256Mi this limit was: the bodies in flight, their copies in the JSON workers' isolates, and V8 starting no
-    // mark-compact below a 128 MB old generation (GATEWAY_NODE_FLAGS). 512Mi leaves room for that and a burst.
+    // Under B6-fair (a caller looping large bodies) the gateway's RSS went over the 256Mi this limit was (figures
+    // in bench/results.json): the bodies in flight, their copies in the JSON workers' isolates, and V8 starting no
+    // mark-compact below the old generation GATEWAY_NODE_FLAGS sets. 512Mi leaves room for that and a burst.
     resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
     networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
     requestLogSink: '',

@@ -54,12 +54,16 @@ function trafficWhileDeleting(world: DeployedModelWorld): number {
 }
 
 /**
- * The model's Ready verdict alone. The endpoint's status lists it for each deployed model, computed
- * from the same world rather than read back from the model's status: the endpoint is then written
- * once with the final answer, not once more when the model's own status catches up.
+ * The verdict the model's endpoint lists for it and judges itself by: the model's own, except while its
+ * deletion waits for traffic (UndeployBlocked). Such a model still serves (the gateway routes to it until
+ * the split moves), so the endpoint is told whether it serves; the waiting is the model's own condition's
+ * news, not a failure of its endpoint. Computed from the same world rather than read back from the model's
+ * status: the endpoint is then written once with the final answer, not once more when the model's own
+ * status catches up.
  */
-export function deployedModelVerdict(world: DeployedModelWorld): ReadyVerdict {
-  return readyVerdict(world, trafficWhileDeleting(world));
+export function deployedModelServingVerdict(world: DeployedModelWorld): ReadyVerdict {
+  const traffic = trafficWhileDeleting(world);
+  return traffic > 0 ? servingVerdict(world) : readyVerdict(world, traffic);
 }
 
 export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedModelOutcome {
@@ -101,14 +105,19 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
 }
 
 function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<DeployedModelReason> {
-  const { model, endpoint, state } = world;
+  const { model, state } = world;
   const endpointName = specOf.deployedModel(model).endpointRef?.name ?? '';
   if (model.metadata.deletionTimestamp !== undefined) {
     if (traffic > 0 && state?.state === 'deployed') {
+      const serving = servingVerdict(world);
+      const meanwhile =
+        serving.status === 'True'
+          ? 'it keeps serving its share meanwhile'
+          : `meanwhile its calls fail: ${serving.reason}: ${serving.message}`;
       return {
         status: 'False',
         reason: Reasons.UndeployBlocked,
-        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic (or status.trafficSplit, the split in effect while a new one waits for its models); move that traffic to another model (or remove the key) and the deletion completes once it is in effect`,
+        message: `undeploy waits: spec.trafficSplit[${state.id}] of PredictionEndpoint "${endpointName}" still gives this model ${traffic}% of the traffic (or status.trafficSplit, the split in effect while a new one waits for its models), and ${meanwhile}; move that traffic to another model (or remove the key) and the deletion completes once it is in effect`,
       };
     }
     return {
@@ -117,6 +126,13 @@ function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<
       message: 'the endpoint gives this model no traffic; undeploying',
     };
   }
+  return servingVerdict(world);
+}
+
+/** The verdict of a model that is not being deleted, and whether a model being deleted still serves. */
+function servingVerdict(world: DeployedModelWorld): ReadyVerdict<DeployedModelReason> {
+  const { model, endpoint, state } = world;
+  const endpointName = specOf.deployedModel(model).endpointRef?.name ?? '';
   if (world.specErrors.length > 0) {
     return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   }

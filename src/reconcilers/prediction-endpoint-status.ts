@@ -47,7 +47,7 @@ export interface PredictionEndpointWorld {
   /** The `--project` template of endpoint names (`{namespace}` replaced): names are unique in the cluster. */
   readonly project: string;
   readonly location: string;
-  /** Each deployed model's Ready verdict (deployedModelVerdict over the same caches); undefined = Unknown. */
+  /** Whether each deployed model serves (deployedModelServingVerdict over the same caches); undefined = Unknown. */
   readonly modelReadiness: (model: KubeObject) => Pick<ReadyVerdict, 'status' | 'reason'> | undefined;
   /** The gateway's base URL; `status.url` is published when it is set. */
   readonly gatewayUrl?: string | undefined;

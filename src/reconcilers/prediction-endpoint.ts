@@ -9,7 +9,7 @@ import { reconcileWithFinalizer } from '../runtime/finalizers.js';
 import { objectKey, type KubeObject } from '../runtime/kube-object.js';
 import { readinessOf } from './backends.js';
 import { resolveModelStates } from './deployed-model-ids.js';
-import { deployedModelVerdict } from './deployed-model-status.js';
+import { deployedModelServingVerdict } from './deployed-model-status.js';
 import { servingReport } from './serving/serving-model.js';
 import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
@@ -39,10 +39,10 @@ export function predictionEndpointReconciler(
       models,
       states,
       specErrors: validateEndpoint(endpoint),
-      // Only deployed (so valid) models are listed: the model's own verdict, from the same caches.
+      // Only deployed (so valid) models are listed: whether each serves, from the same caches as its own verdict.
       modelReadiness: (model) => {
         const state = states.get(model.metadata.name ?? '');
-        return deployedModelVerdict({
+        return deployedModelServingVerdict({
           model,
           endpoint,
           state,

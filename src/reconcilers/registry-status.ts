@@ -187,8 +187,9 @@ export function computeRegistryServiceStatus(world: RegistryServiceWorld): {
 function resolve(endpoint: KubeObject, reservedPrefixes: readonly string[]): ResolvedEndpoint {
   const spec = specOf.registryEndpoint(endpoint);
   const out: ResolvedEndpoint = { name: spec.name ?? '' };
-  if (spec.address !== undefined && spec.address !== '') out.address = spec.address;
-  if (spec.port !== undefined) out.port = spec.port;
+  // null and "" are unset (the view already dropped them; the schema's type still admits null).
+  if (typeof spec.address === 'string' && spec.address !== '') out.address = spec.address;
+  if (typeof spec.port === 'number') out.port = spec.port;
   // Annotations stay the lenient raw map: keys under a reserved prefix are kept unjudged, not dropped with the map.
   const annotations = effectiveAnnotations(annotationsOf(endpoint.spec), reservedPrefixes);
   if (Object.keys(annotations).length > 0) out.annotations = annotations;

@@ -1,7 +1,7 @@
 /**
  * kubeconfig files: parsing, merging and context selection with client-go's rules
  * (k8s.io/client-go/tools/clientcmd, loader.go and validation.go), without the generated API
- * client that `@kubernetes/client-node` loads with its KubeConfig (47 MB of RSS under the chart's 256Mi heap).
+ * client that `@kubernetes/client-node` loads with its KubeConfig (tens of MB of RSS in a pod with a 256Mi limit).
  *
  * Relative paths are resolved against the directory of the file that names them, before
  * merging, as client-go's ResolveLocalPaths does, so a merged entry keeps its own file's paths.

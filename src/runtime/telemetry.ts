@@ -12,12 +12,12 @@
  * built from this environment as the SDK reads it (sampler.ts); the batch processor (`OTEL_BSP_*`),
  * the OTLP endpoint, headers and timeout, and the resource (`OTEL_SERVICE_NAME`,
  * `OTEL_RESOURCE_ATTRIBUTES`) are read by the SDK packages themselves.
- * Spans go out as OTLP/HTTP JSON, encoded here and sent from a worker thread (worker-span-exporter.ts
- * says why) by the SDK's own OTLP/HTTP transport; the sampler, spans and batch processor stay here.
+ * Spans go out as OTLP/HTTP JSON through the SDK's own exporter and batch processor (otlp-span-exporter.ts
+ * adds a count of the spans of failed exports).
  */
 import { diag, propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { WorkerSpanExporter } from './worker-span-exporter.js';
+import { CountedOtlpSpanExporter } from './otlp-span-exporter.js';
 import type { Logger } from './logger.js';
 import { logOpenTelemetryDiagnostics } from './otel-diagnostics.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
@@ -83,7 +83,7 @@ export function startTelemetry(
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }))
     .merge(detectResources({ detectors: [envDetector] }));
   const spanExporters: SpanExporter[] = exporters.map((e) =>
-    e === 'otlp' ? new WorkerSpanExporter() : new ConsoleSpanExporter(),
+    e === 'otlp' ? new CountedOtlpSpanExporter() : new ConsoleSpanExporter(),
   );
   const provider = new BasicTracerProvider({
     resource,

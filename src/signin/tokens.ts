@@ -68,8 +68,8 @@ export class TokenService {
   private key: SigningKey;
   private previous: readonly JWK[];
   /**
-   * Access tokens already verified, until they expire. An Ed25519 verification costs 0.2-0.5 ms here,
-   * more than the rest of a /auth/pos/me request, and a till presents the same token for its whole
+   * Access tokens already verified, until they expire. An Ed25519 verification costs more than the rest
+   * of a /auth/pos/me request, and a till presents the same token for its whole
    * 15-minute life. Only the signature check is cached: whether the user is still active and still
    * attached to the shop is checked against the directory on every request.
    */

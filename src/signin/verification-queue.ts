@@ -12,8 +12,8 @@
  * - the queue holds at most `queueLength` verifications in all (another 429 when full);
  * - one client runs at most `concurrency − 1` verifications at once (1 on one core): a slot stays
  *   free for someone else, so another client's login starts its verification as soon as it arrives
- *   instead of waiting for one of the flood's to end (in B5-flood the other address waited p50 31 /
- *   p99 104 ms for a slot before this rule, under 1 ms after);
+ *   instead of waiting for one of the flood's to end (B5-flood measures the other address's wait, in
+ *   bench/results.json);
  * - waiting verifications run round-robin between clients, so a newcomer waits for at most one
  *   verification of each other client, however many each has queued.
  */

@@ -1,6 +1,6 @@
 /**
  * A loopback OTLP/HTTP trace endpoint (POST /v1/traces, JSON) for the unit tier only, which builds no Go
- * program: test/unit/runtime/worker-span-exporter.test.ts checks that the worker thread's exporter really
+ * program: test/unit/runtime/otlp-span-exporter.test.ts checks that the exporter the SDK is wired with really
  * sends over HTTP. The integration tests are judged by a real OpenTelemetry Collector (otel-collector.ts).
  * Anything but an OTLP/JSON trace export (protobuf, another path) is answered 415 and recorded as refused.
  */

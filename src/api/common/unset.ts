@@ -5,9 +5,10 @@ import { isRecord } from './text.js';
 /**
  * The one place that decides what "unset" is, for every field of every kind, present and future:
  *
- * - `null` is unset. The apiserver prunes `null` from fields that are not `nullable` before it
- *   validates or stores an object (structural schemas, Kubernetes 1.20+), so a manifest's `null`
- *   never reaches storage: treating it as a value here would refuse what the cluster accepts.
+ * - `null` is unset. The apiserver prunes `null` from fields that are not `nullable` when it decodes a
+ *   create or update (structural schemas, Kubernetes 1.20+); a server-side apply's `null` is validated
+ *   as sent instead, so the fields a manifest may leave `null` are `nullable` in the CRD and stored as
+ *   null (registry/fields.ts). Either way, treating it as a value here would refuse what the cluster accepts.
  * - `""` in an optional string field is unset (unless the field declares a minimum length). The seed: "Defaults when unset: string fields are
  *   empty strings" (proto3), so `network: ""` is the unset network, not a malformed one. The CRD
  *   generator lets the same empty string through the field's pattern (crd/openapi.ts).

@@ -54,10 +54,11 @@ export const addressSchema = z
   .string()
   .max(MAX_ADDRESS_LENGTH)
   .regex(ADDRESS_CHARSET_PATTERN, { error: 'must be a bare IPv4 or IPv6 address' })
-  .optional()
+  // nullable: see portSchema.
+  .nullish()
   .meta({
     description:
-      'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty or absent means the address is not known yet.',
+      'address is a bare IPv4 or IPv6 address (at most 45 characters) with no port, brackets or zone, for example 10.0.0.5 or 2001:db8::5; IPv4 octets have no leading zeros; optional: empty, null or absent means the address is not known yet.',
     ...validations({
       rule: `self == '' || isIP(self) || ${IPV4_MAPPED_IPV6}`,
       message:
@@ -70,8 +71,11 @@ export const portSchema = z
   .int()
   .min(0)
   .max(65535)
-  .optional()
-  .meta({ description: 'port is the service port of the endpoint, 0 to 65535; optional (0 when absent).' });
+  // nullable (in the CRD): server-side apply sends a manifest's `port: null` as written and the apiserver
+  // validates it before it would prune it, so a non-nullable field refuses what client-side apply (which
+  // turns null into "remove") accepts. The seed's unset port is 0; null reads as unset everywhere (common/unset.ts).
+  .nullish()
+  .meta({ description: 'port is the service port of the endpoint, 0 to 65535; optional (0 when absent or null).' });
 
 /** A key under one of the default reserved prefixes (or a subdomain of one): kept, not judged, not counted. */
 const RESERVED_KEY = `k.lowerAscii().matches(${celPattern(`^([^/]*\\.)?(${DEFAULT_RESERVED_PREFIXES.map((p) => p.replace(/\./g, '\\.')).join('|')})/`)})`;

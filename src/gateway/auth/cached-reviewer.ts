@@ -97,7 +97,7 @@ export class CachedReviewer {
       );
     }
     const { settings, clock } = this.parts;
-    const known = await this.tokens.get(this.keyer.token(token), async (expired) => {
+    const known = await this.tokens.get(this.keyer.of('token', token), async (expired) => {
       const verdict = await this.parts.limiter
         .run(() => this.parts.authenticator.authenticate(token), expired?.verdict.authenticated === true)
         .catch((err: unknown) => {

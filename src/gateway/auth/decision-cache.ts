@@ -1,10 +1,15 @@
 /**
  * A bounded cache of review decisions, modelled on k8s.io/apiserver's cached_token_authenticator:
  * each entry lives for the TTL its loader chooses (success and failure differ), the least recently
- * used entry goes when the cap is reached, concurrent look-ups of one key share one load, and a load
- * that throws is never cached (a down apiserver must not become a cached "no").
+ * used entry goes when the cap is reached (lru-cache), concurrent look-ups of one key share one load,
+ * and a load that throws is never cached (a down apiserver must not become a cached "no").
  * Keys are computed by the caller (a keyed hash, keys.ts): the cache never holds a token.
+ *
+ * The expiry is kept in the entry, not in lru-cache's `ttl`: that one serves an entry at its exact
+ * expiry, treats a start at clock 0 and a TTL of 0 as "forever", and could not hand a renewal the
+ * expired value while merging loads.
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../runtime/clock.js';
 import { authCacheEntries, authCacheRequests, type ReviewKind } from './metrics.js';
 
@@ -26,11 +31,18 @@ interface Entry<V> {
 }
 
 export class DecisionCache<V> {
-  /** A Map iterates in insertion order: re-inserting on a hit makes the first key the least recently used. */
-  private readonly entries = new Map<string, Entry<V>>();
+  private readonly entries: LRUCache<string, Entry<V>>;
   private readonly loading = new Map<string, Promise<V>>();
 
-  constructor(private readonly options: DecisionCacheOptions) {}
+  constructor(private readonly options: DecisionCacheOptions) {
+    const labels = { cache: options.kind };
+    this.entries = new LRUCache({
+      max: options.maxEntries,
+      // Every entry is a new object, so a replaced one is disposed and inserted: the gauge stays exact.
+      onInsert: () => authCacheEntries.inc(labels),
+      dispose: () => authCacheEntries.dec(labels),
+    });
+  }
 
   get size(): number {
     return this.entries.size;
@@ -42,13 +54,11 @@ export class DecisionCache<V> {
     let expired: V | undefined;
     if (entry !== undefined) {
       if (entry.expiresAt > this.options.clock.now()) {
-        this.entries.delete(key);
-        this.entries.set(key, entry);
         authCacheRequests.inc({ cache: this.options.kind, result: 'hit' });
         return Promise.resolve(entry.value);
       }
       expired = entry.value;
-      this.remove(key);
+      this.entries.delete(key);
     }
     authCacheRequests.inc({ cache: this.options.kind, result: 'miss' });
     const pending = this.loading.get(key);
@@ -57,7 +67,7 @@ export class DecisionCache<V> {
       (loaded) => {
         this.loading.delete(key);
         if (loaded.ttlMs > 0)
-          this.put(key, { value: loaded.value, expiresAt: this.options.clock.now() + loaded.ttlMs });
+          this.entries.set(key, { value: loaded.value, expiresAt: this.options.clock.now() + loaded.ttlMs });
         return loaded.value;
       },
       (err: unknown) => {
@@ -67,20 +77,5 @@ export class DecisionCache<V> {
     );
     this.loading.set(key, started);
     return started;
-  }
-
-  private put(key: string, entry: Entry<V>): void {
-    if (this.entries.has(key)) this.remove(key);
-    while (this.entries.size >= this.options.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done === true) break;
-      this.remove(oldest.value);
-    }
-    this.entries.set(key, entry);
-    authCacheEntries.inc({ cache: this.options.kind });
-  }
-
-  private remove(key: string): void {
-    if (this.entries.delete(key)) authCacheEntries.dec({ cache: this.options.kind });
   }
 }

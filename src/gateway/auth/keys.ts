@@ -4,6 +4,7 @@
  * and a key cannot be turned back into a user name or compared across processes.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { UserInfo } from './reviews.js';
 
 export class Keyer {
@@ -13,11 +14,6 @@ export class Keyer {
     const h = createHmac('sha256', this.secret);
     for (const part of parts) h.update(part).update('\u0000');
     return h.digest('base64url');
-  }
-
-  /** The key of a bearer token (one update: this runs on every call). */
-  token(token: string): string {
-    return createHmac('sha256', this.secret).update(token).digest('base64url');
   }
 
   /** A stable per-principal key: the uid when the authenticator gives one (a deleted and re-created account is another principal), else the name. */
@@ -39,12 +35,8 @@ export class Keyer {
  * "authenticated" must not outlive the token. Read without verifying: it only ever shortens a TTL.
  */
 export function jwtExpiryMs(token: string): number | undefined {
-  const first = token.indexOf('.');
-  const second = first < 0 ? -1 : token.indexOf('.', first + 1);
-  if (second < 0) return undefined;
   try {
-    const claims: unknown = JSON.parse(Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'));
-    const exp = typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>).exp : undefined;
+    const { exp } = decodeJwt(token);
     return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
   } catch {
     return undefined;

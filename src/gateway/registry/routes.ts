@@ -19,17 +19,27 @@ export interface RegistryLookupRoutesOptions {
   readonly source: RegistryLookupSource;
 }
 
-const SERVICES_PREFIX = '/v1/projects/:project/locations/:location/namespaces/:namespace/services/*';
+/**
+ * The service routes, parsed by fastify's router: a service id is one path segment without ':' (find-my-way
+ * takes a regular expression per parameter; `::` is a literal ':'). Every other POST or GET under
+ * `.../services/` reaches NOT_ROUTED, which answers as Service Directory does.
+ */
+const SERVICES = '/v1/projects/:project/locations/:location/namespaces/:namespace/services';
+const SERVICE_ID = ':service(^[^:/]+$)';
+const RESOLVE_ROUTE = `${SERVICES}/${SERVICE_ID}::resolve`;
+const SERVICE_ROUTE = `${SERVICES}/${SERVICE_ID}`;
+const ENDPOINTS_ROUTE = `${SERVICES}/${SERVICE_ID}/endpoints`;
+const NOT_ROUTED = `${SERVICES}/*`;
 
 interface ServicePathParams {
   project: string;
   location: string;
   namespace: string;
-  '*': string;
+  service: string;
 }
 
-function serviceName(p: ServicePathParams, id: string): string {
-  return `projects/${p.project}/locations/${p.location}/namespaces/${p.namespace}/services/${id}`;
+function serviceName(p: ServicePathParams): string {
+  return `projects/${p.project}/locations/${p.location}/namespaces/${p.namespace}/services/${p.service}`;
 }
 
 function notRouted(req: FastifyRequest): GoogleApiError {
@@ -92,11 +102,8 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
     throw err;
   });
 
-  app.post<{ Params: ServicePathParams }>(SERVICES_PREFIX, async (req, reply) => {
+  app.post<{ Params: ServicePathParams }>(RESOLVE_ROUTE, async (req, reply) => {
     systemParameters(req);
-    const rest = req.params['*'];
-    const colon = rest.indexOf(':');
-    if (colon < 0 || rest.slice(colon + 1) !== 'resolve' || rest.slice(0, colon).includes('/')) throw notRouted(req);
     const body = req.body ?? {};
     if (typeof body !== 'object' || Array.isArray(body))
       throw new GoogleApiError(
@@ -106,32 +113,41 @@ const plugin: FastifyPluginAsync<RegistryLookupRoutesOptions> = async (app, opti
     const fields = body as Record<string, unknown>;
     const maxEndpoints = int32Field(fields, 'maxEndpoints');
     const endpointFilter = stringField(fields, 'endpointFilter');
-    const answer = resolveServiceText(source, serviceName(req.params, rest.slice(0, colon)), {
+    const answer = resolveServiceText(source, serviceName(req.params), {
       ...(maxEndpoints !== undefined ? { maxEndpoints } : {}),
       ...(endpointFilter !== undefined ? { endpointFilter } : {}),
     });
     return reply.header('content-type', 'application/json; charset=UTF-8').send(answer);
   });
 
-  app.get<{ Params: ServicePathParams }>(SERVICES_PREFIX, async (req, reply) => {
+  app.get<{ Params: ServicePathParams }>(SERVICE_ROUTE, async (req, reply) => {
     systemParameters(req);
-    const parts = req.params['*'].split('/');
-    const id = parts[0] ?? '';
-    if (id === '' || id.includes(':') || parts.length > 2 || (parts.length === 2 && parts[1] !== 'endpoints'))
-      throw notRouted(req);
-    const name = serviceName(req.params, id);
-    if (parts.length === 1)
-      return reply.header('content-type', 'application/json; charset=UTF-8').send(getService(source, name));
+    return reply
+      .header('content-type', 'application/json; charset=UTF-8')
+      .send(getService(source, serviceName(req.params)));
+  });
+
+  app.get<{ Params: ServicePathParams }>(ENDPOINTS_ROUTE, async (req, reply) => {
+    systemParameters(req);
     const q = queryObject(req.query);
     const filter = stringField({ filter: firstQuery(q, 'filter') }, 'filter');
     const pageSize = int32Field({ pageSize: firstQuery(q, 'pageSize') }, 'pageSize');
     const pageToken = stringField({ pageToken: firstQuery(q, 'pageToken') }, 'pageToken');
-    const page = listEndpoints(source, name, {
+    const page = listEndpoints(source, serviceName(req.params), {
       ...(filter !== undefined ? { filter } : {}),
       ...(pageSize !== undefined ? { pageSize } : {}),
       ...(pageToken !== undefined ? { pageToken } : {}),
     });
     return reply.header('content-type', 'application/json; charset=UTF-8').send(page);
+  });
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: NOT_ROUTED,
+    handler: async (req) => {
+      systemParameters(req);
+      throw notRouted(req);
+    },
   });
 };
 

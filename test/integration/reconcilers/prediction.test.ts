@@ -113,6 +113,16 @@ spec: { endpointRef: { name: canary }, id: "2", model: projects/p/locations/l/mo
       'UndeployBlocked',
       async () => readyOf(await getJson(ns, 'deployedmodel/canary-two'))?.reason === 'UndeployBlocked',
     );
+    // The model still serves its 10 % while its deletion waits: the waiting is its own condition's news, and the
+    // endpoint says only what is true (Ready, the model listed as serving), so kstatus does not read it InProgress.
+    for (const deadline = Date.now() + 3_000; Date.now() < deadline;) {
+      const ep = await getJson(ns, 'predictionendpoint/canary');
+      expect(readyOf(ep)).toMatchObject({ status: 'True', reason: 'Reconciled' });
+      const two = (ep.status?.deployedModels as Array<{ id: string; ready: string }>).find((d) => d.id === '2');
+      expect(two).toMatchObject({ ready: 'True' });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(readyOf(await getJson(ns, 'deployedmodel/canary-two'))?.message).toContain('keeps serving');
     const patched = await kubectl([
       'patch',
       '-n',

@@ -191,3 +191,54 @@ spec:
     expect(beta?.metadata.annotations?.[CONVERSION_DATA_ANNOTATION]).toBeUndefined();
   });
 });
+
+describe('null means unset', () => {
+  // kubectl's client-side apply turns a null into "delete the field" before it sends anything; server-side
+  // apply sends the null as written, and a GitOps tool (Flux, Argo CD's ServerSideApply) does the same. In the
+  // seed and in Google's JSON an unset port is 0 and an unset address "": null must read the same way.
+  const manifest = (version: 'v1' | 'v1beta1', name: string): string => `
+apiVersion: registry.endpoint-operator.dev/${version}
+kind: RegistryEndpoint
+metadata:
+  name: ${name}
+spec:
+  name: ${SERVICE}/endpoints/${name}
+  address: null
+  port: null
+`;
+
+  it.each(['v1', 'v1beta1'] as const)(
+    'server-side apply of a %s RegistryEndpoint with port: null and address: null is accepted, as client-side apply is',
+    async (version) => {
+      const client = await apply(manifest(version, `client-side-${version.toLowerCase()}`));
+      expect(client.code, client.stderr).toBe(0);
+      const name = `server-side-${version.toLowerCase()}`;
+      const ssa = (): ReturnType<typeof kubectl> =>
+        kubectl(['apply', '-n', ns, '--server-side', '--field-manager=gitops', '-f', '-'], {
+          input: manifest(version, name),
+        });
+      const first = await ssa();
+      expect(first.code, first.stderr).toBe(0);
+      const read = async (): Promise<{ spec: Record<string, unknown>; metadata: { resourceVersion: string } }> => {
+        const got = await kubectl([
+          'get',
+          '-n',
+          ns,
+          `registryendpoints.${version}.${REGISTRY_GROUP}/${name}`,
+          '-o',
+          'json',
+        ]);
+        expect(got.code, got.stderr).toBe(0);
+        return JSON.parse(got.stdout) as { spec: Record<string, unknown>; metadata: { resourceVersion: string } };
+      };
+      const stored = await read();
+      // Unset, as when the fields are left out: no value the seed does not give them.
+      expect(stored.spec.port ?? 0).toBe(0);
+      expect(stored.spec.address ?? '').toBe('');
+      // Applied again, nothing changes (no drift for a GitOps tool to chase).
+      const again = await ssa();
+      expect(again.code, again.stderr).toBe(0);
+      expect((await read()).metadata.resourceVersion).toBe(stored.metadata.resourceVersion);
+    },
+  );
+});

@@ -4,7 +4,10 @@ import {
   type BackendReadiness,
   type BackendWorld,
 } from '../../../src/reconcilers/backend-readiness.js';
-import { computeDeployedModelStatus, deployedModelVerdict } from '../../../src/reconcilers/deployed-model-status.js';
+import {
+  computeDeployedModelStatus,
+  deployedModelServingVerdict,
+} from '../../../src/reconcilers/deployed-model-status.js';
 import { computePredictionEndpointStatus } from '../../../src/reconcilers/prediction-endpoint-status.js';
 import { resolveModelStates } from '../../../src/reconcilers/deployed-model-ids.js';
 import {
@@ -170,7 +173,7 @@ describe('PredictionEndpoint status name and url', () => {
       states,
       specErrors: [],
       modelReadiness: (model) =>
-        deployedModelVerdict({
+        deployedModelServingVerdict({
           model,
           endpoint: ep,
           state: states.get(model.metadata.name ?? ''),
@@ -205,6 +208,28 @@ describe('PredictionEndpoint status name and url', () => {
       'http://gateway.eo-system.svc:8080/v1/projects/ns/locations/us-central1/endpoints/fraud-scoring',
     );
     expect(compute(old).status.url).toBeUndefined();
+  });
+
+  it('judges a model whose deletion waits for traffic by whether it serves, not by its deletion', () => {
+    const ep = endpoint('ep1', { displayName: 'Ep', trafficSplit: { '1': 70, '2': 30 } }).build();
+    const one = deployedModel('one', 'ep1', { id: '1' }).build();
+    const leaving = deployedModel('leaving', 'ep1', { id: '2' }).deleting().build();
+    const serving = compute(ep, [one, leaving], undefined, {
+      one: { state: 'ready', summary: 'Service "a" port 80' },
+      leaving: { state: 'ready', summary: 'Service "b" port 80' },
+    });
+    expect(serving.verdict).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(serving.status.deployedModels.map((d) => [d.id, d.ready, d.reason])).toEqual([
+      ['1', 'True', 'Reconciled'],
+      ['2', 'True', 'Reconciled'],
+    ]);
+    // Its server fails meanwhile: then its calls do answer 503, and the endpoint says so.
+    const failing = compute(ep, [one, leaving], undefined, {
+      one: { state: 'ready', summary: 'Service "a" port 80' },
+      leaving: { state: 'unavailable', message: 'no ready endpoint' },
+    });
+    expect(failing.verdict).toMatchObject({ status: 'False', reason: 'DeployedModelUnavailable' });
+    expect(failing.verdict.message).toContain('which is not Ready (BackendUnavailable)');
   });
 
   it("shows each deployed model's readiness, the model's own verdict from the same world", () => {

@@ -106,6 +106,12 @@ describe('the shard on a recording API', () => {
       reason: 'UndeployBlocked',
     });
     expect(api.object('deployedmodels', 'ns', 'dm')?.metadata.finalizers).toEqual([FIN]);
+    // It still serves its share meanwhile: its endpoint says so, and stays Ready.
+    const ep = api.object('predictionendpoints', 'ns', 'ep');
+    expect(ready(ep)).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect((ep?.status as { deployedModels: unknown[] }).deployedModels).toEqual([
+      expect.objectContaining({ id: '1234567890', ready: 'True' }),
+    ]);
     api.editSpec('predictionendpoints', 'ns', 'ep', { trafficSplit: {} });
     await settle();
     expect(api.object('deployedmodels', 'ns', 'dm')).toBeUndefined();
