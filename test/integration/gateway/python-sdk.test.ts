@@ -1,0 +1,141 @@
+/**
+ * Google's Python SDKs (google-cloud-aiplatform 2.x and google-cloud-service-directory, from PyPI through the
+ * hashed requirement set tools/python/aiplatform-sdk) against the gateway's TLS port, used as their documentation
+ * shows: `aiplatform.init(api_endpoint=…, credentials=…)` then `aiplatform.Endpoint(name).predict()` and
+ * `.explain()` over gRPC and REST, `PredictionServiceClient()` with its defaults, EndpointServiceClient's reads, the
+ * 70/30 split over 1,000 gRPC calls, and `LookupServiceClient().resolve_service()`. The CA is trusted the way the
+ * docs tell users (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE); google-auth never probes a metadata server.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
+import type { GatewayServer } from '../../../src/gateway/server.js';
+import { createTestNamespace } from '../../support/cluster.js';
+import { REPO_ROOT } from '../../support/examples.js';
+import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  serviceManifest,
+  setUpNamespace,
+  startGateway,
+  startModelServer,
+  waitDeployed,
+  type GatewayEnv,
+} from './harness.js';
+
+const SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
+const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
+let py: PythonPackages;
+let env: GatewayEnv;
+let v1Server: RunningDemoModelServer;
+let v2Server: RunningDemoModelServer;
+let gateway: GatewayServer;
+let tls: TestGatewayTls;
+let port = 0;
+let endpointName = '';
+const log = new CapturedLog();
+const instances = [{ amount: 1800, hourOfDay: 2, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 9 }];
+
+// The SDK's answers, read field by field.
+type SdkAnswer = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function sdk(...args: string[]): Promise<SdkAnswer> {
+  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, SCRIPT, ...args], {
+    env: py.env({
+      GATEWAY_API_ENDPOINT: `localhost:${port}`,
+      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: tls.caFile,
+      REQUESTS_CA_BUNDLE: tls.caFile,
+      // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
+      METADATA_SERVER_DETECTION: 'none',
+      GCE_METADATA_HOST: '127.0.0.1:1',
+      GCE_METADATA_IP: '127.0.0.1:1',
+      NO_GCE_CHECK: 'True',
+    }),
+    timeout: 300_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as SdkAnswer;
+}
+
+beforeAll(async () => {
+  py = await ensurePythonPackages('aiplatform-sdk', (line) => console.error(`[python] ${line}`));
+  tls = await testGatewayTls();
+  env = await setUpNamespace(await createTestNamespace('gateway-python-sdk'));
+  v1Server = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  v2Server = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
+  const ns = env.namespace;
+  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
+  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
+  await apply(
+    ns,
+    endpointManifest('fraud', { '1': 70, '2': 30 }, [
+      { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
+      { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
+    ]),
+  );
+  await apply(
+    ns,
+    [
+      `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryService\nmetadata: {name: checkout}\nspec: {name: ${SERVICE}}`,
+      `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryEndpoint\nmetadata: {name: checkout-1}\nspec: {name: ${SERVICE}/endpoints/checkout-1, address: 10.20.0.11, port: 8443}`,
+    ].join('\n---\n'),
+  );
+  endpointName = await waitDeployed(ns, 'fraud', ['1', '2']);
+  const started = await startGateway(env, log.logger, { tls: { cert: tls.cert, key: tls.key } });
+  gateway = started.gateway;
+  port = Number(new URL(started.url).port);
+}, 900_000);
+
+afterAll(async () => {
+  await gateway?.close();
+  await v1Server?.close();
+  await v2Server?.close();
+  await env?.operator.stop();
+});
+
+describe("Google's Python SDK with its defaults", () => {
+  it.each(['grpc', 'rest'])(
+    'aiplatform.init(api_endpoint=…) then Endpoint(name).predict() and .explain(), api_transport=%s',
+    async (transport) => {
+      const answer = await sdk('high-level', endpointName, transport, JSON.stringify(instances));
+      expect(answer.error, JSON.stringify(answer)).toBeUndefined();
+      expect(answer.displayName).toBe('gateway test fraud');
+      expect(answer.trafficSplit).toEqual({ '1': 70, '2': 30 });
+      expect(answer.predictions).toHaveLength(1);
+      expect(['1', '2']).toContain(answer.deployedModelId);
+      expect(answer.explanations).toBe(1);
+    },
+    300_000,
+  );
+
+  it('PredictionServiceClient() with its default transport (gRPC over TLS): the 70/30 split exact over 1,000 calls', async () => {
+    const answer = await sdk('default-client', endpointName, JSON.stringify(instances), '1000');
+    expect(answer.error, JSON.stringify(answer)).toBeUndefined();
+    expect(answer.transport).toBe('grpc');
+    expect(answer.counts).toEqual({ '1': 700, '2': 300 });
+  }, 300_000);
+
+  it('EndpointServiceClient().get_endpoint() and list_endpoints()', async () => {
+    const answer = await sdk('endpoint-service', endpointName);
+    expect(answer).toEqual({
+      name: endpointName,
+      displayName: 'gateway test fraud',
+      deployedModels: ['1', '2'],
+      trafficSplit: { '1': 70, '2': 30 },
+      listed: [endpointName],
+    });
+  }, 300_000);
+
+  it("google-cloud-service-directory's LookupServiceClient().resolve_service()", async () => {
+    const answer = await sdk('resolve', SERVICE);
+    expect(answer).toEqual({
+      name: SERVICE,
+      endpoints: [{ name: `${SERVICE}/endpoints/checkout-1`, address: '10.20.0.11', port: 8443 }],
+    });
+  }, 300_000);
+});
