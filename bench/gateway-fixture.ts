@@ -16,7 +16,7 @@ import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js
 import { installCrds } from '../src/operator/crds.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
 import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
-import { resources } from '../src/reconcilers/context.js';
+import { resources } from '../src/api/kind-bindings.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 

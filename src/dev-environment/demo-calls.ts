@@ -3,7 +3,7 @@
  * through the gateway like a user's, and their `deployedModelId`s show the traffic split.
  */
 import type { KubeClient } from '../runtime/kube-client.js';
-import { isRecord, type KubeObject } from '../runtime/kube-object.js';
+import { isRecord, type KubeObject } from '../api/common/kube-object.js';
 
 /** A payment the demo fraud model scores (src/demo-models/fraud-model.ts: its five features). */
 export const DEMO_INSTANCE = {

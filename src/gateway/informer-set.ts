@@ -6,7 +6,7 @@
 import type { HealthCheck } from '../runtime/health-server.js';
 import { Informer, kubeListerWatcher } from '../runtime/informer.js';
 import type { KubeClient } from '../runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 
 export class InformerSet {

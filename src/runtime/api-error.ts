@@ -1,4 +1,4 @@
-import { isRecord } from './kube-object.js';
+import { isRecord } from '../api/common/kube-object.js';
 
 /**
  * A failed API request. `reason` is the meta/v1 Status reason the server sent (`Conflict`,

@@ -3,7 +3,7 @@
  * (client-go's ThreadSafeStore + Indexers). Objects are kept without `metadata.managedFields`,
  * which is often larger than the rest of the object and never read by a controller.
  */
-import { keyOf, objectKey, type KubeObject } from './kube-object.js';
+import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 
 export type IndexFunc<T> = (obj: T) => readonly string[];
 

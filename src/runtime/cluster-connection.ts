@@ -7,7 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { isIPv6 } from 'node:net';
-import { credentialSourceFor, TokenFileCredentials, type CredentialSource } from './credentials.js';
+import type { CredentialSource } from './credential-source.js';
+import { credentialSourceFor, TokenFileCredentials } from './credentials.js';
 import { KubeconfigError, readKubeconfigFiles, selectContext, type SelectedContext } from './kubeconfig.js';
 
 /** Mounted into every pod that has a service account (the kubelet rotates the projected token). */

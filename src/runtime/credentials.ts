@@ -6,22 +6,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Credentials, CredentialSource } from './credential-source.js';
 import { ExecCredentialPlugin } from './exec-credential.js';
 import type { KubeconfigCluster, KubeconfigUser } from './kubeconfig.js';
-
-export interface Credentials {
-  /** Authorization and Impersonate-* headers. */
-  readonly headers: Readonly<Record<string, string | string[]>>;
-  /** A client certificate handed out by an exec plugin; it replaces the kubeconfig's. */
-  readonly clientCertificate?: { readonly cert: Buffer; readonly key: Buffer };
-  /** Epoch milliseconds after which these must not be sent (an exec plugin's expirationTimestamp). */
-  readonly expiresAt?: number;
-}
-
-export interface CredentialSource {
-  /** The credentials to send now; `afresh` after a 401, so that cached tokens are dropped. */
-  credentials(afresh: boolean): Promise<Credentials>;
-}
 
 /** Credentials that never change (none, a static token, basic auth). */
 export function fixedCredentials(headers: Credentials['headers']): CredentialSource {

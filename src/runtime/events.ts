@@ -9,7 +9,7 @@ import { isNotFound } from './api-error.js';
 import { realClock, type Clock } from './clock.js';
 import { rfc3339 } from './conditions.js';
 import type { KubeClient } from './kube-client.js';
-import { coreResources, type KubeObject } from './kube-object.js';
+import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import { silentLogger, type Logger } from './logger.js';
 
 export type EventType = 'Normal' | 'Warning';

@@ -6,8 +6,8 @@
  * credentials.
  */
 import { spawn } from 'node:child_process';
-import type { Credentials, CredentialSource } from './credentials.js';
-import { isRecord } from './kube-object.js';
+import type { Credentials, CredentialSource } from './credential-source.js';
+import { isRecord } from '../api/common/kube-object.js';
 import type { ExecPluginConfig, KubeconfigCluster } from './kubeconfig.js';
 import { realClock, type Clock } from './clock.js';
 

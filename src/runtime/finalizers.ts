@@ -7,7 +7,7 @@
 import { isConflict, isNotFound } from './api-error.js';
 import type { ReconcileResult } from './controller.js';
 import type { KubeClient } from './kube-client.js';
-import type { KubeObject, ResourceRef } from './kube-object.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 
 export function hasFinalizer(obj: KubeObject, finalizer: string): boolean {
   return obj.metadata.finalizers?.includes(finalizer) ?? false;

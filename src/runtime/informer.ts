@@ -14,7 +14,7 @@
 import { isExpired, ApiError } from './api-error.js';
 import { ObjectCache, type IndexFunc } from './cache.js';
 import { realClock, sleep, type Clock } from './clock.js';
-import { keyOf, type KubeObject, type ResourceRef, type Status, type WatchEvent } from './kube-object.js';
+import { keyOf, type KubeObject, type ResourceRef, type Status, type WatchEvent } from '../api/common/kube-object.js';
 import type { KubeClient, ListOptions, ListResult, WatchOptions } from './kube-client.js';
 import { silentLogger, type Logger } from './logger.js';
 import { informerRelists, informerWatchRestarts } from './metrics.js';

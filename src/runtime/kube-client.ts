@@ -7,13 +7,19 @@ import http from 'node:http';
 import https from 'node:https';
 import { ApiError } from './api-error.js';
 import { loadClusterConnection, type ClusterConnection } from './cluster-connection.js';
-import type { Credentials } from './credentials.js';
-import { isRecord, type KubeObject, type ResourceRef, type WatchEvent, type WatchEventType } from './kube-object.js';
+import type { Credentials } from './credential-source.js';
+import {
+  isRecord,
+  type KubeObject,
+  type ResourceRef,
+  type WatchEvent,
+  type WatchEventType,
+} from '../api/common/kube-object.js';
 import { restClientLatency, restClientRequests } from './metrics.js';
 
 export { ApiError } from './api-error.js';
 export type { ClusterConnection } from './cluster-connection.js';
-export type { KubeObject, ObjectMeta, ResourceRef, WatchEvent } from './kube-object.js';
+export type { KubeObject, ObjectMeta, ResourceRef, WatchEvent } from '../api/common/kube-object.js';
 
 export interface KubeClientOptions {
   /** Per-request timeout (not applied to watches, whose lifetime is bounded by `timeoutSeconds`). Default 30 s. */

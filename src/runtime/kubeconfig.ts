@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import yaml from 'js-yaml';
-import { isRecord } from './kube-object.js';
+import { isRecord } from '../api/common/kube-object.js';
 
 export class KubeconfigError extends Error {
   override readonly name = 'KubeconfigError';

@@ -12,7 +12,7 @@
 import { isAlreadyExists, isConflict } from './api-error.js';
 import { realClock, sleep, type Clock } from './clock.js';
 import type { KubeClient } from './kube-client.js';
-import { coreResources, type KubeObject } from './kube-object.js';
+import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import { silentLogger, type Logger } from './logger.js';
 import { leaderStatus } from './metrics.js';
 

@@ -7,7 +7,7 @@
 import { isConflict } from './api-error.js';
 import { createMergePatch } from './json-diff.js';
 import type { KubeClient } from './kube-client.js';
-import type { KubeObject, ResourceRef } from './kube-object.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import { statusConflicts, statusWrites } from './metrics.js';
 
 export interface StatusWriterOptions {

@@ -3,7 +3,7 @@
  * events. For unit tests and benches of code that reads informer caches (no API server involved).
  */
 import { Informer, type ListerWatcher } from '../../src/runtime/informer.js';
-import type { KubeObject, WatchEvent } from '../../src/runtime/kube-object.js';
+import type { KubeObject, WatchEvent } from '../../src/api/common/kube-object.js';
 
 export interface StaticInformer {
   readonly informer: Informer;

@@ -7,7 +7,7 @@
  * ReviewUnavailableError, never a "no".
  */
 import type { KubeClient } from '../../runtime/kube-client.js';
-import type { ResourceRef } from '../../runtime/kube-object.js';
+import type { ResourceRef } from '../../api/common/kube-object.js';
 import type { AccessAttributes } from './attributes.js';
 import { authReviewDuration, authReviews, type ReviewKind } from './metrics.js';
 

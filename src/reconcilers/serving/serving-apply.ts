@@ -6,10 +6,10 @@
 import { isNotFound } from '../../runtime/api-error.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
-import { isRecord, type KubeObject, type ResourceRef } from '../../runtime/kube-object.js';
+import { isRecord, type KubeObject, type ResourceRef } from '../../api/common/kube-object.js';
 import { servicesResource } from '../../runtime/endpoint-slices.js';
-import { FIELD_MANAGER } from '../context.js';
-import type { MachineCatalogueSource } from './machine-catalogue.js';
+import { FIELD_MANAGER } from '../field-manager.js';
+import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { machineFor, withMachinePin } from './machine-pin.js';
 import {
   deploymentManifest,

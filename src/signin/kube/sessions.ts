@@ -3,7 +3,7 @@ import { isConflict, isNotFound } from '../../runtime/api-error.js';
 import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
 import type { KubeClient } from '../../runtime/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
 import type { Subject } from '../tokens.js';

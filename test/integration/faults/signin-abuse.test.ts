@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../src/runtime/clock.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { SIGNING_KEY_DATA_KEY } from '../../../src/signin/kube/signing-key.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';

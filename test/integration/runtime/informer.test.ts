@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer, kubeListerWatcher, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { KubeClient, WatchOptions } from '../../../src/runtime/kube-client.js';
-import { coreResources, type KubeObject, type WatchEvent } from '../../../src/runtime/kube-object.js';
+import { coreResources, type KubeObject, type WatchEvent } from '../../../src/api/common/kube-object.js';
 import { informerRelists, metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { compactEtcd, eventually, testClient } from './helpers.js';

@@ -3,7 +3,7 @@ import { Action } from '../../../src/runtime/controller.js';
 import { EventRecorder } from '../../../src/runtime/events.js';
 import { addFinalizer, reconcileWithFinalizer, removeFinalizer } from '../../../src/runtime/finalizers.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import { coreResources, type KubeObject } from '../../../src/runtime/kube-object.js';
+import { coreResources, type KubeObject } from '../../../src/api/common/kube-object.js';
 import { metricValue, statusConflicts, statusWrites } from '../../../src/runtime/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';
 import { createTestNamespace } from '../../support/cluster.js';

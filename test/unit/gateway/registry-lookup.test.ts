@@ -6,7 +6,7 @@ import { RegistryLookupCache } from '../../../src/gateway/registry/cache.js';
 import { clampMaxEndpoints, type LookupService } from '../../../src/gateway/registry/lookup.js';
 import { registryLookupRoutes } from '../../../src/gateway/registry/routes.js';
 import { installErrorAnswerer } from '../../../src/gateway/error-answer.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { staticInformer, type StaticInformer } from '../../support/static-informer.js';
 import { registryEndpoint, registryService } from '../reconcilers/fixtures.js';
 import { GatewayAuth } from '../../../src/gateway/auth/gateway-auth.js';

@@ -3,7 +3,7 @@ import {
   DEFAULT_MACHINE_CATALOGUE,
   fixedCatalogue,
   parseMachineCatalogue,
-} from '../../../src/reconcilers/serving/machine-catalogue.js';
+} from '../../../src/api/prediction/v1/machine-catalogue.js';
 
 describe('parseMachineCatalogue', () => {
   it('reads the ConfigMap key machine-types.json', () => {

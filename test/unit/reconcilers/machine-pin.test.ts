@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeployedModelSpec } from '../../../src/api/prediction/v1/deployed-model-schema.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
-import {
-  DEFAULT_MACHINE_CATALOGUE,
-  type MachineCatalogue,
-} from '../../../src/reconcilers/serving/machine-catalogue.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
+import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../../../src/api/prediction/v1/machine-catalogue.js';
 import {
   MACHINE_ANNOTATION,
   machineFor,

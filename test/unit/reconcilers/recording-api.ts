@@ -12,7 +12,7 @@ import type {
   PatchOptions,
   WatchOptions,
 } from '../../../src/runtime/kube-client.js';
-import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/runtime/kube-object.js';
+import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/api/common/kube-object.js';
 
 type Listener = (e: WatchEvent) => void;
 

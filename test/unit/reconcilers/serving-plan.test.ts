@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerSpec } from '../../../src/api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../../src/api/prediction/v1/deployed-model-schema.js';
-import { DEFAULT_MACHINE_CATALOGUE } from '../../../src/reconcilers/serving/machine-catalogue.js';
+import { DEFAULT_MACHINE_CATALOGUE } from '../../../src/api/prediction/v1/machine-catalogue.js';
 import {
   aipEnv,
   deploymentManifest,

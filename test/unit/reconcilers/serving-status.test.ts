@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { observeServing, type ServingWorld } from '../../../src/reconcilers/serving/serving-status.js';
 
 function deployment(status: Record<string, unknown>, generation = 1): KubeObject {

@@ -4,7 +4,7 @@ import { IdAssignments } from '../../../src/reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import { flushMicrotasks, ManualClock } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { metricValue, reconcileTotal } from '../../../src/runtime/metrics.js';
 import { deployedModel, endpoint, registryEndpoint, registryService } from './fixtures.js';

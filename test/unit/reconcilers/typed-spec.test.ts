@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { specOf, statusOf } from '../../../src/reconcilers/typed-spec.js';
+import { specOf, statusOf } from '../../../src/api/typed-spec.js';
 import { deployedModel, registryService } from './fixtures.js';
 
 describe('specs decoded at the cache boundary', () => {

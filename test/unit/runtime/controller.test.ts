@@ -10,7 +10,7 @@ import {
   type ReconcileResult,
 } from '../../../src/runtime/controller.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
-import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
+import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
 import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/runtime/metrics.js';
 

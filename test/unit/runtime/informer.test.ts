@@ -3,7 +3,7 @@ import { ApiError } from '../../../src/runtime/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
 import type { ListOptions, ListResult, WatchOptions } from '../../../src/runtime/kube-client.js';
-import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
+import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { informerWatchRestarts, metricValue } from '../../../src/runtime/metrics.js';
 
 function cm(

@@ -5,10 +5,10 @@
  * resource (the storage version: the operator reads and writes only that one, the API server
  * converts), the controller's name, and the `kind` label of Events, status writes and metrics.
  */
-import type { KindDefinition } from '../api/common/kind.js';
-import { deployedModelKind, predictionEndpointKind } from '../api/prediction/v1/kinds.js';
-import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
-import type { ResourceRef } from '../runtime/kube-object.js';
+import type { KindDefinition } from './common/kind.js';
+import { deployedModelKind, predictionEndpointKind } from './prediction/v1/kinds.js';
+import { registryEndpointKind, registryServiceKind } from './registry/kinds.js';
+import type { ResourceRef } from './common/kube-object.js';
 
 export interface KindBinding {
   readonly def: KindDefinition;

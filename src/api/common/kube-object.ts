@@ -77,7 +77,7 @@ export interface Status {
 }
 
 /** A JSON object (not null, not an array); one definition shared with the API layer. */
-export { isRecord } from '../api/common/text.js';
+export { isRecord } from './text.js';
 
 /** The cache/queue key of an object: `namespace/name`, or `name` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc). */
 export function objectKey(namespace: string | undefined, name: string): string {

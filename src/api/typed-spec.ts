@@ -7,12 +7,12 @@
  * blocks its endpoint's deletion).
  */
 import type { z } from 'zod';
-import { isRecord, type KubeObject } from '../runtime/kube-object.js';
-import { withoutUnset } from '../api/common/unset.js';
-import { deployedModelSpecSchema, deployedModelStatusSchema } from '../api/prediction/v1/deployed-model-schema.js';
-import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from '../api/prediction/v1/endpoint-schema.js';
-import { registryEndpointV1SpecSchema, registryEndpointV1StatusSchema } from '../api/registry/v1/endpoint.js';
-import { registryServiceSpecSchema } from '../api/registry/v1/service.js';
+import { isRecord, type KubeObject } from './common/kube-object.js';
+import { withoutUnset } from './common/unset.js';
+import { deployedModelSpecSchema, deployedModelStatusSchema } from './prediction/v1/deployed-model-schema.js';
+import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './prediction/v1/endpoint-schema.js';
+import { registryEndpointV1SpecSchema, registryEndpointV1StatusSchema } from './registry/v1/endpoint.js';
+import { registryServiceSpecSchema } from './registry/v1/service.js';
 
 export type SpecView<S extends z.ZodObject> = Partial<z.infer<S>>;
 /** A status as last written, field by field: what a reconciler carries over (ids, times, recorded names). */
