@@ -1,5 +1,5 @@
 /**
- * The machine catalogue a cluster gives DeployedModel containerSpec replicas (src/reconcilers/serving/
+ * The machine catalogue a cluster gives DeployedModel containerSpec replicas (src/api/prediction/v1/
  * machine-catalogue.ts), shipped as a ConfigMap in the operator's namespace: a cluster edits it (or the
  * chart's files/machine-types.json) to describe its own nodes; the operator follows it live
  * (`--machine-catalogue`, a list and watch of this one ConfigMap; src/operator/machine-catalogue-watch.ts).
