@@ -74,8 +74,9 @@ export default tseslint.config(
             {
               target: './src/gateway',
               from: './src',
-              except: ['./api', './runtime', './http', './metrics', './gateway'],
-              message: 'The gateway (data plane) imports src/api, src/runtime and src/http, never the control plane.',
+              except: ['./api', './kube', './runtime', './http', './metrics', './gateway'],
+              message:
+                'The gateway (data plane) imports src/api, src/kube, src/runtime and src/http, never the control plane.',
             },
             {
               target: './src/deploy',

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';

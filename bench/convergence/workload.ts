@@ -10,7 +10,7 @@ import { computeDeployedModelStatus } from '../../src/reconcilers/deployed-model
 import { computePredictionEndpointStatus } from '../../src/reconcilers/prediction-endpoint-status.js';
 import { computeRegistryEndpointStatus, computeRegistryServiceStatus } from '../../src/reconcilers/registry-status.js';
 import { rfc3339 } from '../../src/reconcilers/status-common.js';
-import type { KubeClient } from '../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../src/api/common/kube-object.js';
 
 export const PROJECT = 'bench-project';

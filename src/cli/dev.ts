@@ -34,7 +34,7 @@ import { demoResolveCall, registryLookupLines } from '../dev-environment/registr
 import { servingLines } from '../dev-environment/serving-lines.js';
 import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-environment/status-table.js';
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
-import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
+import { KubeClient, type KubeObject } from '../kube/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { startTelemetry } from '../runtime/telemetry.js';

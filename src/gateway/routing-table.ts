@@ -22,7 +22,7 @@ import {
   SERVICE_NAME_LABEL,
   type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
+import type { Informer } from '../kube/informer.js';
 import { isRecord, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import type { InformerSet } from './informer-set.js';
 import { activeEntries, splitSignature, type SplitEntry } from './traffic-split.js';

@@ -19,8 +19,8 @@
 import { Gauge } from 'prom-client';
 import { deepEqual } from '../runtime/json-diff.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { Informer, kubeListerWatcher, type EventHandler } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import { Informer, kubeListerWatcher, type EventHandler } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsRegistry } from '../runtime/metrics.js';

@@ -4,8 +4,8 @@
  * so memory follows the operator's own models), and which model or endpoint each change concerns.
  */
 import type { Controller } from '../runtime/controller.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';

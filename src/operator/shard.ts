@@ -8,8 +8,8 @@ import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {

@@ -15,7 +15,7 @@ import { EventRecorder } from '../runtime/events.js';
 import { createMetricsGuard } from '../gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS, type AuthMode } from '../gateway/auth/settings.js';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import { LeaderElector } from '../runtime/leader-election.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsRegistry } from '../runtime/metrics.js';

@@ -10,7 +10,7 @@ import {
   SERVICE_NAME_LABEL,
   type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
+import type { Informer } from '../kube/informer.js';
 import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';
 import { specOf } from '../api/typed-spec.js';

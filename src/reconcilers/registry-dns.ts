@@ -8,10 +8,10 @@
  * `outcomes`, which the RegistryService status reconciler folds into its Ready condition.
  */
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
-import { isAlreadyExists, isConflict, isNotFound } from '../runtime/api-error.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { Action, isTerminal, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
+import type { Informer } from '../kube/informer.js';
 import { objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
 import { Index, type ReconcilerContext } from './context.js';
 import { specValidator } from '../api/spec-validator.js';

@@ -7,7 +7,7 @@
  */
 import { nameClaims, type NameClaims } from '../api/registry/name-owner.js';
 import { registryServiceKind } from '../api/registry/kinds.js';
-import type { Informer } from '../runtime/informer.js';
+import type { Informer } from '../kube/informer.js';
 import type { KubeObject } from '../api/common/kube-object.js';
 import { type ReconcilerSettings } from './context.js';
 import { specValidator } from '../api/spec-validator.js';

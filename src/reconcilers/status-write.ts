@@ -6,7 +6,7 @@
 import type { KubeObject } from '../api/common/kube-object.js';
 import { asStored, type ReconcilerContext } from './context.js';
 import { kindBindings, type ReconciledKind } from '../api/kind-bindings.js';
-import { isConflict, isNotFound } from '../runtime/api-error.js';
+import { isConflict, isNotFound } from '../kube/api-error.js';
 import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import {

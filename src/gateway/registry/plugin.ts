@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { resources } from '../../api/kind-bindings.js';
-import type { Informer } from '../../runtime/informer.js';
+import type { Informer } from '../../kube/informer.js';
 import type { ResourceRef } from '../../api/common/kube-object.js';
 import { registryAuthHook } from '../auth/registry-hook.js';
 import { RegistryLookupCache } from './cache.js';

@@ -4,7 +4,7 @@ import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../../src/runtime/clock.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { SIGNING_KEY_DATA_KEY } from '../../../src/signin/kube/signing-key.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Action } from '../../../src/runtime/controller.js';
 import { EventRecorder } from '../../../src/runtime/events.js';
 import { addFinalizer, reconcileWithFinalizer, removeFinalizer } from '../../../src/runtime/finalizers.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { coreResources, type KubeObject } from '../../../src/api/common/kube-object.js';
 import { metricValue, statusConflicts, statusWrites } from '../../../src/runtime/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { Action } from '../../../src/runtime/controller.js';
 import { reconcileWithFinalizer, type FinalizerClient } from '../../../src/runtime/finalizers.js';
 import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';

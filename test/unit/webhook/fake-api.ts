@@ -1,4 +1,4 @@
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import type { WebhookKubeApi } from '../../../src/webhook/certificate-secret.js';
 

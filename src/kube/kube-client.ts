@@ -15,7 +15,7 @@ import {
   type WatchEvent,
   type WatchEventType,
 } from '../api/common/kube-object.js';
-import { restClientLatency, restClientRequests } from './metrics.js';
+import { restClientLatency, restClientRequests } from '../runtime/metrics.js';
 
 export { ApiError } from './api-error.js';
 export type { ClusterConnection } from './cluster-connection.js';

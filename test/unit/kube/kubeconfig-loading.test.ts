@@ -6,7 +6,7 @@ import {
   inClusterConnection,
   loadClusterConnection,
   type ClusterConnection,
-} from '../../../src/runtime/cluster-connection.js';
+} from '../../../src/kube/cluster-connection.js';
 
 let dir = '';
 beforeEach(() => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
-import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
-import type { ListOptions, ListResult, WatchOptions } from '../../../src/runtime/kube-client.js';
+import { Informer, type ListerWatcher } from '../../../src/kube/informer.js';
+import type { ListOptions, ListResult, WatchOptions } from '../../../src/kube/kube-client.js';
 import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { informerWatchRestarts, metricValue } from '../../../src/runtime/metrics.js';
 

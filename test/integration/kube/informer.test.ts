@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Informer, kubeListerWatcher, type ListerWatcher } from '../../../src/runtime/informer.js';
-import type { KubeClient, WatchOptions } from '../../../src/runtime/kube-client.js';
+import { Informer, kubeListerWatcher, type ListerWatcher } from '../../../src/kube/informer.js';
+import type { KubeClient, WatchOptions } from '../../../src/kube/kube-client.js';
 import { coreResources, type KubeObject, type WatchEvent } from '../../../src/api/common/kube-object.js';
 import { informerRelists, metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
-import { compactEtcd, eventually, testClient } from './helpers.js';
+import { compactEtcd, eventually, testClient } from '../runtime/helpers.js';
 
 /** Wraps the real transport so the test can cut the watch connection and hold it down. */
 class Interruptible<T> implements ListerWatcher<T> {

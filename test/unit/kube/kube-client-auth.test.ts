@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
-import { ApiError, KubeClient } from '../../../src/runtime/kube-client.js';
+import { loadClusterConnection } from '../../../src/kube/cluster-connection.js';
+import { ApiError, KubeClient } from '../../../src/kube/kube-client.js';
 import { selfSignedClientCertificate, serverCertificates, startTlsServer } from './tls-fixtures.js';
 
 const cms = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };

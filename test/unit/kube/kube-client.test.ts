@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, isExpired, reasonForHttpStatus } from '../../../src/runtime/api-error.js';
-import { connectionFromKubeconfig } from '../../../src/runtime/cluster-connection.js';
-import { KubeClient, parseWarningHeader, resourcePath } from '../../../src/runtime/kube-client.js';
-import { parseKubeconfig, selectContext } from '../../../src/runtime/kubeconfig.js';
+import { ApiError, isExpired, reasonForHttpStatus } from '../../../src/kube/api-error.js';
+import { connectionFromKubeconfig } from '../../../src/kube/cluster-connection.js';
+import { KubeClient, parseWarningHeader, resourcePath } from '../../../src/kube/kube-client.js';
+import { parseKubeconfig, selectContext } from '../../../src/kube/kubeconfig.js';
 
 describe('resourcePath', () => {
   it('builds core, grouped, namespaced, cluster-scoped and subresource paths', () => {

@@ -8,7 +8,7 @@ import {
   parseKubeconfig,
   readKubeconfigFiles,
   selectContext,
-} from '../../../src/runtime/kubeconfig.js';
+} from '../../../src/kube/kubeconfig.js';
 
 const CA_B64 = Buffer.from('-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n').toString('base64');
 

@@ -8,15 +8,15 @@ import {
   connectionFromKubeconfig,
   loadClusterConnection,
   type ClusterConnection,
-} from '../../../src/runtime/cluster-connection.js';
-import { ClientNodeAuthProvider } from '../../../src/runtime/credentials.js';
-import { ExecCredentialPlugin, parseExecCredential } from '../../../src/runtime/exec-credential.js';
+} from '../../../src/kube/cluster-connection.js';
+import { ClientNodeAuthProvider } from '../../../src/kube/credentials.js';
+import { ExecCredentialPlugin, parseExecCredential } from '../../../src/kube/exec-credential.js';
 import {
   parseKubeconfig,
   selectContext,
   type ExecPluginConfig,
   type KubeconfigCluster,
-} from '../../../src/runtime/kubeconfig.js';
+} from '../../../src/kube/kubeconfig.js';
 import { ManualClock } from '../../support/manual-clock.js';
 
 const V1 = 'client.authentication.k8s.io/v1';
@@ -253,6 +253,6 @@ describe('the common paths never load @kubernetes/client-node', () => {
       if (/^\s*(import|export)\s+(?!type\b)[^;]*from\s+'@kubernetes\/client-node'/m.test(text)) offenders.push(file);
     }
     expect(offenders).toEqual([]);
-    expect(files).toContain('runtime/credentials.ts');
+    expect(files).toContain('kube/credentials.ts');
   });
 });
