@@ -79,6 +79,20 @@ export default tseslint.config(
                 'The gateway (data plane) imports src/api, src/kube, src/runtime and src/http, never the control plane.',
             },
             {
+              target: './src/kube',
+              from: './src',
+              except: [
+                './api',
+                './kube',
+                './metrics',
+                './runtime/clock.ts',
+                './runtime/logger.ts',
+                './runtime/metrics.ts',
+              ],
+              message:
+                'src/kube is the Kubernetes client (src/kube/README.md): below the controller runtime built on it.',
+            },
+            {
               target: './src/deploy',
               from: './src/reconcilers',
               message: 'src/deploy never imports src/reconcilers: what both use lives in src/api.',

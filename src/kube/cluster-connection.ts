@@ -30,6 +30,8 @@ export interface ClusterConnection {
   readonly credentials: CredentialSource;
   /** The context's namespace, or the service account's. */
   readonly namespace?: string;
+  /** kubeconfig `proxy-url`: an HTTP(S) proxy every connection tunnels through with CONNECT. */
+  readonly proxyUrl?: string;
   /** Where this came from, for logs: `in-cluster` or the kubeconfig files. */
   readonly origin: string;
 }
@@ -128,6 +130,7 @@ export function connectionFromKubeconfig(selected: SelectedContext): ClusterConn
     },
     credentials: credentialSourceFor(user, cluster),
     ...(context.namespace !== undefined ? { namespace: context.namespace } : {}),
+    ...(cluster.proxyUrl !== undefined ? { proxyUrl: cluster.proxyUrl } : {}),
     origin: `context ${context.name} of ${[...new Set([context.file, cluster.file, user?.file ?? context.file])].join(', ')}`,
   };
 }

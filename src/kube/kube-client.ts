@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { HttpProxyAgent, HttpsProxyAgent } from 'hpagent';
 import { ApiError } from './api-error.js';
 import { loadClusterConnection, type ClusterConnection } from './cluster-connection.js';
 import type { Credentials } from './credential-source.js';
@@ -418,7 +419,11 @@ export class KubeClient {
   }
 
   private newAgent(clientCertificate: Credentials['clientCertificate']): http.Agent {
-    if (!this.server.startsWith('https:')) return new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const proxy = this.connection.proxyUrl;
+    if (!this.server.startsWith('https:')) {
+      const plain = { keepAlive: true, maxSockets: 64 };
+      return proxy === undefined ? new http.Agent(plain) : new HttpProxyAgent({ ...plain, proxy });
+    }
     const { ca, cert, key, servername, rejectUnauthorized } = this.connection.tls;
     const tls: https.AgentOptions = { keepAlive: true, maxSockets: 64, rejectUnauthorized };
     if (ca !== undefined) tls.ca = ca;
@@ -428,7 +433,8 @@ export class KubeClient {
       tls.cert = pair.cert;
       tls.key = pair.key;
     }
-    return new https.Agent(tls);
+    // hpagent (the proxy agent @kubernetes/client-node uses) opens a CONNECT tunnel and runs the same TLS through it.
+    return proxy === undefined ? new https.Agent(tls) : new HttpsProxyAgent({ ...tls, proxy });
   }
 
   /**

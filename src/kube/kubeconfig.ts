@@ -202,9 +202,12 @@ function validateCluster(c: KubeconfigCluster): void {
     );
   }
   if (c.proxyUrl !== undefined) {
-    throw new KubeconfigError(
-      `${at}.proxy-url: proxies are not supported by endpoint-operator; reach the API server directly`,
-    );
+    // client-go also takes socks5://; this client tunnels through HTTP(S) proxies only (src/kube/README.md).
+    const protocol = URL.canParse(c.proxyUrl) ? new URL(c.proxyUrl).protocol : '';
+    if (protocol !== 'http:' && protocol !== 'https:')
+      throw new KubeconfigError(
+        `${at}.proxy-url: ${JSON.stringify(c.proxyUrl)} is not an http:// or https:// URL (the proxies endpoint-operator supports; socks5 is not)`,
+      );
   }
 }
 

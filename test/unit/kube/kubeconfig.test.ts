@@ -235,9 +235,9 @@ describe('selectContext', () => {
       /insecure-skip-tls-verify with a certificate authority/,
     ],
     [
-      'a proxy',
-      'cluster: {server: "https://k", proxy-url: "http://proxy:3128"}',
-      /\/k: clusters\[c\]\.cluster\.proxy-url: proxies are not supported/,
+      'a SOCKS proxy',
+      'cluster: {server: "https://k", proxy-url: "socks5://proxy:1080"}',
+      /\/k: clusters\[c\]\.cluster\.proxy-url: "socks5:\/\/proxy:1080" is not an http:\/\/ or https:\/\/ URL/,
     ],
   ])('refuses a cluster with %s', (_what, cluster, message) => {
     expect(() =>
