@@ -96,8 +96,16 @@ describe('WorkerSpanExporter (OTLP/HTTP export on a worker thread)', () => {
 function plainExporterModules(): string {
   const dir = fileURLToPath(new URL('../../../node_modules/.cache/eo-export-protector/', import.meta.url));
   mkdirSync(dir, { recursive: true });
-  for (const name of ['worker-span-exporter', 'span-export-worker', 'metrics', 'module-worker']) {
-    const source = readFileSync(fileURLToPath(new URL(`../../../src/runtime/${name}.ts`, import.meta.url)), 'utf8');
+  // Laid out as in src/, so their relative imports resolve.
+  const modules = [
+    'runtime/worker-span-exporter',
+    'runtime/span-export-worker',
+    'runtime/metrics',
+    'runtime/module-worker',
+  ];
+  for (const name of [...modules, 'metrics/registry']) {
+    const source = readFileSync(fileURLToPath(new URL(`../../../src/${name}.ts`, import.meta.url)), 'utf8');
+    mkdirSync(join(dir, name, '..'), { recursive: true });
     writeFileSync(
       join(dir, `${name}.js`),
       ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } })
@@ -109,7 +117,7 @@ function plainExporterModules(): string {
     join(dir, 'check.mjs'),
     [
       "import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';",
-      "import { WorkerSpanExporter } from './worker-span-exporter.js';",
+      "import { WorkerSpanExporter } from './runtime/worker-span-exporter.js';",
       'const memory = new InMemorySpanExporter();',
       'const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });',
       "for (let i = 0; i < 20; i++) provider.getTracer('protector').startSpan(`protector span ${i}`).end();",
