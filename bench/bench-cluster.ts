@@ -6,7 +6,7 @@
 import { allKinds } from '../src/api/kinds.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 
 export const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces', namespaced: false } as const;
 

@@ -11,7 +11,7 @@ import { allKinds } from '../src/api/kinds.js';
 import { crdFor, type CustomResourceDefinition } from '../src/api/crd/generate.js';
 import type { JSONSchemaProps } from '../src/api/crd/openapi.js';
 import { CRD_REF } from '../src/operator/crds.js';
-import type { KubeClient } from '../src/runtime/kube-client.js';
+import type { KubeClient } from '../src/kube/kube-client.js';
 import { webhookLatency } from '../src/webhook/metrics.js';
 import { startBenchWebhooks } from './convergence/webhooks.js';
 import { pool, workload } from './convergence/workload.js';

@@ -40,7 +40,7 @@ import { pino } from 'pino';
 import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
-import type { KubeClient } from '../src/runtime/kube-client.js';
+import type { KubeClient } from '../src/kube/kube-client.js';
 import {
   freePort,
   openLoop,

@@ -28,7 +28,7 @@ import { Agent, request } from 'undici';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
 import { installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { freePort, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
 import { recordResults, type ResultEntry } from './results.js';
 import { cpuReport, snapshot } from './thread-cpu.js';

@@ -26,7 +26,7 @@
 import { allKinds } from '../src/api/kinds.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { Churn } from './memory/churn.js';
 import { OperatorUnderTest, staleBuildFiles } from './memory/operator-under-test.js';
 import { describe, ReadinessTracker } from './memory/readiness.js';

@@ -18,7 +18,7 @@ import Fastify from 'fastify';
 import { RegistryLookupCache } from '../src/gateway/registry/cache.js';
 import { resolveServiceText } from '../src/gateway/registry/lookup.js';
 import { registryLookupRoutes } from '../src/gateway/registry/routes.js';
-import type { KubeObject } from '../src/runtime/kube-object.js';
+import type { KubeObject } from '../src/api/common/kube-object.js';
 import { staticInformer } from '../test/support/static-informer.js';
 import { dnsPhase } from './resolve/dns-phase.js';
 import { recordResults } from './results.js';

@@ -21,9 +21,9 @@ import type { DeployedModelSpec } from '../src/api/prediction/v1/deployed-model-
 import { installCrds } from '../src/operator/crds.js';
 import { startOperator } from '../src/operator/start.js';
 import { servicesResource } from '../src/runtime/endpoint-slices.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
-import type { KubeObject } from '../src/runtime/kube-object.js';
-import { DEFAULT_MACHINE_CATALOGUE } from '../src/reconcilers/serving/machine-catalogue.js';
+import { KubeClient } from '../src/kube/kube-client.js';
+import type { KubeObject } from '../src/api/common/kube-object.js';
+import { DEFAULT_MACHINE_CATALOGUE } from '../src/api/prediction/v1/machine-catalogue.js';
 import { deploymentsResource } from '../src/reconcilers/serving/serving-apply.js';
 import { deploymentManifest, resolveMachine, serviceManifest } from '../src/reconcilers/serving/serving-plan.js';
 import { recordResults } from './results.js';

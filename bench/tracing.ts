@@ -60,7 +60,7 @@ import { startModelProcess } from './model-process.js';
 import { startReceiverProcess } from './otlp-receiver-process.js';
 import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
-import { KubeClient } from '../src/runtime/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { GatewayTracing } from '../src/gateway/tracing.js';
 import { startTelemetry } from '../src/runtime/telemetry.js';
 import { meanInterval, type MeanInterval } from './bootstrap.js';

@@ -6,9 +6,9 @@
  */
 import { pino } from 'pino';
 import { startOperator, type RunningOperator } from '../../src/operator/start.js';
-import { resources } from '../../src/reconcilers/context.js';
-import { KubeClient } from '../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../src/runtime/kube-object.js';
+import { resources } from '../../src/api/kind-bindings.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeObject } from '../../src/api/common/kube-object.js';
 import {
   activeWorkers,
   metricValue,

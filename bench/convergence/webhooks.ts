@@ -5,8 +5,8 @@
  */
 import { pino } from 'pino';
 import { defaultValidationOptions } from '../../src/api/common/kind.js';
-import type { KubeClient } from '../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../src/runtime/kube-object.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeObject } from '../../src/api/common/kube-object.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../src/webhook/install.js';
 import { runWebhooks, type RunningWebhooks } from '../../src/webhook/run.js';
 import { localWebhookSettings } from '../../src/webhook/settings.js';

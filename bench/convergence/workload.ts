@@ -4,14 +4,14 @@
  * client that creates them and writes that status once.
  */
 import { DEFAULT_RESERVED_PREFIXES } from '../../src/api/common/kind.js';
-import { resources } from '../../src/reconcilers/context.js';
+import { resources } from '../../src/api/kind-bindings.js';
 import { resolveModelStates } from '../../src/reconcilers/deployed-model-ids.js';
 import { computeDeployedModelStatus } from '../../src/reconcilers/deployed-model-status.js';
 import { computePredictionEndpointStatus } from '../../src/reconcilers/prediction-endpoint-status.js';
 import { computeRegistryEndpointStatus, computeRegistryServiceStatus } from '../../src/reconcilers/registry-status.js';
 import { rfc3339 } from '../../src/reconcilers/status-common.js';
-import type { KubeClient } from '../../src/runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../../src/runtime/kube-object.js';
+import type { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../../src/api/common/kube-object.js';
 
 export const PROJECT = 'bench-project';
 export const LOCATION = 'europe-west4';

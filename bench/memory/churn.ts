@@ -9,7 +9,7 @@
  * empty the split, delete the models (their finalizer releases once the split gives them no
  * traffic), delete the endpoint (its finalizer waits for the models), create a new trio.
  */
-import { ApiError, type KubeClient } from '../../src/runtime/kube-client.js';
+import { ApiError, type KubeClient } from '../../src/kube/kube-client.js';
 import {
   deployedModel,
   predictionEndpoint,

@@ -6,7 +6,7 @@
  * that only from what its informer cache delivered, so "all converged" also means its caches hold
  * every object.
  */
-import type { KubeClient, KubeObject, WatchEvent } from '../../src/runtime/kube-client.js';
+import type { KubeClient, KubeObject, WatchEvent } from '../../src/kube/kube-client.js';
 import { KINDS, refOf, type KindName } from './workload.js';
 
 interface Condition {

@@ -4,7 +4,7 @@
  * few retries for the transient failures a loaded apiserver returns.
  */
 import { allKinds } from '../../src/api/kinds.js';
-import { ApiError, type KubeClient, type KubeObject, type ResourceRef } from '../../src/runtime/kube-client.js';
+import { ApiError, type KubeClient, type KubeObject, type ResourceRef } from '../../src/kube/kube-client.js';
 
 export const PROJECT = 'bench-project';
 export const LOCATION = 'europe-west4';

@@ -10,11 +10,11 @@ import { pino } from 'pino';
 import { startControlPlane, type ControlPlane } from '../../src/devcluster/index.js';
 import { installCrds } from '../../src/operator/crds.js';
 import { startOperator } from '../../src/operator/start.js';
-import { resources } from '../../src/reconcilers/context.js';
+import { resources } from '../../src/api/kind-bindings.js';
 import { endpointSlicesResource } from '../../src/runtime/endpoint-slices.js';
-import { Informer, kubeListerWatcher } from '../../src/runtime/informer.js';
-import { KubeClient } from '../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../src/runtime/kube-object.js';
+import { Informer, kubeListerWatcher } from '../../src/kube/informer.js';
+import { KubeClient } from '../../src/kube/kube-client.js';
+import type { KubeObject } from '../../src/api/common/kube-object.js';
 
 const NS = 'bench-dns';
 const SERVICE = 'projects/bench-project/locations/us-east1/namespaces/shop/services/dns-bench';

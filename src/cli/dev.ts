@@ -39,7 +39,7 @@ import {
   followGatewayCertificate,
   prepareGatewayCertificateFiles,
 } from '../dev-environment/gateway-certificate-files.js';
-import { KubeClient, type KubeObject } from '../runtime/kube-client.js';
+import { KubeClient, type KubeObject } from '../kube/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { startTelemetry } from '../runtime/telemetry.js';

@@ -9,7 +9,7 @@ import {
   DEFAULT_UPSTREAM_TIMEOUT_MS,
   type GatewayOptions,
 } from '../gateway/server.js';
-import { KubeClient } from '../runtime/kube-client.js';
+import { KubeClient } from '../kube/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';

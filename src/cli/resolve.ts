@@ -10,7 +10,7 @@ import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GoogleApiError } from '../gateway/google-errors.js';
 import { startRegistryLookup } from '../gateway/registry/cache.js';
 import { parseFilterField, resolveService, type EndpointJson } from '../gateway/registry/lookup.js';
-import { KubeClient } from '../runtime/kube-client.js';
+import { KubeClient } from '../kube/kube-client.js';
 import { UsageError, list, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 
 export const RESOLVE_FLAGS: readonly FlagSpec[] = [

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { DEFAULT_PROJECT_TEMPLATE, gatewayUrlProblem, projectTemplateProblem } from '../api/prediction/v1/names.js';
 import { defaultGatewayUrl } from '../deploy/values.js';
-import { KubeClient } from '../runtime/kube-client.js';
+import { KubeClient } from '../kube/kube-client.js';
 import { createLogger } from '../runtime/logger.js';
 import { collectProcessMetrics } from '../runtime/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';

@@ -6,7 +6,7 @@
  */
 import yaml from 'js-yaml';
 import { PREDICTION_GROUP } from '../api/prediction/v1/names.js';
-import { CustomMetric } from '../reconcilers/serving/serving-plan.js';
+import { CustomMetric } from '../api/prediction/v1/serving-names.js';
 
 export const ADAPTER_VALUES_FILE = 'deploy/prometheus-adapter-values.yaml';
 

@@ -1,5 +1,5 @@
 import { allKinds } from '../api/kinds.js';
-import type { KubeClient, KubeObject, ResourceRef } from '../runtime/kube-client.js';
+import type { KubeClient, KubeObject, ResourceRef } from '../kube/kube-client.js';
 
 /** The field manager `dev` applies with, so `kubectl apply --server-side` by a person shows who owns what. */
 export const DEV_FIELD_MANAGER = 'endpoint-operator-dev';

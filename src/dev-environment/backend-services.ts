@@ -5,7 +5,7 @@
  * (the managed-by label tells the EndpointSlice controller to leave it alone).
  */
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../runtime/endpoint-slices.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 
 export const DEV_SLICE_MANAGER = 'endpoint-operator-dev';
 

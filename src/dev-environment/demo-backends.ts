@@ -8,8 +8,8 @@
 import type { BackendProtocol } from '../api/prediction/v1/backend.js';
 import { startDemoModelServer, type RunningDemoModelServer } from '../demo-models/index.js';
 import { listenInModelHost, type ModelHost } from '../devcluster/index.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { applyObject } from './apply.js';
 import {
   backendEndpointSlice,

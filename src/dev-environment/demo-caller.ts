@@ -7,8 +7,8 @@
 import { callerRoleManifests } from '../deploy/caller-roles.js';
 import { PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE } from '../gateway/auth/attributes.js';
 import { DEFAULT_AUDIENCE } from '../gateway/auth/settings.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { applyObject } from './apply.js';
 
 export const DEMO_CALLER = 'demo-caller';

@@ -2,8 +2,8 @@
  * What `dev` prints last: a `curl …:predict` that works, proven first by calling it. The calls go
  * through the gateway like a user's, and their `deployedModelId`s show the traffic split.
  */
-import type { KubeClient } from '../runtime/kube-client.js';
-import { isRecord, type KubeObject } from '../runtime/kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { isRecord, type KubeObject } from '../api/common/kube-object.js';
 
 /** A payment the demo fraud model scores (src/demo-models/fraud-model.ts: its five features). */
 export const DEMO_INSTANCE = {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isRecord } from '../api/common/text.js';
 import { hashPassword, PASSWORD_SECRET_LABEL } from '../signin/passwords.js';
-import type { KubeObject } from '../runtime/kube-client.js';
+import type { KubeObject } from '../kube/kube-client.js';
 
 export interface DemoSecret {
   readonly secret: KubeObject;

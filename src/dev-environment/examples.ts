@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isRecord } from '../api/common/text.js';
 import { expandPaths, parseManifests, readSource } from '../manifests/load.js';
 import { packageRoot } from '../devcluster/paths.js';
-import type { KubeObject } from '../runtime/kube-client.js';
+import type { KubeObject } from '../kube/kube-client.js';
 
 /** `examples/valid/` of this checkout or package (src/dev-environment → ../../examples; dist/src/dev-environment → ../../../examples). */
 export function defaultExamplesDir(): string {

@@ -3,7 +3,7 @@
  * built from the examples it applied, the same through the CLI, and where the DNS projection shows.
  * Pure, so dev.ts only calls it with the gateway's URL and the objects it applied.
  */
-import { isRecord, type KubeObject } from '../runtime/kube-object.js';
+import { isRecord, type KubeObject } from '../api/common/kube-object.js';
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 
 function stringAt(obj: unknown, key: string): string | undefined {

@@ -4,9 +4,9 @@
  * `start()` start at once. Every replica runs them; nothing is elected.
  */
 import type { HealthCheck } from '../runtime/health-server.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 
 export class InformerSet {

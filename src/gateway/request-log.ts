@@ -11,6 +11,7 @@
  */
 import type { Logger } from '../runtime/logger.js';
 import type { CloudEventSink } from './cloudevents-sink.js';
+import type { PredictionRecord } from './prediction-record.js';
 
 export interface RequestLogOptions {
   readonly payloadLimitBytes: number;
@@ -18,21 +19,6 @@ export interface RequestLogOptions {
   readonly random?: () => number;
   readonly now?: () => number;
   readonly sink?: CloudEventSink | undefined;
-}
-
-export interface PredictionRecord {
-  readonly namespace: string;
-  readonly endpoint: string;
-  readonly resourceName: string;
-  readonly deployedModelId: string | undefined;
-  readonly method: string;
-  readonly code: number;
-  readonly latencyMs: number;
-  readonly request: Buffer | undefined;
-  readonly response: Buffer | string | undefined;
-  /** Content types of the bodies (CloudEvents carry them); JSON when absent. */
-  readonly requestContentType?: string | undefined;
-  readonly responseContentType?: string | undefined;
 }
 
 /** The first `limit` bytes of a body as UTF-8 text (a cut inside a character drops that character). */

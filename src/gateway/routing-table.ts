@@ -11,7 +11,7 @@
 import { backendSchema } from '../api/prediction/v1/backend.js';
 import { containerSpecSchema } from '../api/prediction/v1/container-spec.js';
 import { containerBackend, type ServedBackend } from '../api/prediction/v1/serving-names.js';
-import { resources } from '../reconcilers/context.js';
+import { resources } from '../api/kind-bindings.js';
 import {
   decodeEndpointSlice,
   decodeService,
@@ -22,8 +22,8 @@ import {
   SERVICE_NAME_LABEL,
   type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
-import { isRecord, objectKey, type KubeObject } from '../runtime/kube-object.js';
+import type { Informer } from '../kube/informer.js';
+import { isRecord, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import type { InformerSet } from './informer-set.js';
 import { activeEntries, splitSignature, type SplitEntry } from './traffic-split.js';
 

@@ -7,7 +7,7 @@
 import type { KindDefinition } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
 import { crdFor, DEFAULT_CRD_OPTIONS, type CrdOptions, type CustomResourceDefinition } from '../api/crd/generate.js';
-import type { KubeClient, ResourceRef } from '../runtime/kube-client.js';
+import type { KubeClient, ResourceRef } from '../kube/kube-client.js';
 
 export const CRD_REF: ResourceRef = {
   group: 'apiextensions.k8s.io',

@@ -11,9 +11,9 @@
  * outlive the reason for them. Unlike kube-root-ca.crt it is not in every namespace: most have no client.
  */
 import { Controller, Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import { coreResources, objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { coreResources, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Informers } from '../reconcilers/context.js';
 import { secretValue, SECRETS, type SecretObject } from '../webhook/certificate-secret.js';

@@ -19,9 +19,9 @@
 import { Gauge } from 'prom-client';
 import { deepEqual } from '../runtime/json-diff.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { Informer, kubeListerWatcher, type EventHandler } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import { coreResources, type KubeObject } from '../runtime/kube-object.js';
+import { Informer, kubeListerWatcher, type EventHandler } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { metricsRegistry } from '../runtime/metrics.js';
 import {
@@ -31,7 +31,7 @@ import {
   type CatalogueInEffect,
   type MachineCatalogue,
   type MachineCatalogueSource,
-} from '../reconcilers/serving/machine-catalogue.js';
+} from '../api/prediction/v1/machine-catalogue.js';
 
 const lastLoadSuccessful = new Gauge({
   name: 'endpoint_operator_machine_catalogue_last_load_successful',

@@ -6,7 +6,7 @@
  * control plane); neither parses flags here.
  */
 import type { ValidationOptions } from '../api/common/kind.js';
-import type { KubeClient } from '../runtime/kube-client.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import type { Logger } from '../runtime/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
 import type { TrustedProxies } from '../signin/trusted-proxies.js';

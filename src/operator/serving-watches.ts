@@ -4,12 +4,12 @@
  * so memory follows the operator's own models), and which model or endpoint each change concerns.
  */
 import type { Controller } from '../runtime/controller.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
-import type { MachineCatalogueSource } from '../reconcilers/serving/machine-catalogue.js';
+import type { MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
 import {
   addServingIndexes,
   deploymentsResource,
@@ -20,7 +20,7 @@ import {
   type ServingInformers,
 } from '../reconcilers/serving/serving-apply.js';
 import type { ServingContext } from '../reconcilers/serving/serving-model.js';
-import { specOf } from '../reconcilers/typed-spec.js';
+import { specOf } from '../api/typed-spec.js';
 import { MODEL_UID_LABEL } from '../reconcilers/serving/serving-plan.js';
 
 const MODELS_BY_UID = 'byUid';

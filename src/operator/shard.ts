@@ -8,14 +8,13 @@ import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { Informer, kubeListerWatcher } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
+import { Informer, kubeListerWatcher } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
 import type { Logger } from '../runtime/logger.js';
 import {
   addIndexes,
   createStatusWriters,
-  endpointParentKey,
   Index,
   modelEndpointKey,
   serviceNameKey,
@@ -23,7 +22,8 @@ import {
   type ReconcilerContext,
   type ReconcilerSettings,
 } from '../reconcilers/context.js';
-import { kindBindings, perKind, type ReconciledKind } from '../reconcilers/kind-bindings.js';
+import { endpointParentKey } from '../api/registry/endpoint-verdict.js';
+import { kindBindings, perKind, type ReconciledKind } from '../api/kind-bindings.js';
 import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { ORDERING_GRACE_MS, OrderingGrace } from '../reconcilers/ordering-grace.js';
@@ -36,8 +36,8 @@ import { withErrorReporting } from '../reconcilers/status-write.js';
 import { controllerKey, dnsEnabled, DnsOutcomes, registryDnsReconciler } from '../reconcilers/registry-dns.js';
 import { dnsServiceName } from '../reconcilers/registry-dns-plan.js';
 import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/registry-name-claims.js';
-import { specOf } from '../reconcilers/typed-spec.js';
-import { fixedCatalogue, type MachineCatalogueSource } from '../reconcilers/serving/machine-catalogue.js';
+import { specOf } from '../api/typed-spec.js';
+import { fixedCatalogue, type MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
 import { servingWiring } from './serving-watches.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */

@@ -10,10 +10,10 @@ import {
   SERVICE_NAME_LABEL,
   type EndpointSlice,
 } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
-import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
+import type { Informer } from '../kube/informer.js';
+import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';
-import { specOf } from './typed-spec.js';
+import { specOf } from '../api/typed-spec.js';
 
 export interface BackendInformers {
   readonly deployedModels: Informer;

@@ -4,26 +4,24 @@
  * that depend on it), the status writers, the event recorder, the clock and settings.
  */
 import type { z } from 'zod';
-import type { FieldError } from '../api/common/field-error.js';
 import type { KindDefinition } from '../api/common/kind.js';
 import type { Clock } from '../runtime/clock.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { FinalizerFlow } from '../runtime/finalizers.js';
 import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';
-import type { Informer } from '../runtime/informer.js';
-import type { KubeClient } from '../runtime/kube-client.js';
-import { objectKey, type KubeObject } from '../runtime/kube-object.js';
+import type { Informer } from '../kube/informer.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { StatusWriter } from '../runtime/status.js';
 import { addBackendIndexes } from './backends.js';
+import { FIELD_MANAGER } from './field-manager.js';
+import { endpointParentKey } from '../api/registry/endpoint-verdict.js';
 import type { IdAssignments } from './deployed-model-ids.js';
-import { kindBindings, perKind, resources, type ReconciledKind } from './kind-bindings.js';
+import { kindBindings, perKind, type ReconciledKind } from '../api/kind-bindings.js';
 import type { OrderingGrace } from './ordering-grace.js';
 import type { OwnWrites } from './own-writes.js';
 import type { ServingContext } from './serving/serving-model.js';
-import { parentOf } from './registry-status.js';
-import { specOf } from './typed-spec.js';
-
-export const FIELD_MANAGER = 'endpoint-operator';
+import { specOf } from '../api/typed-spec.js';
 
 export interface ReconcilerSettings {
   /**
@@ -36,8 +34,6 @@ export interface ReconcilerSettings {
   readonly gatewayUrl?: string | undefined;
   readonly reservedPrefixes: readonly string[];
 }
-
-export { resources };
 
 /** Index names on the informers' caches. */
 export const Index = {
@@ -52,11 +48,6 @@ export const Index = {
 export function modelEndpointKey(model: KubeObject): string | undefined {
   const name = specOf.deployedModel(model).endpointRef?.name;
   return name === undefined ? undefined : objectKey(model.metadata.namespace, name);
-}
-
-export function endpointParentKey(endpoint: KubeObject): string | undefined {
-  const parent = parentOf(endpoint);
-  return parent === undefined ? undefined : objectKey(endpoint.metadata.namespace, parent);
 }
 
 export function serviceNameKey(service: KubeObject): string | undefined {
@@ -113,29 +104,6 @@ export function finalizerFlow(ctx: ReconcilerContext, which: ReconciledKind, sig
 
 export function createStatusWriters(client: KubeClient): ReconcilerContext['statusWriters'] {
   return perKind((b) => new StatusWriter({ client, ref: b.resource, kind: b.kind, fieldManager: FIELD_MANAGER }));
-}
-
-/**
- * The validator of a kind's storage version, as the reconciler runs it: no old object (transition
- * rules are the webhook's job). Results are remembered per object instance: the informer cache
- * replaces an object on every change, so an instance's spec never changes under the memo, and a
- * service listing a hundred endpoints does not re-validate all of them on every reconcile.
- */
-export function specValidator(
-  def: KindDefinition,
-  settings: Pick<ReconcilerSettings, 'reservedPrefixes'>,
-): (obj: KubeObject) => FieldError[] {
-  const version = def.versions.find((v) => v.storage) ?? def.versions[0];
-  const memo = new WeakMap<KubeObject, FieldError[]>();
-  return (obj) => {
-    if (!version) return [];
-    const known = memo.get(obj);
-    if (known !== undefined) return known;
-    const { status: _status, ...withoutStatus } = obj;
-    const errors = version.validate(withoutStatus, undefined, { reservedPrefixes: settings.reservedPrefixes }).errors;
-    memo.set(obj, errors);
-    return errors;
-  };
 }
 
 /**

@@ -6,9 +6,9 @@
  * independent of the order events arrive in.
  */
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { olderFirst } from './status-common.js';
-import { specOf, statusOf } from './typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
 
 export type ModelState =
   | { readonly state: 'deployed'; readonly id: string }

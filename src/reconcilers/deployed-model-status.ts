@@ -3,7 +3,7 @@
  * exists) and the state the id resolution gave it.
  */
 import type { FieldError } from '../api/common/field-error.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { Reasons, type DeployedModelReason, type Written } from '../api/common/conditions.js';
 import type { DeployedModelStatus as StoredStatus } from '../api/prediction/v1/deployed-model-schema.js';
 import { endpointNameOf } from '../api/prediction/v1/names.js';
@@ -12,7 +12,7 @@ import type { ModelState } from './deployed-model-ids.js';
 import type { ServingReport } from './serving/serving-model.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, withReadyCondition, type ReadyVerdict } from './status-common.js';
-import { specOf, statusOf } from './typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
 
 /** What the reconciler writes: the CRD's status type (`z.infer` of its schema) with the fields it always sets. */
 export type DeployedModelStatus = Written<StoredStatus, 'observedGeneration' | 'conditions'>;

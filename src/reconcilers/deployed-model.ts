@@ -6,13 +6,14 @@
 import { deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { reconcileWithFinalizer } from '../runtime/finalizers.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { readinessOf } from './backends.js';
 import { chooseId, effectiveId, resolveModelStates } from './deployed-model-ids.js';
-import { finalizerFlow, Index, modelEndpointKey, specValidator, type ReconcilerContext } from './context.js';
+import { finalizerFlow, Index, modelEndpointKey, type ReconcilerContext } from './context.js';
+import { specValidator } from '../api/spec-validator.js';
 import { computeDeployedModelStatus } from './deployed-model-status.js';
 import { statusTime } from './status-common.js';
-import { specOf } from './typed-spec.js';
+import { specOf } from '../api/typed-spec.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
 import { applyServing } from './serving/serving-apply.js';
 import { servingInput, servingReport } from './serving/serving-model.js';

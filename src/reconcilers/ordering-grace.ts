@@ -8,7 +8,7 @@
  * reported as usual; an object that was ever reported is always updated at once.
  */
 import { realClock, type Clock } from '../runtime/clock.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { readyConditionOf } from './status-common.js';
 
 export const ORDERING_GRACE_MS = 2_000;

@@ -6,7 +6,7 @@
  * safe: the watch event of our own write enqueues the object again (client-go controllers solve
  * the same race with "expectations").
  */
-import { keyOf, type KubeObject } from '../runtime/kube-object.js';
+import { keyOf, type KubeObject } from '../api/common/kube-object.js';
 
 export class OwnWrites {
   private readonly superseded = new Map<string, Set<string>>();

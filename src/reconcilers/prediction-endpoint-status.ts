@@ -3,7 +3,7 @@
  * DeployedModels that reference it and what they resolve to, and the operator settings.
  */
 import type { FieldError } from '../api/common/field-error.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { Reasons, type PredictionEndpointReason, type Written } from '../api/common/conditions.js';
 import { computeEtag } from '../api/prediction/v1/etag.js';
 import { endpointNameOf, endpointUrl } from '../api/prediction/v1/names.js';
@@ -13,7 +13,7 @@ import type {
   PredictionEndpointStatus as StoredStatus,
 } from '../api/prediction/v1/endpoint-schema.js';
 import type { ModelState } from './deployed-model-ids.js';
-import { specOf, statusOf } from './typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
 import {
   conditionsOf,
   invalidSpecMessage,

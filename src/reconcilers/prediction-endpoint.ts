@@ -6,12 +6,13 @@
 import { predictionEndpointKind, deployedModelKind } from '../api/prediction/v1/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { reconcileWithFinalizer } from '../runtime/finalizers.js';
-import { objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { readinessOf } from './backends.js';
 import { resolveModelStates } from './deployed-model-ids.js';
 import { deployedModelServingVerdict } from './deployed-model-status.js';
 import { servingReport } from './serving/serving-model.js';
-import { finalizerFlow, Index, specValidator, type ReconcilerContext } from './context.js';
+import { finalizerFlow, Index, type ReconcilerContext } from './context.js';
+import { specValidator } from '../api/spec-validator.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
 import { statusTime } from './status-common.js';
 import { objectToReconcile, reportStatus } from './prologue.js';

@@ -6,9 +6,9 @@
  * that another object of the same apply is about to change (ordering-grace.ts).
  */
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import type { ReconcilerContext } from './context.js';
-import type { ReconciledKind } from './kind-bindings.js';
+import type { ReconciledKind } from '../api/kind-bindings.js';
 import { writeStatus, type StatusComputation } from './status-write.js';
 
 /**

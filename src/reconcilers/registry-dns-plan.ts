@@ -18,8 +18,8 @@
  */
 import { isIP } from 'node:net';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../runtime/endpoint-slices.js';
-import { isRecord, type KubeObject, type OwnerReference } from '../runtime/kube-object.js';
-import { compareStrings } from './order.js';
+import { isRecord, type KubeObject, type OwnerReference } from '../api/common/kube-object.js';
+import { compareStrings } from '../api/common/order.js';
 
 /** `endpointslice.kubernetes.io/managed-by` of the slices the operator writes. */
 export const DNS_MANAGED_BY = 'registry-dns.endpoint-operator.dev';

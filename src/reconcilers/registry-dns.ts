@@ -8,12 +8,13 @@
  * `outcomes`, which the RegistryService status reconciler folds into its Ready condition.
  */
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
-import { isAlreadyExists, isConflict, isNotFound } from '../runtime/api-error.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-error.js';
 import { Action, isTerminal, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
-import type { Informer } from '../runtime/informer.js';
-import { objectKey, type KubeObject, type ResourceRef } from '../runtime/kube-object.js';
-import { Index, specValidator, type ReconcilerContext } from './context.js';
+import type { Informer } from '../kube/informer.js';
+import { objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
+import { Index, type ReconcilerContext } from './context.js';
+import { specValidator } from '../api/spec-validator.js';
 import {
   dnsServiceName,
   isControlledBy,
@@ -30,7 +31,7 @@ import {
 import type { RegistryNameClaims } from './registry-name-claims.js';
 import { readyEndpoints } from './registry-status.js';
 import { Reasons, type ReadyVerdict, type RegistryServiceReason } from '../api/common/conditions.js';
-import { specOf } from './typed-spec.js';
+import { specOf } from '../api/typed-spec.js';
 
 /** What the projection reports into the RegistryService's Ready condition. */
 export type DnsOutcome = ReadyVerdict<RegistryServiceReason>;

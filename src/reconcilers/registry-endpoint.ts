@@ -5,8 +5,10 @@
  */
 import { registryEndpointKind } from '../api/registry/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import type { KubeObject } from '../runtime/kube-object.js';
-import { endpointParentKey, Index, specValidator, type ReconcilerContext } from './context.js';
+import type { KubeObject } from '../api/common/kube-object.js';
+import { Index, type ReconcilerContext } from './context.js';
+import { endpointParentKey } from '../api/registry/endpoint-verdict.js';
+import { specValidator } from '../api/spec-validator.js';
 import { computeRegistryEndpointStatus } from './registry-status.js';
 import { statusTime } from './status-common.js';
 import { objectToReconcile, reportStatus } from './prologue.js';

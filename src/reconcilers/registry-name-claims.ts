@@ -7,10 +7,11 @@
  */
 import { nameClaims, type NameClaims } from '../api/registry/name-owner.js';
 import { registryServiceKind } from '../api/registry/kinds.js';
-import type { Informer } from '../runtime/informer.js';
-import type { KubeObject } from '../runtime/kube-object.js';
-import { specValidator, type ReconcilerSettings } from './context.js';
-import { specOf } from './typed-spec.js';
+import type { Informer } from '../kube/informer.js';
+import type { KubeObject } from '../api/common/kube-object.js';
+import { type ReconcilerSettings } from './context.js';
+import { specValidator } from '../api/spec-validator.js';
+import { specOf } from '../api/typed-spec.js';
 
 export class RegistryNameClaims {
   /** spec.name → uid → the claimant as last seen. */

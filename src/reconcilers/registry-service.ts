@@ -1,13 +1,14 @@
 /** RegistryService reconciler: lists the service's ready endpoints (sorted) in its status. */
 import { registryEndpointKind, registryServiceKind } from '../api/registry/kinds.js';
 import { Action, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
-import { keyOf, objectKey, type KubeObject } from '../runtime/kube-object.js';
+import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { dnsEnabled, type DnsOutcome, type DnsOutcomes } from './registry-dns.js';
 import type { RegistryNameClaims } from './registry-name-claims.js';
-import { Index, specValidator, type ReconcilerContext } from './context.js';
+import { Index, type ReconcilerContext } from './context.js';
+import { specValidator } from '../api/spec-validator.js';
 import { computeRegistryServiceStatus } from './registry-status.js';
 import { statusTime } from './status-common.js';
-import { specOf } from './typed-spec.js';
+import { specOf } from '../api/typed-spec.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
 
 /** What the status reads beyond the shard's own caches: name claims over every namespace, and the DNS projection's outcome. */

@@ -5,9 +5,8 @@
  * status writes before it converges.
  */
 import type { FieldError } from '../api/common/field-error.js';
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { effectiveAnnotations } from '../api/registry/annotations.js';
-import { parentServiceName } from '../api/registry/names.js';
 import {
   Reasons,
   type RegistryEndpointReason,
@@ -16,7 +15,7 @@ import {
 } from '../api/common/conditions.js';
 import type { RegistryEndpointV1Status } from '../api/registry/v1/endpoint.js';
 import type { RegistryServiceStatus as StoredServiceStatus, ResolvedEndpoint } from '../api/registry/v1/service.js';
-import { compareStrings } from './order.js';
+import { compareStrings } from '../api/common/order.js';
 import type { NameClaims } from '../api/registry/name-owner.js';
 import {
   conditionsOf,
@@ -26,7 +25,8 @@ import {
   withReadyCondition,
   type ReadyVerdict,
 } from './status-common.js';
-import { specOf, statusOf } from './typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
+import { registryEndpointVerdict, type RegistryEndpointWorld } from '../api/registry/endpoint-verdict.js';
 
 /** What the reconcilers write: the CRDs' status types (`z.infer` of their schemas) with the fields they always set. */
 export type RegistryEndpointStatus = Written<
@@ -38,45 +38,6 @@ export type RegistryServiceStatus = Written<
   'endpoints' | 'effectiveAnnotations' | 'observedGeneration' | 'conditions'
 >;
 export type { ResolvedEndpoint };
-
-export interface RegistryEndpointWorld {
-  readonly endpoint: KubeObject;
-  /** Whether a RegistryService whose spec.name is the endpoint's parent exists in the namespace. */
-  readonly parentExists: boolean;
-  readonly specErrors: readonly FieldError[];
-  readonly reservedPrefixes: readonly string[];
-  readonly now: string;
-}
-
-/** The parent service's spec.name of a RegistryEndpoint, when its spec.name is well-formed. */
-export function parentOf(endpoint: KubeObject): string | undefined {
-  const name = specOf.registryEndpoint(endpoint).name;
-  return name === undefined ? undefined : parentServiceName(name);
-}
-
-export function registryEndpointVerdict(world: RegistryEndpointWorld): ReadyVerdict<RegistryEndpointReason> {
-  const { endpoint } = world;
-  if (world.specErrors.length > 0)
-    return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
-  const name = specOf.registryEndpoint(endpoint).name ?? '';
-  const recorded = statusOf.registryEndpoint(endpoint).name;
-  if (recorded !== undefined && recorded !== name) {
-    // spec.name is immutable (CEL on 1.25+, the webhook otherwise); this change got past both.
-    return {
-      status: 'False',
-      reason: Reasons.InvalidSpec,
-      message: `spec.name: Invalid value: ${JSON.stringify(name)}: field is immutable (it was ${JSON.stringify(recorded)}); restore it, or delete the endpoint and create a new one`,
-    };
-  }
-  if (!world.parentExists) {
-    return {
-      status: 'False',
-      reason: Reasons.ParentNotFound,
-      message: `spec.name: no RegistryService with spec.name ${JSON.stringify(parentOf(endpoint) ?? '')} in namespace "${endpoint.metadata.namespace ?? ''}"; create it (the endpoint becomes Ready as soon as it exists)`,
-    };
-  }
-  return { status: 'True', reason: Reasons.Reconciled, message: 'registered with its parent service' };
-}
 
 export function computeRegistryEndpointStatus(world: RegistryEndpointWorld): {
   status: RegistryEndpointStatus;

@@ -3,8 +3,7 @@
  * transition semantics, timestamps in metav1.Time form, and defensive reads of objects that came
  * from the API server (a webhook can be bypassed, so nothing in spec is trusted to be well-typed).
  */
-import { isRecord } from '../runtime/kube-object.js';
-import { formatFieldError, type FieldError } from '../api/common/field-error.js';
+import { isRecord } from '../api/common/kube-object.js';
 import { ConditionType, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
 import { rfc3339, withVerdictConditions } from '../runtime/conditions.js';
 import type { Clock } from '../runtime/clock.js';
@@ -81,14 +80,8 @@ export function lifecycleTimes(
   return { createTime, updateTime };
 }
 
-/** A message for InvalidSpec that names every field path, bounded so it fits a condition and an Event. */
-export function invalidSpecMessage(errors: readonly FieldError[]): string {
-  const shown = errors.slice(0, 5).map(formatFieldError);
-  const more = errors.length > shown.length ? ` (and ${errors.length - shown.length} more)` : '';
-  return `${shown.join('; ')}${more}; fix the manifest and apply it again`;
-}
-
 export { isRecord };
+export { invalidSpecMessage } from '../api/common/field-error.js';
 
 /** `metadata.creationTimestamp` then name: the order in which claims on a shared value are honoured. */
 export function olderFirst(

@@ -3,10 +3,10 @@
  * recomputed from the object the writer hands over (after a 409 Conflict that is a fresh read),
  * pruned to what the API server stores, and sent only when it differs.
  */
-import type { KubeObject } from '../runtime/kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 import { asStored, type ReconcilerContext } from './context.js';
-import { kindBindings, type ReconciledKind } from './kind-bindings.js';
-import { isConflict, isNotFound } from '../runtime/api-error.js';
+import { kindBindings, type ReconciledKind } from '../api/kind-bindings.js';
+import { isConflict, isNotFound } from '../kube/api-error.js';
 import { Reasons as Reason } from '../api/common/conditions.js';
 import { isTerminal, TerminalError, type ReconcileRequest, type ReconcileResult } from '../runtime/controller.js';
 import {

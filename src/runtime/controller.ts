@@ -6,10 +6,10 @@
  * process and never runs concurrently with itself for the same key.
  */
 import { setMaxListeners } from 'node:events';
-import { ApiError, errorKind } from './api-error.js';
+import { ApiError, errorKind } from '../kube/api-error.js';
 import { realClock, type Clock } from './clock.js';
-import type { Informer } from './informer.js';
-import { keyOf, splitKey, type KubeObject } from './kube-object.js';
+import type { Informer } from '../kube/informer.js';
+import { keyOf, splitKey, type KubeObject } from '../api/common/kube-object.js';
 import { objectLogger, silentLogger, type Logger } from './logger.js';
 import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
 import { Predicates, type Predicate } from './predicates.js';

@@ -3,7 +3,7 @@
  * addresses of a Service are ready on which port (`discovery.k8s.io/v1`, served since Kubernetes 1.21).
  * Decoding is total: an object of the wrong shape decodes to `undefined`, never throws.
  */
-import { isRecord, type KubeObject, type ObjectMeta, type ResourceRef } from './kube-object.js';
+import { isRecord, type KubeObject, type ObjectMeta, type ResourceRef } from '../api/common/kube-object.js';
 
 /** The label that ties a slice to its Service (KEP-752); kube-proxy and CoreDNS select slices by it. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

@@ -5,11 +5,11 @@
  * so a hot loop cannot flood etcd. Recording never throws and never fails a reconcile.
  */
 import { randomBytes } from 'node:crypto';
-import { isNotFound } from './api-error.js';
+import { isNotFound } from '../kube/api-error.js';
 import { realClock, type Clock } from './clock.js';
 import { rfc3339 } from './conditions.js';
-import type { KubeClient } from './kube-client.js';
-import { coreResources, type KubeObject } from './kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import { silentLogger, type Logger } from './logger.js';
 
 export type EventType = 'Normal' | 'Warning';

@@ -4,10 +4,10 @@
  * `metadata.resourceVersion`, so the whole `finalizers` list is replaced only if nobody else
  * changed the object meanwhile (409 otherwise; then re-read and retry).
  */
-import { isConflict, isNotFound } from './api-error.js';
+import { isConflict, isNotFound } from '../kube/api-error.js';
 import type { ReconcileResult } from './controller.js';
-import type { KubeClient } from './kube-client.js';
-import type { KubeObject, ResourceRef } from './kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 
 export function hasFinalizer(obj: KubeObject, finalizer: string): boolean {
   return obj.metadata.finalizers?.includes(finalizer) ?? false;

@@ -1,5 +1,5 @@
 /** JSON value comparison and RFC 7386 merge-patch creation, for status and metadata writes. */
-import { isRecord } from './kube-object.js';
+import { isRecord } from '../api/common/kube-object.js';
 
 /** Structural equality of JSON values; object key order is ignored, array order is not. */
 export function deepEqual(a: unknown, b: unknown): boolean {

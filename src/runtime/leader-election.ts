@@ -9,10 +9,10 @@
  *   instead of waiting out the lease (client-go's ReleaseOnCancel).
  * Writes are PUTs carrying the read resourceVersion, so two candidates cannot both win.
  */
-import { isAlreadyExists, isConflict } from './api-error.js';
+import { isAlreadyExists, isConflict } from '../kube/api-error.js';
 import { realClock, sleep, type Clock } from './clock.js';
-import type { KubeClient } from './kube-client.js';
-import { coreResources, type KubeObject } from './kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { coreResources, type KubeObject } from '../api/common/kube-object.js';
 import { silentLogger, type Logger } from './logger.js';
 import { leaderStatus } from './metrics.js';
 

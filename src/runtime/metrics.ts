@@ -1,11 +1,12 @@
 /**
- * The operator's one Prometheus registry and every runtime metric in it.
+ * Every runtime metric, in the operator's one Prometheus registry (src/metrics/registry.ts).
  * Names follow controller-runtime and client-go so that existing dashboards and alerts
  * (`workqueue_depth`, `controller_runtime_reconcile_total`, ...) work unchanged.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
+import { metricsRegistry } from '../metrics/registry.js';
 
-export const metricsRegistry = new Registry();
+export { metricsRegistry };
 
 let defaultsCollected = false;
 /** Process metrics (CPU, memory, event-loop lag); called once by `run`, not at import, so tests stay cheap. */

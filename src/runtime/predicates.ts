@@ -4,7 +4,7 @@
  * disappears always matters (existence is what dependents check first), and the informer's
  * periodic relist delivers no update when nothing changed.
  */
-import type { KubeObject } from './kube-object.js';
+import type { KubeObject } from '../api/common/kube-object.js';
 
 /** `true` when the change from `oldObj` to `newObj` should enqueue the mapped keys. */
 export type Predicate<S extends KubeObject = KubeObject> = (oldObj: S, newObj: S) => boolean;

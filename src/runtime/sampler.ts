@@ -12,7 +12,7 @@ import {
   TraceIdRatioBasedSampler,
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
-import type { Environment } from './telemetry.js';
+import type { Environment } from './environment.js';
 
 /** OTEL_TRACES_SAMPLER_ARG as the SDK reads it for the ratio samplers: blank, not a number or outside [0, 1] is 1. */
 function ratioOf(env: Environment): number {

@@ -4,10 +4,10 @@
  * The patch carries `metadata.resourceVersion`, which makes the apiserver enforce optimistic
  * concurrency; on 409 Conflict the object is read again and the status recomputed from it.
  */
-import { isConflict } from './api-error.js';
+import { isConflict } from '../kube/api-error.js';
 import { createMergePatch } from './json-diff.js';
-import type { KubeClient } from './kube-client.js';
-import type { KubeObject, ResourceRef } from './kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import { statusConflicts, statusWrites } from './metrics.js';
 
 export interface StatusWriterOptions {

@@ -28,9 +28,8 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { samplerFromEnvironment } from './sampler.js';
+import type { Environment } from './environment.js';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-
-export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The names OTEL_TRACES_EXPORTER lists (trimmed, lower case). */
 function namedExporters(env: Environment): string[] {

@@ -1,6 +1,6 @@
-import type { KubeClient } from '../runtime/kube-client.js';
-import { ApiError } from '../runtime/api-error.js';
-import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
+import type { KubeClient } from '../kube/kube-client.js';
+import { ApiError } from '../kube/api-error.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import {
   issueCertificates,
   planCertificates,

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KindDefinition } from '../api/common/kind.js';
 import { crdName } from '../api/crd/generate.js';
 import { allKinds } from '../api/kinds.js';
-import type { KubeObject, ResourceRef } from '../runtime/kube-object.js';
+import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
 import type { WebhookKubeApi } from './certificate-secret.js';
 import {
   conversionClientConfig,

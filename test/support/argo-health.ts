@@ -1,12 +1,17 @@
 /**
- * Runs Argo CD health scripts on gopher-lua, the Lua VM Argo CD embeds, through argo-health/main.go
- * (Debian's golang-github-yuin-gopher-lua-dev, built on first use like the chart renderer; see
- * go-tool.ts), with the libraries and globals Argo CD gives a script from argocd-cm.
+ * Runs Argo CD health scripts on gopher-lua, the Lua VM Argo CD embeds, through `tools/argo-health` (a small Go
+ * program on github.com/yuin/gopher-lua, built from the Go module proxy on first use and cached like the
+ * cluster's binaries: src/devcluster/go-build.ts), with the libraries and globals Argo CD gives a script from argocd-cm.
  */
 import { execFileSync } from 'node:child_process';
-import { ensureGoTool } from './go-tool.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
 
-export const ARGO_HEALTH_PACKAGES = ['golang-go', 'golang-github-yuin-gopher-lua-dev'] as const;
+/** The gopher-lua release tools/argo-health/go.mod requires. */
+export const ARGO_HEALTH: GoModuleBuild = {
+  module: 'argo-health',
+  version: 'gopher-lua-v1.1.1',
+  binaries: ['argo-health'],
+};
 
 export interface HealthCase {
   readonly script: string;
@@ -16,16 +21,11 @@ export interface HealthCase {
 /** Argo CD's answer (`health.HealthStatus`), or the error Argo CD would log for the script. */
 export type HealthResult = { status: string; message?: string } | { error: string };
 
+/** The path of the argo-health binary, built first when the cache has none. */
 export async function ensureArgoHealth(log: (line: string) => void = () => {}): Promise<string> {
-  return ensureGoTool(
-    {
-      name: 'argo-health',
-      sourceDir: new URL('./argo-health/', import.meta.url).pathname,
-      sourceFiles: ['main.go'],
-      packages: ARGO_HEALTH_PACKAGES,
-    },
-    log,
-  );
+  const binary = (await ensureGoBuild(ARGO_HEALTH, log))['argo-health'];
+  if (binary === undefined) throw new Error('tools/argo-health built no argo-health binary');
+  return binary;
 }
 
 /** Each case's result, in order; one process for them all. */

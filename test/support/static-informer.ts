@@ -2,8 +2,8 @@
  * A real Informer over an in-memory source: `list` answers the given objects, `push` delivers watch
  * events. For unit tests and benches of code that reads informer caches (no API server involved).
  */
-import { Informer, type ListerWatcher } from '../../src/runtime/informer.js';
-import type { KubeObject, WatchEvent } from '../../src/runtime/kube-object.js';
+import { Informer, type ListerWatcher } from '../../src/kube/informer.js';
+import type { KubeObject, WatchEvent } from '../../src/api/common/kube-object.js';
 
 export interface StaticInformer {
   readonly informer: Informer;

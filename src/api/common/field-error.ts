@@ -207,3 +207,10 @@ export const fieldErrors = {
   }),
   internal: (field: string, detail: string): FieldError => ({ field, type: 'InternalError', value: undefined, detail }),
 };
+
+/** A message for InvalidSpec that names every field path, bounded so it fits a condition and an Event. */
+export function invalidSpecMessage(errors: readonly FieldError[]): string {
+  const shown = errors.slice(0, 5).map(formatFieldError);
+  const more = errors.length > shown.length ? ` (and ${errors.length - shown.length} more)` : '';
+  return `${shown.join('; ')}${more}; fix the manifest and apply it again`;
+}

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { realClock, type Clock } from '../../runtime/clock.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import { GoogleApiError } from '../google-errors.js';
 import { permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';

@@ -6,8 +6,8 @@
  * (network error, timeout, 5xx, or any non-2xx such as the gateway lacking RBAC for reviews) is a
  * ReviewUnavailableError, never a "no".
  */
-import type { KubeClient } from '../../runtime/kube-client.js';
-import type { ResourceRef } from '../../runtime/kube-object.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import type { ResourceRef } from '../../api/common/kube-object.js';
 import type { AccessAttributes } from './attributes.js';
 import { authReviewDuration, authReviews, type ReviewKind } from './metrics.js';
 

@@ -10,7 +10,7 @@
  * its SDK (`aiplatform.PrivateEndpoint`) calls without credentials inside the VPC, and this gateway authenticates
  * every call (docs/clients.md).
  */
-import { isRecord, type KubeObject } from '../../runtime/kube-object.js';
+import { isRecord, type KubeObject } from '../../api/common/kube-object.js';
 
 export interface VertexDeployedModel {
   id: string;

@@ -12,13 +12,14 @@ import { registryEndpointKind, registryServiceKind } from '../../api/registry/ki
 import { effectiveAnnotations } from '../../api/registry/annotations.js';
 import { CONVERSION_DATA_ANNOTATION } from '../../api/registry/conversion.js';
 import { nameClaims } from '../../api/registry/name-owner.js';
-import { endpointParentKey, resources, specValidator } from '../../reconcilers/context.js';
-import { registryEndpointVerdict } from '../../reconcilers/registry-status.js';
-import { compareStrings } from '../../reconcilers/order.js';
-import { specOf } from '../../reconcilers/typed-spec.js';
-import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import { objectKey, type KubeObject } from '../../runtime/kube-object.js';
+import { resources } from '../../api/kind-bindings.js';
+import { specValidator } from '../../api/spec-validator.js';
+import { endpointParentKey, registryEndpointVerdict } from '../../api/registry/endpoint-verdict.js';
+import { compareStrings } from '../../api/common/order.js';
+import { specOf } from '../../api/typed-spec.js';
+import { Informer, kubeListerWatcher } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { objectKey, type KubeObject } from '../../api/common/kube-object.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';
 import type { LookupEndpoint, LookupService, RegistryLookupSource } from './lookup.js';
 

@@ -7,9 +7,9 @@
  * `npm start`'s in-process one included (which prints a working resolve curl: src/dev-environment/registry-lines.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { resources } from '../../reconcilers/context.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceRef } from '../../runtime/kube-object.js';
+import { resources } from '../../api/kind-bindings.js';
+import type { Informer } from '../../kube/informer.js';
+import type { ResourceRef } from '../../api/common/kube-object.js';
 import { registryAuthHook } from '../auth/registry-hook.js';
 import { RegistryLookupCache } from './cache.js';
 import { registryLookupRoutes } from './routes.js';

@@ -15,8 +15,12 @@
 import { z } from 'zod';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
-import { MACHINE_TYPES_KEY, tolerationSchema, type CatalogueInEffect } from './machine-catalogue.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
+import {
+  MACHINE_TYPES_KEY,
+  tolerationSchema,
+  type CatalogueInEffect,
+} from '../../api/prediction/v1/machine-catalogue.js';
 import { resolveMachine, type Resolved } from './serving-plan.js';
 
 /** On a model's Deployment: the machine (JSON) its pod template was created with. */

@@ -3,13 +3,13 @@
  * apply under the operator's field manager for what is missing or differs, deletion of an HPA or PDB
  * the spec no longer asks for. Owner references make garbage collection remove the rest with the model.
  */
-import { isNotFound } from '../../runtime/api-error.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import { isRecord, type KubeObject, type ResourceRef } from '../../runtime/kube-object.js';
+import { isNotFound } from '../../kube/api-error.js';
+import type { Informer } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { isRecord, type KubeObject, type ResourceRef } from '../../api/common/kube-object.js';
 import { servicesResource } from '../../runtime/endpoint-slices.js';
-import { FIELD_MANAGER } from '../context.js';
-import type { MachineCatalogueSource } from './machine-catalogue.js';
+import { FIELD_MANAGER } from '../field-manager.js';
+import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { machineFor, withMachinePin } from './machine-pin.js';
 import {
   deploymentManifest,

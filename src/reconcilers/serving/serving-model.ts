@@ -5,10 +5,10 @@
  */
 import type { ContainerSpec } from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
 import type { ModelState } from '../deployed-model-ids.js';
-import { specOf } from '../typed-spec.js';
-import type { MachineCatalogueSource } from './machine-catalogue.js';
+import { specOf } from '../../api/typed-spec.js';
+import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { observe, type ServingInformers } from './serving-apply.js';
 import { hpaManifest, pdbManifest, servingName, type ServingInput } from './serving-plan.js';
 import type { ServingObservation } from './serving-status.js';

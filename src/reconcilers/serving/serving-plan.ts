@@ -14,9 +14,9 @@ import {
 } from '../../api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../../api/prediction/v1/deployed-model-schema.js';
 import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
-import { SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
-import type { MachineCatalogue, Toleration } from './machine-catalogue.js';
+import { CustomMetric, SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
+import type { MachineCatalogue, Toleration } from '../../api/prediction/v1/machine-catalogue.js';
 
 /** Selects a model's pods; the uid, because a model name may be longer than a label value. */
 export const MODEL_UID_LABEL = `${PREDICTION_GROUP}/deployed-model-uid`;
@@ -27,17 +27,6 @@ export { servingName };
 
 /** Vertex's default autoscaling target. */
 export const DEFAULT_TARGET = 60;
-/**
- * The custom metrics the HPA asks the cluster's custom-metrics adapter for; docs/autoscaling.md and
- * deploy/prometheus-adapter-values.yaml give the adapter rules that serve them.
- */
-export const CustomMetric = {
-  /** Per pod, percent: each replica's accelerator duty cycle (NVIDIA's DCGM exporter). */
-  acceleratorDutyCycle: 'accelerator_duty_cycle',
-  /** Per DeployedModel: the calls the gateway answered for it per minute. */
-  requestsPerMinute: 'prediction_requests_per_minute',
-} as const;
-
 export interface ServingInput {
   readonly model: KubeObject;
   readonly spec: DeployedModelSpec & { containerSpec: ContainerSpec };

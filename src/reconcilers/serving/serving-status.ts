@@ -6,7 +6,7 @@
  */
 import { Reasons, type DeployedModelReason, type ReadyVerdict } from '../../api/common/conditions.js';
 import type { DeploymentStage } from '../../api/prediction/v1/container-spec.js';
-import { isRecord, type KubeObject } from '../../runtime/kube-object.js';
+import { isRecord, type KubeObject } from '../../api/common/kube-object.js';
 import type { Replicas } from './serving-plan.js';
 
 export interface ServingWorld {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { isAlreadyExists, isConflict } from '../../runtime/api-error.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
+import { isAlreadyExists, isConflict } from '../../kube/api-error.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import { microTime } from '../../runtime/leader-election.js';
-import { coreResources, type KubeObject } from '../../runtime/kube-object.js';
+import { coreResources, type KubeObject } from '../../api/common/kube-object.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import type { AttemptLedger, Claim } from '../account-budget.js';
 import { SIGNIN_FIELD_MANAGER } from './resources.js';

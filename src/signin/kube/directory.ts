@@ -1,6 +1,6 @@
-import { Informer, kubeListerWatcher, type Selectors } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../../runtime/kube-object.js';
+import { Informer, kubeListerWatcher, type Selectors } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../../api/common/kube-object.js';
 import type { Logger } from '../../runtime/logger.js';
 import { IdentityIndex } from '../identity-index.js';
 import { PASSWORD_SECRET_LABEL } from '../passwords.js';

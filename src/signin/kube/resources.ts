@@ -1,4 +1,4 @@
-import type { ResourceRef } from '../../runtime/kube-object.js';
+import type { ResourceRef } from '../../api/common/kube-object.js';
 import { POS_GROUP } from '../../api/pos/v1/index.js';
 
 const pos = (plural: string): ResourceRef => ({ group: POS_GROUP, version: 'v1', plural, namespaced: true });

@@ -1,9 +1,9 @@
 import { MAX_PREVIOUS_TOKEN_HASHES, type SignInSessionSpec } from '../../api/pos/v1/index.js';
-import { isConflict, isNotFound } from '../../runtime/api-error.js';
-import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
+import { isConflict, isNotFound } from '../../kube/api-error.js';
+import { Informer, kubeListerWatcher } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
 import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
 import type { Subject } from '../tokens.js';

@@ -1,8 +1,8 @@
 import type { JWK } from 'jose';
-import { isAlreadyExists, isConflict } from '../../runtime/api-error.js';
-import { Informer, kubeListerWatcher } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import type { KubeObject } from '../../runtime/kube-object.js';
+import { isAlreadyExists, isConflict } from '../../kube/api-error.js';
+import { Informer, kubeListerWatcher } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';
 import {
   generatePrivateJwk,

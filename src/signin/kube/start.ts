@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../runtime/kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import type { Logger } from '../../runtime/logger.js';
 import { realClock } from '../../runtime/clock.js';
 import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';

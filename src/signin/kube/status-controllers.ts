@@ -4,9 +4,9 @@ import { withVerdictConditions, type Condition } from '../../runtime/conditions.
 import type { ReadyVerdict } from '../../api/common/conditions.js';
 import { Action, Controller, type ReconcileRequest, type ReconcileResult } from '../../runtime/controller.js';
 import { EventRecorder } from '../../runtime/events.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { KubeClient } from '../../runtime/kube-client.js';
-import { keyOf, type KubeObject, type ResourceRef } from '../../runtime/kube-object.js';
+import type { Informer } from '../../kube/informer.js';
+import type { KubeClient } from '../../kube/kube-client.js';
+import { keyOf, type KubeObject, type ResourceRef } from '../../api/common/kube-object.js';
 import { LeaderElector } from '../../runtime/leader-election.js';
 import { Predicates } from '../../runtime/predicates.js';
 import { silentLogger, type Logger } from '../../runtime/logger.js';

@@ -64,7 +64,7 @@ describe('a production install (the image runtime stage)', () => {
 
   it('tells an auth-provider kubeconfig user without the optional @kubernetes/client-node what to install', () => {
     const script = [
-      "const { ClientNodeAuthProvider } = await import('./dist/src/runtime/credentials.js');",
+      "const { ClientNodeAuthProvider } = await import('./dist/src/kube/credentials.js');",
       "const user = { name: 'legacy', file: '/k', authProvider: { name: 'gcp', config: {} } };",
       "const cluster = { name: 'c', file: '/k', server: 'https://k', insecureSkipTlsVerify: false };",
       'await new ClientNodeAuthProvider(user, cluster).credentials(false);',

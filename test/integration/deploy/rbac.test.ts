@@ -18,8 +18,8 @@ import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackend
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { metricValue, restClientRequests } from '../../../src/runtime/metrics.js';
 import { localWebhookSettings } from '../../../src/webhook/settings.js';
 import { testCluster } from '../../support/cluster.js';

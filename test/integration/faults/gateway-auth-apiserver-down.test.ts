@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerTokenAuth, gatewayClientOptions } from '../../../examples/gateway-client/bearer-token-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import {
   applyCallerRoles,
   bindRole,

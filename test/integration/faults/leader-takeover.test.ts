@@ -5,7 +5,7 @@
  * the bound client-go's algorithm gives, and converge objects applied after the kill.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { installCrds, testClient } from '../reconcilers/harness.js';
 import { OperatorProcess, isConverged, sleep, type LeaseTimings } from './operator-process.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ChildProcessGroup, signalGroup } from '../../../src/devcluster/child-process-group.js';
 import { freeLoopbackPorts, isPortConflict } from '../../../src/devcluster/ports.js';
 import { startWatchdog, type Watchdog } from '../../../src/devcluster/watchdog.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { testCluster } from '../../support/cluster.js';
 

@@ -6,7 +6,7 @@
  * assigns their ids: a crash between choosing an id and recording it is where duplicates would come from.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { installCrds, testClient } from '../reconcilers/harness.js';
 import { OperatorProcess, isConverged, kinds, readyCondition, sleep, type LeaseTimings } from './operator-process.js';

@@ -8,9 +8,9 @@ import type { ControlPlane } from '../../../src/devcluster/index.js';
 import { startControlPlane } from '../../../src/devcluster/index.js';
 import { installCrds } from '../../../src/operator/crds.js';
 import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
-import { resources } from '../../../src/reconcilers/context.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import { resources } from '../../../src/api/kind-bindings.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import { createLogger } from '../../../src/runtime/logger.js';
 
 export { resources };

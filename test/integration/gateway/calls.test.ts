@@ -13,7 +13,7 @@ import {
 } from '../../../src/demo-models/index.js';
 import { GoogleApiError } from '../../../src/gateway/google-errors.js';
 import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
-import { resources } from '../../../src/reconcilers/context.js';
+import { resources } from '../../../src/api/kind-bindings.js';
 import { gatewayRequests } from '../../../src/gateway/metrics.js';
 import { metricValue } from '../../../src/runtime/metrics.js';
 import { createTestNamespace } from '../../support/cluster.js';

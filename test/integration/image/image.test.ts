@@ -36,8 +36,8 @@ import { defaultExamplesDir, loadExampleObjects } from '../../../src/dev-environ
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../src/image/build.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { podmanRunPlan } from '../../support/pod-to-podman.js';

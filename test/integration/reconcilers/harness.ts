@@ -7,10 +7,10 @@ import {
   backendServiceRefs,
   hostedBackendFor,
 } from '../../../src/dev-environment/backend-services.js';
-import { ApiError } from '../../../src/runtime/api-error.js';
-import { loadClusterConnection } from '../../../src/runtime/cluster-connection.js';
-import { KubeClient, type PatchOptions } from '../../../src/runtime/kube-client.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import { ApiError } from '../../../src/kube/api-error.js';
+import { loadClusterConnection } from '../../../src/kube/cluster-connection.js';
+import { KubeClient, type PatchOptions } from '../../../src/kube/kube-client.js';
+import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import { installCrds as installProjectCrds } from '../../../src/operator/crds.js';
 import { startOperator, type OperatorSettings, type RunningOperator } from '../../../src/operator/start.js';
 import { loadExamples } from '../../support/examples.js';

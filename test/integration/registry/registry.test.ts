@@ -4,7 +4,7 @@
  * path across the two RegistryEndpoint versions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceRef } from '../../../src/runtime/kube-object.js';
+import type { ResourceRef } from '../../../src/api/common/kube-object.js';
 import { CONVERSION_DATA_ANNOTATION, REGISTRY_GROUP } from '../../../src/api/registry/index.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { startWebhookHarness, type WebhookHarness } from '../webhook/harness.js';

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayServer } from '../../../src/gateway/server.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import {

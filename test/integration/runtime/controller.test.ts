@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setCondition, type Condition } from '../../../src/runtime/conditions.js';
 import { Action, Controller } from '../../../src/runtime/controller.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
-import { Informer, kubeListerWatcher } from '../../../src/runtime/informer.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
+import { Informer, kubeListerWatcher } from '../../../src/kube/informer.js';
 import { metricValue, statusWrites } from '../../../src/runtime/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';

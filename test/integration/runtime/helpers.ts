@@ -1,6 +1,6 @@
 /** Shared by the runtime integration tests: a client for the test cluster, polling, a test CRD, etcd compaction. */
-import { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { ResourceRef } from '../../../src/runtime/kube-object.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import type { ResourceRef } from '../../../src/api/common/kube-object.js';
 import { kubectl, testCluster } from '../../support/cluster.js';
 
 export function testClient(onWarning?: (w: string) => void): KubeClient {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import { coreResources } from '../../../src/runtime/kube-object.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
+import { coreResources } from '../../../src/api/common/kube-object.js';
 import { LeaderElector, type Lease } from '../../../src/runtime/leader-election.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { eventually, testClient } from './helpers.js';

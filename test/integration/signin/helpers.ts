@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { posKinds } from '../../../src/api/pos/v1/index.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { installCrds } from '../../../src/operator/crds.js';
 import { runCli } from '../../support/cli.js';
 import { kubectl, testCluster } from '../../support/cluster.js';

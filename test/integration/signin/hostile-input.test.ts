@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../../src/http/json-guard.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
 import { realClock } from '../../../src/runtime/clock.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { KubernetesSessionStore } from '../../../src/signin/kube/sessions.js';
 import { decodeProtectedHeader } from 'jose';

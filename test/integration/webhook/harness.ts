@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { defaultValidationOptions } from '../../../src/api/common/kind.js';
 import { generateCrds } from '../../../src/api/crd/generate.js';
-import { ApiError } from '../../../src/runtime/api-error.js';
-import { KubeClient } from '../../../src/runtime/kube-client.js';
+import { ApiError } from '../../../src/kube/api-error.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { installCrds } from '../../../src/operator/crds.js';
 import {
   CRDS,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { callableEndpoint, CURL_AUTH_HEADER, curlLines } from '../../../src/dev-environment/demo-calls.js';
 import { demoCallerLines } from '../../../src/dev-environment/demo-caller.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
 function ep(
   name: string,

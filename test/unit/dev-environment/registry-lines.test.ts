@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { registryLookupLines } from '../../../src/dev-environment/registry-lines.js';
 import { compileFilter } from '../../../src/gateway/registry/filter.js';
 import { loadExamples } from '../../support/examples.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
 describe('the registry lines npm start prints', () => {
   const objects = loadExamples('valid')

@@ -16,7 +16,7 @@ import {
   type EndpointSlice,
   type Service,
 } from '../../../src/runtime/endpoint-slices.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { deployedModel, endpoint } from './fixtures.js';
 
 const NOW = '2026-02-01T10:00:00Z';

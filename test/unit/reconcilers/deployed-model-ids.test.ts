@@ -6,7 +6,7 @@ import {
   IdAssignments,
   resolveModelStates,
 } from '../../../src/reconcilers/deployed-model-ids.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { deployedModel } from './fixtures.js';
 
 describe('deployed-model ids', () => {

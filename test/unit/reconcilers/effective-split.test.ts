@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DeployedModelSummary } from '../../../src/api/prediction/v1/endpoint-schema.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { resolveModelStates } from '../../../src/reconcilers/deployed-model-ids.js';
 import {
   computePredictionEndpointStatus,

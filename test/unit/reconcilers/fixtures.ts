@@ -1,4 +1,4 @@
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
 /** Chainable builders for the objects a reconciler sees in its cache. */
 export function endpoint(name: string, spec: Record<string, unknown> = { displayName: name }): ObjectBuilder {

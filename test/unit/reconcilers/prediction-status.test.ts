@@ -6,7 +6,7 @@ import {
 import { computeDeployedModelStatus, type DeployedModelWorld } from '../../../src/reconcilers/deployed-model-status.js';
 import { resolveModelStates, type ModelState } from '../../../src/reconcilers/deployed-model-ids.js';
 import { computeEtag } from '../../../src/api/prediction/v1/etag.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import type { Condition } from '../../../src/runtime/conditions.js';
 import { deployedModel, endpoint } from './fixtures.js';
 

@@ -4,15 +4,9 @@
  * every write, 409 on a stale resourceVersion, finalizers holding a deletion), records every call,
  * and can be told to refuse patches. Not a mock of the reconcilers' logic: they run unchanged.
  */
-import { ApiError } from '../../../src/runtime/api-error.js';
-import type {
-  KubeClient,
-  ListOptions,
-  ListResult,
-  PatchOptions,
-  WatchOptions,
-} from '../../../src/runtime/kube-client.js';
-import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/runtime/kube-object.js';
+import { ApiError } from '../../../src/kube/api-error.js';
+import type { KubeClient, ListOptions, ListResult, PatchOptions, WatchOptions } from '../../../src/kube/kube-client.js';
+import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/api/common/kube-object.js';
 
 type Listener = (e: WatchEvent) => void;
 

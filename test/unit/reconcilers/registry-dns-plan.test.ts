@@ -12,7 +12,7 @@ import {
   type RegistryServiceRef,
 } from '../../../src/reconcilers/registry-dns-plan.js';
 import { computeRegistryServiceStatus } from '../../../src/reconcilers/registry-status.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { registryEndpoint, registryService } from './fixtures.js';
 
 const SVC = 'projects/my-shop/locations/us-east1/namespaces/shop/services/checkout';

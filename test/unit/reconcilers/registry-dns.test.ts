@@ -3,7 +3,7 @@ import { createShard } from '../../../src/operator/shard.js';
 import { IdAssignments } from '../../../src/reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { registryEndpoint, registryService } from './fixtures.js';
 import { RecordingApi } from './recording-api.js';

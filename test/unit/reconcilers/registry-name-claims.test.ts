@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RegistryNameClaims } from '../../../src/reconcilers/registry-name-claims.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { staticInformer, type StaticInformer } from '../../support/static-informer.js';
 import { registryService } from './fixtures.js';
 

@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   computeRegistryEndpointStatus,
   computeRegistryServiceStatus,
-  parentOf,
-  type RegistryEndpointWorld,
 } from '../../../src/reconcilers/registry-status.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import { parentOf, type RegistryEndpointWorld } from '../../../src/api/registry/endpoint-verdict.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { registryEndpoint, registryService } from './fixtures.js';
 
 const SVC = 'projects/demo-project/locations/europe-west4/namespaces/shop/services/payments';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import {
   Action,
@@ -9,8 +9,8 @@ import {
   type ReconcileRequest,
   type ReconcileResult,
 } from '../../../src/runtime/controller.js';
-import { Informer, type ListerWatcher } from '../../../src/runtime/informer.js';
-import type { KubeObject, WatchEvent } from '../../../src/runtime/kube-object.js';
+import { Informer, type ListerWatcher } from '../../../src/kube/informer.js';
+import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
 import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/runtime/metrics.js';
 

@@ -6,7 +6,7 @@ import {
   readyAddresses,
   type EndpointSlice,
 } from '../../../src/runtime/endpoint-slices.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
 const slice = (name: string, body: Record<string, unknown>): EndpointSlice => {
   const decoded = decodeEndpointSlice({

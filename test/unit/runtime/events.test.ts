@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { EventRecorder } from '../../../src/runtime/events.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
 /** Records create/patch calls; `failNext` scripts an error for the next call. */
 class RecordingClient implements Pick<KubeClient, 'create' | 'patch'> {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { Action } from '../../../src/runtime/controller.js';
 import { reconcileWithFinalizer, type FinalizerClient } from '../../../src/runtime/finalizers.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 
 const ref: ResourceRef = {
   group: 'prediction.endpoint-operator.dev',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../src/runtime/api-error.js';
+import { ApiError } from '../../../src/kube/api-error.js';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { LeaderElector, microTime, type Lease, type LeaseClient } from '../../../src/runtime/leader-election.js';
 

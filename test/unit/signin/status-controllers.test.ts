@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { flushMicrotasks } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
-import type { KubeObject } from '../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { KubernetesIdentityDirectory } from '../../../src/signin/kube/directory.js';
 import { createStatusControllers } from '../../../src/signin/kube/status-controllers.js';
 import { RecordingApi } from '../reconcilers/recording-api.js';

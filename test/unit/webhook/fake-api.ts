@@ -1,5 +1,5 @@
-import { ApiError } from '../../../src/runtime/api-error.js';
-import type { KubeObject, ResourceRef } from '../../../src/runtime/kube-object.js';
+import { ApiError } from '../../../src/kube/api-error.js';
+import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import type { WebhookKubeApi } from '../../../src/webhook/certificate-secret.js';
 
 export interface Call {

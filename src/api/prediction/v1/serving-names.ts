@@ -64,3 +64,14 @@ export function containerBackend(
     };
   return { service, protocol, modelName };
 }
+
+/**
+ * The custom metrics the HPA asks the cluster's custom-metrics adapter for; docs/autoscaling.md and
+ * deploy/prometheus-adapter-values.yaml give the adapter rules that serve them.
+ */
+export const CustomMetric = {
+  /** Per pod, percent: each replica's accelerator duty cycle (NVIDIA's DCGM exporter). */
+  acceleratorDutyCycle: 'accelerator_duty_cycle',
+  /** Per DeployedModel: the calls the gateway answered for it per minute. */
+  requestsPerMinute: 'prediction_requests_per_minute',
+} as const;

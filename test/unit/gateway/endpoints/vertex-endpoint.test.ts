@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileEndpointFilter } from '../../../../src/gateway/endpoints/filter.js';
 import { vertexEndpoint, type VertexEndpoint } from '../../../../src/gateway/endpoints/vertex-endpoint.js';
-import type { KubeObject } from '../../../../src/runtime/kube-object.js';
+import type { KubeObject } from '../../../../src/api/common/kube-object.js';
 
 const pe: KubeObject = {
   apiVersion: 'prediction.endpoint-operator.dev/v1',

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import type { KubeObject } from '../../../../src/api/common/kube-object.js';
+import { observeServing, type ServingWorld } from '../../../../src/reconcilers/serving/serving-status.js';
+
+function deployment(status: Record<string, unknown>, generation = 1): KubeObject {
+  return { metadata: { name: 'dm-x', generation }, status: { observedGeneration: 1, ...status } };
+}
+
+function pod(name: string, status: Record<string, unknown>): KubeObject {
+  return { metadata: { name }, status };
+}
+
+const scheduled = { type: 'PodScheduled', status: 'True' };
+const world = (w: Partial<ServingWorld>): ServingWorld => ({
+  replicas: { min: 2, max: 2, required: 2 },
+  deploymentName: 'dm-x',
+  deployment: undefined,
+  pods: [],
+  machineProblem: undefined,
+  ...w,
+});
+
+describe('serving status', () => {
+  it('is Ready only when the required replicas are available in a Deployment that observed its latest spec', () => {
+    expect(
+      observeServing(world({ deployment: deployment({ replicas: 2, availableReplicas: 2 }) })).verdict,
+    ).toMatchObject({ status: 'True', reason: 'Reconciled' });
+    expect(
+      observeServing(
+        world({
+          replicas: { min: 3, max: 3, required: 2 },
+          deployment: deployment({ replicas: 3, availableReplicas: 2 }),
+        }),
+      ).verdict.status,
+    ).toBe('True');
+    // A scale-up not yet observed by the Deployment controller: the old count proves nothing.
+    expect(
+      observeServing(world({ deployment: deployment({ replicas: 2, availableReplicas: 2 }, 2) })).verdict,
+    ).toMatchObject({
+      status: 'False',
+      reason: 'ReplicasStarting',
+      message: expect.stringContaining('has not observed its latest spec'),
+    });
+    expect(observeServing(world({})).verdict).toMatchObject({
+      reason: 'ReplicasStarting',
+      message: 'creating Deployment "dm-x"',
+    });
+  });
+
+  it('names the worst pod: unschedulable, image pull, crash loop are Stalled reasons; a starting pod is ReplicasStarting', () => {
+    const d = deployment({ replicas: 2, availableReplicas: 1 });
+    const ready = pod('p0', { phase: 'Running', conditions: [scheduled, { type: 'Ready', status: 'True' }] });
+    const starting = pod('p1', { phase: 'Running', conditions: [scheduled, { type: 'Ready', status: 'False' }] });
+    expect(observeServing(world({ deployment: d, pods: [ready, starting] }))).toMatchObject({
+      stage: 'STARTING_MODEL_SERVER',
+      verdict: {
+        reason: 'ReplicasStarting',
+        message: '1 of 2 required replica(s) available; pod p1 is running, not ready yet (startup or readiness probe)',
+      },
+    });
+    const unschedulable = pod('p2', {
+      phase: 'Pending',
+      conditions: [
+        {
+          type: 'PodScheduled',
+          status: 'False',
+          reason: 'Unschedulable',
+          message: '0/2 nodes are available: 2 Insufficient nvidia.com/gpu.',
+        },
+      ],
+    });
+    expect(observeServing(world({ deployment: d, pods: [ready, starting, unschedulable] }))).toMatchObject({
+      stage: 'ADDING_NODES_TO_CLUSTER',
+      verdict: {
+        reason: 'Unschedulable',
+        message: expect.stringContaining(
+          'pod p2 cannot be scheduled: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.',
+        ),
+      },
+    });
+    const pull = pod('p3', {
+      phase: 'Pending',
+      conditions: [scheduled],
+      containerStatuses: [{ state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }],
+    });
+    expect(observeServing(world({ deployment: d, pods: [pull] })).verdict).toMatchObject({
+      reason: 'ImagePullBackOff',
+      message: expect.stringContaining('pod p3: the image cannot be pulled (ErrImagePull): not found'),
+    });
+    const crash = pod('p4', {
+      phase: 'Running',
+      conditions: [scheduled],
+      containerStatuses: [{ restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }],
+    });
+    expect(observeServing(world({ deployment: d, pods: [crash] })).verdict).toMatchObject({
+      reason: 'CrashLoopBackOff',
+      message: expect.stringContaining('5 restarts'),
+    });
+  });
+
+  it('is DeploymentTimeout once the progress deadline passed, and MachineTypeUnknown before anything else', () => {
+    const late = deployment({
+      replicas: 2,
+      availableReplicas: 0,
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'False',
+          reason: 'ProgressDeadlineExceeded',
+          message: 'ReplicaSet "x" has timed out progressing.',
+        },
+      ],
+    });
+    expect(observeServing(world({ deployment: late })).verdict).toMatchObject({
+      status: 'False',
+      reason: 'DeploymentTimeout',
+      message: expect.stringContaining(
+        'containerSpec.deploymentTimeout passed with 0 of 2 required replica(s) available',
+      ),
+    });
+    expect(
+      observeServing(world({ deployment: late, machineProblem: 'machine type "z" is not in the machine catalogue' }))
+        .verdict,
+    ).toMatchObject({ reason: 'MachineTypeUnknown' });
+  });
+});
