@@ -44,7 +44,7 @@ export async function exposeApiserverToPods(server: string, caPem: string, token
       namespace: 'default',
       labels: {
         'kubernetes.io/service-name': 'kubernetes',
-        'endpointslice.kubernetes.io/managed-by': 'endpoint-operator.dev/devcluster',
+        'endpointslice.kubernetes.io/managed-by': 'devcluster.endpoint-operator.dev',
       },
     },
     addressType: 'IPv4',

@@ -38,18 +38,23 @@ export const HTTPD_BODY = 'served by busybox httpd on the real node\n';
 /** podman, buildah and the static busybox the images are made of. */
 export const NODE_IMAGE_PACKAGES = ['podman', 'buildah', 'runc', 'fuse-overlayfs', 'busybox-static'] as const;
 
-/** Builds `containerfile` (with busybox and `files` in its context) as `name` and pushes it to the local registry. */
+/**
+ * Builds `containerfile` as `name` and pushes it to the local registry; its context holds busybox, `files`
+ * (name → text) and `copies` (name → a file of this machine, e.g. a static Go binary).
+ */
 export async function buildAndPush(
   name: string,
   containerfile: string,
   files: Readonly<Record<string, string>>,
   logFile: string,
+  copies: Readonly<Record<string, string>> = {},
 ): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'eo-node-image-'));
   try {
     await copyFile(BUSYBOX, join(dir, 'busybox'));
     await writeFile(join(dir, 'Containerfile'), containerfile);
     for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
+    for (const [file, source] of Object.entries(copies)) await copyFile(source, join(dir, file));
     // chroot isolation: the image has no RUN step, and the default isolation needs a cgroup setup these machines lack.
     const built = await runLogged(
       'podman',

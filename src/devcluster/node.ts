@@ -215,9 +215,14 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
   const kubeProxy = c.bins.kubeProxy;
   if (kubeProxy === undefined)
     throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kube-proxy`);
-  const [ns, proxyArgs] = inNodeNetwork(kubeProxy, [`--config=${l.kubeProxyConfig}`, '--v=1']);
-  await c.run.start('kube-proxy', ns, proxyArgs, join(l.logDir, 'kube-proxy.log'), { executable: kubeProxy });
   const relay = await exposeApiserverToPods(c.server, c.caPem, c.adminToken);
+  const [ns, proxyArgs] = inNodeNetwork(kubeProxy, [`--config=${l.kubeProxyConfig}`, '--v=1']);
+  await c.run
+    .start('kube-proxy', ns, proxyArgs, join(l.logDir, 'kube-proxy.log'), { executable: kubeProxy })
+    .catch(async (err: unknown) => {
+      await relay.close();
+      throw err;
+    });
   c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
   return {
     node: { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root },
@@ -235,9 +240,17 @@ async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
   await writeFile(join(l.cniConfDir, '10-eo-real-node.conflist'), cniConfList(l));
   await writeFile(l.kubeletConfig, kubeletConfig(l, { clientCaFile: c.caFile }));
   await writeFile(l.kubeProxyConfig, kubeProxyConfig(l, realNodeName()));
+  // kube-proxy runs in the node namespace, where 127.0.0.1 is not this one's: it comes in as pods do.
+  const viaRelay = new URL(c.server);
+  viaRelay.hostname = NODE_HOST_ADDRESS;
   await writeFile(
     l.kubeProxyKubeconfig,
-    renderKubeconfig({ server: c.server, token: c.kubeProxyToken, caPem: c.caPem, user: 'kube-proxy' }),
+    renderKubeconfig({
+      server: viaRelay.origin,
+      token: c.kubeProxyToken,
+      caPem: c.caPem,
+      user: 'kube-proxy',
+    }),
     { mode: 0o600 },
   );
   await writeFile(
