@@ -3,8 +3,10 @@
  * the gateway's certificate (as `endpoint-operator run` does) puts ConfigMap endpoint-operator-gateway-ca.crt
  * into a new namespace once a PredictionEndpoint is applied there, follows the Secret when the CA rotates
  * (the new CA and the old one, both trusted during the rollout), and takes the ConfigMap away with the
- * namespace's last PredictionEndpoint.
+ * namespace's last PredictionEndpoint. With another issuer's Secret (cert-manager's shape) the operator only
+ * reads its ca.crt.
  */
+import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_CA_CONFIGMAP } from '../../../src/operator/gateway-ca-configmaps.js';
@@ -16,6 +18,7 @@ import {
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
 import type { KubeClient } from '../../../src/runtime/kube-client.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
+import { FakeApi } from '../../unit/webhook/fake-api.js';
 import { apply, eventually, installCrds, testClient } from './harness.js';
 
 const DAY = 86_400_000;
@@ -109,5 +112,82 @@ describe("the gateway's CA, published to its clients' namespaces", () => {
     });
     expect(r.code, r.stderr).toBe(0);
     await eventually('the CA ConfigMap removed', async () => (await publishedCa(clientNs)) === undefined);
+  }, 60_000);
+});
+
+describe("the gateway's CA from a Secret another issuer writes (cert-manager's shape)", () => {
+  let operatorNs: string;
+  let clientNs: string;
+  let client: KubeClient;
+  let proc: RunningProcess;
+  const stop = new AbortController();
+  const SECRET = 'gateway-cert';
+
+  /** What cert-manager writes for a Certificate: kubernetes.io/tls with ca.crt, and no ca.key. */
+  const issue = async (ns: string, caName: string): Promise<string> => {
+    const own = await ensureGatewayCertificate(new FakeApi(), { ...DEFAULT_GATEWAY_TLS, namespace: caName });
+    const b64 = (s: string): string => Buffer.from(s).toString('base64');
+    await apply(
+      ns,
+      yaml.dump({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: SECRET },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': b64(own.cert), 'tls.key': b64(own.key), 'ca.crt': b64(own.caBundle) },
+      }),
+    );
+    return own.caBundle;
+  };
+
+  beforeAll(async () => {
+    [operatorNs, clientNs] = await Promise.all([
+      createTestNamespace('eo-system'),
+      createTestNamespace('gateway-client'),
+    ]);
+    client = testClient();
+    await installCrds(client);
+    proc = await startOperatorProcess(
+      client,
+      {
+        operator: {
+          project: '{namespace}',
+          location: 'europe-west4',
+          namespaces: [operatorNs, clientNs],
+          workers: 2,
+          leaderElection: { enabled: false, namespace: operatorNs, leaseName: 'endpoint-operator' },
+        },
+        gatewayTls: { ...DEFAULT_GATEWAY_TLS, issuer: 'external', namespace: operatorNs, secretName: SECRET },
+      },
+      pino({ level: process.env['EO_TEST_OPERATOR_LOG'] ?? 'silent' }),
+      stop.signal,
+    );
+    await proc.operator.ready;
+  }, 120_000);
+
+  afterAll(async () => {
+    await proc?.stop();
+    stop.abort();
+    client?.close();
+  });
+
+  it('publishes its ca.crt once it exists, follows its changes, and never writes the Secret', async () => {
+    expect(proc.gatewayCertificate).toBeUndefined();
+    await apply(
+      clientNs,
+      'apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryService\nmetadata: { name: checkout }\nspec: { name: projects/shop-platform/locations/europe-west1/namespaces/payments/services/gateway-ca-external }\n',
+    );
+    // No Secret yet (the issuer has not issued): nothing to publish, and the operator does not make one.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await publishedCa(clientNs)).toBeUndefined();
+    const absent = await kubectl(['get', 'secret', '-n', operatorNs, SECRET, '--ignore-not-found', '-o', 'name']);
+    expect(absent.stdout.trim()).toBe('');
+
+    const first = await issue(operatorNs, 'issuer-1');
+    expect(await eventually('the CA ConfigMap', () => publishedCa(clientNs))).toBe(first);
+    const second = await issue(operatorNs, 'issuer-2');
+    expect(await eventually('the new CA', async () => (await publishedCa(clientNs)) === second && second)).toBe(second);
+    const keys = await kubectl(['get', 'secret', '-n', operatorNs, SECRET, '-o', 'jsonpath={.data}']);
+    expect(Object.keys(JSON.parse(keys.stdout) as object).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
   }, 60_000);
 });
