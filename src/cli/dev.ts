@@ -36,6 +36,7 @@ import { isReady, renderStatusTable, statusRow, type StatusRow } from '../dev-en
 import { startOperatorProcess, type ProcessConfig } from '../operator/process.js';
 import { DEFAULT_GATEWAY_TLS, type GatewayTlsSettings } from '../operator/gateway-certificate.js';
 import {
+  devGatewayTlsDir,
   followGatewayCertificate,
   prepareGatewayCertificateFiles,
 } from '../dev-environment/gateway-certificate-files.js';
@@ -280,7 +281,7 @@ export async function main(argv: string[]): Promise<number> {
     // The gateway's certificate, issued into its Secret as under `run` and written as files the in-process
     // gateway reads as a pod reads the mounted Secret; the operator process below renews it and rewrites them.
     const gatewayTls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: operatorNamespace };
-    const gatewayFiles = await prepareGatewayCertificateFiles(client, gatewayTls, join(logDir, 'gateway-tls'));
+    const gatewayFiles = await prepareGatewayCertificateFiles(client, gatewayTls, devGatewayTlsDir());
     say(`gateway certificate in ${gatewayFiles.dir} (CA ${gatewayFiles.caFile})`);
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
     gateway = await GatewayServer.create({

@@ -54,6 +54,18 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
             + 'and whether retries rose (endpoint_operator_gateway_upstream_retries_total): a dying endpoint costs a connect timeout per call until it is ejected.',
         },
       },
+      {
+        alert: 'EndpointOperatorGatewayCertificateExpiresSoon',
+        expr: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds - time() < 7 * 86400',
+        for: '1h',
+        labels: { severity: 'critical' },
+        annotations: {
+          summary: 'The gateway serving certificate presented by {{ $labels.instance }} expires in less than 7 days.',
+          description: 'It expires in {{ $value | humanizeDuration }}; renewal should have replaced it at two thirds of its lifetime. When it expires every client call fails its TLS handshake. '
+            + "Look for 'gateway certificate renewal failed' in the operator's log (a missing permission on its Secret), or, with gateway.tls.issuer=external, at the issuer (kubectl describe certificate); "
+            + "then at the gateway's log: 'serving certificate files are not a usable pair' means the Secret it mounts holds a certificate and key that do not belong together.",
+        },
+      },
     ],
   },
   {

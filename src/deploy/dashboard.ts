@@ -78,7 +78,7 @@ export const DASHBOARD_ROWS: readonly RowSpec[] = [
     panels: [
       { title: 'Webhook latency', description: 'Admission and conversion review latency per webhook path (the API server waits for it on every write).', unit: 's', queries: quantiles('controller_runtime_webhook_latency_seconds', 'webhook', '{{webhook}}') },
       { title: 'Webhook requests', description: 'Reviews per second by webhook path and HTTP code.', unit: 'reqps', queries: [{ expr: 'sum by (webhook, code) (rate(controller_runtime_webhook_requests_total[5m]))', legend: '{{webhook}} {{code}}' }] },
-      { title: 'Serving certificate expiry', description: 'Days until the webhook serving certificate each replica presents expires (renewed at a third of its lifetime left).', unit: 'd', queries: [{ expr: '(endpoint_operator_webhook_certificate_expiration_timestamp_seconds - time()) / 86400', legend: '{{instance}}' }] },
+      { title: 'Serving certificate expiry', description: 'Days until the webhook and gateway serving certificates each replica presents expire (renewed at a third of their lifetime left).', unit: 'd', queries: [{ expr: '(endpoint_operator_webhook_certificate_expiration_timestamp_seconds - time()) / 86400', legend: 'webhook {{instance}}' }, { expr: '(endpoint_operator_gateway_certificate_expiration_timestamp_seconds - time()) / 86400', legend: 'gateway {{instance}}' }] },
     ],
   },
   {

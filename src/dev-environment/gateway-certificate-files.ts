@@ -6,6 +6,7 @@
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cacheRoot } from '../devcluster/paths.js';
 import type { ManagedGatewayCertificate } from '../operator/gateway-certificate.js';
 import { ensureGatewayCertificate, type GatewayTlsSettings } from '../operator/gateway-certificate.js';
 import type { ServingCertificates, WebhookKubeApi } from '../webhook/certificate-secret.js';
@@ -25,8 +26,13 @@ export function gatewayCertificatePaths(dir: string): GatewayCertificateFiles {
   return { dir, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt') };
 }
 
-/** The CA file clients trust (`export GATEWAY_CA=<this>`). */
-export function gatewayCaPath(dir: string): string {
+/** Where `endpoint-operator dev` keeps the files: beside its log, under the project's cache directory. */
+export function devGatewayTlsDir(): string {
+  return join(cacheRoot(), 'dev', 'gateway-tls');
+}
+
+/** The CA file clients trust (`export GATEWAY_CA=<this>`); by default dev's. */
+export function gatewayCaPath(dir: string = devGatewayTlsDir()): string {
   return gatewayCertificatePaths(dir).caFile;
 }
 

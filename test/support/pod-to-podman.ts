@@ -1,7 +1,8 @@
 /**
  * Turns one container of a Deployment (as deploy/endpoint-operator.yaml declares it) into a `podman run`
  * command line that runs it as the kubelet would: its args and env, its user, a read-only root
- * filesystem, its dropped capabilities, no-new-privileges, its emptyDir volumes as tmpfs, its memory
+ * filesystem, its dropped capabilities, no-new-privileges, its emptyDir volumes as tmpfs, its Secret volumes as
+ * read-only bind mounts of directories the caller fills, its memory
  * limit, its grace period, and the service account the kubelet mounts. Every field of the pod template is
  * either translated or explicitly irrelevant on one host (scheduling); any other field throws, so a chart
  * change the image tests do not reproduce fails them instead of being silently dropped.
@@ -70,7 +71,9 @@ const container = z
       .strict()
       .optional(),
     securityContext: securityContext.optional(),
-    volumeMounts: z.array(z.object({ name: z.string(), mountPath: z.string() }).strict()).default([]),
+    volumeMounts: z
+      .array(z.object({ name: z.string(), mountPath: z.string(), readOnly: z.boolean().optional() }).strict())
+      .default([]),
   })
   .strict();
 
@@ -92,12 +95,15 @@ const deployment = z.object({
             containers: z.array(container),
             volumes: z
               .array(
-                z
-                  .object({
-                    name: z.string(),
-                    emptyDir: z.object({ sizeLimit: z.string().optional(), medium: z.string().optional() }).strict(),
-                  })
-                  .strict(),
+                z.union([
+                  z
+                    .object({
+                      name: z.string(),
+                      emptyDir: z.object({ sizeLimit: z.string().optional(), medium: z.string().optional() }).strict(),
+                    })
+                    .strict(),
+                  z.object({ name: z.string(), secret: z.object({ secretName: z.string() }).strict() }).strict(),
+                ]),
               )
               .default([]),
             // Where the pod is scheduled: one host here, nothing to reproduce.
@@ -126,6 +132,8 @@ export interface PodmanRunOptions {
   readonly apiserver: { readonly host: string; readonly port: number };
   /** Arguments this environment needs on top of the chart's (each one a documented difference). */
   readonly extraArgs?: readonly string[];
+  /** Secret name → a directory holding its keys as files (what the kubelet writes), mounted read-only; a Secret volume without one is an error. */
+  readonly secretDirs?: ReadonlyMap<string, string>;
 }
 
 export interface PodmanRunPlan {
@@ -206,6 +214,15 @@ export function podmanRunPlan(obj: unknown, containerName: string, opts: PodmanR
   for (const mount of c.volumeMounts) {
     const volume = pod.volumes.find((v) => v.name === mount.name);
     if (!volume) throw new Error(`${c.name}: volumeMount ${mount.name} names no volume`);
+    if ('secret' in volume) {
+      const dir = opts.secretDirs?.get(volume.secret.secretName);
+      if (dir === undefined)
+        throw new Error(
+          `${c.name}: volume ${volume.name} mounts Secret ${volume.secret.secretName}: give its directory in secretDirs`,
+        );
+      run.push('--volume', `${dir}:${mount.mountPath}:ro`);
+      continue;
+    }
     if (volume.emptyDir.medium !== undefined && volume.emptyDir.medium !== 'Memory')
       throw new Error(`emptyDir medium ${volume.emptyDir.medium} is not supported`);
     // An emptyDir is a fresh directory any container user can write; a tmpfs of its size limit is the same here.

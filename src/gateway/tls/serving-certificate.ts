@@ -10,10 +10,23 @@
  * Polling the contents, rather than `fs.watch`, follows every way the files can change (a symlink swap, an
  * in-place write, a bind mount replaced underneath) at the cost of reading two small files every few seconds.
  */
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
+import { Gauge } from 'prom-client';
 import type { Logger } from '../../runtime/logger.js';
+import { metricsRegistry } from '../../runtime/metrics.js';
+
+/** cert-manager's shape (`certmanager_certificate_expiration_timestamp_seconds`), as the webhook's. */
+const certificateExpiry = new Gauge({
+  name: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds',
+  help: 'When the serving certificate this gateway replica presents expires (Unix seconds); a rotated Secret is picked up within seconds.',
+  registers: [metricsRegistry],
+});
+
+function recordExpiry(pair: ServingCertificate): void {
+  certificateExpiry.set(Date.parse(new X509Certificate(pair.cert).validTo) / 1000);
+}
 
 export interface ServingCertificate {
   /** PEM: the leaf first, then any intermediates. */
@@ -72,6 +85,7 @@ export async function watchServingCertificate(files: ServingCertificateFiles): P
     throw new Error(
       `the serving certificate ${files.certFile} and key ${files.keyFile} are not a usable pair: ${initialProblem}`,
     );
+  recordExpiry(current);
   let currentPrint = fingerprint(current);
   /** The content last refused (or unreadable), so it is logged once. */
   let refusedPrint: string | undefined;
@@ -103,6 +117,7 @@ export async function watchServingCertificate(files: ServingCertificateFiles): P
     }
     current = pair;
     currentPrint = print;
+    recordExpiry(pair);
     refusedPrint = undefined;
     log.info('serving certificate reloaded');
     for (const listener of listeners) {

@@ -100,6 +100,11 @@ const CASES: Record<string, AlertCase> = {
       // Renewal happens at a third of a 365-day lifetime left: a healthy certificate never gets under 121 days.
       { name: 'at its renewal point', input: [{ series: 'endpoint_operator_webhook_certificate_expiration_timestamp_seconds{instance="op-1"}', values: `${122 * 86400}x150` }], at: '2h' }],
   },
+  EndpointOperatorGatewayCertificateExpiresSoon: {
+    fires: { input: [{ series: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds{instance="gw-1"}', values: `${3 * 86400}x150` }], at: '2h', labels: [{ instance: 'gw-1' }] },
+    silent: [{ name: 'a fresh certificate (a year)', input: [{ series: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds{instance="gw-1"}', values: `${365 * 86400}x150` }], at: '2h' },
+      { name: 'at its renewal point', input: [{ series: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds{instance="gw-1"}', values: `${122 * 86400}x150` }], at: '2h' }],
+  },
   EndpointOperatorSignInThrottlingBurst: {
     fires: { input: [{ series: 'endpoint_operator_signin_login_attempts_total{outcome="throttled"}', values: '0+60x30' }], at: '20m', labels: [{}] },
     silent: [

@@ -18,6 +18,7 @@ import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackend
 import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
+import { DEFAULT_GATEWAY_TLS } from '../../../src/operator/gateway-certificate.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { metricValue, restClientRequests } from '../../../src/runtime/metrics.js';
@@ -124,6 +125,8 @@ beforeAll(async () => {
       },
       webhook: { settings: localWebhookSettings(0, { namespace: OPERATOR_NS, reservedPrefixes: values.reservedPrefixes }), listen: { host: '127.0.0.1', port: 0 } },
       signin: { namespace: DEMO_NS, host: '127.0.0.1', port: 0 },
+      // The gateway's certificate Secret, and its CA published in the clients' namespaces (a cluster-wide watch of one ConfigMap name).
+      gatewayTls: { ...DEFAULT_GATEWAY_TLS, namespace: OPERATOR_NS },
     },
     log,
     abort.signal,
@@ -206,6 +209,8 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     // Leases, the webhook Secret and the sign-in signing key were written under these rights.
     expect(await admin(['get', 'lease', '-n', OPERATOR_NS, 'endpoint-operator-leader', '-o', 'jsonpath={.spec.holderIdentity}'])).toBe('rbac-test');
     expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-webhook-tls', '-o', 'name'])).toContain('endpoint-operator-webhook-tls');
+    expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-gateway-tls', '-o', 'name'])).toContain('endpoint-operator-gateway-tls');
+    expect(await admin(['get', 'configmap', '-n', DEMO_NS, 'endpoint-operator-gateway-ca.crt', '-o', 'name'])).toContain('endpoint-operator-gateway-ca.crt');
     expect(await admin(['get', 'validatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
     expect(await admin(['get', 'mutatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
   });

@@ -15,7 +15,8 @@
  * no route to a Service), and the model servers run on loopback behind selector-less Services.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,6 +103,36 @@ describe('the container image, run as the chart runs it', () => {
   const k = (args: string[], input?: string): ReturnType<typeof kubectl> =>
     kubectl(args, { kubeconfig: plane.kubeconfigPath, timeoutMs: 90_000, ...(input === undefined ? {} : { input }) });
 
+  /**
+   * What the kubelet does for each Secret volume: the Secret's keys as files (mode 0644, as its defaultMode) in a
+   * directory the container mounts read-only. The gateway's certificate Secret is issued by the operator
+   * container, which is started (and Ready) first.
+   */
+  async function secretDirsOf(deployment: Doc): Promise<Map<string, string>> {
+    const pod = (
+      deployment as unknown as { spec: { template: { spec: { volumes?: { secret?: { secretName: string } }[] } } } }
+    ).spec.template.spec;
+    const dirs = new Map<string, string>();
+    for (const volume of pod.volumes ?? []) {
+      if (volume.secret === undefined) continue;
+      const name = volume.secret.secretName;
+      const secret = await eventually(`Secret ${OPERATOR_NS}/${name}`, () =>
+        client.get<KubeObject & { data?: Record<string, string> }>(
+          { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+          OPERATOR_NS,
+          name,
+        ),
+      );
+      const dir = await mkdtemp(join(tmpdir(), 'eo-image-secret-'));
+      saDirs.push(dir);
+      await chmod(dir, 0o755);
+      for (const [key, value] of Object.entries(secret.data ?? {}))
+        await writeFile(join(dir, key), Buffer.from(value, 'base64'), { mode: 0o644 });
+      dirs.set(name, dir);
+    }
+    return dirs;
+  }
+
   async function startContainer(
     deployment: Doc,
     container: string,
@@ -125,6 +156,7 @@ describe('the container image, run as the chart runs it', () => {
       serviceAccount: d.spec.template.spec.serviceAccountName,
     });
     saDirs.push(dir);
+    const secretDirs = await secretDirsOf(deployment);
     const apiserver = new URL(plane.server);
     const plan = podmanRunPlan(deployment, container, {
       image: image.id,
@@ -133,6 +165,7 @@ describe('the container image, run as the chart runs it', () => {
       serviceAccountDir: dir,
       apiserver: { host: apiserver.hostname, port: Number(apiserver.port) },
       extraArgs,
+      secretDirs,
     });
     const c = await ImageContainer.start(podName, plan);
     containers.push(c);

@@ -17,13 +17,14 @@ const opts = {
   podName: 'endpoint-operator-a',
   hostPorts: new Map([[9443, 40001], [8080, 40002], [8081, 40003], [8090, 40004], [8091, 40005]]),
   serviceAccountDir: '/tmp/sa',
+  secretDirs: new Map([['endpoint-operator-gateway-tls', '/tmp/gateway-tls']]),
   apiserver: { host: '127.0.0.1', port: 6443 },
 };
 
 describe('podmanRunPlan of deploy/endpoint-operator.yaml', () => {
   it('runs the operator with its args (ports moved), user, read-only root, dropped capabilities and /tmp tmpfs', () => {
     const plan = podmanRunPlan(find('endpoint-operator'), 'operator', { ...opts, extraArgs: ['--webhook-url-host=127.0.0.1'] });
-    expect(plan.args).toEqual(['run', '--project={namespace}', '--location=us-central1', '--reserved-prefix=endpoint-operator.dev', '--reserved-prefix=endpoint-operator.io', '--leader-elect=true', '--webhook-port=40001', '--metrics-port=40002', '--health-port=40003', '--machine-catalogue=endpoint-operator-machine-types', '--webhook-url-host=127.0.0.1']);
+    expect(plan.args).toEqual(['run', '--project={namespace}', '--location=us-central1', '--gateway-tls-issuer=operator', '--gateway-tls-secret=endpoint-operator-gateway-tls', '--reserved-prefix=endpoint-operator.dev', '--reserved-prefix=endpoint-operator.io', '--leader-elect=true', '--webhook-port=40001', '--metrics-port=40002', '--health-port=40003', '--machine-catalogue=endpoint-operator-machine-types', '--webhook-url-host=127.0.0.1']);
     const run = plan.runArgs.join(' ');
     for (const part of ['--user 65532:65532', '--read-only --read-only-tmpfs=false', '--security-opt no-new-privileges', '--cap-drop ALL', `--memory ${256 * 1024 * 1024}`, '--stop-timeout 30', `--tmpfs /tmp:rw,nosuid,nodev,mode=1777,size=${64 * 1024 * 1024}`, `--volume /tmp/sa:${SERVICE_ACCOUNT_MOUNT}:ro`, '--env POD_NAMESPACE=endpoint-operator-system', '--env POD_NAME=endpoint-operator-a', '--env KUBERNETES_SERVICE_PORT=6443', '--network host']) {
       expect(run).toContain(part);
@@ -41,6 +42,9 @@ describe('podmanRunPlan of deploy/endpoint-operator.yaml', () => {
     expect(plan.args).toContain('--auth=token-review');
     expect(plan.serviceAccountName).toBe('endpoint-operator-gateway');
     expect(plan.ports.get('http')).toBe(40004);
+    // Its certificate Secret, from the directory the caller filled, read-only where the chart mounts it.
+    expect(plan.runArgs.join(' ')).toContain('--volume /tmp/gateway-tls:/etc/endpoint-operator/gateway-tls:ro');
+    expect(() => podmanRunPlan(find('endpoint-operator-gateway'), 'gateway', { ...opts, secretDirs: new Map() })).toThrow(/Secret endpoint-operator-gateway-tls: give its directory/);
   });
 
   it('refuses a pod field it does not reproduce, naming it', () => {

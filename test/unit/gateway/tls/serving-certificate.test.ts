@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,11 +7,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { watchServingCertificate, type ServingCertificate } from '../../../../src/gateway/tls/serving-certificate.js';
 import { issueCertificates } from '../../../../src/webhook/certificates.js';
 import { capture } from '../../../support/log-lines.js';
+import { metricsRegistry } from '../../../../src/runtime/metrics.js';
+
+const EXPIRY = 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds';
 
 const identity = { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] };
-const validity = { caDays: 30, servingDays: 10 };
-
-async function newPair(): Promise<ServingCertificate> {
+async function newPair(servingDays: number): Promise<ServingCertificate> {
+  const validity = { caDays: 30, servingDays };
   const b = await issueCertificates({ action: 'renew-all', reason: 'test' }, undefined, identity, new Date(), validity);
   return { cert: b.cert, key: b.key };
 }
@@ -43,7 +46,7 @@ let pairA: ServingCertificate;
 let pairB: ServingCertificate;
 const dirs: string[] = [];
 beforeAll(async () => {
-  [pairA, pairB] = await Promise.all([newPair(), newPair()]);
+  [pairA, pairB] = await Promise.all([newPair(10), newPair(11)]);
 });
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
@@ -73,6 +76,9 @@ describe('watchServingCertificate', () => {
       await volume.publish(pairB);
       expect(await watch.reload()).toBe(true);
       expect(watch.current()).toEqual(pairB);
+      // The expiry exported is the certificate's now presented.
+      const expiry = await metricsRegistry.getSingleMetric(EXPIRY)?.get();
+      expect(expiry?.values[0]?.value).toBe(Date.parse(new X509Certificate(pairB.cert).validTo) / 1000);
       expect(await watch.reload()).toBe(false);
       expect(seen).toEqual([pairB]);
     } finally {
