@@ -16,7 +16,7 @@ import {
   type GatewayTlsSettings,
 } from '../../../src/operator/gateway-certificate.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
-import type { KubeClient } from '../../../src/runtime/kube-client.js';
+import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { FakeApi } from '../../unit/webhook/fake-api.js';
 import { apply, eventually, installCrds, testClient } from './harness.js';
