@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
+import { Agent } from 'undici';
+import { watchServingCertificate } from '../gateway/tls/serving-certificate.js';
+import { GATEWAY_CA_CONFIGMAP } from '../operator/gateway-ca-configmaps.js';
 import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
 import { DEFAULT_PROJECT_TEMPLATE } from '../api/prediction/v1/names.js';
@@ -15,7 +19,7 @@ import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examp
 import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
 import {
   callableEndpoint,
-  CURL_AUTH_HEADER,
+  CURL_GATEWAY_OPTIONS,
   curlLines,
   DEMO_INSTANCE,
   listEndpoints,
@@ -283,17 +287,29 @@ export async function main(argv: string[]): Promise<number> {
     const gatewayTls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: operatorNamespace };
     const gatewayFiles = await prepareGatewayCertificateFiles(client, gatewayTls, devGatewayTlsDir());
     say(`gateway certificate in ${gatewayFiles.dir} (CA ${gatewayFiles.caFile})`);
-    // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease).
+    // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease), serving
+    // TLS from the certificate files as a pod serves the mounted Secret, and following their renewals.
+    const certificate = await watchServingCertificate({
+      certFile: gatewayFiles.certFile,
+      keyFile: gatewayFiles.keyFile,
+      log: log.child({ component: 'gateway' }),
+    });
     gateway = await GatewayServer.create({
       client,
       namespaces: [namespace],
       listen: { host: LOOPBACK, port: num(values, 'gateway-port') },
       log: log.child({ component: 'gateway' }),
       auth: DEFAULT_AUTH_SETTINGS,
+      tls: certificate.current(),
     });
+    const tlsGateway = gateway;
+    certificate.onChange((pair) => tlsGateway.setCertificate(pair));
+    stop.signal.addEventListener('abort', () => void certificate.close(), { once: true });
     const gatewayPort = (await gateway.start()).port;
-    const gatewayUrl = `http://${LOOPBACK}:${gatewayPort}`;
-    say(`prediction gateway on ${gatewayUrl}`);
+    // `localhost`: a name the certificate holds, which every client resolves to this loopback port.
+    const gatewayUrl = `https://localhost:${gatewayPort}`;
+    const gatewayClient = new Agent({ connect: { ca: await readFile(gatewayFiles.caFile, 'utf8') } });
+    say(`prediction gateway on ${gatewayUrl} (REST and gRPC over TLS)`);
 
     const config: ProcessConfig = {
       operator: {
@@ -370,12 +386,17 @@ export async function main(argv: string[]): Promise<number> {
     // The gateway authenticates: the curls below run as ServiceAccount demo-caller, with its token.
     const token = await demoCallerToken(client, namespace);
     lines.push(...demoCallerLines(namespace, token));
+    lines.push(
+      '',
+      `The gateway's certificate is issued by the operator's CA (in every namespace as ConfigMap ${GATEWAY_CA_CONFIGMAP}):`,
+      `  export GATEWAY_CA=${gatewayFiles.caFile}`,
+    );
     const callable = callableEndpoint(await listEndpoints(client, namespace));
     if (callable !== undefined) {
       // Proven before it is printed: ten calls through the gateway, counted by the model that answered, and an :explain.
-      const counts = await sampleSplit(callable.url, 10, token);
+      const counts = await sampleSplit(callable.url, 10, token, gatewayClient);
       const seen = [...counts].map(([id, n]) => `${n} × ${id}`).join(', ');
-      const explained = await tryCall(`${callable.url}:explain`, { instances: [DEMO_INSTANCE] }, token);
+      const explained = await tryCall(`${callable.url}:explain`, { instances: [DEMO_INSTANCE] }, token, gatewayClient);
       lines.push(
         '',
         `Prediction gateway: ${gatewayUrl} (PredictionEndpoint ${callable.name}: split ${JSON.stringify(callable.split)}; 10 calls just now: ${seen}; :explain answered ${explained})`,
@@ -395,9 +416,9 @@ export async function main(argv: string[]): Promise<number> {
     const resolveCall = demoResolveCall(gatewayUrl, objects);
     if (resolveCall !== undefined)
       say(
-        `resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token)}`,
+        `resolve of ${resolveCall.name} as ${namespace}/demo-caller answered ${await tryCall(resolveCall.url, resolveCall.body, token, gatewayClient)}`,
       );
-    lines.push(...registryLookupLines(gatewayUrl, objects, namespace, CURL_AUTH_HEADER));
+    lines.push(...registryLookupLines(gatewayUrl, objects, namespace, CURL_GATEWAY_OPTIONS));
     lines.push('', 'Press Ctrl-C to stop.');
     process.stdout.write(`${lines.join('\n')}\n`);
     if (!stop.signal.aborted)

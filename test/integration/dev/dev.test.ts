@@ -4,9 +4,11 @@
  * as under `run` and `gateway`: the gateway's spans reach the OTLP endpoint it names, a real OpenTelemetry
  * Collector (test/support/otel-collector.ts).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';
@@ -17,6 +19,7 @@ describe('endpoint-operator dev', () => {
   let stdout = '';
   let stderr = '';
   let exitCode: number | null = null;
+  let pythonAnswer = '';
 
   beforeAll(async () => {
     // Built from the Go module proxy on a fresh machine: minutes on two cores, once.
@@ -59,6 +62,8 @@ describe('endpoint-operator dev', () => {
     const deadline = Date.now() + 300_000;
     while (!stdout.includes('Press Ctrl-C to stop.') && exitCode === null && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 250));
+    // The Python snippet dev printed, run as printed (its here-document to python3) with Google's SDK installed.
+    if (stdout.includes("python3 - <<'EOF'")) pythonAnswer = await runPrintedPython(stdout);
     // Ctrl-C: dev stops everything, flushing its spans on the way out.
     child.kill('SIGINT');
     await exited;
@@ -80,6 +85,15 @@ describe('endpoint-operator dev', () => {
     expect(stderr).toContain('dev: stopped');
   });
 
+  it('prints a TLS gateway, its CA and a Python snippet that works as printed', () => {
+    expect(stdout).toMatch(/export GATEWAY_CA=\S+ca\.crt/);
+    expect(stdout).toMatch(/Prediction gateway: https:\/\/localhost:\d+/);
+    expect(stdout).toContain('--cacert "$GATEWAY_CA"');
+    // The SDK's Prediction object: the predictions and the deployed model that answered them.
+    expect(pythonAnswer).toMatch(/Prediction\(predictions=\[/);
+    expect(pythonAnswer).toMatch(/deployed_model_id='\d+'/);
+  });
+
   it("sends the gateway's spans to the OTLP endpoint OTEL_EXPORTER_OTLP_ENDPOINT names", () => {
     const served = spans.filter(
       (s) =>
@@ -95,3 +109,22 @@ describe('endpoint-operator dev', () => {
     expect(toModel.length).toBeGreaterThanOrEqual(10);
   });
 });
+
+/** Runs the shell lines dev printed for Python (the exports it names, then the here-document) with bash. */
+async function runPrintedPython(printed: string): Promise<string> {
+  const lines = printed.split('\n');
+  const exported = lines.filter((l) => /^\s+export (GATEWAY_CA|TOKEN)=/.test(l)).map((l) => l.trim());
+  const start = lines.findIndex((l) => l.includes("python3 - <<'EOF'"));
+  const end = lines.indexOf('EOF', start);
+  const script = [...exported, ...lines.slice(start, end + 1)].join('\n');
+  const py = await ensurePythonPackages('aiplatform-sdk', (line) => console.error(`[python] ${line}`));
+  try {
+    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+      env: py.env({ METADATA_SERVER_DETECTION: 'none', GCE_METADATA_HOST: '127.0.0.1:1' }),
+      timeout: 120_000,
+    });
+    return stdout;
+  } catch (err) {
+    return `failed: ${(err as Error).message}`;
+  }
+}

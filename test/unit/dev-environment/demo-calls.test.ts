@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { callableEndpoint, CURL_AUTH_HEADER, curlLines } from '../../../src/dev-environment/demo-calls.js';
+import {
+  callableEndpoint,
+  CURL_AUTH_HEADER,
+  CURL_GATEWAY_OPTIONS,
+  curlLines,
+} from '../../../src/dev-environment/demo-calls.js';
 import { demoCallerLines } from '../../../src/dev-environment/demo-caller.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 
@@ -49,16 +54,32 @@ describe('the endpoint dev calls', () => {
     expect(lines[0]).toContain(
       'curl -s -X POST http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e:predict -H \'content-type: application/json\' -d \'{"instances":[{"amount":1250',
     );
-    expect(lines.at(-1)).toContain('| grep -o \'"deployedModelId":"[0-9]*"\' | sort | uniq -c');
+    expect(lines.find((l) => l.includes('uniq -c'))).toContain(
+      '| grep -o \'"deployedModelId":"[0-9]*"\' | sort | uniq -c',
+    );
   });
 });
 
 describe('the calls dev prints with the gateway authenticating', () => {
   it('sends the bearer token in the :predict and :explain curls', () => {
     const lines = curlLines('http://127.0.0.1:8090/v1/projects/p/locations/l/endpoints/e', true);
-    expect(lines[0]).toContain(`:predict -H 'content-type: application/json' ${CURL_AUTH_HEADER} -d`);
-    expect(lines[1]).toContain(`:explain -H 'content-type: application/json' ${CURL_AUTH_HEADER} -d`);
+    expect(lines[0]).toContain(`:predict -H 'content-type: application/json' ${CURL_GATEWAY_OPTIONS} -d`);
+    expect(lines[1]).toContain(`:explain -H 'content-type: application/json' ${CURL_GATEWAY_OPTIONS} -d`);
     expect(CURL_AUTH_HEADER).toBe('-H "Authorization: Bearer $TOKEN"');
+    expect(CURL_GATEWAY_OPTIONS).toBe('--cacert "$GATEWAY_CA" -H "Authorization: Bearer $TOKEN"');
+  });
+
+  it("prints the Python SDK's documented path against the gateway, its here-document at the margin", () => {
+    const lines = curlLines('https://localhost:8090/v1/projects/p/locations/l/endpoints/e', true);
+    const start = lines.findIndex((l) => l.includes("python3 - <<'EOF'"));
+    expect(lines[start]).toBe(
+      `  GRPC_DEFAULT_SSL_ROOTS_FILE_PATH="$GATEWAY_CA" REQUESTS_CA_BUNDLE="$GATEWAY_CA" python3 - <<'EOF'`,
+    );
+    expect(lines.slice(start + 1)).toContain(
+      'aiplatform.init(api_endpoint="localhost:8090", credentials=Credentials(token=os.environ["TOKEN"]))',
+    );
+    expect(lines.slice(start + 1)).toContain('endpoint = aiplatform.Endpoint("projects/p/locations/l/endpoints/e")');
+    expect(lines.at(-1)).toBe('EOF');
   });
 
   it('prints the token export and the commands that mint a new one for the gateway audience', () => {
