@@ -20,7 +20,9 @@ import { tmpdir } from 'node:os';
 import yaml from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_GATEWAY_TLS } from '../../../src/operator/gateway-certificate.js';
 import { deployManifests } from '../../../src/deploy/manifests.js';
 import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
@@ -319,7 +321,15 @@ describe('the container image, run as the chart runs it', () => {
   });
 
   it('serves a predict routed by the split and a resolve from the gateway container', async () => {
-    const base = `http://127.0.0.1:${gateway.port('http')}`;
+    // The gateway serves TLS with the certificate the operator container issued: trusted through its CA, as clients do.
+    const tlsSecret = await client.get<KubeObject & { data?: Record<string, string> }>(
+      { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+      OPERATOR_NS,
+      DEFAULT_GATEWAY_TLS.secretName,
+    );
+    const dispatcher = new Agent({ connect: { ca: Buffer.from(tlsSecret?.data?.['ca.crt'] ?? '', 'base64') } });
+    const fetch = (url: string, init: Parameters<typeof undiciFetch>[1]) => undiciFetch(url, { ...init, dispatcher });
+    const base = `https://localhost:${gateway.port('http')}`;
     const pe = JSON.parse((await k(['get', 'pe', 'fraud-scoring', '-n', EXAMPLES_NS, '-o', 'json'])).stdout) as {
       spec: { trafficSplit: Record<string, number> };
       status: { name: string };
