@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
+import { runVertexGoClient } from '../../support/vertex-go-client.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { applyCallerRoles, bindRole, createServiceAccount, mintToken } from '../../support/service-accounts.js';
 import {
@@ -148,4 +149,18 @@ describe('gRPC is authorised exactly as REST', () => {
       await denied.close();
     }
   });
+
+  it("Go's cloud.google.com/go/aiplatform/apiv1 (gRPC, its default): Predict and GetEndpoint, refused alike when unbound", async () => {
+    const calls = [
+      { method: 'Predict' as const, endpoint: endpointName, instances: [1] },
+      { method: 'GetEndpoint' as const, name: endpointName },
+    ];
+    const address = `localhost:${port}`;
+    const [predicted, got] = await runVertexGoClient({ address, caFile: tls.caFile, token: tokens.bound ?? '', calls });
+    expect(predicted?.error, JSON.stringify(predicted)).toBeUndefined();
+    expect(predicted?.response).toMatchObject({ predictions: [0.5], deployedModelId: '1' });
+    expect(got?.response).toMatchObject({ name: endpointName, trafficSplit: { '1': 100 } });
+    const refused = await runVertexGoClient({ address, caFile: tls.caFile, token: tokens.unbound ?? '', calls });
+    expect(refused.map((a) => a.error?.code)).toEqual([7, 7]);
+  }, 1_800_000);
 });
