@@ -62,14 +62,22 @@ export interface ServerOptions {
 
 const TLS_ERROR_QUIET_MS = 60_000;
 
+/** A plain HTTP/1.1 port (the health and sign-in ports, and the gateway with --plain-http): its handlers get node:http's objects. */
+export function createHttpServer(options: {
+  readonly limits: ServerLimits;
+  readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
+  readonly onCheckContinue?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+}): http.Server {
+  const server = http.createServer(serverTimeoutOptions(options.limits), options.onRequest);
+  if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
+  applyServerLimits(server, options.limits);
+  return server;
+}
+
 export function createServer(options: ServerOptions): NodeServer {
   const { limits } = options;
-  if (options.tls === undefined) {
-    const server = http.createServer(serverTimeoutOptions(limits), options.onRequest);
-    if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
-    applyServerLimits(server, limits);
-    return server;
-  }
+  if (options.tls === undefined)
+    return createHttpServer({ limits, onRequest: options.onRequest, onCheckContinue: options.onCheckContinue });
   const h2 = options.http2Limits ?? DEFAULT_HTTP2_LIMITS;
   const server = http2.createSecureServer(
     {

@@ -5,12 +5,13 @@
  * leadership: a standby replica is ready too, it just does not reconcile, so a rollout can
  * proceed and the standby can take over at once.
  */
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
 import { reportServerError, type ErrorLog } from '../http/server-errors.js';
-import { applyServerLimits, HEALTH_SERVER_LIMITS, serverTimeoutOptions } from '../http/server-limits.js';
+import { HEALTH_SERVER_LIMITS } from '../http/server-limits.js';
+import { createHttpServer } from '../http/server.js';
 import { metricsRegistry } from './metrics.js';
 
 /** A named check: `true` passes; `false` or a string (the reason) fails. */
@@ -87,36 +88,38 @@ async function serveMetrics(
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
   const registry = options.registry ?? metricsRegistry;
   const log: ErrorLog = options.log ?? { error: () => undefined };
-  const server = http.createServer(serverTimeoutOptions(HEALTH_SERVER_LIMITS), (req, res) => {
-    const requestId = requestIdOf(req);
-    res.setHeader(REQUEST_ID_HEADER, requestId);
-    if (hasDuplicateHost(req)) {
-      res.writeHead(400, { 'Content-Type': 'text/plain', Connection: 'close' }).end(`${DUPLICATE_HOST_MESSAGE}\n`);
-      return;
-    }
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD' }).end();
-      return;
-    }
-    if (url.pathname === '/metrics') {
-      serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => {
-        reportServerError(log, { server: 'health', route: '/metrics', requestId, status: 500, err });
-        res
-          .writeHead(500, { 'Content-Type': 'text/plain' })
-          .end(`metrics could not be collected; request id ${requestId}\n`);
-      });
-      return;
-    }
-    if (url.pathname === '/healthz' || url.pathname === '/livez' || url.pathname === '/readyz') {
-      const { ok, lines } = options.checks.evaluate(url.pathname === '/readyz' ? 'ready' : 'live');
-      const body = url.searchParams.has('verbose') || !ok ? `${lines.join('\n')}\n${ok ? 'ok' : 'not ok'}\n` : 'ok\n';
-      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' }).end(body);
-      return;
-    }
-    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+  const server = createHttpServer({
+    limits: HEALTH_SERVER_LIMITS,
+    onRequest: (req, res) => {
+      const requestId = requestIdOf(req);
+      res.setHeader(REQUEST_ID_HEADER, requestId);
+      if (hasDuplicateHost(req)) {
+        res.writeHead(400, { 'Content-Type': 'text/plain', Connection: 'close' }).end(`${DUPLICATE_HOST_MESSAGE}\n`);
+        return;
+      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (url.pathname === '/metrics') {
+        serveMetrics(req, res, registry, options.guardMetrics).catch((err: unknown) => {
+          reportServerError(log, { server: 'health', route: '/metrics', requestId, status: 500, err });
+          res
+            .writeHead(500, { 'Content-Type': 'text/plain' })
+            .end(`metrics could not be collected; request id ${requestId}\n`);
+        });
+        return;
+      }
+      if (url.pathname === '/healthz' || url.pathname === '/livez' || url.pathname === '/readyz') {
+        const { ok, lines } = options.checks.evaluate(url.pathname === '/readyz' ? 'ready' : 'live');
+        const body = url.searchParams.has('verbose') || !ok ? `${lines.join('\n')}\n${ok ? 'ok' : 'not ok'}\n` : 'ok\n';
+        res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain; charset=utf-8' }).end(body);
+        return;
+      }
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+    },
   });
-  applyServerLimits(server, HEALTH_SERVER_LIMITS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHttpServer } from '../http/server.js';
 import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
@@ -8,13 +9,7 @@ import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
-import {
-  applyServerLimits,
-  isRequestTimeout,
-  serverTimeoutOptions,
-  SIGNIN_SERVER_LIMITS,
-  type ServerLimits,
-} from '../http/server-limits.js';
+import { isRequestTimeout, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { openApiDocument } from './openapi.js';
 import { refuseDuplicateHostAndEchoRequestId, reportSignInServerError } from './host-and-request-id.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
@@ -178,15 +173,17 @@ export async function buildSignInApp(
     clientErrorHandler,
     // The server fastify would make, with logins over their client's share answered before fastify.
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
-      createServer(serverTimeoutOptions(limits), (req, res) => {
-        if (!refuseOverShare(req, res)) handler(req, res);
+      createHttpServer({
+        limits,
+        onRequest: (req, res) => {
+          if (!refuseOverShare(req, res)) handler(req, res);
+        },
       }),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     genReqId: requestIdOf,
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
-  applyServerLimits(app.server, limits);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof SignInProblem) {
