@@ -55,7 +55,13 @@ export function startGatewayBinary(
   kubeconfig: string,
   namespace: string,
   gatewayFlags: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; profileDir?: string; root?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    profileDir?: string;
+    root?: string;
+    /** Serve TLS (ALPN h2 and http/1.1) from these PEM files instead of plain HTTP. */
+    tls?: { readonly certFile: string; readonly keyFile: string };
+  } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
   const root = options.root ?? REPO_ROOT;
   const bin = join(root, 'bin/endpoint-operator.js');
@@ -76,8 +82,10 @@ export function startGatewayBinary(
       ...flags,
       bin,
       'gateway',
-      // Called over plain HTTP, as behind a mesh that terminates TLS (the TLS port's cost: bench/grpc.ts).
-      '--plain-http',
+      // By default called over plain HTTP, as behind a mesh that terminates TLS (the TLS port's cost: bench/grpc.ts).
+      ...(options.tls === undefined
+        ? ['--plain-http']
+        : ['--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile]),
       '--kubeconfig',
       kubeconfig,
       '--namespaces',

@@ -95,6 +95,12 @@ const benches: readonly Bench[] = [
     timeoutSeconds: 600,
   },
   {
+    name: 'grpc',
+    file: 'grpc.ts',
+    what: 'B6-grpc: gRPC Predict against REST :predict on the TLS port, and REST over TLS against plain HTTP: CPU per call in paired blocks, added p50 (starts a control plane)',
+    timeoutSeconds: 180 + 150 * env('BENCH_GRPC_ROUNDS', 2),
+  },
+  {
     name: 'gateway-fair',
     file: 'gateway-fair.ts',
     what: 'B6-fair: a 50/s small caller beside one looping 1.4 MB bodies, p99 ÷ alone (starts a control plane)',
