@@ -56,7 +56,8 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
       },
       {
         alert: 'EndpointOperatorGatewayCertificateExpiresSoon',
-        expr: 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds - time() < 7 * 86400',
+        // `> 0`: a gateway with --plain-http has no certificate, and its gauge reads 0.
+        expr: '(endpoint_operator_gateway_certificate_expiration_timestamp_seconds > 0) - time() < 7 * 86400',
         for: '1h',
         labels: { severity: 'critical' },
         annotations: {

@@ -21,7 +21,7 @@ export async function testGatewayTls(): Promise<TestGatewayTls> {
     undefined,
     servingIdentity('endpoint-operator-gateway', 'endpoint-operator-system', { host: '127.0.0.1' }),
     new Date(),
-    { caDays: 30, servingDays: 7 },
+    { caDays: 365, servingDays: 90 },
   );
   const dir = await mkdtemp(join(tmpdir(), 'eo-gateway-tls-'));
   const caFile = join(dir, 'ca.crt');

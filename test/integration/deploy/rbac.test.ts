@@ -241,7 +241,11 @@ describe('the gateway under its ServiceAccount with the generated RBAC, and the 
       (await kubectlAt(plane?.kubeconfigPath ?? '', ['auth', 'can-i', ...args, '-n', DEMO_NS, '--as', `system:serviceaccount:${DEMO_NS}:${who}`])).stdout.trim();
     expect(await can('predictor', 'predict', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('yes');
     expect(await can('predictor', 'explain', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('yes');
-    expect(await can('predictor', 'get', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('no');
+    // get and list: the Endpoint reads Google's SDKs make before they predict (issue 42); nothing that writes.
+    expect(await can('predictor', 'get', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('yes');
+    expect(await can('predictor', 'list', 'predictionendpoints.prediction.endpoint-operator.dev')).toBe('yes');
+    expect(await can('predictor', 'update', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('no');
+    expect(await can('predictor', 'delete', 'predictionendpoints.prediction.endpoint-operator.dev/fraud-scoring')).toBe('no');
     expect(await can('predictor', 'resolve', 'registryservices.registry.endpoint-operator.dev/checkout')).toBe('no');
     expect(await can('reader', 'resolve', 'registryservices.registry.endpoint-operator.dev/checkout')).toBe('yes');
     expect(await can('reader', 'list', 'registryendpoints.registry.endpoint-operator.dev')).toBe('yes');

@@ -180,10 +180,15 @@ export interface Answer {
   readonly text: string;
 }
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  dispatcher: Agent = client,
+): Promise<Answer> {
   const res = await request(url, {
     method: 'POST',
-    dispatcher: client,
+    dispatcher,
     headers: { 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });

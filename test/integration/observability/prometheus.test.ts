@@ -8,7 +8,9 @@
  * test, not a dashboard in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertExpressions } from '../../../src/deploy/alerts.js';
 import { ADAPTER_RULES, GATEWAY_CALLS_SERIES } from '../../../src/deploy/autoscaling-metrics.js';
@@ -18,6 +20,7 @@ import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
+import { testGatewayTls } from '../../support/gateway-tls.js';
 import { PrometheusServer } from '../../support/prometheus-server.js';
 import {
   applyCallerRoles,
@@ -62,6 +65,7 @@ let namespace = '';
 let prometheus: PrometheusServer | undefined;
 let model: RunningDemoModelServer | undefined;
 let gatewayUrl = '';
+let gatewayClient: Agent;
 /** The fraud endpoint's path and the caller's header, for calls after the first ones. */
 let fraudPath = '';
 let callerAuth: Record<string, string> = {};
@@ -160,10 +164,18 @@ beforeAll(async () => {
     '--signin-port',
     String(signin),
   ]);
+  // The gateway as the chart runs it: TLS from the certificate files of its Secret (its expiry is a metric and an alert).
+  const tls = await testGatewayTls();
+  const tlsDir = dirname(tls.caFile);
+  await writeFile(join(tlsDir, 'tls.crt'), tls.cert);
+  await writeFile(join(tlsDir, 'tls.key'), tls.key);
+  gatewayClient = new Agent({ connect: { ca: tls.ca } });
   startCli('gateway', [
     'gateway',
-    // The tests call it over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
-    '--plain-http',
+    '--tls-cert-file',
+    join(tlsDir, 'tls.crt'),
+    '--tls-key-file',
+    join(tlsDir, 'tls.key'),
     '--kubeconfig',
     kubeconfig,
     '--namespaces',
@@ -175,7 +187,7 @@ beforeAll(async () => {
     '--health-port',
     String(gatewayHealth),
   ]);
-  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  gatewayUrl = `https://localhost:${gatewayPort}`;
   await waitHttp(`http://127.0.0.1:${health}/readyz`);
   await waitHttp(`http://127.0.0.1:${gatewayHealth}/readyz`);
 
@@ -217,13 +229,18 @@ beforeAll(async () => {
   const instance = INSTANCE;
   await eventually(
     'the gateway serves the endpoint',
-    async () => (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status === 200,
+    async () =>
+      (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth, gatewayClient)).status === 200,
     60_000,
   );
   for (let i = 0; i < 20; i++)
-    expect((await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth)).status).toBe(200);
+    expect(
+      (await post(`${gatewayUrl}/v1/${fraud}:predict`, { instances: [instance] }, auth, gatewayClient)).status,
+    ).toBe(200);
   for (let i = 0; i < 3; i++)
-    expect((await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] }, auth)).status).toBe(503);
+    expect(
+      (await post(`${gatewayUrl}/v1/${nowhere}:predict`, { instances: [instance] }, auth, gatewayClient)).status,
+    ).toBe(503);
   // A wrong password: the sign-in API's attempts counter moves.
   const login = await fetch(`http://127.0.0.1:${signin}/auth/admin/login`, {
     method: 'POST',
@@ -282,9 +299,10 @@ describe('a real Prometheus scraping the operator and the gateway', () => {
     if (rule === undefined || prometheus === undefined) return;
     // A counter's first scraped value is where its rate starts: 30 more calls, spread over scrapes, as steady traffic is.
     for (let i = 0; i < 30; i++) {
-      expect((await post(`${gatewayUrl}/v1/${fraudPath}:predict`, { instances: [INSTANCE] }, callerAuth)).status).toBe(
-        200,
-      );
+      expect(
+        (await post(`${gatewayUrl}/v1/${fraudPath}:predict`, { instances: [INSTANCE] }, callerAuth, gatewayClient))
+          .status,
+      ).toBe(200);
       if (i % 10 === 9) await scrapesAfterNow(prometheus, 1);
     }
     // The series the adapter discovers: each names a namespace and a DeployedModel, the resources its overrides map.
