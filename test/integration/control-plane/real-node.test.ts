@@ -118,6 +118,10 @@ describe('a real node', () => {
     // The kwok Nodes stay.
     expect(plane.nodes).toHaveLength(1);
 
+    // The controller-manager creates namespace default's ServiceAccount a moment after it starts; a pod
+    // applied before it exists is refused (`serviceaccount "default" not found`).
+    const account = await k(['wait', '--for=create', 'serviceaccount/default', '-n', 'default', '--timeout=60s']);
+    expect(account.code, account.stderr).toBe(0);
     const applied = Date.now();
     const created = await k(['apply', '-f', '-'], podManifest('httpd'));
     expect(created.code, created.stderr).toBe(0);
