@@ -18,20 +18,19 @@ import { createTestNamespace } from '../../support/cluster.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import {
   apply,
+  deployFraudSplit,
   CapturedLog,
   endpointManifest,
   listenInHost,
   serviceManifest,
   setUpNamespace,
   startGateway,
-  startModelServer,
   waitDeployed,
   type GatewayEnv,
 } from './harness.js';
 
 let env: GatewayEnv;
-let v1Server: RunningDemoModelServer;
-let v2Server: RunningDemoModelServer;
+let servers: readonly RunningDemoModelServer[] = [];
 let gateway: GatewayServer;
 let port = 0;
 let tls: TestGatewayTls;
@@ -58,24 +57,8 @@ beforeAll(async () => {
   process.env['METADATA_SERVER_DETECTION'] = 'none';
   tls = await testGatewayTls();
   env = await setUpNamespace(await createTestNamespace('gateway-grpc'));
-  v1Server = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
-  v2Server = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
   const ns = env.namespace;
-  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
-  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
-  await apply(
-    ns,
-    endpointManifest(
-      'fraud',
-      { '1': 70, '2': 30 },
-      [
-        { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
-        { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
-      ],
-      { labels: { team: 'risk' }, description: 'card payments' },
-    ),
-  );
-  endpointName = await waitDeployed(ns, 'fraud', ['1', '2']);
+  ({ endpointName, servers } = await deployFraudSplit(ns, { labels: { team: 'risk' }, description: 'card payments' }));
   // A model server that streams server-sent events: the first at once, the last only when the test allows it.
   streamer = http.createServer((req, res) => {
     req.resume().on('end', () => {
@@ -103,8 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
-  await v1Server?.close();
-  await v2Server?.close();
+  for (const server of servers) await server.close();
   await new Promise((r) => streamer?.close(r));
   await env?.operator.stop();
 });

@@ -110,6 +110,34 @@ export function endpointManifest(
   return docs.map((d) => yaml.dump(d)).join('---\n');
 }
 
+/**
+ * The endpoint most gateway tests call: `fraud`, split 70/30 between the demo fraud model's two versions, over
+ * KServe V1 (id 1) and Open Inference V2 (id 2), each a model server of its own in the model host. Resolves once both
+ * are deployed, with the endpoint's status.name and the servers (to close after).
+ */
+export async function deployFraudSplit(
+  namespace: string,
+  extraSpec: Record<string, unknown> = {},
+): Promise<{ endpointName: string; servers: readonly RunningDemoModelServer[] }> {
+  const v1 = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
+  const v2 = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
+  await apply(namespace, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1.port] }));
+  await apply(namespace, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2.port] }));
+  await apply(
+    namespace,
+    endpointManifest(
+      'fraud',
+      { '1': 70, '2': 30 },
+      [
+        { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
+        { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
+      ],
+      extraSpec,
+    ),
+  );
+  return { endpointName: await waitDeployed(namespace, 'fraud', ['1', '2']), servers: [v1, v2] };
+}
+
 /** Waits until the endpoint's status lists `ids` as deployed; returns its status.name. */
 export async function waitDeployed(namespace: string, endpoint: string, ids: readonly string[]): Promise<string> {
   return eventually(

@@ -18,13 +18,10 @@ import { REPO_ROOT } from '../../support/examples.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import {
   apply,
+  deployFraudSplit,
   CapturedLog,
-  endpointManifest,
-  serviceManifest,
   setUpNamespace,
   startGateway,
-  startModelServer,
-  waitDeployed,
   type GatewayEnv,
 } from './harness.js';
 
@@ -32,8 +29,7 @@ const SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.p
 const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
 let py: PythonPackages;
 let env: GatewayEnv;
-let v1Server: RunningDemoModelServer;
-let v2Server: RunningDemoModelServer;
+let servers: readonly RunningDemoModelServer[] = [];
 let gateway: GatewayServer;
 let tls: TestGatewayTls;
 let port = 0;
@@ -66,18 +62,8 @@ beforeAll(async () => {
   py = await ensurePythonPackages('aiplatform-sdk', (line) => console.error(`[python] ${line}`));
   tls = await testGatewayTls();
   env = await setUpNamespace(await createTestNamespace('gateway-python-sdk'));
-  v1Server = await startModelServer({ protocol: 'KServeV1', modelName: 'fraud-v1', version: 'v1' });
-  v2Server = await startModelServer({ protocol: 'OpenInferenceV2', modelName: 'fraud-v2', version: 'v2' });
   const ns = env.namespace;
-  await apply(ns, serviceManifest({ name: 'fraud-v1', protocol: 'KServeV1', ports: [v1Server.port] }));
-  await apply(ns, serviceManifest({ name: 'fraud-v2', protocol: 'OpenInferenceV2', ports: [v2Server.port] }));
-  await apply(
-    ns,
-    endpointManifest('fraud', { '1': 70, '2': 30 }, [
-      { name: 'fraud-champion', id: '1', backend: { service: 'fraud-v1', protocol: 'KServeV1' } },
-      { name: 'fraud-challenger', id: '2', backend: { service: 'fraud-v2', protocol: 'OpenInferenceV2' } },
-    ]),
-  );
+  ({ endpointName, servers } = await deployFraudSplit(ns));
   await apply(
     ns,
     [
@@ -85,7 +71,6 @@ beforeAll(async () => {
       `apiVersion: registry.endpoint-operator.dev/v1\nkind: RegistryEndpoint\nmetadata: {name: checkout-1}\nspec: {name: ${SERVICE}/endpoints/checkout-1, address: 10.20.0.11, port: 8443}`,
     ].join('\n---\n'),
   );
-  endpointName = await waitDeployed(ns, 'fraud', ['1', '2']);
   const started = await startGateway(env, log.logger, { tls: { cert: tls.cert, key: tls.key } });
   gateway = started.gateway;
   port = Number(new URL(started.url).port);
@@ -93,8 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.close();
-  await v1Server?.close();
-  await v2Server?.close();
+  for (const server of servers) await server.close();
   await env?.operator.stop();
 });
 
