@@ -16,14 +16,7 @@ import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
-import {
-  apply,
-  deployFraudSplit,
-  CapturedLog,
-  setUpNamespace,
-  startGateway,
-  type GatewayEnv,
-} from './harness.js';
+import { apply, deployFraudSplit, CapturedLog, setUpNamespace, startGateway, type GatewayEnv } from './harness.js';
 
 const SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
 const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
