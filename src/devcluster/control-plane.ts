@@ -88,9 +88,11 @@ export interface StartControlPlaneOptions {
   readonly nodes?: NodeShape;
   /**
    * Add one real node (kubelet + containerd, node.ts) beside the kwok Nodes, with the local registry it pulls
-   * from. One per machine: refused while another cluster has one.
+   * from. One per machine: refused while another cluster has one, unless realNodeWaitMs says how long to wait
+   * for it (test files and parallel runs take turns).
    */
   readonly realNode?: boolean;
+  readonly realNodeWaitMs?: number;
   /** Where the components' loopback ports come from (default: free ones the kernel picks); tests hand out a taken one. */
   readonly ports?: (count: number) => Promise<number[]>;
 }
@@ -111,7 +113,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   const log = opts.log ?? (() => {});
   for (const stale of await cleanupStaleRuns(runsDir())) log(`ended a leftover ${stale}`);
   // Before anything starts: a second cluster asking for a real node is refused at once.
-  const nodeLock = opts.realNode === true ? await claimRealNode(log) : undefined;
+  const nodeLock = opts.realNode === true ? await claimRealNode(log, opts.realNodeWaitMs ?? 0) : undefined;
   try {
     return await startClusterProcesses(opts, log, nodeLock);
   } catch (err) {

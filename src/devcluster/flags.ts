@@ -79,7 +79,13 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     `--proxy-client-cert-file=${c.proxyClientCertFile}`,
     `--proxy-client-key-file=${c.proxyClientKeyFile}`,
     ...(c.kubeletClientCertFile !== undefined && c.kubeletClientKeyFile !== undefined
-      ? [`--kubelet-client-certificate=${c.kubeletClientCertFile}`, `--kubelet-client-key=${c.kubeletClientKeyFile}`]
+      ? [
+          `--kubelet-client-certificate=${c.kubeletClientCertFile}`,
+          `--kubelet-client-key=${c.kubeletClientKeyFile}`,
+          // With a real node, webhooks and APIServices backed by its pods are called at their endpoints: this
+          // namespace routes the pod range, but cluster IPs are kube-proxy's rules inside the node's namespace.
+          '--enable-aggregator-routing=true',
+        ]
       : []),
     '--allow-privileged=true',
     `--watch-cache=${c.watchCache === true}`,

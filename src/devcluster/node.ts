@@ -95,11 +95,16 @@ export function realNodeTokenUsers(kubeletToken: string, kubeProxyToken: string)
  * Takes the machine's real-node lock, or refuses with who holds it. A lock whose owner died is taken over,
  * and what that node left is removed first.
  */
-export async function claimRealNode(log: (line: string) => void): Promise<FileLock> {
+export async function claimRealNode(log: (line: string) => void, waitMs = 0): Promise<FileLock> {
   await mkdir(realNodeDir(), { recursive: true });
   const lockPath = join(realNodeDir(), 'owner.lock');
   let owner = '';
-  const lock = await acquireFileLock(lockPath, { timeoutMs: 0, onWait: (pid) => (owner = pid) }).catch(() => {
+  const onWait = (pid: string): void => {
+    if (waitMs > 0 && owner !== pid)
+      log(`waiting up to ${Math.round(waitMs / 1000)} s for pid ${pid}'s real node to stop`);
+    owner = pid;
+  };
+  const lock = await acquireFileLock(lockPath, { timeoutMs: waitMs, onWait }).catch(() => {
     throw new ControlPlaneError(
       `a real node already runs on this machine (owned by pid ${owner || 'unknown'}, lock ${lockPath}): ` +
         'the kubelet needs fixed paths and port 10250, so only one local cluster at a time can have one; ' +

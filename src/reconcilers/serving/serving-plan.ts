@@ -73,8 +73,8 @@ export function resolveMachine(spec: DeployedModelSpec, catalogue: MachineCatalo
     };
   }
   const resources: Record<string, string> = { cpu: machine.cpu, memory: machine.memory };
-  const nodeSelector: Record<string, string> = {};
-  const tolerations: Toleration[] = [];
+  const nodeSelector: Record<string, string> = { ...machine.nodeSelector };
+  const tolerations: Toleration[] = [...(machine.tolerations ?? [])];
   const count = machineSpec?.acceleratorCount ?? 0;
   if (machineSpec?.acceleratorType !== undefined && count > 0) {
     const acc = catalogue.accelerators[machineSpec.acceleratorType];

@@ -31,7 +31,8 @@ const placement = {
 export const machineCatalogueSchema = z.object({
   /** Used by `automaticResources` (Vertex picks the machine there). */
   defaultMachineType: z.string(),
-  machineTypes: z.record(z.string(), z.object({ cpu: quantity, memory: quantity })),
+  /** A machine type may name where its nodes are (a node pool per machine family), as accelerators do. */
+  machineTypes: z.record(z.string(), z.object({ cpu: quantity, memory: quantity, ...placement })),
   accelerators: z.record(z.string(), z.object({ resource: z.string().min(1), ...placement })),
   spot: z.object(placement),
 });

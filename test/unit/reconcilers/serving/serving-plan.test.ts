@@ -132,6 +132,29 @@ describe('the serving plan', () => {
     ).toMatchObject({ ok: true, resources: { cpu: '2', memory: '7680Mi' } });
   });
 
+  it("places a machine type on the nodes its catalogue entry names, before its accelerator's and spot's placement", () => {
+    const catalogue = {
+      ...DEFAULT_MACHINE_CATALOGUE,
+      machineTypes: {
+        'n1-standard-4': {
+          cpu: '500m',
+          memory: '1Gi',
+          nodeSelector: { pool: 'small' },
+          tolerations: [{ key: 'pool', operator: 'Equal' as const, value: 'small', effect: 'NoSchedule' as const }],
+        },
+      },
+    };
+    expect(resolveMachine(input(dedicated({ spot: true })).spec, catalogue)).toEqual({
+      ok: true,
+      resources: { cpu: '500m', memory: '1Gi' },
+      nodeSelector: { pool: 'small', 'cloud.google.com/gke-spot': 'true' },
+      tolerations: [
+        { key: 'pool', operator: 'Equal', value: 'small', effect: 'NoSchedule' },
+        { key: 'cloud.google.com/gke-spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' },
+      ],
+    });
+  });
+
   it('sets replicas to min unless an HPA owns them, the progress deadline from deploymentTimeout, and the startup window from it', () => {
     const withCount = deploymentManifest(input(dedicated({ minReplicaCount: 3 })), resolved(), true).spec as Manifest;
     expect(withCount.replicas).toBe(3);
