@@ -82,3 +82,16 @@ export async function ensureNodeImages(log: (line: string) => void, logFile: str
   await buildAndPush(PAUSE_IMAGE, PAUSE_CONTAINERFILE, {}, logFile);
   await buildAndPush(HTTPD_IMAGE, HTTPD_CONTAINERFILE, { 'index.html': HTTPD_BODY }, logFile);
 }
+
+/**
+ * A local podman image (e.g. `localhost/endpoint-operator-model-server-mlserver:<digest>`) in the local registry,
+ * under `<REGISTRY_HOST>/endpoint-operator/<its last path segment>`; returns that name. The registry keeps its
+ * storage across runs, so a push of an image it has sends no layer again.
+ */
+export async function publishToNodeRegistry(localName: string, logFile: string): Promise<string> {
+  const name = `${REGISTRY_HOST}/endpoint-operator/${localName.split('/').at(-1) ?? localName}`;
+  const tagged = await runLogged('podman', ['tag', localName, name], { logFile });
+  if (tagged !== 0) throw new ControlPlaneError(`podman tag ${localName} ${name} failed (exit ${tagged})`, logFile);
+  await pushToNodeRegistry(name, logFile);
+  return name;
+}

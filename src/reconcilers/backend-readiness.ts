@@ -13,8 +13,8 @@ import type { DeployedModelBackend } from '../api/prediction/v1/backend.js';
 import { findServicePort, readyAddresses, type EndpointSlice, type Service } from '../runtime/endpoint-slices.js';
 
 export interface BackendWorld {
-  /** `spec.backend` as decoded; undefined = no backend (recorded, not callable). */
-  readonly backend: DeployedModelBackend | undefined;
+  /** `spec.backend` as decoded, or a containerSpec model's own Service; undefined = no backend (recorded, not callable). */
+  readonly backend: Pick<DeployedModelBackend, 'service' | 'url'> | undefined;
   readonly namespace: string;
   /** The Service `spec.backend.service.name` names, if it exists. */
   readonly service: Service | undefined;

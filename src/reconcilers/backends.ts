@@ -14,6 +14,7 @@ import type { Informer } from '../kube/informer.js';
 import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';
 import { specOf } from '../api/typed-spec.js';
+import { SERVING_PORT_NAME, servingName } from '../api/prediction/v1/serving-names.js';
 
 export interface BackendInformers {
   readonly deployedModels: Informer;
@@ -24,7 +25,7 @@ export interface BackendInformers {
 }
 
 const BackendIndex = {
-  /** DeployedModels by `namespace/spec.backend.service.name`. */
+  /** DeployedModels by `namespace/<the Service their calls go to>` (servedBackendOf). */
   modelsByService: 'byBackendService',
   /** EndpointSlices by `namespace/<kubernetes.io/service-name label>`. */
   slicesByService: 'byService',
@@ -35,8 +36,19 @@ export function backendOf(model: KubeObject): DeployedModelBackend | undefined {
   return specOf.deployedModel(model).backend;
 }
 
+/**
+ * Where a model's calls go: `spec.backend`, or for `spec.containerSpec` the port of the Service the operator
+ * creates for its replicas, whose EndpointSlices the gateway routes by too (serving-names.ts).
+ */
+function servedBackendOf(model: KubeObject): Pick<DeployedModelBackend, 'service' | 'url'> | undefined {
+  const spec = specOf.deployedModel(model);
+  if (spec.containerSpec !== undefined)
+    return { service: { name: servingName(model.metadata.name ?? ''), port: SERVING_PORT_NAME } };
+  return spec.backend;
+}
+
 function backendServiceKey(model: KubeObject): string[] {
-  const name = backendOf(model)?.service?.name;
+  const name = servedBackendOf(model)?.service?.name;
   return name === undefined ? [] : [objectKey(model.metadata.namespace, name)];
 }
 
@@ -63,7 +75,7 @@ export function modelsOfSlice(informers: BackendInformers, slice: KubeObject): K
 
 /** Whether the model's backend can be called, from the caches. */
 export function readinessOf(informers: BackendInformers, model: KubeObject): BackendReadiness {
-  const backend = backendOf(model);
+  const backend = servedBackendOf(model);
   const namespace = model.metadata.namespace ?? '';
   const name = backend?.service?.name;
   if (name === undefined) return backendReadiness({ backend, namespace, service: undefined, slices: [] });

@@ -157,6 +157,15 @@ function servingVerdict(world: DeployedModelWorld): ReadyVerdict<DeployedModelRe
   const serving = world.serving;
   if (serving !== undefined) {
     const v = serving.verdict;
+    // Available replicas are not yet routable ones: the EndpointSlice controller lists a ready pod a moment
+    // after the Deployment counts it, and the gateway routes by the slices. Ready before that would let a
+    // pending split switch to this model while its calls still find no endpoint.
+    if (v.status === 'True' && world.backend.state === 'unavailable')
+      return {
+        status: 'False',
+        reason: Reasons.ReplicasStarting,
+        message: `${deployed}, not serving yet: ${v.message}, but ${world.backend.message}`,
+      };
     return {
       ...v,
       message: v.status === 'True' ? `${deployed}; ${v.message}` : `${deployed}, not serving yet: ${v.message}`,

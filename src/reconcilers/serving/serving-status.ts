@@ -78,12 +78,13 @@ export function podState(pod: KubeObject): PodState {
         stage: 'GETTING_CONTAINER_IMAGE',
         message: `pod ${name}: the image cannot be pulled (${reason})${detail}`,
       };
-    if (reason === 'CrashLoopBackOff')
+    const exited = exitOf(c);
+    if (exited !== undefined)
       return {
         rank: 0,
         reason: Reasons.CrashLoopBackOff,
         stage: 'STARTING_MODEL_SERVER',
-        message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts)${detail}`,
+        message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts; ${exited})${detail}`,
       };
   }
   if (scheduled?.status !== 'True')
@@ -98,6 +99,26 @@ export function podState(pod: KubeObject): PodState {
       message: `pod ${name} is running, not ready yet (startup or readiness probe)`,
     };
   return { rank: 9, stage: 'FINISHING_UP', message: `pod ${name} is ready` };
+}
+
+/**
+ * How a container that is not ready last exited, when it did: the kubelet restarts it (a Deployment's pods
+ * always restart), so it is in a crash loop. Kubernetes 1.37's kubelet says `waiting.reason: CrashLoopBackOff`
+ * only some of the time: between restarts it often leaves the state `terminated` (or `running` again, not yet
+ * ready) with the exit in `lastState`, and only its BackOff events name the loop. Reading the exits themselves
+ * gives the same reason whichever of these a status write caught, so the verdict does not flap.
+ */
+export function exitOf(container: Record<string, unknown>): string | undefined {
+  if (container.ready === true) return undefined;
+  const terminated = (s: unknown): Record<string, unknown> | undefined =>
+    isRecord(s) && isRecord(s.terminated) ? s.terminated : undefined;
+  const waiting = isRecord(container.state) && isRecord(container.state.waiting) ? container.state.waiting : undefined;
+  const last = terminated(container.state) ?? terminated(container.lastState);
+  if (last === undefined) return waiting?.reason === 'CrashLoopBackOff' ? 'last exit unknown' : undefined;
+  const code = typeof last.exitCode === 'number' ? `code ${last.exitCode}` : 'unknown code';
+  const why = typeof last.reason === 'string' && last.reason !== '' ? ` (${last.reason})` : '';
+  const said = typeof last.message === 'string' && last.message.trim() !== '' ? `: ${last.message.trim()}` : '';
+  return `last exit ${code}${why}${said}`;
 }
 
 export function observeServing(world: ServingWorld): ServingObservation {

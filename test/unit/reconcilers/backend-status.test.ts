@@ -109,7 +109,7 @@ describe('backend readiness', () => {
     expect(
       backendReadiness(
         world({
-          backend: { url: 'https://models.example.com', protocol: 'OpenInferenceV2', modelName: 'm' },
+          backend: { url: 'https://models.example.com' },
           service: undefined,
         }),
       ),
@@ -156,6 +156,46 @@ describe('DeployedModel status with a backend', () => {
       '(a URL backend is not probed)',
     );
     expect(compute({ state: 'none' }).verdict.message).toContain('no spec.backend: recorded, not callable');
+  });
+});
+
+describe('DeployedModel status with a containerSpec', () => {
+  const ep = endpoint('ep1', { displayName: 'Ep', trafficSplit: { '1': 100 } }).build();
+  const model = deployedModel('dm1', 'ep1', { id: '1' }).build();
+  const available = {
+    replicaCount: 1,
+    availableReplicaCount: 1,
+    stage: 'FINISHING_UP' as const,
+    verdict: { status: 'True' as const, reason: 'Reconciled' as const, message: '1 of 1 replica(s) available' },
+    names: { deployment: 'dm-dm1', service: 'dm-dm1' },
+  };
+  const compute = (b: BackendReadiness): ReturnType<typeof computeDeployedModelStatus> =>
+    computeDeployedModelStatus({
+      model,
+      endpoint: ep,
+      state: { state: 'deployed', id: '1' },
+      specErrors: [],
+      backend: b,
+      serving: available,
+      project: '{namespace}',
+      location: 'us-central1',
+      now: NOW,
+    });
+
+  it('is not Ready while its available replicas are not yet ready endpoints of its Service (what the gateway routes by)', () => {
+    const waiting = compute({
+      state: 'unavailable',
+      message: 'Service "dm-dm1" port 8080 (http) has no ready endpoint',
+    });
+    expect(waiting.verdict).toMatchObject({
+      status: 'False',
+      reason: 'ReplicasStarting',
+      message: expect.stringContaining('1 of 1 replica(s) available, but Service "dm-dm1" port 8080 (http) has no'),
+    });
+    expect(compute({ state: 'ready', summary: 'Service "dm-dm1" port 8080 (http)' }).verdict).toMatchObject({
+      status: 'True',
+      reason: 'Reconciled',
+    });
   });
 });
 

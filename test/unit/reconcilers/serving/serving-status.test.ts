@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../../src/api/common/kube-object.js';
-import { observeServing, type ServingWorld } from '../../../../src/reconcilers/serving/serving-status.js';
+import { exitOf, observeServing, type ServingWorld } from '../../../../src/reconcilers/serving/serving-status.js';
 
 function deployment(status: Record<string, unknown>, generation = 1): KubeObject {
   return { metadata: { name: 'dm-x', generation }, status: { observedGeneration: 1, ...status } };
@@ -96,6 +96,41 @@ describe('serving status', () => {
       reason: 'CrashLoopBackOff',
       message: expect.stringContaining('5 restarts'),
     });
+  });
+
+  it("reads a crash loop from the exits themselves, as Kubernetes 1.37's kubelet reports it between restarts", () => {
+    const d = deployment({ replicas: 1, availableReplicas: 0 });
+    const exit = { terminated: { exitCode: 1, reason: 'Error', finishedAt: '2026-11-28T03:00:00Z' } };
+    const running = pod('p0', { phase: 'Running', conditions: [scheduled] });
+    // The states one crashing container passes through, as a real kubelet wrote them.
+    const states: Record<string, unknown>[] = [
+      { restartCount: 0, ready: false, state: exit },
+      { restartCount: 2, ready: false, state: exit, lastState: exit },
+      { restartCount: 2, ready: false, state: { running: {} }, lastState: exit },
+      { restartCount: 3, ready: false, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: exit },
+    ];
+    for (const status of states) {
+      const crashing = { ...running, status: { ...(running.status as object), containerStatuses: [status] } };
+      expect(observeServing(world({ deployment: d, pods: [crashing] }))).toMatchObject({
+        stage: 'STARTING_MODEL_SERVER',
+        verdict: {
+          status: 'False',
+          reason: 'CrashLoopBackOff',
+          message: expect.stringContaining('last exit code 1 (Error)'),
+        },
+      });
+    }
+    // A server that restarted once and is ready again is not crashing; one never started is not either.
+    expect(exitOf({ restartCount: 1, ready: true, state: { running: {} }, lastState: exit })).toBeUndefined();
+    expect(exitOf({ restartCount: 0, ready: false, state: { waiting: { reason: 'ContainerCreating' } } })).toBe(
+      undefined,
+    );
+    expect(exitOf({ restartCount: 4, ready: false, state: { waiting: { reason: 'CrashLoopBackOff' } } })).toBe(
+      'last exit unknown',
+    );
+    expect(
+      exitOf({ ready: false, state: { terminated: { exitCode: 137, reason: 'OOMKilled', message: ' killed\n' } } }),
+    ).toBe('last exit code 137 (OOMKilled): killed');
   });
 
   it('is DeploymentTimeout once the progress deadline passed, and MachineTypeUnknown before anything else', () => {
