@@ -46,6 +46,22 @@ def high_level(name, transport, instances):
     return out
 
 
+def predictions(name, transport, instances, calls):
+    """Endpoint(name).predict() `calls` times: each answer's deployed model and predictions, as the SDK gives them."""
+    from google.cloud import aiplatform
+
+    project, location = name.split("/")[1], name.split("/")[3]
+    aiplatform.init(
+        project=project, location=location, api_endpoint=API_ENDPOINT, credentials=CREDENTIALS, api_transport=transport
+    )
+    endpoint = aiplatform.Endpoint(name)
+    answers = []
+    for _ in range(calls):
+        prediction = endpoint.predict(instances=instances)
+        answers.append({"deployedModelId": prediction.deployed_model_id, "predictions": list(prediction.predictions)})
+    return {"answers": answers}
+
+
 def default_client(name, instances, calls):
     """PredictionServiceClient() with its defaults (gRPC over TLS); `calls` predictions counted by deployed model."""
     from google.cloud import aiplatform_v1
@@ -96,6 +112,8 @@ def main():
     try:
         if scenario == "high-level":
             result = high_level(args[0], args[1], json.loads(args[2]))
+        elif scenario == "predictions":
+            result = predictions(args[0], args[1], json.loads(args[2]), int(args[3]))
         elif scenario == "default-client":
             result = default_client(args[0], json.loads(args[1]), int(args[2]))
         elif scenario == "endpoint-service":

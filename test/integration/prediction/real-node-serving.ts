@@ -1,0 +1,240 @@
+/**
+ * Shared by the tests of containerSpec models on the real node: a control plane of their own with the machine's
+ * real node (test/support/real-node.ts), the model-server images (src/image/model-server-image.ts) in the node's
+ * registry, the machine catalogue that places models' replicas on that node, the operator and the gateway (TLS)
+ * in-process, the official Vertex Python client, and what scikit-learn computes for the instances the tests send.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import yaml from 'js-yaml';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import type { ControlPlane } from '../../../src/devcluster/index.js';
+import { ensureIrisModel, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
+import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
+import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
+import { GatewayServer } from '../../../src/gateway/server.js';
+import {
+  ensureModelServerImage,
+  MODEL_SERVER_IMAGE_CONTRACT,
+  type ModelServerImageKind,
+} from '../../../src/image/model-server-image.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import { MACHINE_TYPES_CONFIGMAP, MACHINE_TYPES_KEY } from '../../../src/deploy/machine-types.js';
+import { installCrds } from '../../../src/operator/crds.js';
+import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
+import { kubectl, type KubectlResult } from '../../support/cluster.js';
+import { REPO_ROOT } from '../../support/examples.js';
+import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
+
+/** Rows of the iris set and points between its classes (the last two lie near a decision boundary). */
+export const INSTANCES = [
+  [5.1, 3.5, 1.4, 0.2],
+  [6.2, 2.9, 4.3, 1.3],
+  [7.7, 3.0, 6.1, 2.3],
+  [5.9, 3.0, 5.1, 1.8],
+  [4.9, 2.4, 3.3, 1.0],
+  [6.0, 2.2, 5.0, 1.5],
+];
+
+const OPERATOR_NAMESPACE = 'endpoint-operator-system';
+const SDK_SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
+
+export interface RealNodeServing {
+  readonly plane: ControlPlane;
+  readonly namespace: string;
+  /** The images in the node's registry, by kind. */
+  readonly images: Readonly<Record<ModelServerImageKind, string>>;
+  /** What scikit-learn predicts for INSTANCES. */
+  readonly expected: readonly number[];
+  /** https://127.0.0.1:PORT of the gateway, and an HTTP client that trusts its CA. */
+  readonly gatewayUrl: string;
+  readonly agent: Agent;
+  /** kubectl against this plane, in the test namespace unless the arguments name another. */
+  k(args: readonly string[], input?: string): Promise<KubectlResult>;
+  /** The official Vertex Python client, run with one of vertex_sdk_client.py's scenarios; its JSON answer. */
+  sdk(...args: string[]): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export function manifests(...objects: readonly object[]): string {
+  return objects.map((o) => yaml.dump(o)).join('---\n');
+}
+
+const log = (line: string): void => console.error(`[models on the real node] ${line}`);
+
+/** The images, the plane, the catalogue, the operator and the gateway; stops what it started when a step fails. */
+export async function startRealNodeServing(namespace: string): Promise<RealNodeServing> {
+  // Built (or found) before the plane starts: the real node is the machine's one, held no longer than needed.
+  const local = {
+    'vertex-sklearn': await ensureModelServerImage('vertex-sklearn', log),
+    mlserver: await ensureModelServerImage('mlserver', log),
+  };
+  const mlserverPython = await ensurePythonPackages('mlserver', log);
+  const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), INSTANCES);
+  const sdkPython = await ensurePythonPackages('aiplatform-sdk', log);
+  const tls = await testGatewayTls();
+
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async (): Promise<void> => {
+    for (const s of stops.reverse()) await s().catch((err: unknown) => log(`stopping: ${String(err)}`));
+  };
+  try {
+    const plane = await startRealNodeCluster('models');
+    stops.push(() => plane.stop());
+    const k = (args: readonly string[], input?: string): Promise<KubectlResult> =>
+      kubectl(['-n', namespace, ...args], {
+        kubeconfig: plane.kubeconfigPath,
+        timeoutMs: 600_000,
+        ...(input !== undefined ? { input } : {}),
+      });
+    const pushStarted = Date.now();
+    const logFile = join(plane.dataDir, 'logs', 'model-server-images.log');
+    const images = {
+      'vertex-sklearn': await publishToNodeRegistry(local['vertex-sklearn'], logFile),
+      mlserver: await publishToNodeRegistry(local.mlserver, logFile),
+    };
+    log(`images in the node's registry after ${((Date.now() - pushStarted) / 1000).toFixed(1)} s`);
+
+    const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    stops.push(async () => client.close());
+    // No webhook runs here: new CRDs point their conversion at a closed port, and the tests use v1 only.
+    await installCrds(client, { crdOptions: { conversion: { url: 'https://127.0.0.1:9/convert' } } });
+    const setUp = await kubectl(['apply', '-f', '-'], {
+      kubeconfig: plane.kubeconfigPath,
+      input: manifests(
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NAMESPACE } },
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: MACHINE_TYPES_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
+          data: { [MACHINE_TYPES_KEY]: JSON.stringify(REAL_NODE_CATALOGUE) },
+        },
+      ),
+    });
+    if (setUp.code !== 0) throw new Error(`kubectl apply of the namespaces and the catalogue: ${setUp.stderr}`);
+    // The ReplicaSet controller cannot create pods before the namespace's default ServiceAccount exists.
+    const account = await k(['wait', '--for=create', 'serviceaccount/default', '--timeout=60s']);
+    if (account.code !== 0) throw new Error(`no default ServiceAccount in ${namespace}: ${account.stderr}`);
+
+    const operator: RunningOperator = await startOperator({
+      client,
+      settings: {
+        project: '{namespace}',
+        location: 'europe-west4',
+        namespaces: [namespace],
+        workers: 2,
+        leaderElection: { enabled: false, namespace: OPERATOR_NAMESPACE, leaseName: 'endpoint-operator' },
+        machineCatalogueConfigMap: MACHINE_TYPES_CONFIGMAP,
+      },
+      log: pino({ level: process.env['EO_TEST_OPERATOR_LOG'] ?? 'silent' }),
+    });
+    stops.push(() => operator.stop());
+    await operator.ready;
+
+    const gateway = await GatewayServer.create({
+      client,
+      namespaces: [namespace],
+      listen: { host: '127.0.0.1', port: 0 },
+      log: pino({ level: 'silent' }),
+      upstreamTimeoutMs: 10_000,
+      bodyLimitBytes: 64 * 1024,
+      stickyHeader: 'x-eo-sticky-key',
+      auth: NO_AUTH,
+      tls: { cert: tls.cert, key: tls.key },
+    });
+    stops.push(() => gateway.close());
+    const { port } = await gateway.start();
+    const agent = new Agent({ connections: 32, connect: { ca: tls.ca } });
+    stops.push(() => agent.close());
+
+    return {
+      plane,
+      namespace,
+      images,
+      expected,
+      gatewayUrl: `https://127.0.0.1:${port}`,
+      agent,
+      k,
+      sdk: (...args) => runSdk(sdkPython, tls, port, args),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function runSdk(
+  py: PythonPackages,
+  tls: TestGatewayTls,
+  port: number,
+  args: readonly string[],
+): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, SDK_SCRIPT, ...args], {
+    env: py.env({
+      GATEWAY_API_ENDPOINT: `localhost:${port}`,
+      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: tls.caFile,
+      REQUESTS_CA_BUNDLE: tls.caFile,
+      // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
+      METADATA_SERVER_DETECTION: 'none',
+      GCE_METADATA_HOST: '127.0.0.1:1',
+      GCE_METADATA_IP: '127.0.0.1:1',
+      NO_GCE_CHECK: 'True',
+    }),
+    timeout: 300_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+}
+
+/** A DeployedModel whose replicas run `image` (one of the model-server images unless said otherwise). */
+export function containerModel(
+  name: string,
+  endpoint: string,
+  id: string,
+  containerSpec: Record<string, unknown>,
+  artifactUri: string | undefined = MODEL_SERVER_IMAGE_CONTRACT.modelDir,
+): object {
+  return {
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'DeployedModel',
+    metadata: { name },
+    spec: {
+      endpointRef: { name: endpoint },
+      id,
+      model: `projects/demo-project/locations/europe-west4/models/${name}@1`,
+      displayName: name,
+      automaticResources: { minReplicaCount: 1 },
+      containerSpec,
+      ...(artifactUri !== undefined ? { artifactUri } : {}),
+    },
+  };
+}
+
+export function endpoint(name: string, trafficSplit: Record<string, number>): object {
+  return {
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'PredictionEndpoint',
+    metadata: { name },
+    spec: { displayName: name, trafficSplit },
+  };
+}
+
+/** The two real servers' containerSpecs: Google's Vertex server (Vertex protocol, its default routes from AIP_*) and MLServer. */
+export function vertexServer(images: RealNodeServing['images']): Record<string, unknown> {
+  return { imageUri: images['vertex-sklearn'] };
+}
+
+export function mlserverServer(images: RealNodeServing['images']): Record<string, unknown> {
+  return {
+    imageUri: images.mlserver,
+    protocol: 'OpenInferenceV2',
+    modelName: MODEL_SERVER_IMAGE_CONTRACT.modelName,
+    healthRoute: MODEL_SERVER_IMAGE_CONTRACT.routes.mlserver.health,
+  };
+}
