@@ -110,51 +110,176 @@ async function podsOf(model: string): Promise<Obj[]> {
 }
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
+const timings: string[] = [];
+
+/** kubectl apply of `objects`, then `:predict` on `name` until `answered` holds; the time between, in ms. */
+async function applyUntilAnswered(
+  objects: object[],
+  endpointName: string,
+  answered: (a: Answer) => boolean,
+): Promise<{ ms: number; answer: Answer; name: string }> {
+  const applied = Date.now();
+  await apply(...objects);
+  const name = await statusName(endpointName);
+  const answer = await until(
+    `an answer on ${endpointName}`,
+    async () => {
+      const r = await predict(name);
+      return answered(r) ? r : undefined;
+    },
+    600_000,
+  );
+  return { ms: Date.now() - applied, answer, name };
+}
+
+/** The model's one pod runs on the real node with the kubelet probing `health`, and its IP is a ready endpoint of the model's Service. */
+async function expectServedFromRealNode(model: string, health: string): Promise<void> {
+  const pods = await podsOf(model);
+  expect(pods).toHaveLength(1);
+  const pod = pods[0] as Obj;
+  expect(pod.spec?.nodeName).toBe(s.plane.realNode?.name);
+  expect(pod.status?.podIP).toMatch(/^198\.19\.128\.\d+$/);
+  expect(pod.spec?.containers[0].readinessProbe.httpGet.path).toBe(health);
+  expect(pod.status?.containerStatuses[0].ready).toBe(true);
+  const slices = await s.k([
+    'get',
+    'endpointslices',
+    '-l',
+    `kubernetes.io/service-name=dm-${model}`,
+    '-o',
+    'jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}',
+  ]);
+  expect(slices.stdout.split(' ')).toContain(pod.status?.podIP);
+}
 
 describe('containerSpec models on the real node', () => {
+  afterAll(() => {
+    console.error(`[models on the real node] kubectl apply → first answered :predict:\n  ${timings.join('\n  ')}`);
+  });
+
   it('scikit-learn classifies the instances into all three classes (the comparisons below can fail)', () => {
     expect(new Set(s.expected)).toEqual(new Set([0, 1, 2]));
   });
 
-  it("serves the iris model in Google's Vertex server and in MLServer, ready by the kubelet's probe of healthRoute, routed to the pod IPs", async () => {
-    // Google's server alone first: from kubectl apply to its first answered call.
-    let applied = Date.now();
-    await apply(endpoint('iris', { '1': 100 }), containerModel('iris-vertex', 'iris', '1', vertexServer(s.images)));
-    const name = await statusName('iris');
-    const vertexFirst = await until(
-      'a first answer of the Vertex server',
-      async () => {
-        const r = await predict(name);
-        return r.status === 200 ? r : undefined;
-      },
-      600_000,
+  it("answers in Google's Vertex server, its readiness judged by the kubelet on healthRoute, routed to the pod's IP", async () => {
+    const { ms, answer } = await applyUntilAnswered(
+      [endpoint('iris', { '1': 100 }), containerModel('iris-vertex', 'iris', '1', vertexServer(s.images))],
+      'iris',
+      (r) => r.status === 200,
     );
-    const vertexMs = Date.now() - applied;
-    expect(vertexFirst.json?.deployedModelId).toBe('1');
-    expect(vertexFirst.json?.predictions).toEqual(s.expected);
+    timings.push(`Vertex server, image in the registry, not yet on the node: ${seconds(ms)} s`);
+    expect(answer.json?.deployedModelId).toBe('1');
+    expect(answer.json?.predictions).toEqual(s.expected);
+    const ready = await s.k(['wait', '--for=condition=Ready', 'deployedmodel/iris-vertex', '--timeout=60s']);
+    expect(ready.code, ready.stderr).toBe(0);
+    // Google's server reads the routes from AIP_HEALTH_ROUTE and AIP_PREDICT_ROUTE: Vertex's defaults here.
+    await expectServedFromRealNode('iris-vertex', '/v1/endpoints/iris/deployedModels/1');
+  }, 900_000);
 
-    // MLServer beside it, half the traffic: until it answers, the split in effect keeps calls on Google's server.
-    applied = Date.now();
-    await apply(
-      endpoint('iris', { '1': 50, '2': 50 }),
-      containerModel('iris-mlserver', 'iris', '2', mlserverServer(s.images)),
+  it('switches a split from a running model to one whose image is still pulling and pods starting, under 10 calls a second, without one failed call', async () => {
+    const blue = await applyUntilAnswered(
+      [endpoint('bg', { '41': 100 }), containerModel('blue', 'bg', '41', vertexServer(s.images))],
+      'bg',
+      (r) => r.status === 200,
     );
-    const mlserverFirst = await until(
-      'a first answer of MLServer',
-      async () => {
-        const r = await predict(name);
-        expect(r.status).toBe(200);
-        return r.json?.deployedModelId === '2' ? r : undefined;
-      },
-      600_000,
-    );
-    const mlserverMs = Date.now() - applied;
-    expect(mlserverFirst.json?.predictions).toEqual(expectedFrom('2', ['1']));
+    timings.push(`Vertex server, image already on the node: ${seconds(blue.ms)} s`);
+    const name = blue.name;
+
+    // 10 calls a second, each on its own; at most 20 outstanding, so a stall shows as failures, not as a queue.
+    const answeredBy: string[] = [];
+    const failures: string[] = [];
+    let sent = 0;
+    let inFlight = 0;
+    let greenFirstAt: number | undefined;
+    const calls: Promise<void>[] = [];
+    const timer = setInterval(() => {
+      if (inFlight >= 20) {
+        failures.push('more than 20 calls outstanding');
+        return;
+      }
+      sent++;
+      inFlight++;
+      calls.push(
+        predict(name)
+          .then((r) => {
+            const id = r.json?.deployedModelId ?? '';
+            if (r.status !== 200) failures.push(`${r.status} ${r.json?.error?.message ?? ''}`);
+            else if (JSON.stringify(r.json?.predictions) !== JSON.stringify(expectedFrom(id, ['41'])))
+              failures.push(`model ${id} answered ${JSON.stringify(r.json?.predictions)}`);
+            else {
+              answeredBy.push(id);
+              if (id === '42') greenFirstAt ??= Date.now();
+            }
+          })
+          .catch((err: unknown) => void failures.push(String(err)))
+          .finally(() => void inFlight--),
+      );
+    }, 100);
+    const greenStages: string[] = [];
+    try {
+      await until('calls flowing', async () => (answeredBy.length >= 30 ? true : undefined), 30_000);
+      const applied = Date.now();
+      // MLServer's image is in the registry but not yet on the node: the switch waits for a real pull and start.
+      await apply(
+        endpoint('bg', { '41': 0, '42': 100 }),
+        containerModel('green', 'bg', '42', mlserverServer(s.images)),
+      );
+      const pending = await until(
+        'the switch pending',
+        async () => {
+          const ep = await get('predictionendpoint/bg');
+          const ready = condition(ep, 'Ready');
+          return ready?.reason === 'TrafficSplitPending' && ep.status?.observedGeneration === ep.metadata.generation
+            ? ep
+            : undefined;
+        },
+        30_000,
+      );
+      expect(pending.status?.trafficSplit).toEqual({ '41': 100 });
+      await until(
+        'green answers',
+        async () => {
+          const stage = (await get('deployedmodel/green')).status?.deploymentStage as string | undefined;
+          if (stage !== undefined && greenStages.at(-1) !== stage) greenStages.push(stage);
+          const last = answeredBy.slice(-20);
+          return last.length === 20 && last.every((id) => id === '42') ? true : undefined;
+        },
+        600_000,
+      );
+      timings.push(
+        `MLServer as green, image in the registry, not yet on the node: ${seconds((greenFirstAt ?? NaN) - applied)} s`,
+      );
+      // Blue answered first: green took over, it did not start alone.
+      expect(answeredBy.indexOf('42')).toBeGreaterThan(0);
+      expect((await get('predictionendpoint/bg')).status?.trafficSplit).toEqual({ '41': 0, '42': 100 });
+    } finally {
+      clearInterval(timer);
+      await Promise.all(calls);
+    }
     console.error(
-      `[models on the real node] kubectl apply → first answered :predict (images in the registry, not yet on the node): ` +
-        `Vertex server ${seconds(vertexMs)} s, MLServer ${seconds(mlserverMs)} s`,
+      `[models on the real node] blue/green: ${sent} calls sent, ${failures.length} failed; answered by blue ${answeredBy.filter((id) => id === '41').length}, by green ${answeredBy.filter((id) => id === '42').length}; green's stages while pending: ${greenStages.join(' → ')}`,
     );
+    expect(failures).toEqual([]);
+    // Green was seen pulling its image while blue served.
+    expect(greenStages).toContain('GETTING_CONTAINER_IMAGE');
+    const cleared = await s.k(['delete', 'deployedmodel', 'blue', 'green', '--wait=false']);
+    expect(cleared.code, cleared.stderr).toBe(0);
+  }, 1_200_000);
 
+  it("serves MLServer beside Google's server on one endpoint; the official Vertex client gets what scikit-learn computes from both", async () => {
+    const refused: string[] = [];
+    const { ms, answer, name } = await applyUntilAnswered(
+      [endpoint('iris', { '1': 50, '2': 50 }), containerModel('iris-mlserver', 'iris', '2', mlserverServer(s.images))],
+      'iris',
+      (r) => {
+        if (r.status !== 200) refused.push(`${r.status} ${r.json?.error?.message ?? ''}`);
+        return r.json?.deployedModelId === '2';
+      },
+    );
+    // Until MLServer was deployed the split in effect kept every call on Google's server.
+    expect(refused).toEqual([]);
+    timings.push(`MLServer, image already on the node: ${seconds(ms)} s`);
+    expect(answer.json?.predictions).toEqual(expectedFrom('2', ['1']));
     const ready = await s.k([
       'wait',
       '--for=condition=Ready',
@@ -163,42 +288,21 @@ describe('containerSpec models on the real node', () => {
       '--timeout=60s',
     ]);
     expect(ready.code, ready.stderr).toBe(0);
-    for (const [model, health] of [
-      ['iris-vertex', '/v1/endpoints/iris/deployedModels/1'],
-      ['iris-mlserver', '/v2/health/ready'],
-    ] as const) {
-      const pods = await podsOf(model);
-      expect(pods).toHaveLength(1);
-      const pod = pods[0] as Obj;
-      expect(pod.spec?.nodeName).toBe(s.plane.realNode?.name);
-      expect(pod.status?.podIP).toMatch(/^198\.19\.128\.\d+$/);
-      expect(pod.spec?.containers[0].readinessProbe.httpGet.path).toBe(health);
-      expect(pod.status?.containerStatuses[0].ready).toBe(true);
-      // The EndpointSlice controller lists the pod's IP as a ready endpoint of the model's Service.
-      const slices = await s.k([
-        'get',
-        'endpointslices',
-        '-l',
-        `kubernetes.io/service-name=dm-${model}`,
-        '-o',
-        'jsonpath={.items[*].endpoints[?(@.conditions.ready==true)].addresses[0]}',
-      ]);
-      expect(slices.stdout.split(' ')).toContain(pod.status?.podIP);
-    }
+    await expectServedFromRealNode('iris-mlserver', '/v2/health/ready');
 
     // The official Vertex client, over gRPC and REST: every answer is what scikit-learn computes.
     for (const [transport, calls] of [
       ['grpc', 20],
       ['rest', 10],
     ] as const) {
-      const answer = await s.sdk('predictions', name, transport, JSON.stringify(INSTANCES), String(calls));
-      expect(answer.error, JSON.stringify(answer)).toBeUndefined();
-      const answers = answer.answers as { deployedModelId: string; predictions: unknown }[];
+      const got = await s.sdk('predictions', name, transport, JSON.stringify(INSTANCES), String(calls));
+      expect(got.error, JSON.stringify(got)).toBeUndefined();
+      const answers = got.answers as { deployedModelId: string; predictions: unknown }[];
       expect(answers).toHaveLength(calls);
       expect(new Set(answers.map((a) => a.deployedModelId))).toEqual(new Set(['1', '2']));
       for (const a of answers) expect(a.predictions).toEqual(expectedFrom(a.deployedModelId, ['1']));
     }
-  }, 1_200_000);
+  }, 900_000);
 
   it('says why replicas fail, as the kubelet reports it: ImagePullBackOff, CrashLoopBackOff, DeploymentTimeout; kstatus reads each as Failed', async () => {
     await apply(
@@ -254,79 +358,4 @@ describe('containerSpec models on the real node', () => {
     const done = await s.k(['delete', 'deployedmodel', 'missing-image', 'exits', 'never-starts', '--wait=false']);
     expect(done.code, done.stderr).toBe(0);
   }, 600_000);
-
-  it('switches a split from a running model to one whose pods are still starting, under a steady stream of calls, without one failed call', async () => {
-    await apply(endpoint('bg', { '41': 100 }), containerModel('blue', 'bg', '41', vertexServer(s.images)));
-    const name = await statusName('bg');
-    const blueReady = await s.k(['wait', '--for=condition=Ready', 'deployedmodel/blue', '--timeout=600s']);
-    expect(blueReady.code, blueReady.stderr).toBe(0);
-    await until('blue answers', async () => ((await predict(name)).status === 200 ? true : undefined), 60_000);
-
-    // 10 calls a second, each on its own; at most 20 outstanding, so a stall shows as failures, not as a queue.
-    const answeredBy: string[] = [];
-    const failures: string[] = [];
-    let sent = 0;
-    let inFlight = 0;
-    const calls: Promise<void>[] = [];
-    const timer = setInterval(() => {
-      if (inFlight >= 20) {
-        failures.push('more than 20 calls outstanding');
-        return;
-      }
-      sent++;
-      inFlight++;
-      calls.push(
-        predict(name)
-          .then((r) => {
-            const id = r.json?.deployedModelId ?? '';
-            if (r.status !== 200) failures.push(`${r.status} ${r.json?.error?.message ?? ''}`);
-            else if (JSON.stringify(r.json?.predictions) !== JSON.stringify(expectedFrom(id, ['41'])))
-              failures.push(`model ${id} answered ${JSON.stringify(r.json?.predictions)}`);
-            else answeredBy.push(id);
-          })
-          .catch((err: unknown) => void failures.push(String(err)))
-          .finally(() => void inFlight--),
-      );
-    }, 100);
-    try {
-      await until('calls flowing', async () => (answeredBy.length >= 30 ? true : undefined), 30_000);
-      await apply(
-        endpoint('bg', { '41': 0, '42': 100 }),
-        containerModel('green', 'bg', '42', mlserverServer(s.images)),
-      );
-      const pending = await until(
-        'the switch pending',
-        async () => {
-          const ep = await get('predictionendpoint/bg');
-          const ready = condition(ep, 'Ready');
-          return ready?.reason === 'TrafficSplitPending' && ep.status?.observedGeneration === ep.metadata.generation
-            ? ep
-            : undefined;
-        },
-        30_000,
-      );
-      expect(pending.status?.trafficSplit).toEqual({ '41': 100 });
-      const green = await get('deployedmodel/green');
-      expect(condition(green, 'Ready')?.status).not.toBe('True');
-      const switchedAt = Date.now();
-      await until(
-        'green answers',
-        async () =>
-          answeredBy.slice(-20).length === 20 && answeredBy.slice(-20).every((id) => id === '42') ? true : undefined,
-        600_000,
-      );
-      console.error(
-        `[models on the real node] blue/green: green served ${seconds(Date.now() - switchedAt)} s after the switch was seen pending`,
-      );
-      expect((await get('predictionendpoint/bg')).status?.trafficSplit).toEqual({ '41': 0, '42': 100 });
-    } finally {
-      clearInterval(timer);
-      await Promise.all(calls);
-    }
-    console.error(
-      `[models on the real node] blue/green: ${sent} calls sent, ${failures.length} failed; answered by blue ${answeredBy.filter((id) => id === '41').length}, by green ${answeredBy.filter((id) => id === '42').length}`,
-    );
-    expect(failures).toEqual([]);
-    expect(answeredBy.filter((id) => id === '41').length).toBeGreaterThan(30);
-  }, 1_200_000);
 });
