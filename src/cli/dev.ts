@@ -51,6 +51,7 @@ import { startTelemetry } from '../runtime/telemetry.js';
 import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
+import { gatewaySelectorLabels } from '../deploy/values.js';
 import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
@@ -323,6 +324,13 @@ export async function main(argv: string[]): Promise<number> {
         healthPort: 0,
         metricsPort: 0,
         bindAddress: '127.0.0.1',
+        // The chart's policy, so a containerSpec model gets it here too. It admits the gateway's pods, not this
+        // process on the host; the local cluster runs no policy engine, so nothing enforces it (docs/local-cluster.md).
+        modelNetworkPolicy: {
+          gatewayNamespace: operatorNamespace,
+          gatewayPodLabels: gatewaySelectorLabels(),
+          extraIngressFrom: [],
+        },
       },
       webhook: {
         settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }),

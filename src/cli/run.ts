@@ -32,6 +32,7 @@ import { parseTrustedProxies, type TrustedProxies } from '../signin/trusted-prox
 import { AUTH_MODES, type AuthMode } from '../gateway/auth/settings.js';
 import { SIGNIN_SERVER_LIMITS, WEBHOOK_SERVER_LIMITS } from '../http/server-limits.js';
 import { DEFAULT_VERIFICATION_LIMITS, type VerificationLimits } from '../signin/verification-queue.js';
+import { MODEL_NETWORK_POLICY_FLAGS, modelNetworkPolicyConfig } from './model-network-policy-flags.js';
 
 const podNamespace = process.env.POD_NAMESPACE;
 
@@ -104,6 +105,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     placeholder: 'CONFIGMAP',
     help: "ConfigMap in the operator's namespace holding the machine-type catalogue of DeployedModel containerSpec (key machine-types.json), followed live: edits need no restart; default: the built-in one",
   },
+  ...MODEL_NETWORK_POLICY_FLAGS,
   {
     name: 'workers',
     type: 'number',
@@ -423,6 +425,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
   if (projectProblem !== undefined) throw new UsageError(`--project ${JSON.stringify(project)} ${projectProblem}`);
   const gatewayTls = gatewayTlsOf(values, operatorNamespace);
   const gatewayUrl = str(values, 'gateway-url') ?? defaultGatewayUrl(operatorNamespace, gatewayTls !== undefined);
+  const modelNetworkPolicy = modelNetworkPolicyConfig(values, operatorNamespace);
   const gatewayProblem = gatewayUrlProblem(gatewayUrl);
   if (gatewayProblem !== undefined)
     throw new UsageError(`--gateway-url ${JSON.stringify(gatewayUrl)} ${gatewayProblem}`);
@@ -450,6 +453,7 @@ export function runConfig(values: FlagValues): ProcessConfig {
       ...(str(values, 'machine-catalogue') !== undefined
         ? { machineCatalogueConfigMap: str(values, 'machine-catalogue') }
         : {}),
+      ...(modelNetworkPolicy === undefined ? {} : { modelNetworkPolicy }),
       leaderElection: {
         enabled: bool(values, 'leader-elect'),
         namespace: operatorNamespace,

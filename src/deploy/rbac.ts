@@ -48,6 +48,9 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: ['autoscaling'], resources: ['horizontalpodautoscalers'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+    // A containerSpec model's NetworkPolicy (only the gateway reaches its pods): server-side applied, watched by label,
+    // deleted when --model-network-policy is off.
+    { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     // The gateway's CA, published as a ConfigMap of one name in its clients' namespaces (server-side applied, deleted
     // with the namespace's last client; list and watch with a metadata.name field selector are authorised by resourceNames).

@@ -4,6 +4,7 @@ import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { DEFAULT_VERIFICATION_LIMITS } from '../signin/verification-queue.js';
+import type { NetworkPolicyPeer } from '../api/common/network-policy-peer.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -49,6 +50,13 @@ export interface DeployValues {
    */
   metrics: { prometheusRule: { enabled: boolean }; grafanaDashboard: { enabled: boolean } };
   podDisruptionBudget: { minAvailable: number };
+  /**
+   * `--model-network-policy`: a NetworkPolicy per DeployedModel with containerSpec admits ingress to its pods only
+   * from the gateway's pods, so no pod reaches a model past the gateway's authentication; `extraIngressFrom`
+   * (NetworkPolicyPeers, e.g. a metrics scraper) are admitted on every port. Enforced only by the cluster's policy
+   * engine (Calico, Cilium, kube-router...). Off: the operator deletes the policies it made.
+   */
+  modelNetworkPolicy: { enabled: boolean; extraIngressFrom: NetworkPolicyPeer[] };
 }
 
 /** A port's time and connection limits (src/http/server-limits.ts), in the flags' units: seconds. */
@@ -174,6 +182,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
   metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
+  modelNetworkPolicy: { enabled: true, extraIngressFrom: [] },
 };
 
 export const NAME = 'endpoint-operator';

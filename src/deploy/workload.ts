@@ -2,6 +2,7 @@
 import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { tracingEnv } from './tracing.js';
+import { canonicalJson } from '../api/prediction/v1/etag.js';
 import { NAME, commonLabels, selectorLabels, type DeployValues, type SigninValues } from './values.js';
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
@@ -32,8 +33,16 @@ export function runArgs(values: DeployValues): string[] {
     `--metrics-port=${PORTS.metrics}`,
     `--health-port=${PORTS.health}`,
     `--machine-catalogue=${MACHINE_TYPES_CONFIGMAP}`,
+    ...modelNetworkPolicyArgs(values),
     ...(values.signin.enabled ? signinArgs(values.signin) : []),
   ];
+}
+
+function modelNetworkPolicyArgs(values: DeployValues): string[] {
+  const { enabled, extraIngressFrom } = values.modelNetworkPolicy;
+  // Keys sorted, as Helm's toJson writes them: the chart renders the same argument.
+  const extra = enabled && extraIngressFrom.length > 0 ? [`--model-network-policy-extra-from=${canonicalJson(extraIngressFrom)}`] : [];
+  return [`--model-network-policy=${enabled}`, ...extra];
 }
 
 function signinArgs(signin: SigninValues): string[] {

@@ -1,6 +1,6 @@
 /**
  * The informers and watch relations of DeployedModels with spec.containerSpec, for one shard: the
- * Deployments, HPAs, PDBs and Pods the operator labelled (a label-selector-filtered list and watch,
+ * Deployments, HPAs, PDBs, NetworkPolicies and Pods the operator labelled (a label-selector-filtered list and watch,
  * so memory follows the operator's own models), and which model or endpoint each change concerns.
  */
 import type { Controller } from '../runtime/controller.js';
@@ -14,6 +14,7 @@ import {
   addServingIndexes,
   deploymentsResource,
   hpasResource,
+  networkPoliciesResource,
   pdbsResource,
   podsResource,
   SERVING_SELECTOR,
@@ -22,6 +23,7 @@ import {
 import type { ServingContext } from '../reconcilers/serving/serving-model.js';
 import { specOf } from '../api/typed-spec.js';
 import { MODEL_UID_LABEL } from '../reconcilers/serving/serving-plan.js';
+import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
 const MODELS_BY_UID = 'byUid';
 
@@ -37,6 +39,7 @@ export function servingWiring(
   namespace: string | undefined,
   informers: Informers,
   catalogue: MachineCatalogueSource,
+  networkPolicy: ModelNetworkPolicySettings | undefined,
   log: Logger,
 ): ServingWiring {
   const filtered = (ref: ResourceRef): Informer =>
@@ -48,6 +51,8 @@ export function servingWiring(
     deployments: filtered(deploymentsResource),
     hpas: filtered(hpasResource),
     pdbs: filtered(pdbsResource),
+    // Watched with the policy off too: the operator then finds the policies it made, and deletes them.
+    networkPolicies: filtered(networkPoliciesResource),
     pods: filtered(podsResource),
     services: informers.services,
   };
@@ -70,11 +75,18 @@ export function servingWiring(
     });
 
   return {
-    context: { informers: serving, catalogue },
-    informers: [serving.deployments, serving.hpas, serving.pdbs, serving.pods],
+    context: { informers: serving, catalogue, networkPolicy },
+    informers: [serving.deployments, serving.hpas, serving.pdbs, serving.networkPolicies, serving.pods],
     watch(models, endpoints) {
       // A child changed or went (a replica became available, a hand edit, a deletion): report it, or put it back.
-      for (const i of [serving.deployments, serving.hpas, serving.pdbs, serving.pods, informers.services])
+      for (const i of [
+        serving.deployments,
+        serving.hpas,
+        serving.pdbs,
+        serving.networkPolicies,
+        serving.pods,
+        informers.services,
+      ])
         models.watches(i, modelKeys);
       // The endpoint lists each model's readiness, which follows its Deployment and pods.
       endpoints.watches(serving.deployments, endpointKeys);

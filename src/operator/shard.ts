@@ -39,6 +39,7 @@ import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/regi
 import { specOf } from '../api/typed-spec.js';
 import { fixedCatalogue, type MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
 import { servingWiring } from './serving-watches.js';
+import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
 const DNS_NAME_INDEX = 'byDnsServiceName';
@@ -76,6 +77,8 @@ export interface ShardOptions {
   readonly registry?: RegistrySharing;
   /** What machineSpec means on this cluster (DeployedModel containerSpec), live; default the built-in catalogue. */
   readonly machineCatalogue?: MachineCatalogueSource;
+  /** Who may reach the pods of a containerSpec model (a NetworkPolicy per model); absent = no policy. */
+  readonly modelNetworkPolicy?: ModelNetworkPolicySettings | undefined;
 }
 
 export interface Shard {
@@ -115,7 +118,14 @@ export function createShard(options: ShardOptions): Shard {
   const clock = options.clock ?? realClock;
   const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
-  const serving = servingWiring(client, namespace, informers, options.machineCatalogue ?? fixedCatalogue(), log);
+  const serving = servingWiring(
+    client,
+    namespace,
+    informers,
+    options.machineCatalogue ?? fixedCatalogue(),
+    options.modelNetworkPolicy,
+    log,
+  );
   const ctx: ReconcilerContext = {
     client,
     informers,
@@ -214,7 +224,7 @@ export function createShard(options: ShardOptions): Shard {
   endpoints.watches(informers.endpointSlices, (slice) =>
     modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))),
   );
-  // spec.containerSpec: the model's Deployment, Service, HPA, PDB and pods.
+  // spec.containerSpec: the model's Deployment, Service, HPA, PDB, NetworkPolicy and pods.
   serving.watch(models, endpoints);
 
   // Not watch relations but cache housekeeping: what is remembered per object is dropped with it

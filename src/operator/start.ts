@@ -28,6 +28,7 @@ import { machineCatalogueWatch } from './machine-catalogue-watch.js';
 import { gatewayCaPublisher, gatewayCaSource } from './gateway-ca-configmaps.js';
 import { createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
+import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
 export interface LeaderElectionSettings {
   readonly enabled: boolean;
@@ -68,6 +69,11 @@ export interface OperatorSettings {
    * PredictionEndpoint or RegistryService (gateway-ca-configmaps.ts); absent = not published (a plain-HTTP gateway).
    */
   readonly gatewayCaSecret?: { readonly namespace: string; readonly name: string } | undefined;
+  /**
+   * A NetworkPolicy per DeployedModel with containerSpec, admitting ingress to its pods only from the gateway's pods
+   * (and the extra peers); absent = none, and the ones the operator made are deleted.
+   */
+  readonly modelNetworkPolicy?: ModelNetworkPolicySettings | undefined;
 }
 
 export interface StartOperatorOptions {
@@ -133,6 +139,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       },
       registry,
       machineCatalogue,
+      modelNetworkPolicy: settings.modelNetworkPolicy,
       workers: settings.workers,
       events,
       ids,

@@ -82,11 +82,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
       .concat(model);
     const state = resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const input = servingInput(model, state);
-    if (input !== undefined)
-      await applyServing(
-        { client: ctx.client, informers: ctx.serving.informers, catalogue: ctx.serving.catalogue, signal },
-        input,
-      );
+    if (input !== undefined) await applyServing({ ...ctx.serving, client: ctx.client, signal }, input);
   };
 
   return async (req) => {

@@ -1,7 +1,7 @@
 /**
  * Makes the objects of a DeployedModel's containerSpec match the plan (serving-plan.ts): server-side
  * apply under the operator's field manager for what is missing or differs, deletion of an HPA or PDB
- * the spec no longer asks for. Owner references make garbage collection remove the rest with the model.
+ * the spec no longer asks for (and of the NetworkPolicy when the operator makes none). Owner references make garbage collection remove the rest with the model.
  */
 import { isNotFound } from '../../kube/api-error.js';
 import type { Informer } from '../../kube/informer.js';
@@ -11,6 +11,7 @@ import { servicesResource } from '../../runtime/endpoint-slices.js';
 import { FIELD_MANAGER } from '../field-manager.js';
 import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { machineFor, withMachinePin } from './machine-pin.js';
+import { networkPolicyManifest, type ModelNetworkPolicySettings } from './network-policy-plan.js';
 import {
   deploymentManifest,
   hpaManifest,
@@ -41,6 +42,12 @@ export const pdbsResource: ResourceRef = {
   plural: 'poddisruptionbudgets',
   namespaced: true,
 };
+export const networkPoliciesResource: ResourceRef = {
+  group: 'networking.k8s.io',
+  version: 'v1',
+  plural: 'networkpolicies',
+  namespaced: true,
+};
 export const podsResource: ResourceRef = { group: '', version: 'v1', plural: 'pods', namespaced: true };
 
 /**
@@ -50,7 +57,7 @@ export const podsResource: ResourceRef = { group: '', version: 'v1', plural: 'po
 const REPLICAS_MANAGER = 'endpoint-operator-initial-replicas';
 
 /**
- * Only objects the operator labelled: the Pod, Deployment, HPA and PDB informers list and watch
+ * Only objects the operator labelled: the Pod, Deployment, HPA, PDB and NetworkPolicy informers list and watch
  * these alone, so the operator's memory follows its own models, not the cluster's workloads.
  */
 export const SERVING_SELECTOR = MODEL_UID_LABEL;
@@ -59,6 +66,7 @@ export interface ServingInformers {
   readonly deployments: Informer;
   readonly hpas: Informer;
   readonly pdbs: Informer;
+  readonly networkPolicies: Informer;
   readonly pods: Informer;
   /** Every Service of the scope (shared with spec.backend readiness). */
   readonly services: Informer;
@@ -73,7 +81,7 @@ export function modelUidKey(obj: KubeObject): string[] {
 }
 
 export function addServingIndexes(informers: ServingInformers): void {
-  for (const i of [informers.deployments, informers.hpas, informers.pdbs, informers.pods])
+  for (const i of [informers.deployments, informers.hpas, informers.pdbs, informers.networkPolicies, informers.pods])
     i.addIndex(BY_MODEL_UID, modelUidKey);
 }
 
@@ -90,6 +98,8 @@ export interface ServingStep {
   readonly client: KubeClient;
   readonly informers: ServingInformers;
   readonly catalogue: MachineCatalogueSource;
+  /** Absent: the operator makes no NetworkPolicy, and deletes the ones it made. */
+  readonly networkPolicy: ModelNetworkPolicySettings | undefined;
   readonly signal: AbortSignal;
 }
 
@@ -151,6 +161,11 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
       });
   };
 
+  // The policy before the Deployment: no pod of the model runs while any pod may call it.
+  const liveNetworkPolicy = informers.networkPolicies.get(ns, name);
+  if (step.networkPolicy !== undefined)
+    await apply(networkPoliciesResource, liveNetworkPolicy, networkPolicyManifest(input, step.networkPolicy));
+  else await remove(networkPoliciesResource, liveNetworkPolicy);
   const hpa = hpaManifest(input);
   if (hpa !== undefined) {
     // The autoscaler owns the count; a start value (or one brought back within [min, max]) comes from a

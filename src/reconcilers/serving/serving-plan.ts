@@ -3,6 +3,7 @@
  * machine catalogue: a Deployment, a Service, an autoscaling/v2 HorizontalPodAutoscaler (only when
  * maxReplicaCount > minReplicaCount) and a policy/v1 PodDisruptionBudget (only when minReplicaCount ≥ 2).
  * Each is a server-side-apply body owned by the model (ownerReferences: garbage collection removes them).
+ * The model's NetworkPolicy is in network-policy-plan.ts.
  */
 import {
   AutoscalingMetric as Metric,
@@ -106,7 +107,8 @@ function ownerReference(model: KubeObject): Record<string, unknown> {
   };
 }
 
-function metadata(input: ServingInput): Record<string, unknown> {
+/** Name, namespace, labels and owner of every object of the model (serving-plan.ts, network-policy-plan.ts). */
+export function metadata(input: ServingInput): Record<string, unknown> {
   const name = servingName(input.model.metadata.name ?? '');
   return {
     name,
@@ -116,7 +118,8 @@ function metadata(input: ServingInput): Record<string, unknown> {
   };
 }
 
-function selector(model: KubeObject): Record<string, string> {
+/** The label selector of the model's pods. */
+export function selector(model: KubeObject): Record<string, string> {
   return { [MODEL_UID_LABEL]: model.metadata.uid ?? '' };
 }
 

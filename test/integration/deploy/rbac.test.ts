@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MACHINE_TYPES_CONFIGMAP } from '../../../src/deploy/machine-types.js';
 import { deployManifests } from '../../../src/deploy/manifests.js';
 import { backendEndpointSlice, backendService, backendServiceRefs, hostedBackendFor } from '../../../src/dev-environment/backend-services.js';
-import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
+import { DEFAULT_DEPLOY_VALUES, gatewaySelectorLabels, type DeployValues } from '../../../src/deploy/values.js';
 import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
 import { startOperatorProcess, type RunningProcess } from '../../../src/operator/process.js';
 import { DEFAULT_GATEWAY_TLS } from '../../../src/operator/gateway-certificate.js';
@@ -119,6 +119,8 @@ beforeAll(async () => {
         leaderElection: { enabled: true, namespace: OPERATOR_NS, leaseName: 'endpoint-operator-leader', identity: 'rbac-test' },
         // Followed live: a list and watch of that one ConfigMap, which the Role allows by resourceNames.
         machineCatalogueConfigMap: MACHINE_TYPES_CONFIGMAP,
+        // What `run` makes of the chart's defaults: a containerSpec model's NetworkPolicy is server-side applied and watched.
+        modelNetworkPolicy: { gatewayNamespace: OPERATOR_NS, gatewayPodLabels: gatewaySelectorLabels(), extraIngressFrom: [] },
         healthPort: -1,
         metricsPort: -1,
         bindAddress: '127.0.0.1',
@@ -158,6 +160,10 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await can('create', 'services', '-n', DEMO_NS)).toBe('yes');
     expect(await can('update', 'endpointslices.discovery.k8s.io', '-n', DEMO_NS)).toBe('yes');
     expect(await can('create', 'pods', '-n', DEMO_NS)).toBe('no');
+    // A containerSpec model's NetworkPolicy: applied, watched, deleted when turned off; never updated by replacement.
+    expect(await can('patch', 'networkpolicies.networking.k8s.io', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('delete', 'networkpolicies.networking.k8s.io', '-n', DEMO_NS)).toBe('yes');
+    expect(await can('update', 'networkpolicies.networking.k8s.io', '-n', DEMO_NS)).toBe('no');
     // /metrics behind TokenReview + SubjectAccessReview (run --metrics-auth).
     expect(await can('create', 'tokenreviews.authentication.k8s.io')).toBe('yes');
     expect(await can('create', 'subjectaccessreviews.authorization.k8s.io')).toBe('yes');
@@ -167,7 +173,7 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     // Through the webhook (admission) and, for the v1beta1 RegistryEndpoint, the conversion webhook.
     const manifests = [
       example('prediction/fraud-scoring-endpoint.yaml'),
-      // containerSpec: the operator creates a Deployment, Service, HPA and PDB and watches Pods.
+      // containerSpec: the operator creates a Deployment, Service, HPA, PDB and NetworkPolicy and watches Pods.
       example('prediction/container-model.yaml'),
       example('registry/service.yaml'),
       example('registry/endpoints.yaml'),
@@ -211,6 +217,7 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
     expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-webhook-tls', '-o', 'name'])).toContain('endpoint-operator-webhook-tls');
     expect(await admin(['get', 'secret', '-n', OPERATOR_NS, 'endpoint-operator-gateway-tls', '-o', 'name'])).toContain('endpoint-operator-gateway-tls');
     expect(await admin(['get', 'configmap', '-n', DEMO_NS, 'endpoint-operator-gateway-ca.crt', '-o', 'name'])).toContain('endpoint-operator-gateway-ca.crt');
+    expect(await admin(['get', 'networkpolicy', '-n', DEMO_NS, 'dm-churn-xgb-v3', '-o', 'jsonpath={.spec.ingress[0].ports[0].port}'])).toBe('8080');
     expect(await admin(['get', 'validatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
     expect(await admin(['get', 'mutatingwebhookconfiguration', 'endpoint-operator', '-o', 'name'])).toContain('endpoint-operator');
   });

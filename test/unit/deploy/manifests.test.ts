@@ -8,7 +8,7 @@ import { KEEP_ANNOTATION } from '../../../src/deploy/crd-templates.js';
 import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
 import { parseFlags } from '../../../src/cli/flags.js';
 import { deployManifests, deployYaml, type Manifest } from '../../../src/deploy/manifests.js';
-import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/values.js';
+import { DEFAULT_DEPLOY_VALUES, gatewaySelectorLabels, type DeployValues } from '../../../src/deploy/values.js';
 import { runArgs } from '../../../src/deploy/workload.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -19,6 +19,9 @@ import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from 
 import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 
 type Obj = Record<string, unknown>;
+
+/** A metrics scraper's pods, as `modelNetworkPolicy.extraIngressFrom` names them (keys out of order: the flag's JSON sorts them). */
+const SCRAPER = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
 
 function find(objects: Manifest[], kind: string, name?: string): Obj {
   const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
@@ -110,6 +113,7 @@ describe('the Deployment', () => {
       v.reservedPrefixes = ['a.example.com', 'b.example.com'];
       v.leaderElection = false;
       v.signin = { enabled: true, namespace: 'shops', port: 9000, trustedProxies: '2', limits: { headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, keepAliveTimeoutSeconds: 4, maxConnections: 500, verifyConcurrency: 3, verifyPerClient: 2, verifyQueue: 64 } };
+      v.modelNetworkPolicy.extraIngressFrom = [SCRAPER];
     });
     const [command, ...flags] = runArgs(values);
     expect(command).toBe('run');
@@ -120,6 +124,10 @@ describe('the Deployment', () => {
     expect(config.signin?.serverLimits).toEqual({ headersTimeoutMs: 2500, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 4000, maxConnections: 500 });
     expect(config.signin?.verificationLimits).toEqual({ concurrency: 3, perClient: 2, queueLength: 64 });
     expect(config.webhook?.listen.port).toBe(9443);
+    // The chart's gateway pods, in the operator namespace (the pod's own), and the scraper.
+    expect(config.operator.modelNetworkPolicy).toEqual({ gatewayNamespace: 'ops', gatewayPodLabels: gatewaySelectorLabels(), extraIngressFrom: [SCRAPER] });
+    const off = runArgs(withValues((v) => (v.modelNetworkPolicy = { enabled: false, extraIngressFrom: [SCRAPER] })));
+    expect(runConfig(parseFlags(RUN_FLAGS, off.slice(1), {})).operator.modelNetworkPolicy).toBeUndefined();
   });
 
   it('fronts the webhooks with Service endpoint-operator-webhook 443 → the webhook port, as the webhook configuration and CRD conversion expect', () => {

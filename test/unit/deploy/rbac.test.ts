@@ -33,7 +33,7 @@ describe('RBAC', () => {
     }
   });
 
-  it('grants cluster-wide exactly the reconciled kinds, the DNS projection, the gateway CA ConfigMaps, Events, the webhook configurations and CRD caBundle injection', () => {
+  it('grants cluster-wide exactly the reconciled kinds, the serving objects of containerSpec models, the DNS projection, the gateway CA ConfigMaps, Events, the webhook configurations and CRD caBundle injection', () => {
     expect(grants('ClusterRole')).toEqual([
       ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
@@ -43,6 +43,7 @@ describe('RBAC', () => {
       ...expand('autoscaling', ['horizontalpodautoscalers'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
       ...expand('policy', ['poddisruptionbudgets'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
       ...expand('', ['pods'], ['get', 'list', 'watch']),
+      ...expand('networking.k8s.io', ['networkpolicies'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
       // The gateway CA ConfigMap: only that name, but for a create (which RBAC cannot limit by name).
       ...expand('', ['configmaps'], ['create']),
       ...expand('', ['configmaps/endpoint-operator-gateway-ca.crt'], ['get', 'list', 'watch', 'patch', 'delete']),
