@@ -49,6 +49,18 @@ export interface DeployValues {
    */
   metrics: { prometheusRule: { enabled: boolean }; grafanaDashboard: { enabled: boolean } };
   podDisruptionBudget: { minAvailable: number };
+  /** The operator's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+}
+
+/** A pod's toleration of a node taint (core/v1 Toleration). */
+export interface Toleration {
+  key?: string;
+  operator?: 'Equal' | 'Exists';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
 }
 
 /** A port's time and connection limits (src/http/server-limits.ts), in the flags' units: seconds. */
@@ -117,6 +129,9 @@ export interface GatewayValues {
    * `--max-body-bytes-per-caller`; src/gateway/fairness.ts).
    */
   limits: PortLimitValues & { maxCallsPerCaller: number; maxBodyBytesPerCaller: number };
+  /** The gateway's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
 }
 
 /** ServerLimits in the flags' units. */
@@ -158,6 +173,8 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
       reviewsPerSecond: DEFAULT_AUTH_SETTINGS.reviewsPerSecond,
     },
     limits: { ...portLimitValues(GATEWAY_SERVER_LIMITS), maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER },
+    nodeSelector: {},
+    tolerations: [],
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
@@ -174,9 +191,19 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
   metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
+  nodeSelector: {},
+  tolerations: [],
 };
 
 export const NAME = 'endpoint-operator';
+
+/** A pod spec's `nodeSelector` and `tolerations` for the values, each left out when empty (as the chart's `with`). */
+export function placement(p: { nodeSelector: Record<string, string>; tolerations: Toleration[] }): object {
+  return {
+    ...(Object.keys(p.nodeSelector).length > 0 ? { nodeSelector: p.nodeSelector } : {}),
+    ...(p.tolerations.length > 0 ? { tolerations: p.tolerations } : {}),
+  };
+}
 
 /** Labels on everything; the selector subset picks the operator's pods. */
 export function selectorLabels(): Record<string, string> {
