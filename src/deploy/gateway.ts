@@ -161,6 +161,14 @@ export function gatewayManifests(values: DeployValues): object[] {
       },
     },
   ];
+  objects.push({
+    // A node drain evicts gateway pods only while minAvailable others serve (a rollout is bounded by the
+    // Deployment's own maxUnavailable, 0 at two replicas).
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: GATEWAY_NAME, namespace: ns, labels },
+    spec: { minAvailable: values.gateway.podDisruptionBudget.minAvailable, selector: { matchLabels: selector } },
+  });
   if (values.gateway.networkPolicy.enabled) objects.push(gatewayNetworkPolicy(values));
   return objects;
 }

@@ -132,6 +132,8 @@ export interface GatewayValues {
   /** The gateway's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
   nodeSelector: Record<string, string>;
   tolerations: Toleration[];
+  /** Voluntary disruptions (a node drain) keep this many gateway pods serving. */
+  podDisruptionBudget: { minAvailable: number };
 }
 
 /** ServerLimits in the flags' units. */
@@ -175,6 +177,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     limits: { ...portLimitValues(GATEWAY_SERVER_LIMITS), maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER },
     nodeSelector: {},
     tolerations: [],
+    podDisruptionBudget: { minAvailable: 1 },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,

@@ -56,6 +56,7 @@ const EVERY_OPTION_ON = {
     ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' },
     limits: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 },
     nodeSelector: { 'example.com/pool': 'serving' },
+    podDisruptionBudget: { minAvailable: 2 },
     tolerations: [{ key: 'example.com/dedicated', operator: 'Equal' as const, value: 'serving', effect: 'NoSchedule' as const }],
   },
 };
