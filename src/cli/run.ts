@@ -441,7 +441,8 @@ export function runConfig(values: FlagValues): ProcessConfig {
   };
   const webhookSettings: WebhookSettings = urlHost
     ? localWebhookSettings(webhookPort, webhookOverrides, urlHost)
-    : { ...DEFAULT_WEBHOOK_SETTINGS, ...webhookOverrides, endpoint: { mode: 'in-cluster', port: webhookPort } };
+    : // The configurations name the Service's port (443, which targets the container's --webhook-port), not the pod's.
+      { ...DEFAULT_WEBHOOK_SETTINGS, ...webhookOverrides, endpoint: DEFAULT_WEBHOOK_SETTINGS.endpoint };
   return {
     operator: {
       project,

@@ -6,7 +6,7 @@
  */
 import type { PolicyRule } from './rbac.js';
 import { HARDENED_CONTAINER } from './workload.js';
-import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, type DeployValues } from './values.js';
+import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, placement, type DeployValues } from './values.js';
 import { tracingEnv } from './tracing.js';
 
 export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
@@ -14,6 +14,14 @@ export const GATEWAY_PORTS = { http: 8090, health: 8091 } as const;
 export function gatewayServicePort(values: DeployValues): { name: 'https' | 'http'; port: 443 | 80 } {
   return values.gateway.tls.issuer === 'none' ? { name: 'http', port: 80 } : { name: 'https', port: 443 };
 }
+/**
+ * How long a gateway pod keeps serving after its deletion before it gets SIGTERM (a preStop `sleep`, KEP-3960:
+ * the image needs no shell). The pod leaves the Service's EndpointSlices when it is deleted, but every kube-proxy
+ * (and any ingress) applies that a moment later; until then new connections still reach this pod, and a server
+ * that closed its listener at once would refuse them. SIGTERM then closes the idle kept-alive connections,
+ * whose clients reconnect to the remaining pods, and lets the calls in flight finish.
+ */
+export const GATEWAY_PRESTOP_SECONDS = 5;
 /** Where the gateway's pods mount its certificate Secret (kubelet updates the files on rotation). */
 export const GATEWAY_TLS_MOUNT = '/etc/endpoint-operator/gateway-tls';
 
@@ -89,6 +97,7 @@ function gatewayContainer(values: DeployValues): object {
     ],
     livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
     readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, periodSeconds: 5, failureThreshold: 3 },
+    lifecycle: { preStop: { sleep: { seconds: GATEWAY_PRESTOP_SECONDS } } },
     resources: values.gateway.resources,
     securityContext: HARDENED_CONTAINER,
     volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...(values.gateway.tls.issuer === 'none' ? [] : [{ name: 'tls', mountPath: GATEWAY_TLS_MOUNT, readOnly: true }])],
@@ -136,8 +145,9 @@ export function gatewayManifests(values: DeployValues): object[] {
           spec: {
             serviceAccountName: GATEWAY_NAME,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            ...placement(values.gateway),
             topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
-            // In-flight calls finish (the gateway drains on SIGTERM) while the endpoint leaves the Service.
+            // The preStop sleep, then in-flight calls finish (the gateway drains on SIGTERM).
             terminationGracePeriodSeconds: 30,
             containers: [gatewayContainer(values)],
             // The certificate Secret: the pod waits in ContainerCreating until the operator (or cert-manager) has
@@ -151,6 +161,14 @@ export function gatewayManifests(values: DeployValues): object[] {
       },
     },
   ];
+  objects.push({
+    // A node drain evicts gateway pods only while minAvailable others serve (a rollout is bounded by the
+    // Deployment's own maxUnavailable, 0 at two replicas).
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: GATEWAY_NAME, namespace: ns, labels },
+    spec: { minAvailable: values.gateway.podDisruptionBudget.minAvailable, selector: { matchLabels: selector } },
+  });
   if (values.gateway.networkPolicy.enabled) objects.push(gatewayNetworkPolicy(values));
   return objects;
 }

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from 
 import { GATEWAY_SERVER_LIMITS, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { DEFAULT_VERIFICATION_LIMITS } from '../signin/verification-queue.js';
 import type { NetworkPolicyPeer } from '../api/common/network-policy-peer.js';
+import type { Toleration } from '../api/prediction/v1/machine-catalogue.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -57,6 +58,9 @@ export interface DeployValues {
    * engine (Calico, Cilium, kube-router...). Off: the operator deletes the policies it made.
    */
   modelNetworkPolicy: { enabled: boolean; extraIngressFrom: NetworkPolicyPeer[] };
+  /** The operator's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
 }
 
 /** A port's time and connection limits (src/http/server-limits.ts), in the flags' units: seconds. */
@@ -125,6 +129,11 @@ export interface GatewayValues {
    * `--max-body-bytes-per-caller`; src/gateway/fairness.ts).
    */
   limits: PortLimitValues & { maxCallsPerCaller: number; maxBodyBytesPerCaller: number };
+  /** The gateway's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+  /** Voluntary disruptions (a node drain) keep this many gateway pods serving. */
+  podDisruptionBudget: { minAvailable: number };
 }
 
 /** ServerLimits in the flags' units. */
@@ -166,6 +175,9 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
       reviewsPerSecond: DEFAULT_AUTH_SETTINGS.reviewsPerSecond,
     },
     limits: { ...portLimitValues(GATEWAY_SERVER_LIMITS), maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER },
+    nodeSelector: {},
+    tolerations: [],
+    podDisruptionBudget: { minAvailable: 1 },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
@@ -183,9 +195,19 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
   modelNetworkPolicy: { enabled: true, extraIngressFrom: [] },
+  nodeSelector: {},
+  tolerations: [],
 };
 
 export const NAME = 'endpoint-operator';
+
+/** A pod spec's `nodeSelector` and `tolerations` for the values, each left out when empty (as the chart's `with`). */
+export function placement(p: { nodeSelector: Record<string, string>; tolerations: Toleration[] }): object {
+  return {
+    ...(Object.keys(p.nodeSelector).length > 0 ? { nodeSelector: p.nodeSelector } : {}),
+    ...(p.tolerations.length > 0 ? { tolerations: p.tolerations } : {}),
+  };
+}
 
 /** Labels on everything; the selector subset picks the operator's pods. */
 export function selectorLabels(): Record<string, string> {

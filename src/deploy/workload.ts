@@ -3,7 +3,7 @@ import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { tracingEnv } from './tracing.js';
 import { canonicalJson } from '../api/prediction/v1/etag.js';
-import { NAME, commonLabels, selectorLabels, type DeployValues, type SigninValues } from './values.js';
+import { NAME, commonLabels, placement, selectorLabels, type DeployValues, type SigninValues } from './values.js';
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
 
@@ -97,6 +97,7 @@ export function deployment(values: DeployValues): object {
         spec: {
           serviceAccountName: NAME,
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          ...placement(values),
           // Soft spreading: two replicas on different nodes when possible, still schedulable on one.
           topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
           affinity: {

@@ -84,12 +84,17 @@ export async function ensureNodeImages(log: (line: string) => void, logFile: str
 }
 
 /**
- * A local podman image (e.g. `localhost/endpoint-operator-model-server-mlserver:<digest>`) in the local registry,
- * under `<REGISTRY_HOST>/endpoint-operator/<its last path segment>`; returns that name. The registry keeps its
- * storage across runs, so a push of an image it has sends no layer again.
+ * A local podman image (e.g. `localhost/endpoint-operator-model-server-mlserver:<digest>`, or an image ID) in the
+ * local registry, as `<REGISTRY_HOST>/endpoint-operator/<nameAndTag>` (by default the local name's last path
+ * segment); returns that reference. The registry keeps its storage across runs, so a push of an image it has
+ * sends no layer again. Name a tag that changes with the content: the node keeps images it pulled.
  */
-export async function publishToNodeRegistry(localName: string, logFile: string): Promise<string> {
-  const name = `${REGISTRY_HOST}/endpoint-operator/${localName.split('/').at(-1) ?? localName}`;
+export async function publishToNodeRegistry(
+  localName: string,
+  logFile: string,
+  nameAndTag: string = localName.split('/').at(-1) ?? localName,
+): Promise<string> {
+  const name = `${REGISTRY_HOST}/endpoint-operator/${nameAndTag}`;
   const tagged = await runLogged('podman', ['tag', localName, name], { logFile });
   if (tagged !== 0) throw new ControlPlaneError(`podman tag ${localName} ${name} failed (exit ${tagged})`, logFile);
   await pushToNodeRegistry(name, logFile);

@@ -44,6 +44,8 @@ const EVERY_OPTION_ON = {
   location: 'europe-west4',
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
+  nodeSelector: { 'example.com/pool': 'system' },
+  tolerations: [{ key: 'example.com/dedicated', operator: 'Exists' as const, effect: 'NoSchedule' as const }],
   tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
   // A metrics scraper's pods (keys out of order: the flag carries them sorted, as Helm's toJson writes them).
   modelNetworkPolicy: { enabled: true, extraIngressFrom: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
@@ -55,6 +57,9 @@ const EVERY_OPTION_ON = {
   gateway: {
     ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' },
     limits: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 },
+    nodeSelector: { 'example.com/pool': 'serving' },
+    podDisruptionBudget: { minAvailable: 2 },
+    tolerations: [{ key: 'example.com/dedicated', operator: 'Equal' as const, value: 'serving', effect: 'NoSchedule' as const }],
   },
 };
 

@@ -19,7 +19,9 @@ describe('endpoint-operator run flags', () => {
       namespace: 'endpoint-operator-system',
       leaseName: 'endpoint-operator-leader',
     });
-    expect(config.webhook?.settings.endpoint).toEqual({ mode: 'in-cluster', port: 9443 });
+    // The webhook configurations name the Service's port, which targets the server's (9443).
+    expect(config.webhook?.settings.endpoint).toEqual({ mode: 'in-cluster', port: 443 });
+    expect(config.webhook?.listen.port).toBe(9443);
     expect(config.signin).toBeUndefined();
     expect(config.operator.metricsAuth).toBe('token-review');
     expect(runConfig(parseFlags(RUN_FLAGS, [], { EO_METRICS_AUTH: 'none' })).operator.metricsAuth).toBe('none');

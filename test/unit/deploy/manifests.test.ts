@@ -14,7 +14,7 @@ import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
-import { GATEWAY_COMMAND, GATEWAY_NODE_FLAGS, gatewayArgs } from '../../../src/deploy/gateway.js';
+import { GATEWAY_COMMAND, GATEWAY_NODE_FLAGS, GATEWAY_PRESTOP_SECONDS, gatewayArgs } from '../../../src/deploy/gateway.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../../../src/gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 
@@ -173,6 +173,34 @@ describe('the gateway Deployment', () => {
     expect(config).toMatchObject({ serverLimits: { headersTimeoutMs: 5000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 30_000, maxConnections: 10_000 }, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 });
     const defaults = gatewayConfig(parseFlags(GATEWAY_FLAGS, gatewayArgs(DEFAULT_DEPLOY_VALUES).slice(1), {}));
     expect(defaults).toMatchObject({ serverLimits: GATEWAY_SERVER_LIMITS, maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER });
+  });
+
+  it('keeps a pod serving through drains (its PodDisruptionBudget) and after its deletion until kube-proxy has dropped it (a preStop sleep)', () => {
+    const objects = deployManifests(DEFAULT_DEPLOY_VALUES);
+    const gateway = find(objects, 'Deployment', 'endpoint-operator-gateway');
+    const pdb = find(objects, 'PodDisruptionBudget', 'endpoint-operator-gateway');
+    expect(at(pdb, 'spec.minAvailable')).toBe(1);
+    expect(at(pdb, 'spec.selector.matchLabels')).toEqual(at(gateway, 'spec.selector.matchLabels'));
+    const [c] = at(gateway, 'spec.template.spec.containers') as Obj[];
+    expect(c?.['lifecycle']).toEqual({ preStop: { sleep: { seconds: GATEWAY_PRESTOP_SECONDS } } });
+    expect(GATEWAY_PRESTOP_SECONDS).toBeLessThan(at(gateway, 'spec.template.spec.terminationGracePeriodSeconds') as number);
+  });
+
+  it('places the operator and the gateway on the nodes the values name, and leaves placement to the scheduler by default', () => {
+    const values = structuredClone(DEFAULT_DEPLOY_VALUES);
+    values.nodeSelector = { pool: 'system' };
+    values.gateway.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'serving', effect: 'NoSchedule' }];
+    const objects = deployManifests(values);
+    const spec = (name: string) => at(find(objects, 'Deployment', name), 'spec.template.spec') as Obj;
+    expect(spec('endpoint-operator')).toMatchObject({ nodeSelector: { pool: 'system' } });
+    expect(spec('endpoint-operator')).not.toHaveProperty('tolerations');
+    expect(spec('endpoint-operator-gateway')).toMatchObject({ tolerations: values.gateway.tolerations });
+    expect(spec('endpoint-operator-gateway')).not.toHaveProperty('nodeSelector');
+    for (const name of ['endpoint-operator', 'endpoint-operator-gateway']) {
+      const defaults = at(find(deployManifests(DEFAULT_DEPLOY_VALUES), 'Deployment', name), 'spec.template.spec') as Obj;
+      expect(defaults).not.toHaveProperty('nodeSelector');
+      expect(defaults).not.toHaveProperty('tolerations');
+    }
   });
 
   it("runs the image's ENTRYPOINT with node flags that this Node accepts on its command line", () => {

@@ -22,6 +22,7 @@ export const tolerationSchema = z.object({
   operator: z.enum(['Exists', 'Equal']).optional(),
   value: z.string().optional(),
   effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+  tolerationSeconds: z.number().int().optional(),
 });
 const placement = {
   nodeSelector: z.record(z.string(), z.string()).optional(),

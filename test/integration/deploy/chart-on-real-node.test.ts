@@ -1,0 +1,327 @@
+/**
+ * The chart as a user installs it: the container image built from the real Dockerfile (src/image/), pushed to the
+ * real node's local registry, and `helm install`ed by real Helm with the pods placed on the real node
+ * (test/support/real-node.ts). The kubelet runs the operator (two replicas, leader election) and the gateway
+ * under the chart's securityContext and judges their probes; the kube-apiserver reaches the webhooks through
+ * their Service (it routes to the endpoints with a real node); kube-proxy balances the gateway's Service. The
+ * models called are DeployedModels with containerSpec, Google's Vertex model server (vertex-sklearn) on the
+ * real node serving the iris model.
+ *
+ * This file starts its own control plane: the real node is one per machine, and the chart's cluster-wide
+ * webhook configurations would intercept every other file's objects on the shared one.
+ * The test reaches pods by their IPs (this namespace routes the node's pod range to it), and the gateway's
+ * Service from inside the node's network namespace, where kube-proxy's rules are.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MACHINE_TYPES_KEY } from '../../../src/api/prediction/v1/machine-catalogue.js';
+import { MACHINE_TYPES_CONFIGMAP } from '../../../src/deploy/machine-types.js';
+import { DEFAULT_DEPLOY_VALUES, GATEWAY_NAME } from '../../../src/deploy/values.js';
+import {
+  demoBackendPlan,
+  publishDemoBackends,
+  startDemoBackends,
+  stopDemoBackends,
+  type RunningDemoBackend,
+} from '../../../src/dev-environment/demo-backends.js';
+import { demoPassword, demoSecrets } from '../../../src/dev-environment/demo-secrets.js';
+import { defaultExamplesDir, loadExampleObjects } from '../../../src/dev-environment/examples.js';
+import type { ControlPlane } from '../../../src/devcluster/index.js';
+import { ON_REAL_NODE } from '../../../src/devcluster/node-config.js';
+import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../src/image/build.js';
+import { ensureModelServerImage } from '../../../src/image/model-server-image.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import { startCallStream } from '../../support/call-stream.js';
+import { kubectl } from '../../support/cluster.js';
+import { REPO_ROOT } from '../../support/examples.js';
+import { ensureHelm, helmOn } from '../../support/helm.js';
+import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
+import { awaitTermination } from '../../support/real-node-pods.js';
+import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
+import { imageLogDir } from '../../../src/image/podman.js';
+import { mintToken, useCluster } from '../../support/service-accounts.js';
+import { eventually } from '../reconcilers/harness.js';
+import { CALLER_RBAC, expectedIris, IRIS_INSTANCES, irisModels, readyOf, type Pod } from './chart-on-real-node-objects.js';
+
+const NS = DEFAULT_DEPLOY_VALUES.namespace;
+const EXAMPLES_NS = 'endpoint-demo';
+const LEASE = 'endpoint-operator-leader';
+const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
+/** The audience of a caller's token for the gateway (issue 22's `--auth-audiences` default). */
+const GATEWAY_AUDIENCE = 'endpoint-operator-gateway';
+/** The gateway's certificate names its Service; clients check it against that name, whatever address they dial. */
+const GATEWAY_HOST = `${GATEWAY_NAME}.${NS}.svc`;
+const GRACE_SECONDS = 30;
+
+describe('the chart installed by Helm, its pods on the real node', () => {
+  let image: BuiltImage;
+  /** An image in the node's registry: `ref` for pod specs, repository and tag for the chart's values. */
+  type PublishedImage = { ref: string; repository: string; tag: string };
+  const published = (ref: string): PublishedImage => {
+    const colon = ref.lastIndexOf(':');
+    return { ref, repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
+  };
+  let operatorImage: PublishedImage;
+  let modelImage: PublishedImage;
+  let plane: ControlPlane;
+  let client: KubeClient;
+  let backends: RunningDemoBackend[] = [];
+  let password: string;
+  let callerToken: string;
+  let caPem: string;
+  let expected: number[];
+  const started = Date.now();
+  const k = async (args: string[], input?: string): Promise<string> => {
+    const r = await kubectl(args, { kubeconfig: plane.kubeconfigPath, timeoutMs: 300_000, ...(input === undefined ? {} : { input }) });
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const pods = async (namespace: string, selector?: string): Promise<Pod[]> =>
+    (JSON.parse(await k(['get', 'pods', '-n', namespace, ...(selector === undefined ? [] : ['-l', selector]), '-o', 'json'])) as { items: Pod[] }).items;
+  const runningPods = async (selector: string): Promise<Pod[]> =>
+    (await pods(NS, selector)).filter((p) => p.metadata.deletionTimestamp === undefined && p.status.podIP !== undefined);
+  const OPERATOR = 'app.kubernetes.io/name=endpoint-operator';
+  const GATEWAY = `app.kubernetes.io/name=${GATEWAY_NAME}`;
+  const holder = async (): Promise<string> =>
+    (await k(['get', 'lease', LEASE, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+
+  beforeAll(async () => {
+    const clock = Date.now();
+    const [built, modelLocal, startedPlane] = await Promise.all([
+      buildImage({ contextDir: REPO_ROOT, name: LOCAL_IMAGE_NAME }),
+      ensureModelServerImage('vertex-sklearn'),
+      startRealNodeCluster('chart'),
+    ]);
+    [image, plane] = [built, startedPlane];
+    console.log(`[chart] image build ${image.seconds.toFixed(0)} s; images and real-node cluster ready after ${((Date.now() - clock) / 1000).toFixed(0)} s`);
+    client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
+    useCluster(plane.kubeconfigPath);
+    const pushing = Date.now();
+    await mkdir(imageLogDir(), { recursive: true });
+    const pushLog = join(imageLogDir(), 'push-chart-on-real-node.log');
+    operatorImage = published(await publishToNodeRegistry(image.id, pushLog, `endpoint-operator:${image.id.slice(0, 12)}`));
+    modelImage = published(await publishToNodeRegistry(modelLocal, pushLog, `vertex-sklearn:${modelLocal.split(':').pop() ?? 'latest'}`));
+    console.log(`[chart] pushed ${operatorImage.ref} and ${modelImage.ref} in ${((Date.now() - pushing) / 1000).toFixed(1)} s`);
+
+    // The sign-in namespace must exist before the chart's Role in it.
+    await k(['create', 'namespace', EXAMPLES_NS]);
+    const values = {
+      image: { repository: operatorImage.repository, tag: operatorImage.tag, pullPolicy: 'IfNotPresent' },
+      ...ON_REAL_NODE,
+      gateway: { ...ON_REAL_NODE },
+      signin: { enabled: true, namespace: EXAMPLES_NS },
+    };
+    const dir = await mkdtemp(join(tmpdir(), 'eo-chart-values-'));
+    try {
+      await writeFile(join(dir, 'values.yaml'), yaml.dump(values));
+      const helm = await ensureHelm(4);
+      const installing = Date.now();
+      const args = ['install', 'endpoint-operator', CHART, '-n', 'default', '-f', join(dir, 'values.yaml'), '--wait', '--timeout', '5m'];
+      const out = await helmOn(helm, plane.kubeconfigPath, args, 360_000);
+      expect(out.stdout).toContain('STATUS: deployed');
+      console.log(`[chart] helm install → every pod Ready: ${((Date.now() - installing) / 1000).toFixed(1)} s`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // The catalogue a cluster edits to describe its nodes: here the real node's machine type is the default.
+    const catalogue = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: MACHINE_TYPES_CONFIGMAP, namespace: NS }, data: { [MACHINE_TYPES_KEY]: JSON.stringify(REAL_NODE_CATALOGUE) } };
+    await k(['apply', '--server-side', '--force-conflicts', '--field-manager=chart-test', '-f', '-'], JSON.stringify(catalogue));
+
+    const objects = await loadExampleObjects(defaultExamplesDir());
+    backends = await startDemoBackends(demoBackendPlan(objects), [], plane.modelHost);
+    password = demoPassword();
+    const secrets = (await demoSecrets(objects, password)).map((s) => yaml.dump(s.secret));
+    const all = [...secrets, ...objects.map((o) => yaml.dump(o)), ...irisModels(modelImage.ref, EXAMPLES_NS).map((o) => yaml.dump(o))];
+    await eventually('the examples applied (the webhooks answer)', () => k(['apply', '-f', '-'], all.join('---\n')), 60_000);
+    await publishDemoBackends(client, backends, plane.modelHost.address);
+    await k(['apply', '-f', '-'], CALLER_RBAC(EXAMPLES_NS));
+    callerToken = await mintToken(EXAMPLES_NS, 'chart-test-caller', [GATEWAY_AUDIENCE]);
+    const tls = JSON.parse(await k(['get', 'secret', DEFAULT_DEPLOY_VALUES.gateway.tls.secretName, '-n', NS, '-o', 'json'])) as { data: Record<string, string> };
+    caPem = Buffer.from(tls.data['ca.crt'] ?? '', 'base64').toString();
+    expected = await expectedIris();
+  }, 1_800_000);
+
+  afterAll(async () => {
+    useCluster(undefined);
+    await stopDemoBackends(backends);
+    client?.close();
+    await plane?.stop();
+    console.log(`[chart] whole file: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }, 180_000);
+
+  it('adds at most 40 MB to its base image', () => {
+    const added = image.sizeBytes - image.baseSizeBytes;
+    console.log(`image ${image.name}: ${(image.sizeBytes / 1e6).toFixed(1)} MB, ${(added / 1e6).toFixed(1)} MB on top of ${image.base} (${(image.baseSizeBytes / 1e6).toFixed(1)} MB); build ${image.seconds.toFixed(0)} s`);
+    expect(added).toBeLessThanOrEqual(40e6);
+  });
+
+  it('runs every pod on the real node from the registry, on a read-only root filesystem with /tmp writable, as uid 65532 without capabilities', async () => {
+    const chartPods = [...(await runningPods(OPERATOR)), ...(await runningPods(GATEWAY))];
+    expect(chartPods).toHaveLength(4);
+    for (const pod of chartPods) {
+      const name = pod.metadata.name;
+      const container = pod.spec.containers[0]?.name ?? '';
+      expect(pod.spec.nodeName, name).toBe(plane.realNode?.name);
+      expect(pod.spec.containers[0]?.image, name).toBe(operatorImage.ref);
+      const exec = (cmd: string[]) => kubectl(['exec', '-n', NS, name, '-c', container, '--', ...cmd], { kubeconfig: plane.kubeconfigPath });
+      const root = await exec(['node', '-e', "require('fs').writeFileSync('/app/probe', 'x')"]);
+      expect(root.code, name).not.toBe(0);
+      expect(root.stderr, name).toContain('EROFS');
+      const tmp = await exec(['node', '-e', "require('fs').writeFileSync('/tmp/probe', 'x'); console.log(process.getuid(), process.getgid())"]);
+      expect(tmp.code, `${name}: ${tmp.stderr}`).toBe(0);
+      expect(tmp.stdout.trim(), name).toBe('65532 65532');
+      // The container's own process (PID 1), not the exec'd one: what the kubelet started.
+      const status = await exec(['grep', '-E', '^(Uid|CapEff|CapBnd|NoNewPrivs)', '/proc/1/status']);
+      expect(status.stdout, name).toMatch(/^Uid:\t65532\t65532\t65532\t65532$/m);
+      expect(status.stdout, name).toContain('CapEff:\t0000000000000000');
+      expect(status.stdout, name).toContain('CapBnd:\t0000000000000000');
+      expect(status.stdout, name).toContain('NoNewPrivs:\t1');
+    }
+  });
+
+  it('converges the examples to Ready with the operator in its pod', async () => {
+    let waiting = '';
+    await eventually(
+      'every example Ready',
+      async () => {
+        const items = (JSON.parse(await k(['get', 'endpoint-operator', '-n', EXAMPLES_NS, '-o', 'json'])) as { items: Parameters<typeof readyOf>[0][] }).items;
+        const notReady = items.filter((o) => readyOf(o)?.status !== 'True');
+        // Said on a timeout: which objects, and why.
+        waiting = notReady.map((o) => `${o.kind}/${o.metadata.name}: ${readyOf(o)?.reason ?? 'no Ready'} ${readyOf(o)?.message ?? ''}`).join('; ');
+        return items.length > 0 && notReady.length === 0 ? items : undefined;
+      },
+      300_000,
+    ).catch(async (err: unknown) => {
+      const leader = await holder();
+      throw new Error(`${String(err)}; not Ready: ${waiting}; leader ${leader} log: ${await k(['logs', '-n', NS, leader, '--tail=30'])}`);
+    });
+    const iris = (await pods(EXAMPLES_NS)).filter((p) => p.spec.containers[0]?.image === modelImage.ref);
+    expect(iris.map((p) => p.spec.nodeName)).toEqual(iris.map(() => plane.realNode?.name));
+    expect(iris.length).toBeGreaterThanOrEqual(2);
+  }, 330_000);
+
+  it('answers the kube-apiserver with the admission and conversion webhooks served from the pod', async () => {
+    const vwc = await k(['get', 'validatingwebhookconfigurations', '-o', 'jsonpath={.items[*].webhooks[*].clientConfig.service.name}']);
+    expect(vwc.split(' ').filter((s) => s !== '').every((s) => s === 'endpoint-operator-webhook')).toBe(true);
+    const slices = await k(['get', 'endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=endpoint-operator-webhook', '-o', 'jsonpath={.items[*].endpoints[*].addresses[*]}']);
+    expect(slices.split(' ').sort()).toEqual((await runningPods(OPERATOR)).map((p) => p.status.podIP).sort());
+    const invalid = await kubectl(['apply', '-f', join(REPO_ROOT, 'examples/invalid/prediction/pe-bigquery-table-too-long.yaml'), '-n', EXAMPLES_NS], { kubeconfig: plane.kubeconfigPath });
+    expect(invalid.code).not.toBe(0);
+    // A rule only the webhook enforces (the CRD cannot count a part's UTF-8 bytes), so only the webhook can have
+    // written this message; it answers a 422 Status, which kubectl shows as "is invalid".
+    expect(invalid.stderr).toMatch(/spec\.predictRequestResponseLoggingConfig\.bigqueryDestination\.outputUri: Invalid value: .*1024 UTF-8 bytes/);
+    // Stored as v1; read as v1beta1, the kube-apiserver asks the conversion webhook (v1beta1 calls annotations `metadata`).
+    const beta = await k(['get', 'registryendpoints.v1beta1.registry.endpoint-operator.dev', '-n', EXAMPLES_NS, '-o', 'json']);
+    const items = (JSON.parse(beta) as { items: { apiVersion: string; spec: Record<string, unknown> }[] }).items;
+    expect(items.length).toBeGreaterThan(0);
+    for (const item of items) {
+      expect(item.apiVersion).toBe('registry.endpoint-operator.dev/v1beta1');
+      expect(item.spec).not.toHaveProperty('annotations');
+    }
+    expect(items.some((i) => i.spec['metadata'] !== undefined)).toBe(true);
+  });
+
+  it('serves a predict routed by the split to the real model server, and a resolve, from a gateway pod', async () => {
+    const [gateway] = await runningPods(GATEWAY);
+    const dispatcher = new Agent({ connect: { ca: caPem, servername: GATEWAY_HOST } });
+    const post = async (path: string, body: unknown) => {
+      const res = await undiciFetch(`https://${gateway?.status.podIP ?? ''}:8090${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${callerToken}` },
+        body: JSON.stringify(body),
+        dispatcher,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const pe = JSON.parse(await k(['get', 'pe', 'iris', '-n', EXAMPLES_NS, '-o', 'json'])) as { spec: { trafficSplit: Record<string, number> }; status: { name: string } };
+    const seen = new Map<string, number>();
+    // 40 calls of a 70/30 split: the chance that either model is never picked is below 1e-6.
+    for (let i = 0; i < 40; i++) {
+      const r = await post(`/v1/${pe.status.name}:predict`, { instances: IRIS_INSTANCES });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body['predictions']).toEqual(expected);
+      const id = String(r.body['deployedModelId']);
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+    }
+    expect([...seen.keys()].sort()).toEqual(Object.keys(pe.spec.trafficSplit).sort());
+
+    const service = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
+    const r = await post(`/v1/${service}:resolve`, { maxEndpoints: 10 });
+    const resolved = r.body as { service?: { name?: string; endpoints?: unknown[] } };
+    expect(r.status, JSON.stringify(resolved)).toBe(200);
+    expect(resolved.service?.name).toBe(service);
+    expect(resolved.service?.endpoints?.length).toBeGreaterThan(0);
+    await dispatcher.close();
+  });
+
+  it('answers a sign-in from an operator pod', async () => {
+    for (const pod of await runningPods(OPERATOR)) {
+      const res = await fetch(`http://${pod.status.podIP ?? ''}:${DEFAULT_DEPLOY_VALUES.signin.port}/auth/pos/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ana.silva@example.com', password }),
+      });
+      const body = (await res.json()) as { status?: string; accessToken?: string };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.status).toBe('authenticated');
+      expect(body.accessToken).toMatch(/^ey/);
+    }
+  });
+
+  it('keeps every call answered through a rolling restart of the gateway, and each old gateway ends with exit 0 in its grace period', async () => {
+    const clusterIP = (await k(['get', 'service', GATEWAY_NAME, '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    const pe = JSON.parse(await k(['get', 'pe', 'iris', '-n', EXAMPLES_NS, '-o', 'json'])) as { status: { name: string } };
+    const stream = startCallStream({
+      url: `https://${clusterIP}:443/v1/${pe.status.name}:predict`,
+      servername: GATEWAY_HOST,
+      caPem,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${callerToken}` },
+      body: JSON.stringify({ instances: IRIS_INSTANCES }),
+      ratePerSecond: 15,
+      maxCalls: 15 * 120,
+    });
+    await stream.firstAnswer;
+    const old = await runningPods(GATEWAY);
+    const ended = old.map((p) => awaitTermination(plane.kubeconfigPath, NS, p.metadata.name, 'gateway', 120_000));
+    const restarting = Date.now();
+    await k(['rollout', 'restart', `deployment/${GATEWAY_NAME}`, '-n', NS]);
+    await k(['rollout', 'status', `deployment/${GATEWAY_NAME}`, '-n', NS, '--timeout=180s']);
+    const terminations = await Promise.all(ended);
+    const restartSeconds = (Date.now() - restarting) / 1000;
+    // A few more calls to the new pods alone, then the tally.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const result = await stream.stop();
+    console.log(`[chart] rolling restart of the gateway: ${restartSeconds.toFixed(1)} s; ${result.calls} calls in ${result.seconds.toFixed(1)} s, ${result.ok} answered 200, ${result.failures.length} failed; old pods ended in ${terminations.map((t) => `${t.seconds.toFixed(1)} s`).join(', ')}`);
+    expect(result.failures).toEqual([]);
+    expect(result.calls).toBeLessThan(15 * 120); // the stream covered the whole restart, not stopping at its bound
+    expect(result.ok).toBe(result.calls);
+    for (const t of terminations) {
+      expect(t.exitCode).toBe(0);
+      expect(t.seconds).toBeLessThan(GRACE_SECONDS);
+    }
+  }, 300_000);
+
+  it('stops on SIGTERM (pod deletion) within the grace period with exit code 0, handing the lease to the other replica at once', async () => {
+    const operators = await runningPods(OPERATOR);
+    const leader = await holder();
+    const other = operators.find((p) => p.metadata.name !== leader)?.metadata.name;
+    expect(operators.map((p) => p.metadata.name)).toContain(leader);
+    const ended = awaitTermination(plane.kubeconfigPath, NS, leader, 'operator', (GRACE_SECONDS + 30) * 1000);
+    const deleting = Date.now();
+    await k(['delete', 'pod', leader, '-n', NS, '--wait=false']);
+    const stopped = await ended;
+    const seen = (Date.now() - deleting) / 1000;
+    const handedOver = Date.now();
+    expect(stopped.exitCode).toBe(0);
+    expect(stopped.seconds).toBeLessThan(GRACE_SECONDS);
+    await eventually('the other replica holds the lease', async () => ((await holder()) === other ? true : undefined), 30_000);
+    const takeover = (Date.now() - handedOver) / 1000;
+    console.log(`[chart] operator ${leader} stopped ${stopped.seconds.toFixed(0)} s after its deletion by the kubelet's clock (seen here after ${seen.toFixed(1)} s); ${other ?? ''} took the lease ${takeover.toFixed(1)} s later`);
+    // The lease lasts 15 s: a released one is taken on the follower's next try (retry period 2 s).
+    expect(takeover).toBeLessThan(8);
+  }, 120_000);
+});

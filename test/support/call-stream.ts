@@ -1,0 +1,105 @@
+/**
+ * A steady stream of HTTPS calls from inside the real node's network namespace (src/devcluster/node-network.ts),
+ * where kube-proxy's rules are: a Service's cluster IP answers there as it answers a pod. The caller is a Node
+ * process started there (`ip netns exec`), one keep-alive connection pool like an SDK's, firing `ratePerSecond`
+ * calls a second whatever the answers take, until stop() or `maxCalls`. Every call's outcome is counted; a
+ * failure (an error, or a status other than 200) is kept with its time and reason.
+ */
+import { spawn } from 'node:child_process';
+import { inNodeNetwork } from '../../src/devcluster/node-network.js';
+
+export interface CallStreamOptions {
+  /** https://<cluster IP>:<port><path> */
+  readonly url: string;
+  /** The name the server's certificate is checked against (a Service's DNS name). */
+  readonly servername: string;
+  readonly caPem: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  readonly ratePerSecond: number;
+  /** The stream's bound: it ends by itself after this many calls. */
+  readonly maxCalls: number;
+}
+
+export interface CallStreamResult {
+  readonly calls: number;
+  readonly ok: number;
+  readonly seconds: number;
+  /** Every failed call: ms since the stream began, and the status or error. */
+  readonly failures: readonly { at: number; reason: string }[];
+}
+
+export interface CallStream {
+  /** Resolves once the first call has been answered 200 (the stream is known to reach its target). */
+  readonly firstAnswer: Promise<void>;
+  /** Sends no further call, waits for those in flight, and resolves to the tally. */
+  stop(): Promise<CallStreamResult>;
+}
+
+/** The caller, as an ES module read from stdin's first line (its options); a line "stop" ends it. */
+const CALLER = `
+import https from 'node:https';
+import readline from 'node:readline';
+const lines = readline.createInterface({ input: process.stdin });
+const it = lines[Symbol.asyncIterator]();
+const o = JSON.parse((await it.next()).value);
+const agent = new https.Agent({ keepAlive: true, ca: o.caPem, servername: o.servername });
+const url = new URL(o.url);
+const started = Date.now();
+let calls = 0, ok = 0, inFlight = 0, stopping = false, announced = false;
+const failures = [];
+function call() {
+  calls++; inFlight++;
+  const at = Date.now() - started;
+  const fail = (reason) => { failures.push({ at, reason }); };
+  const req = https.request(url, { method: 'POST', agent, headers: { ...o.headers, 'content-length': Buffer.byteLength(o.body) }, timeout: 10000 }, (res) => {
+    let text = '';
+    res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
+      if (res.statusCode === 200) { ok++; if (!announced) { announced = true; process.stderr.write('first-answer\\n'); } }
+      else fail(res.statusCode + ' ' + text.slice(0, 200));
+      done();
+    });
+  });
+  req.on('timeout', () => req.destroy(new Error('timeout after 10 s')));
+  req.on('error', (err) => { fail(err.code ?? err.message); done(); });
+  req.end(o.body);
+}
+function done() { inFlight--; finish(); }
+function finish() {
+  if (!stopping || inFlight > 0) return;
+  agent.destroy();
+  process.stdout.write(JSON.stringify({ calls, ok, seconds: (Date.now() - started) / 1000, failures }) + '\\n');
+  process.exit(0);
+}
+const timer = setInterval(() => { if (calls >= o.maxCalls) stop(); else call(); }, 1000 / o.ratePerSecond);
+function stop() { if (stopping) return; stopping = true; clearInterval(timer); finish(); }
+it.next().then(stop, stop);
+`;
+
+export function startCallStream(options: CallStreamOptions): CallStream {
+  const [cmd, args] = inNodeNetwork(process.execPath, ['--input-type=module', '-e', CALLER]);
+  const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const firstAnswer = new Promise<void>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      if (stderr.includes('first-answer')) resolve();
+    });
+    void exited.then(() => reject(new Error(`the caller ended before any answer: ${stderr.slice(-2000)}`)));
+  });
+  firstAnswer.catch(() => {});
+  child.stdin.on('error', () => {}); // the caller may have ended by itself (maxCalls)
+  child.stdin.write(`${JSON.stringify(options)}\n`);
+  return {
+    firstAnswer,
+    stop: async () => {
+      child.stdin.end('stop\n');
+      const code = await exited;
+      if (code !== 0) throw new Error(`the caller exited ${code}: ${stderr.slice(-2000)}`);
+      return JSON.parse(stdout) as CallStreamResult;
+    },
+  };
+}
