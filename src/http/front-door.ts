@@ -6,7 +6,7 @@
  * - one access line per request, when its answer is finished or its connection gone, with whatever the handler
  *   learnt about the request (`annotate`: an admission review's uid and decision, say).
  */
-import type { AnyRequest, AnyResponse, RequestHandler } from './request-types.js';
+import type { AnyRequest, AnyResponse } from './request-types.js';
 import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 /** A request the port refuses itself; the API renders the answer (its error form) and may log it. */
@@ -42,7 +42,10 @@ export function annotate(res: AnyResponse, fields: Readonly<Record<string, unkno
   annotations.set(res, { ...annotations.get(res), ...fields });
 }
 
-export function withFrontDoor(front: FrontDoor, handler: RequestHandler): RequestHandler {
+export function withFrontDoor<Req extends AnyRequest, Res extends AnyResponse>(
+  front: FrontDoor,
+  handler: (req: Req, res: Res) => void,
+): (req: Req, res: Res) => void {
   return (req, res) => {
     const requestId = requestIdOf(req);
     res.setHeader(REQUEST_ID_HEADER, requestId);

@@ -65,10 +65,12 @@ const TLS_ERROR_QUIET_MS = 60_000;
 /** A plain HTTP/1.1 port (the health and sign-in ports, and the gateway with --plain-http): its handlers get node:http's objects. */
 export function createHttpServer(options: {
   readonly limits: ServerLimits;
+  readonly front?: FrontDoor | undefined;
   readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
   readonly onCheckContinue?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }): http.Server {
-  const server = http.createServer(serverTimeoutOptions(options.limits), options.onRequest);
+  const onRequest = options.front === undefined ? options.onRequest : withFrontDoor(options.front, options.onRequest);
+  const server = http.createServer(serverTimeoutOptions(options.limits), onRequest);
   if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
   applyServerLimits(server, options.limits);
   return server;

@@ -108,6 +108,28 @@ describe('the webhook port', () => {
     expect(String(body.message)).toContain('RFC 9112');
   });
 
+  it('serves a renewed certificate to new connections (setTls), without a restart', async () => {
+    const other = await start();
+    const firstCa = ca;
+    const trusts = (bundle: string): Promise<boolean> =>
+      new Promise((resolve) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port: other.port, ca: bundle }, () => {
+          socket.end();
+          resolve(true);
+        });
+        socket.on('error', () => resolve(false));
+      });
+    try {
+      expect(await trusts(firstCa)).toBe(true);
+      other.setTls(await certificate());
+      expect(ca).not.toBe(firstCa);
+      expect(await trusts(ca)).toBe(true);
+      expect(await trusts(firstCa)).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('closes at once with an HTTP/2 session and a kept-alive HTTP/1.1 connection open', async () => {
     const other = await start();
     const session = connect(`https://127.0.0.1:${other.port}`, { ca });
