@@ -10,10 +10,17 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
-/** The caller's X-Request-Id when sane (one header, ≤128 safe characters), else a new random UUID. */
+/** Ids already given, so the port (server.ts) and the framework behind it (fastify's genReqId) name a request alike. */
+const given = new WeakMap<object, string>();
+
+/** The caller's X-Request-Id when sane (one header, ≤128 safe characters), else a new random UUID; the same for one request. */
 export function requestIdOf(req: Pick<IncomingMessage, 'headers'>): string {
+  const known = given.get(req);
+  if (known !== undefined) return known;
   const incoming = req.headers[REQUEST_ID_HEADER];
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  given.set(req, id);
+  return id;
 }
 
 /**

@@ -9,23 +9,21 @@
  *   and `maxSessionRejectedStreams` / `maxSessionInvalidFrames` end one that keeps misbehaving;
  * - an idle session is closed after the keep-alive timeout, as an idle HTTP/1.1 connection is.
  *
+ * With `front` (front-door.ts), the port also gives every request its id (X-Request-Id), refuses more than one Host
+ * header in the API's own error form and writes one access line per request.
+ *
  * A client that does not trust the certificate fails its handshake; `onTlsError` hears it once per client
  * address and minute (clients retry, and a log line per retry says nothing new). Node has often let go of the
  * socket's address by then: such failures share the key 'unknown'.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, {
-  type Http2SecureServer,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type ServerHttp2Session,
-} from 'node:http2';
+import http2, { type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import { withFrontDoor, type FrontDoor } from './front-door.js';
+import type { RequestHandler } from './request-types.js';
 import { applyServerLimits, serverTimeoutOptions, type ServerLimits } from './server-limits.js';
 
-export type AnyRequest = IncomingMessage | Http2ServerRequest;
-export type AnyResponse = ServerResponse | Http2ServerResponse;
-export type RequestHandler = (req: AnyRequest, res: AnyResponse) => void;
+export type { AnyRequest, AnyResponse, RequestHandler } from './request-types.js';
 export type NodeServer = http.Server | Http2SecureServer;
 
 /** A PEM certificate chain and its key. */
@@ -53,6 +51,8 @@ export interface ServerOptions {
   /** TLS with ALPN h2 and http/1.1; absent = plain HTTP/1.1 (an explicit setting: behind a proxy that terminates TLS). */
   readonly tls?: TlsPair | undefined;
   readonly http2Limits?: Http2Limits;
+  /** The request id, the duplicate-Host refusal and the access line, done by the port (front-door.ts). */
+  readonly front?: FrontDoor;
   readonly onRequest: RequestHandler;
   /** `Expect: 100-continue` requests (RFC 9110 §10.1.1); absent = Node answers `100 Continue` itself. */
   readonly onCheckContinue?: RequestHandler;
@@ -65,19 +65,25 @@ const TLS_ERROR_QUIET_MS = 60_000;
 /** A plain HTTP/1.1 port (the health and sign-in ports, and the gateway with --plain-http): its handlers get node:http's objects. */
 export function createHttpServer(options: {
   readonly limits: ServerLimits;
+  readonly front?: FrontDoor | undefined;
   readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
   readonly onCheckContinue?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }): http.Server {
-  const server = http.createServer(serverTimeoutOptions(options.limits), options.onRequest);
+  const onRequest = options.front === undefined ? options.onRequest : withFrontDoor(options.front, options.onRequest);
+  const server = http.createServer(serverTimeoutOptions(options.limits), onRequest);
   if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
   applyServerLimits(server, options.limits);
   return server;
 }
 
 export function createServer(options: ServerOptions): NodeServer {
-  const { limits } = options;
-  if (options.tls === undefined)
-    return createHttpServer({ limits, onRequest: options.onRequest, onCheckContinue: options.onCheckContinue });
+  const { limits, front } = options;
+  const onRequest = front === undefined ? options.onRequest : withFrontDoor(front, options.onRequest);
+  const onCheckContinue =
+    front === undefined || options.onCheckContinue === undefined
+      ? options.onCheckContinue
+      : withFrontDoor(front, options.onCheckContinue);
+  if (options.tls === undefined) return createHttpServer({ limits, onRequest, onCheckContinue });
   const h2 = options.http2Limits ?? DEFAULT_HTTP2_LIMITS;
   const server = http2.createSecureServer(
     {
@@ -91,9 +97,9 @@ export function createServer(options: ServerOptions): NodeServer {
       maxSessionInvalidFrames: 1000,
       ...serverTimeoutOptions(limits),
     },
-    options.onRequest,
+    onRequest,
   );
-  if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
+  if (onCheckContinue !== undefined) server.on('checkContinue', onCheckContinue);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
     sessions.add(session);

@@ -8,7 +8,7 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { requestIdOf } from '../http/request-id.js';
 import { reportServerError, type ErrorLog } from '../http/server-errors.js';
 import { HEALTH_SERVER_LIMITS } from '../http/server-limits.js';
 import { createHttpServer } from '../http/server.js';
@@ -90,13 +90,16 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
   const log: ErrorLog = options.log ?? { error: () => undefined };
   const server = createHttpServer({
     limits: HEALTH_SERVER_LIMITS,
+    // The port gives the request id and refuses a second Host header; probes and scrapes get no access line.
+    front: {
+      refuse: (_req, res, refusal) => {
+        res
+          .writeHead(refusal.status, { 'Content-Type': 'text/plain', Connection: 'close' })
+          .end(`${refusal.message}\n`);
+      },
+    },
     onRequest: (req, res) => {
       const requestId = requestIdOf(req);
-      res.setHeader(REQUEST_ID_HEADER, requestId);
-      if (hasDuplicateHost(req)) {
-        res.writeHead(400, { 'Content-Type': 'text/plain', Connection: 'close' }).end(`${DUPLICATE_HOST_MESSAGE}\n`);
-        return;
-      }
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { Allow: 'GET, HEAD' }).end();

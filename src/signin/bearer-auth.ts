@@ -26,10 +26,20 @@ declare module 'fastify' {
 export function bearerAuthPlugin(ctx: SignInContext, audience: Audience) {
   return async function bearerAuth(scope: FastifyInstance): Promise<void> {
     scope.decorateRequest('caller', null);
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, bearer: true };
+    });
     scope.addHook('onRequest', async (request) => {
       request.caller = await authenticateRequest(ctx, request, audience);
     });
   };
+}
+
+/** The caller of a protected route; null means the route was registered outside the plugin's scope. */
+export function signedInCaller(request: FastifyRequest): SignedInCaller {
+  if (request.caller === null)
+    throw new SignInProblem('missingToken', 'an access token is required in the Authorization header (Bearer)');
+  return request.caller;
 }
 
 /**

@@ -4,10 +4,9 @@ import { ADMIN_ROLES, SHOP_ROLES } from '../api/pos/v1/index.js';
 /**
  * Request and response bodies of the sign-in API. These zod schemas are the single source: they
  * validate requests, drive fastify's response serialisation (unknown fields never leak out) and
- * produce /openapi.json. Named schemas go into `dtoRegistry` (not zod's global registry) so the
- * OpenAPI document can reference them as components while fastify gets them inline.
+ * produce /openapi.json. A schema with an `id` (zod's global registry, where its field descriptions
+ * live too) is an OpenAPI component that routes reference.
  */
-export const dtoRegistry = z.registry<{ id: string }>();
 
 // Bounds stop a multi-megabyte password from turning argon2 into a CPU sink (argon2 pre-hashes, but
 // the request still has to be read and copied) and keep junk out of logs and throttling keys.
@@ -20,7 +19,7 @@ export const credentialsRequest = z
       .meta({ description: 'email of the account (compared case-insensitively); required.' }),
     password: z.string().min(1).max(1024).meta({ description: 'password; required, never logged.' }),
   })
-  .register(dtoRegistry, { id: 'CredentialsRequest' });
+  .meta({ id: 'CredentialsRequest' });
 
 export const selectShopRequest = z
   .object({
@@ -31,7 +30,7 @@ export const selectShopRequest = z
       .meta({ description: 'sessionToken from a select_shop PosLoginResponse (single use, 5 minutes); required.' }),
     shopId: z.string().min(1).max(253).meta({ description: 'shopId is the id of one of the offered shops; required.' }),
   })
-  .register(dtoRegistry, { id: 'SelectShopRequest' });
+  .meta({ id: 'SelectShopRequest' });
 
 export const switchShopRequest = z
   .object({
@@ -41,7 +40,7 @@ export const switchShopRequest = z
       .max(253)
       .meta({ description: 'shopId is the id of a shop the user is attached to; required.' }),
   })
-  .register(dtoRegistry, { id: 'SwitchShopRequest' });
+  .meta({ id: 'SwitchShopRequest' });
 
 export const refreshTokenRequest = z
   .object({
@@ -51,7 +50,7 @@ export const refreshTokenRequest = z
       .max(512)
       .meta({ description: 'refreshToken from the last login or refresh (it rotates on every use); required.' }),
   })
-  .register(dtoRegistry, { id: 'RefreshTokenRequest' });
+  .meta({ id: 'RefreshTokenRequest' });
 
 export const shopListItemDto = z
   .object({
@@ -59,7 +58,7 @@ export const shopListItemDto = z
     name: z.string().meta({ description: 'name is the display name of the shop.' }),
     code: z.string().meta({ description: 'code is the short shop code printed on receipts.' }),
   })
-  .register(dtoRegistry, { id: 'ShopListItemDto' });
+  .meta({ id: 'ShopListItemDto' });
 export type ShopListItemDto = z.infer<typeof shopListItemDto>;
 
 export const shopUserDetailDto = z
@@ -73,12 +72,12 @@ export const shopUserDetailDto = z
     shop: shopListItemDto,
     employeeCode: z.string().nullable().meta({ description: 'employeeCode in this shop, or null.' }),
   })
-  .register(dtoRegistry, { id: 'ShopUserDetailDto' });
+  .meta({ id: 'ShopUserDetailDto' });
 export type ShopUserDetailDto = z.infer<typeof shopUserDetailDto>;
 
 export const adminUserDto = z
   .object({ id: z.string(), email: z.string(), name: z.string(), role: z.enum(ADMIN_ROLES) })
-  .register(dtoRegistry, { id: 'AdminUserDto' });
+  .meta({ id: 'AdminUserDto' });
 export type AdminUserDto = z.infer<typeof adminUserDto>;
 
 const tokenFields = {
@@ -92,12 +91,10 @@ const tokenFields = {
   expiresIn: z.number().int().meta({ description: 'expiresIn: access-token lifetime in seconds.' }),
 };
 
-export const tokenResponse = z.object(tokenFields).register(dtoRegistry, { id: 'TokenResponse' });
+export const tokenResponse = z.object(tokenFields).meta({ id: 'TokenResponse' });
 export type TokenResponse = z.infer<typeof tokenResponse>;
 
-export const adminLoginResponse = z
-  .object({ ...tokenFields, user: adminUserDto })
-  .register(dtoRegistry, { id: 'AdminLoginResponse' });
+export const adminLoginResponse = z.object({ ...tokenFields, user: adminUserDto }).meta({ id: 'AdminLoginResponse' });
 
 /**
  * Back-office sign-in of a shop user (the seed's ShopUserLoginResponse): the profile on the first
@@ -106,11 +103,11 @@ export const adminLoginResponse = z
 export const shopUserLoginResponse = z
   .object({ ...tokenFields, shopUser: shopUserDetailDto })
   .meta({ description: 'shopUser is the profile on the first shop the user runs (owner or manager role).' })
-  .register(dtoRegistry, { id: 'ShopUserLoginResponse' });
+  .meta({ id: 'ShopUserLoginResponse' });
 
 export const posAuthenticatedResponse = z
   .object({ status: z.literal('authenticated'), ...tokenFields, shopUser: shopUserDetailDto })
-  .register(dtoRegistry, { id: 'PosAuthenticatedResponse' });
+  .meta({ id: 'PosAuthenticatedResponse' });
 export type PosAuthenticatedResponse = z.infer<typeof posAuthenticatedResponse>;
 
 export const posSelectShopResponse = z
@@ -122,11 +119,11 @@ export const posSelectShopResponse = z
     expiresIn: z.number().int().meta({ description: 'expiresIn: sessionToken lifetime in seconds.' }),
     shops: z.array(shopListItemDto),
   })
-  .register(dtoRegistry, { id: 'PosSelectShopResponse' });
+  .meta({ id: 'PosSelectShopResponse' });
 
 export const posLoginResponse = z
   .discriminatedUnion('status', [posAuthenticatedResponse, posSelectShopResponse])
-  .register(dtoRegistry, { id: 'PosLoginResponse' });
+  .meta({ id: 'PosLoginResponse' });
 export type PosLoginResponse = z.infer<typeof posLoginResponse>;
 
 export const posProfileResponse = z
@@ -137,14 +134,14 @@ export const posProfileResponse = z
       .meta({ description: 'availableShops: every shop the user is attached to (the shops it may switch to).' }),
   })
   .meta({ description: 'The profile on the shop named by X-Shop-Id.' })
-  .register(dtoRegistry, { id: 'PosProfileResponse' });
+  .meta({ id: 'PosProfileResponse' });
 
 export const switchShopResponse = z
   .object({ shopUser: shopUserDetailDto })
   .meta({
     description: 'The profile in the new shop; no token: the access token is shop-agnostic, send the new X-Shop-Id.',
   })
-  .register(dtoRegistry, { id: 'SwitchShopResponse' });
+  .meta({ id: 'SwitchShopResponse' });
 
 export const jwksResponse = z
   .object({
@@ -152,7 +149,7 @@ export const jwksResponse = z
       z.object({ kty: z.string(), crv: z.string(), x: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
     ),
   })
-  .register(dtoRegistry, { id: 'JsonWebKeySet' });
+  .meta({ id: 'JsonWebKeySet' });
 
 export const problemDetails = z
   .object({
@@ -164,4 +161,4 @@ export const problemDetails = z
     errors: z.array(z.object({ field: z.string(), detail: z.string() })).optional(),
   })
   .meta({ description: 'RFC 9457 problem details.' })
-  .register(dtoRegistry, { id: 'Problem' });
+  .meta({ id: 'Problem' });

@@ -9,13 +9,13 @@
  * routing, request and reply objects, the hooks, the error handler and log lines; here it is little
  * more than Node's HTTP parse and the write of the answer (B5-flood, docs/hostile-input.md).
  *
- * Only requests that would certainly be refused are answered here: a POST to a login route, with a
- * single Host header (fastify answers two with 400), carrying no device cookie (a client with a
- * device token for the account has its own share, known only once the body names the account).
+ * Only requests that would certainly be refused are answered here: a POST to a login route (with a
+ * single Host header: the port refuses two before this runs, front-door.ts), carrying no device cookie
+ * (a client with a device token for the account has its own share, known only once the body names the account).
  * Everything else goes to fastify unchanged, where `admit` refuses what slips through.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hasDuplicateHost, requestIdOf, REQUEST_ID_HEADER } from '../http/request-id.js';
+import { requestIdOf, REQUEST_ID_HEADER } from '../http/request-id.js';
 import { hasDeviceCookie } from './device-trust.js';
 import { problemBody } from './problems.js';
 import type { VerificationQueue } from './verification-queue.js';
@@ -67,7 +67,7 @@ export function overShareRefusal(
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const refusal = refusals.get(query < 0 ? url : url.slice(0, query));
-    if (refusal === undefined || hasDeviceCookie(req.headers.cookie) || hasDuplicateHost(req)) return false;
+    if (refusal === undefined || hasDeviceCookie(req.headers.cookie)) return false;
     if (!verifications.refuseOverShare(addressClientKey(clientAddress(req)))) return false;
     res.writeHead(429, { ...refusal.headers, [REQUEST_ID_HEADER]: requestIdOf(req) });
     // The body (a few bytes, already in the socket's buffer) is not read: Node discards it before

@@ -3,6 +3,7 @@ import { createHttpServer } from '../http/server.js';
 import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import { realClock, type Clock } from '../runtime/clock.js';
 import type { SignInContext } from './context.js';
@@ -10,15 +11,16 @@ import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
 import { isRequestTimeout, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
-import { openApiDocument } from './openapi.js';
-import { refuseDuplicateHostAndEchoRequestId, reportSignInServerError } from './host-and-request-id.js';
+import { registerOpenApi } from './openapi.js';
+import { echoRequestId, reportSignInServerError, sendPortRefusal } from './request-id-and-errors.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
 import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
 import { bearerAuthPlugin } from './bearer-auth.js';
-import type { Route } from './route-kit.js';
+import { collectRoutes, type Route } from './route-table.js';
+import { invalidBodyProblem } from './invalid-body.js';
 import { adminRoutes } from './routes/admin.js';
-import { posRoutes } from './routes/pos.js';
+import { posProtectedRoutes, posRoutes } from './routes/pos.js';
 import { shopRoutes } from './routes/shop.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { wellKnownRoutes } from './routes/well-known.js';
@@ -175,6 +177,7 @@ export async function buildSignInApp(
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
       createHttpServer({
         limits,
+        front: { refuse: (req, res, refusal) => sendPortRefusal(req.url ?? '/', res, refusal) },
         onRequest: (req, res) => {
           if (!refuseOverShare(req, res)) handler(req, res);
         },
@@ -185,7 +188,11 @@ export async function buildSignInApp(
     requestIdHeader: false,
   }) as unknown as FastifyInstance;
 
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler((error, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(error))
+      return sendProblem(reply, invalidBodyProblem(request.routeOptions.schema?.body, request.body), request.url);
     if (error instanceof SignInProblem) {
       if (ProblemTypes[error.kind].status >= 500)
         reportSignInServerError(request, ProblemTypes[error.kind].status, error.cause ?? error);
@@ -219,7 +226,7 @@ export async function buildSignInApp(
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  refuseDuplicateHostAndEchoRequestId(app);
+  echoRequestId(app);
   installJsonBodyParser(app, {
     utf8Only: true,
     refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message),
@@ -229,22 +236,21 @@ export async function buildSignInApp(
     setSecurityHeaders(reply);
   });
 
-  const routes = [
-    ...adminRoutes(context),
-    ...shopRoutes(context),
-    ...posRoutes(context),
-    ...tokenRoutes(context),
-    ...wellKnownRoutes(context),
-  ];
-  for (const r of routes) if (!r.info.bearer) r.register(app);
+  // The generator must hear every route (it listens to onRoute), so it is registered before them.
+  await registerOpenApi(app);
+  const registeredRoutes = collectRoutes(app);
+  adminRoutes(app, context);
+  shopRoutes(app, context);
+  posRoutes(app, context);
+  tokenRoutes(app, context);
+  wellKnownRoutes(app, context);
   // Protected routes live in the bearer-auth plugin's scope: its onRequest hook authenticates before the body is read.
   await app.register(async (scope) => {
     // Every protected route is the point of sale's: back-office and admin tokens have another `aud`.
     await bearerAuthPlugin(context, 'pos')(scope);
-    for (const r of routes) if (r.info.bearer) r.register(scope);
+    posProtectedRoutes(scope, context);
   });
-  const document = openApiDocument(routes);
-  app.get('/openapi.json', async () => document);
+  const routes = registeredRoutes();
   const methodsByUrl = new Map<string, string[]>([['/openapi.json', ['GET', 'HEAD']]]);
   for (const r of routes)
     methodsByUrl.set(r.info.url, [

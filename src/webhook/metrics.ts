@@ -5,8 +5,8 @@
  */
 import 'reflect-metadata'; // @peculiar/x509 resolves its algorithms through tsyringe, which needs the Reflect metadata API.
 import * as x509 from '@peculiar/x509';
-import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import type { AnyResponse } from '../http/request-types.js';
 import { metricsRegistry } from '../runtime/metrics.js';
 
 export const webhookLatency = new Histogram({
@@ -38,7 +38,7 @@ const certificateExpiry = new Gauge({
 });
 
 /** Counts one request to a webhook path and observes its latency when its answer is sent (or the connection drops). */
-export function trackWebhookRequest(webhook: string, res: ServerResponse): void {
+export function trackWebhookRequest(webhook: string, res: AnyResponse): void {
   const started = performance.now();
   webhookInFlight.inc({ webhook });
   res.once('close', () => {

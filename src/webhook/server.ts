@@ -1,18 +1,13 @@
-import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { KindDefinition, ValidationOptions } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { annotate, type AccessLine } from '../http/front-door.js';
 import { JsonLimitError, parseGuardedJson } from '../http/json-guard.js';
-import { DUPLICATE_HOST_MESSAGE, hasDuplicateHost, REQUEST_ID_HEADER, requestIdOf } from '../http/request-id.js';
+import { requestIdOf } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
-import {
-  applyServerLimits,
-  serverTimeoutOptions,
-  WEBHOOK_SERVER_LIMITS,
-  type ServerLimits,
-} from '../http/server-limits.js';
+import { WEBHOOK_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
+import { createServer, setServerCertificate, type AnyRequest, type AnyResponse } from '../http/server.js';
 import { decodeAdmissionReview, MalformedReviewError, reviewResponse } from './admission-review.js';
 import { reviewAdmission } from './admission.js';
 import { conversionReviewResponse, decodeConversionReview, reviewConversion } from './conversion.js';
@@ -67,7 +62,7 @@ class HttpError extends Error {
 }
 
 /** A metav1.Status body, so an error shows up readably in the API server's "failed calling webhook" message. */
-function sendError(res: ServerResponse, err: HttpError): void {
+function sendError(res: AnyResponse, err: HttpError): void {
   send(res, err.code, {
     kind: 'Status',
     apiVersion: 'v1',
@@ -78,13 +73,13 @@ function sendError(res: ServerResponse, err: HttpError): void {
   });
 }
 
-function send(res: ServerResponse, code: number, body: unknown): void {
+function send(res: AnyResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
-function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+function readJson(req: AnyRequest, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
@@ -147,7 +142,11 @@ function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
 
 /**
  * The validating (`POST /validate`), mutating (`POST /mutate`) and conversion (`POST /convert`) webhooks over HTTPS, plus
- * `GET /healthz`. Every request is answered and logged on one line; no input crashes the server.
+ * `GET /healthz`, on the server factory's port (src/http/server.ts: limits, timeouts, connection cap, request id,
+ * duplicate-Host refusal, access line). Every review is answered and logged on one line (its access line, with the
+ * review's uid and decision); no input crashes the server. The kube-apiserver's webhook client speaks HTTP/2 when
+ * ALPN offers it, as the factory's TLS port does; a refusal that must end the connection (413) closes an HTTP/1.1
+ * one and only ends the stream on HTTP/2.
  */
 export async function startWebhookServer(opts: WebhookServerOptions): Promise<WebhookServer> {
   const kinds = opts.kinds ?? allKinds;
@@ -155,15 +154,10 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = opts.log;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = process.hrtime.bigint();
-    const ms = (): number => Number(process.hrtime.bigint() - started) / 1e6;
+  async function handle(req: AnyRequest, res: AnyResponse): Promise<void> {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
-    const requestId = requestIdOf(req);
-    res.setHeader(REQUEST_ID_HEADER, requestId);
     if (path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH) trackWebhookRequest(path, res);
     try {
-      if (hasDuplicateHost(req)) throw new HttpError(400, 'BadRequest', DUPLICATE_HOST_MESSAGE);
       if (path === '/healthz' && (req.method === 'GET' || req.method === 'HEAD')) {
         send(res, 200, { status: 'ok' });
         return;
@@ -184,67 +178,61 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       if (path === VALIDATE_PATH) {
         const request = decodeAdmissionReview(body);
         const outcome = reviewAdmission(request, { kinds, options: opts.options });
+        annotate(res, {
+          msg: 'admission review',
+          path,
+          uid: request.uid,
+          operation: request.operation,
+          kind: outcome.kind,
+          namespace: outcome.namespace,
+          name: outcome.name,
+          decision: outcome.decision,
+          causes: outcome.causes,
+          warnings: outcome.response.warnings?.length ?? 0,
+        });
         send(res, 200, reviewResponse(outcome.response));
-        log.info(
-          {
-            path,
-            uid: request.uid,
-            operation: request.operation,
-            kind: outcome.kind,
-            namespace: outcome.namespace,
-            name: outcome.name,
-            decision: outcome.decision,
-            causes: outcome.causes,
-            warnings: outcome.response.warnings?.length ?? 0,
-            ms: ms(),
-          },
-          'admission review',
-        );
       } else if (path === MUTATE_PATH) {
         const request = decodeAdmissionReview(body);
         const outcome = reviewFinalizers(request, kinds);
+        annotate(res, {
+          msg: 'mutating review',
+          path,
+          uid: request.uid,
+          operation: request.operation,
+          kind: outcome.kind,
+          namespace: outcome.namespace,
+          name: outcome.name,
+          decision: outcome.decision,
+        });
         send(res, 200, reviewResponse(outcome.response));
-        log.info(
-          {
-            path,
-            uid: request.uid,
-            operation: request.operation,
-            kind: outcome.kind,
-            namespace: outcome.namespace,
-            name: outcome.name,
-            decision: outcome.decision,
-            ms: ms(),
-          },
-          'mutating review',
-        );
       } else {
         const request = decodeConversionReview(body);
         const outcome = reviewConversion(request, table);
-        send(res, 200, conversionReviewResponse(outcome.response));
         const failure = outcome.response.result.status === 'Failure' ? outcome.response.result.message : undefined;
-        log.info(
-          {
-            path,
-            uid: request.uid,
-            kind: outcome.kind,
-            desiredAPIVersion: request.desiredAPIVersion,
-            objects: request.objects.length,
-            decision: failure === undefined ? 'converted' : 'failed',
-            ...(failure === undefined ? {} : { message: failure }),
-            ms: ms(),
-          },
-          'conversion review',
-        );
+        annotate(res, {
+          msg: 'conversion review',
+          path,
+          uid: request.uid,
+          kind: outcome.kind,
+          desiredAPIVersion: request.desiredAPIVersion,
+          objects: request.objects.length,
+          decision: failure === undefined ? 'converted' : 'failed',
+          ...(failure === undefined ? {} : { message: failure }),
+        });
+        send(res, 200, conversionReviewResponse(outcome.response));
       }
     } catch (err) {
       const refusal =
         err instanceof TooDeepBody ? tooDeepAnswer(path === CONVERT_PATH ? 'conversion' : 'admission', err) : undefined;
       if (refusal !== undefined) {
+        annotate(res, {
+          msg: 'review refused: nested too deeply',
+          level: 'warn',
+          path,
+          decision: 'denied',
+          message: (err as Error).message,
+        });
         send(res, 200, refusal);
-        log.warn(
-          { path, decision: 'denied', message: (err as Error).message, ms: ms() },
-          'review refused: nested too deeply',
-        );
         return;
       }
       const httpError =
@@ -253,38 +241,61 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
           : err instanceof MalformedReviewError || err instanceof TooDeepBody
             ? new HttpError(400, 'BadRequest', err.message)
             : new HttpError(500, 'InternalError', `internal error: ${(err as Error).message}`);
-      if (httpError.code === 413) res.setHeader('connection', 'close');
-      if (!res.headersSent) sendError(res, httpError);
-      const line = {
-        path,
-        method: req.method,
-        code: httpError.code,
-        decision: 'error',
-        message: httpError.message,
-        ms: ms(),
-      };
       if (httpError.code >= 500)
         reportServerError(log, {
           server: 'webhook',
           route: path === VALIDATE_PATH || path === MUTATE_PATH || path === CONVERT_PATH ? path : 'unrouted',
-          requestId,
+          requestId: requestIdOf(req),
           status: httpError.code,
           err,
         });
-      else log.warn(line, 'webhook request refused');
+      else refused(res, httpError, path, req.method);
+      // The rest of an oversized body is not read: HTTP/1.1 must close the connection; HTTP/2 only ends the stream.
+      if (httpError.code === 413 && req.httpVersionMajor !== 2) res.setHeader('connection', 'close');
+      if (!res.headersSent) sendError(res, httpError);
     }
   }
 
+  /** The access line of a refused request (4xx); 5xx are reported once by reportServerError. */
+  function refused(res: AnyResponse, err: HttpError, path: string, method: string | undefined): void {
+    annotate(res, {
+      msg: 'webhook request refused',
+      level: 'warn',
+      path,
+      method,
+      code: err.code,
+      decision: 'error',
+      message: err.message,
+    });
+  }
+
+  /** One line per annotated request (reviews and refusals; not /healthz, which probes call every few seconds). */
+  function accessLog(line: AccessLine, annotations: Readonly<Record<string, unknown>> | undefined): void {
+    if (annotations === undefined) return;
+    const { msg, level, ...fields } = annotations;
+    const entry = { ...fields, requestId: line.requestId, http: line.httpVersion, ms: line.ms };
+    if (level === 'warn') log.warn(entry, String(msg));
+    else log.info(entry, String(msg));
+  }
+
   const limits: ServerLimits = { ...WEBHOOK_SERVER_LIMITS, ...opts.serverLimits };
-  const server: Server = createServer(
-    { cert: opts.tls.cert, key: opts.tls.key, minVersion: 'TLSv1.2', ...serverTimeoutOptions(limits) },
-    (req, res) => {
+  const server = createServer({
+    limits,
+    tls: opts.tls,
+    front: {
+      refuse: (req, res, refusal) => {
+        const err = new HttpError(refusal.status, 'BadRequest', refusal.message);
+        refused(res, err, (req.url ?? '/').split('?', 1)[0] ?? '/', req.method);
+        sendError(res, err);
+      },
+      log: accessLog,
+    },
+    onRequest: (req, res) => {
       void handle(req, res);
     },
-  );
+    onTlsError: (_client, err) => log.debug({ err: err.message }, 'TLS handshake failed'),
+  });
   recordServingCertificate(opts.tls.cert);
-  applyServerLimits(server, limits);
-  server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -297,15 +308,12 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   return {
     port,
     setTls(tls: ServingCertificate): void {
-      server.setSecureContext({ cert: tls.cert, key: tls.key });
+      setServerCertificate(server, tls);
       recordServingCertificate(tls.cert);
     },
     close(): Promise<void> {
-      return new Promise((resolve) => {
-        server.close(() => resolve());
-        // The API server keeps connections alive; without this close() would wait for them to idle out.
-        server.closeAllConnections();
-      });
+      // The factory's close also ends the apiserver's HTTP/2 sessions (GOAWAY), which it keeps open otherwise.
+      return new Promise((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -1,27 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authenticate } from '../authenticate.js';
 import type { SignInContext } from '../context.js';
 import { adminLoginResponse, credentialsRequest } from '../dto.js';
 import { issueTokenPair } from '../issue-tokens.js';
 import { adminUserDto, isAdminUser } from '../mappers.js';
-import { route, type Route } from '../route-kit.js';
 
-export function adminRoutes(ctx: SignInContext): Route[] {
-  return [
-    route({
-      method: 'POST',
-      url: '/auth/admin/login',
+export function adminRoutes(app: FastifyInstance, ctx: SignInContext): void {
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: 'POST',
+    url: '/auth/admin/login',
+    schema: {
       summary: 'Signs an AdminUser in with email and password.',
-      tag: 'admin',
+      tags: ['admin'],
       body: credentialsRequest,
-      response: adminLoginResponse,
-      problems: ['invalidCredentials', 'tooManyAttempts', 'unavailable'],
-      handler: async ({ body, request, reply }) => {
-        const admin = await authenticate(ctx, request, reply, body, isAdminUser);
-        return {
-          ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id }, 'admin')),
-          user: adminUserDto(admin),
-        };
-      },
-    }),
-  ];
+      response: { 200: adminLoginResponse },
+    },
+    config: { problems: ['invalidCredentials', 'tooManyAttempts', 'unavailable'] },
+    handler: async (request, reply) => {
+      const admin = await authenticate(ctx, request, reply, request.body, isAdminUser);
+      return {
+        ...(await issueTokenPair(ctx, { kind: 'AdminUser', name: admin.id }, 'admin')),
+        user: adminUserDto(admin),
+      };
+    },
+  });
 }

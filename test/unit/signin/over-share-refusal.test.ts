@@ -16,7 +16,7 @@ import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import type { SignInContext } from '../../../src/signin/context.js';
 import { LOGIN_PATHS, OVER_SHARE_DETAIL } from '../../../src/signin/over-share-refusal.js';
-import type { Route } from '../../../src/signin/route-kit.js';
+import type { Route } from '../../../src/signin/route-table.js';
 import { json, PASSWORD, testApp } from './fixtures.js';
 
 const logLines: { reqId?: string; msg?: string }[] = [];

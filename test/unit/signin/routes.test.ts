@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProblemTypes, type ProblemKind } from '../../../src/signin/problems.js';
-import type { RouteInfo } from '../../../src/signin/route-kit.js';
+import type { RouteInfo } from '../../../src/signin/route-table.js';
 import { json, PASSWORD, testApp } from './fixtures.js';
 
 type App = Awaited<ReturnType<typeof testApp>>;
