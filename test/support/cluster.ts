@@ -68,7 +68,7 @@ export function kubectl(
   });
 }
 
-/** Creates a namespace `<prefix>-<random>` (a valid DNS label) and returns its name. */
+/** Creates a namespace `<prefix>-<random>` (a valid DNS label), with its default ServiceAccount, and returns its name. */
 export async function createTestNamespace(prefix: string): Promise<string> {
   const base =
     prefix
@@ -80,5 +80,9 @@ export async function createTestNamespace(prefix: string): Promise<string> {
   const result = await kubectl(['create', 'namespace', name]);
   if (result.code !== 0)
     throw new Error(`kubectl create namespace ${name} failed (exit ${result.code}): ${result.stderr.trim()}`);
+  // The controller-manager adds the namespace's default ServiceAccount a moment later, and a pod created before
+  // it exists is refused (`serviceaccount "default" not found`).
+  const account = await kubectl(['wait', '--for=create', 'serviceaccount/default', '-n', name, '--timeout=60s']);
+  if (account.code !== 0) throw new Error(`namespace ${name} got no default ServiceAccount: ${account.stderr.trim()}`);
   return name;
 }

@@ -6,19 +6,20 @@
  *
  * Nothing on the host changes: the namespaces hold every link, rule and set (br_netfilter's sysctls are per
  * namespace, and 1 in a new one); kube-router reaches the apiserver through a Unix socket this process serves
- * (the namespace's 127.0.0.1 is not the host's). stop() kills the processes and deletes the namespaces; a test run
- * killed before it leaves them (`ip netns list | grep eo-np-`, then `ip netns del`).
+ * (the namespace's 127.0.0.1 is not the host's). stop() kills the processes and deletes the namespaces; what a
+ * killed run left (its pid is in the names) is removed by the next start.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { ensureDebianPackages } from '../../src/devcluster/apt.js';
 import { capture } from '../../src/devcluster/exec.js';
+import { pidAlive } from '../../src/devcluster/file-lock.js';
 import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
 
 /** The release tools/kube-router/go.mod requires. */
@@ -49,6 +50,31 @@ async function must(cmd: string, args: readonly string[]): Promise<string> {
   return r.stdout;
 }
 
+const NAMESPACE_PREFIX = 'eo-np-';
+
+/** Ends the processes in, and deletes, the namespaces and files of runs whose process is gone. */
+async function removeLeftovers(): Promise<void> {
+  const deadOwner = (name: string): boolean => {
+    const pid = Number(name.slice(NAMESPACE_PREFIX.length).split('-')[0]);
+    return Number.isInteger(pid) && pid > 0 && !pidAlive(pid);
+  };
+  const namespaces = (await capture('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '');
+  for (const ns of namespaces.filter((n) => n.startsWith(NAMESPACE_PREFIX) && deadOwner(n))) {
+    const pids = (await capture('ip', ['netns', 'pids', ns])).stdout.split('\n').filter(Boolean);
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Ended between the listing and now.
+      }
+    }
+    await capture('ip', ['netns', 'del', ns]);
+  }
+  for (const entry of await readdir(tmpdir()))
+    if (entry.startsWith(NAMESPACE_PREFIX) && deadOwner(entry))
+      await rm(join(tmpdir(), entry), { recursive: true, force: true });
+}
+
 /**
  * Starts kube-router for the kwok Node `nodeName` (whose pods it guards), with `pods` wired to its bridge; the
  * admin kubeconfig's credentials are used. Builds kube-router (Go module proxy) and installs ipset (Debian) first.
@@ -62,8 +88,9 @@ export async function startPolicyNode(
   await ensureDebianPackages(['ipset'], () => {}, logFile);
   const binary = (await ensureGoBuild(KUBE_ROUTER))['kube-router'] ?? 'kube-router';
 
+  await removeLeftovers();
   const id = randomBytes(4).toString('hex');
-  const nodeNs = `eo-np-${id}`;
+  const nodeNs = `${NAMESPACE_PREFIX}${process.pid}-${id}`;
   const podNs = new Map(pods.map((p, i) => [p.name, `${nodeNs}-${i}`]));
   // The socket, kube-router's kubeconfig and its log; removed by stop().
   const dir = await mkdtemp(join(tmpdir(), `${nodeNs}-`));
