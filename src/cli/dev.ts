@@ -52,6 +52,16 @@ import { localWebhookSettings } from '../webhook/settings.js';
 import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpec, type FlagValues } from './flags.js';
 import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
+import {
+  buildRealModelImage,
+  callRealModel,
+  pushRealModelImage,
+  realModelEndpoint,
+  realModelLines,
+  realNodeCatalogueConfigMap,
+  withRealModel,
+} from '../dev-environment/real-node-model.js';
+import { MACHINE_TYPES_CONFIGMAP } from '../deploy/machine-types.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   {
@@ -246,7 +256,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const applyExamples = bool(values, 'apply-examples');
     const examplesDir = str(values, 'examples') ?? defaultExamplesDir();
-    const objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
+    let objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
+    const realNode = bool(values, 'real-node') && kubeconfig === undefined;
+    // The real model's image is built (the first time: minutes) while the cluster starts; awaited after it.
+    const realModelImage = realNode
+      ? buildRealModelImage(say).then(
+          (built) => ({ built }),
+          (err: unknown) => ({ failed: err as Error }),
+        )
+      : undefined;
     const demo = demoBackendPlan(objects);
     // Every port this process opens, checked before the control plane is built and started.
     const problems = await portProblems(plannedPorts(values));
@@ -260,7 +278,12 @@ export async function main(argv: string[]): Promise<number> {
       say(
         'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
       );
-      plane = await startControlPlane({ log: (line) => say(line), realNode: bool(values, 'real-node') });
+      plane = await startControlPlane({
+        log: (line) => say(line),
+        realNode,
+        // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
+        unthrottledControllerManager: true,
+      });
       kubeconfig = plane.kubeconfigPath;
       modelHost = plane.modelHost;
       const version = await capture(plane.kubectl, ['--kubeconfig', kubeconfig, 'version']);
@@ -269,11 +292,22 @@ export async function main(argv: string[]): Promise<number> {
       say(`using the cluster of ${kubeconfig}`);
       if (demo.length > 0) modelHost = ownModelHost = await createModelHost(randomBytes(4).toString('hex'));
     }
+    let realModel: { image: string; expected: readonly number[] } | undefined;
+    if (realModelImage !== undefined) {
+      const result = await realModelImage;
+      if ('failed' in result) throw result.failed;
+      const image = await pushRealModelImage(result.built.local);
+      say(`real model server image ${image} in the node's registry`);
+      realModel = { image, expected: result.built.expected };
+      objects = withRealModel(objects, image);
+    }
     const client = KubeClient.fromKubeconfig(kubeconfig);
     say('installing the CRDs');
     await installCrds(client, { fieldManager: DEV_FIELD_MANAGER });
     await ensureNamespace(client, operatorNamespace);
     await ensureNamespace(client, namespace);
+    // The catalogue that places the real model on the real node, followed by the operator as under the chart.
+    if (realModel !== undefined) await applyObject(client, realNodeCatalogueConfigMap(operatorNamespace));
 
     if (demo.length > 0 && modelHost !== undefined) {
       demoBackends = await startDemoBackends(demo, demoPorts, modelHost);
@@ -323,6 +357,7 @@ export async function main(argv: string[]): Promise<number> {
         healthPort: 0,
         metricsPort: 0,
         bindAddress: '127.0.0.1',
+        machineCatalogueConfigMap: realModel !== undefined ? MACHINE_TYPES_CONFIGMAP : undefined,
       },
       webhook: {
         settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }),
@@ -412,7 +447,12 @@ export async function main(argv: string[]): Promise<number> {
       { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true },
       namespace,
     );
-    lines.push(...servingLines(models.items));
+    lines.push(...servingLines(models.items, realModel !== undefined));
+    const target = realModel && realModelEndpoint(await listEndpoints(client, namespace), models.items);
+    if (realModel !== undefined && target !== undefined) {
+      const answer = await callRealModel(target.url, token, gatewayClient);
+      lines.push(...realModelLines(target, realModel.image, answer, realModel.expected));
+    }
     const resolveCall = demoResolveCall(gatewayUrl, objects);
     if (resolveCall !== undefined)
       say(
