@@ -305,7 +305,9 @@ async function measure(plane: ControlPlane): Promise<void> {
     await waitIdle(operator, 120_000);
     const reconvergeMs = performance.now() - reconverging;
     const after = await steadyRss(operator);
-    const heapAfter = (await operator.metrics(['nodejs_heap_size_used_bytes']))['nodejs_heap_size_used_bytes'];
+    const heapAfterMetrics = await operator.metrics(['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes']);
+    const heapAfter = heapAfterMetrics['nodejs_heap_size_used_bytes'];
+    const residentAfter = residentBreakdown(operator.pid);
     const liveAfter = await operator.probeHeap();
 
     const verdict = judgeTrend(probes, churnSeconds);
@@ -376,7 +378,7 @@ async function measure(plane: ControlPlane): Promise<void> {
         value: mb(after.rssBytes),
         unit: 'MB',
         goal: { op: '<=', value: 150 },
-        notes: churnNote,
+        notes: `${churnNote}; of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB)`,
       },
       {
         id: 'B3.churn_rate',
