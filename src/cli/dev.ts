@@ -75,7 +75,7 @@ const DEV_FLAGS: readonly FlagSpec[] = [
     name: 'real-node',
     type: 'boolean',
     default: false,
-    help: 'add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes; one per machine (docs/local-cluster.md)',
+    help: "add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes, where the examples' containerSpec model runs as a real model server (iris, Google's Vertex ModelServer); one per machine (docs/local-cluster.md)",
   },
   {
     name: 'namespace',
