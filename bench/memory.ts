@@ -30,6 +30,7 @@ import { KubeClient } from '../src/kube/kube-client.js';
 import { Churn } from './memory/churn.js';
 import { OperatorUnderTest, staleBuildFiles } from './memory/operator-under-test.js';
 import { describe, ReadinessTracker } from './memory/readiness.js';
+import { residentBreakdown } from './memory/resident-breakdown.js';
 import { memoryBudgetSeconds, memorySettings } from './memory/settings.js';
 import { judgeTrend, leastSquares, windowFloors, type Point } from './memory/trend.js';
 import { createAll, initialWorkload, shapeOf } from './memory/workload.js';
@@ -146,7 +147,12 @@ async function measure(plane: ControlPlane): Promise<void> {
       'nodejs_heap_size_total_bytes',
       'nodejs_external_memory_bytes',
     ]);
+    // Read with the RSS above, before the forced GC below changes it.
+    const resident = residentBreakdown(operator.pid);
     const before = await operator.probeHeap();
+    console.log(
+      `  of which mapped files ${mb(resident.fileBytes)} MB, malloc ${mb(resident.mallocBytes)} MB (${resident.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(resident.otherAnonBytes)} MB (V8 heap committed ${mb(exported['nodejs_heap_size_total_bytes'] ?? NaN)} MB); after a full GC RSS ${mb(before.rssAfterBytes)} MB`,
+    );
     console.log(
       `  RSS with ${settings.objects} objects cached: ${mb(loaded.rssBytes)} MB (peak ${mb(loaded.peakRssBytes)} MB); live heap after a full GC ${mb(before.heapUsedAfterBytes)} MB`,
     );
@@ -177,6 +183,34 @@ async function measure(plane: ControlPlane): Promise<void> {
           value: mb(exported['nodejs_heap_size_total_bytes'] ?? NaN),
           unit: 'MB',
           notes: `in use ${mb(exported['nodejs_heap_size_used_bytes'] ?? NaN)} MB, external ${mb(exported['nodejs_external_memory_bytes'] ?? NaN)} MB`,
+        },
+        {
+          id: 'B3.rss_file',
+          name: 'of B3.rss: pages of mapped files (the node binary, shared libraries)',
+          value: mb(resident.fileBytes),
+          unit: 'MB',
+          notes: '/proc/<pid>/smaps, read with B3.rss (memory/resident-breakdown.ts)',
+        },
+        {
+          id: 'B3.rss_malloc',
+          name: "of B3.rss: glibc malloc's heaps (native code, Buffers, OpenSSL: off the V8 heap)",
+          value: mb(resident.mallocBytes),
+          unit: 'MB',
+          notes: `the brk heap and ${resident.mallocArenas} per-thread arena heaps`,
+        },
+        {
+          id: 'B3.rss_v8_and_stacks',
+          name: "of B3.rss: the other anonymous pages (V8's heap and code space, thread stacks)",
+          value: mb(resident.otherAnonBytes),
+          unit: 'MB',
+          notes: `V8 heap committed then: ${mb(exported['nodejs_heap_size_total_bytes'] ?? NaN)} MB`,
+        },
+        {
+          id: 'B3.rss_after_gc',
+          name: 'operator RSS right after a forced full GC, converged and idle',
+          value: mb(before.rssAfterBytes),
+          unit: 'MB',
+          notes: 'the garbage left by the convergence is collected; V8 keeps pages it may reuse',
         },
         {
           id: 'B3.rss_peak',
@@ -271,7 +305,9 @@ async function measure(plane: ControlPlane): Promise<void> {
     await waitIdle(operator, 120_000);
     const reconvergeMs = performance.now() - reconverging;
     const after = await steadyRss(operator);
-    const heapAfter = (await operator.metrics(['nodejs_heap_size_used_bytes']))['nodejs_heap_size_used_bytes'];
+    const heapAfterMetrics = await operator.metrics(['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes']);
+    const heapAfter = heapAfterMetrics['nodejs_heap_size_used_bytes'];
+    const residentAfter = residentBreakdown(operator.pid);
     const liveAfter = await operator.probeHeap();
 
     const verdict = judgeTrend(probes, churnSeconds);
@@ -342,7 +378,7 @@ async function measure(plane: ControlPlane): Promise<void> {
         value: mb(after.rssBytes),
         unit: 'MB',
         goal: { op: '<=', value: 150 },
-        notes: churnNote,
+        notes: `${churnNote}; of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB)`,
       },
       {
         id: 'B3.churn_rate',

@@ -53,6 +53,16 @@ import { UsageError, bool, list, num, parseFlags, renderFlags, str, type FlagSpe
 import { DEFAULT_AUTH_SETTINGS } from '../gateway/auth/settings.js';
 import { gatewaySelectorLabels } from '../deploy/values.js';
 import { demoCallerLines, demoCallerToken } from '../dev-environment/demo-caller.js';
+import {
+  buildRealModelImage,
+  callRealModel,
+  pushRealModelImage,
+  realModelEndpoint,
+  realModelLines,
+  realNodeCatalogueConfigMap,
+  withRealModel,
+} from '../dev-environment/real-node-model.js';
+import { MACHINE_TYPES_CONFIGMAP } from '../deploy/machine-types.js';
 
 const DEV_FLAGS: readonly FlagSpec[] = [
   {
@@ -66,7 +76,7 @@ const DEV_FLAGS: readonly FlagSpec[] = [
     name: 'real-node',
     type: 'boolean',
     default: false,
-    help: 'add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes; one per machine (docs/local-cluster.md)',
+    help: "add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes, where the examples' containerSpec model runs as a real model server (iris, Google's Vertex ModelServer); one per machine (docs/local-cluster.md)",
   },
   {
     name: 'namespace',
@@ -247,7 +257,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const applyExamples = bool(values, 'apply-examples');
     const examplesDir = str(values, 'examples') ?? defaultExamplesDir();
-    const objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
+    let objects: KubeObject[] = applyExamples ? await loadExampleObjects(examplesDir) : [];
+    const realNode = bool(values, 'real-node') && kubeconfig === undefined;
+    // The real model's image is built (the first time: minutes) while the cluster starts; awaited after it.
+    const realModelImage = realNode
+      ? buildRealModelImage(say).then(
+          (built) => ({ built }),
+          (err: unknown) => ({ failed: err as Error }),
+        )
+      : undefined;
     const demo = demoBackendPlan(objects);
     // Every port this process opens, checked before the control plane is built and started.
     const problems = await portProblems(plannedPorts(values));
@@ -261,7 +279,12 @@ export async function main(argv: string[]): Promise<number> {
       say(
         'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
       );
-      plane = await startControlPlane({ log: (line) => say(line), realNode: bool(values, 'real-node') });
+      plane = await startControlPlane({
+        log: (line) => say(line),
+        realNode,
+        // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
+        unthrottledControllerManager: true,
+      });
       kubeconfig = plane.kubeconfigPath;
       modelHost = plane.modelHost;
       const version = await capture(plane.kubectl, ['--kubeconfig', kubeconfig, 'version']);
@@ -270,11 +293,22 @@ export async function main(argv: string[]): Promise<number> {
       say(`using the cluster of ${kubeconfig}`);
       if (demo.length > 0) modelHost = ownModelHost = await createModelHost(randomBytes(4).toString('hex'));
     }
+    let realModel: { image: string; expected: readonly number[] } | undefined;
+    if (realModelImage !== undefined) {
+      const result = await realModelImage;
+      if ('failed' in result) throw result.failed;
+      const image = await pushRealModelImage(result.built.local);
+      say(`real model server image ${image} in the node's registry`);
+      realModel = { image, expected: result.built.expected };
+      objects = withRealModel(objects, image);
+    }
     const client = KubeClient.fromKubeconfig(kubeconfig);
     say('installing the CRDs');
     await installCrds(client, { fieldManager: DEV_FIELD_MANAGER });
     await ensureNamespace(client, operatorNamespace);
     await ensureNamespace(client, namespace);
+    // The catalogue that places the real model on the real node, followed by the operator as under the chart.
+    if (realModel !== undefined) await applyObject(client, realNodeCatalogueConfigMap(operatorNamespace));
 
     if (demo.length > 0 && modelHost !== undefined) {
       demoBackends = await startDemoBackends(demo, demoPorts, modelHost);
@@ -331,6 +365,7 @@ export async function main(argv: string[]): Promise<number> {
           gatewayPodLabels: gatewaySelectorLabels(),
           extraIngressFrom: [],
         },
+        machineCatalogueConfigMap: realModel !== undefined ? MACHINE_TYPES_CONFIGMAP : undefined,
       },
       webhook: {
         settings: localWebhookSettings(num(values, 'webhook-port'), { namespace: operatorNamespace }),
@@ -420,7 +455,12 @@ export async function main(argv: string[]): Promise<number> {
       { group: 'prediction.endpoint-operator.dev', version: 'v1', plural: 'deployedmodels', namespaced: true },
       namespace,
     );
-    lines.push(...servingLines(models.items));
+    lines.push(...servingLines(models.items, realModel !== undefined));
+    const target = realModel && realModelEndpoint(await listEndpoints(client, namespace), models.items);
+    if (realModel !== undefined && target !== undefined) {
+      const answer = await callRealModel(target.url, token, gatewayClient);
+      lines.push(...realModelLines(target, realModel.image, answer, realModel.expected));
+    }
     const resolveCall = demoResolveCall(gatewayUrl, objects);
     if (resolveCall !== undefined)
       say(

@@ -2,11 +2,11 @@
  * What `dev` says about DeployedModels with spec.containerSpec: their Deployment and how many replicas are
  * available on the local cluster's nodes. Those nodes are kwok's: the scheduler and the Deployment
  * controller are real, the pods are not (no container runs), so the demo says so, and says which servers
- * do answer calls.
+ * do answer calls. With `--real-node` the model's pods run on the real node (real-node-model.ts says more).
  */
 import { isRecord } from '../api/common/text.js';
 
-export function servingLines(models: readonly unknown[]): string[] {
+export function servingLines(models: readonly unknown[], onRealNode = false): string[] {
   const lines = models.flatMap((m) => {
     const o = isRecord(m) ? m : {};
     const status = isRecord(o.status) ? o.status : {};
@@ -25,7 +25,11 @@ export function servingLines(models: readonly unknown[]): string[] {
     '',
     'Model servers the operator runs (spec.containerSpec):',
     ...lines,
-    '  Their pods are simulated: kwok marks them Running and Ready on simulated nodes, no container runs, so they answer no',
-    '  calls. The calls above go to the demo model servers that really run (spec.backend).',
+    ...(onRealNode
+      ? ['  Their pods run on the real node: containerd runs the containers, the kubelet judges their probes.']
+      : [
+          '  Their pods are simulated: kwok marks them Running and Ready on simulated nodes, no container runs, so they answer no',
+          '  calls. The calls above go to the demo model servers that really run (spec.backend).',
+        ]),
   ];
 }

@@ -93,6 +93,12 @@ export interface StartControlPlaneOptions {
    */
   readonly realNode?: boolean;
   readonly realNodeWaitMs?: number;
+  /**
+   * Run kube-controller-manager without its client rate limit (kwokctl's --disable-qps-limits): its controllers
+   * start about 5 s sooner on a fresh cluster (flags.ts). Default off: benchmarks are paced by the limit a
+   * cluster has by default; `dev` sets it, a fresh cluster on every start.
+   */
+  readonly unthrottledControllerManager?: boolean;
   /** Where the components' loopback ports come from (default: free ones the kernel picks); tests hand out a taken one. */
   readonly ports?: (count: number) => Promise<number[]>;
 }
@@ -247,6 +253,7 @@ async function startClusterProcesses(
         componentTokens,
         creds,
         shape: opts.nodes ?? DEFAULT_NODES,
+        unthrottledControllerManager: opts.unthrottledControllerManager === true,
         log,
       });
       if (nodeLock !== undefined)
@@ -348,6 +355,7 @@ interface NodeComponentsInput {
   readonly componentTokens: { readonly controllerManager: string; readonly scheduler: string };
   readonly creds: Awaited<ReturnType<typeof writeCredentials>>;
   readonly shape: NodeShape;
+  readonly unthrottledControllerManager: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -375,6 +383,7 @@ async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
       securePort: kcmPort,
       caFile: c.creds.caFile,
       serviceAccountSigningKeyFile: c.creds.serviceAccountSigningKeyFile,
+      unthrottled: c.unthrottledControllerManager,
     }),
     join(c.logDir, 'kube-controller-manager.log'),
   );

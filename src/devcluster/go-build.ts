@@ -4,7 +4,9 @@
  * the binaries outside the repository: `<cache>/bin/<module>-<version>-<go version>-<digest of the module's files and build flags>/`.
  *
  * A cached build is used only when its `.complete` record lists every binary with the size and SHA-256 it
- * was built with, so a truncated or half-copied binary is rebuilt, never exec'd. Builds run under a lock
+ * was built with, so a truncated or half-copied binary is rebuilt, never exec'd. Hashing some 500 MB of
+ * binaries costs seconds on every start, so a successful check leaves a `.verified` note of each file's size,
+ * inode and modification time; while those are unchanged the files are the ones hashed. Builds run under a lock
  * (two test runs build once), into a temporary directory renamed into place when complete.
  */
 import { createHash } from 'node:crypto';
@@ -43,6 +45,10 @@ interface CompleteRecord {
 }
 
 const COMPLETE = '.complete';
+/** The files' identity when they last hashed right (see the header). */
+const VERIFIED = '.verified';
+
+type FileIdentity = Record<string, { size: number; ino: number; mtimeMs: number }>;
 
 /** The directory of the committed wrapper modules. */
 export function toolsDir(): string {
@@ -85,12 +91,26 @@ async function verified(dir: string, build: GoModuleBuild): Promise<boolean> {
     () => undefined,
   );
   if (record === undefined) return false;
+  const identity: FileIdentity = {};
   for (const name of build.binaries) {
     const want = record.files[name];
     const got = await stat(join(dir, name)).catch(() => undefined);
     if (want === undefined || got === undefined || got.size !== want.size) return false;
-    if ((await sha256(join(dir, name))) !== want.sha256) return false;
+    identity[name] = { size: got.size, ino: got.ino, mtimeMs: got.mtimeMs };
   }
+  const noted = await readFile(join(dir, VERIFIED), 'utf8').then(
+    (t) => t.trim(),
+    () => undefined,
+  );
+  if (noted === JSON.stringify(identity)) return true;
+  for (const name of build.binaries) {
+    if ((await sha256(join(dir, name))) !== record.files[name]?.sha256) return false;
+  }
+  // Written whole and renamed: another process reading it sees the old note or the new one.
+  const temp = join(dir, `${VERIFIED}.${process.pid}`);
+  await writeFile(temp, `${JSON.stringify(identity)}\n`)
+    .then(() => rename(temp, join(dir, VERIFIED)))
+    .catch(() => rm(temp, { force: true }));
   return true;
 }
 

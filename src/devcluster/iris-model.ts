@@ -58,6 +58,19 @@ export async function ensureIrisModel(py: PythonPackages): Promise<string> {
   }
 }
 
+/**
+ * Flowers to ask the iris model about: a row of each class and three points between classes (the last three lie
+ * near a decision boundary, where a server that mangled the numbers would answer differently).
+ */
+export const IRIS_INSTANCES: readonly (readonly number[])[] = [
+  [5.1, 3.5, 1.4, 0.2],
+  [6.2, 2.9, 4.3, 1.3],
+  [7.7, 3.0, 6.1, 2.3],
+  [5.9, 3.0, 5.1, 1.8],
+  [4.9, 2.4, 3.3, 1.0],
+  [6.0, 2.2, 5.0, 1.5],
+];
+
 /** scikit-learn's own predictions of the model in `modelDir` for `instances` (what every server must answer). */
 export async function irisPredictions(
   py: PythonPackages,

@@ -3,9 +3,14 @@
  * files run one at a time, but a developer's `npm start -- --real-node` or a second run may hold the node:
  * the file waits its turn for a while rather than failing at once.
  */
+import type { MachineCatalogue } from '../../src/api/prediction/v1/machine-catalogue.js';
+import {
+  REAL_NODE_CATALOGUE as DEV_REAL_NODE_CATALOGUE,
+  REAL_NODE_MACHINE_TYPE,
+} from '../../src/dev-environment/real-node-model.js';
 import { startControlPlane, type ControlPlane } from '../../src/devcluster/index.js';
-import { ON_REAL_NODE } from '../../src/devcluster/node-config.js';
-import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../../src/api/prediction/v1/machine-catalogue.js';
+
+export { REAL_NODE_MACHINE_TYPE };
 
 const WAIT_FOR_NODE_MS = 20 * 60_000;
 
@@ -20,21 +25,10 @@ export function startRealNodeCluster(name: string): Promise<ControlPlane> {
 }
 
 /**
- * The machine catalogue a file installs so that DeployedModels' replicas land on the real node: its machine
- * type is small enough for a 2-core machine and tolerates the node's taint.
+ * `npm start -- --real-node`'s machine catalogue (ConfigMap endpoint-operator-machine-types), with its real-node
+ * machine type also the default: a DeployedModel's replicas land on the real node unless it names another type.
  */
-export const REAL_NODE_MACHINE_TYPE = 'e2-small';
 export const REAL_NODE_CATALOGUE: MachineCatalogue = {
-  ...DEFAULT_MACHINE_CATALOGUE,
+  ...DEV_REAL_NODE_CATALOGUE,
   defaultMachineType: REAL_NODE_MACHINE_TYPE,
-  machineTypes: {
-    ...DEFAULT_MACHINE_CATALOGUE.machineTypes,
-    [REAL_NODE_MACHINE_TYPE]: {
-      cpu: '100m',
-      // The memory request is also the limit (serving-plan.ts): MLServer with scikit-learn needs about 400 MB.
-      memory: '1Gi',
-      nodeSelector: { ...ON_REAL_NODE.nodeSelector },
-      tolerations: ON_REAL_NODE.tolerations.map((t) => ({ ...t })),
-    },
-  },
 };

@@ -3,7 +3,7 @@
  * and digest: each reports the release it was built as, and a damaged cached binary is rebuilt, never run.
  */
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, truncate } from 'node:fs/promises';
+import { cp, mkdtemp, open, readFile, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ describe('the cluster binaries', () => {
     expect(version(bins.kwok, ['--version'])).toContain(`kwok version ${KWOK.version}`);
   });
 
-  it('rebuilds a truncated cached binary instead of running it', async () => {
+  it('rebuilds a truncated or altered cached binary instead of running it', async () => {
     await ensureGoBuild(KWOK);
     const cached = await buildDir(KWOK);
     // A cache of its own, so the run's cluster keeps its binaries.
@@ -50,6 +50,24 @@ describe('the cluster binaries', () => {
       expect(dirname(paths['kwok'] ?? '')).toBe(copy);
       expect(logged.some((l) => l.startsWith('building kwok'))).toBe(true);
       expect((await readFile(join(copy, 'kwok'))).length).toBe(before.length);
+      expect(version(join(copy, 'kwok'), ['--version'])).toContain(`kwok version ${KWOK.version}`);
+
+      // Verified once, a binary is not hashed again while its size, inode and mtime stand; a byte changed in
+      // place (same size, a new mtime) is hashed again, and rebuilt.
+      expect((await ensureGoBuild(KWOK, (line) => logged.push(`again: ${line}`))).kwok).toBe(paths['kwok']);
+      expect(logged.some((l) => l.startsWith('again: building'))).toBe(false);
+      const file = await open(join(copy, 'kwok'), 'r+');
+      try {
+        const at = Math.floor(before.length / 3);
+        const byte = Buffer.alloc(1);
+        await file.read(byte, 0, 1, at);
+        await file.write(Buffer.from([(byte[0] ?? 0) ^ 0xff]), 0, 1, at);
+      } finally {
+        await file.close();
+      }
+      const rebuilt: string[] = [];
+      await ensureGoBuild(KWOK, (line) => rebuilt.push(line));
+      expect(rebuilt.some((l) => l.startsWith('building kwok'))).toBe(true);
       expect(version(join(copy, 'kwok'), ['--version'])).toContain(`kwok version ${KWOK.version}`);
     } finally {
       if (previous === undefined) delete process.env['EO_CACHE_DIR'];

@@ -3,7 +3,7 @@
  * its calls between two DeployedModels that run Google's Vertex model server (the vertex-sklearn image,
  * src/image/model-server-image.ts) on the real node with the iris model, and a caller of the gateway.
  */
-import { ensureIrisModel, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
 import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
 import { MODEL_SERVER_IMAGE_CONTRACT } from '../../../src/image/model-server-image.js';
 import { REAL_NODE_MACHINE_TYPE } from '../../support/real-node.js';
@@ -18,13 +18,6 @@ type Condition = { type: string; status: string; reason?: string; message?: stri
 export function readyOf(o: { kind: string; metadata: { name: string }; status?: unknown }): Condition | undefined {
   return ((o.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Ready');
 }
-
-/** Instances of the three iris classes. */
-export const IRIS_INSTANCES = [
-  [5.1, 3.5, 1.4, 0.2],
-  [6.2, 2.9, 4.3, 1.3],
-  [7.7, 3.0, 6.1, 2.3],
-];
 
 /** What scikit-learn computes locally for IRIS_INSTANCES with the model the image serves. */
 export async function expectedIris(): Promise<number[]> {

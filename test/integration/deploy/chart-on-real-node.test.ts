@@ -45,7 +45,8 @@ import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
 import { imageLogDir } from '../../../src/image/podman.js';
 import { mintToken, useCluster } from '../../support/service-accounts.js';
 import { eventually } from '../reconcilers/harness.js';
-import { CALLER_RBAC, expectedIris, IRIS_INSTANCES, irisModels, readyOf, type Pod } from './chart-on-real-node-objects.js';
+import { CALLER_RBAC, expectedIris, irisModels, readyOf, type Pod } from './chart-on-real-node-objects.js';
+import { IRIS_INSTANCES } from '../../../src/devcluster/iris-model.js';
 
 const NS = DEFAULT_DEPLOY_VALUES.namespace;
 const EXAMPLES_NS = 'endpoint-demo';

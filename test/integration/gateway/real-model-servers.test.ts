@@ -9,7 +9,7 @@
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
-import { irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
 import {
@@ -30,15 +30,6 @@ import {
   type GatewayEnv,
 } from './harness.js';
 
-/** Rows of the iris set and points between its classes (the last two lie near a decision boundary). */
-const INSTANCES = [
-  [5.1, 3.5, 1.4, 0.2],
-  [6.2, 2.9, 4.3, 1.3],
-  [7.7, 3.0, 6.1, 2.3],
-  [5.9, 3.0, 5.1, 1.8],
-  [4.9, 2.4, 3.3, 1.0],
-  [6.0, 2.2, 5.0, 1.5],
-];
 const CAUSE = 'ValueError: X has 2 features, but LogisticRegression is expecting 4 features as input.';
 
 /** One PredictionEndpoint per served model, each model at 100 %. */
@@ -151,7 +142,7 @@ beforeAll(async () => {
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
   const any = servers.get('mlserver') as RealModelServer;
-  expected = await irisPredictions(any.python, any.modelDir, INSTANCES);
+  expected = await irisPredictions(any.python, any.modelDir, IRIS_INSTANCES);
   ({ gateway, url: base } = await startGateway(env, new CapturedLog().logger));
   const ns = env.namespace;
   await apply(
@@ -177,7 +168,7 @@ afterAll(async () => {
 });
 
 /** `:predict` on the endpoint, retried while the gateway's view catches up (or, for the containerSpec model, a simulated pod refuses). */
-async function predict(served: Served, instances: unknown[]): Promise<Awaited<ReturnType<typeof post>>> {
+async function predict(served: Served, instances: readonly unknown[]): Promise<Awaited<ReturnType<typeof post>>> {
   const name = names.get(served.endpoint) ?? '';
   return eventually(`${served.endpoint} answers`, async () => {
     const r = await post(`${base}/v1/${name}:predict`, { instances });
@@ -191,28 +182,28 @@ describe('real model servers behind the gateway', () => {
   });
 
   it('MLServer (OpenInferenceV2) answers what scikit-learn computes: its [n, 1] output is one row per instance', async () => {
-    const r = await predict(SERVED.mlserver, INSTANCES);
+    const r = await predict(SERVED.mlserver, IRIS_INSTANCES);
     expect(r.status, r.text).toBe(200);
     expect(r.json.predictions).toEqual(expected.map((c) => [c]));
     expect(r.json.deployedModelId).toBe(SERVED.mlserver.id);
   });
 
   it('KServe (KServeV1) answers what scikit-learn computes', async () => {
-    const r = await predict(SERVED.kserveV1, INSTANCES);
+    const r = await predict(SERVED.kserveV1, IRIS_INSTANCES);
     expect(r.status, r.text).toBe(200);
     expect(r.json.predictions).toEqual(expected);
     expect(r.json.deployedModelId).toBe(SERVED.kserveV1.id);
   });
 
   it('KServe over Open Inference V2 on the same port answers the same', async () => {
-    const r = await predict(SERVED.kserveV2, INSTANCES);
+    const r = await predict(SERVED.kserveV2, IRIS_INSTANCES);
     expect(r.status, r.text).toBe(200);
     expect(r.json.predictions).toEqual(expected);
     expect(r.json.deployedModelId).toBe(SERVED.kserveV2.id);
   });
 
   it("Google's Vertex ModelServer (containerSpec, Vertex protocol) answers what scikit-learn computes", async () => {
-    const r = await predict(SERVED.vertex, INSTANCES);
+    const r = await predict(SERVED.vertex, IRIS_INSTANCES);
     expect(r.status, r.text).toBe(200);
     expect(r.json.predictions).toEqual(expected);
     expect(r.json.deployedModelId).toBe(SERVED.vertex.id);

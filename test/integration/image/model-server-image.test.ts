@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureIrisModel, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
 import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
 import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
 import {
@@ -14,13 +14,6 @@ import {
   type ModelServerImageKind,
 } from '../../../src/image/model-server-image.js';
 import { podman, podmanOk, PODMAN_ULIMITS } from '../../../src/image/podman.js';
-
-const INSTANCES = [
-  [5.1, 3.5, 1.4, 0.2],
-  [6.2, 2.9, 4.3, 1.3],
-  [7.7, 3.0, 6.1, 2.3],
-  [6.0, 2.2, 5.0, 1.5],
-];
 
 const containers: string[] = [];
 
@@ -51,7 +44,7 @@ async function waitReady(name: string, url: string, timeoutMs = 180_000): Promis
 
 async function expected(kind: ModelServerImageKind): Promise<number[]> {
   const py = await ensurePythonPackages(kind === 'mlserver' ? 'mlserver' : 'vertex-model-server');
-  return irisPredictions(py, await ensureIrisModel(py), INSTANCES);
+  return irisPredictions(py, await ensureIrisModel(py), IRIS_INSTANCES);
 }
 
 describe.each(['vertex-sklearn', 'mlserver'] as const)('the %s model-server image', (kind) => {
@@ -90,8 +83,8 @@ describe.each(['vertex-sklearn', 'mlserver'] as const)('the %s model-server imag
     await waitReady(name, `${base}${routes.health}`);
     const body =
       kind === 'mlserver'
-        ? { inputs: [{ name: 'x', shape: [INSTANCES.length, 4], datatype: 'FP64', data: INSTANCES.flat() }] }
-        : { instances: INSTANCES };
+        ? { inputs: [{ name: 'x', shape: [IRIS_INSTANCES.length, 4], datatype: 'FP64', data: IRIS_INSTANCES.flat() }] }
+        : { instances: IRIS_INSTANCES };
     const res = await fetch(`${base}${routes.predict}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -9,13 +9,13 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IRIS_INSTANCES } from '../../../src/devcluster/iris-model.js';
 import { REGISTRY_HOST } from '../../../src/devcluster/node-config.js';
 import { MODEL_UID_LABEL } from '../../../src/reconcilers/serving/serving-plan.js';
 import { kstatus } from '../../support/kstatus.js';
 import {
   containerModel,
   endpoint,
-  INSTANCES,
   manifests,
   mlserverServer,
   startRealNodeServing,
@@ -85,7 +85,7 @@ async function predict(name: string): Promise<Answer> {
     method: 'POST',
     dispatcher: s.agent,
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ instances: INSTANCES }),
+    body: JSON.stringify({ instances: IRIS_INSTANCES }),
     headersTimeout: 15_000,
   });
   const text = await res.body.text();
@@ -295,7 +295,7 @@ describe('containerSpec models on the real node', () => {
       ['grpc', 20],
       ['rest', 10],
     ] as const) {
-      const got = await s.sdk('predictions', name, transport, JSON.stringify(INSTANCES), String(calls));
+      const got = await s.sdk('predictions', name, transport, JSON.stringify(IRIS_INSTANCES), String(calls));
       expect(got.error, JSON.stringify(got)).toBeUndefined();
       const answers = got.answers as { deployedModelId: string; predictions: unknown }[];
       expect(answers).toHaveLength(calls);

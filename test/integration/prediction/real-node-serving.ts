@@ -11,7 +11,7 @@ import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import type { ControlPlane } from '../../../src/devcluster/index.js';
-import { ensureIrisModel, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
 import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
 import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
 import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
@@ -30,16 +30,6 @@ import { REPO_ROOT } from '../../support/examples.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
 
-/** Rows of the iris set and points between its classes (the last two lie near a decision boundary). */
-export const INSTANCES = [
-  [5.1, 3.5, 1.4, 0.2],
-  [6.2, 2.9, 4.3, 1.3],
-  [7.7, 3.0, 6.1, 2.3],
-  [5.9, 3.0, 5.1, 1.8],
-  [4.9, 2.4, 3.3, 1.0],
-  [6.0, 2.2, 5.0, 1.5],
-];
-
 const OPERATOR_NAMESPACE = 'endpoint-operator-system';
 const SDK_SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
 
@@ -48,7 +38,7 @@ export interface RealNodeServing {
   readonly namespace: string;
   /** The images in the node's registry, by kind. */
   readonly images: Readonly<Record<ModelServerImageKind, string>>;
-  /** What scikit-learn predicts for INSTANCES. */
+  /** What scikit-learn predicts for IRIS_INSTANCES. */
   readonly expected: readonly number[];
   /** https://127.0.0.1:PORT of the gateway, and an HTTP client that trusts its CA. */
   readonly gatewayUrl: string;
@@ -74,7 +64,7 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
     mlserver: await ensureModelServerImage('mlserver', log),
   };
   const mlserverPython = await ensurePythonPackages('mlserver', log);
-  const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), INSTANCES);
+  const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), IRIS_INSTANCES);
   const sdkPython = await ensurePythonPackages('aiplatform-sdk', log);
   const tls = await testGatewayTls();
 

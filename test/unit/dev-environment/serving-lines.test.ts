@@ -20,4 +20,11 @@ describe('servingLines', () => {
     expect(lines.join('\n')).not.toContain('backend-model');
     expect(servingLines([{ metadata: { name: 'x' } }])).toEqual([]);
   });
+
+  it('says the pods run on the real node with --real-node', () => {
+    const dm = { metadata: { name: 'churn-xgb-v3' }, status: { serving: { deployment: 'dm-churn-xgb-v3' } } };
+    const text = servingLines([dm], true).join('\n');
+    expect(text).toContain('Their pods run on the real node');
+    expect(text).not.toContain('simulated');
+  });
 });

@@ -103,6 +103,20 @@ describe('the controllers and kwok', () => {
     expect(f.get('--use-service-account-credentials')).toBe('true');
     expect(f.get('--root-ca-file')).toBe('/d/pki/ca.crt');
     expect(f.get('--service-account-private-key-file')).toBe('/d/pki/sa.key');
+    expect(f.has('--kube-api-qps')).toBe(false);
+  });
+
+  it("lifts kube-controller-manager's client rate limit only when asked (dev's fresh cluster)", () => {
+    const f = flagMap(
+      controllerManagerArgs({
+        kubeconfig: '/d/kcm.kubeconfig',
+        securePort: 40010,
+        caFile: '/d/pki/ca.crt',
+        serviceAccountSigningKeyFile: '/d/pki/sa.key',
+        unthrottled: true,
+      }),
+    );
+    expect([f.get('--kube-api-qps'), f.get('--kube-api-burst')]).toEqual(['5000', '10000']);
   });
 
   it('runs kube-scheduler on a loopback port without a lease', () => {
