@@ -57,7 +57,7 @@ import { grpcHandler, isGrpcRequest } from './grpc/handler.js';
 import { DEFAULT_LARGE_BODY_BYTES, JsonWorkerPool } from './json-worker-pool.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
-import { addRequestIdHeader, admitOneHost } from './host-and-request-id.js';
+import { sendPortRefusal } from './port-refusal.js';
 import { RoutingTable } from './routing-table.js';
 import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
@@ -205,7 +205,6 @@ export class GatewayServer {
       log: options.log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
-      if (!admitOneHost(req, res)) return;
       if (isGrpcRequest(req)) return grpc(req, res);
       if (isPredictionRequest(req.method, req.url)) {
         serveRest(predictions, req, res, awaitingContinue).catch((err: unknown) =>
@@ -229,6 +228,7 @@ export class GatewayServer {
         createServer({
           limits,
           tls: options.tls,
+          front: { refuse: sendPortRefusal },
           onRequest: (req, res) => dispatch(req, res, handler as RequestHandler, false),
           // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
           // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
@@ -237,7 +237,6 @@ export class GatewayServer {
             options.log.warn({ client, err: err.message }, 'a client failed its TLS handshake with the gateway'),
         }) as http.Server,
     });
-    addRequestIdHeader(this.app);
     installErrorAnswerer(this.app, { log: options.log, bodyLimit });
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
