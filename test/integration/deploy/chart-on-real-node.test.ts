@@ -306,7 +306,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     }
   }, 300_000);
 
-  it('stops on SIGTERM (pod deletion) within the grace period with exit code 0, handing the lease to the other replica at once', async () => {
+  it('stops on SIGTERM (pod deletion) within the grace period with exit code 0, the lease taken by a live replica at once', async () => {
     const operators = await runningPods(OPERATOR);
     const leader = await holder();
     const other = operators.find((p) => p.metadata.name !== leader)?.metadata.name;
@@ -319,9 +319,16 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     const handedOver = Date.now();
     expect(stopped.exitCode).toBe(0);
     expect(stopped.seconds).toBeLessThan(GRACE_SECONDS);
-    await eventually('the other replica holds the lease', async () => ((await holder()) === other ? true : undefined), 30_000);
+    // The other old replica retries every 2 s, and the Deployment's replacement for the deleted pod starts at once:
+    // either may win the released lease; what matters is that a live replica holds it without waiting out 15 s.
+    const live = async (): Promise<string | undefined> => {
+      const now = await holder();
+      const running = (await runningPods(OPERATOR)).map((p) => p.metadata.name);
+      return now !== leader && running.includes(now) ? now : undefined;
+    };
+    const taker = await eventually('a live replica holds the lease', live, 30_000);
     const takeover = (Date.now() - handedOver) / 1000;
-    console.log(`[chart] operator ${leader} stopped ${stopped.seconds.toFixed(0)} s after its deletion by the kubelet's clock (seen here after ${seen.toFixed(1)} s); ${other ?? ''} took the lease ${takeover.toFixed(1)} s later`);
+    console.log(`[chart] operator ${leader} stopped ${stopped.seconds.toFixed(0)} s after its deletion by the kubelet's clock (seen here after ${seen.toFixed(1)} s); ${taker === other ? 'the other replica' : 'its replacement'} ${taker} took the lease ${takeover.toFixed(1)} s later`);
     // The lease lasts 15 s: a released one is taken on the follower's next try (retry period 2 s).
     expect(takeover).toBeLessThan(8);
   }, 120_000);
