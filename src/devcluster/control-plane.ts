@@ -219,6 +219,7 @@ async function startClusterProcesses(
         ...creds,
         tokenAuthFile,
         watchCache: opts.watchCache ?? false,
+        routeToEndpoints: nodeLock !== undefined,
       });
       const started = Date.now();
       let apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);

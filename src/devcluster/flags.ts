@@ -47,6 +47,12 @@ export interface ApiserverConfig {
   readonly kubeletClientKeyFile?: string;
   /** Off by default: then compacting etcd really makes a watch from an old resourceVersion end in 410 Gone. */
   readonly watchCache?: boolean;
+  /**
+   * With a real node: webhooks and APIServices backed by its pods are called at their endpoints, since this
+   * namespace routes the pod range but cluster IPs are kube-proxy's rules inside the node's namespace. Off
+   * otherwise: an APIService of an ExternalName Service (a test's adapter on loopback) has no endpoints.
+   */
+  readonly routeToEndpoints?: boolean;
 }
 
 export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -79,14 +85,9 @@ export function apiserverArgs(c: ApiserverConfig): string[] {
     `--proxy-client-cert-file=${c.proxyClientCertFile}`,
     `--proxy-client-key-file=${c.proxyClientKeyFile}`,
     ...(c.kubeletClientCertFile !== undefined && c.kubeletClientKeyFile !== undefined
-      ? [
-          `--kubelet-client-certificate=${c.kubeletClientCertFile}`,
-          `--kubelet-client-key=${c.kubeletClientKeyFile}`,
-          // With a real node, webhooks and APIServices backed by its pods are called at their endpoints: this
-          // namespace routes the pod range, but cluster IPs are kube-proxy's rules inside the node's namespace.
-          '--enable-aggregator-routing=true',
-        ]
+      ? [`--kubelet-client-certificate=${c.kubeletClientCertFile}`, `--kubelet-client-key=${c.kubeletClientKeyFile}`]
       : []),
+    ...(c.routeToEndpoints === true ? ['--enable-aggregator-routing=true'] : []),
     '--allow-privileged=true',
     `--watch-cache=${c.watchCache === true}`,
     '--profiling=false',

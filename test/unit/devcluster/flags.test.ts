@@ -51,6 +51,11 @@ describe('apiserverArgs', () => {
     expect(f.get('--proxy-client-key-file')).toBe('/d/pki/front-proxy-client.key');
   });
 
+  it('routes webhooks and APIServices to endpoints only with a real node (an ExternalName APIService has none)', () => {
+    expect(flagMap(apiserverArgs(api)).has('--enable-aggregator-routing')).toBe(false);
+    expect(flagMap(apiserverArgs({ ...api, routeToEndpoints: true })).get('--enable-aggregator-routing')).toBe('true');
+  });
+
   it('serves only TLS on loopback, with token authentication and RBAC', () => {
     const f = flagMap(apiserverArgs(api));
     expect(f.get('--etcd-servers')).toBe('http://127.0.0.1:40001');
