@@ -32,6 +32,13 @@ import {
   type FlagValues,
 } from './flags.js';
 
+/**
+ * After SIGTERM (and the chart's preStop pause, by which the pod has left its Service's endpoints), HTTP/1.1
+ * clients are told to reconnect for this long before the port closes: kept-alive connections each see one
+ * `Connection: close` answer within it at any steady call rate, well inside the grace period.
+ */
+const SHUTDOWN_DRAIN_MS = 3000;
+
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   {
     name: 'kubeconfig',
@@ -332,7 +339,13 @@ export async function main(argv: string[]): Promise<number> {
       transport.mode === 'tls'
         ? await watchServingCertificate({ certFile: transport.certFile, keyFile: transport.keyFile, log })
         : undefined;
-    gateway = await GatewayServer.create({ ...config, client, log, tls: certificate?.current() });
+    gateway = await GatewayServer.create({
+      ...config,
+      client,
+      log,
+      tls: certificate?.current(),
+      shutdownDrainMs: SHUTDOWN_DRAIN_MS,
+    });
     certificate?.onChange((pair) => gateway.setCertificate(pair));
     shutdown.addStep({ name: 'gateway', run: () => gateway.close() });
     if (certificate !== undefined) shutdown.addStep({ name: 'certificate', run: () => certificate.close() });

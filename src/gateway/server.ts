@@ -97,6 +97,11 @@ export interface GatewayOptions {
   readonly auth: AuthSettings;
   /** Timeouts and connection cap of the API port; default GATEWAY_SERVER_LIMITS. */
   readonly serverLimits?: Partial<ServerLimits>;
+  /**
+   * How long close() keeps answering HTTP/1.1 calls with `Connection: close` before the port closes, so that a
+   * rolling restart loses no keep-alive client's call (src/http/drain.ts). Default 0; the gateway command drains.
+   */
+  readonly shutdownDrainMs?: number;
   /** Prediction calls in flight per caller; one more is answered 429 (fairness.ts). Default DEFAULT_MAX_CALLS_PER_CALLER. */
   readonly maxCallsPerCaller?: number;
   /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
@@ -233,6 +238,7 @@ export class GatewayServer {
           // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
           // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
           onCheckContinue: (req, res) => dispatch(req, res, handler as RequestHandler, true),
+          drainMs: options.shutdownDrainMs ?? 0,
           onTlsError: (client, err) =>
             options.log.warn({ client, err: err.message }, 'a client failed its TLS handshake with the gateway'),
         }) as http.Server,

@@ -19,6 +19,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import { drainBeforeClose } from './drain.js';
 import { withFrontDoor, type FrontDoor } from './front-door.js';
 import type { RequestHandler } from './request-types.js';
 import { applyServerLimits, serverTimeoutOptions, type ServerLimits } from './server-limits.js';
@@ -58,6 +59,8 @@ export interface ServerOptions {
   readonly onCheckContinue?: RequestHandler;
   /** A failed TLS handshake, at most once per client address (or once for those whose address is gone) a minute. */
   readonly onTlsError?: (client: string, err: Error) => void;
+  /** How long close() tells HTTP/1.1 clients to reconnect before it closes (drain.ts); default 0. */
+  readonly drainMs?: number;
 }
 
 const TLS_ERROR_QUIET_MS = 60_000;
@@ -68,11 +71,13 @@ export function createHttpServer(options: {
   readonly front?: FrontDoor | undefined;
   readonly onRequest: (req: IncomingMessage, res: ServerResponse) => void;
   readonly onCheckContinue?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  readonly drainMs?: number | undefined;
 }): http.Server {
   const onRequest = options.front === undefined ? options.onRequest : withFrontDoor(options.front, options.onRequest);
   const server = http.createServer(serverTimeoutOptions(options.limits), onRequest);
   if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
   applyServerLimits(server, options.limits);
+  drainBeforeClose(server, options.drainMs ?? 0);
   return server;
 }
 
@@ -83,7 +88,8 @@ export function createServer(options: ServerOptions): NodeServer {
     front === undefined || options.onCheckContinue === undefined
       ? options.onCheckContinue
       : withFrontDoor(front, options.onCheckContinue);
-  if (options.tls === undefined) return createHttpServer({ limits, onRequest, onCheckContinue });
+  if (options.tls === undefined)
+    return createHttpServer({ limits, onRequest, onCheckContinue, drainMs: options.drainMs });
   const h2 = options.http2Limits ?? DEFAULT_HTTP2_LIMITS;
   const server = http2.createSecureServer(
     {
@@ -113,6 +119,7 @@ export function createServer(options: ServerOptions): NodeServer {
     for (const session of sessions) session.close();
     return close(callback);
   };
+  drainBeforeClose(server, options.drainMs ?? 0);
   applyServerLimits(server as unknown as http.Server, limits);
   const onTlsError = options.onTlsError;
   if (onTlsError !== undefined) {
