@@ -6,19 +6,15 @@
  * 70/30 split over 1,000 gRPC calls, and `LookupServiceClient().resolve_service()`. The CA is trusted the way the
  * docs tell users (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE); google-auth never probes a metadata server.
  */
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
 import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { REPO_ROOT } from '../../support/examples.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import { runVertexSdk } from '../../support/vertex-sdk.js';
 import { apply, deployFraudSplit, CapturedLog, setUpNamespace, startGateway, type GatewayEnv } from './harness.js';
 
-const SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
 const SERVICE = 'projects/shop-platform/locations/europe-west1/namespaces/payments/services/checkout';
 let py: PythonPackages;
 let env: GatewayEnv;
@@ -33,23 +29,7 @@ const instances = [{ amount: 1800, hourOfDay: 2, foreignMerchant: 1, cardPresent
 // The SDK's answers, read field by field.
 type SdkAnswer = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-async function sdk(...args: string[]): Promise<SdkAnswer> {
-  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, SCRIPT, ...args], {
-    env: py.env({
-      GATEWAY_API_ENDPOINT: `localhost:${port}`,
-      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: tls.caFile,
-      REQUESTS_CA_BUNDLE: tls.caFile,
-      // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
-      METADATA_SERVER_DETECTION: 'none',
-      GCE_METADATA_HOST: '127.0.0.1:1',
-      GCE_METADATA_IP: '127.0.0.1:1',
-      NO_GCE_CHECK: 'True',
-    }),
-    timeout: 300_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as SdkAnswer;
-}
+const sdk = (...args: string[]): Promise<SdkAnswer> => runVertexSdk<SdkAnswer>(py, { port, caFile: tls.caFile }, args);
 
 beforeAll(async () => {
   py = await ensurePythonPackages('aiplatform-sdk', (line) => console.error(`[python] ${line}`));

@@ -4,16 +4,14 @@
  * registry, the machine catalogue that places models' replicas on that node, the operator and the gateway (TLS)
  * in-process, the official Vertex Python client, and what scikit-learn computes for the instances the tests send.
  */
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import type { ControlPlane } from '../../../src/devcluster/index.js';
 import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
 import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
-import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
+import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
 import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
 import {
@@ -26,12 +24,11 @@ import { MACHINE_TYPES_CONFIGMAP, MACHINE_TYPES_KEY } from '../../../src/deploy/
 import { installCrds } from '../../../src/operator/crds.js';
 import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
 import { kubectl, type KubectlResult } from '../../support/cluster.js';
-import { REPO_ROOT } from '../../support/examples.js';
-import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import { testGatewayTls } from '../../support/gateway-tls.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
+import { runVertexSdk } from '../../support/vertex-sdk.js';
 
 const OPERATOR_NAMESPACE = 'endpoint-operator-system';
-const SDK_SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');
 
 export interface RealNodeServing {
   readonly plane: ControlPlane;
@@ -150,36 +147,13 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
       gatewayUrl: `https://127.0.0.1:${port}`,
       agent,
       k,
-      sdk: (...args) => runSdk(sdkPython, tls, port, args),
+      sdk: (...args) => runVertexSdk(sdkPython, { port, caFile: tls.caFile }, args),
       stop,
     };
   } catch (err) {
     await stop();
     throw err;
   }
-}
-
-async function runSdk(
-  py: PythonPackages,
-  tls: TestGatewayTls,
-  port: number,
-  args: readonly string[],
-): Promise<Record<string, unknown>> {
-  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, SDK_SCRIPT, ...args], {
-    env: py.env({
-      GATEWAY_API_ENDPOINT: `localhost:${port}`,
-      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: tls.caFile,
-      REQUESTS_CA_BUNDLE: tls.caFile,
-      // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
-      METADATA_SERVER_DETECTION: 'none',
-      GCE_METADATA_HOST: '127.0.0.1:1',
-      GCE_METADATA_IP: '127.0.0.1:1',
-      NO_GCE_CHECK: 'True',
-    }),
-    timeout: 300_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
 }
 
 /** A DeployedModel whose replicas run `image` (one of the model-server images unless said otherwise). */
