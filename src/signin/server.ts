@@ -3,7 +3,8 @@ import { createHttpServer } from '../http/server.js';
 import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
+import { responseSerializer } from './response-serializer.js';
 import type { Logger } from 'pino';
 import { realClock, type Clock } from '../runtime/clock.js';
 import type { SignInContext } from './context.js';
@@ -189,7 +190,7 @@ export async function buildSignInApp(
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializer);
   app.setErrorHandler((error, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error))
       return sendProblem(reply, invalidBodyProblem(request.routeOptions.schema?.body, request.body), request.url);
