@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The base: the official Node image by default. The test suite builds with a stand-in made from the same
-# parts (a Debian bookworm root filesystem and Node's official linux-x64 binary), see src/image/.
+# parts (a Debian bookworm root filesystem and Node's official linux-x64 binary), see dev/image/.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # Build: compile the TypeScript with the full (dev) dependency set.

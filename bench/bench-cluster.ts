@@ -4,7 +4,7 @@
  * and also when it overruns its time (then the process exits 2).
  */
 import { allKinds } from '../src/api/kinds.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 

@@ -35,7 +35,7 @@ import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startModelProcess } from './model-process.js';
-import { demoCallerToken } from '../src/dev-environment/demo-caller.js';
+import { demoCallerToken } from '../dev/environment/demo-caller.js';
 import { pino } from 'pino';
 import { GatewayAuth } from '../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';

@@ -25,8 +25,8 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { loadavg, setPriority } from 'node:os';
 import { Agent, request } from 'undici';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
-import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
+import { inModelHost, type ModelHost } from '../dev/cluster/network.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { freePort, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
@@ -99,7 +99,7 @@ function pct(xs: readonly number[], p: number): number {
  * It runs in the control plane's model host, at its address: the apiserver refuses loopback addresses in EndpointSlices.
  */
 function startModelServer(modelHost: ModelHost): Promise<{ child: ChildProcess; port: number }> {
-  const main = fileURLToPath(new URL('../src/demo-models/main.ts', import.meta.url));
+  const main = fileURLToPath(new URL('../dev/models/demo/main.ts', import.meta.url));
   const [cmd, args] = inModelHost(modelHost, process.execPath, [
     '--import',
     'tsx',

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
 import { KubeClient } from '../src/kube/kube-client.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
-import { inModelHost, type ModelHost } from '../src/devcluster/network.js';
+import { inModelHost, type ModelHost } from '../dev/cluster/network.js';
 import { resources } from '../src/api/kind-bindings.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -26,7 +26,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { demoCallerToken } from '../src/dev-environment/demo-caller.js';
+import { demoCallerToken } from '../dev/environment/demo-caller.js';
 import { openLoop, startGatewayBinary, withGatewayBenchWorld } from './gateway-fixture.js';
 import { startModelProcess } from './model-process.js';
 import { comparePaired, ok, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';

@@ -26,7 +26,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startDemoModelServer } from '../src/demo-models/index.js';
+import { startDemoModelServer } from '../dev/models/demo/index.js';
 import { startBareForwarder } from './bare-forwarder.js';
 import {
   openLoop,
@@ -36,7 +36,7 @@ import {
   startHelperProcess,
   withGatewayBenchWorld,
 } from './gateway-fixture.js';
-import type { ControlPlane } from '../src/devcluster/index.js';
+import type { ControlPlane } from '../dev/cluster/index.js';
 import { cpuSecondsOf } from './process-cpu.js';
 import { recordResults } from './results.js';
 

@@ -24,7 +24,7 @@
  * in every case (watchdogs end them even if this process is killed).
  */
 import { allKinds } from '../src/api/kinds.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { Churn } from './memory/churn.js';

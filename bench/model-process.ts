@@ -8,8 +8,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startDemoModelServer } from '../src/demo-models/index.js';
-import type { ModelHost } from '../src/devcluster/network.js';
+import { startDemoModelServer } from '../dev/models/demo/index.js';
+import type { ModelHost } from '../dev/cluster/network.js';
 import { startHelperProcess } from './gateway-fixture.js';
 
 const self = fileURLToPath(import.meta.url);

@@ -14,7 +14,7 @@
  * Pods: the B3 budget) and its peak RSS.
  */
 import { pino } from 'pino';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { allKinds } from '../src/api/kinds.js';
 import type { ContainerSpec } from '../src/api/prediction/v1/container-spec.js';
 import type { DeployedModelSpec } from '../src/api/prediction/v1/deployed-model-schema.js';

@@ -58,7 +58,7 @@ import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startModelProcess } from './model-process.js';
 import { startReceiverProcess } from './otlp-receiver-process.js';
-import { startControlPlane, type ControlPlane } from '../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { GatewayTracing } from '../src/gateway/tracing.js';

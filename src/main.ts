@@ -19,7 +19,7 @@ export const subcommands: Record<string, Subcommand> = {
   },
   dev: {
     summary: 'the embedded default: local control plane, operator, webhooks, sign-in API and examples (npm start)',
-    load: () => import('./cli/dev.js'),
+    load: () => import('../dev/environment/main.js'),
   },
   run: {
     summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster',
@@ -40,7 +40,7 @@ export const subcommands: Record<string, Subcommand> = {
   },
   cluster: {
     summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up',
-    load: () => import('./cli/cluster.js'),
+    load: () => import('../dev/cluster/main.js'),
   },
 };
 

@@ -10,9 +10,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChildProcessGroup, signalGroup } from '../../src/devcluster/child-process-group.js';
-import { freeLoopbackPort, isPortConflict } from '../../src/devcluster/ports.js';
-import { startWatchdog, type Watchdog } from '../../src/devcluster/watchdog.js';
+import { ChildProcessGroup, signalGroup } from '../../dev/host/child-process-group.js';
+import { freeLoopbackPort, isPortConflict } from '../../dev/cluster/ports.js';
+import { startWatchdog, type Watchdog } from '../../dev/host/watchdog.js';
 import { productionHeapFlags } from './production-heap.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

@@ -7,7 +7,7 @@
  * exactly one per change).
  */
 import { pino } from 'pino';
-import { startControlPlane, type ControlPlane } from '../../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../../dev/cluster/index.js';
 import { installCrds } from '../../src/operator/crds.js';
 import { startOperator } from '../../src/operator/start.js';
 import { resources } from '../../src/api/kind-bindings.js';

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { load } from 'js-yaml';
 import type { TestProject } from 'vitest/node';
 import { randomBytes } from 'node:crypto';
-import { ensureClusterBinaries, startControlPlane, type ModelHost } from '../../src/devcluster/index.js';
-import { createModelHost, removeModelHost } from '../../src/devcluster/network.js';
+import { ensureClusterBinaries, startControlPlane, type ModelHost } from '../../dev/cluster/index.js';
+import { createModelHost, removeModelHost } from '../../dev/cluster/network.js';
 
 export interface TestClusterInfo {
   /** Path of a kubeconfig whose current context is the test cluster's admin. */
@@ -27,7 +27,7 @@ export interface TestClusterInfo {
   readonly caFile: string;
   /** The kubectl executable tests run: the one built with the cluster's release. */
   readonly kubectl: string;
-  /** Where the tests' model servers listen, so the cluster's EndpointSlices can name them (src/devcluster/network.ts). */
+  /** Where the tests' model servers listen, so the cluster's EndpointSlices can name them (dev/cluster/network.ts). */
   readonly modelHost: ModelHost;
   /** The Kubernetes release, e.g. v1.37.2 (of the kubectl, for an external cluster). */
   readonly version: string;

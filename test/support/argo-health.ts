@@ -1,10 +1,10 @@
 /**
  * Runs Argo CD health scripts on gopher-lua, the Lua VM Argo CD embeds, through `tools/argo-health` (a small Go
  * program on github.com/yuin/gopher-lua, built from the Go module proxy on first use and cached like the
- * cluster's binaries: src/devcluster/go-build.ts), with the libraries and globals Argo CD gives a script from argocd-cm.
+ * cluster's binaries: dev/cluster/go-build.ts), with the libraries and globals Argo CD gives a script from argocd-cm.
  */
 import { execFileSync } from 'node:child_process';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 
 /** The gopher-lua release tools/argo-health/go.mod requires. */
 export const ARGO_HEALTH: GoModuleBuild = {

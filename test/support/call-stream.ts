@@ -1,12 +1,12 @@
 /**
- * A steady stream of HTTPS calls from inside the real node's network namespace (src/devcluster/node-network.ts),
+ * A steady stream of HTTPS calls from inside the real node's network namespace (dev/cluster/real-node/node-network.ts),
  * where kube-proxy's rules are: a Service's cluster IP answers there as it answers a pod. The caller is a Node
  * process started there (`ip netns exec`), one keep-alive connection pool like an SDK's, firing `ratePerSecond`
  * calls a second whatever the answers take, until stop() or `maxCalls`. Every call's outcome is counted; a
  * failure (an error, or a status other than 200) is kept with its time and reason.
  */
 import { spawn } from 'node:child_process';
-import { inNodeNetwork } from '../../src/devcluster/node-network.js';
+import { inNodeNetwork } from '../../dev/cluster/real-node/node-network.js';
 
 export interface CallStreamOptions {
   /** https://<cluster IP>:<port><path> */

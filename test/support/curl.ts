@@ -4,9 +4,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
-import { ensureDebianPackages, whichOnPath } from '../../src/devcluster/apt.js';
-import { ControlPlaneError } from '../../src/devcluster/errors.js';
-import { cacheRoot } from '../../src/devcluster/paths.js';
+import { ensureDebianPackages, whichOnPath } from '../../dev/host/apt.js';
+import { ControlPlaneError } from '../../dev/host/errors.js';
+import { cacheRoot } from '../../dev/host/paths.js';
 
 export async function ensureCurl(
   log: (line: string) => void = (line) => console.log(`[curl] ${line}`),

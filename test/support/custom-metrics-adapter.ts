@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 import { acceptsOnLoopback, running } from './local-process.js';
-import { freeLoopbackPort } from '../../src/devcluster/ports.js';
+import { freeLoopbackPort } from '../../dev/cluster/ports.js';
 import { kubectl } from './cluster.js';
 
 /** The custom-metrics-apiserver release tools/custom-metrics-adapter/go.mod requires. */

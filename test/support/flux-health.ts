@@ -2,12 +2,12 @@
  * Flux's reading of objects through the Kustomization's healthCheckExprs (examples/flux), by Flux's own
  * evaluator: `tools/flux-health`, a Go program on github.com/fluxcd/pkg/runtime/cel's StatusEvaluator (RFC-0009),
  * the code kustomize-controller runs. It is built from the Go module proxy on first use and cached like the
- * cluster's binaries (src/devcluster/go-build.ts).
+ * cluster's binaries (dev/cluster/go-build.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import type { GoModuleBuild } from '../../src/devcluster/go-build.js';
+import type { GoModuleBuild } from '../../dev/cluster/go-build.js';
 import { REPO_ROOT } from './examples.js';
 import { runGoJsonProgram } from './go-json-program.js';
 

@@ -1,9 +1,9 @@
 /**
  * The tests' small Go programs on an ecosystem library (tools/kstatus, tools/flux-health): each reads one JSON
- * document on stdin and writes one on stdout. Built on first use and cached (src/devcluster/go-build.ts).
+ * document on stdin and writes one on stdout. Built on first use and cached (dev/cluster/go-build.ts).
  */
 import { spawn } from 'node:child_process';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 
 /** Runs `build`'s one binary with `input` as JSON on stdin; resolves to its JSON output, rejects with its stderr. */
 export async function runGoJsonProgram(build: GoModuleBuild, input: unknown): Promise<unknown> {

@@ -1,6 +1,6 @@
 /**
  * Helm itself, 3 and 4, built from the Go module proxy (tools/helm-3, tools/helm-4) on first use and cached like
- * the cluster's binaries (src/devcluster/go-build.ts): the tests lint, render and install the chart with the
+ * the cluster's binaries (dev/cluster/go-build.ts): the tests lint, render and install the chart with the
  * tool users run.
  */
 import { execFile } from 'node:child_process';
@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
-import { selectedRelease } from '../../src/devcluster/binaries.js';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { selectedRelease } from '../../dev/cluster/binaries.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 
 /**
  * Helm's release builds set these as here (its Makefile's LDFLAGS): a module build would say only v3.22, and

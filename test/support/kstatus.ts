@@ -2,9 +2,9 @@
  * kstatus's reading of objects, by kstatus itself: `tools/kstatus`, a small Go program on
  * sigs.k8s.io/cli-utils pkg/kstatus/status, calls status.Compute on each object, as Flux's
  * kustomize-controller (`wait`, `healthChecks`), kpt and cli-utils do. It is built from the Go module proxy on
- * first use and cached like the cluster's binaries (src/devcluster/go-build.ts).
+ * first use and cached like the cluster's binaries (dev/cluster/go-build.ts).
  */
-import type { GoModuleBuild } from '../../src/devcluster/go-build.js';
+import type { GoModuleBuild } from '../../dev/cluster/go-build.js';
 import { runGoJsonProgram } from './go-json-program.js';
 
 export type KstatusStatus = 'InProgress' | 'Failed' | 'Current' | 'Terminating';

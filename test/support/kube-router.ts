@@ -17,15 +17,15 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { ensureDebianPackages } from '../../src/devcluster/apt.js';
-import { capture } from '../../src/devcluster/exec.js';
-import { pidAlive } from '../../src/devcluster/file-lock.js';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { ensureDebianPackages } from '../../dev/host/apt.js';
+import { capture } from '../../dev/host/exec.js';
+import { pidAlive } from '../../dev/host/file-lock.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 
 /** The release tools/kube-router/go.mod requires. */
 export const KUBE_ROUTER: GoModuleBuild = { module: 'kube-router', version: 'v2.1.0', binaries: ['kube-router'] };
 
-/** The cluster IPs (src/devcluster/network.ts), which kube-router lets through. */
+/** The cluster IPs (dev/cluster/network.ts), which kube-router lets through. */
 const SERVICE_RANGE = '198.19.0.0/20';
 /** The node's bridge: in the kwok pods' 198.18.0.0/16, outside every kwok Node's /24. */
 const BRIDGE_ADDRESS = '198.18.255.254/16';

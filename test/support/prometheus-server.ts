@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { freeLoopbackPort } from '../../src/devcluster/ports.js';
+import { freeLoopbackPort } from '../../dev/cluster/ports.js';
 import { ensurePrometheus } from './prometheus.js';
 
 export interface ScrapeJob {

@@ -1,6 +1,6 @@
 /**
  * Real model servers from PyPI, each run as a process in the test cluster's model host (a network namespace whose
- * address EndpointSlices accept) and serving the iris model (src/devcluster/iris-model.ts):
+ * address EndpointSlices accept) and serving the iris model (dev/models/iris-model.ts):
  *
  * - `mlserver`: Seldon's MLServer 1.7 with mlserver-sklearn, Open Inference Protocol V2 (`/v2/models/iris/infer`);
  * - `kserve`: KServe 0.21's ModelServer with a scikit-learn Model (tools/python/kserve/sklearn_server.py), V1
@@ -15,12 +15,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { ChildProcessGroup } from '../../src/devcluster/child-process-group.js';
-import { ensureIrisModel, IRIS_MODEL_NAME } from '../../src/devcluster/iris-model.js';
-import { listenInModelHost } from '../../src/devcluster/model-host.js';
-import { inModelHost, type ModelHost } from '../../src/devcluster/network.js';
-import { ensurePythonPackages, type PythonPackages } from '../../src/devcluster/python-packages.js';
-import { waitUntilReady } from '../../src/devcluster/readiness.js';
+import { ChildProcessGroup } from '../../dev/host/child-process-group.js';
+import { ensureIrisModel, IRIS_MODEL_NAME } from '../../dev/models/iris-model.js';
+import { listenInModelHost } from '../../dev/cluster/model-host.js';
+import { inModelHost, type ModelHost } from '../../dev/cluster/network.js';
+import { ensurePythonPackages, type PythonPackages } from '../../dev/models/python-packages.js';
+import { waitUntilReady } from '../../dev/cluster/readiness.js';
 import { REPO_ROOT } from './examples.js';
 
 export type RealModelServerKind = 'mlserver' | 'kserve' | 'vertex';

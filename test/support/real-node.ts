@@ -1,5 +1,5 @@
 /**
- * A control plane of a test file's own with the machine's one real node (src/devcluster/node.ts). Integration
+ * A control plane of a test file's own with the machine's one real node (dev/cluster/real-node/node.ts). Integration
  * files run one at a time, but a developer's `npm start -- --real-node` or a second run may hold the node:
  * the file waits its turn for a while rather than failing at once.
  */
@@ -7,8 +7,8 @@ import type { MachineCatalogue } from '../../src/api/prediction/v1/machine-catal
 import {
   REAL_NODE_CATALOGUE as DEV_REAL_NODE_CATALOGUE,
   REAL_NODE_MACHINE_TYPE,
-} from '../../src/dev-environment/real-node-model.js';
-import { startControlPlane, type ControlPlane } from '../../src/devcluster/index.js';
+} from '../../dev/environment/real-node-model.js';
+import { startControlPlane, type ControlPlane } from '../../dev/cluster/index.js';
 
 export { REAL_NODE_MACHINE_TYPE };
 

@@ -2,11 +2,11 @@
  * Google's official Go clients against the gateway: `tools/vertex-go-client`, a small program on
  * cloud.google.com/go/aiplatform/apiv1 (PredictionClient.Predict, EndpointClient.GetEndpoint over gRPC with
  * TLS), built from the Go module proxy on first use and cached like the cluster's binaries
- * (src/devcluster/go-build.ts). It is given the gateway's address, its CA and a bearer token, and nothing
+ * (dev/cluster/go-build.ts). It is given the gateway's address, its CA and a bearer token, and nothing
  * else: the metadata server is switched off and pointed at a closed port, so it never probes one.
  */
 import { spawn } from 'node:child_process';
-import { ensureGoBuild, type GoModuleBuild } from '../../src/devcluster/go-build.js';
+import { ensureGoBuild, type GoModuleBuild } from '../../dev/cluster/go-build.js';
 
 /** The aiplatform release tools/vertex-go-client/go.mod requires. */
 export const VERTEX_GO_CLIENT: GoModuleBuild = {

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { PythonPackages } from '../../src/devcluster/python-packages.js';
+import type { PythonPackages } from '../../dev/models/python-packages.js';
 import { REPO_ROOT } from './examples.js';
 
 const SCRIPT = join(REPO_ROOT, 'test', 'support', 'python', 'vertex_sdk_client.py');

@@ -4,7 +4,7 @@
  * Typed structurally on what it reads from the gateway's context, so it does not depend on the server.
  *
  * The gateway registers it in its constructor (src/gateway/server.ts), so every gateway serves the lookup,
- * `npm start`'s in-process one included (which prints a working resolve curl: src/dev-environment/registry-lines.ts).
+ * `npm start`'s in-process one included (which prints a working resolve curl: dev/environment/registry-lines.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { resources } from '../../api/kind-bindings.js';

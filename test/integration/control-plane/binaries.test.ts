@@ -7,8 +7,8 @@ import { cp, mkdtemp, open, readFile, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureClusterBinaries, KWOK } from '../../../src/devcluster/binaries.js';
-import { buildDir, ensureGoBuild } from '../../../src/devcluster/go-build.js';
+import { ensureClusterBinaries, KWOK } from '../../../dev/cluster/binaries.js';
+import { buildDir, ensureGoBuild } from '../../../dev/cluster/go-build.js';
 
 const version = (bin: string, args: string[]): string => {
   const r = spawnSync(bin, args, { encoding: 'utf8' });

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenInModelHost } from '../../../src/devcluster/model-host.js';
+import { listenInModelHost } from '../../../dev/cluster/model-host.js';
 import { applyCallerRoles } from '../../support/service-accounts.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { eventually, installCrds, testClient } from '../reconcilers/harness.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RELEASES } from '../../../src/devcluster/binaries.js';
+import { RELEASES } from '../../../dev/cluster/binaries.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 
 const GROUP = 'cp-test.endpoint-operator.dev';

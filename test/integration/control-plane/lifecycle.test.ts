@@ -8,10 +8,10 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startControlPlane } from '../../../src/devcluster/index.js';
-import type { ControlPlane } from '../../../src/devcluster/index.js';
-import { pidAlive } from '../../../src/devcluster/file-lock.js';
-import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
+import { startControlPlane } from '../../../dev/cluster/index.js';
+import type { ControlPlane } from '../../../dev/cluster/index.js';
+import { pidAlive } from '../../../dev/host/file-lock.js';
+import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
 import { testCluster } from '../../support/cluster.js';
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,5 +1,5 @@
 /**
- * The local cluster's real node (src/devcluster/node.ts), in a control plane of its own beside the run's: it
+ * The local cluster's real node (dev/cluster/real-node/node.ts), in a control plane of its own beside the run's: it
  * registers Ready, runs a pod from the local registry whose readiness the kubelet judges, serves logs and exec,
  * refuses a second cluster with a real node, and stops leaving nothing behind (processes, cgroups, mounts,
  * network namespace, link, route, files, the host's sysctls); a run whose owner was SIGKILLed together with
@@ -11,16 +11,16 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
-import { capture } from '../../../src/devcluster/exec.js';
+import { startControlPlane, type ControlPlane } from '../../../dev/cluster/index.js';
+import { capture } from '../../../dev/host/exec.js';
 import {
   FIXED_HOST_PATHS,
   KUBELET_SYSCTLS,
   ON_REAL_NODE,
   REAL_NODE_LABEL,
-} from '../../../src/devcluster/node-config.js';
-import { buildAndPush, HTTPD_BODY, HTTPD_IMAGE, HTTPD_PORT } from '../../../src/devcluster/node-images.js';
-import { NODE_HOST_LINK, NODE_NETNS, NODE_POD_CIDR } from '../../../src/devcluster/node-network.js';
+} from '../../../dev/cluster/real-node/node-config.js';
+import { buildAndPush, HTTPD_BODY, HTTPD_IMAGE, HTTPD_PORT } from '../../../dev/cluster/real-node/node-images.js';
+import { NODE_HOST_LINK, NODE_NETNS, NODE_POD_CIDR } from '../../../dev/cluster/real-node/node-network.js';
 import { kubectl } from '../../support/cluster.js';
 
 const SMALL = { count: 1, cpu: '8', memory: '32Gi', pods: 110 };

@@ -13,7 +13,7 @@ import { argocdHealthKinds, customizationDir } from '../../../src/deploy/argocd-
 import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { FLUX_HEALTH, fluxReadings, loadFluxHealthChecks } from '../../support/flux-health.js';
-import { ensureGoBuild } from '../../../src/devcluster/go-build.js';
+import { ensureGoBuild } from '../../../dev/cluster/go-build.js';
 import { KSTATUS, kstatusOf } from '../../support/kstatus.js';
 
 interface HealthTest { healthStatus: { status: string; message: string }; inputPath: string }

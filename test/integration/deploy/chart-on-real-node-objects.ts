@@ -1,11 +1,11 @@
 /**
  * The objects test/integration/deploy/chart-on-real-node.test.ts applies beside the examples: an endpoint splitting
  * its calls between two DeployedModels that run Google's Vertex model server (the vertex-sklearn image,
- * src/image/model-server-image.ts) on the real node with the iris model, and a caller of the gateway.
+ * dev/models/model-server-image.ts) on the real node with the iris model, and a caller of the gateway.
  */
-import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
-import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
-import { MODEL_SERVER_IMAGE_CONTRACT } from '../../../src/image/model-server-image.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
+import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
+import { MODEL_SERVER_IMAGE_CONTRACT } from '../../../dev/models/model-server-image.js';
 import { REAL_NODE_MACHINE_TYPE } from '../../support/real-node.js';
 
 export interface Pod {

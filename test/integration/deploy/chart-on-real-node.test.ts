@@ -1,5 +1,5 @@
 /**
- * The chart as a user installs it: the container image built from the real Dockerfile (src/image/), pushed to the
+ * The chart as a user installs it: the container image built from the real Dockerfile (dev/image/), pushed to the
  * real node's local registry, and `helm install`ed by real Helm with the pods placed on the real node
  * (test/support/real-node.ts). The kubelet runs the operator (two replicas, leader election) and the gateway
  * under the chart's securityContext and judges their probes; the kube-apiserver reaches the webhooks through
@@ -27,13 +27,13 @@ import {
   startDemoBackends,
   stopDemoBackends,
   type RunningDemoBackend,
-} from '../../../src/dev-environment/demo-backends.js';
-import { demoPassword, demoSecrets } from '../../../src/dev-environment/demo-secrets.js';
-import { defaultExamplesDir, loadExampleObjects } from '../../../src/dev-environment/examples.js';
-import type { ControlPlane } from '../../../src/devcluster/index.js';
-import { ON_REAL_NODE } from '../../../src/devcluster/node-config.js';
-import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../src/image/build.js';
-import { ensureModelServerImage } from '../../../src/image/model-server-image.js';
+} from '../../../dev/environment/demo-backends.js';
+import { demoPassword, demoSecrets } from '../../../dev/environment/demo-secrets.js';
+import { defaultExamplesDir, loadExampleObjects } from '../../../dev/environment/examples.js';
+import type { ControlPlane } from '../../../dev/cluster/index.js';
+import { ON_REAL_NODE } from '../../../dev/cluster/real-node/node-config.js';
+import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../dev/image/build.js';
+import { ensureModelServerImage } from '../../../dev/models/model-server-image.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import { startCallStream } from '../../support/call-stream.js';
 import { kubectl } from '../../support/cluster.js';
@@ -41,12 +41,12 @@ import { REPO_ROOT } from '../../support/examples.js';
 import { ensureHelm, helmOn } from '../../support/helm.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
 import { awaitTermination } from '../../support/real-node-pods.js';
-import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
-import { imageLogDir } from '../../../src/image/podman.js';
+import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
+import { imageLogDir } from '../../../dev/image/podman.js';
 import { mintToken, useCluster } from '../../support/service-accounts.js';
 import { eventually } from '../reconcilers/harness.js';
 import { CALLER_RBAC, expectedIris, irisModels, readyOf, type Pod } from './chart-on-real-node-objects.js';
-import { IRIS_INSTANCES } from '../../../src/devcluster/iris-model.js';
+import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
 
 const NS = DEFAULT_DEPLOY_VALUES.namespace;
 const EXAMPLES_NS = 'endpoint-demo';

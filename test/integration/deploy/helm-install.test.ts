@@ -11,7 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIMULATED_NODE_LABEL } from '../../../src/devcluster/nodes.js';
+import { SIMULATED_NODE_LABEL } from '../../../dev/cluster/nodes.js';
 import { allKinds } from '../../../src/api/kinds.js';
 import { crdName } from '../../../src/api/crd/generate.js';
 import { crdTemplateFile } from '../../../src/deploy/crd-templates.js';

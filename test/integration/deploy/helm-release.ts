@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
-import { startControlPlane, type ControlPlane } from '../../../src/devcluster/index.js';
+import { startControlPlane, type ControlPlane } from '../../../dev/cluster/index.js';
 import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 import { kubectl as kubectlOn } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';

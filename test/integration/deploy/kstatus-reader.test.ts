@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureGoBuild } from '../../../src/devcluster/go-build.js';
+import { ensureGoBuild } from '../../../dev/cluster/go-build.js';
 import { KSTATUS, kstatus } from '../../support/kstatus.js';
 
 beforeAll(async () => {

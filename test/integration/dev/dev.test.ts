@@ -8,7 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
+import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';

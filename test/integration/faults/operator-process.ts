@@ -7,9 +7,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChildProcessGroup, signalGroup } from '../../../src/devcluster/child-process-group.js';
-import { freeLoopbackPorts, isPortConflict } from '../../../src/devcluster/ports.js';
-import { startWatchdog, type Watchdog } from '../../../src/devcluster/watchdog.js';
+import { ChildProcessGroup, signalGroup } from '../../../dev/host/child-process-group.js';
+import { freeLoopbackPorts, isPortConflict } from '../../../dev/cluster/ports.js';
+import { startWatchdog, type Watchdog } from '../../../dev/host/watchdog.js';
 import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { testCluster } from '../../support/cluster.js';

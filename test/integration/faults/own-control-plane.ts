@@ -4,8 +4,8 @@
  * such file starts its own, installs the CRDs, and runs the operator in-process against it with its log
  * lines captured, so a test can prove which recovery path ran.
  */
-import type { ControlPlane } from '../../../src/devcluster/index.js';
-import { startControlPlane } from '../../../src/devcluster/index.js';
+import type { ControlPlane } from '../../../dev/cluster/index.js';
+import { startControlPlane } from '../../../dev/cluster/index.js';
 import { installCrds } from '../../../src/operator/crds.js';
 import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
 import { resources } from '../../../src/api/kind-bindings.js';

@@ -5,7 +5,7 @@
  * moves; not one call fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import type { RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { readyOf } from '../reconcilers/harness.js';

@@ -10,7 +10,7 @@ import {
   predict,
   toPayment,
   type RunningDemoModelServer,
-} from '../../../src/demo-models/index.js';
+} from '../../../dev/models/demo/index.js';
 import { GoogleApiError } from '../../../src/gateway/google-errors.js';
 import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
 import { resources } from '../../../src/api/kind-bindings.js';

@@ -12,7 +12,7 @@ import http from 'node:http';
 import { connect } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import type { RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';

@@ -20,9 +20,9 @@ import {
   startDemoModelServer,
   type DemoModelServerOptions,
   type RunningDemoModelServer,
-} from '../../../src/demo-models/index.js';
-import { listenInModelHost } from '../../../src/devcluster/model-host.js';
-import { inModelHost } from '../../../src/devcluster/network.js';
+} from '../../../dev/models/demo/index.js';
+import { listenInModelHost } from '../../../dev/cluster/model-host.js';
+import { inModelHost } from '../../../dev/cluster/network.js';
 import { testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { apply, eventually, getJson, runOperatorWithCrds, type TestOperator } from '../reconcilers/harness.js';
@@ -260,7 +260,7 @@ export async function spawnModelServer(
   const [cmd, args] = inModelHost(host, process.execPath, [
     '--import',
     'tsx',
-    join(REPO_ROOT, 'src/demo-models/main.ts'),
+    join(REPO_ROOT, 'dev/models/demo/main.ts'),
     '--protocol',
     protocol,
     '--model',

@@ -9,7 +9,7 @@
  * copied, unless the call is sampled for the request log, which then still records them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { gatewayJsonWorkerTasks } from '../../../src/gateway/json-worker-pool.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
+import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { gatewayEjections } from '../../../src/gateway/metrics.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';

@@ -7,8 +7,8 @@
  * docs tell users (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH, REQUESTS_CA_BUNDLE); google-auth never probes a metadata server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningDemoModelServer } from '../../../src/demo-models/index.js';
-import { ensurePythonPackages, type PythonPackages } from '../../../src/devcluster/python-packages.js';
+import type { RunningDemoModelServer } from '../../../dev/models/demo/index.js';
+import { ensurePythonPackages, type PythonPackages } from '../../../dev/models/python-packages.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';

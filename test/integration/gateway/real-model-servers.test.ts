@@ -9,7 +9,7 @@
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendProtocol } from '../../../src/api/prediction/v1/backend.js';
-import { IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
+import { IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
 import {

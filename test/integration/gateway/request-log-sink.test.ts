@@ -6,8 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningDemoModelServer } from '../../../src/demo-models/index.js';
-import { freeLoopbackPort } from '../../../src/devcluster/ports.js';
+import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
+import { freeLoopbackPort } from '../../../dev/cluster/ports.js';
 import { CE_REQUEST_TYPE, CE_RESPONSE_TYPE, eventsDropped } from '../../../src/gateway/cloudevents-sink.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../../src/runtime/metrics.js';

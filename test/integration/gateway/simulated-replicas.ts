@@ -1,13 +1,13 @@
 /**
  * Model replicas on kwok's simulated Nodes, callable through the gateway. kwok runs no container and its
- * pods' addresses are unreachable by design (src/devcluster/network.ts), so a real server in the model
+ * pods' addresses are unreachable by design (dev/cluster/network.ts), so a real server in the model
  * host answers for each Ready pod of a model, listed in the model's Service by an EndpointSlice that the
  * pod owns. The garbage collector deletes that slice with its pod: when the cluster loses a pod, the
  * pod's stand-in leaves the Service as the pod's own address would, with nothing in the test withdrawing it.
  */
 import yaml from 'js-yaml';
-import { podCidr } from '../../../src/devcluster/network.js';
-import { SIMULATED_NODE_LABEL } from '../../../src/devcluster/nodes.js';
+import { podCidr } from '../../../dev/cluster/network.js';
+import { SIMULATED_NODE_LABEL } from '../../../dev/cluster/nodes.js';
 import { MODEL_UID_LABEL, servingName } from '../../../src/reconcilers/serving/serving-plan.js';
 import { kubectl, testCluster } from '../../support/cluster.js';
 import { apply, getJson, post } from './harness.js';

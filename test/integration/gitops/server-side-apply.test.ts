@@ -7,7 +7,7 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoPassword, demoSecrets } from '../../../src/dev-environment/demo-secrets.js';
+import { demoPassword, demoSecrets } from '../../../dev/environment/demo-secrets.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import {
   apply,

@@ -1,19 +1,19 @@
 /**
- * The model-server images of src/image/model-server-image.ts, each run by podman on the host network with only
+ * The model-server images of dev/models/model-server-image.ts, each run by podman on the host network with only
  * Vertex's AIP_* variables (as the operator sets them for a containerSpec) and called on its predict route on
  * loopback: the image itself, not a pod. The answers must equal scikit-learn's for the same instances.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
-import { freeLoopbackPorts } from '../../../src/devcluster/ports.js';
-import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
+import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
+import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import {
   ensureModelServerImage,
   MODEL_SERVER_IMAGE_CONTRACT,
   type ModelServerImageKind,
-} from '../../../src/image/model-server-image.js';
-import { podman, podmanOk, PODMAN_ULIMITS } from '../../../src/image/podman.js';
+} from '../../../dev/models/model-server-image.js';
+import { podman, podmanOk, PODMAN_ULIMITS } from '../../../dev/image/podman.js';
 
 const containers: string[] = [];
 

@@ -9,8 +9,8 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IRIS_INSTANCES } from '../../../src/devcluster/iris-model.js';
-import { REGISTRY_HOST } from '../../../src/devcluster/node-config.js';
+import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
+import { REGISTRY_HOST } from '../../../dev/cluster/real-node/node-config.js';
 import { MODEL_UID_LABEL } from '../../../src/reconcilers/serving/serving-plan.js';
 import { kstatus } from '../../support/kstatus.js';
 import {

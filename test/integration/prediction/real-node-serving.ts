@@ -1,6 +1,6 @@
 /**
  * Shared by the tests of containerSpec models on the real node: a control plane of their own with the machine's
- * real node (test/support/real-node.ts), the model-server images (src/image/model-server-image.ts) in the node's
+ * real node (test/support/real-node.ts), the model-server images (dev/models/model-server-image.ts) in the node's
  * registry, the machine catalogue that places models' replicas on that node, the operator and the gateway (TLS)
  * in-process, the official Vertex Python client, and what scikit-learn computes for the instances the tests send.
  */
@@ -8,17 +8,17 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { Agent } from 'undici';
-import type { ControlPlane } from '../../../src/devcluster/index.js';
-import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../src/devcluster/iris-model.js';
-import { publishToNodeRegistry } from '../../../src/devcluster/node-images.js';
-import { ensurePythonPackages } from '../../../src/devcluster/python-packages.js';
+import type { ControlPlane } from '../../../dev/cluster/index.js';
+import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
+import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
+import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
 import {
   ensureModelServerImage,
   MODEL_SERVER_IMAGE_CONTRACT,
   type ModelServerImageKind,
-} from '../../../src/image/model-server-image.js';
+} from '../../../dev/models/model-server-image.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import { MACHINE_TYPES_CONFIGMAP, MACHINE_TYPES_KEY } from '../../../src/deploy/machine-types.js';
 import { installCrds } from '../../../src/operator/crds.js';

@@ -5,11 +5,7 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  backendEndpointSlice,
-  backendService,
-  type HostedBackend,
-} from '../../../src/dev-environment/backend-services.js';
+import { backendEndpointSlice, backendService, type HostedBackend } from '../../../dev/environment/backend-services.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import {
   apply,

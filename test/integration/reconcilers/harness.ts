@@ -6,7 +6,7 @@ import {
   backendService,
   backendServiceRefs,
   hostedBackendFor,
-} from '../../../src/dev-environment/backend-services.js';
+} from '../../../dev/environment/backend-services.js';
 import { ApiError } from '../../../src/kube/api-error.js';
 import { loadClusterConnection } from '../../../src/kube/cluster-connection.js';
 import { KubeClient, type PatchOptions } from '../../../src/kube/kube-client.js';

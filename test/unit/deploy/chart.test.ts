@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { RELEASES } from '../../../src/devcluster/binaries.js';
+import { RELEASES } from '../../../dev/cluster/binaries.js';
 import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
 import { crdTemplate, crdTemplateFile } from '../../../src/deploy/crd-templates.js';
 import { CHART_TEMPLATES_DIR } from '../../../src/deploy/write.js';

@@ -9,7 +9,7 @@ import {
 } from '../../../src/gateway/protocols.js';
 import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
 import { UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
-import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../src/demo-models/index.js';
+import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../dev/models/demo/index.js';
 
 describe('upstream paths and bodies', () => {
   it('follow KServe V1 and the Open Inference Protocol', () => {

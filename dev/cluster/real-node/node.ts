@@ -1,0 +1,282 @@
+/**
+ * One real node beside the kwok Nodes: a kubelet and containerd (with Debian's runc and CNI plugins) that
+ * run real containers, pulled from the local registry (registry.ts). Pods live in the node's network
+ * namespace (node-network.ts) and are scheduled here only when they ask (node-config.ts ON_REAL_NODE).
+ *
+ * The kubelet needs fixed paths and port 10250, so one real node runs per machine: a second start refuses.
+ * The host is left as it was: the kubelet's sysctl writes land in bind-mounted files (node-config.ts
+ * kubeletWrapper), and everything the node made is removed by one script (node-cleanup.ts) that the stop,
+ * the watchdog and the next start's stale clean-up all run.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ensureDebianPackages } from '../../host/apt.js';
+import type { ClusterBinaries } from '../binaries.js';
+import type { ChildProcessGroup } from '../../host/child-process-group.js';
+import type { TokenUser } from '../credentials.js';
+import { capture } from '../../host/exec.js';
+import { ControlPlaneError } from '../../host/errors.js';
+import { acquireFileLock, type FileLock } from '../../host/file-lock.js';
+import { renderKubeconfig } from '../kubeconfig.js';
+import { nodeCleanupScript } from './node-cleanup.js';
+import { ensureNodeBinaries } from './node-binaries.js';
+import {
+  cniConfList,
+  containerdConfig,
+  FIXED_HOST_PATHS,
+  KUBELET_SYSCTLS,
+  kubeletArgs,
+  kubeletConfig,
+  kubeletWrapper,
+  kubeProxyConfig,
+  nodeLayout,
+  registryHostsToml,
+  REGISTRY_HOST,
+  sysctlFile,
+  type NodeLayout,
+} from './node-config.js';
+import { ensureNodeImages } from './node-images.js';
+import { createNodeNetwork, inNodeNetwork, NODE_HOST_ADDRESS, NODE_POD_CIDR } from './node-network.js';
+import { cacheRoot } from '../../host/paths.js';
+import type { RunningProcesses } from '../processes.js';
+import { apiserverRequest, nodesReady, waitUntilReady } from '../readiness.js';
+import { startRegistry } from './registry.js';
+import { exposeApiserverToPods } from './node-apiserver.js';
+
+/** Debian's runc and CNI plugins (iptables comes with the plugins). */
+export const NODE_PACKAGES = ['runc', 'containernetworking-plugins', 'iptables'] as const;
+
+export interface RealNode {
+  /** The Node's name: this machine's hostname, which /etc/hosts resolves to a local address. */
+  readonly name: string;
+  readonly podCidr: string;
+  /** host:port of the local registry; images named `<registry>/…` are pulled from it. */
+  readonly registry: string;
+  readonly root: string;
+}
+
+export interface RealNodeInput {
+  readonly run: RunningProcesses;
+  readonly bins: ClusterBinaries;
+  readonly server: string;
+  readonly caPem: string;
+  readonly caFile: string;
+  readonly adminToken: string;
+  /** Bearer tokens the apiserver maps to the kubelet's and kube-proxy's users (realNodeTokenUsers). */
+  readonly kubeletToken: string;
+  readonly kubeProxyToken: string;
+  readonly log: (line: string) => void;
+}
+
+/** The real node's fixed places: one per machine. */
+export function realNodeDir(): string {
+  return join(cacheRoot(), 'real-node');
+}
+const cleanupScriptPath = (): string => join(realNodeDir(), 'cleanup.sh');
+
+export function realNodeName(): string {
+  return hostname().toLowerCase();
+}
+
+/**
+ * The kubelet's and kube-proxy's identities, for the apiserver's token file: kube-proxy's is the user
+ * Kubernetes' bootstrap RBAC binds system:node-proxier to.
+ */
+export function realNodeTokenUsers(kubeletToken: string, kubeProxyToken: string): TokenUser[] {
+  return [
+    { token: kubeletToken, user: `system:node:${realNodeName()}`, uid: 'real-node-kubelet', groups: ['system:nodes'] },
+    { token: kubeProxyToken, user: 'system:kube-proxy', uid: 'real-node-kube-proxy', groups: [] },
+  ];
+}
+
+/**
+ * Takes the machine's real-node lock, or refuses with who holds it. A lock whose owner died is taken over,
+ * and what that node left is removed first.
+ */
+export async function claimRealNode(log: (line: string) => void, waitMs = 0): Promise<FileLock> {
+  await mkdir(realNodeDir(), { recursive: true });
+  const lockPath = join(realNodeDir(), 'owner.lock');
+  let owner = '';
+  const onWait = (pid: string): void => {
+    if (waitMs > 0 && owner !== pid)
+      log(`waiting up to ${Math.round(waitMs / 1000)} s for pid ${pid}'s real node to stop`);
+    owner = pid;
+  };
+  const lock = await acquireFileLock(lockPath, { timeoutMs: waitMs, onWait }).catch(() => {
+    throw new ControlPlaneError(
+      `a real node already runs on this machine (owned by pid ${owner || 'unknown'}, lock ${lockPath}): ` +
+        'the kubelet needs fixed paths and port 10250, so only one local cluster at a time can have one; ' +
+        'stop that cluster or start this one without a real node',
+    );
+  });
+  if (existsSync(cleanupScriptPath())) {
+    log('removing what a real node of a process that died left behind');
+    await runCleanupScript(cleanupScriptPath());
+  }
+  return lock;
+}
+
+/** Runs the node's clean-up script, if one is there, and removes it. */
+export async function runCleanupScript(path: string): Promise<void> {
+  if (!existsSync(path)) return;
+  const r = await capture('/bin/bash', [path]);
+  if (r.code !== 0) throw new ControlPlaneError(`the real node's clean-up (${path}) failed: ${r.stderr.trim()}`);
+  await rm(path, { force: true });
+}
+
+export interface StartedRealNode {
+  readonly node: RealNode;
+  /** Ends the apiserver relay (node-apiserver.ts), which lives in this process. */
+  closeRelay(): Promise<void>;
+}
+
+/**
+ * Starts the registry, containerd, the kubelet and kube-proxy, and resolves once the Node is Ready and the
+ * `kubernetes` Service leads to the apiserver. The caller holds claimRealNode's lock.
+ */
+export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> {
+  const started = Date.now();
+  const l = nodeLayout(join(realNodeDir(), 'root'));
+  const kubelet = c.bins.kubelet;
+  if (kubelet === undefined)
+    throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kubelet`);
+  await mkdir(l.logDir, { recursive: true });
+  const setupLog = join(l.logDir, 'setup.log');
+  await ensureDebianPackages(NODE_PACKAGES, c.log, setupLog);
+  const node = await ensureNodeBinaries(c.log);
+
+  // Written before anything is made, so that whatever happens next is undone by it.
+  const createdHostPaths = FIXED_HOST_PATHS.filter((p) => !existsSync(p));
+  await writeFile(
+    cleanupScriptPath(),
+    nodeCleanupScript({
+      root: l.root,
+      shim: node.shim,
+      createdHostPaths,
+      daemons: [kubelet, node.containerd, node.registry, ...(c.bins.kubeProxy ? [c.bins.kubeProxy] : [])],
+    }),
+  );
+  await chmod(cleanupScriptPath(), 0o700);
+  await c.run.adoptCleanup(cleanupScriptPath());
+
+  await createNodeNetwork();
+  await writeNodeFiles(l, c);
+  c.log(`real node network ${NODE_POD_CIDR} via ${NODE_HOST_ADDRESS}; starting the local registry on ${REGISTRY_HOST}`);
+  await startRegistry(c.run, node.registry, l.root, l.logDir);
+  await ensureNodeImages(c.log, setupLog);
+
+  // The kubelet mounts volumes in its own mount namespace; a shared root dir carries them to containerd's.
+  await mustRun('mount', ['--bind', l.kubeletRoot, l.kubeletRoot]);
+  await mustRun('mount', ['--make-shared', l.kubeletRoot]);
+
+  const [nsenter, nsArgs] = inNodeNetwork(node.containerd, ['--config', l.containerdConfig]);
+  const containerd = await c.run.start('containerd', nsenter, nsArgs, join(l.logDir, 'containerd.log'), {
+    // The runc shim is found next to containerd.
+    env: { ...process.env, PATH: `${dirname(node.containerd)}:${process.env['PATH'] ?? ''}` },
+    executable: node.containerd,
+  });
+  await mustBeReady(containerd, async () => {
+    const r = await capture(node.ctr, ['--address', l.containerdSocket, 'version']);
+    return r.code === 0 ? true : r.stderr.trim();
+  });
+
+  const binding = await apiserverRequest(c.server, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    caPem: c.caPem,
+    token: c.adminToken,
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'endpoint-operator:real-node' },
+      // The kubelet's role, as clusters before the Node authorizer bound it: this cluster authorizes by RBAC alone.
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:node' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `system:node:${realNodeName()}` }],
+    },
+  });
+  if (binding.status !== 201 && binding.status !== 409)
+    throw new ControlPlaneError(`binding the kubelet's role failed: ${binding.status} ${binding.body.slice(0, 300)}`);
+
+  const kubeletProc = await c.run.start(
+    'kubelet',
+    'unshare',
+    [
+      '-m',
+      '--propagation',
+      'unchanged',
+      '--',
+      '/bin/bash',
+      '-c',
+      kubeletWrapper(l),
+      'kubelet-wrapper',
+      kubelet,
+      ...kubeletArgs(l, { nodeIp: NODE_HOST_ADDRESS }),
+    ],
+    join(l.logDir, 'kubelet.log'),
+    { executable: kubelet },
+  );
+  await mustBeReady(kubeletProc, () => nodesReady(c.server, c.caPem, c.adminToken, [realNodeName()]), 120_000);
+
+  const kubeProxy = c.bins.kubeProxy;
+  if (kubeProxy === undefined)
+    throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kube-proxy`);
+  const relay = await exposeApiserverToPods(c.server, c.caPem, c.adminToken);
+  const [ns, proxyArgs] = inNodeNetwork(kubeProxy, [`--config=${l.kubeProxyConfig}`, '--v=1']);
+  await c.run
+    .start('kube-proxy', ns, proxyArgs, join(l.logDir, 'kube-proxy.log'), { executable: kubeProxy })
+    .catch(async (err: unknown) => {
+      await relay.close();
+      throw err;
+    });
+  c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
+  return {
+    node: { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root },
+    closeRelay: () => relay.close(),
+  };
+}
+
+async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
+  for (const dir of [l.containerdRoot, l.containerdState, l.cniConfDir, l.cniDataDir, l.kubeletRoot, l.podLogsDir])
+    await mkdir(dir, { recursive: true });
+  await writeFile(l.containerdConfig, containerdConfig(l));
+  const hosts = registryHostsToml();
+  await mkdir(join(l.registryHostsDir, hosts.dir), { recursive: true });
+  await writeFile(join(l.registryHostsDir, hosts.dir, 'hosts.toml'), hosts.text);
+  await writeFile(join(l.cniConfDir, '10-eo-real-node.conflist'), cniConfList(l));
+  await writeFile(l.kubeletConfig, kubeletConfig(l, { clientCaFile: c.caFile }));
+  await writeFile(l.kubeProxyConfig, kubeProxyConfig(l, realNodeName()));
+  // kube-proxy runs in the node namespace, where 127.0.0.1 is not this one's: it comes in as pods do.
+  const viaRelay = new URL(c.server);
+  viaRelay.hostname = NODE_HOST_ADDRESS;
+  await writeFile(
+    l.kubeProxyKubeconfig,
+    renderKubeconfig({
+      server: viaRelay.origin,
+      token: c.kubeProxyToken,
+      caPem: c.caPem,
+      user: 'kube-proxy',
+    }),
+    { mode: 0o600 },
+  );
+  await writeFile(
+    l.kubeletKubeconfig,
+    renderKubeconfig({ server: c.server, token: c.kubeletToken, caPem: c.caPem, user: 'kubelet' }),
+    { mode: 0o600 },
+  );
+  await mkdir(l.sysctlDir, { recursive: true });
+  for (const [key, value] of Object.entries(KUBELET_SYSCTLS)) await writeFile(sysctlFile(l, key), `${value}\n`);
+}
+
+async function mustRun(cmd: string, args: readonly string[]): Promise<void> {
+  const r = await capture(cmd, args);
+  if (r.code !== 0) throw new ControlPlaneError(`${cmd} ${args.join(' ')} failed: ${r.stderr.trim()}`);
+}
+
+async function mustBeReady(proc: ChildProcessGroup, probe: () => Promise<true | string>, ms = 30_000): Promise<void> {
+  const ready = await waitUntilReady(proc, probe, ms);
+  if (!ready.ready) {
+    const text = await readFile(proc.logFile, 'utf8').catch(() => '');
+    const tail = text.trimEnd().split('\n').slice(-15).join('\n    ');
+    throw new ControlPlaneError(`${proc.name} did not become ready: ${ready.why}\n    ${tail}`, proc.logFile);
+  }
+}
