@@ -62,19 +62,19 @@ export default tseslint.config(
             {
               target: './src/http',
               from: './src',
-              except: ['./api', './http', './metrics'],
+              except: ['./api', './http', './base'],
               message: 'src/http is below the runtime and the APIs it serves.',
             },
             {
-              target: './src/metrics',
+              target: './src/base',
               from: './src',
-              except: ['./metrics'],
-              message: 'src/metrics holds the one Prometheus registry every layer registers in; it imports nothing.',
+              except: ['./base'],
+              message: 'src/base holds the one Prometheus registry every layer registers in; it imports nothing.',
             },
             {
               target: './src/gateway',
               from: './src',
-              except: ['./api', './kube', './runtime', './http', './metrics', './gateway'],
+              except: ['./api', './kube', './runtime', './http', './base', './gateway'],
               message:
                 'The gateway (data plane) imports src/api, src/kube, src/runtime and src/http, never the control plane.',
             },
@@ -84,7 +84,7 @@ export default tseslint.config(
               except: [
                 './api',
                 './kube',
-                './metrics',
+                './base',
                 './runtime/clock.ts',
                 './runtime/logger.ts',
                 './runtime/metrics.ts',

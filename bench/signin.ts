@@ -20,7 +20,7 @@ import { DEFAULT_ARGON2_PARAMS, hashPassword } from '../src/signin/passwords.js'
 import { buildSignInApp } from '../src/signin/server.js';
 import { MemorySessionStore } from '../src/signin/sessions.js';
 import { MemorySigningKeyStore } from '../src/signin/signing-key.js';
-import { realClock } from '../src/runtime/clock.js';
+import { realClock } from '../src/base/clock.js';
 import { TokenService } from '../src/signin/tokens.js';
 import { recordResults } from './results.js';
 

@@ -17,7 +17,7 @@ import {
   statusConflicts,
   statusWrites,
   workqueueDepth,
-} from '../../src/runtime/metrics.js';
+} from '../../src/base/metrics.js';
 import { LOCATION, PROJECT, pool, type Item } from './workload.js';
 
 const VERBS = ['POST', 'PATCH', 'PUT', 'DELETE', 'GET'] as const;

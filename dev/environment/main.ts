@@ -45,8 +45,8 @@ import {
   prepareGatewayCertificateFiles,
 } from './gateway-certificate-files.js';
 import { KubeClient, type KubeObject } from '../../src/kube/kube-client.js';
-import { createLogger } from '../../src/runtime/logger.js';
-import { collectProcessMetrics } from '../../src/runtime/metrics.js';
+import { createLogger } from '../../src/base/logger.js';
+import { collectProcessMetrics } from '../../src/base/metrics.js';
 import { startTelemetry } from '../../src/runtime/telemetry.js';
 import { localWebhookSettings } from '../../src/webhook/settings.js';
 import {

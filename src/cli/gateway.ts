@@ -10,8 +10,8 @@ import {
   type GatewayOptions,
 } from '../gateway/server.js';
 import { KubeClient } from '../kube/kube-client.js';
-import { createLogger } from '../runtime/logger.js';
-import { collectProcessMetrics } from '../runtime/metrics.js';
+import { createLogger } from '../base/logger.js';
+import { collectProcessMetrics } from '../base/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';

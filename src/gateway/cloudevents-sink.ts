@@ -17,8 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { Counter } from 'prom-client';
 import { Agent, request } from 'undici';
-import { metricsRegistry } from '../runtime/metrics.js';
-import type { Logger } from '../runtime/logger.js';
+import { metricsRegistry } from '../base/metrics.js';
+import type { Logger } from '../base/logger.js';
 import type { PredictionRecord } from './prediction-record.js';
 
 export const CE_REQUEST_TYPE = 'org.kubeflow.serving.inference.request';

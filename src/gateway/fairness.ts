@@ -14,7 +14,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Counter } from 'prom-client';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 import type { Principal } from './auth/cached-reviewer.js';
 import { GoogleApiError } from './google-errors.js';
 

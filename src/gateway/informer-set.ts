@@ -7,7 +7,7 @@ import type { HealthCheck } from '../runtime/health-server.js';
 import { Informer, kubeListerWatcher } from '../kube/informer.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 
 export class InformerSet {
   private readonly informers = new Map<string, Informer>();

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
 import { Counter } from 'prom-client';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 import { startModuleWorker } from '../runtime/module-worker.js';
 import { GoogleApiError, type GoogleStatus } from './google-errors.js';
 import type { ServingModel } from './prediction-json.js';

@@ -4,7 +4,7 @@
  * deployed model (id and name), method and HTTP code.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 /**
  * `deployed_model_name` (the DeployedModel's metadata.name, 1:1 with its id) lets a custom-metrics adapter

@@ -9,7 +9,7 @@
  * record's `droppedSamples`). With a sink (`--request-log-sink`), every sampled call is also sent
  * there as a pair of KServe-compatible CloudEvents (cloudevents-sink.ts), whatever the log cap.
  */
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { CloudEventSink } from './cloudevents-sink.js';
 import type { PredictionRecord } from './prediction-record.js';
 

@@ -28,7 +28,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../runtime/health-server.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import { requestIdOf } from '../http/request-id.js';
 import { GATEWAY_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import {

@@ -17,7 +17,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import { Counter } from 'prom-client';
-import { metricsRegistry } from '../metrics/registry.js';
+import { metricsRegistry } from '../base/metrics-registry.js';
 
 export const httpConnectionsShed = new Counter({
   name: 'endpoint_operator_http_connections_shed_total',

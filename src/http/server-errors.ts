@@ -5,7 +5,7 @@
  * only the error.
  */
 import { Counter } from 'prom-client';
-import { metricsRegistry } from '../metrics/registry.js';
+import { metricsRegistry } from '../base/metrics-registry.js';
 
 /** The servers of the process, the `server` label. */
 export type ServerName = 'gateway' | 'signin' | 'webhook' | 'health';

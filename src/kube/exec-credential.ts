@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import type { Credentials, CredentialSource } from './credential-source.js';
 import { isRecord } from '../api/common/kube-object.js';
 import type { ExecPluginConfig, KubeconfigCluster } from './kubeconfig.js';
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 
 const SUPPORTED_API_VERSIONS: ReadonlySet<string> = new Set([
   'client.authentication.k8s.io/v1',

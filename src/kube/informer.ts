@@ -13,11 +13,11 @@
  */
 import { isExpired, ApiError } from './api-error.js';
 import { ObjectCache, type IndexFunc } from './cache.js';
-import { realClock, sleep, type Clock } from '../runtime/clock.js';
+import { realClock, sleep, type Clock } from '../base/clock.js';
 import { keyOf, type KubeObject, type ResourceRef, type Status, type WatchEvent } from '../api/common/kube-object.js';
 import type { KubeClient, ListOptions, ListResult, WatchOptions } from './kube-client.js';
-import { silentLogger, type Logger } from '../runtime/logger.js';
-import { informerRelists, informerWatchRestarts } from '../runtime/metrics.js';
+import { silentLogger, type Logger } from '../base/logger.js';
+import { informerRelists, informerWatchRestarts } from '../base/metrics.js';
 
 /** The two calls an informer makes; `kubeListerWatcher` binds them to a KubeClient, unit tests script them. */
 export interface ListerWatcher<T> {

@@ -16,7 +16,7 @@ import {
   type WatchEvent,
   type WatchEventType,
 } from '../api/common/kube-object.js';
-import { restClientLatency, restClientRequests } from '../runtime/metrics.js';
+import { restClientLatency, restClientRequests } from '../base/metrics.js';
 
 export { ApiError } from './api-error.js';
 export type { ClusterConnection } from './cluster-connection.js';

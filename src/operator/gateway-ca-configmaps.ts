@@ -14,7 +14,7 @@ import { Controller, Action, type ReconcileRequest, type ReconcileResult } from 
 import { Informer, kubeListerWatcher } from '../kube/informer.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { coreResources, objectKey, type KubeObject } from '../api/common/kube-object.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Informers } from '../reconcilers/context.js';
 import { secretValue, SECRETS, type SecretObject } from '../webhook/certificate-secret.js';
 

@@ -6,8 +6,8 @@
  * (a cert-manager `Certificate`) writes the Secret with the same keys, and the operator only reads its
  * `ca.crt` to publish it (gateway-ca-configmaps.ts).
  */
-import type { Logger } from '../runtime/logger.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Logger } from '../base/logger.js';
+import type { Clock } from '../base/clock.js';
 import {
   ensureCertificateSecret,
   type ServingCertificates,

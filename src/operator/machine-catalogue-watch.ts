@@ -22,8 +22,8 @@ import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher, type EventHandler } from '../kube/informer.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { coreResources, type KubeObject } from '../api/common/kube-object.js';
-import type { Logger } from '../runtime/logger.js';
-import { metricsRegistry } from '../runtime/metrics.js';
+import type { Logger } from '../base/logger.js';
+import { metricsRegistry } from '../base/metrics.js';
 import {
   DEFAULT_MACHINE_CATALOGUE,
   MACHINE_TYPES_KEY,

@@ -7,7 +7,7 @@
  */
 import type { ValidationOptions } from '../api/common/kind.js';
 import type { KubeClient } from '../kube/kube-client.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../signin/kube/start.js';
 import type { TrustedProxies } from '../signin/trusted-proxies.js';
 import type { ServerLimits } from '../http/server-limits.js';

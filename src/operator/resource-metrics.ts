@@ -11,7 +11,7 @@ import { Gauge } from 'prom-client';
 import type { Condition } from '../api/common/conditions.js';
 import { kindBindings, reconciledKinds, type ReconciledKind } from '../api/kind-bindings.js';
 import type { KubeObject } from '../api/common/kube-object.js';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 /** The objects of a kind users declare (services and slices are the cluster's own) in the caches. */
 type Cached = (kind: ReconciledKind) => readonly KubeObject[];

@@ -7,7 +7,7 @@ import type { Controller } from '../runtime/controller.js';
 import { Informer, kubeListerWatcher } from '../kube/informer.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
 import type { MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
 import {

@@ -3,7 +3,7 @@
  * relation the reconcilers follow is namespace-local, so a multi-namespace operator is simply
  * one shard per namespace.
  */
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import { Controller, type ControllerOptions } from '../runtime/controller.js';
 import { endpointSlicesResource, servicesResource } from '../runtime/endpoint-slices.js';
 import { Predicates } from '../runtime/predicates.js';
@@ -11,7 +11,7 @@ import type { EventRecorder } from '../runtime/events.js';
 import { Informer, kubeListerWatcher } from '../kube/informer.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { isRecord, keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/common/kube-object.js';
-import type { Logger } from '../runtime/logger.js';
+import type { Logger } from '../base/logger.js';
 import {
   addIndexes,
   createStatusWriters,

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { KindDefinition } from '../api/common/kind.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import type { EventRecorder } from '../runtime/events.js';
 import type { FinalizerFlow } from '../runtime/finalizers.js';
 import { PREDICTION_FINALIZER } from '../api/prediction/v1/names.js';

@@ -7,7 +7,7 @@
  * own watch event re-runs it sooner when the dependency arrives. After the grace the state is
  * reported as usual; an object that was ever reported is always updated at once.
  */
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import type { KubeObject } from '../api/common/kube-object.js';
 import { readyConditionOf } from './status-common.js';
 

@@ -6,7 +6,7 @@
 import { isRecord } from '../api/common/kube-object.js';
 import { ConditionType, type Condition, type ReadyVerdict } from '../api/common/conditions.js';
 import { rfc3339, withVerdictConditions } from '../runtime/conditions.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 
 export type { Condition, ConditionStatus, ReadyVerdict } from '../api/common/conditions.js';
 export { rfc3339 } from '../runtime/conditions.js';

@@ -7,11 +7,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import { ApiError, errorKind } from '../kube/api-error.js';
-import { realClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import type { Informer } from '../kube/informer.js';
 import { keyOf, splitKey, type KubeObject } from '../api/common/kube-object.js';
-import { objectLogger, silentLogger, type Logger } from './logger.js';
-import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from './metrics.js';
+import { objectLogger, silentLogger, type Logger } from '../base/logger.js';
+import { activeWorkers, reconcileErrors, reconcilePanics, reconcileTime, reconcileTotal } from '../base/metrics.js';
 import { Predicates, type Predicate } from './predicates.js';
 import { startReconcileSpan } from './reconcile-span.js';
 import { WorkQueue } from './work-queue.js';

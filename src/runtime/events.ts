@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isNotFound } from '../kube/api-error.js';
-import { realClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import { rfc3339 } from './conditions.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { coreResources, type KubeObject } from '../api/common/kube-object.js';
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../base/logger.js';
 
 export type EventType = 'Normal' | 'Warning';
 

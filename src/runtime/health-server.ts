@@ -12,7 +12,7 @@ import { requestIdOf } from '../http/request-id.js';
 import { reportServerError, type ErrorLog } from '../http/server-errors.js';
 import { HEALTH_SERVER_LIMITS } from '../http/server-limits.js';
 import { createHttpServer } from '../http/server.js';
-import { metricsRegistry } from './metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 /** A named check: `true` passes; `false` or a string (the reason) fails. */
 export type HealthCheck = () => boolean | string;

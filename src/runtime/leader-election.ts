@@ -10,11 +10,11 @@
  * Writes are PUTs carrying the read resourceVersion, so two candidates cannot both win.
  */
 import { isAlreadyExists, isConflict } from '../kube/api-error.js';
-import { realClock, sleep, type Clock } from './clock.js';
+import { realClock, sleep, type Clock } from '../base/clock.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import { coreResources, type KubeObject } from '../api/common/kube-object.js';
-import { silentLogger, type Logger } from './logger.js';
-import { leaderStatus } from './metrics.js';
+import { silentLogger, type Logger } from '../base/logger.js';
+import { leaderStatus } from '../base/metrics.js';
 
 export interface LeaseSpec {
   holderIdentity?: string;

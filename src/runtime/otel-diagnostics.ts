@@ -9,7 +9,7 @@
 import { format } from 'node:util';
 import { diag, DiagLogLevel, type DiagLogFunction, type DiagLogger } from '@opentelemetry/api';
 import { diagLogLevelFromString, setGlobalErrorHandler } from '@opentelemetry/core';
-import type { Logger } from './logger.js';
+import type { Logger } from '../base/logger.js';
 import type { Environment } from './environment.js';
 
 type Level = 'error' | 'warn' | 'info' | 'debug' | 'trace';

@@ -9,7 +9,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Counter } from 'prom-client';
-import { metricsRegistry } from './metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 export const failedExportSpans = new Counter({
   name: 'endpoint_operator_trace_export_failed_spans_total',

@@ -4,7 +4,7 @@
  * and the whole sequence finishes well inside it. Order matters: stop taking work, drain
  * in-flight reconciles, release the lease (so the standby takes over at once), close servers.
  */
-import { silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from '../base/logger.js';
 
 export interface ShutdownStep {
   readonly name: string;

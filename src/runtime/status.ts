@@ -8,7 +8,7 @@ import { isConflict } from '../kube/api-error.js';
 import { createMergePatch } from './json-diff.js';
 import type { KubeClient } from '../kube/kube-client.js';
 import type { KubeObject, ResourceRef } from '../api/common/kube-object.js';
-import { statusConflicts, statusWrites } from './metrics.js';
+import { statusConflicts, statusWrites } from '../base/metrics.js';
 
 export interface StatusWriterOptions {
   /** A KubeClient (only `get` and `patch` are used). */

@@ -18,7 +18,7 @@
 import { diag, propagation, trace, ProxyTracerProvider, type TracerProvider } from '@opentelemetry/api';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { CountedOtlpSpanExporter } from './otlp-span-exporter.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../base/logger.js';
 import { logOpenTelemetryDiagnostics } from './otel-diagnostics.js';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {

@@ -6,14 +6,14 @@
  * - `addRateLimited` delays a key by per-key exponential backoff, `forget` resets it;
  * - `addAfter` delays a key, keeping the earliest requested time when asked twice.
  */
-import { realClock, type Clock } from './clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import {
   workqueueAdds,
   workqueueDepth,
   workqueueQueueDuration,
   workqueueRetries,
   workqueueWorkDuration,
-} from './metrics.js';
+} from '../base/metrics.js';
 
 export interface WorkQueueOptions {
   /** Label of the queue's metrics (`workqueue_depth{name}`); the controller name. */

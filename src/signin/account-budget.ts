@@ -1,4 +1,4 @@
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import { admittedOnce, type Admission } from './throttle.js';
 
 /** The window of the per-account budget. */

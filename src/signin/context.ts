@@ -1,4 +1,4 @@
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import type { IdentityDirectory } from './directory.js';
 import type { PasswordVerifier } from './passwords.js';
 import type { RefreshTokens } from './refresh-rotation.js';

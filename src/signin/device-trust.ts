@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import { FailureWindow, type Admission } from './throttle.js';
 import type { TokenService } from './tokens.js';
 

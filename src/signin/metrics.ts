@@ -6,7 +6,7 @@
  * logins panel and the throttling-burst alert read.
  */
 import { Counter } from 'prom-client';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 export const loginAttempts = new Counter({
   name: 'endpoint_operator_signin_login_attempts_total',

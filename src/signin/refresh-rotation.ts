@@ -1,5 +1,5 @@
 import { MAX_PREVIOUS_TOKEN_HASHES } from '../api/pos/v1/index.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import type { RevokedReason, SessionRecord, SessionStore } from './sessions.js';
 import {
   hashesEqual,

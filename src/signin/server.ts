@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import { responseSerializer } from './response-serializer.js';
 import type { Logger } from 'pino';
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 import type { SignInContext } from './context.js';
 import type { IdentityDirectory } from './directory.js';
 import { installJsonBodyParser } from '../http/fastify-json.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 
 /** An attempt admitted before verification; settled once the answer is known. */
 export interface Reservation {

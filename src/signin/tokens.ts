@@ -1,6 +1,6 @@
 import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, createLocalJWKSet, type JSONWebKeySet, type JWK } from 'jose';
-import type { Clock } from '../runtime/clock.js';
+import type { Clock } from '../base/clock.js';
 import { JWS_ALGORITHM, type SigningKey, type SigningKeys } from './signing-key.js';
 
 export type SubjectKind = 'ShopUser' | 'AdminUser';

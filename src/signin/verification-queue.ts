@@ -18,7 +18,7 @@
  *   verification of each other client, however many each has queued.
  */
 import { Counter, Gauge } from 'prom-client';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 export interface VerificationLimits {
   readonly concurrency: number;

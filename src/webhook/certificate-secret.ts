@@ -12,7 +12,7 @@ import {
   type Validity,
 } from './certificates.js';
 import type { WebhookSettings } from './settings.js';
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 
 /** What the webhook server and the configurations need: the serving pair and the CA(s) to trust. */
 export interface ServingCertificates {

@@ -7,7 +7,7 @@ import 'reflect-metadata'; // @peculiar/x509 resolves its algorithms through tsy
 import * as x509 from '@peculiar/x509';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { AnyResponse } from '../http/request-types.js';
-import { metricsRegistry } from '../runtime/metrics.js';
+import { metricsRegistry } from '../base/metrics.js';
 
 export const webhookLatency = new Histogram({
   name: 'controller_runtime_webhook_latency_seconds',

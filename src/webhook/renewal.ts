@@ -5,7 +5,7 @@ import { nextRenewalCheck } from './certificates.js';
 import { installWebhooks } from './install.js';
 import type { WebhookServer } from './server.js';
 import type { WebhookSettings } from './settings.js';
-import { realClock, type Clock } from '../runtime/clock.js';
+import { realClock, type Clock } from '../base/clock.js';
 
 export interface RenewalLoopOptions {
   /** What the certificates serve, for the log lines (`webhook`, `gateway`). */

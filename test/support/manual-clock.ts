@@ -1,8 +1,8 @@
 /**
- * The test double of `Clock` (src/runtime/clock.ts): time moves only when a test says so, so
+ * The test double of `Clock` (src/base/clock.ts): time moves only when a test says so, so
  * expiry, backoff, throttling and lease timing are tested without sleeping on the wall clock.
  */
-import type { Clock } from '../../src/runtime/clock.js';
+import type { Clock } from '../../src/base/clock.js';
 
 interface PendingTimer {
   readonly at: number;

@@ -4,7 +4,7 @@
  * Reviews the caches miss go through the review limiter. Failures are GoogleApiErrors: 401 UNAUTHENTICATED
  * (with `WWW-Authenticate: Bearer`), 403 PERMISSION_DENIED, 503 UNAVAILABLE, 429 RESOURCE_EXHAUSTED.
  */
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../base/clock.js';
 import { GoogleApiError } from '../google-errors.js';
 import {
   accessAttributes,

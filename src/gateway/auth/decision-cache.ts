@@ -10,7 +10,7 @@
  * expired value while merging loads.
  */
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../base/clock.js';
 import { authCacheEntries, authCacheRequests, type ReviewKind } from './metrics.js';
 
 export interface Loaded<V> {

@@ -7,9 +7,9 @@
  * review limiter refused). No user name or token reaches a label or a log line.
  */
 import type { IncomingMessage } from 'node:http';
-import { realClock, type Clock } from '../../runtime/clock.js';
+import { realClock, type Clock } from '../../base/clock.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import type { Logger } from '../../runtime/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { GoogleApiError } from '../google-errors.js';
 import { permissionDeniedMessage, type AuthCall, type CallTarget } from './attributes.js';
 import { Keyer } from './keys.js';

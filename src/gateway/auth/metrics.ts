@@ -3,7 +3,7 @@
  * that read them). Labels are bounded enums: never a user name, a group or a token.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { metricsRegistry } from '../../runtime/metrics.js';
+import { metricsRegistry } from '../../base/metrics.js';
 
 export const authEnabled = new Gauge({
   name: 'endpoint_operator_gateway_auth_enabled',

@@ -5,7 +5,7 @@
  * is refused at once (429 RESOURCE_EXHAUSTED), never queued: a queue would only delay the same refusal
  * and hold memory. Callers whose decision is cached never reach the limiter.
  */
-import type { Clock } from '../../runtime/clock.js';
+import type { Clock } from '../../base/clock.js';
 
 export class ReviewThrottledError extends Error {}
 

@@ -17,7 +17,7 @@
  * REST (rest-transport.ts) writes it as an HTTP answer, gRPC (../grpc/prediction-service.ts) as a message or a
  * status. Neither adds a stage of its own.
  */
-import type { Logger } from '../../runtime/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { GatewayAuth } from '../auth/gateway-auth.js';
 import type { CallerLimiter } from '../fairness.js';
 import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer.js';

@@ -20,7 +20,7 @@ import { specOf } from '../../api/typed-spec.js';
 import { Informer, kubeListerWatcher } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { objectKey, type KubeObject } from '../../api/common/kube-object.js';
-import { silentLogger, type Logger } from '../../runtime/logger.js';
+import { silentLogger, type Logger } from '../../base/logger.js';
 import type { LookupEndpoint, LookupService, RegistryLookupSource } from './lookup.js';
 
 const BY_NAME = 'lookupByServiceName';

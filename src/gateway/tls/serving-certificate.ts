@@ -14,8 +14,8 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { Gauge } from 'prom-client';
-import type { Logger } from '../../runtime/logger.js';
-import { metricsRegistry } from '../../runtime/metrics.js';
+import type { Logger } from '../../base/logger.js';
+import { metricsRegistry } from '../../base/metrics.js';
 
 /** cert-manager's shape (`certmanager_certificate_expiration_timestamp_seconds`), as the webhook's. */
 const certificateExpiry = new Gauge({

@@ -3,7 +3,7 @@ import { isAlreadyExists, isConflict } from '../../kube/api-error.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { microTime } from '../../runtime/leader-election.js';
 import { coreResources, type KubeObject } from '../../api/common/kube-object.js';
-import { realClock, type Clock } from '../../runtime/clock.js';
+import { realClock, type Clock } from '../../base/clock.js';
 import type { AttemptLedger, Claim } from '../account-budget.js';
 import { SIGNIN_FIELD_MANAGER } from './resources.js';
 

@@ -1,7 +1,7 @@
 import { Informer, kubeListerWatcher, type Selectors } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../api/common/kube-object.js';
-import type { Logger } from '../../runtime/logger.js';
+import type { Logger } from '../../base/logger.js';
 import { IdentityIndex } from '../identity-index.js';
 import { PASSWORD_SECRET_LABEL } from '../passwords.js';
 import { posResources } from './resources.js';

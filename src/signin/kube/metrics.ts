@@ -1,5 +1,5 @@
 import { Gauge } from 'prom-client';
-import { metricsRegistry } from '../../runtime/metrics.js';
+import { metricsRegistry } from '../../base/metrics.js';
 import type { KubernetesSessionStore } from './sessions.js';
 
 /** Every running store (tests run two replicas in one process); the gauge sums them at scrape time. */

@@ -2,9 +2,9 @@ import { MAX_PREVIOUS_TOKEN_HASHES, type SignInSessionSpec } from '../../api/pos
 import { isConflict, isNotFound } from '../../kube/api-error.js';
 import { Informer, kubeListerWatcher } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import type { Logger } from '../../runtime/logger.js';
+import type { Logger } from '../../base/logger.js';
 import type { KubeObject } from '../../api/common/kube-object.js';
-import { realClock, type Clock } from '../../runtime/clock.js';
+import { realClock, type Clock } from '../../base/clock.js';
 import { activeFamiliesOf, type SessionData, type SessionRecord, type SessionStore } from '../sessions.js';
 import type { Subject } from '../tokens.js';
 import { posResources, SIGNIN_FIELD_MANAGER } from './resources.js';

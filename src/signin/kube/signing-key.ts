@@ -3,7 +3,7 @@ import { isAlreadyExists, isConflict } from '../../kube/api-error.js';
 import { Informer, kubeListerWatcher } from '../../kube/informer.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import type { KubeObject } from '../../api/common/kube-object.js';
-import { silentLogger, type Logger } from '../../runtime/logger.js';
+import { silentLogger, type Logger } from '../../base/logger.js';
 import {
   generatePrivateJwk,
   publicJwkOf,

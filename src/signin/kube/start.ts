@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/kube-client.js';
-import type { Logger } from '../../runtime/logger.js';
-import { realClock } from '../../runtime/clock.js';
+import type { Logger } from '../../base/logger.js';
+import { realClock } from '../../base/clock.js';
 import { DEFAULT_TOKEN_SETTINGS } from '../tokens.js';
 import { startSignInServer, type RunningSignInServer, type SignInServerOptions } from '../server.js';
 import { ATTEMPT_WINDOW_MS } from '../account-budget.js';

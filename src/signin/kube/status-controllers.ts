@@ -9,7 +9,7 @@ import type { KubeClient } from '../../kube/kube-client.js';
 import { keyOf, type KubeObject, type ResourceRef } from '../../api/common/kube-object.js';
 import { LeaderElector } from '../../runtime/leader-election.js';
 import { Predicates } from '../../runtime/predicates.js';
-import { silentLogger, type Logger } from '../../runtime/logger.js';
+import { silentLogger, type Logger } from '../../base/logger.js';
 import { StatusWriter } from '../../runtime/status.js';
 import { identityVerdict, shopVerdict } from '../identity-status.js';
 import type { KubernetesIdentityDirectory } from './directory.js';

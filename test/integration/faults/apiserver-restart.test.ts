@@ -5,7 +5,7 @@
  * Runs on its own control plane: the run's shared one cannot be restarted from a test file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { informerWatchRestarts, metricValue, reconcilePanics } from '../../../src/runtime/metrics.js';
+import { informerWatchRestarts, metricValue, reconcilePanics } from '../../../src/base/metrics.js';
 import {
   deployedIds,
   deployedModel,

@@ -11,7 +11,7 @@ import { startOperator, type RunningOperator } from '../../../src/operator/start
 import { resources } from '../../../src/api/kind-bindings.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
-import { createLogger } from '../../../src/runtime/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 
 export { resources };
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realClock } from '../../../src/runtime/clock.js';
+import { realClock } from '../../../src/base/clock.js';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { posResources } from '../../../src/signin/kube/resources.js';

@@ -5,7 +5,7 @@
  * again. Only a relist can reveal the deletes; the test proves the 410 happened and that none was missed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { informerRelists, metricValue } from '../../../src/runtime/metrics.js';
+import { informerRelists, metricValue } from '../../../src/base/metrics.js';
 import {
   deployedIds,
   deployedModel,

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/runtime/metrics.js';
+import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/base/metrics.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import {
   apply,

@@ -4,7 +4,7 @@ import { Action, Controller } from '../../../src/runtime/controller.js';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { Informer, kubeListerWatcher } from '../../../src/kube/informer.js';
-import { metricValue, statusWrites } from '../../../src/runtime/metrics.js';
+import { metricValue, statusWrites } from '../../../src/base/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { ensureGadgetCrd, eventually, gadgets, GADGET_GROUP, testClient } from './helpers.js';

@@ -4,7 +4,7 @@ import { EventRecorder } from '../../../src/runtime/events.js';
 import { addFinalizer, reconcileWithFinalizer, removeFinalizer } from '../../../src/runtime/finalizers.js';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { coreResources, type KubeObject } from '../../../src/api/common/kube-object.js';
-import { metricValue, statusConflicts, statusWrites } from '../../../src/runtime/metrics.js';
+import { metricValue, statusConflicts, statusWrites } from '../../../src/base/metrics.js';
 import { StatusWriter } from '../../../src/runtime/status.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { ensureGadgetCrd, gadgets, GADGET_GROUP, testClient } from './helpers.js';

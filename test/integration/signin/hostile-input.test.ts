@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../../src/http/json-guard.js';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
-import { realClock } from '../../../src/runtime/clock.js';
+import { realClock } from '../../../src/base/clock.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, installPosCrds, posExamples, testClient } from './helpers.js';

@@ -3,7 +3,7 @@ import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { KubernetesSessionStore } from '../../../src/signin/kube/sessions.js';
 import { decodeProtectedHeader } from 'jose';
-import { realClock } from '../../../src/runtime/clock.js';
+import { realClock } from '../../../src/base/clock.js';
 import {
   KubernetesSigningKeyStore,
   ROTATE_ANNOTATION,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { coreResources } from '../../../src/api/common/kube-object.js';
 import { ATTEMPTS_LABEL, attemptLeaseName } from '../../../src/signin/kube/attempt-ledger.js';
 import { posResources } from '../../../src/signin/kube/resources.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MachineCatalogueWatch } from '../../../src/operator/machine-catalogue-watch.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { metricsRegistry } from '../../../src/runtime/metrics.js';
+import { metricsRegistry } from '../../../src/base/metrics.js';
 import { DEFAULT_MACHINE_CATALOGUE, type MachineCatalogue } from '../../../src/api/prediction/v1/machine-catalogue.js';
 
 const small: MachineCatalogue = {

@@ -5,8 +5,8 @@ import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import { flushMicrotasks, ManualClock } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
-import { metricValue, reconcileTotal } from '../../../src/runtime/metrics.js';
+import { silentLogger } from '../../../src/base/logger.js';
+import { metricValue, reconcileTotal } from '../../../src/base/metrics.js';
 import { deployedModel, endpoint, registryEndpoint, registryService } from '../reconcilers/fixtures.js';
 import { RecordingApi } from '../reconcilers/recording-api.js';
 

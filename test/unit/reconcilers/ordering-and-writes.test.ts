@@ -5,7 +5,7 @@ import type { ReconcilerContext } from '../../../src/reconcilers/context.js';
 import { objectToReconcile } from '../../../src/reconcilers/prologue.js';
 import type { ReconcileRequest } from '../../../src/runtime/controller.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { deployedModel } from './fixtures.js';
 import { ManualClock } from '../../support/manual-clock.js';
 

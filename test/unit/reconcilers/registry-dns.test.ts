@@ -4,7 +4,7 @@ import { IdAssignments } from '../../../src/reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
+import { silentLogger } from '../../../src/base/logger.js';
 import { registryEndpoint, registryService } from './fixtures.js';
 import { RecordingApi } from './recording-api.js';
 

@@ -12,7 +12,7 @@ import {
 import { Informer, type ListerWatcher } from '../../../src/kube/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
-import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/runtime/metrics.js';
+import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/base/metrics.js';
 
 /** A transport serving a fixed list and then a watch the test pushes events into. */
 class PushTransport implements ListerWatcher<KubeObject> {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HealthChecks, startHealthServer, type RunningHealthServer } from '../../../src/runtime/health-server.js';
-import { restClientRequests } from '../../../src/runtime/metrics.js';
+import { restClientRequests } from '../../../src/base/metrics.js';
 
 let server: RunningHealthServer | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { diag, trace } from '@opentelemetry/api';
 import { loggingErrorHandler, setGlobalErrorHandler } from '@opentelemetry/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/runtime/logger.js';
+import { createLogger } from '../../../src/base/logger.js';
 import { logOpenTelemetryDiagnostics } from '../../../src/runtime/otel-diagnostics.js';
 import { startTelemetry } from '../../../src/runtime/telemetry.js';
 import { failedExportSpans } from '../../../src/runtime/otlp-span-exporter.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
-import { metricValue, workqueueRetries } from '../../../src/runtime/metrics.js';
+import { metricValue, workqueueRetries } from '../../../src/base/metrics.js';
 import { WorkQueue } from '../../../src/runtime/work-queue.js';
 
 function newQueue(name: string, clock = new ManualClock()): { q: WorkQueue; clock: ManualClock } {

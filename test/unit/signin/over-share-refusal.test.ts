@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metricsRegistry } from '../../../src/runtime/metrics.js';
+import { metricsRegistry } from '../../../src/base/metrics.js';
 import { MemoryAttemptLedger } from '../../../src/signin/account-budget.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import type { SignInContext } from '../../../src/signin/context.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricsRegistry } from '../../../src/runtime/metrics.js';
+import { metricsRegistry } from '../../../src/base/metrics.js';
 import { VerificationQueue } from '../../../src/signin/verification-queue.js';
 
 /** A verification the test finishes by hand, recording the order in which verifications start. */

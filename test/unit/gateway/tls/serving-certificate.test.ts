@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { watchServingCertificate, type ServingCertificate } from '../../../../src/gateway/tls/serving-certificate.js';
 import { issueCertificates } from '../../../../src/webhook/certificates.js';
 import { capture } from '../../../support/log-lines.js';
-import { metricsRegistry } from '../../../../src/runtime/metrics.js';
+import { metricsRegistry } from '../../../../src/base/metrics.js';
 
 const EXPIRY = 'endpoint_operator_gateway_certificate_expiration_timestamp_seconds';
 

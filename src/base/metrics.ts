@@ -1,10 +1,10 @@
 /**
- * Every runtime metric, in the operator's one Prometheus registry (src/metrics/registry.ts).
+ * Every runtime metric, in the operator's one Prometheus registry (src/base/metrics-registry.ts).
  * Names follow controller-runtime and client-go so that existing dashboards and alerts
  * (`workqueue_depth`, `controller_runtime_reconcile_total`, ...) work unchanged.
  */
 import { Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client';
-import { metricsRegistry } from '../metrics/registry.js';
+import { metricsRegistry } from './metrics-registry.js';
 
 export { metricsRegistry };
 

@@ -1,6 +1,6 @@
 /**
  * The process's one Prometheus registry. Every layer registers its metrics here (the runtime's in
- * src/runtime/metrics.ts, the HTTP servers' in src/http), so it sits below them all and imports nothing.
+ * src/base/metrics.ts, the HTTP servers' in src/http), so it sits below them all and imports nothing.
  */
 import { Registry } from 'prom-client';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, objectLogger } from '../../../src/runtime/logger.js';
+import { createLogger, objectLogger } from '../../../src/base/logger.js';
 import { capture } from '../../support/log-lines.js';
 
 describe('logger', () => {
