@@ -15,7 +15,8 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # Source maps and the incremental build's state are never read at run time (no --enable-source-maps), as below.
-RUN npm run build \
+# The product only (tsconfig.build.json: src/); the development tree (dev/) never enters the image.
+RUN npm run build:product \
  && find dist -name '*.map' -delete \
  && rm -f dist/.tsbuildinfo
 
@@ -47,7 +48,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
-COPY bin ./bin
+COPY bin/endpoint-operator.js ./bin/
 # The distroless "nonroot" uid, numeric so that the kubelet can check runAsNonRoot.
 USER 65532:65532
 EXPOSE 9443 8080 8081 8443

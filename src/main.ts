@@ -1,6 +1,7 @@
 /**
  * The `endpoint-operator` binary: parses the subcommand and hands over to its module.
- * Wiring only; every subcommand lives in src/cli/<name>.ts and exports `main(argv)`.
+ * Wiring only; every subcommand lives in src/cli/<name>.ts and exports `main(argv)`. The development binary
+ * (dev/main.ts, `endpoint-operator-dev`) dispatches its own subcommands with the same `runSubcommand`.
  */
 export interface Subcommand {
   readonly summary: string;
@@ -16,10 +17,6 @@ export const subcommands: Record<string, Subcommand> = {
   validate: {
     summary: 'validate manifests offline (files, directories or - for stdin)',
     load: () => import('./cli/validate.js'),
-  },
-  dev: {
-    summary: 'the embedded default: local control plane, operator, webhooks, sign-in API and examples (npm start)',
-    load: () => import('../dev/environment/main.js'),
   },
   run: {
     summary: 'run the controllers, webhooks, health and metrics (and the sign-in API with --signin) against a cluster',
@@ -38,36 +35,53 @@ export const subcommands: Record<string, Subcommand> = {
     summary: 'resolve a registry service as the lookup API does: NAME [--filter EXPR] [--max N]',
     load: () => import('./cli/resolve.js'),
   },
-  cluster: {
-    summary: 'run a local control plane (etcd + kube-apiserver) in the foreground: cluster up',
-    load: () => import('../dev/cluster/main.js'),
-  },
 };
 
-function usage(): string {
-  const width = Math.max(...Object.keys(subcommands).map((n) => n.length), 4);
-  const lines = Object.entries(subcommands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+/** Subcommands that moved to the development binary, which the image does not ship: what to run instead. */
+const MOVED_TO_DEV: Record<string, string> = {
+  dev: '`npm start` (endpoint-operator-dev start)',
+  cluster: '`npm run cluster -- up` (endpoint-operator-dev cluster up)',
+};
+
+function usage(binary: string, commands: Record<string, Subcommand>): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length), 4);
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
   return [
-    'Usage: endpoint-operator <command> [flags]',
+    `Usage: ${binary} <command> [flags]`,
     '',
     'Commands:',
     ...lines,
     '',
-    'Run `endpoint-operator <command> --help` for the flags of a command.',
+    `Run \`${binary} <command> --help\` for the flags of a command.`,
   ].join('\n');
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Runs `argv[0]` of `commands` with the rest of argv; usage on none, `--help` or an unknown name. */
+export async function runSubcommand(
+  binary: string,
+  commands: Record<string, Subcommand>,
+  argv: string[],
+  moved: Record<string, string> = {},
+): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    console.log(usage());
+    console.log(usage(binary, commands));
     return name === undefined ? 2 : 0;
   }
-  const command = subcommands[name];
+  const command = commands[name];
   if (!command) {
-    console.error(`endpoint-operator: unknown command "${name}"\n\n${usage()}`);
+    const instead = moved[name];
+    console.error(
+      instead !== undefined
+        ? `${binary}: "${name}" is part of the development tree (dev/), not of this binary: in a checkout, run ${instead}`
+        : `${binary}: unknown command "${name}"\n\n${usage(binary, commands)}`,
+    );
     return 2;
   }
   const module = await command.load();
   return module.main(rest);
+}
+
+export function main(argv: string[]): Promise<number> {
+  return runSubcommand('endpoint-operator', subcommands, argv, MOVED_TO_DEV);
 }

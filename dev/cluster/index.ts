@@ -1,7 +1,7 @@
 /**
  * The project's own local Kubernetes cluster: etcd, kube-apiserver, kube-controller-manager and kube-scheduler
  * of a supported release built from the Go module proxy, with Nodes simulated by kwok, used by the integration
- * tests, `endpoint-operator cluster up` and `endpoint-operator dev`.
+ * tests, `endpoint-operator-dev cluster up` and `npm start`.
  */
 export { startControlPlane } from './control-plane.js';
 export type { ControlPlane, StartControlPlaneOptions } from './control-plane.js';

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ControlPlaneError, RELEASES, startControlPlane } from './index.js';
 
-const HELP = `Usage: endpoint-operator cluster up [flags]
+const HELP = `Usage: endpoint-operator-dev cluster up [flags]
 
 Starts a local Kubernetes cluster in the foreground, on free loopback ports: etcd, kube-apiserver,
 kube-controller-manager and kube-scheduler of Kubernetes ${RELEASES[0]?.version ?? ''} (EO_KUBE_RELEASE=${RELEASES.map((r) => r.minor).join('|')} picks the
@@ -33,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
       strict: true,
     });
   } catch (err) {
-    console.error(`endpoint-operator cluster: ${(err as Error).message}\n\n${HELP}`);
+    console.error(`endpoint-operator-dev cluster: ${(err as Error).message}\n\n${HELP}`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -43,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (positionals.length !== 1 || positionals[0] !== 'up') {
     console.error(
-      `endpoint-operator cluster: expected the action "up", got ${positionals.length === 0 ? 'none' : `"${positionals.join(' ')}"`}\n\n${HELP}`,
+      `endpoint-operator-dev cluster: expected the action "up", got ${positionals.length === 0 ? 'none' : `"${positionals.join(' ')}"`}\n\n${HELP}`,
     );
     return 2;
   }
@@ -74,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
         ...(values['data-dir'] !== undefined ? { dataDir: values['data-dir'] } : {}),
       });
     } catch (err) {
-      console.error(`endpoint-operator cluster: ${err instanceof ControlPlaneError ? err.message : String(err)}`);
+      console.error(`endpoint-operator-dev cluster: ${err instanceof ControlPlaneError ? err.message : String(err)}`);
       return 1;
     }
     started = true;

@@ -1,5 +1,5 @@
 /**
- * `endpoint-operator dev`'s gateway certificate on disk: the operator's own (the same Secret, CA and rotation
+ * `endpoint-operator-dev start`'s gateway certificate on disk: the operator's own (the same Secret, CA and rotation
  * as under `run`, src/operator/gateway-certificate.ts), written as files under the dev run's directory so the
  * in-process gateway reads them as a pod reads its mounted Secret (src/gateway/tls/serving-certificate.ts),
  * and so a person's curl, Python or Go client can be pointed at the CA (`export GATEWAY_CA=<caFile>`).
@@ -26,7 +26,7 @@ export function gatewayCertificatePaths(dir: string): GatewayCertificateFiles {
   return { dir, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt') };
 }
 
-/** Where `endpoint-operator dev` keeps the files: beside its log, under the project's cache directory. */
+/** Where `endpoint-operator-dev start` keeps the files: beside its log, under the project's cache directory. */
 export function devGatewayTlsDir(): string {
   return join(cacheRoot(), 'dev', 'gateway-tls');
 }

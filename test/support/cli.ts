@@ -8,10 +8,24 @@ export interface CliResult {
   stderr: string;
 }
 
+interface CliOptions {
+  input?: string;
+  timeoutMs?: number;
+}
+
 /** Runs `endpoint-operator <args>` from source in a child process, as a user would run the binary. */
-export function runCli(args: readonly string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
+  return runEntry('test/support/run-cli.ts', args, opts);
+}
+
+/** Runs `endpoint-operator-dev <args>` (dev/main.ts, what `npm start` runs) from source, as runCli does. */
+export function runDevCli(args: readonly string[], opts: CliOptions = {}): Promise<CliResult> {
+  return runEntry('test/support/run-dev-cli.ts', args, opts);
+}
+
+function runEntry(entry: string, args: readonly string[], opts: CliOptions): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/support/run-cli.ts'), ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
       cwd: REPO_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
       timeout: opts.timeoutMs ?? 60_000,

@@ -1,5 +1,5 @@
 /**
- * `endpoint-operator dev` (what `npm start` runs) as a user starts it: its own Kubernetes 1.37 cluster, every
+ * `endpoint-operator-dev start` (what `npm start` runs) as a user starts it: its own Kubernetes 1.37 cluster, every
  * example Ready, `kubectl version` shown, working calls printed; and the standard OTEL_* environment honoured,
  * as under `run` and `gateway`: the gateway's spans reach the OTLP endpoint it names, a real OpenTelemetry
  * Collector (test/support/otel-collector.ts).
@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../support/examples.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';
 
-describe('endpoint-operator dev', () => {
+describe('endpoint-operator-dev start', () => {
   let collector: OtelCollector | undefined;
   let spans: readonly ExportedSpan[] = [];
   let stdout = '';
@@ -29,8 +29,8 @@ describe('endpoint-operator dev', () => {
       [
         '--import',
         'tsx',
-        join(REPO_ROOT, 'test/support/run-cli.ts'),
-        'dev',
+        join(REPO_ROOT, 'test/support/run-dev-cli.ts'),
+        'start',
         '--signin-port',
         '0',
         '--gateway-port',
