@@ -16,7 +16,7 @@ import {
   type RealNode,
   type StartedRealNode,
 } from './real-node/node.js';
-import { apiserverArgs, controllerManagerArgs, etcdArgs, kwokArgs, schedulerArgs } from './flags.js';
+import { apiserverArgs, etcdArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
   createModelHost,
@@ -25,18 +25,12 @@ import {
   removeSimulatedRoute,
   type ModelHost,
 } from './network.js';
-import { DEFAULT_NODES, kwokStages, SIMULATED_NODE_LABEL, simulatedNodes, type NodeShape } from './nodes.js';
+import { COMPONENT_USERS, startNodeComponents } from './node-components.js';
+import { DEFAULT_NODES, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from '../host/paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
 import { RunningProcesses } from './processes.js';
-import {
-  apiserverReady,
-  apiserverRequest,
-  componentHealthy,
-  etcdHealthy,
-  nodesReady,
-  waitUntilReady,
-} from './readiness.js';
+import { apiserverReady, etcdHealthy, logTail, waitUntilReady } from './readiness.js';
 import { cleanupStaleRuns, otherLiveRuns } from '../host/run-registry.js';
 
 export interface ControlPlane {
@@ -105,12 +99,6 @@ export interface StartControlPlaneOptions {
 
 const PORT_ATTEMPTS = 3;
 
-/** The identities the components act as: the names Kubernetes' bootstrap RBAC binds its roles to. */
-const COMPONENT_USERS = {
-  controllerManager: 'system:kube-controller-manager',
-  scheduler: 'system:kube-scheduler',
-} as const;
-
 /**
  * Starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok with its simulated Nodes on
  * free loopback ports, and waits until the Nodes are Ready.
@@ -128,6 +116,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   }
 }
 
+type ClusterBinaries = Awaited<ReturnType<typeof ensureClusterBinaries>>;
+type Credentials = Awaited<ReturnType<typeof writeCredentials>>;
+
+/** The steps of a start, in order; each failure after the run record exists stops what had started. */
 async function startClusterProcesses(
   opts: StartControlPlaneOptions,
   log: (line: string) => void,
@@ -135,305 +127,302 @@ async function startClusterProcesses(
 ): Promise<ControlPlane> {
   const release = opts.release ?? selectedRelease();
   const bins = await ensureClusterBinaries(release, log);
-
-  const removeDataDir = opts.dataDir === undefined;
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'eo-control-plane-')));
-  const logDir = join(dataDir, 'logs');
-  await mkdir(logDir, { recursive: true });
-  log(`Kubernetes ${release.version}; data dir and logs: ${dataDir}`);
-  const creds = await writeCredentials(join(dataDir, 'pki'));
+  const dirs = await prepareDataDir(opts, release, log);
+  const creds = await writeCredentials(join(dirs.dataDir, 'pki'));
   const caPem = await readFile(creds.caFile, 'utf8');
-  const adminToken = randomToken();
-  const componentTokens = { controllerManager: randomToken(), scheduler: randomToken() };
-  const nodeTokens = { kubelet: randomToken(), kubeProxy: randomToken() };
-  const tokenAuthFile = join(dataDir, 'tokens.csv');
-  await writeFile(
-    tokenAuthFile,
-    renderTokenFile([
-      { token: adminToken, user: 'admin', uid: 'admin', groups: ['system:masters'] },
-      {
-        token: componentTokens.controllerManager,
-        user: COMPONENT_USERS.controllerManager,
-        uid: 'kube-controller-manager',
-        groups: [],
-      },
-      { token: componentTokens.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
-      ...(nodeLock !== undefined ? realNodeTokenUsers(nodeTokens.kubelet, nodeTokens.kubeProxy) : []),
-      ...(opts.extraTokens ?? []),
-    ]),
-    { mode: 0o600 },
-  );
+  const tokens = await writeTokens(dirs.dataDir, opts, nodeLock !== undefined);
 
-  const run = new RunningProcesses(dataDir, removeDataDir);
+  const run = new RunningProcesses(dirs.dataDir, dirs.removeDataDir);
   await run.record();
   const onExit = (): void => run.killNow();
   process.on('exit', onExit);
-  let modelHost: ModelHost | undefined;
-  let startedNode: StartedRealNode | undefined;
-  const releaseNetwork = async (): Promise<void> => {
-    await startedNode?.closeRelay();
-    // The real node first: its processes are gone (stopAll), what it made goes now, then its lock.
-    const cleanup = await run.releaseCleanup();
-    if (cleanup !== undefined) await runCleanupScript(cleanup);
-    await nodeLock?.release();
-    const network = await run.releaseNetwork();
-    if (network !== undefined) await removeModelHost(network);
-    if (!(await otherLiveRuns(runsDir(), run.recordPath))) await removeSimulatedRoute();
-  };
+  const network = new NetworkRelease(run, nodeLock);
   try {
-    modelHost = await withNetworkLock(async () => {
-      await installSimulatedRoute();
-      return createModelHost(randomBytes(4).toString('hex'));
+    const modelHost = await startModelHost(run, log);
+    const api = await startEtcdAndApiserver({ opts, run, bins, dirs, creds, caPem, tokens, nodeLock, log });
+    const kubeconfigPath = join(dirs.dataDir, 'kubeconfig');
+    await writeFile(kubeconfigPath, renderKubeconfig({ server: api.server, token: tokens.admin, caPem }), {
+      mode: 0o600,
     });
-    await run.adoptNetwork(modelHost);
-    log(`model host ${modelHost.netns} at ${modelHost.address}; simulated pods are unreachable by route`);
-
-    for (let attempt = 1; ; attempt++) {
-      const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await (opts.ports ?? freeLoopbackPorts)(3);
-      const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
-      const server = `https://127.0.0.1:${securePort}`;
-
-      const etcdLog = join(logDir, `etcd-${attempt}.log`);
-      log(`starting etcd on ${etcdEndpoint}`);
-      const etcd = await run.start(
-        'etcd',
-        bins.etcd,
-        etcdArgs({ dataDir: join(dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }),
-        etcdLog,
-      );
-      const etcdReady = await waitUntilReady(etcd, () => etcdHealthy(etcdEndpoint), 30_000);
-      if (!etcdReady.ready) {
-        if ((await retryable(etcdLog)) && attempt < PORT_ATTEMPTS) {
-          await run.stopAll();
-          continue;
-        }
-        throw new ControlPlaneError(`etcd did not start: ${etcdReady.why}${await tail(etcdLog)}`, etcdLog);
-      }
-
-      const apiLog = join(logDir, `kube-apiserver-${attempt}.log`);
-      log(`starting kube-apiserver on ${server}`);
-      const flags = apiserverArgs({
-        etcdEndpoint,
-        securePort,
-        certDir: join(dataDir, 'pki'),
-        ...creds,
-        tokenAuthFile,
-        watchCache: opts.watchCache ?? false,
-        routeToEndpoints: nodeLock !== undefined,
-      });
-      const started = Date.now();
-      let apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
-      const apiReady = await waitUntilReady(
-        apiserver,
-        () => apiserverReady(server, caPem, adminToken),
-        opts.readyTimeoutMs ?? 120_000,
-      );
-      if (!apiReady.ready) {
-        if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
-          await run.stopAll();
-          continue;
-        }
-        throw new ControlPlaneError(
-          `kube-apiserver did not become ready: ${apiReady.why}${await tail(apiLog)}`,
-          apiLog,
-        );
-      }
-      log(`kube-apiserver ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-
-      const kubeconfigPath = join(dataDir, 'kubeconfig');
-      await writeFile(kubeconfigPath, renderKubeconfig({ server, token: adminToken, caPem }), { mode: 0o600 });
-      const nodes = await startNodeComponents({
+    const nodes = await startNodeComponents({
+      run,
+      bins,
+      dataDir: dirs.dataDir,
+      logDir: dirs.logDir,
+      server: api.server,
+      caPem,
+      adminToken: tokens.admin,
+      kubeconfigPath,
+      componentTokens: tokens.components,
+      creds,
+      shape: opts.nodes ?? DEFAULT_NODES,
+      unthrottledControllerManager: opts.unthrottledControllerManager === true,
+      log,
+    });
+    if (nodeLock !== undefined)
+      network.node = await startRealNode({
         run,
         bins,
-        dataDir,
-        logDir,
-        server,
+        server: api.server,
         caPem,
-        adminToken,
-        kubeconfigPath,
-        componentTokens,
-        creds,
-        shape: opts.nodes ?? DEFAULT_NODES,
-        unthrottledControllerManager: opts.unthrottledControllerManager === true,
+        caFile: creds.caFile,
+        adminToken: tokens.admin,
+        kubeletToken: tokens.node.kubelet,
+        kubeProxyToken: tokens.node.kubeProxy,
         log,
       });
-      if (nodeLock !== undefined)
-        startedNode = await startRealNode({
-          run,
-          bins,
-          server,
-          caPem,
-          caFile: creds.caFile,
-          adminToken,
-          kubeletToken: nodeTokens.kubelet,
-          kubeProxyToken: nodeTokens.kubeProxy,
-          log,
-        });
-      const realNode = startedNode?.node;
-
-      let stopping: Promise<void> | undefined;
-      // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
-      let apiserverChange: Promise<void> = Promise.resolve();
-      const changeApiserver = (change: () => Promise<void>): Promise<void> => {
-        const next = apiserverChange.then(change);
-        apiserverChange = next.catch(() => undefined);
-        return next;
-      };
-      const host = modelHost;
-      return {
-        kubeconfigPath,
-        server,
-        adminToken,
-        caFile: creds.caFile,
-        etcdEndpoint,
-        dataDir,
-        version: release.version,
-        kubectl: bins.kubectl,
-        modelHost: host,
-        nodes,
-        ...(realNode !== undefined ? { realNode } : {}),
-        stop: () => {
-          stopping ??= (async () => {
-            process.off('exit', onExit);
-            await run.stopAll();
-            await releaseNetwork();
-            await run.forget();
-          })();
-          return stopping;
-        },
-        // After stop() there is nothing to stop, and stopOne() would write the run record stop() removed.
-        stopApiserver: () =>
-          changeApiserver(() => (stopping === undefined ? run.stopOne(apiserver) : Promise.resolve())),
-        startApiserver: () =>
-          changeApiserver(async () => {
-            if (stopping !== undefined) throw new ControlPlaneError('the control plane was stopped; start a new one');
-            if (apiserver.running)
-              throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
-            log(`starting kube-apiserver again on ${server}`);
-            const restarted = Date.now();
-            apiserver = await run.start('kube-apiserver', bins.kubeApiserver, flags, apiLog);
-            if (stopping !== undefined) {
-              // stop() ran while it was being spawned, possibly after stopAll() had emptied the list.
-              await run.stopOne(apiserver);
-              throw new ControlPlaneError('the control plane was stopped while kube-apiserver started again');
-            }
-            const ready = await waitUntilReady(
-              apiserver,
-              () => apiserverReady(server, caPem, adminToken),
-              opts.readyTimeoutMs ?? 120_000,
-            );
-            if (!ready.ready) {
-              // Nothing retries on another port here: clients hold this server's URL.
-              await run.stopOne(apiserver);
-              throw new ControlPlaneError(
-                `kube-apiserver did not become ready again: ${ready.why}${await tail(apiLog)}`,
-                apiLog,
-              );
-            }
-            log(`kube-apiserver ready again in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
-          }),
-      };
-    }
+    const realNode = network.node?.node;
+    return {
+      kubeconfigPath,
+      server: api.server,
+      adminToken: tokens.admin,
+      caFile: creds.caFile,
+      etcdEndpoint: api.etcdEndpoint,
+      dataDir: dirs.dataDir,
+      version: release.version,
+      kubectl: bins.kubectl,
+      modelHost,
+      nodes,
+      ...(realNode !== undefined ? { realNode } : {}),
+      ...apiserverControls({ opts, run, bins, api, caPem, adminToken: tokens.admin, network, onExit, log }),
+    };
   } catch (err) {
     // Keep the data dir: the error names log files inside it.
     await run.stopAll();
-    await releaseNetwork();
+    await network.release();
     await run.forget(false);
     process.off('exit', onExit);
     throw err;
   }
 }
 
-interface NodeComponentsInput {
-  readonly run: RunningProcesses;
-  readonly bins: Awaited<ReturnType<typeof ensureClusterBinaries>>;
+interface DataDir {
   readonly dataDir: string;
   readonly logDir: string;
-  readonly server: string;
+  /** A temporary directory, removed by stop(); one the caller named is kept. */
+  readonly removeDataDir: boolean;
+}
+
+async function prepareDataDir(
+  opts: StartControlPlaneOptions,
+  release: KubernetesRelease,
+  log: (line: string) => void,
+): Promise<DataDir> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'eo-control-plane-')));
+  const logDir = join(dataDir, 'logs');
+  await mkdir(logDir, { recursive: true });
+  log(`Kubernetes ${release.version}; data dir and logs: ${dataDir}`);
+  return { dataDir, logDir, removeDataDir: opts.dataDir === undefined };
+}
+
+interface Tokens {
+  readonly admin: string;
+  readonly components: { readonly controllerManager: string; readonly scheduler: string };
+  readonly node: { readonly kubelet: string; readonly kubeProxy: string };
+  /** The apiserver's --token-auth-file. */
+  readonly file: string;
+}
+
+/** The bearer tokens of the admin, the components, the real node's kubelet and kube-proxy, and opts.extraTokens. */
+async function writeTokens(dataDir: string, opts: StartControlPlaneOptions, realNode: boolean): Promise<Tokens> {
+  const tokens = {
+    admin: randomToken(),
+    components: { controllerManager: randomToken(), scheduler: randomToken() },
+    node: { kubelet: randomToken(), kubeProxy: randomToken() },
+    file: join(dataDir, 'tokens.csv'),
+  };
+  await writeFile(
+    tokens.file,
+    renderTokenFile([
+      { token: tokens.admin, user: 'admin', uid: 'admin', groups: ['system:masters'] },
+      {
+        token: tokens.components.controllerManager,
+        user: COMPONENT_USERS.controllerManager,
+        uid: 'kube-controller-manager',
+        groups: [],
+      },
+      { token: tokens.components.scheduler, user: COMPONENT_USERS.scheduler, uid: 'kube-scheduler', groups: [] },
+      ...(realNode ? realNodeTokenUsers(tokens.node.kubelet, tokens.node.kubeProxy) : []),
+      ...(opts.extraTokens ?? []),
+    ]),
+    { mode: 0o600 },
+  );
+  return tokens;
+}
+
+/** What a stop (or a failed start) gives back besides the processes: the real node, its lock, the model host, the route. */
+class NetworkRelease {
+  node: StartedRealNode | undefined;
+
+  constructor(
+    private readonly run: RunningProcesses,
+    private readonly nodeLock: FileLock | undefined,
+  ) {}
+
+  async release(): Promise<void> {
+    await this.node?.closeRelay();
+    // The real node first: its processes are gone (stopAll), what it made goes now, then its lock.
+    const cleanup = await this.run.releaseCleanup();
+    if (cleanup !== undefined) await runCleanupScript(cleanup);
+    await this.nodeLock?.release();
+    const network = await this.run.releaseNetwork();
+    if (network !== undefined) await removeModelHost(network);
+    if (!(await otherLiveRuns(runsDir(), this.run.recordPath))) await removeSimulatedRoute();
+  }
+}
+
+async function startModelHost(run: RunningProcesses, log: (line: string) => void): Promise<ModelHost> {
+  const modelHost = await withNetworkLock(async () => {
+    await installSimulatedRoute();
+    return createModelHost(randomBytes(4).toString('hex'));
+  });
+  await run.adoptNetwork(modelHost);
+  log(`model host ${modelHost.netns} at ${modelHost.address}; simulated pods are unreachable by route`);
+  return modelHost;
+}
+
+interface ApiserverInput {
+  readonly opts: StartControlPlaneOptions;
+  readonly run: RunningProcesses;
+  readonly bins: ClusterBinaries;
+  readonly dirs: DataDir;
+  readonly creds: Credentials;
   readonly caPem: string;
-  readonly adminToken: string;
-  readonly kubeconfigPath: string;
-  readonly componentTokens: { readonly controllerManager: string; readonly scheduler: string };
-  readonly creds: Awaited<ReturnType<typeof writeCredentials>>;
-  readonly shape: NodeShape;
-  readonly unthrottledControllerManager: boolean;
+  readonly tokens: Tokens;
+  readonly nodeLock: FileLock | undefined;
   readonly log: (line: string) => void;
 }
 
-/** kube-controller-manager, kube-scheduler and kwok, then the simulated Nodes; resolves once all are healthy. */
-async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
-  const [kcmPort = 0, schedulerPort = 0, kwokPort = 0] = await freeLoopbackPorts(3);
-  const kubeconfig = async (name: string, user: string, token: string): Promise<string> => {
-    const path = join(c.dataDir, `${name}.kubeconfig`);
-    await writeFile(path, renderKubeconfig({ server: c.server, token, caPem: c.caPem, user }), { mode: 0o600 });
-    return path;
-  };
-  const stagesFile = join(c.dataDir, 'kwok-stages.yaml');
-  await writeFile(stagesFile, await kwokStages());
+interface StartedApiserver {
+  readonly etcdEndpoint: string;
+  readonly server: string;
+  readonly process: ChildProcessGroup;
+  readonly flags: string[];
+  readonly logFile: string;
+}
 
-  const started = Date.now();
-  const kcm = await c.run.start(
-    'kube-controller-manager',
-    c.bins.kubeControllerManager,
-    controllerManagerArgs({
-      kubeconfig: await kubeconfig(
-        'kube-controller-manager',
-        COMPONENT_USERS.controllerManager,
-        c.componentTokens.controllerManager,
-      ),
-      securePort: kcmPort,
-      caFile: c.creds.caFile,
-      serviceAccountSigningKeyFile: c.creds.serviceAccountSigningKeyFile,
-      unthrottled: c.unthrottledControllerManager,
-    }),
-    join(c.logDir, 'kube-controller-manager.log'),
-  );
-  const scheduler = await c.run.start(
-    'kube-scheduler',
-    c.bins.kubeScheduler,
-    schedulerArgs({
-      kubeconfig: await kubeconfig('kube-scheduler', COMPONENT_USERS.scheduler, c.componentTokens.scheduler),
-      securePort: schedulerPort,
-    }),
-    join(c.logDir, 'kube-scheduler.log'),
-  );
-  const kwok = await c.run.start(
-    'kwok',
-    c.bins.kwok,
-    kwokArgs({ kubeconfig: c.kubeconfigPath, stagesFile, nodeLabel: SIMULATED_NODE_LABEL, serverPort: kwokPort }),
-    join(c.logDir, 'kwok.log'),
-  );
+/** etcd, then kube-apiserver on free loopback ports: again on other ports when one was taken meanwhile. */
+async function startEtcdAndApiserver(c: ApiserverInput): Promise<StartedApiserver> {
+  const { opts, run, dirs, log } = c;
+  for (let attempt = 1; ; attempt++) {
+    const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await (opts.ports ?? freeLoopbackPorts)(3);
+    const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
+    const server = `https://127.0.0.1:${securePort}`;
 
-  const nodes = simulatedNodes(c.shape);
-  for (const node of nodes) {
-    const r = await apiserverRequest(c.server, 'POST', '/api/v1/nodes', {
-      caPem: c.caPem,
-      token: c.adminToken,
-      body: node,
+    const etcdLog = join(dirs.logDir, `etcd-${attempt}.log`);
+    log(`starting etcd on ${etcdEndpoint}`);
+    const etcd = await run.start(
+      'etcd',
+      c.bins.etcd,
+      etcdArgs({ dataDir: join(dirs.dataDir, 'etcd'), clientPort: etcdClientPort, peerPort: etcdPeerPort }),
+      etcdLog,
+    );
+    const etcdReady = await waitUntilReady(etcd, () => etcdHealthy(etcdEndpoint), 30_000);
+    if (!etcdReady.ready) {
+      if ((await retryable(etcdLog)) && attempt < PORT_ATTEMPTS) {
+        await run.stopAll();
+        continue;
+      }
+      throw new ControlPlaneError(`etcd did not start: ${etcdReady.why}${await logTail(etcdLog)}`, etcdLog);
+    }
+
+    const apiLog = join(dirs.logDir, `kube-apiserver-${attempt}.log`);
+    log(`starting kube-apiserver on ${server}`);
+    const flags = apiserverArgs({
+      etcdEndpoint,
+      securePort,
+      certDir: join(dirs.dataDir, 'pki'),
+      ...c.creds,
+      tokenAuthFile: c.tokens.file,
+      watchCache: opts.watchCache ?? false,
+      routeToEndpoints: c.nodeLock !== undefined,
     });
-    if (r.status !== 201)
+    const started = Date.now();
+    const apiserver = await run.start('kube-apiserver', c.bins.kubeApiserver, flags, apiLog);
+    const apiReady = await waitUntilReady(
+      apiserver,
+      () => apiserverReady(server, c.caPem, c.tokens.admin),
+      opts.readyTimeoutMs ?? 120_000,
+    );
+    if (!apiReady.ready) {
+      if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
+        await run.stopAll();
+        continue;
+      }
       throw new ControlPlaneError(
-        `creating the simulated Node ${JSON.stringify((node.metadata as { name: string }).name)} failed: ${r.status} ${r.body.slice(0, 300)}`,
+        `kube-apiserver did not become ready: ${apiReady.why}${await logTail(apiLog)}`,
+        apiLog,
       );
+    }
+    log(`kube-apiserver ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return { etcdEndpoint, server, process: apiserver, flags, logFile: apiLog };
   }
-  const names = nodes.map((n) => (n.metadata as { name: string }).name);
-  const checks: [ChildProcessGroup, () => Promise<true | string>][] = [
-    [kcm, () => componentHealthy(kcmPort)],
-    [scheduler, () => componentHealthy(schedulerPort)],
-    [kwok, () => nodesReady(c.server, c.caPem, c.adminToken, names)],
-  ];
-  for (const [proc, probe] of checks) {
-    const ready = await waitUntilReady(proc, probe, 60_000);
-    if (!ready.ready)
-      throw new ControlPlaneError(
-        `${proc.name} did not become ready: ${ready.why}${await tail(proc.logFile)}`,
-        proc.logFile,
-      );
-  }
-  c.log(
-    `kube-controller-manager, kube-scheduler and ${names.length} kwok Nodes ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-  );
-  return names;
+}
+
+interface ControlsInput {
+  readonly opts: StartControlPlaneOptions;
+  readonly run: RunningProcesses;
+  readonly bins: ClusterBinaries;
+  readonly api: StartedApiserver;
+  readonly caPem: string;
+  readonly adminToken: string;
+  readonly network: NetworkRelease;
+  readonly onExit: () => void;
+  readonly log: (line: string) => void;
+}
+
+/** ControlPlane's stop(), stopApiserver() and startApiserver() over a started cluster. */
+function apiserverControls(c: ControlsInput): Pick<ControlPlane, 'stop' | 'stopApiserver' | 'startApiserver'> {
+  const { run, api, log } = c;
+  let apiserver = api.process;
+  let stopping: Promise<void> | undefined;
+  // One change of the apiserver at a time: a stop racing a start would leave a process nobody tracks.
+  let apiserverChange: Promise<void> = Promise.resolve();
+  const changeApiserver = (change: () => Promise<void>): Promise<void> => {
+    const next = apiserverChange.then(change);
+    apiserverChange = next.catch(() => undefined);
+    return next;
+  };
+  return {
+    stop: () => {
+      stopping ??= (async () => {
+        process.off('exit', c.onExit);
+        await run.stopAll();
+        await c.network.release();
+        await run.forget();
+      })();
+      return stopping;
+    },
+    // After stop() there is nothing to stop, and stopOne() would write the run record stop() removed.
+    stopApiserver: () => changeApiserver(() => (stopping === undefined ? run.stopOne(apiserver) : Promise.resolve())),
+    startApiserver: () =>
+      changeApiserver(async () => {
+        if (stopping !== undefined) throw new ControlPlaneError('the control plane was stopped; start a new one');
+        if (apiserver.running) throw new ControlPlaneError('kube-apiserver is already running; stopApiserver() first');
+        log(`starting kube-apiserver again on ${api.server}`);
+        const restarted = Date.now();
+        apiserver = await run.start('kube-apiserver', c.bins.kubeApiserver, api.flags, api.logFile);
+        if (stopping !== undefined) {
+          // stop() ran while it was being spawned, possibly after stopAll() had emptied the list.
+          await run.stopOne(apiserver);
+          throw new ControlPlaneError('the control plane was stopped while kube-apiserver started again');
+        }
+        const ready = await waitUntilReady(
+          apiserver,
+          () => apiserverReady(api.server, c.caPem, c.adminToken),
+          c.opts.readyTimeoutMs ?? 120_000,
+        );
+        if (!ready.ready) {
+          // Nothing retries on another port here: clients hold this server's URL.
+          await run.stopOne(apiserver);
+          throw new ControlPlaneError(
+            `kube-apiserver did not become ready again: ${ready.why}${await logTail(api.logFile)}`,
+            api.logFile,
+          );
+        }
+        log(`kube-apiserver ready again in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
+      }),
+  };
 }
 
 /** Route and address-slot changes are made by one control plane at a time on this machine. */
@@ -449,10 +438,4 @@ async function withNetworkLock<T>(fn: () => Promise<T>): Promise<T> {
 
 async function retryable(logFile: string): Promise<boolean> {
   return isPortConflict(await readFile(logFile, 'utf8').catch(() => ''));
-}
-
-async function tail(logFile: string, lines = 15): Promise<string> {
-  const text = await readFile(logFile, 'utf8').catch(() => '');
-  const last = text.trimEnd().split('\n').slice(-lines);
-  return last.length > 0 && last[0] !== '' ? `\n  last lines of the log:\n    ${last.join('\n    ')}` : '';
 }

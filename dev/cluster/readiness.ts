@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcessGroup } from '../host/child-process-group.js';
@@ -140,4 +141,11 @@ export async function nodesReady(
         ?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') !== true,
   );
   return notReady.length === 0 ? true : `not Ready yet: ${notReady.join(', ')}`;
+}
+
+/** The last lines of a component's log, for the error that says it did not start (empty when it wrote none). */
+export async function logTail(logFile: string, lines = 15): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  const last = text.trimEnd().split('\n').slice(-lines);
+  return last.length > 0 && last[0] !== '' ? `\n  last lines of the log:\n    ${last.join('\n    ')}` : '';
 }
