@@ -11,13 +11,13 @@ import { KubeClient } from '../../src/kube/kube-client.js';
 import type { KubeObject } from '../../src/api/common/kube-object.js';
 import {
   activeWorkers,
-  metricValue,
   reconcileTotal,
   restClientRequests,
   statusConflicts,
   statusWrites,
   workqueueDepth,
 } from '../../src/base/metrics.js';
+import { metricValue } from '../../test/support/metric-value.js';
 import { LOCATION, PROJECT, pool, type Item } from './workload.js';
 
 const VERBS = ['POST', 'PATCH', 'PUT', 'DELETE', 'GET'] as const;

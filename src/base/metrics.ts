@@ -138,16 +138,3 @@ export const leaderStatus = new Gauge({
   labelNames: ['name'] as const,
   registers: [metricsRegistry],
 });
-
-/** The current value of a counter/gauge child, for tests and benchmarks (`statusWrites`, `{ kind: 'Shop' }`). */
-export async function metricValue(
-  metric: Counter<string> | Gauge<string>,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const data = await metric.get();
-  let sum = 0;
-  for (const v of data.values) {
-    if (Object.entries(labels).every(([k, want]) => v.labels[k] === want)) sum += v.value;
-  }
-  return sum;
-}

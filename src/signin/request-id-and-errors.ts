@@ -1,21 +1,14 @@
 /**
- * Every answer of the sign-in API carries its request id in X-Request-Id, the id the server-error log line names
- * (server-errors.ts). The port sets it too (front-door.ts), and refuses two Host headers there; this hook is for
- * answers that never pass a port (fastify's inject).
+ * The sign-in API's answers that its port writes before fastify (the port's refusal) and its server-error report.
+ * Every answer carries its request id in X-Request-Id, set by the port's front door (front-door.ts): the id the
+ * server-error log line names (server-errors.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { PortRefusal } from '../http/front-door.js';
 import type { AnyResponse } from '../http/request-types.js';
-import { REQUEST_ID_HEADER } from '../http/request-id.js';
 import { reportServerError } from '../http/server-errors.js';
 import { SECURITY_HEADERS } from './over-share-refusal.js';
 import { problemBody } from './problems.js';
-
-export function echoRequestId(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
-  });
-}
 
 /** The port's refusal (two Host headers) as the API's problem+json; the connection is closed, as on every port (the sign-in port is HTTP/1.1: TLS ends in front of it). */
 export function sendPortRefusal(path: string, res: AnyResponse, refusal: PortRefusal): void {

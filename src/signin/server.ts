@@ -13,7 +13,7 @@ import { installJsonBodyParser } from '../http/fastify-json.js';
 import { requestIdOf } from '../http/request-id.js';
 import { isRequestTimeout, SIGNIN_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import { registerOpenApi } from './openapi.js';
-import { echoRequestId, reportSignInServerError, sendPortRefusal } from './request-id-and-errors.js';
+import { reportSignInServerError, sendPortRefusal } from './request-id-and-errors.js';
 import { DEFAULT_ARGON2_PARAMS, PasswordVerifier, type Argon2Params } from './passwords.js';
 import { problemBody, ProblemTypes, SignInProblem, sendProblem } from './problems.js';
 import { RefreshTokens } from './refresh-rotation.js';
@@ -227,7 +227,6 @@ export async function buildSignInApp(
   // Every body of this API is JSON; fastify also parses text/plain by default, which would turn a
   // form post into a 400 about the body's type (echoing it) instead of the documented 415.
   app.removeContentTypeParser('text/plain');
-  echoRequestId(app);
   installJsonBodyParser(app, {
     utf8Only: true,
     refuse: (status, message) => new SignInProblem(status === 415 ? 'unsupportedMediaType' : 'invalidRequest', message),

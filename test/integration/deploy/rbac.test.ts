@@ -21,7 +21,8 @@ import { startOperatorProcess, type RunningProcess } from '../../../src/operator
 import { DEFAULT_GATEWAY_TLS } from '../../../src/operator/gateway-certificate.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
-import { metricValue, restClientRequests } from '../../../src/base/metrics.js';
+import { restClientRequests } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { localWebhookSettings } from '../../../src/webhook/settings.js';
 import { testCluster } from '../../support/cluster.js';
 import { bindRole, createServiceAccount, mintToken, useCluster } from '../../support/service-accounts.js';

@@ -5,7 +5,8 @@
  * Runs on its own control plane: the run's shared one cannot be restarted from a test file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { informerWatchRestarts, metricValue, reconcilePanics } from '../../../src/base/metrics.js';
+import { informerWatchRestarts, reconcilePanics } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import {
   deployedIds,
   deployedModel,

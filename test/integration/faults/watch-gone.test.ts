@@ -5,7 +5,8 @@
  * again. Only a relist can reveal the deletes; the test proves the 410 happened and that none was missed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { informerRelists, metricValue } from '../../../src/base/metrics.js';
+import { informerRelists } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import {
   deployedIds,
   deployedModel,

@@ -16,7 +16,7 @@ import { createMetricsGuard } from '../../../src/gateway/auth/gateway-auth.js';
 import { DEFAULT_AUTH_SETTINGS, type AuthSettings } from '../../../src/gateway/auth/settings.js';
 import { HealthChecks, startHealthServer } from '../../../src/runtime/health-server.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
-import { metricValue } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import {
   apply,

@@ -15,7 +15,7 @@ import { GoogleApiError } from '../../../src/gateway/google-errors.js';
 import type { GatewayPlugin, GatewayServer } from '../../../src/gateway/server.js';
 import { resources } from '../../../src/api/kind-bindings.js';
 import { gatewayRequests } from '../../../src/gateway/metrics.js';
-import { metricValue } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import http from 'node:http';
 import { request } from 'undici';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { gatewayJsonWorkerTasks } from '../../../src/gateway/json-worker-pool.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
-import { metricValue } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import {
   apply,

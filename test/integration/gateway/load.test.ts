@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { gatewayEjections } from '../../../src/gateway/metrics.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
-import { metricValue } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import {

@@ -10,7 +10,7 @@ import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { freeLoopbackPort } from '../../../dev/cluster/ports.js';
 import { CE_REQUEST_TYPE, CE_RESPONSE_TYPE, eventsDropped } from '../../../src/gateway/cloudevents-sink.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
-import { metricValue } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import {
   apply,

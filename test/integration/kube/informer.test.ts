@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informer, kubeListerWatcher, type ListerWatcher } from '../../../src/kube/informer.js';
 import type { KubeClient, WatchOptions } from '../../../src/kube/kube-client.js';
 import { coreResources, type KubeObject, type WatchEvent } from '../../../src/api/common/kube-object.js';
-import { informerRelists, metricValue } from '../../../src/base/metrics.js';
+import { informerRelists } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { compactEtcd, eventually, testClient } from '../runtime/helpers.js';
 

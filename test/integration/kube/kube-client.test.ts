@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/kube/api-error.js';
 import type { KubeClient } from '../../../src/kube/kube-client.js';
 import { coreResources, type KubeObject } from '../../../src/api/common/kube-object.js';
-import { metricValue, restClientRequests } from '../../../src/base/metrics.js';
+import { restClientRequests } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { testClient } from '../runtime/helpers.js';
 

@@ -7,7 +7,8 @@
  */
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activeWorkers, metricValue, workqueueDepth } from '../../../src/base/metrics.js';
+import { activeWorkers, workqueueDepth } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import type { MachineCatalogue } from '../../../src/api/prediction/v1/machine-catalogue.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { apply, eventually, getJson, readyOf, runOperatorWithCrds, waitReady, type TestOperator } from './harness.js';

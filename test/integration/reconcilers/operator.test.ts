@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { metricValue, reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/base/metrics.js';
+import { reconcileErrors, reconcileTotal, statusConflicts } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import {
   apply,

@@ -4,7 +4,8 @@ import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
 import { Informer, type ListerWatcher } from '../../../src/kube/informer.js';
 import type { ListOptions, ListResult, WatchOptions } from '../../../src/kube/kube-client.js';
 import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
-import { informerWatchRestarts, metricValue } from '../../../src/base/metrics.js';
+import { informerWatchRestarts } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 
 function cm(
   name: string,

@@ -6,7 +6,8 @@ import { flushMicrotasks, ManualClock } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { silentLogger } from '../../../src/base/logger.js';
-import { metricValue, reconcileTotal } from '../../../src/base/metrics.js';
+import { reconcileTotal } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { deployedModel, endpoint, registryEndpoint, registryService } from '../reconcilers/fixtures.js';
 import { RecordingApi } from '../reconcilers/recording-api.js';
 

@@ -12,7 +12,8 @@ import {
 import { Informer, type ListerWatcher } from '../../../src/kube/informer.js';
 import type { KubeObject, WatchEvent } from '../../../src/api/common/kube-object.js';
 import { Predicates } from '../../../src/runtime/predicates.js';
-import { metricValue, reconcileErrors, reconcileTotal } from '../../../src/base/metrics.js';
+import { reconcileErrors, reconcileTotal } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 
 /** A transport serving a fixed list and then a watch the test pushes events into. */
 class PushTransport implements ListerWatcher<KubeObject> {

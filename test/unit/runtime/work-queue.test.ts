@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, flushMicrotasks } from '../../support/manual-clock.js';
-import { metricValue, workqueueRetries } from '../../../src/base/metrics.js';
+import { workqueueRetries } from '../../../src/base/metrics.js';
+import { metricValue } from '../../support/metric-value.js';
 import { WorkQueue } from '../../../src/runtime/work-queue.js';
 
 function newQueue(name: string, clock = new ManualClock()): { q: WorkQueue; clock: ManualClock } {
