@@ -39,9 +39,10 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  // The layers of src/ (README "Layout"): src/base (clock, logger, metrics) is under everything; src/api is the ground
-  // both planes stand on; the data plane (gateway) and the install generator (deploy) never reach into the control
-  // plane (reconcilers); src/http is below the runtime; and src/ (the product) never imports dev/ (its tooling).
+  // The layers of src/ (docs/architecture.md, "The map"): src/base (clock, logger, metrics) is under everything;
+  // src/api is the ground both planes stand on; the data plane (gateway) and the install generator (deploy) never
+  // reach into the control plane (reconcilers); src/http is below the runtime; and src/ (the product) never imports
+  // dev/ (its tooling).
   // `target` is the importer, `from` what it must not import. Import circles are dpdm's (npm run lint): import-x's
   // no-cycle skips type-only imports, and three of the four circles this replaced were half type-only.
   {

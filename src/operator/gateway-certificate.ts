@@ -45,7 +45,7 @@ export const DEFAULT_GATEWAY_TLS: Omit<GatewayTlsSettings, 'namespace'> = {
   servingValidityDays: 365,
 };
 
-/** The Service's names, and loopback (a port-forward, `endpoint-operator dev`'s in-process gateway). */
+/** The Service's names, and loopback (a port-forward, `npm start`'s in-process gateway). */
 export function gatewayServingIdentity(serviceName: string, namespace: string): ServingIdentity {
   return {
     dnsNames: [...serviceDnsNames(serviceName, namespace), 'localhost'],

@@ -2,7 +2,7 @@
  * One operator process: the controllers (with leader election), the admission/conversion
  * webhooks, the gateway's serving certificate and, optionally, the sign-in API, started in that
  * order and stopped in reverse.
- * Shared by `endpoint-operator run` (a real cluster) and `endpoint-operator dev` (the local
+ * Shared by `endpoint-operator run` (a real cluster) and `npm start` (dev/environment, the local
  * control plane); neither parses flags here.
  */
 import type { ValidationOptions } from '../api/common/kind.js';
@@ -49,7 +49,7 @@ export interface RunningProcess {
   readonly operator: RunningOperator;
   readonly webhooks: RunningWebhooks | undefined;
   readonly signin: RunningKubernetesSignIn | undefined;
-  /** The gateway's certificates when this operator issues them (`endpoint-operator dev` hands them to its in-process gateway). */
+  /** The gateway's certificates when this operator issues them (`npm start` hands them to its in-process gateway). */
   readonly gatewayCertificate: ManagedGatewayCertificate | undefined;
   /** Stops the sign-in API, the webhooks, then the controllers (draining and releasing the lease). */
   stop(): Promise<void>;
