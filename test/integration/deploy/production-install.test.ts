@@ -81,6 +81,11 @@ describe('a production install (the image runtime stage)', () => {
     const help = run(process.execPath, ['bin/endpoint-operator.js', '--help'], 30_000, env);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('run');
+    // The product's build holds no development tree, and its binary points at it.
+    expect(existsSync(join(app, 'dist/dev'))).toBe(false);
+    const dev = run(process.execPath, ['bin/endpoint-operator.js', 'dev'], 30_000, env);
+    expect(dev.code).toBe(2);
+    expect(dev.stderr).toContain('"dev" is part of the development tree (dev/), not of this binary');
 
     const runHelp = run(process.execPath, ['bin/endpoint-operator.js', 'run', '--help'], 30_000, env);
     expect(runHelp.code, runHelp.stderr).toBe(0);
