@@ -41,7 +41,7 @@ describe('Model and DeployedModels that name it', () => {
 apiVersion: prediction.endpoint-operator.dev/v1
 kind: PredictionEndpoint
 metadata: { name: iris }
-spec: { displayName: Iris, trafficSplit: { "7100": 100 } }
+spec: { displayName: Iris }
 ---
 apiVersion: prediction.endpoint-operator.dev/v1
 kind: DeployedModel
@@ -76,7 +76,7 @@ spec:
     });
     expect(dm.status?.modelReference).toBe(`projects/${ns}/locations/europe-west4/models/iris@default`);
     const deployment = await eventually('the Deployment of version 2', async () => {
-      const d = (await getJson(ns, 'deployment/iris-default').catch(() => undefined)) as unknown as
+      const d = (await getJson(ns, 'deployment/dm-iris-default').catch(() => undefined)) as unknown as
         Deployment | undefined;
       return d?.spec.template.spec.containers[0]?.image === 'registry.example/iris:2' ? d : undefined;
     });
@@ -96,7 +96,7 @@ spec:
   });
 
   it('keeps serving the pinned version when the default alias moves, and says so', async () => {
-    const before = (await getJson(ns, 'deployment/iris-default')) as unknown as Deployment;
+    const before = (await getJson(ns, 'deployment/dm-iris-default')) as unknown as Deployment;
     await apply(ns, modelManifest('1'));
     const dm = await eventually('the DeployedModel notes the move', async () => {
       const obj = await getJson(ns, 'deployedmodel/iris-default');
@@ -104,7 +104,7 @@ spec:
     });
     expect(dm.status?.modelVersionId).toBe('2');
     expect(readyOf(dm)?.message).toContain('alias "default" now names version 1; this model keeps serving version 2');
-    const after = (await getJson(ns, 'deployment/iris-default')) as unknown as Deployment;
+    const after = (await getJson(ns, 'deployment/dm-iris-default')) as unknown as Deployment;
     expect(after.spec.template.spec.containers[0]?.image).toBe('registry.example/iris:2');
     expect(after.metadata.generation).toBe(before.metadata.generation);
   });
@@ -129,7 +129,6 @@ spec:
   });
 
   it('lets the Model go once no DeployedModel serves it', async () => {
-    await kubectl(['patch', '-n', ns, 'predictionendpoint/iris', '--type=merge', '-p', '{"spec":{"trafficSplit":{}}}']);
     expect(
       (await kubectl(['delete', '-n', ns, 'deployedmodel/iris-default', '--wait=true', '--timeout=60s'])).code,
     ).toBe(0);
