@@ -6,7 +6,7 @@
  * converts), the controller's name, and the `kind` label of Events, status writes and metrics.
  */
 import type { KindDefinition } from './common/kind.js';
-import { deployedModelKind, predictionEndpointKind } from './prediction/v1/kinds.js';
+import { deployedModelKind, modelKind, predictionEndpointKind } from './prediction/v1/kinds.js';
 import { registryEndpointKind, registryServiceKind } from './registry/kinds.js';
 import type { ResourceRef } from './common/kube-object.js';
 
@@ -32,6 +32,7 @@ function bind(def: KindDefinition): KindBinding {
 export const kindBindings = {
   predictionEndpoints: bind(predictionEndpointKind),
   deployedModels: bind(deployedModelKind),
+  models: bind(modelKind),
   registryServices: bind(registryServiceKind),
   registryEndpoints: bind(registryEndpointKind),
 } as const satisfies Record<string, KindBinding>;

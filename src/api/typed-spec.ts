@@ -11,6 +11,7 @@ import { isRecord, type KubeObject } from './common/kube-object.js';
 import { withoutUnset } from './common/unset.js';
 import { deployedModelSpecSchema, deployedModelStatusSchema } from './prediction/v1/deployed-model-schema.js';
 import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './prediction/v1/endpoint-schema.js';
+import { modelSpecSchema, modelStatusSchema } from './prediction/v1/model-schema.js';
 import { registryEndpointV1SpecSchema, registryEndpointV1StatusSchema } from './registry/v1/endpoint.js';
 import { registryServiceSpecSchema } from './registry/v1/service.js';
 
@@ -54,6 +55,7 @@ export function statusDecoder<S extends z.ZodObject>(schema: S): (obj: KubeObjec
 export const specOf = {
   deployedModel: specDecoder(deployedModelSpecSchema),
   predictionEndpoint: specDecoder(predictionEndpointSpecSchema),
+  model: specDecoder(modelSpecSchema),
   registryService: specDecoder(registryServiceSpecSchema),
   /** RegistryEndpoints are cached as stored: v1, the storage version. */
   registryEndpoint: specDecoder(registryEndpointV1SpecSchema),
@@ -63,5 +65,6 @@ export const specOf = {
 export const statusOf = {
   deployedModel: statusDecoder(deployedModelStatusSchema),
   predictionEndpoint: statusDecoder(predictionEndpointStatusSchema),
+  model: statusDecoder(modelStatusSchema),
   registryEndpoint: statusDecoder(registryEndpointV1StatusSchema),
 } as const;

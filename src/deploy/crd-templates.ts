@@ -13,6 +13,7 @@ import yaml from 'js-yaml';
 import { crdFileName, crdFor, type CustomResourceDefinition } from '../api/crd/generate.js';
 import type { KindDefinition } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
+import { modelPolicyObjects } from '../api/prediction/v1/model-policy.js';
 import { CONVERT_PATH, DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import type { DeployValues } from './values.js';
 
@@ -55,5 +56,19 @@ export function crdTemplate(def: KindDefinition): string {
     .replace(`  annotations:\n    ${KEEP_MARK}: ${KEEP_MARK}\n`, `  {{- if .Values.crds.keep }}\n  annotations:\n    helm.sh/resource-policy: keep\n  {{- end }}\n`)
     .replaceAll(NAMESPACE_MARK, '{{ .Values.namespace }}');
   if (body.includes(KEEP_MARK) || body.includes(NAMESPACE_MARK)) throw new Error(`${crdTemplateFile(def)}: a template stand-in was left in the YAML`);
+  return `${HEADER}{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`;
+}
+
+/** The Model kind's ValidatingAdmissionPolicy and binding (model-policy.ts): part of its API, installed with the CRDs. */
+export function chartCrdPolicies(values: DeployValues): object[] {
+  return values.crds.enabled ? [...modelPolicyObjects] : [];
+}
+
+export const MODEL_POLICY_TEMPLATE = 'model-policy.yaml';
+
+/** The chart template of chartCrdPolicies(). */
+export function modelPolicyTemplate(): string {
+  const body = modelPolicyObjects.map((o) => yaml.dump(o, { noRefs: true, lineWidth: 120, sortKeys: false })).join('---\n');
+  if (body.includes('{{')) throw new Error(`${MODEL_POLICY_TEMPLATE}: a template action in the policy`);
   return `${HEADER}{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`;
 }

@@ -8,7 +8,7 @@ import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { prometheusRule } from './alerts.js';
 import { grafanaDashboardConfigMap } from './dashboard.js';
 import { callerRoleManifests } from './caller-roles.js';
-import { chartCrds } from './crd-templates.js';
+import { chartCrdPolicies, chartCrds } from './crd-templates.js';
 import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
@@ -26,6 +26,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
   const objects: object[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: values.namespace, labels: commonLabels() } },
     ...chartCrds(values),
+    ...chartCrdPolicies(values),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: values.namespace, labels: commonLabels() } },
     ...rbacManifests(values),
     ...callerRoleManifests(),

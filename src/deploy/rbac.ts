@@ -33,7 +33,7 @@ function reconciledKinds(group: string, plurals: string[]): PolicyRule[] {
 /** Cluster-scoped and all-namespace rules: the reconciled kinds, Events, webhook and CRD caBundle injection. */
 export function clusterRules(): PolicyRule[] {
   return [
-    ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels']),
+    ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels', 'models']),
     ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
     // DeployedModel backends (their Service and its EndpointSlices decide BackendUnavailable, watched) and the cluster
     // DNS of RegistryServices (spec.dns: a headless Service and its EndpointSlices per service, created, corrected and

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { allKinds } from '../api/kinds.js';
 import { ARGOCD_CM_FILE, argocdCmYaml } from './argocd-health.js';
-import { CHART_CRD_TEMPLATE_PREFIX, crdTemplate, crdTemplateFile } from './crd-templates.js';
+import { CHART_CRD_TEMPLATE_PREFIX, crdTemplate, crdTemplateFile, MODEL_POLICY_TEMPLATE, modelPolicyTemplate } from './crd-templates.js';
 import yaml from 'js-yaml';
 import { prometheusRule, rulesFileYaml } from './alerts.js';
 import { dashboardJson } from './dashboard.js';
@@ -58,6 +58,9 @@ export async function writeDeploy(root = '.'): Promise<string[]> {
     await writeFile(path, crdTemplate(def));
     written.push(path);
   }
+  const policyPath = join(templatesDir, MODEL_POLICY_TEMPLATE);
+  await writeFile(policyPath, modelPolicyTemplate());
+  written.push(policyPath);
   const argocdPath = resolve(root, ARGOCD_CM_FILE);
   await writeFile(argocdPath, await argocdCmYaml(root));
   written.push(argocdPath);

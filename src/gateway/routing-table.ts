@@ -216,6 +216,9 @@ export class RoutingTable {
   private resolveModel(namespace: string, id: string, ref: string): ResolvedModel {
     const dm = this.models.get(namespace, ref);
     const spec = dm !== undefined && isRecord(dm.spec) ? dm.spec : {};
+    // A DeployedModel that names a Model serves the version its status records (src/reconcilers/model-reference.ts).
+    const status = dm !== undefined && isRecord(dm.status) ? dm.status : {};
+    const containerSpec = spec.containerSpec ?? (spec.backend === undefined ? status.containerSpec : undefined);
     const fullModel = str(spec.model) ?? '';
     const at = fullModel.indexOf('@');
     const model = at < 0 ? fullModel : fullModel.slice(0, at);
@@ -224,14 +227,14 @@ export class RoutingTable {
       namespace,
       deployedModelName: ref,
       model,
-      modelVersionId: at < 0 ? undefined : fullModel.slice(at + 1),
+      modelVersionId: str(status.modelVersionId) ?? (at < 0 ? undefined : fullModel.slice(at + 1)),
       modelDisplayName: str(spec.displayName) ?? model.slice(model.lastIndexOf('/') + 1),
     };
     if (dm === undefined)
       return { ...base, backend: undefined, unusable: `DeployedModel ${namespace}/${ref} does not exist` };
-    if (spec.backend === undefined && spec.containerSpec !== undefined) {
+    if (spec.backend === undefined && containerSpec !== undefined) {
       // A model server the operator runs: its Service, as if spec.backend named it.
-      const container = containerSpecSchema.safeParse(spec.containerSpec);
+      const container = containerSpecSchema.safeParse(containerSpec);
       const endpointName = isRecord(spec.endpointRef) ? str(spec.endpointRef.name) : undefined;
       if (!container.success || endpointName === undefined)
         return {

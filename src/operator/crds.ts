@@ -8,6 +8,23 @@ import type { KindDefinition } from '../api/common/kind.js';
 import { allKinds } from '../api/kinds.js';
 import { crdFor, DEFAULT_CRD_OPTIONS, type CrdOptions, type CustomResourceDefinition } from '../api/crd/generate.js';
 import type { KubeClient, ResourceRef } from '../kube/kube-client.js';
+import { modelKind } from '../api/prediction/v1/kinds.js';
+import { modelPolicyObjects } from '../api/prediction/v1/model-policy.js';
+
+const POLICY_REFS: Readonly<Record<string, ResourceRef>> = {
+  ValidatingAdmissionPolicy: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicies',
+    namespaced: false,
+  },
+  ValidatingAdmissionPolicyBinding: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicybindings',
+    namespaced: false,
+  },
+};
 
 export const CRD_REF: ResourceRef = {
   group: 'apiextensions.k8s.io',
@@ -60,6 +77,25 @@ export async function installCrds(
       { ...crd, metadata: { ...crd.metadata, resourceVersion: latest?.metadata.resourceVersion }, spec },
       write,
     );
+  }
+  // The Model kind's in-use rule is a ValidatingAdmissionPolicy (model-policy.ts): installed with its CRD.
+  if (kinds.includes(modelKind)) {
+    for (const obj of modelPolicyObjects) {
+      const ref = POLICY_REFS[obj.kind];
+      if (ref === undefined) continue;
+      const replace = async (): Promise<void> => {
+        const current = await client.get<CrdState>(ref, undefined, obj.metadata.name);
+        const meta = { ...obj.metadata, resourceVersion: current?.metadata.resourceVersion };
+        await client.replace(ref, undefined, obj.metadata.name, { ...obj, metadata: meta }, write);
+      };
+      try {
+        await client.create(ref, undefined, obj, write);
+      } catch (err) {
+        // Present already (an earlier install, or another process meanwhile): replace it with this version.
+        if ((err as { reason?: string }).reason !== 'AlreadyExists') throw err;
+        await replace();
+      }
+    }
   }
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {

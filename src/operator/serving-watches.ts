@@ -21,7 +21,7 @@ import {
   type ServingInformers,
 } from '../reconcilers/serving/serving-apply.js';
 import type { ServingContext } from '../reconcilers/serving/serving-model.js';
-import { specOf } from '../api/typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
 import { MODEL_UID_LABEL } from '../reconcilers/serving/serving-plan.js';
 import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
@@ -95,7 +95,11 @@ export function servingWiring(
       // to no change (their Deployments keep the machine they were created with), so every one is simply queued.
       catalogue.onChange(() => {
         for (const m of informers.deployedModels.list())
-          if (specOf.deployedModel(m).containerSpec !== undefined) models.enqueue(keyOf(m));
+          if (
+            specOf.deployedModel(m).containerSpec !== undefined ||
+            statusOf.deployedModel(m).containerSpec !== undefined
+          )
+            models.enqueue(keyOf(m));
       });
     },
   };

@@ -29,6 +29,8 @@ import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { ORDERING_GRACE_MS, OrderingGrace } from '../reconcilers/ordering-grace.js';
 import { OwnWrites } from '../reconcilers/own-writes.js';
 import { deployedModelReconciler } from '../reconcilers/deployed-model.js';
+import { modelReconciler } from '../reconcilers/model.js';
+import { MODEL_REFERENCE_INDEX, referencedModelKey } from '../reconcilers/model-reference.js';
 import { predictionEndpointReconciler } from '../reconcilers/prediction-endpoint.js';
 import { registryEndpointReconciler } from '../reconcilers/registry-endpoint.js';
 import { registryServiceReconciler } from '../reconcilers/registry-service.js';
@@ -100,6 +102,8 @@ export function createShard(options: ShardOptions): Shard {
     endpointSlices: informer(endpointSlicesResource),
   };
   addIndexes(informers);
+  const referencedModel = (dm: KubeObject): string[] => optional(referencedModelKey(dm, options.settings));
+  informers.deployedModels.addIndex(MODEL_REFERENCE_INDEX, referencedModel);
   const registry = options.registry ?? { claims: registryNameClaims(options.settings) };
   // The DNS projection shares the backends' Service and EndpointSlice informers: every Service of the scope
   // (a foreign one of the same name must be seen); of the slices it reads only those a RegistryService controls.
@@ -159,6 +163,7 @@ export function createShard(options: ShardOptions): Shard {
   const models = statusController('deployedModels', deployedModelReconciler(ctx));
   const services = statusController('registryServices', registryServiceReconciler(ctx, { claims, dnsOutcomes }));
   const regEndpoints = statusController('registryEndpoints', registryEndpointReconciler(ctx));
+  const registryModels = statusController('models', modelReconciler(ctx));
   const dns = controller(
     'registrydns',
     'registryServices',
@@ -224,6 +229,23 @@ export function createShard(options: ShardOptions): Shard {
   endpoints.watches(informers.endpointSlices, (slice) =>
     modelsOfSlice(informers, slice).flatMap((m) => optional(modelEndpointKey(m))),
   );
+  // A Model's status.deployedModels lists the DeployedModels that name it and the version each serves (pinned in
+  // the DeployedModel's status, so its status changes count too).
+  registryModels.watches(informers.deployedModels, referencedModel);
+  // A DeployedModel that names a Model serves one of its versions: a Model that appears, goes, or gains or moves a
+  // version or alias changes what it resolves to (its own status writes do not).
+  models.watches(
+    informers.models,
+    (m) => informers.deployedModels.byIndex(MODEL_REFERENCE_INDEX, keyOf(m)).map(keyOf),
+    { predicate: Predicates.generationChanged },
+  );
+  // ...and so does the endpoint's status.deployedModels[].ready, judged from the same resolution.
+  endpoints.watches(
+    informers.models,
+    (m) =>
+      informers.deployedModels.byIndex(MODEL_REFERENCE_INDEX, keyOf(m)).flatMap((dm) => optional(modelEndpointKey(dm))),
+    { predicate: Predicates.generationChanged },
+  );
   // spec.containerSpec: the model's Deployment, Service, HPA, PDB, NetworkPolicy and pods.
   serving.watch(models, endpoints);
 
@@ -241,7 +263,7 @@ export function createShard(options: ShardOptions): Shard {
 
   return {
     informers,
-    controllers: [endpoints, models, services, regEndpoints, dns],
+    controllers: [endpoints, models, registryModels, services, regEndpoints, dns],
     allInformers: () => [...Object.values(informers), ...serving.informers],
   };
 }

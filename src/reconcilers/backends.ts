@@ -13,7 +13,7 @@ import {
 import type { Informer } from '../kube/informer.js';
 import { keyOf, objectKey, type KubeObject } from '../api/common/kube-object.js';
 import { backendReadiness, type BackendReadiness } from './backend-readiness.js';
-import { specOf } from '../api/typed-spec.js';
+import { specOf, statusOf } from '../api/typed-spec.js';
 import { SERVING_PORT_NAME, servingName } from '../api/prediction/v1/serving-names.js';
 
 export interface BackendInformers {
@@ -42,7 +42,8 @@ export function backendOf(model: KubeObject): DeployedModelBackend | undefined {
  */
 function servedBackendOf(model: KubeObject): Pick<DeployedModelBackend, 'service' | 'url'> | undefined {
   const spec = specOf.deployedModel(model);
-  if (spec.containerSpec !== undefined)
+  // status.containerSpec: the version of a Model it names, once resolved (model-reference.ts).
+  if (spec.containerSpec !== undefined || statusOf.deployedModel(model).containerSpec !== undefined)
     return { service: { name: servingName(model.metadata.name ?? ''), port: SERVING_PORT_NAME } };
   return spec.backend;
 }

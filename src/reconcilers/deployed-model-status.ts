@@ -10,6 +10,7 @@ import { endpointNameOf } from '../api/prediction/v1/names.js';
 import type { BackendReadiness } from './backend-readiness.js';
 import type { ModelState } from './deployed-model-ids.js';
 import type { ServingReport } from './serving/serving-model.js';
+import type { ModelResolution } from './model-reference.js';
 import { deployTimeOf, trafficSplitOf } from './prediction-endpoint-status.js';
 import { conditionsOf, invalidSpecMessage, isRecord, withReadyCondition, type ReadyVerdict } from './status-common.js';
 import { specOf, statusOf } from '../api/typed-spec.js';
@@ -28,6 +29,8 @@ export interface DeployedModelWorld {
   readonly backend: BackendReadiness;
   /** What the replicas of spec.containerSpec show (servingReport); undefined without containerSpec or id. */
   readonly serving?: ServingReport | undefined;
+  /** What spec.model names (model-reference.ts); absent or `inline` for a model that carries its own server. */
+  readonly reference?: ModelResolution | undefined;
   /** The `--project` template of endpoint names (`{namespace}` replaced). */
   readonly project: string;
   readonly location: string;
@@ -90,6 +93,7 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
     const recorded = previous.endpoint;
     if (recorded !== undefined) status.endpoint = recorded;
   }
+  Object.assign(status, referenceStatus(world.reference, previous, specOf.deployedModel(model).model ?? ''));
   const serving = world.serving;
   if (serving !== undefined) {
     status.replicaCount = serving.replicaCount;
@@ -102,6 +106,30 @@ export function computeDeployedModelStatus(world: DeployedModelWorld): DeployedM
     (state?.state === 'deployed' && endpoint !== undefined ? deployTimeOf(model, endpoint) : undefined);
   if (deployTime !== undefined) status.deployTime = deployTime;
   return { status, verdict, releaseFinalizer: deleting && traffic <= 0 };
+}
+
+/**
+ * The version a reference serves, kept while its Model or version is missing (GitOps may be re-creating it):
+ * the pin survives, and so does what the gateway calls.
+ */
+function referenceStatus(
+  reference: ModelResolution | undefined,
+  previous: ReturnType<typeof statusOf.deployedModel>,
+  specModel: string,
+): Partial<DeployedModelStatus> {
+  if (reference?.form === 'resolved')
+    return {
+      modelVersionId: reference.version.id,
+      modelReference: specModel,
+      containerSpec: reference.version.containerSpec,
+      ...(reference.aliasVersionId === undefined ? {} : { aliasVersionId: reference.aliasVersionId }),
+    };
+  if (reference === undefined || reference.form === 'inline') return {};
+  const kept: Partial<DeployedModelStatus> = {};
+  if (previous.modelVersionId !== undefined) kept.modelVersionId = previous.modelVersionId;
+  if (previous.modelReference !== undefined) kept.modelReference = previous.modelReference;
+  if (previous.containerSpec !== undefined) kept.containerSpec = previous.containerSpec;
+  return kept;
 }
 
 function readyVerdict(world: DeployedModelWorld, traffic: number): ReadyVerdict<DeployedModelReason> {
@@ -136,6 +164,17 @@ function servingVerdict(world: DeployedModelWorld): ReadyVerdict<DeployedModelRe
   if (world.specErrors.length > 0) {
     return { status: 'False', reason: Reasons.InvalidSpec, message: invalidSpecMessage(world.specErrors) };
   }
+  const reference = world.reference;
+  if (reference?.form === 'missing-model') {
+    return {
+      status: 'False',
+      reason: Reasons.ModelNotFound,
+      message: `spec.model: Model "${reference.objectName}" (${reference.modelName}) not found in namespace "${model.metadata.namespace ?? ''}"; apply it (the model is deployed as soon as it exists)`,
+    };
+  }
+  if (reference?.form === 'missing-version') {
+    return { status: 'False', reason: Reasons.ModelVersionNotFound, message: `spec.model: ${reference.message}` };
+  }
   if (endpoint === undefined) {
     return {
       status: 'False',
@@ -153,7 +192,7 @@ function servingVerdict(world: DeployedModelWorld): ReadyVerdict<DeployedModelRe
   if (state?.state !== 'deployed') {
     return { status: 'Unknown', reason: Reasons.Deploying, message: 'an id is being assigned' };
   }
-  const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}`;
+  const deployed = `deployed to PredictionEndpoint "${endpointName}" with id ${state.id}${versionNote(reference)}`;
   const serving = world.serving;
   if (serving !== undefined) {
     const v = serving.verdict;
@@ -180,6 +219,14 @@ function servingVerdict(world: DeployedModelWorld): ReadyVerdict<DeployedModelRe
     };
   }
   return { status: 'True', reason: Reasons.Reconciled, message: `${deployed}; ${backendNote(backend)}` };
+}
+
+/** Which version of which Model a reference serves, and that it stays there when its alias moved. */
+function versionNote(reference: ModelResolution | undefined): string {
+  if (reference?.form !== 'resolved') return '';
+  const served = ` serving version ${reference.version.id} of Model "${reference.objectName}"`;
+  if (reference.aliasVersionId === undefined) return served;
+  return `${served} (alias "${reference.alias ?? ''}" now names version ${reference.aliasVersionId}; this model keeps serving version ${reference.version.id}, as Vertex deploys a version, not an alias: to serve version ${reference.aliasVersionId}, deploy a new DeployedModel and move the endpoint's traffic split to it)`;
 }
 
 function backendNote(backend: BackendReadiness): string {

@@ -17,10 +17,12 @@ import { specOf } from '../api/typed-spec.js';
 import { objectToReconcile, reportStatus } from './prologue.js';
 import { applyServing } from './serving/serving-apply.js';
 import { servingInput, servingReport } from './serving/serving-model.js';
+import { modelResolver, servedSpec } from './model-reference.js';
 
 export function deployedModelReconciler(ctx: ReconcilerContext): (req: ReconcileRequest) => Promise<ReconcileResult> {
   const validateModel = specValidator(deployedModelKind, ctx.settings);
   const isValidModel = (m: KubeObject): boolean => validateModel(m).length === 0;
+  const resolveReference = modelResolver(ctx.informers, ctx.settings);
 
   const siblingsOf = (model: KubeObject): KubeObject[] => {
     const key = modelEndpointKey(model);
@@ -55,7 +57,9 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
         ? undefined
         : resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
     const backend = readinessOf(ctx.informers, model);
-    const serving = specErrors.length === 0 ? servingReport(ctx.serving, model, state) : undefined;
+    const reference = resolveReference(model);
+    const serving =
+      specErrors.length === 0 ? servingReport(ctx.serving, model, state, servedSpec(model, reference)) : undefined;
     return computeDeployedModelStatus({
       model,
       endpoint,
@@ -63,13 +67,14 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
       specErrors,
       backend,
       serving,
+      reference,
       project: ctx.settings.project,
       location: ctx.settings.location,
       now: statusTime(ctx.clock),
     });
   };
 
-  /** Creates or updates the objects of spec.containerSpec once the model is valid and has its id. */
+  /** Creates or updates the objects of spec.containerSpec (or the named Model version's) once the model is valid and has its id. */
   const runReplicas = async (
     model: KubeObject,
     endpoint: KubeObject | undefined,
@@ -81,7 +86,7 @@ export function deployedModelReconciler(ctx: ReconcilerContext): (req: Reconcile
       .filter((m) => m.metadata.uid !== model.metadata.uid)
       .concat(model);
     const state = resolveModelStates(siblings, isValidModel, ctx.ids.view).get(model.metadata.name ?? '');
-    const input = servingInput(model, state);
+    const input = servingInput(model, state, servedSpec(model, resolveReference(model)));
     if (input !== undefined) await applyServing({ ...ctx.serving, client: ctx.client, signal }, input);
   };
 

@@ -18,6 +18,7 @@ export const ORDERING_REASONS: ReadonlySet<string> = new Set([
   'EndpointNotFound',
   'ParentNotFound',
   'TrafficSplitUnresolved',
+  'ModelNotFound',
 ]);
 
 export class OrderingGrace {

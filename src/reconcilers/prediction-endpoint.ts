@@ -11,6 +11,7 @@ import { readinessOf } from './backends.js';
 import { resolveModelStates } from './deployed-model-ids.js';
 import { deployedModelServingVerdict } from './deployed-model-status.js';
 import { servingReport } from './serving/serving-model.js';
+import { modelResolver, servedSpec } from './model-reference.js';
 import { finalizerFlow, Index, type ReconcilerContext } from './context.js';
 import { specValidator } from '../api/spec-validator.js';
 import { computePredictionEndpointStatus } from './prediction-endpoint-status.js';
@@ -23,6 +24,7 @@ export function predictionEndpointReconciler(
   const validateEndpoint = specValidator(predictionEndpointKind, ctx.settings);
   const validateModel = specValidator(deployedModelKind, ctx.settings);
   const isValidModel = (m: KubeObject): boolean => validateModel(m).length === 0;
+  const resolveReference = modelResolver(ctx.informers, ctx.settings);
 
   const modelsOf = (endpoint: KubeObject): KubeObject[] =>
     ctx.informers.deployedModels.byIndex(
@@ -43,13 +45,15 @@ export function predictionEndpointReconciler(
       // Only deployed (so valid) models are listed: whether each serves, from the same caches as its own verdict.
       modelReadiness: (model) => {
         const state = states.get(model.metadata.name ?? '');
+        const reference = resolveReference(model);
         return deployedModelServingVerdict({
           model,
           endpoint,
           state,
           specErrors: [],
           backend: readinessOf(ctx.informers, model),
-          serving: servingReport(ctx.serving, model, state),
+          serving: servingReport(ctx.serving, model, state, servedSpec(model, reference)),
+          reference,
           project,
           location,
           now,

@@ -108,6 +108,10 @@ export const Reasons = {
   InvalidPasswordHash: 'InvalidPasswordHash',
   /** A ShopUser's membership names a Shop that does not exist (yet): GitOps may apply the Shop later. */
   ShopNotFound: 'ShopNotFound',
+  /** A DeployedModel's spec.model names a Model of its namespace that does not exist (yet): GitOps may apply it later. */
+  ModelNotFound: 'ModelNotFound',
+  /** A DeployedModel's spec.model names a version or alias its Model does not have (yet). */
+  ModelVersionNotFound: 'ModelVersionNotFound',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 
@@ -178,6 +182,8 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   SecretNotFound: waiting('False'),
   InvalidPasswordHash: stuck,
   ShopNotFound: waiting('False'),
+  ModelNotFound: waiting('False'),
+  ModelVersionNotFound: waiting('False'),
 };
 
 /** What every kind the operator's controllers reconcile can report (`withErrorReporting`). */
@@ -214,7 +220,10 @@ export const KIND_REASONS = {
     Reasons.ImagePullBackOff,
     Reasons.CrashLoopBackOff,
     Reasons.DeploymentTimeout,
+    Reasons.ModelNotFound,
+    Reasons.ModelVersionNotFound,
   ],
+  Model: [...reconciled],
   RegistryService: [...reconciled, Reasons.NameConflict, Reasons.DnsServiceConflict],
   RegistryEndpoint: [...reconciled, Reasons.ParentNotFound],
   Shop: [Reasons.Reconciled, Reasons.InvalidSpec],
@@ -227,6 +236,7 @@ export type ConditionKind = keyof typeof KIND_REASONS;
 
 export type PredictionEndpointReason = (typeof KIND_REASONS.PredictionEndpoint)[number];
 export type DeployedModelReason = (typeof KIND_REASONS.DeployedModel)[number];
+export type ModelReason = (typeof KIND_REASONS.Model)[number];
 export type RegistryServiceReason = (typeof KIND_REASONS.RegistryService)[number];
 export type RegistryEndpointReason = (typeof KIND_REASONS.RegistryEndpoint)[number];
 export type ShopReason = (typeof KIND_REASONS.Shop)[number];

@@ -80,7 +80,10 @@ function deployedModel(summary: Record<string, unknown>, dm: KubeObject | undefi
   const spec = dm !== undefined && isRecord(dm.spec) ? dm.spec : {};
   const at = model.indexOf('@');
   const out: VertexDeployedModel = { id, model: at < 0 ? model : model.slice(0, at) };
-  if (at >= 0) out.modelVersionId = model.slice(at + 1);
+  // A DeployedModel that names a Model serves the version its status records, wherever its alias points now.
+  const pinned = dm !== undefined && isRecord(dm.status) ? str(dm.status.modelVersionId) : undefined;
+  if (pinned !== undefined) out.modelVersionId = pinned;
+  else if (at >= 0) out.modelVersionId = model.slice(at + 1);
   const displayName = str(summary.displayName) ?? str(spec.displayName);
   if (displayName !== undefined) out.displayName = displayName;
   const createTime = str(summary.createTime) ?? str(dm?.metadata.creationTimestamp);

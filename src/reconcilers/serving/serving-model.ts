@@ -31,9 +31,15 @@ export interface ServingReport extends ServingObservation {
   };
 }
 
-/** The plan input of a model with a containerSpec once its id is known; undefined otherwise. */
-export function servingInput(model: KubeObject, state: ModelState | undefined): ServingInput | undefined {
-  const spec = specOf.deployedModel(model);
+/**
+ * The plan input of a model with a containerSpec once its id is known; undefined otherwise. `spec` is the spec
+ * to serve: the model's own, or with the version of the Model it names in place (model-reference.ts servedSpec).
+ */
+export function servingInput(
+  model: KubeObject,
+  state: ModelState | undefined,
+  spec: Partial<DeployedModelSpec> = specOf.deployedModel(model),
+): ServingInput | undefined {
   if (
     spec.containerSpec === undefined ||
     spec.endpointRef === undefined ||
@@ -48,9 +54,10 @@ export function servingReport(
   serving: ServingContext | undefined,
   model: KubeObject,
   state: ModelState | undefined,
+  spec?: Partial<DeployedModelSpec>,
 ): ServingReport | undefined {
   if (serving === undefined) return undefined;
-  const input = servingInput(model, state);
+  const input = servingInput(model, state, spec);
   if (input === undefined) return undefined;
   const name = servingName(model.metadata.name ?? '');
   const names: ServingReport['names'] = { deployment: name, service: name };

@@ -18,6 +18,7 @@ import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { CustomMetric, SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
 import type { KubeObject } from '../../api/common/kube-object.js';
 import type { MachineCatalogue, Toleration } from '../../api/prediction/v1/machine-catalogue.js';
+import { artifactMount } from './artifact-volume.js';
 
 /** Selects a model's pods; the uid, because a model name may be longer than a label value. */
 export const MODEL_UID_LABEL = `${PREDICTION_GROUP}/deployed-model-uid`;
@@ -151,7 +152,8 @@ export function aipEnv(input: ServingInput): { name: string; value: string }[] {
     AIP_ENDPOINT_ID: input.spec.endpointRef.name,
     AIP_MODE: 'PREDICTION',
   };
-  if (input.spec.artifactUri !== undefined) vars.AIP_STORAGE_URI = input.spec.artifactUri;
+  if (input.spec.artifactUri !== undefined)
+    vars.AIP_STORAGE_URI = artifactMount(input.spec.artifactUri)?.storageUri ?? input.spec.artifactUri;
   return Object.entries(vars).map(([name, value]) => ({ name, value }));
 }
 
@@ -213,6 +215,15 @@ export function deploymentManifest(
   const own = new Set(aipEnv(input).map((e) => e.name));
   const env = [...(c.env ?? []).filter((e) => !own.has(e.name)), ...aipEnv(input)];
   const shm = c.sharedMemorySizeMb;
+  const artifact = artifactMount(input.spec.artifactUri);
+  const mounts = [
+    ...(shm !== undefined ? [{ name: 'dshm', mountPath: '/dev/shm' }] : []),
+    ...(artifact !== undefined ? [artifact.mount] : []),
+  ];
+  const volumes = [
+    ...(shm !== undefined ? [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: `${shm}Mi` } }] : []),
+    ...(artifact !== undefined ? [artifact.volume] : []),
+  ];
   const limits: Record<string, string> = { memory: machine.resources.memory ?? '' };
   for (const [k, v] of Object.entries(machine.resources)) if (k !== 'cpu' && k !== 'memory') limits[k] = v;
   const container: Record<string, unknown> = {
@@ -224,7 +235,7 @@ export function deploymentManifest(
     ports: [{ name: PORT_NAME, containerPort: containerPort(c), protocol: 'TCP' }],
     resources: { requests: machine.resources, limits },
     ...probes(input),
-    ...(shm !== undefined ? { volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }] } : {}),
+    ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
   const labels = { ...MANAGED_BY, ...selector(input.model) };
   const { min } = replicasOf(input.spec);
@@ -243,9 +254,7 @@ export function deploymentManifest(
           // Service links would add a variable per Service of the namespace to a container built for Vertex.
           enableServiceLinks: false,
           containers: [container],
-          ...(shm !== undefined
-            ? { volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: `${shm}Mi` } }] }
-            : {}),
+          ...(volumes.length > 0 ? { volumes } : {}),
           ...(Object.keys(machine.nodeSelector).length > 0 ? { nodeSelector: machine.nodeSelector } : {}),
           ...(machine.tolerations.length > 0 ? { tolerations: machine.tolerations } : {}),
         },

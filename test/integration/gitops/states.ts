@@ -48,6 +48,7 @@ const re = of(REGISTRY, 'RegistryEndpoint', 'registryendpoints');
 const shop = of(POS, 'Shop', 'shops');
 const su = of(POS, 'ShopUser', 'shopusers');
 const au = of(POS, 'AdminUser', 'adminusers');
+const mo = of(PREDICTION, 'Model', 'models');
 
 /**
  * A Shop and a RegistryEndpoint have no stuck state a new object can reach: their only such reason, InvalidSpec,
@@ -65,6 +66,10 @@ export const scenarios: readonly Scenario[] = [
   dm('stuck', 'dm-duplicate-id', Reasons.DuplicateId),
   dm('deleting', 'dm-in-traffic', Reasons.UndeployBlocked),
   dm('unobserved', 'dm-changed', Reasons.Reconciled, { specPatch: { displayName: 'churn v2' } }),
+  // A Model has no waiting state, and no stuck one a new object can reach: every rule of one object is CEL.
+  mo('healthy', 'model-ready', Reasons.Reconciled),
+  mo('deleting', 'model-deleting', Reasons.Reconciled, { foreignFinalizer: true }),
+  mo('unobserved', 'model-changed', Reasons.Reconciled, { specPatch: { description: 'retrained' } }),
   rs('healthy', 'svc-ready', Reasons.Reconciled),
   rs('stuck', 'svc-dns-conflict', Reasons.DnsServiceConflict),
   rs('deleting', 'svc-deleting', Reasons.Reconciled, { foreignFinalizer: true }),
@@ -96,6 +101,17 @@ const deployed = (name: string, endpoint: string, id: string) => ({
   kind: 'DeployedModel',
   name,
   spec: { endpointRef: { name: endpoint }, id, model, displayName: name, ...resources, backend },
+});
+const registryModel = (name: string) => ({
+  kind: 'Model',
+  name,
+  spec: {
+    displayName: 'Churn',
+    versions: [
+      { id: '1', artifactUri: 'gs://ml-models/churn/1', containerSpec: { imageUri: 'registry.example.com/churn:1' } },
+    ],
+    versionAliases: [{ alias: 'default', versionId: '1' }],
+  },
 });
 const user = (kind: 'ShopUser' | 'AdminUser', name: string, secret: string, extra: Record<string, unknown>) => ({
   kind,
@@ -139,6 +155,9 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
   deployed('dm-duplicate-first', 'pe-ready', '4444444444'),
   deployed('dm-duplicate-id', 'pe-ready', '4444444444'),
   deployed('dm-in-traffic', 'pe-traffic', '5555555555'),
+  registryModel('model-ready'),
+  registryModel('model-deleting'),
+  registryModel('model-changed'),
   { kind: 'RegistryService', name: 'svc-ready', spec: { name: `${SVC}/checkout` } },
   { kind: 'RegistryService', name: 'svc-changed', spec: { name: `${SVC}/changed`, annotations: { tier: 'gold' } } },
   { kind: 'RegistryService', name: 'svc-dns-conflict', spec: { name: `${SVC}/taken`, dns: { enabled: true } } },
@@ -181,6 +200,7 @@ export const objects: ReadonlyArray<{ kind: string; name: string; spec: Record<s
 export const GROUP_OF: Readonly<Record<string, string>> = {
   PredictionEndpoint: PREDICTION,
   DeployedModel: PREDICTION,
+  Model: PREDICTION,
   RegistryService: REGISTRY,
   RegistryEndpoint: REGISTRY,
   Shop: POS,

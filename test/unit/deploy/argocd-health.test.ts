@@ -16,7 +16,7 @@ const dirs = argocdHealthKinds.map(({ group, kind }) => ({ group, kind, dir: cus
 
 describe('Argo CD health scripts (deploy/argocd)', () => {
   it('exist for every kind with conditions, in Argo CD\'s layout, as one generic script', () => {
-    expect(argocdHealthKinds.map((k) => k.kind).sort()).toEqual(['AdminUser', 'DeployedModel', 'PredictionEndpoint', 'RegistryEndpoint', 'RegistryService', 'Shop', 'ShopUser']);
+    expect(argocdHealthKinds.map((k) => k.kind).sort()).toEqual(['AdminUser', 'DeployedModel', 'Model', 'PredictionEndpoint', 'RegistryEndpoint', 'RegistryService', 'Shop', 'ShopUser']);
     const scripts = new Set(dirs.map(({ dir }) => readFileSync(join(dir, 'health.lua'), 'utf8')));
     expect(scripts.size).toBe(1);
     const [script = ''] = scripts;

@@ -59,7 +59,7 @@ describe('deploy/endpoint-operator.yaml', () => {
 
   it('names every object once, with a namespace exactly when it is namespaced', () => {
     const objects = deployManifests(withValues((v) => (v.signin.enabled = true)));
-    const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']);
+    const clusterScoped = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const keys = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const o of objects) expect(o.metadata.namespace === undefined, `${o.kind}/${o.metadata.name}`).toBe(clusterScoped.has(o.kind));

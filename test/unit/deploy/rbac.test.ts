@@ -35,7 +35,7 @@ describe('RBAC', () => {
 
   it('grants cluster-wide exactly the reconciled kinds, the serving objects of containerSpec models, the DNS projection, the gateway CA ConfigMaps, Events, the webhook configurations and CRD caBundle injection', () => {
     expect(grants('ClusterRole')).toEqual([
-      ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels']),
+      ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels', 'models']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
       ...expand('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
       ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch', 'create', 'update', 'delete']),

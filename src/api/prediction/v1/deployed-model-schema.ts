@@ -281,6 +281,22 @@ export const deployedModelStatusSchema = z.object({
     .enum(DEPLOYMENT_STAGES)
     .optional()
     .meta({ description: "deploymentStage is Vertex AI's stage of the deployment (containerSpec only); optional." }),
+  modelVersionId: z.string().optional().meta({
+    description:
+      "modelVersionId is the version of the Model that spec.model names (a Model of the namespace's project) this model serves: resolved from spec.model's @version or @alias (default: the default alias) when first deployed, then kept when the alias moves (Vertex deploys a version, not an alias); optional.",
+  }),
+  modelReference: z.string().optional().meta({
+    description:
+      'modelReference is the spec.model that modelVersionId was resolved from; a different spec.model is resolved again; optional.',
+  }),
+  aliasVersionId: z.string().optional().meta({
+    description:
+      "aliasVersionId is the version spec.model's alias names now, only while it differs from modelVersionId: this model keeps serving modelVersionId (deploy a new DeployedModel and move the traffic split to serve the new version); optional.",
+  }),
+  containerSpec: containerSpecSchema.optional().meta({
+    description:
+      'containerSpec is the model server of the Model version this model serves (modelVersionId), as the gateway calls it; absent for an inline spec.containerSpec; optional.',
+  }),
   serving: servingObjectsSchema.optional().meta({
     description:
       'serving names the objects the operator created for spec.containerSpec, in the same namespace; optional.',

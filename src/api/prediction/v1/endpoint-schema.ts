@@ -74,6 +74,32 @@ export const loggingConfigSchema = z.object({
     .meta({ description: 'bigqueryDestination is where logged requests and responses are written; optional.' }),
 });
 
+/** `spec.labels` of a kind with Google Cloud labels (PredictionEndpoint, Model). */
+export function labelsSchema(what: string) {
+  return z
+    .record(
+      z.string(),
+      z
+        .string()
+        .regex(LABEL_VALUE, {
+          error:
+            'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes',
+        })
+        .meta({ maxLength: LABEL_MAX_CODE_POINTS }),
+    )
+    .optional()
+    .meta({
+      description: `labels organise ${what}: at most 64, keys and values at most 64 characters of lowercase letters (international allowed), digits, underscores and dashes, keys starting with a letter; optional.`,
+      maxProperties: MAX_LABELS,
+      ...validations(
+        everyKey(
+          `size(k) <= ${LABEL_MAX_CODE_POINTS} && k.matches(${celPattern(LABEL_KEY)})`,
+          `label keys are 1 to ${LABEL_MAX_CODE_POINTS} code points, start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes`,
+        ),
+      ),
+    });
+}
+
 export const predictionEndpointSpecSchema = z
   .object({
     displayName: z.string().meta({
@@ -102,29 +128,7 @@ export const predictionEndpointSpecSchema = z
       description:
         'etag, when set on an update, must equal status.etag of the object being replaced (a consistent read-modify-write); unset means a blind overwrite; optional.',
     }),
-    labels: z
-      .record(
-        z.string(),
-        z
-          .string()
-          .regex(LABEL_VALUE, {
-            error:
-              'label values may contain only lowercase letters (international allowed), numeric characters, underscores and dashes',
-          })
-          .meta({ maxLength: LABEL_MAX_CODE_POINTS }),
-      )
-      .optional()
-      .meta({
-        description:
-          'labels organise endpoints: at most 64, keys and values at most 64 characters of lowercase letters (international allowed), digits, underscores and dashes, keys starting with a letter; optional.',
-        maxProperties: MAX_LABELS,
-        ...validations(
-          everyKey(
-            `size(k) <= ${LABEL_MAX_CODE_POINTS} && k.matches(${celPattern(LABEL_KEY)})`,
-            `label keys are 1 to ${LABEL_MAX_CODE_POINTS} code points, start with a lowercase letter (international allowed) and contain only lowercase letters, numeric characters, underscores and dashes`,
-          ),
-        ),
-      }),
+    labels: labelsSchema('endpoints'),
     encryptionSpec: encryptionSpecSchema
       .optional()
       .meta({ description: 'encryptionSpec is the customer-managed encryption key of the endpoint; optional.' }),

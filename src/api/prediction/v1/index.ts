@@ -1,4 +1,4 @@
-export { predictionEndpointKind, deployedModelKind } from './kinds.js';
+export { predictionEndpointKind, deployedModelKind, modelKind } from './kinds.js';
 export {
   predictionEndpointSpecSchema,
   predictionEndpointStatusSchema,

@@ -3,6 +3,8 @@ import { deployedModelSpecSchema, deployedModelStatusSchema } from './deployed-m
 import { validateDeployedModel } from './deployed-model-validation.js';
 import { predictionEndpointSpecSchema, predictionEndpointStatusSchema } from './endpoint-schema.js';
 import { validatePredictionEndpoint } from './endpoint-validation.js';
+import { modelSpecSchema, modelStatusSchema } from './model-schema.js';
+import { validateModel } from './model-validation.js';
 import { PREDICTION_FINALIZER, PREDICTION_GROUP } from './names.js';
 
 const ready: PrinterColumn = {
@@ -80,6 +82,47 @@ export const deployedModelKind: KindDefinition = {
         age,
       ],
       validate: validateDeployedModel,
+    },
+  ],
+};
+
+export const modelKind: KindDefinition = {
+  group: PREDICTION_GROUP,
+  kind: 'Model',
+  listKind: 'ModelList',
+  plural: 'models',
+  singular: 'model',
+  shortNames: [],
+  categories: ['endpoint-operator'],
+  description:
+    'Model is a model of the registry with its versions (each an artifact and a model server, immutable once created) and version aliases (default and others, movable); DeployedModels name it as projects/{project}/locations/{location}/models/{name}[@version|@alias].',
+  // No finalizer: a Model in use is protected by refusing its DELETE (model-policy.ts), not by holding it.
+  versions: [
+    {
+      name: 'v1',
+      served: true,
+      storage: true,
+      spec: modelSpecSchema,
+      status: modelStatusSchema,
+      printerColumns: [
+        { name: 'Display Name', type: 'string', jsonPath: '.spec.displayName' },
+        {
+          name: 'Default',
+          type: 'string',
+          jsonPath: '.spec.versionAliases[?(@.alias=="default")].versionId',
+          description: 'the version the default alias names',
+        },
+        {
+          name: 'Deployed',
+          type: 'string',
+          jsonPath: '.status.deployedModels[*].versionId',
+          description: 'the versions DeployedModels serve',
+        },
+        ready,
+        reason,
+        age,
+      ],
+      validate: validateModel,
     },
   ],
 };

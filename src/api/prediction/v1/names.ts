@@ -71,11 +71,32 @@ export const KMS_KEY_NAME = /^projects\/[^/]+\/locations\/[^/]+\/keyRings\/[^/]+
 /**
  * A Vertex AI model: `projects/{project}/locations/{location}/models/{model}` with an optional
  * `@{version}` where the version is a version id (digits) or a version alias (lowercase letters,
- * digits and hyphens, starting with a letter, ≤128: the Model Registry alias rule). Decision:
+ * digits and hyphens, starting with a lowercase letter, ≤128: the Model Registry alias rule, whose middle
+ * characters may be upper case). Decision:
  * publisher models (`publishers/google/models/...`) are not deployable through this resource.
  */
 export const MODEL =
-  /^projects\/[^/@]+\/locations\/[^/@]+\/models\/[^/@]+(@([0-9]+|[a-z]([a-z0-9-]{0,126}[a-z0-9])?))?$/;
+  /^projects\/[^/@]+\/locations\/[^/@]+\/models\/[^/@]+(@([0-9]+|[a-z]([a-zA-Z0-9-]{0,126}[a-z0-9])?))?$/;
+
+/** `projects/{project}/locations/{location}/models/{name}`: a Model's resource name in status. */
+export function modelResourceName(project: string, location: string, name: string): string {
+  return `projects/${project}/locations/${location}/models/${name}`;
+}
+
+/** The parts of a `spec.model` that matched MODEL; `at` is what follows `@`, if anything. */
+export interface ModelNameParts {
+  readonly project: string;
+  readonly location: string;
+  readonly model: string;
+  readonly at: string | undefined;
+}
+
+export function parseModelName(text: string): ModelNameParts | undefined {
+  if (!MODEL.test(text)) return undefined;
+  const [path = '', at] = text.split('@');
+  const [, project = '', , location = '', , model = ''] = path.split('/');
+  return { project, location, model, at };
+}
 
 /** A machine type such as `n1-standard-4` or `a2-highgpu-1g`. */
 export const MACHINE_TYPE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

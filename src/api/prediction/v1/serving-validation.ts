@@ -6,7 +6,13 @@
 import { fieldErrors, type FieldError } from '../../common/field-error.js';
 import { FieldPath } from '../../common/field-path.js';
 import { isRecord } from '../../common/text.js';
-import { AUTOSCALING_METRICS, durationSeconds, MAX_DEPLOYMENT_TIMEOUT_SECONDS, type Probe } from './container-spec.js';
+import {
+  AUTOSCALING_METRICS,
+  durationSeconds,
+  MAX_DEPLOYMENT_TIMEOUT_SECONDS,
+  type ContainerSpec,
+  type Probe,
+} from './container-spec.js';
 import { NEW_VERSION_ADVICE, type DeployedModelSpec } from './deployed-model-schema.js';
 import { canonicalJson } from './etag.js';
 
@@ -51,7 +57,13 @@ export function servingErrors(raw: Record<string, unknown>, value: Partial<Deplo
       );
     }
   });
-  const path = spec.child('containerSpec');
+  errors.push(...containerSpecErrors(container, spec.child('containerSpec')));
+  return errors;
+}
+
+/** The rules of a ContainerSpec (DeployedModel spec.containerSpec, Model spec.versions[].containerSpec) its schema does not carry. */
+export function containerSpecErrors(container: ContainerSpec, path: FieldPath): FieldError[] {
+  const errors: FieldError[] = [];
   const timeout = container.deploymentTimeout;
   if (timeout !== undefined && durationSeconds(timeout) > MAX_DEPLOYMENT_TIMEOUT_SECONDS) {
     errors.push(

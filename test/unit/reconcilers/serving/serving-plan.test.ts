@@ -174,6 +174,34 @@ describe('the serving plan', () => {
     expect(slow.template.spec.volumes).toEqual([{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } }]);
   });
 
+  it('serves an oci:// artifact as an image volume and a pvc:// one as a read-only claim, at AIP_STORAGE_URI', () => {
+    type WithVolumes = {
+      template: {
+        spec: { containers: { env: { name: string; value: string }[]; volumeMounts?: unknown }[]; volumes?: unknown };
+      };
+    };
+    const plan = (artifactUri: string) =>
+      deploymentManifest(input({ artifactUri }), resolved(), true).spec as WithVolumes;
+    const oci = plan('oci://registry.local:5000/models/iris:1').template.spec;
+    expect(oci.volumes).toEqual([
+      { name: 'model-artifact', image: { reference: 'registry.local:5000/models/iris:1', pullPolicy: 'IfNotPresent' } },
+    ]);
+    expect(oci.containers[0]?.volumeMounts).toEqual([
+      { name: 'model-artifact', mountPath: '/mnt/models', readOnly: true },
+    ]);
+    expect(oci.containers[0]?.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: '/mnt/models' });
+    const pvc = plan('pvc://model-store/iris/1').template.spec;
+    expect(pvc.volumes).toEqual([
+      { name: 'model-artifact', persistentVolumeClaim: { claimName: 'model-store', readOnly: true } },
+    ]);
+    expect(pvc.containers[0]?.volumeMounts).toEqual([
+      { name: 'model-artifact', mountPath: '/mnt/models', readOnly: true, subPath: 'iris/1' },
+    ]);
+    const gs = plan('gs://b/m').template.spec;
+    expect(gs.volumes).toBeUndefined();
+    expect(gs.containers[0]?.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: 'gs://b/m' });
+  });
+
   it('maps Vertex probes 1:1, probing the container port when the handler names none', () => {
     expect(kubeProbe({ httpGet: { path: '/h' }, periodSeconds: 5, failureThreshold: 2 }, 9000)).toEqual({
       httpGet: { path: '/h', port: 9000 },
