@@ -128,6 +128,9 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   }
 }
 
+/** The start of the name of a data dir the control plane makes for itself under the temporary directory. */
+export const DATA_DIR_PREFIX = 'eo-control-plane-';
+
 async function startClusterProcesses(
   opts: StartControlPlaneOptions,
   log: (line: string) => void,
@@ -137,7 +140,7 @@ async function startClusterProcesses(
   const bins = await ensureClusterBinaries(release, log);
 
   const removeDataDir = opts.dataDir === undefined;
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'eo-control-plane-')));
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), DATA_DIR_PREFIX)));
   const logDir = join(dataDir, 'logs');
   await mkdir(logDir, { recursive: true });
   log(`Kubernetes ${release.version}; data dir and logs: ${dataDir}`);
