@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { Agent } from 'undici';
@@ -16,6 +17,7 @@ import { applyObject, ensureNamespace, DEV_FIELD_MANAGER } from '../dev-environm
 import { installCrds } from '../operator/crds.js';
 import { demoPassword, demoSecrets } from '../dev-environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../dev-environment/examples.js';
+import { kubeconfigOnCommandLine, stoppedDevCluster } from '../dev-environment/stopped-cluster.js';
 import { portProblems, type PlannedPort } from '../dev-environment/port-check.js';
 import {
   callableEndpoint,
@@ -241,6 +243,16 @@ export async function main(argv: string[]): Promise<number> {
 
   let plane: ControlPlane | undefined;
   let kubeconfig = str(values, 'kubeconfig');
+  const stopped = stoppedDevCluster({
+    kubeconfig,
+    fromCommandLine: kubeconfigOnCommandLine(argv),
+    tmp: tmpdir(),
+    exists: existsSync,
+  });
+  if (stopped !== undefined) {
+    say(stopped);
+    kubeconfig = undefined;
+  }
   const logDir = join(cacheRoot(), 'dev');
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, 'operator.log');
@@ -254,6 +266,7 @@ export async function main(argv: string[]): Promise<number> {
   let gateway: GatewayServer | undefined;
   let demoBackends: RunningDemoBackend[] = [];
   let ownModelHost: ModelHost | undefined;
+  let gatewayTlsDir: string | undefined;
   try {
     const applyExamples = bool(values, 'apply-examples');
     const examplesDir = str(values, 'examples') ?? defaultExamplesDir();
@@ -320,7 +333,11 @@ export async function main(argv: string[]): Promise<number> {
     // The gateway's certificate, issued into its Secret as under `run` and written as files the in-process
     // gateway reads as a pod reads the mounted Secret; the operator process below renews it and rewrites them.
     const gatewayTls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: operatorNamespace };
-    const gatewayFiles = await prepareGatewayCertificateFiles(client, gatewayTls, devGatewayTlsDir());
+    const gatewayFiles = await prepareGatewayCertificateFiles(
+      client,
+      gatewayTls,
+      (gatewayTlsDir = devGatewayTlsDir(kubeconfig, operatorNamespace)),
+    );
     say(`gateway certificate in ${gatewayFiles.dir} (CA ${gatewayFiles.caFile})`);
     // The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease), serving
     // TLS from the certificate files as a pod serves the mounted Secret, and following their renewals.
@@ -486,6 +503,8 @@ export async function main(argv: string[]): Promise<number> {
     await running?.stop().catch((err: unknown) => say(`stopping the operator failed: ${(err as Error).message}`));
     await telemetry?.shutdown().catch((err: unknown) => say(`stopping telemetry failed: ${(err as Error).message}`));
     await plane?.stop();
+    // The certificate of a cluster that is gone is of no use to anyone.
+    if (plane !== undefined && gatewayTlsDir !== undefined) await rm(gatewayTlsDir, { recursive: true, force: true });
     if (ownModelHost !== undefined) await removeModelHost(ownModelHost);
     log.flush();
     process.off('SIGINT', onSignal);
