@@ -25,6 +25,7 @@ import {
   removeSimulatedRoute,
   type ModelHost,
 } from './network.js';
+import { ensureNodeBinaries } from './node-binaries.js';
 import { DEFAULT_NODES, kwokStages, SIMULATED_NODE_LABEL, simulatedNodes, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from './paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
@@ -137,7 +138,13 @@ async function startClusterProcesses(
   nodeLock: FileLock | undefined,
 ): Promise<ControlPlane> {
   const release = opts.release ?? selectedRelease();
-  const bins = await ensureClusterBinaries(release, log);
+  // On a cold start the node's own builds (containerd, the registry) run beside Kubernetes', not after it. A
+  // failure is left to startRealNode's own call, which reports it (the cache then holds whatever did build).
+  // Both awaited, so a failed one never leaves the other running into a process that is about to exit.
+  const nodeBuilds = nodeLock !== undefined ? ensureNodeBinaries(log) : undefined;
+  const clusterBuilds = ensureClusterBinaries(release, log);
+  await Promise.allSettled([clusterBuilds, nodeBuilds]);
+  const bins = await clusterBuilds;
 
   const removeDataDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), DATA_DIR_PREFIX)));
