@@ -26,6 +26,7 @@ import {
   type ModelHost,
 } from './network.js';
 import { COMPONENT_USERS, startNodeComponents } from './node-components.js';
+import { ensureNodeBinaries } from './real-node/node-binaries.js';
 import { DEFAULT_NODES, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from '../host/paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
@@ -116,6 +117,9 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   }
 }
 
+/** The start of the name of a data dir the control plane makes for itself under the temporary directory. */
+export const DATA_DIR_PREFIX = 'eo-control-plane-';
+
 type ClusterBinaries = Awaited<ReturnType<typeof ensureClusterBinaries>>;
 type Credentials = Awaited<ReturnType<typeof writeCredentials>>;
 
@@ -126,7 +130,13 @@ async function startClusterProcesses(
   nodeLock: FileLock | undefined,
 ): Promise<ControlPlane> {
   const release = opts.release ?? selectedRelease();
-  const bins = await ensureClusterBinaries(release, log);
+  // On a cold start the node's own builds (containerd, the registry) run beside Kubernetes', not after it. A
+  // failure is left to startRealNode's own call, which reports it (the cache then holds whatever did build).
+  // Both awaited, so a failed one never leaves the other running into a process that is about to exit.
+  const nodeBuilds = nodeLock !== undefined ? ensureNodeBinaries(log) : undefined;
+  const clusterBuilds = ensureClusterBinaries(release, log);
+  await Promise.allSettled([clusterBuilds, nodeBuilds]);
+  const bins = await clusterBuilds;
   const dirs = await prepareDataDir(opts, release, log);
   const creds = await writeCredentials(join(dirs.dataDir, 'pki'));
   const caPem = await readFile(creds.caFile, 'utf8');
@@ -208,7 +218,7 @@ async function prepareDataDir(
   release: KubernetesRelease,
   log: (line: string) => void,
 ): Promise<DataDir> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'eo-control-plane-')));
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), DATA_DIR_PREFIX)));
   const logDir = join(dataDir, 'logs');
   await mkdir(logDir, { recursive: true });
   log(`Kubernetes ${release.version}; data dir and logs: ${dataDir}`);

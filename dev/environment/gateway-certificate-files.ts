@@ -4,8 +4,9 @@
  * in-process gateway reads them as a pod reads its mounted Secret (src/gateway/tls/serving-certificate.ts),
  * and so a person's curl, Python or Go client can be pointed at the CA (`export GATEWAY_CA=<caFile>`).
  */
+import { createHash } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { cacheRoot } from '../host/paths.js';
 import type { ManagedGatewayCertificate } from '../../src/operator/gateway-certificate.js';
 import { ensureGatewayCertificate, type GatewayTlsSettings } from '../../src/operator/gateway-certificate.js';
@@ -26,13 +27,23 @@ export function gatewayCertificatePaths(dir: string): GatewayCertificateFiles {
   return { dir, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), caFile: join(dir, 'ca.crt') };
 }
 
-/** Where `endpoint-operator-dev start` keeps the files: beside its log, under the project's cache directory. */
-export function devGatewayTlsDir(): string {
-  return join(cacheRoot(), 'dev', 'gateway-tls');
+/**
+ * Where `endpoint-operator-dev start` keeps the files: under the project's cache directory, in a directory of the
+ * cluster's own (its kubeconfig and the operator's namespace, whose Secret holds the pair). Two `dev`s on two
+ * clusters then never overwrite each other's certificate (one dir for all let a second start's certificate,
+ * from another CA, replace the one the first gateway and its callers were using); two on one cluster share one
+ * Secret, so the same files.
+ */
+export function devGatewayTlsDir(kubeconfig: string, operatorNamespace: string): string {
+  const key = createHash('sha256')
+    .update(`${resolve(kubeconfig)}\n${operatorNamespace}`)
+    .digest('hex')
+    .slice(0, 16);
+  return join(cacheRoot(), 'dev', 'gateway-tls', key);
 }
 
-/** The CA file clients trust (`export GATEWAY_CA=<this>`); by default dev's. */
-export function gatewayCaPath(dir: string = devGatewayTlsDir()): string {
+/** The CA file clients trust (`export GATEWAY_CA=<this>`). */
+export function gatewayCaPath(dir: string): string {
   return gatewayCertificatePaths(dir).caFile;
 }
 

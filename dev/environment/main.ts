@@ -3,8 +3,9 @@
  * `main`; each registers how to stop what it started (teardown.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Logger } from 'pino';
@@ -50,6 +51,7 @@ import {
 } from './gateway-certificate-files.js';
 import { clusterLines, gatewayLines, signinLines, type RunningEnvironment } from './instructions.js';
 import { portProblems } from './port-check.js';
+import { kubeconfigOnCommandLine, stoppedDevCluster } from './stopped-cluster.js';
 import {
   buildRealModelImage,
   pushRealModelImage,
@@ -74,8 +76,18 @@ interface Options {
   readonly realNode: boolean;
 }
 
-function options(values: FlagValues): Options {
-  const kubeconfig = str(values, 'kubeconfig');
+function options(values: FlagValues, argv: readonly string[]): Options {
+  let kubeconfig = str(values, 'kubeconfig');
+  const stopped = stoppedDevCluster({
+    kubeconfig,
+    fromCommandLine: kubeconfigOnCommandLine(argv),
+    tmp: tmpdir(),
+    exists: existsSync,
+  });
+  if (stopped !== undefined) {
+    say(stopped);
+    kubeconfig = undefined;
+  }
   return {
     values,
     namespace: str(values, 'namespace') ?? 'endpoint-demo',
@@ -201,9 +213,19 @@ interface Gateway {
  * from the certificate files as a pod serves the mounted Secret, and following their renewals. The certificate is
  * issued into its Secret as under `run`; the operator process renews it and rewrites the files.
  */
-async function startGateway(client: KubeClient, opts: Options, log: Logger, teardown: Teardown): Promise<Gateway> {
+async function startGateway(
+  client: KubeClient,
+  cluster: Cluster,
+  opts: Options,
+  log: Logger,
+  teardown: Teardown,
+): Promise<Gateway> {
   const tls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: opts.operatorNamespace };
-  const files = await prepareGatewayCertificateFiles(client, tls, devGatewayTlsDir());
+  const dir = devGatewayTlsDir(cluster.kubeconfig, opts.operatorNamespace);
+  // The certificate of a cluster that is gone is of no use to anyone.
+  if (cluster.plane !== undefined)
+    teardown.add('the gateway certificate files', () => rm(dir, { recursive: true, force: true }));
+  const files = await prepareGatewayCertificateFiles(client, tls, dir);
   say(`gateway certificate in ${files.dir} (CA ${files.caFile})`);
   const certificate = await watchServingCertificate({
     certFile: files.certFile,
@@ -317,7 +339,7 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 export async function main(argv: string[]): Promise<number> {
   const values = parseDevFlags(argv);
   if (typeof values === 'number') return values;
-  const opts = options(values);
+  const opts = options(values, argv);
   const stop = stopOnSignals();
   const teardown = new Teardown(say);
   try {
@@ -335,7 +357,7 @@ export async function main(argv: string[]): Promise<number> {
     const client = KubeClient.fromKubeconfig(cluster.kubeconfig);
     await installIntoCluster(client, opts, realModel);
     const demoBackends = await startDemoServers(run, cluster.modelHost, teardown);
-    const gateway = await startGateway(client, opts, logging.log, teardown);
+    const gateway = await startGateway(client, cluster, opts, logging.log, teardown);
     const config = operatorConfig(opts, gateway, realModel);
     const operator = await startOperator(client, config, logging, gateway, stop.signal, teardown);
     const applyStarted = Date.now();

@@ -43,7 +43,13 @@ export const gatewayInFlight = new Gauge({
 
 export const gatewayUpstreamRetries = new Counter({
   name: 'endpoint_operator_gateway_upstream_retries_total',
-  help: 'Calls retried on another model server endpoint after a failed connect or a connection reset before any answer.',
+  help: 'Calls retried on another model server endpoint after a failure before any byte of them was written (a refused connect).',
+  registers: [metricsRegistry],
+});
+
+export const gatewayUpstreamResets = new Counter({
+  name: 'endpoint_operator_gateway_upstream_resets_total',
+  help: 'Calls sent to a model server whose connection then failed before an answer: answered 503 UNAVAILABLE, not retried (not idempotent).',
   registers: [metricsRegistry],
 });
 

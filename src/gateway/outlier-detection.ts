@@ -1,9 +1,11 @@
 /**
  * Passive outlier detection (Envoy's outlier detection, reduced): endpoints that fail are ejected
  * from balancing for a while, learned from real traffic rather than from probes.
- * - A refused or timed-out connect ejects at once: the address has no listening server.
- * - Other gateway failures (a reset connection, an answer that timed out, a 502/503/504 from the
- *   server) eject after `consecutiveFailures` in a row; any success resets the count.
+ * - A refused or timed-out connect, or a connection reset before its answer ended, ejects at once:
+ *   the address has no listening server, or its server was killed or is going (a pod's process
+ *   killed, OOM-killed, or stopping); the EndpointSlice says so only seconds later.
+ * - Other gateway failures (an answer that timed out, a 502/503/504 from the server) eject after
+ *   `consecutiveFailures` in a row; any success resets the count.
  * - The ejection lasts `baseEjectionMs` × the number of times the endpoint was ejected (capped),
  *   so a flapping endpoint stays out longer, and an endpoint returns on its own when the time is up.
  * - Never all: when every endpoint of a set is ejected, the caller balances over all of them (Envoy's
@@ -22,7 +24,8 @@ interface Health {
   ejectedUntil: number;
 }
 
-export type FailureKind = 'connect' | 'gateway';
+/** connect: no connection could be made; reset: the connection was reset or closed under a call; gateway: a bad answer or none in time. */
+export type FailureKind = 'connect' | 'reset' | 'gateway';
 
 export class OutlierDetector {
   private readonly health = new Map<string, Health>();
@@ -64,7 +67,7 @@ export class OutlierDetector {
     h.failures++;
     const now = this.now();
     if (h.ejectedUntil > now) return;
-    if (kind === 'connect' || h.failures >= this.consecutiveFailures) {
+    if (kind !== 'gateway' || h.failures >= this.consecutiveFailures) {
       h.ejections++;
       h.failures = 0;
       h.ejectedUntil = now + Math.min(this.baseEjectionMs * h.ejections, this.maxEjectionMs);

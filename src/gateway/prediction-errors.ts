@@ -89,6 +89,11 @@ export function failureError(model: ResolvedModel, err: UpstreamFailure): Google
         'UNAVAILABLE',
         `${who}: no model server endpoint accepted a connection: ${err.message}`,
       );
+    case 'reset':
+      return new GoogleApiError(
+        'UNAVAILABLE',
+        `${who}: the model server connection failed after the call was sent, before an answer; not retried, as a prediction call may not be repeated safely: ${err.message}`,
+      );
     case 'timeout':
       return new GoogleApiError('DEADLINE_EXCEEDED', `${who}: ${err.message}`);
     case 'cancelled':

@@ -1,14 +1,21 @@
 /**
  * Calls to model servers over undici keep-alive pools (one pool per origin, reused across requests).
  * Per call: round-robin over the model's ready targets, skipping ejected ones (outlier-detection.ts);
- * a connection that cannot be made, or that is reset before any answer arrives, is retried once on
- * another target (model servers answer predictions statelessly, so a call that never got an answer
- * is safe to send again); one deadline covers the whole call, retry included; the caller's signal
- * (the client went away) aborts the exchange at once.
+ * one deadline covers the whole call, retry included; the caller's signal (the client went away)
+ * aborts the exchange at once.
+ *
+ * Retry: a call that failed before any byte of it was written (no connection could be made, or the
+ * connection failed before undici began writing) is retried once on another target. A call that was
+ * written and then lost its connection before an answer is NOT retried: Vertex's prediction calls are
+ * not idempotent by contract (RFC 9110 §9.2.2: a client must not repeat a non-idempotent request
+ * automatically unless it knows it was not processed), and a model server killed mid-call may have
+ * acted on it. It is answered 503 UNAVAILABLE (the `reset` kind) and counted. Either failure ejects
+ * the target at once (outlier-detection.ts), so the next calls go elsewhere before the EndpointSlice
+ * says the pod is gone.
  */
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
-import { OutlierDetector, type FailureKind } from './outlier-detection.js';
+import { OutlierDetector } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
 import type { UpstreamTrace } from './tracing.js';
 import { withoutCredentials } from './auth/forwarded-headers.js';
@@ -60,7 +67,11 @@ export function answerBytes(res: Pick<UpstreamResponse, 'pieces' | 'size'>): Buf
 /** Why a call got no answer; the route maps it to 503 / 504 / 499 naming the deployed model. */
 export class UpstreamFailure extends Error {
   constructor(
-    /** connect: no connection; reset: the connection failed before an answer began; broken: during one. */
+    /**
+     * connect: nothing was written (no connection, or it failed before the request began): retried once.
+     * reset: the request was written, the connection failed before an answer began: not retried.
+     * broken: the connection failed during the answer.
+     */
     readonly kind: 'connect' | 'reset' | 'broken' | 'timeout' | 'cancelled' | 'too-large',
     message: string,
   ) {
@@ -86,6 +97,14 @@ function codeOf(err: unknown): string {
   return '';
 }
 
+/** How far an exchange got before it failed, marked on its error. */
+interface Progress {
+  /** undici began writing the request. */
+  written?: boolean;
+  /** The answer had begun. */
+  answered?: boolean;
+}
+
 /** One call to a model server: what stops its exchange in flight, and why it stopped. */
 interface CallState {
   readonly client: AbortSignal;
@@ -105,7 +124,10 @@ export class UpstreamClient {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
     this.agent = new Agent({
       connections: options.connectionsPerOrigin ?? 256,
-      keepAliveTimeout: 30_000,
+      // Idle connections close after 4 s, before the 5 s after which uvicorn (MLServer, KServe) and Node servers
+      // close theirs: the side that closes first is then the gateway, so a call is not written onto a connection
+      // the server is closing (which, once written, cannot be retried).
+      keepAliveTimeout: 4_000,
       keepAliveMaxTimeout: 120_000,
       connect: { timeout: options.connectTimeoutMs ?? 2_000 },
       // The whole-call deadline below is the one that counts; these only stop a stuck socket.
@@ -149,7 +171,7 @@ export class UpstreamClient {
       try {
         return await this.once(first, request, call, false);
       } catch (err) {
-        if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
+        if (!(err instanceof UpstreamFailure) || err.kind !== 'connect') throw err;
         const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
         return await this.once(second, request, call, true);
       }
@@ -175,7 +197,7 @@ export class UpstreamClient {
     try {
       return await this.streamOnce(first, request, client, false);
     } catch (err) {
-      if (!(err instanceof UpstreamFailure) || (err.kind !== 'connect' && err.kind !== 'reset')) throw err;
+      if (!(err instanceof UpstreamFailure) || err.kind !== 'connect') throw err;
       const second = this.choose(setKey, targets, targets.length > 1 ? first : undefined);
       return await this.streamOnce(second, request, client, true);
     }
@@ -211,10 +233,8 @@ export class UpstreamClient {
         this.outliers.failure(target.origin, 'gateway');
         throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
       }
-      const kind: FailureKind = CONNECT_ERRORS.has(code) ? 'connect' : 'gateway';
-      this.outliers.failure(target.origin, kind);
-      const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
-      throw new UpstreamFailure(kind === 'connect' ? 'connect' : RESET_ERRORS.has(code) ? 'reset' : 'broken', message);
+      // undici's request() says nothing of what it wrote; it fails a request with a reset only once writing began.
+      throw this.lost(target, err, true);
     }
   }
 
@@ -240,16 +260,21 @@ export class UpstreamClient {
         this.outliers.failure(target.origin, 'gateway');
         throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
       }
-      const code = codeOf(err);
-      const kind: FailureKind = CONNECT_ERRORS.has(code) ? 'connect' : 'gateway';
-      this.outliers.failure(target.origin, kind);
-      const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
-      if (kind === 'connect') throw new UpstreamFailure('connect', message);
-      throw new UpstreamFailure(
-        (err as { answered?: boolean }).answered !== true && RESET_ERRORS.has(code) ? 'reset' : 'broken',
-        message,
-      );
+      throw this.lost(target, err, (err as Progress).written === true);
     }
+  }
+
+  /**
+   * An attempt whose connection failed, as the failure the caller sees, counted against the target: a refused or
+   * reset connection ejects it at once (its server is gone or going), other errors count towards an ejection.
+   */
+  private lost(target: Target, err: unknown, written: boolean): UpstreamFailure {
+    const code = codeOf(err);
+    const message = `${target.origin}: ${(err as Error).message}${code !== '' ? ` (${code})` : ''}`;
+    const reset = RESET_ERRORS.has(code);
+    this.outliers.failure(target.origin, CONNECT_ERRORS.has(code) ? 'connect' : reset ? 'reset' : 'gateway');
+    if (CONNECT_ERRORS.has(code) || (reset && !written)) return new UpstreamFailure('connect', message);
+    return new UpstreamFailure(reset && (err as Progress).answered !== true ? 'reset' : 'broken', message);
   }
 
   /**
@@ -275,9 +300,11 @@ export class UpstreamClient {
       const chunks: Buffer[] = [];
       let size = 0;
       let settled = false;
+      let written = false;
       const fail = (err: Error): void => {
         if (settled) return;
         settled = true;
+        (err as Progress).written = written;
         call.stop = undefined;
         reject(err);
       };
@@ -298,6 +325,8 @@ export class UpstreamClient {
         },
         {
           onRequestStart: (c) => {
+            // undici calls this just before it writes the request: from here on, the call may have reached the server.
+            written = true;
             controller = c;
             if (stopped()) c.abort(new Error('aborted'));
           },
@@ -329,8 +358,8 @@ export class UpstreamClient {
             resolve({ status, headers, pieces: chunks, size });
           },
           onResponseError: (_c, err) => {
-            // Failed after the answer began: not safe to retry (`broken`), whatever the error code.
-            if (status !== 0) (err as { answered?: boolean }).answered = true;
+            // Failed after the answer began: `broken`, whatever the error code.
+            if (status !== 0) (err as Progress).answered = true;
             fail(err);
           },
         },

@@ -92,6 +92,8 @@ export const Reasons = {
   ImagePullBackOff: 'ImagePullBackOff',
   /** A DeployedModel's model server keeps exiting. */
   CrashLoopBackOff: 'CrashLoopBackOff',
+  /** A DeployedModel's model server was killed for exceeding its memory limit (the message names the limit). */
+  OOMKilled: 'OOMKilled',
   /** A DeployedModel's replicas did not become available within containerSpec.deploymentTimeout. */
   DeploymentTimeout: 'DeploymentTimeout',
   /** A RegistryEndpoint's parent RegistryService does not exist (yet). */
@@ -174,6 +176,8 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   Unschedulable: stuck,
   ImagePullBackOff: stuck,
   CrashLoopBackOff: stuck,
+  // Stuck: the kubelet restarts it, but a server that outgrows its limit at start does so again every time.
+  OOMKilled: stuck,
   DeploymentTimeout: stuck,
   ParentNotFound: waiting('False'),
   NameConflict: stuck,
@@ -219,6 +223,7 @@ export const KIND_REASONS = {
     Reasons.Unschedulable,
     Reasons.ImagePullBackOff,
     Reasons.CrashLoopBackOff,
+    Reasons.OOMKilled,
     Reasons.DeploymentTimeout,
     Reasons.ModelNotFound,
     Reasons.ModelVersionNotFound,

@@ -1,9 +1,9 @@
 /**
  * Stage 7, call the model server: over the undici keep-alive pools of upstream.ts (round robin over
- * ready targets, outliers skipped, one retry of a call that never got an answer, one deadline), timed
+ * ready targets, outliers skipped, one retry of a call of which nothing was written, one deadline), timed
  * and counted; a failed exchange becomes the Google error that names the deployed model.
  */
-import { gatewayUpstreamDuration, gatewayUpstreamRetries } from '../metrics.js';
+import { gatewayUpstreamDuration, gatewayUpstreamResets, gatewayUpstreamRetries } from '../metrics.js';
 import { failureError } from '../prediction-errors.js';
 import { upstreamPath, type PredictionMethod } from '../protocols.js';
 import type { ResolvedEndpoint } from '../routing-table.js';
@@ -47,7 +47,10 @@ export async function callUpstream(
     if (res.retried) gatewayUpstreamRetries.inc();
     return res;
   } catch (err) {
-    if (err instanceof UpstreamFailure) throw failureError(model, err);
+    if (err instanceof UpstreamFailure) {
+      if (err.kind === 'reset') gatewayUpstreamResets.inc();
+      throw failureError(model, err);
+    }
     throw err;
   } finally {
     gatewayUpstreamDuration.observe(

@@ -28,6 +28,7 @@ export interface ServingReport extends ServingObservation {
     service: string;
     horizontalPodAutoscaler?: string;
     podDisruptionBudget?: string;
+    networkPolicy?: string;
   };
 }
 
@@ -63,5 +64,6 @@ export function servingReport(
   const names: ServingReport['names'] = { deployment: name, service: name };
   if (hpaManifest(input) !== undefined) names.horizontalPodAutoscaler = name;
   if (pdbManifest(input) !== undefined) names.podDisruptionBudget = name;
+  if (serving.networkPolicy !== undefined) names.networkPolicy = name;
   return { ...observe(serving, input), names };
 }

@@ -27,6 +27,13 @@ export const CONTAINER_NAME = 'model-server';
 export const PORT_NAME = SERVING_PORT_NAME;
 export { servingName };
 
+/**
+ * How long a stopping model pod keeps serving before its server gets SIGTERM (a preStop sleep): the
+ * EndpointSlice drops a terminating pod at once, but every gateway replica learns it through its watch a
+ * moment later; until then calls still arrive, and a server that stopped at once would refuse or reset them.
+ */
+export const DRAIN_SECONDS = 5;
+
 /** Vertex's default autoscaling target. */
 export const DEFAULT_TARGET = 60;
 export interface ServingInput {
@@ -235,6 +242,9 @@ export function deploymentManifest(
     ports: [{ name: PORT_NAME, containerPort: containerPort(c), protocol: 'TCP' }],
     resources: { requests: machine.resources, limits },
     ...probes(input),
+    lifecycle: { preStop: { sleep: { seconds: DRAIN_SECONDS } } },
+    // A crashing server's last log lines become its termination message, which the model's condition quotes.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
   const labels = { ...MANAGED_BY, ...selector(input.model) };

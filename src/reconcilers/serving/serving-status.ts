@@ -2,7 +2,8 @@
  * Whether a DeployedModel's containerSpec replicas serve, as a pure function of its Deployment and
  * pods: Ready only when `requiredReplicaCount` replicas are available in a Deployment that has observed
  * its own latest spec (never a child's observedGeneration copied as ours: kserve#6081); Stalled with a
- * specific reason when a person must act; otherwise Reconciling with the worst pod's state.
+ * specific reason when a person must act (an out-of-memory kill names the limit; a crash loop quotes the
+ * server's last lines); otherwise Reconciling with the worst pod's state.
  */
 import { Reasons, type DeployedModelReason, type ReadyVerdict } from '../../api/common/conditions.js';
 import type { DeploymentStage } from '../../api/prediction/v1/container-spec.js';
@@ -79,6 +80,14 @@ export function podState(pod: KubeObject): PodState {
         message: `pod ${name}: the image cannot be pulled (${reason})${detail}`,
       };
     const exited = exitOf(c);
+    const oom = exited !== undefined ? oomKill(pod, c) : undefined;
+    if (oom !== undefined)
+      return {
+        rank: 0,
+        reason: Reasons.OOMKilled,
+        stage: 'STARTING_MODEL_SERVER',
+        message: `pod ${name}: the model server was killed for exceeding its memory limit of ${oom} (OOMKilled, ${num(c.restartCount)} restarts): give it a machine type with more memory (spec.dedicatedResources.machineSpec.machineType)`,
+      };
     if (exited !== undefined)
       return {
         rank: 0,
@@ -101,6 +110,43 @@ export function podState(pod: KubeObject): PodState {
   return { rank: 9, stage: 'FINISHING_UP', message: `pod ${name} is ready` };
 }
 
+/** The last termination the kubelet recorded for a container: its current state's, else its last state's. */
+function lastTermination(container: Record<string, unknown>): Record<string, unknown> | undefined {
+  const terminated = (s: unknown): Record<string, unknown> | undefined =>
+    isRecord(s) && isRecord(s.terminated) ? s.terminated : undefined;
+  return terminated(container.state) ?? terminated(container.lastState);
+}
+
+/**
+ * The memory limit of a container whose last end was an out-of-memory kill (the kernel's OOM killer in its
+ * cgroup: `OOMKilled`, exit 137), as its pod's spec states it; undefined when it ended otherwise.
+ */
+export function oomKill(pod: KubeObject, container: Record<string, unknown>): string | undefined {
+  if (lastTermination(container)?.reason !== 'OOMKilled') return undefined;
+  const spec = isRecord(pod.spec) && Array.isArray(pod.spec.containers) ? pod.spec.containers : [];
+  const own = spec.find((c): c is Record<string, unknown> => isRecord(c) && c.name === container.name);
+  const limits = isRecord(own?.resources) && isRecord(own.resources.limits) ? own.resources.limits : {};
+  return typeof limits.memory === 'string' ? limits.memory : 'its memory limit (none is set in the pod spec)';
+}
+
+/** How many of a termination message's last lines a condition quotes, and at most how many characters of them. */
+const QUOTED_LINES = 10;
+const QUOTED_CHARACTERS = 1024;
+
+/**
+ * The end of a termination message: with `FallbackToLogsOnError` the kubelet puts the log's last lines there
+ * (up to 80 lines, 2 KiB) when a container fails without writing one, and a crashing server's cause (a Python
+ * exception, a missing file) is in its last lines.
+ */
+export function lastLines(text: string): string {
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
+  const kept = lines.slice(-QUOTED_LINES).join('\n').trim();
+  return kept.length <= QUOTED_CHARACTERS ? kept : `…${kept.slice(-QUOTED_CHARACTERS)}`;
+}
+
 /**
  * How a container that is not ready last exited, when it did: the kubelet restarts it (a Deployment's pods
  * always restart), so it is in a crash loop. Kubernetes 1.37's kubelet says `waiting.reason: CrashLoopBackOff`
@@ -110,14 +156,13 @@ export function podState(pod: KubeObject): PodState {
  */
 export function exitOf(container: Record<string, unknown>): string | undefined {
   if (container.ready === true) return undefined;
-  const terminated = (s: unknown): Record<string, unknown> | undefined =>
-    isRecord(s) && isRecord(s.terminated) ? s.terminated : undefined;
   const waiting = isRecord(container.state) && isRecord(container.state.waiting) ? container.state.waiting : undefined;
-  const last = terminated(container.state) ?? terminated(container.lastState);
+  const last = lastTermination(container);
   if (last === undefined) return waiting?.reason === 'CrashLoopBackOff' ? 'last exit unknown' : undefined;
   const code = typeof last.exitCode === 'number' ? `code ${last.exitCode}` : 'unknown code';
   const why = typeof last.reason === 'string' && last.reason !== '' ? ` (${last.reason})` : '';
-  const said = typeof last.message === 'string' && last.message.trim() !== '' ? `: ${last.message.trim()}` : '';
+  const quoted = typeof last.message === 'string' ? lastLines(last.message) : '';
+  const said = quoted !== '' ? `: ${quoted}` : '';
   return `last exit ${code}${why}${said}`;
 }
 

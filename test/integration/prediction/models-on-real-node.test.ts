@@ -21,6 +21,7 @@ import {
   startRealNodeServing,
   vertexServer,
   type RealNodeServing,
+  until,
 } from './real-node-serving.js';
 
 interface Condition {
@@ -58,16 +59,6 @@ function condition(obj: Obj, type: string): Condition | undefined {
 async function apply(...objects: object[]): Promise<void> {
   const r = await s.k(['apply', '-f', '-'], manifests(...objects));
   expect(r.code, r.stderr).toBe(0);
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** The endpoint's status.name, once the operator has written it. */

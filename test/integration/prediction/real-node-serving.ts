@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { pino } from 'pino';
 import { Agent } from 'undici';
+import type { MachineCatalogue } from '../../../src/api/prediction/v1/machine-catalogue.js';
 import type { ControlPlane } from '../../../dev/cluster/index.js';
 import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
 import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
@@ -24,53 +25,68 @@ import { MACHINE_TYPES_CONFIGMAP, MACHINE_TYPES_KEY } from '../../../src/deploy/
 import { installCrds } from '../../../src/operator/crds.js';
 import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
 import { kubectl, type KubectlResult } from '../../support/cluster.js';
-import { testGatewayTls } from '../../support/gateway-tls.js';
+import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
 import { runVertexSdk } from '../../support/vertex-sdk.js';
 
 const OPERATOR_NAMESPACE = 'endpoint-operator-system';
 
-export interface RealNodeServing {
-  readonly plane: ControlPlane;
-  readonly namespace: string;
+export interface RealNodeServing extends RealNodeGateway {
   /** The images in the node's registry, by kind. */
   readonly images: Readonly<Record<ModelServerImageKind, string>>;
   /** What scikit-learn predicts for IRIS_INSTANCES. */
   readonly expected: readonly number[];
-  /** https://127.0.0.1:PORT of the gateway, and an HTTP client that trusts its CA. */
-  readonly gatewayUrl: string;
-  readonly agent: Agent;
-  /** kubectl against this plane, in the test namespace unless the arguments name another. */
-  k(args: readonly string[], input?: string): Promise<KubectlResult>;
   /** The official Vertex Python client, run with one of vertex_sdk_client.py's scenarios; its JSON answer. */
   sdk(...args: string[]): Promise<Record<string, unknown>>;
-  stop(): Promise<void>;
+}
+
+/** Polls `check` every 250 ms until it gives a value (a throw counts as none), for at most `timeoutMs`. */
+export async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 export function manifests(...objects: readonly object[]): string {
   return objects.map((o) => yaml.dump(o)).join('---\n');
 }
 
-const log = (line: string): void => console.error(`[models on the real node] ${line}`);
+const log = (line: string): void => console.error(`[real node serving] ${line}`);
 
-/** The images, the plane, the catalogue, the operator and the gateway; stops what it started when a step fails. */
-export async function startRealNodeServing(namespace: string): Promise<RealNodeServing> {
-  // Built (or found) before the plane starts: the real node is the machine's one, held no longer than needed.
-  const local = {
-    'vertex-sklearn': await ensureModelServerImage('vertex-sklearn', log),
-    mlserver: await ensureModelServerImage('mlserver', log),
-  };
-  const mlserverPython = await ensurePythonPackages('mlserver', log);
-  const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), IRIS_INSTANCES);
-  const sdkPython = await ensurePythonPackages('aiplatform-sdk', log);
+/** A real-node plane with the operator and the gateway (TLS) in this process, watching one namespace. */
+export interface RealNodeGateway {
+  readonly plane: ControlPlane;
+  readonly namespace: string;
+  /** https://127.0.0.1:PORT of the gateway, and an HTTP client that trusts its CA. */
+  readonly gatewayUrl: string;
+  readonly gatewayPort: number;
+  readonly tls: TestGatewayTls;
+  readonly agent: Agent;
+  /** kubectl against this plane, in the test namespace unless the arguments name another. */
+  k(args: readonly string[], input?: string): Promise<KubectlResult>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The plane (its real node), `catalogue` as the machine catalogue, the operator and the gateway; stops what it
+ * started when a step fails. `name` names the test file in the plane's log lines.
+ */
+export async function startRealNodeGateway(
+  name: string,
+  namespace: string,
+  catalogue: MachineCatalogue,
+): Promise<RealNodeGateway> {
   const tls = await testGatewayTls();
-
   const stops: (() => Promise<void>)[] = [];
   const stop = async (): Promise<void> => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => log(`stopping: ${String(err)}`));
   };
   try {
-    const plane = await startRealNodeCluster('models');
+    const plane = await startRealNodeCluster(name);
     stops.push(() => plane.stop());
     const k = (args: readonly string[], input?: string): Promise<KubectlResult> =>
       kubectl(['-n', namespace, ...args], {
@@ -78,14 +94,6 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
         timeoutMs: 600_000,
         ...(input !== undefined ? { input } : {}),
       });
-    const pushStarted = Date.now();
-    const logFile = join(plane.dataDir, 'logs', 'model-server-images.log');
-    const images = {
-      'vertex-sklearn': await publishToNodeRegistry(local['vertex-sklearn'], logFile),
-      mlserver: await publishToNodeRegistry(local.mlserver, logFile),
-    };
-    log(`images in the node's registry after ${((Date.now() - pushStarted) / 1000).toFixed(1)} s`);
-
     const client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     stops.push(async () => client.close());
     // No webhook runs here: new CRDs point their conversion at a closed port, and the tests use v1 only.
@@ -99,7 +107,7 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
           apiVersion: 'v1',
           kind: 'ConfigMap',
           metadata: { name: MACHINE_TYPES_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
-          data: { [MACHINE_TYPES_KEY]: JSON.stringify(REAL_NODE_CATALOGUE) },
+          data: { [MACHINE_TYPES_KEY]: JSON.stringify(catalogue) },
         },
       ),
     });
@@ -138,20 +146,41 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
     const { port } = await gateway.start();
     const agent = new Agent({ connections: 32, connect: { ca: tls.ca } });
     stops.push(() => agent.close());
-
-    return {
-      plane,
-      namespace,
-      images,
-      expected,
-      gatewayUrl: `https://127.0.0.1:${port}`,
-      agent,
-      k,
-      sdk: (...args) => runVertexSdk(sdkPython, { port, caFile: tls.caFile }, args),
-      stop,
-    };
+    return { plane, namespace, gatewayUrl: `https://127.0.0.1:${port}`, gatewayPort: port, tls, agent, k, stop };
   } catch (err) {
     await stop();
+    throw err;
+  }
+}
+
+/** The images, the plane, the catalogue, the operator and the gateway; stops what it started when a step fails. */
+export async function startRealNodeServing(namespace: string): Promise<RealNodeServing> {
+  // Built (or found) before the plane starts: the real node is the machine's one, held no longer than needed.
+  const local = {
+    'vertex-sklearn': await ensureModelServerImage('vertex-sklearn', log),
+    mlserver: await ensureModelServerImage('mlserver', log),
+  };
+  const mlserverPython = await ensurePythonPackages('mlserver', log);
+  const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), IRIS_INSTANCES);
+  const sdkPython = await ensurePythonPackages('aiplatform-sdk', log);
+
+  const served = await startRealNodeGateway('models', namespace, REAL_NODE_CATALOGUE);
+  try {
+    const pushStarted = Date.now();
+    const logFile = join(served.plane.dataDir, 'logs', 'model-server-images.log');
+    const images = {
+      'vertex-sklearn': await publishToNodeRegistry(local['vertex-sklearn'], logFile),
+      mlserver: await publishToNodeRegistry(local.mlserver, logFile),
+    };
+    log(`images in the node's registry after ${((Date.now() - pushStarted) / 1000).toFixed(1)} s`);
+    return {
+      ...served,
+      images,
+      expected,
+      sdk: (...args) => runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, args),
+    };
+  } catch (err) {
+    await served.stop();
     throw err;
   }
 }

@@ -109,6 +109,12 @@ describe('the NetworkPolicy of a containerSpec model', () => {
       policyTypes: ['Ingress'],
       ingress: [gatewayRule],
     });
+    // The model names it among the objects that serve it.
+    await eventually('the policy named in status.serving', async () => {
+      const serving = (await getJson(ns, 'deployedmodel/guarded')).status?.serving as
+        Record<string, string> | undefined;
+      return serving?.networkPolicy === 'dm-guarded' && serving.deployment === 'dm-guarded';
+    });
 
     // The selector picks the model's two replicas and nothing else of the namespace.
     await apply(
@@ -157,6 +163,11 @@ describe('the NetworkPolicy of a containerSpec model', () => {
     await op?.stop();
     op = await runOperator(ns);
     await eventually('the policy deleted', async () => (await policy(ns)) === undefined);
+    await eventually('status.serving names no policy', async () => {
+      const serving = (await getJson(ns, 'deployedmodel/guarded')).status?.serving as
+        Record<string, string> | undefined;
+      return serving?.deployment === 'dm-guarded' && serving.networkPolicy === undefined;
+    });
 
     // Back on, then the model goes: garbage collection takes the policy with it.
     await op?.stop();

@@ -23,6 +23,13 @@ describe('OutlierDetector', () => {
     expect(d.isEjected('a')).toBe(false);
   });
 
+  it('ejects at once on a reset connection (its server was killed or is stopping)', () => {
+    const { d } = make();
+    d.failure('a', 'reset');
+    expect(d.isEjected('a')).toBe(true);
+    expect(d.isEjected('b')).toBe(false);
+  });
+
   it('ejects after consecutive gateway failures only; a success resets the count', () => {
     const { d } = make();
     d.failure('a', 'gateway');

@@ -96,7 +96,7 @@ describe('error mapping', () => {
   it.each([
     ['connect', 503, 'UNAVAILABLE'],
     ['timeout', 504, 'DEADLINE_EXCEEDED'],
-    ['reset', 502, 'INTERNAL'],
+    ['reset', 503, 'UNAVAILABLE'],
     ['broken', 502, 'INTERNAL'],
   ] as const)('a %s failure becomes %i %s naming the deployed model', (kind, code, name) => {
     const err = failureError(model, new UpstreamFailure(kind, 'why'));

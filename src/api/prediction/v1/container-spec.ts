@@ -276,5 +276,9 @@ export const servingObjectsSchema = z.object({
     .string()
     .optional()
     .meta({ description: 'podDisruptionBudget is the name of the PDB (only when minReplicaCount >= 2); optional.' }),
+  networkPolicy: z.string().optional().meta({
+    description:
+      "networkPolicy is the name of the NetworkPolicy that admits only the gateway to the replicas' port (absent when the operator makes none); optional.",
+  }),
 });
 export type ServingObjects = z.infer<typeof servingObjectsSchema>;

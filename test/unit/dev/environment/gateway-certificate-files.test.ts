@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  devGatewayTlsDir,
   gatewayCaPath,
   prepareGatewayCertificateFiles,
   writeGatewayCertificateFiles,
@@ -42,6 +43,35 @@ describe("dev's gateway certificate files", () => {
       expect(watch.current()).toEqual({ cert: renewed.cert, key: renewed.key });
     } finally {
       await watch.close();
+    }
+  });
+
+  it('are kept per cluster: a second dev on another cluster cannot replace the certificate the first serves', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'eo-dev-tls-home-'));
+    dirs.push(home);
+    const previous = process.env['EO_CACHE_DIR'];
+    process.env['EO_CACHE_DIR'] = home;
+    try {
+      const first = devGatewayTlsDir('/tmp/eo-control-plane-aaaaaa/kubeconfig', 'endpoint-operator-system');
+      const second = devGatewayTlsDir('/tmp/eo-control-plane-bbbbbb/kubeconfig', 'endpoint-operator-system');
+      expect(first.startsWith(home)).toBe(true);
+      expect(second).not.toBe(first);
+      // Another operator namespace is another Secret, so another certificate.
+      expect(devGatewayTlsDir('/tmp/eo-control-plane-aaaaaa/kubeconfig', 'ops')).not.toBe(first);
+      // One cluster and namespace, one Secret: the same files, however the path is spelled.
+      expect(devGatewayTlsDir('/tmp/../tmp/eo-control-plane-aaaaaa/kubeconfig', 'endpoint-operator-system')).toBe(
+        first,
+      );
+
+      // Two clusters, two CAs: the first's files stay what the first gateway serves after the second start.
+      const one = await prepareGatewayCertificateFiles(new FakeApi(), settings, first);
+      const served = await readFile(one.certFile, 'utf8');
+      const two = await prepareGatewayCertificateFiles(new FakeApi(), settings, second);
+      expect(await readFile(two.caFile, 'utf8')).not.toBe(await readFile(one.caFile, 'utf8'));
+      expect(await readFile(one.certFile, 'utf8')).toBe(served);
+    } finally {
+      if (previous === undefined) delete process.env['EO_CACHE_DIR'];
+      else process.env['EO_CACHE_DIR'] = previous;
     }
   });
 });

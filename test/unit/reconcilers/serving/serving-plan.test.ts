@@ -4,6 +4,7 @@ import type { DeployedModelSpec } from '../../../../src/api/prediction/v1/deploy
 import { DEFAULT_MACHINE_CATALOGUE } from '../../../../src/api/prediction/v1/machine-catalogue.js';
 import {
   aipEnv,
+  DRAIN_SECONDS,
   deploymentManifest,
   hpaManifest,
   kubeProbe,
@@ -23,7 +24,15 @@ interface Manifest {
   metrics?: unknown;
   selector?: unknown;
   template: {
-    spec: { containers: { env: { name: string; value: string }[]; startupProbe?: unknown }[]; volumes?: unknown };
+    spec: {
+      containers: {
+        env: { name: string; value: string }[];
+        startupProbe?: unknown;
+        lifecycle?: unknown;
+        terminationMessagePolicy?: string;
+      }[];
+      volumes?: unknown;
+    };
   };
 }
 
@@ -89,6 +98,9 @@ describe('the serving plan', () => {
     expect(c.env.filter((e) => e.name === 'AIP_MODE')).toEqual([{ name: 'AIP_MODE', value: 'PREDICTION' }]);
     expect(c.env[0]).toEqual({ name: 'A', value: '1' });
     expect(c.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: 'gs://b/m' });
+    // A crash's last log lines become the termination message; a stopping pod serves on while gateways learn it goes.
+    expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
+    expect(c.lifecycle).toEqual({ preStop: { sleep: { seconds: DRAIN_SECONDS } } });
   });
 
   it('maps machine types through the catalogue, accelerators to an extended resource with selector and toleration, spot likewise; never guesses', () => {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../../src/api/common/kube-object.js';
-import { exitOf, observeServing, type ServingWorld } from '../../../../src/reconcilers/serving/serving-status.js';
+import { REASON_READING } from '../../../../src/api/common/conditions.js';
+import {
+  exitOf,
+  lastLines,
+  observeServing,
+  oomKill,
+  type ServingWorld,
+} from '../../../../src/reconcilers/serving/serving-status.js';
 
 function deployment(status: Record<string, unknown>, generation = 1): KubeObject {
   return { metadata: { name: 'dm-x', generation }, status: { observedGeneration: 1, ...status } };
@@ -131,6 +138,65 @@ describe('serving status', () => {
     expect(
       exitOf({ ready: false, state: { terminated: { exitCode: 137, reason: 'OOMKilled', message: ' killed\n' } } }),
     ).toBe('last exit code 137 (OOMKilled): killed');
+  });
+
+  it('says OOMKilled with the memory limit of the pod spec, a Stalled reason kstatus reads as Failed', () => {
+    const d = deployment({ replicas: 2, availableReplicas: 0 });
+    const oom = { terminated: { exitCode: 137, reason: 'OOMKilled', finishedAt: '2026-11-29T03:00:00Z' } };
+    const spec = {
+      containers: [
+        { name: 'sidecar', resources: { limits: { memory: '1Gi' } } },
+        { name: 'model-server', resources: { limits: { memory: '64Mi' } } },
+      ],
+    };
+    // Between restarts, restarting, and backing off: the same verdict each time.
+    for (const status of [
+      { name: 'model-server', restartCount: 1, ready: false, state: oom },
+      { name: 'model-server', restartCount: 2, ready: false, state: { running: {} }, lastState: oom },
+      {
+        name: 'model-server',
+        restartCount: 3,
+        ready: false,
+        state: { waiting: { reason: 'CrashLoopBackOff' } },
+        lastState: oom,
+      },
+    ]) {
+      const killed: KubeObject = {
+        metadata: { name: 'p0' },
+        spec,
+        status: { phase: 'Running', conditions: [scheduled], containerStatuses: [status] },
+      };
+      expect(oomKill(killed, status)).toBe('64Mi');
+      expect(observeServing(world({ deployment: d, pods: [killed] })).verdict).toEqual({
+        status: 'False',
+        reason: 'OOMKilled',
+        message: `0 of 2 required replica(s) available; pod p0: the model server was killed for exceeding its memory limit of 64Mi (OOMKilled, ${status.restartCount} restarts): give it a machine type with more memory (spec.dedicatedResources.machineSpec.machineType)`,
+      });
+    }
+    expect(REASON_READING.OOMKilled).toMatchObject({ ready: 'False', progress: 'Stalled', kstatus: 'Failed' });
+    // Another exit is a crash loop, not an out-of-memory kill.
+    const crashed = { name: 'model-server', ready: false, state: { terminated: { exitCode: 137, reason: 'Error' } } };
+    expect(oomKill({ metadata: { name: 'p1' }, spec }, crashed)).toBeUndefined();
+  });
+
+  it("quotes the last lines of a crashed server's termination message (its log's end, FallbackToLogsOnError)", () => {
+    const log = [
+      ...Array.from({ length: 30 }, (_, i) => `INFO loading shard ${i}`),
+      'Traceback (most recent call last):',
+      '  File "/srv/server.py", line 3, in <module>',
+      'FileNotFoundError: /models/iris/model.joblib',
+      '',
+    ].join('\n');
+    const quoted = lastLines(log);
+    expect(quoted.split('\n')).toHaveLength(10);
+    expect(quoted.endsWith('FileNotFoundError: /models/iris/model.joblib')).toBe(true);
+    expect(quoted.startsWith('INFO loading shard 23')).toBe(true);
+    const exited = exitOf({ ready: false, state: { terminated: { exitCode: 1, reason: 'Error', message: log } } });
+    expect(exited).toBe(`last exit code 1 (Error): ${quoted}`);
+    // A long line is cut from its start: the end holds the cause.
+    const long = lastLines(`${'x'.repeat(3000)} the cause`);
+    expect(long).toHaveLength(1025);
+    expect(long.endsWith('the cause')).toBe(true);
   });
 
   it('is DeploymentTimeout once the progress deadline passed, and MachineTypeUnknown before anything else', () => {
