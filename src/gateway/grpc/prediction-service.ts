@@ -1,25 +1,36 @@
 /**
  * google.cloud.aiplatform.v1.PredictionService over gRPC: Predict, RawPredict and Explain take the prediction
- * pipeline's stages exactly as their REST twins do. The request message becomes the REST body (proto3 JSON, or
- * a RawPredict's HttpBody bytes), its `endpoint` the REST path, its metadata the headers (authorization,
- * traceparent, the sticky header); the pipeline's outcome becomes the response message or the status of the
- * same code as the REST answer's.
+ * pipeline's stages exactly as their REST twins do. The request's `endpoint` becomes the REST path, its metadata
+ * the headers (authorization, traceparent, the sticky header). Predict's and Explain's instances and parameters
+ * are read from their wire bytes as JSON values in the pipeline's read stage (value-wire.ts), the same values a
+ * REST body parses to, and the answer's values are written back as the response's Values: one conversion each
+ * way, and the model server's body is written by the encoder REST uses. RawPredict's HttpBody bytes are the body.
+ * A refusal is the status of the same code as the REST answer's.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DescMessage, DescMethodUnary, JsonValue } from '@bufbuild/protobuf';
+import { create, toBinary, type DescMessage, type DescMethodUnary, type JsonValue } from '@bufbuild/protobuf';
 import { ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { REQUEST_ID_HEADER, requestIdOf } from '../../http/request-id.js';
 import { GoogleApiError } from '../google-errors.js';
-import { receivedBody } from '../prediction/call.js';
+import { decodedBody, receivedBody, type CallBody } from '../prediction/call.js';
+import type { Answer } from '../prediction/decode.js';
 import type { Outcome, PredictionPipeline } from '../prediction/pipeline.js';
+import { readJsonRequest, type VertexAnswer } from '../prediction-json.js';
 import type { PredictionMethod } from '../protocols.js';
 import { clientAddressOf } from './context.js';
-import { messageFromJson, messageToJson, messageType, PredictionService } from './services.js';
+import { messageFromJson, messageType, PredictionService } from './services.js';
 import { errorOfAnswer, toConnectError } from './status.js';
+import { AnswerTooDeepError, valueFromWire, valuesFromWire, valueToWire } from './value-wire.js';
+import {
+  ExplainRequestWire,
+  ExplainResponseWire,
+  PredictRequestWire,
+  PredictResponseWire,
+  servedAs,
+} from './wire-messages.js';
 
 const HttpBody = messageType('google.api.HttpBody');
-const PredictResponse = messageType('google.cloud.aiplatform.v1.PredictResponse');
-const ExplainResponse = messageType('google.cloud.aiplatform.v1.ExplainResponse');
+const Explanation = messageType('google.cloud.aiplatform.v1.Explanation');
 
 type Unary = DescMethodUnary<DescMessage, DescMessage>;
 
@@ -57,7 +68,7 @@ async function runCall(
   ctx: HandlerContext,
   call: PredictionMethod,
   endpoint: string,
-  body: Buffer,
+  body: CallBody,
   contentType: string,
 ): Promise<Outcome> {
   let outcome: Outcome | undefined;
@@ -76,8 +87,9 @@ async function runCall(
       headers,
       client: clientAddressOf(ctx),
       requestId: requestIdOf({ headers }),
-      body: receivedBody(body),
+      body,
       signal: ctx.signal,
+      answerAs: 'values',
     },
     (o) => (outcome = o),
   );
@@ -88,17 +100,73 @@ async function runCall(
   return outcome;
 }
 
-function answerJson(outcome: Outcome): JsonValue {
-  return JSON.parse(outcome.answer.body.toString()) as JsonValue;
+/**
+ * The request's instances and parameters as JSON values, at the depths they have in the REST body
+ * (`{"instances": [...], "parameters": ...}`), so both transports meet the same nesting limit.
+ */
+function jsonRequestOf(req: PredictRequestWire | ExplainRequestWire) {
+  return () =>
+    readJsonRequest({
+      instances: valuesFromWire(req.instances, 3, 'instances'),
+      parameters: req.parameters.length === 0 ? undefined : valueFromWire(req.parameters, 2, 'parameters'),
+      deployedModelId: 'deployedModelId' in req && req.deployedModelId !== '' ? req.deployedModelId : undefined,
+    });
 }
 
-function jsonCall(pipeline: PredictionPipeline, call: 'predict' | 'explain', output: DescMessage) {
-  return async (req: unknown, ctx: HandlerContext) => {
-    const schema = call === 'predict' ? method('Predict').input : method('Explain').input;
-    const json = messageToJson(schema, req) as { endpoint?: string };
-    const body = Buffer.from(JSON.stringify(json));
-    const outcome = await runCall(pipeline, ctx, call, json.endpoint ?? '', body, 'application/json');
-    return messageFromJson(output, answerJson(outcome));
+function sizeOf(req: PredictRequestWire): number {
+  let size = req.endpoint.length + req.parameters.length;
+  for (const instance of req.instances) size += instance.length;
+  return size;
+}
+
+/** The answer's values: as the decode stage gave them, or parsed from the text a JSON worker wrote for a large one. */
+function valuesOf(answer: Answer): VertexAnswer {
+  return answer.values ?? (JSON.parse(answer.body.toString()) as VertexAnswer);
+}
+
+/** `values` as Values' bytes, at the REST answer's depth; an answer no gRPC client could decode is the model server's fault. */
+function valuesToWire(values: readonly unknown[], outcome: Outcome): Uint8Array[] {
+  try {
+    return values.map((v) => valueToWire(v, 3));
+  } catch (err) {
+    if (!(err instanceof AnswerTooDeepError)) throw err;
+    const model = outcome.call.model;
+    throw toConnectError(
+      new GoogleApiError(
+        'INTERNAL',
+        `Deployed model ${model?.id ?? ''} (${model?.deployedModelName ?? ''}): the model server's answer cannot be sent over gRPC: ${err.message}.`,
+        502,
+      ),
+    );
+  }
+}
+
+function predictResponse(outcome: Outcome) {
+  const values = valuesOf(outcome.answer) as Extract<VertexAnswer, { model: string }>;
+  return create(PredictResponseWire, {
+    predictions: valuesToWire(values.predictions, outcome),
+    deployedModelId: values.deployedModelId,
+    model: values.model,
+    modelDisplayName: values.modelDisplayName,
+    modelVersionId: values.modelVersionId ?? '',
+  } as never);
+}
+
+function explainResponse(outcome: Outcome) {
+  const values = valuesOf(outcome.answer) as Extract<VertexAnswer, { explanations: unknown[] }>;
+  return create(ExplainResponseWire, {
+    // Explanation is a typed message (attributions, neighbors), not a Value: read from its proto3 JSON.
+    explanations: values.explanations.map((e) => toBinary(Explanation, messageFromJson(Explanation, e as JsonValue))),
+    deployedModelId: values.deployedModelId,
+    predictions: valuesToWire(values.predictions ?? [], outcome),
+  } as never);
+}
+
+function jsonCall(pipeline: PredictionPipeline, call: 'predict' | 'explain') {
+  return async (req: PredictRequestWire | ExplainRequestWire, ctx: HandlerContext) => {
+    const body = decodedBody(sizeOf(req), jsonRequestOf(req));
+    const outcome = await runCall(pipeline, ctx, call, req.endpoint, body, 'application/json');
+    return call === 'predict' ? predictResponse(outcome) : explainResponse(outcome);
   };
 }
 
@@ -119,7 +187,9 @@ function rawCall(
     ctx,
     call,
     req.endpoint,
-    Buffer.from(body?.data ?? new Uint8Array()),
+    receivedBody(
+      body === undefined ? Buffer.alloc(0) : Buffer.from(body.data.buffer, body.data.byteOffset, body.data.byteLength),
+    ),
     body?.contentType || 'application/json',
   );
 }
@@ -148,8 +218,8 @@ async function refuseFailedAnswer(outcome: Outcome): Promise<void> {
 
 export function predictionServiceRoutes(pipeline: PredictionPipeline): (router: ConnectRouter) => void {
   return (router) => {
-    router.rpc(method('Predict'), jsonCall(pipeline, 'predict', PredictResponse) as never);
-    router.rpc(method('Explain'), jsonCall(pipeline, 'explain', ExplainResponse) as never);
+    router.rpc(servedAs('Predict', PredictRequestWire, PredictResponseWire), jsonCall(pipeline, 'predict') as never);
+    router.rpc(servedAs('Explain', ExplainRequestWire, ExplainResponseWire), jsonCall(pipeline, 'explain') as never);
     router.rpc(method('RawPredict'), (async (req: RawRequest, ctx: HandlerContext) => {
       const outcome = await rawCall(pipeline, ctx, 'rawPredict', req);
       await refuseFailedAnswer(outcome);

@@ -5,14 +5,26 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GoogleApiError } from '../google-errors.js';
+import type { JsonRequest } from '../prediction-json.js';
 
 export interface ReceivedBody {
-  /** node:http's chunks, each owning its memory. */
+  /** node:http's chunks, each owning its memory; none for a `decoded` body. */
   readonly pieces: readonly Buffer[];
   readonly size: number;
+  /**
+   * A :predict or :explain request its transport has already read as JSON values (gRPC decodes its message
+   * straight to them: ../grpc/value-wire.ts), checked as REST's parsed body is; the encode stage writes the model
+   * server's body from it with the same encoder.
+   */
+  readonly decoded?: JsonRequest | undefined;
 }
 
+/** The body's bytes: as received, or a decoded request written as the REST body it stands for (the request log's copy). */
 export function joined(body: ReceivedBody): Buffer {
+  if (body.decoded !== undefined) {
+    const { instances, parameters, deployedModelId } = body.decoded;
+    return Buffer.from(JSON.stringify({ instances, parameters, deployedModelId }));
+  }
   return body.pieces.length === 1 ? (body.pieces[0] as Buffer) : Buffer.concat(body.pieces, body.size);
 }
 
