@@ -17,9 +17,10 @@ import type { Answer } from '../prediction/decode.js';
 import type { Outcome, PredictionPipeline } from '../prediction/pipeline.js';
 import { readJsonRequest, type VertexAnswer } from '../prediction-json.js';
 import type { PredictionMethod } from '../protocols.js';
-import { clientAddressOf } from './context.js';
+import { callContextOf, type CallContext } from './context.js';
 import { messageFromJson, messageType, PredictionService } from './services.js';
 import { errorOfAnswer, toConnectError } from './status.js';
+import type { UnaryRoute } from './unary.js';
 import { AnswerTooDeepError, valueFromWire, valuesFromWire, valueToWire } from './value-wire.js';
 import {
   ExplainRequestWire,
@@ -53,26 +54,17 @@ export function restPathOf(endpoint: string, call: PredictionMethod): string {
   return `/v1/projects/${enc(project)}/locations/${enc(location)}/endpoints/${enc(id)}:${call}`;
 }
 
-/** gRPC metadata as the lower-case header record the pipeline reads (binary `-bin` entries are left out). */
-export function headersOf(metadata: Headers): IncomingHttpHeaders {
-  const headers: IncomingHttpHeaders = {};
-  metadata.forEach((value, name) => {
-    if (!name.endsWith('-bin')) headers[name] = value;
-  });
-  return headers;
-}
-
 /** Runs one call through the pipeline; resolves to its outcome, or rejects as the RPC ended (deadline, cancel). */
 async function runCall(
   pipeline: PredictionPipeline,
-  ctx: HandlerContext,
+  ctx: CallContext,
   call: PredictionMethod,
   endpoint: string,
   body: CallBody,
   contentType: string,
 ): Promise<Outcome> {
   let outcome: Outcome | undefined;
-  const headers: IncomingHttpHeaders = { ...headersOf(ctx.requestHeader), 'content-type': contentType };
+  const headers: IncomingHttpHeaders = { ...ctx.headers, 'content-type': contentType };
   delete headers['content-length'];
   let path: string;
   try {
@@ -85,7 +77,7 @@ async function runCall(
     {
       path,
       headers,
-      client: clientAddressOf(ctx),
+      client: ctx.client,
       requestId: requestIdOf({ headers }),
       body,
       signal: ctx.signal,
@@ -94,8 +86,8 @@ async function runCall(
     (o) => (outcome = o),
   );
   if (outcome === undefined) throw ConnectError.from(ctx.signal.reason ?? new Error('the call was cancelled'));
-  ctx.responseHeader.set(REQUEST_ID_HEADER, outcome.call.requestId);
-  if (outcome.call.model !== undefined) ctx.responseHeader.set('x-vertex-ai-deployed-model-id', outcome.call.model.id);
+  ctx.setHeader(REQUEST_ID_HEADER, outcome.call.requestId);
+  if (outcome.call.model !== undefined) ctx.setHeader('x-vertex-ai-deployed-model-id', outcome.call.model.id);
   if (outcome.refusal !== undefined) throw toConnectError(outcome.refusal);
   return outcome;
 }
@@ -163,7 +155,7 @@ function explainResponse(outcome: Outcome) {
 }
 
 function jsonCall(pipeline: PredictionPipeline, call: 'predict' | 'explain') {
-  return async (req: PredictRequestWire | ExplainRequestWire, ctx: HandlerContext) => {
+  return async (req: PredictRequestWire | ExplainRequestWire, ctx: CallContext) => {
     const body = decodedBody(sizeOf(req), jsonRequestOf(req));
     const outcome = await runCall(pipeline, ctx, call, req.endpoint, body, 'application/json');
     return call === 'predict' ? predictResponse(outcome) : explainResponse(outcome);
@@ -177,7 +169,7 @@ interface RawRequest {
 
 function rawCall(
   pipeline: PredictionPipeline,
-  ctx: HandlerContext,
+  ctx: CallContext,
   call: 'rawPredict' | 'streamRawPredict',
   req: RawRequest,
 ) {
@@ -216,22 +208,36 @@ async function refuseFailedAnswer(outcome: Outcome): Promise<void> {
   throw toConnectError(errorOfAnswer(answer.status, body));
 }
 
-export function predictionServiceRoutes(pipeline: PredictionPipeline): (router: ConnectRouter) => void {
+/** Predict, Explain and RawPredict: served by Connect (gRPC-Web, compressed calls) and by unary.ts (plain gRPC). */
+export function predictionUnaryRoutes(pipeline: PredictionPipeline): UnaryRoute[] {
+  return [
+    { method: servedAs('Predict', PredictRequestWire, PredictResponseWire), impl: jsonCall(pipeline, 'predict') },
+    { method: servedAs('Explain', ExplainRequestWire, ExplainResponseWire), impl: jsonCall(pipeline, 'explain') },
+    {
+      method: method('RawPredict'),
+      impl: async (req: RawRequest, ctx: CallContext) => {
+        const outcome = await rawCall(pipeline, ctx, 'rawPredict', req);
+        await refuseFailedAnswer(outcome);
+        return httpBody(outcome.answer.contentType, outcome.answer.body);
+      },
+    },
+  ];
+}
+
+export function predictionServiceRoutes(
+  unary: readonly UnaryRoute[],
+  pipeline: PredictionPipeline,
+): (router: ConnectRouter) => void {
   return (router) => {
-    router.rpc(servedAs('Predict', PredictRequestWire, PredictResponseWire), jsonCall(pipeline, 'predict') as never);
-    router.rpc(servedAs('Explain', ExplainRequestWire, ExplainResponseWire), jsonCall(pipeline, 'explain') as never);
-    router.rpc(method('RawPredict'), (async (req: RawRequest, ctx: HandlerContext) => {
-      const outcome = await rawCall(pipeline, ctx, 'rawPredict', req);
-      await refuseFailedAnswer(outcome);
-      return httpBody(outcome.answer.contentType, outcome.answer.body);
-    }) as never);
+    for (const route of unary)
+      router.rpc(route.method, ((req: never, ctx: HandlerContext) => route.impl(req, callContextOf(ctx))) as never);
     const stream = PredictionService.methods.find((m) => m.name === 'StreamRawPredict');
     if (stream === undefined) throw new Error('PredictionService has no StreamRawPredict');
     // Each chunk of the model server's answer is one HttpBody message, sent as it arrives.
     router.rpc(
       stream as never,
       async function* (req: RawRequest, ctx: HandlerContext) {
-        const outcome = await rawCall(pipeline, ctx, 'streamRawPredict', req);
+        const outcome = await rawCall(pipeline, callContextOf(ctx), 'streamRawPredict', req);
         await refuseFailedAnswer(outcome);
         const { answer } = outcome;
         if (answer.stream === undefined) {

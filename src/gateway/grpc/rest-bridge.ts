@@ -13,7 +13,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { DescMessage, DescMethodUnary, DescService, JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { GoogleApiError } from '../google-errors.js';
-import { headersOf } from './prediction-service.js';
+import { headersOf } from './context.js';
 import { EndpointService, LookupService, messageFromJson, messageToJson } from './services.js';
 import { errorOfAnswer, toConnectError } from './status.js';
 
