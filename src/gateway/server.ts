@@ -285,10 +285,8 @@ export class GatewayServer {
       });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
-    while (!informers.hasSynced()) {
-      if (this.stopping.signal.aborted) throw new Error('gateway stopped before its caches synced');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    if (!(await informers.waitForSync(this.stopping.signal)))
+      throw new Error('gateway stopped before its caches synced');
     await this.app.listen({ host: this.options.listen.host, port: this.options.listen.port });
     const port = (this.app.server.address() as AddressInfo).port;
     this.options.log.info({ port, namespaces: this.options.namespaces }, 'gateway serving');
