@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { gatewayRequestDuration, gatewayRequests } from '../metrics.js';
-import type { PredictionMethod } from '../protocols.js';
+import type { PredictionMethod } from './protocols.js';
 import type { RequestLogger } from '../request-log.js';
 import type { ResolvedEndpoint, ResolvedModel } from '../routing-table.js';
 import type { CallSpan } from '../tracing.js';

@@ -5,7 +5,7 @@
  * same stages.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { JsonRequest } from '../prediction-json.js';
+import type { JsonRequest } from './json.js';
 import type { ReceivedBody } from './read-body.js';
 
 export interface PredictionCall {

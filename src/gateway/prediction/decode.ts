@@ -1,13 +1,13 @@
 /**
  * Stage 8, decode: the model server's answer → Vertex's. `:rawPredict`'s passes unchanged, whatever
  * its status; for `:predict` and `:explain` a non-2xx answer becomes the Google error naming the
- * deployed model, and a 2xx one is rewritten (prediction-json.ts), from `largeBodyBytes` up on a JSON
+ * deployed model, and a 2xx one is rewritten (json.ts), from `largeBodyBytes` up on a JSON
  * worker (as text), as the request was; below that, as JSON values when the transport asked for them (gRPC).
  */
-import { answerError } from '../prediction-errors.js';
-import type { ServingModel } from '../prediction-json.js';
-import { vertexAnswer, vertexAnswerValue, type VertexAnswer } from '../prediction-json.js';
-import { isRawMethod, type PredictionMethod } from '../protocols.js';
+import { answerError } from './errors.js';
+import type { ServingModel } from './json.js';
+import { vertexAnswer, vertexAnswerValue, type VertexAnswer } from './json.js';
+import { isRawMethod, type PredictionMethod } from './protocols.js';
 import type { Readable } from 'node:stream';
 import { answerBytes, type UpstreamResponse, type UpstreamStream } from '../upstream.js';
 import type { EncodedRequest, JsonExecutor } from './encode.js';

@@ -1,7 +1,7 @@
 /**
  * Stage 6, encode: the caller's body → the model server's request, for the chosen model's protocol.
  * `:predict` and `:explain` are read as Vertex reads them (a REST body parsed here, a gRPC message already
- * read as JSON values by its read stage) and rewritten by the same encoder (prediction-json.ts);
+ * read as JSON values by its read stage) and rewritten by the same encoder (json.ts);
  * `:rawPredict` goes on unchanged. A :predict body from `largeBodyBytes` up is read and rewritten on a
  * JSON worker (json-worker-pool.ts) instead of the event loop: the same work, another executor.
  *
@@ -12,8 +12,8 @@
 import { scanJson } from '../../http/json-guard.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
-import { parseJsonRequest, serializeUpstreamRequest } from '../prediction-json.js';
-import { isRawMethod, type PredictionMethod } from '../protocols.js';
+import { parseJsonRequest, serializeUpstreamRequest } from './json.js';
+import { isRawMethod, type PredictionMethod } from './protocols.js';
 import type { Serving } from './choose-model.js';
 import { joined, type ReceivedBody } from './read-body.js';
 

@@ -24,7 +24,7 @@ import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer
 import type { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
 import { gatewayInFlight } from '../metrics.js';
-import type { PredictionMethod } from '../protocols.js';
+import type { PredictionMethod } from './protocols.js';
 import type { RequestLogger } from '../request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from '../routing-table.js';
 import { GatewayTracing } from '../tracing.js';

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GoogleApiError } from '../google-errors.js';
-import type { JsonRequest } from '../prediction-json.js';
+import type { JsonRequest } from './json.js';
 
 export interface ReceivedBody {
   /** node:http's chunks, each owning its memory; none for a `decoded` body. */

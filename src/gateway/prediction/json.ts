@@ -4,9 +4,9 @@
  * as Vertex checks it, building the model server's request for its protocol, and turning the model
  * server's answer into Vertex's. Every refusal is the GoogleApiError the caller gets.
  */
-import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
-import { parseGuardedJson } from '../http/json-guard.js';
-import { GoogleApiError } from './google-errors.js';
+import type { ContainerProtocol } from '../../api/prediction/v1/container-spec.js';
+import { parseGuardedJson } from '../../http/json-guard.js';
+import { GoogleApiError } from '../google-errors.js';
 import { readExplanations, readPredictions, upstreamBody, UpstreamAnswerError } from './protocols.js';
 import { TensorMappingError } from './tensors.js';
 
