@@ -6,8 +6,8 @@
  * | service                                            | methods                         | served by                          |
  * |----------------------------------------------------|---------------------------------|------------------------------------|
  * | google.cloud.aiplatform.v1.PredictionService       | Predict, RawPredict, Explain, StreamRawPredict | the prediction pipeline (prediction-service.ts) |
- * | google.cloud.aiplatform.v1.EndpointService         | GetEndpoint, ListEndpoints      | the Endpoint REST routes (rest-bridge.ts) |
- * | google.cloud.servicedirectory.v1.LookupService     | ResolveService                  | the lookup REST route (rest-bridge.ts) |
+ * | google.cloud.aiplatform.v1.EndpointService         | GetEndpoint, ListEndpoints      | the Endpoint routes' functions (read-services.ts) |
+ * | google.cloud.servicedirectory.v1.LookupService     | ResolveService                  | the lookup route's functions (read-services.ts) |
  *
  * Anything else is UNIMPLEMENTED: other methods of these services (EndpointService's writes say to use
  * `kubectl apply`), and unknown services or methods.
@@ -24,7 +24,7 @@ import { GoogleApiError } from '../google-errors.js';
 import type { PredictionPipeline } from '../prediction/pipeline.js';
 import { contextValuesOf } from './context.js';
 import { predictionServiceRoutes, predictionUnaryRoutes } from './prediction-service.js';
-import { restBridgeRoutes, type Inject } from './rest-bridge.js';
+import { readServiceRoutes, type ReadServicesContext } from './read-services.js';
 import { toConnectError } from './status.js';
 import { isPlainGrpcUnary, serveUnary, type UnaryOptions } from './unary.js';
 
@@ -39,8 +39,8 @@ export interface GrpcOptions {
   readonly predictions: PredictionPipeline;
   /** The largest request message, as REST's body limit (RESOURCE_EXHAUSTED beyond). */
   readonly bodyLimit: number;
-  /** Runs a request through the gateway's own fastify routes (rest-bridge.ts). */
-  readonly inject: Inject;
+  /** What EndpointService's reads and LookupService.ResolveService read (read-services.ts). */
+  readonly reads: ReadServicesContext;
   readonly log: ErrorLog;
 }
 
@@ -146,7 +146,7 @@ export function grpcHandler(options: GrpcOptions): (req: AnyRequest, res: AnyRes
   const unary = predictionUnaryRoutes(options.predictions);
   const routes: ((router: ConnectRouter) => void)[] = [
     predictionServiceRoutes(unary, options.predictions),
-    restBridgeRoutes(options.inject),
+    readServiceRoutes(options.reads),
   ];
   for (const add of routes) add(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, conformingTrailers(h)]));
