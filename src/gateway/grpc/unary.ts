@@ -161,11 +161,14 @@ export async function serveUnary(
     clearTimeout(deadline);
   }
   if (res.stream.destroyed || (ended.signal.aborted && failure?.code === Code.Canceled)) return;
+  // Headers, then the message (none for a failure), then the status as trailers, as Connect writes them: node's
+  // compatibility API ends a bodiless answer with an empty DATA frame, so a status in the headers alone would not
+  // be "trailers-only" to gRPC's clients.
   if (answer === undefined) {
     const trailer = setTrailerStatus(new Headers(), failure);
     options.conform(trailer);
-    // Trailers-only: the status rides in the one HEADERS frame, as gRPC answers a call that failed before a message.
-    res.writeHead(200, { ...responseHeaders, ...headerRecord(trailer) }).end();
+    res.addTrailers(headerRecord(trailer));
+    res.writeHead(200, responseHeaders).end();
     return;
   }
   res.addTrailers(OK_TRAILER);

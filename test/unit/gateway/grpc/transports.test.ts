@@ -206,8 +206,9 @@ async function grpc(method: string, message: Uint8Array): Promise<{ code: number
     { ':path': `${SERVICE}/${method}`, 'content-type': 'application/grpc', te: 'trailers' },
     frame,
   );
-  const status = answer.trailers['grpc-status'] ?? answer.headers['grpc-status'];
-  const text = answer.trailers['grpc-message'] ?? answer.headers['grpc-message'];
+  // In trailers, failures too: a status in headers that do not end the stream is no status to gRPC's clients.
+  const status = answer.trailers['grpc-status'];
+  const text = answer.trailers['grpc-message'];
   return {
     code: Number(status),
     message: decodeURIComponent(String(text ?? '')),
