@@ -2,9 +2,9 @@
  * google.cloud.aiplatform.v1.PredictionService over gRPC: Predict, RawPredict and Explain take the prediction
  * pipeline's stages exactly as their REST twins do. The request's `endpoint` becomes the REST path, its metadata
  * the headers (authorization, traceparent, the sticky header). Predict's and Explain's instances and parameters
- * are read from their wire bytes as JSON values in the pipeline's read stage (value-wire.ts), the same values a
- * REST body parses to, and the answer's values are written back as the response's Values: one conversion each
- * way, and the model server's body is written by the encoder REST uses. RawPredict's HttpBody bytes are the body.
+ * are read from their wire bytes as JSON values (value-wire.ts) in the encode stage, where REST parses its body:
+ * the same values a REST body parses to. The answer's values are written back as the response's Values: one
+ * conversion each way, and the model server's body is written by the encoder REST uses. RawPredict's HttpBody bytes are the body.
  * A refusal is the status of the same code as the REST answer's.
  */
 import type { IncomingHttpHeaders } from 'node:http';

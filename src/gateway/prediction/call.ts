@@ -1,7 +1,7 @@
 /**
  * A prediction call as a transport hands it to the pipeline: REST (rest-transport.ts) reads it off an
  * HTTP request, gRPC (../grpc/prediction-service.ts) off a protobuf message, whose instances it reads as
- * JSON values in its body's read stage. The pipeline sees only this, so both transports take exactly the
+ * JSON values when the encode stage asks. The pipeline sees only this, so both transports take exactly the
  * same stages.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -37,14 +37,25 @@ export interface CallBody {
 }
 
 /**
- * A :predict or :explain request a transport reads itself, as JSON values (gRPC's message): `decode` runs as the
- * read stage, after admission and authorisation, so its refusals come in REST's order. `size`: the message's bytes.
+ * A :predict or :explain request a transport reads itself, as JSON values (gRPC's message): `decode` runs once, in
+ * the encode stage where REST parses its body, so its refusals come in REST's order. `size`: the message's bytes.
  */
 export function decodedBody(size: number, decode: () => JsonRequest): CallBody {
+  let result: { readonly request: JsonRequest } | { readonly refusal: unknown } | undefined;
+  const once = (): JsonRequest => {
+    if (result === undefined)
+      try {
+        result = { request: decode() };
+      } catch (refusal) {
+        result = { refusal };
+      }
+    if ('refusal' in result) throw result.refusal;
+    return result.request;
+  };
   return {
     weight: (limit) => Math.min(size, limit),
     closesIfRefused: () => false,
-    read: async () => ({ pieces: [], size, decoded: decode() }),
+    read: async () => ({ pieces: [], size, decode: once }),
   };
 }
 

@@ -122,7 +122,7 @@ export class PredictionPipeline {
       };
       // A body the request log keeps is copied to a worker, not moved.
       const body =
-        logged === undefined || received.decoded !== undefined
+        logged === undefined || received.decode !== undefined
           ? { received, movable: logged === undefined }
           : { received: { pieces: [logged.body], size: logged.body.length }, movable: false };
       const request = await encodeRequest(call.method, { ...body, contentType }, choose, options);

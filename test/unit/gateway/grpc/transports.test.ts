@@ -362,6 +362,21 @@ describe('gRPC Predict and Explain against REST :predict and :explain', () => {
     }
   });
 
+  it('refuse in the same order: an unknown endpoint is NOT_FOUND before an empty instances list is looked at', async () => {
+    const missing = 'projects/p/locations/l/endpoints/missing';
+    const byRest = await rest('predict', Buffer.from('{"instances":[]}'), 'application/json', missing);
+    const byGrpc = await grpc(
+      'Predict',
+      toBinary(PredictRequest, create(PredictRequest, { endpoint: missing } as never)),
+    );
+    expect([byRest.status, byGrpc.code]).toEqual([404, 5]);
+    const empty = await grpc(
+      'Predict',
+      toBinary(PredictRequest, create(PredictRequest, { endpoint: RESOURCE } as never)),
+    );
+    expect([empty.code, empty.message]).toEqual([3, 'instances must hold at least one instance.']);
+  });
+
   it('refuse a number JSON cannot carry, naming where it is', async () => {
     const infinite = create(ValueSchema, { kind: { case: 'numberValue', value: Infinity } });
     const list = create(ListValueSchema, {
