@@ -2,16 +2,23 @@
  * B6's yardstick: the least a node:http + undici forwarder can cost on this machine. It reads the
  * request body, sends it unchanged to one fixed model server over an undici keep-alive pool (the
  * gateway's client), and writes the answer back: no routing, parsing, metrics or logging. Run in its
- * own process by bench/gateway.ts (`--yardstick`), so the gateway's CPU and added latency can be set
- * against a floor measured in the same run and load rather than against the goal alone.
+ * own process by bench/gateway.ts (`--yardstick`) and, over TLS, by bench/grpc.ts (bare-forwarder-process.ts),
+ * so the gateway's CPU and added latency can be set against a floor measured in the same run and load rather
+ * than against the goal alone.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 
-export async function startBareForwarder(upstreamOrigin: string, upstreamPath: string): Promise<{ port: number }> {
+/** `tls`: serve HTTPS (HTTP/1.1) with this certificate, as the gateway's TLS port does. */
+export async function startBareForwarder(
+  upstreamOrigin: string,
+  upstreamPath: string,
+  tls?: { readonly cert: string; readonly key: string },
+): Promise<{ port: number }> {
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
-  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -44,7 +51,11 @@ export async function startBareForwarder(upstreamOrigin: string, upstreamPath: s
         handler,
       );
     });
-  });
+  };
+  const server =
+    tls === undefined
+      ? createServer({ keepAliveTimeout: 65_000 }, forward)
+      : createTlsServer({ keepAliveTimeout: 65_000, cert: tls.cert, key: tls.key }, forward);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port };
 }

@@ -6,7 +6,7 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,9 +82,12 @@ export function startGatewayBinary(
       ...flags,
       bin,
       'gateway',
-      // By default called over plain HTTP, as behind a mesh that terminates TLS (the TLS port's cost: bench/grpc.ts).
+      // By default called over plain HTTP, as behind a mesh that terminates TLS (the TLS port's cost: bench/grpc.ts);
+      // a commit from before the TLS port (B6-old-new's 4b8eaec) serves plain HTTP without the flag.
       ...(options.tls === undefined
-        ? ['--plain-http']
+        ? readFileSync(join(root, 'dist/src/cli/gateway.js'), 'utf8').includes("'plain-http'")
+          ? ['--plain-http']
+          : []
         : ['--tls-cert-file', options.tls.certFile, '--tls-key-file', options.tls.keyFile]),
       '--kubeconfig',
       kubeconfig,

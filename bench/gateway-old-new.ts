@@ -1,6 +1,6 @@
 /**
  * B6-old-new: the gateway of this checkout against the gateway of an earlier commit (`--old`, default
- * 7fc7eab: before the prediction pipeline replaced the hand-tuned hot path), side by side in one run.
+ * 4b8eaec: before gRPC and the TLS port, issue 49's guard: new ÷ old ≤ 1.10), side by side in one run.
  * The old commit is exported with `git archive` into a temporary directory and compiled there with this
  * checkout's TypeScript and node_modules (the lock file is the same), once per commit.
  *
@@ -15,7 +15,7 @@
  * one in flight (paired-latency.ts); each arm's added p50 is its p50 minus the direct calls'.
  * Printed and recorded: each gateway's CPU per call and added p50, and new ÷ old for each pair.
  *
- *   npx tsx bench/gateway-old-new.ts [--old 7fc7eab] [--rate 1000] [--requests 6000] [--blocks 6] [--warmup 3000] [--latency-cycles 2000] [--max-seconds 240]
+ *   npx tsx bench/gateway-old-new.ts [--old 4b8eaec] [--rate 1000] [--requests 6000] [--blocks 6] [--warmup 3000] [--latency-cycles 2000] [--max-seconds 240]
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
@@ -35,7 +35,7 @@ import { recordResults } from './results.js';
 
 const { values } = parseArgs({
   options: {
-    old: { type: 'string', default: '7fc7eab' },
+    old: { type: 'string', default: '4b8eaec' },
     rate: { type: 'string', default: '1000' },
     requests: { type: 'string', default: '6000' },
     blocks: { type: 'string', default: '6' },
@@ -211,6 +211,7 @@ async function driver(): Promise<void> {
               name: `gateway CPU per predict call, this checkout ÷ ${values.old} (${label}), same run`,
               value: r3(newCpu / oldCpu),
               unit: '×',
+              goal: { op: '<=', value: 1.1 } as const,
               notes: `new ${newCpu.toFixed(1)} µs, old ${oldCpu.toFixed(1)} µs; A/A ${aa.cpuUs.toFixed(1)} ± ${aa.standardErrorUs.toFixed(1)} µs; ${conditions}`,
             },
             {

@@ -11,14 +11,17 @@
  *     gateway's own descriptors, the standard gRPC framing; answers checked for HTTP 200 and grpc-status 0);
  *   plain: `--plain-http`, REST over keep-alive HTTP/1.1 (node:http);
  *   resth2: TLS, REST :predict over one keep-alive HTTP/2 connection, as gRPC's: splits what HTTP/2 costs
- *     from what the gRPC codec and handler cost (gRPC ÷ resth2).
+ *     from what the gRPC codec and handler cost (gRPC ÷ resth2);
+ *   forwarder: a do-nothing node:https + undici forwarder (bare-forwarder.ts, own process) in front of the same
+ *     model server, called as `rest` is: the floor of a Node proxy over TLS (REST ÷ forwarder).
  * CPU per call: paired blocks against `rest` (paired-arms.ts: per-thread CPU from schedstat in ns, over blocks
  * shared with the reference's calls, open loop), in rounds of fresh processes (bootstrap.ts for the interval).
  * Latency: every arm's calls and direct calls to the model server interleaved call by call, one in flight
  * (paired-latency.ts); each arm's added p50 is its p50 minus the direct calls'. The client's own CPU is not
  * measured, but its wall time is in every call's: node:http2's client takes longer per call than node:https's
  * (resth2's added p50 against rest's shows by how much), so gRPC ÷ resth2 is also printed, without it.
- * Ratios: gRPC ÷ REST (goal ≤ 1.3, for CPU per call and for added p50) and TLS ÷ plain for REST (no goal).
+ * Ratios (issue 49's goals): gRPC ÷ REST on HTTP/2 (CPU per call and added p50, ≤ 1.2), gRPC ÷ REST on
+ * HTTP/1.1 (CPU, ≤ 1.3), REST ÷ the forwarder, both TLS (CPU, ≤ 1.3); TLS ÷ plain for REST (no goal).
  *
  *   npx tsx bench/grpc.ts [--rate 1000] [--requests 6000] [--blocks 6] [--rounds 2] [--warmup 3000] [--latency-cycles 2000] [--latency-blocks 10] [--max-seconds 120 × rounds]
  *   BENCH_GRPC_ROUNDS=5 npm run bench -- grpc   (recorded, longer)
@@ -36,7 +39,13 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { messageFromJson, messageType } from '../src/gateway/grpc/services.js';
 import { testGatewayTls } from '../test/support/gateway-tls.js';
 import { meanInterval } from './bootstrap.js';
-import { openLoop, startGatewayBinary, stopChildren, withGatewayBenchWorld } from './gateway-fixture.js';
+import {
+  openLoop,
+  startGatewayBinary,
+  startHelperProcess,
+  stopChildren,
+  withGatewayBenchWorld,
+} from './gateway-fixture.js';
 import { startModelProcess } from './model-process.js';
 import {
   comparePaired,
@@ -69,7 +78,7 @@ const RESOURCE_NAME = `projects/${NS}/locations/local/endpoints/fraud`;
 const INSTANCES = [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }];
 const BODY = JSON.stringify({ instances: INSTANCES });
 /** The arms' names: rest is the reference; restB its A/A twin. */
-const ARMS = ['rest', 'restB', 'grpc', 'plain', 'resth2'] as const;
+const ARMS = ['rest', 'restB', 'grpc', 'plain', 'resth2', 'forwarder'] as const;
 const PREDICT_PATH = '/google.cloud.aiplatform.v1.PredictionService/Predict';
 const PredictRequest = messageType('google.cloud.aiplatform.v1.PredictRequest');
 const PredictResponse = messageType('google.cloud.aiplatform.v1.PredictResponse');
@@ -215,11 +224,25 @@ async function driver(): Promise<void> {
             }),
         };
         /** A fresh gateway process, its arm, and a check that its answers carry the prediction. */
-        const startArm = async (name: string, kind: 'rest' | 'grpc' | 'resth2' | 'plain', round: number) => {
-          const started = await startGatewayBinary(plane.kubeconfigPath, NS, common, {
-            ...(kind === 'plain' ? {} : { tls: { certFile, keyFile } }),
-            profileDir: `/tmp/eo-gateway-grpc-prof/${name}-${round}`,
-          });
+        const startArm = async (
+          name: string,
+          kind: 'rest' | 'grpc' | 'resth2' | 'plain' | 'forwarder',
+          round: number,
+        ) => {
+          const started =
+            kind === 'forwarder'
+              ? await startHelperProcess(
+                  new URL('./bare-forwarder-process.ts', import.meta.url).pathname,
+                  [
+                    ...['--upstream', `http://${plane.modelHost.address}:${model.port}`],
+                    ...['--path', `/v1/models/${MODEL}:predict`, '--cert', certFile, '--key', keyFile],
+                  ],
+                  { what: 'forwarder' },
+                )
+              : await startGatewayBinary(plane.kubeconfigPath, NS, common, {
+                  ...(kind === 'plain' ? {} : { tls: { certFile, keyFile } }),
+                  profileDir: `/tmp/eo-gateway-grpc-prof/${name}-${round}`,
+                });
           children.push(started.child);
           const pid = started.child.pid ?? 0;
           if (kind === 'grpc' || kind === 'resth2') {
@@ -261,6 +284,7 @@ async function driver(): Promise<void> {
             await startArm('grpc', 'grpc', r),
             await startArm('plain', 'plain', r),
             await startArm('resth2', 'resth2', r),
+            await startArm('forwarder', 'forwarder', r),
           ];
           const [reference, ...others] = started.map((s): Arm => s.arm);
           if (reference === undefined) throw new Error('no arms');
@@ -307,7 +331,8 @@ async function driver(): Promise<void> {
           addedP50(latency.blocks.get(name) ?? [], latency.blocks.get('direct') ?? [], latency.roundOfBlock, {
             resamples: 400,
           });
-        const [restP50, restBP50, grpcP50, plainP50, restH2P50] = ARMS.map(added) as [
+        const [restP50, restBP50, grpcP50, plainP50, restH2P50, forwarderP50] = ARMS.map(added) as [
+          ReturnType<typeof added>,
           ReturnType<typeof added>,
           ReturnType<typeof added>,
           ReturnType<typeof added>,
@@ -319,6 +344,10 @@ async function driver(): Promise<void> {
         const grpcInterval = cpuInterval('grpc');
         const plainInterval = cpuInterval('plain');
         const restH2Interval = cpuInterval('resth2');
+        const forwarderInterval = cpuInterval('forwarder');
+        const grpcH2CpuRatio = cpu('grpc') / cpu('resth2');
+        const grpcH2P50Ratio = grpcP50.addedMs / restH2P50.addedMs;
+        const forwarderCpuRatio = cpu('rest') / cpu('forwarder');
         const load = loadavg()
           .map((l) => l.toFixed(2))
           .join(' ');
@@ -343,9 +372,10 @@ async function driver(): Promise<void> {
           `  added p50: REST over TLS ${ms(restP50)}, gRPC ${ms(grpcP50)}, plain ${ms(plainP50)}, REST on HTTP/2 ${ms(restH2P50)}, A/A twin ${ms(restBP50)} (direct p50 ${restP50.referenceP50Ms.toFixed(3)} ms)`,
         );
         console.log(
-          `  gRPC ÷ REST: CPU ${grpcCpuRatio.toFixed(3)}, added p50 ${grpcP50Ratio.toFixed(3)} (goal ≤ 1.3); gRPC ÷ REST both on HTTP/2: CPU ${(cpu('grpc') / cpu('resth2')).toFixed(3)}, added p50 ${(grpcP50.addedMs / restH2P50.addedMs).toFixed(3)}; TLS ÷ plain (REST): CPU ${tlsCpuRatio.toFixed(3)}, added p50 ${(restP50.addedMs / plainP50.addedMs).toFixed(3)}`,
+          `  gRPC ÷ REST both on HTTP/2: CPU ${grpcH2CpuRatio.toFixed(3)}, added p50 ${grpcH2P50Ratio.toFixed(3)} (goals ≤ 1.2); gRPC ÷ REST on HTTP/1.1: CPU ${grpcCpuRatio.toFixed(3)} (goal ≤ 1.3), added p50 ${grpcP50Ratio.toFixed(3)}; REST ÷ do-nothing forwarder, both TLS: CPU ${forwarderCpuRatio.toFixed(3)} (goal ≤ 1.3), forwarder ${cpu('forwarder').toFixed(1)} µs, added p50 ${ms(forwarderP50)}; TLS ÷ plain (REST): CPU ${tlsCpuRatio.toFixed(3)}, added p50 ${(restP50.addedMs / plainP50.addedMs).toFixed(3)}`,
         );
         const goal = { op: '<=', value: 1.3 } as const;
+        const goalH2 = { op: '<=', value: 1.2 } as const;
         recordResults(
           [
             {
@@ -383,10 +413,29 @@ async function driver(): Promise<void> {
             {
               id: 'B6.grpc.cpu_ratio_h2',
               name: 'gateway CPU per call, gRPC Predict ÷ REST :predict when both come over HTTP/2 on the TLS port: the gRPC codec and handler apart from the connection kind',
-              value: r3(cpu('grpc') / cpu('resth2')),
+              value: r3(grpcH2CpuRatio),
               unit: '×',
+              goal: goalH2,
               baseline: { value: r1(cpu('resth2')), name: 'REST :predict over TLS on HTTP/2, µs/call' },
-              notes: `REST on HTTP/2 minus REST on HTTP/1.1 ${us(restH2Interval)}; added p50 REST on HTTP/2 ${ms(restH2P50)}, gRPC ÷ that ${(grpcP50.addedMs / restH2P50.addedMs).toFixed(3)} (the same client library, node:http2)`,
+              notes: `REST on HTTP/2 minus REST on HTTP/1.1 ${us(restH2Interval)}; load average ${load}`,
+            },
+            {
+              id: 'B6.grpc.added_p50_ratio_h2',
+              name: 'latency the gateway adds to a call, median, gRPC Predict ÷ REST :predict, both over HTTP/2 on the TLS port (the same client library, node:http2), same run',
+              value: r3(grpcH2P50Ratio),
+              unit: '×',
+              goal: goalH2,
+              baseline: { value: r3(restH2P50.addedMs), name: 'REST :predict over TLS on HTTP/2, added p50, ms' },
+              notes: `gRPC ${ms(grpcP50)}, REST on HTTP/2 ${ms(restH2P50)}; load average ${load}`,
+            },
+            {
+              id: 'B6.rest.forwarder_cpu_ratio',
+              name: 'CPU per call, the gateway (REST :predict over TLS, HTTP/1.1 keep-alive) ÷ a do-nothing node:https + undici forwarder (bare-forwarder.ts) to the same model server, called the same way, same run',
+              value: r3(forwarderCpuRatio),
+              unit: '×',
+              goal,
+              baseline: { value: r1(cpu('forwarder')), name: 'do-nothing TLS forwarder, µs/call' },
+              notes: `gateway ${cpu('rest').toFixed(1)} µs/call; forwarder minus gateway ${us(forwarderInterval)}; added p50 gateway ${ms(restP50)}, forwarder ${ms(forwarderP50)}; load average ${load}`,
             },
             {
               id: 'B6.tls.cpu_ratio',
@@ -413,12 +462,14 @@ async function driver(): Promise<void> {
                 grpc: r3(grpcP50.addedMs),
                 plain: r3(plainP50.addedMs),
                 resth2: r3(restH2P50.addedMs),
+                forwarder: r3(forwarderP50.addedMs),
               },
               cpuDifferencePerRoundUs: {
                 grpc: grpcInterval.perRound.map(r1),
                 plain: plainInterval.perRound.map(r1),
                 restB: aaInterval.perRound.map(r1),
                 resth2: restH2Interval.perRound.map(r1),
+                forwarder: forwarderInterval.perRound.map(r1),
               },
             },
           },

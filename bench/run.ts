@@ -91,7 +91,7 @@ const benches: readonly Bench[] = [
   {
     name: 'gateway-old-new',
     file: 'gateway-old-new.ts',
-    what: "B6-old-new: this gateway against an earlier commit's (7fc7eab) in one run, auth off, on and traced: CPU per call in paired blocks, added p50 (starts a control plane)",
+    what: "B6-old-new: this gateway against an earlier commit's (4b8eaec) in one run, auth off, on and traced: CPU per call in paired blocks, added p50 (starts a control plane)",
     timeoutSeconds: 600,
   },
   {

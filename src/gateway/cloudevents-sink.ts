@@ -19,7 +19,7 @@ import { Counter } from 'prom-client';
 import { Agent, request } from 'undici';
 import { metricsRegistry } from '../base/metrics.js';
 import type { Logger } from '../base/logger.js';
-import type { PredictionRecord } from './prediction-record.js';
+import type { PredictionRecord } from './prediction/record.js';
 
 export const CE_REQUEST_TYPE = 'org.kubeflow.serving.inference.request';
 export const CE_RESPONSE_TYPE = 'org.kubeflow.serving.inference.response';

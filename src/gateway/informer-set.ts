@@ -41,8 +41,16 @@ export class InformerSet {
     for (const informer of this.informers.values()) this.runs.push(informer.run(signal));
   }
 
-  hasSynced(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced());
+  /**
+   * Resolves `true` once every informer (those created while waiting too) has its first list, `false` if `signal`
+   * aborts first.
+   */
+  async waitForSync(signal: AbortSignal): Promise<boolean> {
+    for (;;) {
+      const waiting = [...this.informers.values()];
+      if (!(await Promise.all(waiting.map((i) => i.waitForSync(signal)))).every(Boolean)) return false;
+      if (this.informers.size === waiting.length) return true;
+    }
   }
 
   readyCheck(): HealthCheck {

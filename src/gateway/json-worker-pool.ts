@@ -13,7 +13,7 @@ import { Counter } from 'prom-client';
 import { metricsRegistry } from '../base/metrics.js';
 import { startModuleWorker } from '../runtime/module-worker.js';
 import { GoogleApiError, type GoogleStatus } from './google-errors.js';
-import type { ServingModel } from './prediction-json.js';
+import type { ServingModel } from './prediction/json.js';
 
 /** Default size from which a body's JSON work leaves the event loop. */
 export const DEFAULT_LARGE_BODY_BYTES = 256 * 1024;

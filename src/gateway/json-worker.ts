@@ -1,12 +1,12 @@
 /**
- * The worker thread of json-worker-pool.ts: runs prediction-json.ts on one large body at a time and
+ * The worker thread of json-worker-pool.ts: runs prediction/json.ts on one large body at a time and
  * posts back the JSON text as bytes (their buffer transferred, not copied) or the refusal to answer.
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { GoogleApiError } from './google-errors.js';
-import { parseJsonRequest, serializeUpstreamRequest, vertexAnswer } from './prediction-json.js';
+import { parseJsonRequest, serializeUpstreamRequest, vertexAnswer } from './prediction/json.js';
 import type { JsonTask, JsonTaskReply } from './json-worker-pool.js';
 
 function run(task: JsonTask): { bytes: Buffer; instanceCount?: number } {

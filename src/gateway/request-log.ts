@@ -11,7 +11,7 @@
  */
 import type { Logger } from '../base/logger.js';
 import type { CloudEventSink } from './cloudevents-sink.js';
-import type { PredictionRecord } from './prediction-record.js';
+import type { PredictionRecord } from './prediction/record.js';
 
 export interface RequestLogOptions {
   readonly payloadLimitBytes: number;

@@ -44,7 +44,7 @@ import { GatewayAuth } from './auth/gateway-auth.js';
 import type { AuthSettings } from './auth/settings.js';
 import { namespaceReader } from './auth/targets.js';
 import { installErrorAnswerer } from './error-answer.js';
-import { registryLookupPlugin } from './registry/plugin.js';
+import { registryLookupPlugin, registryLookupSource } from './registry/plugin.js';
 import { endpointRoutes } from './endpoints/routes.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
@@ -203,10 +203,11 @@ export class GatewayServer {
       jsonWorkers: this.jsonWorkers,
       largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES,
     });
+    const lookup = registryLookupSource(this.context, options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES);
     const grpc = grpcHandler({
       predictions,
       bodyLimit,
-      inject: (request) => this.app.inject(request),
+      reads: { endpoints: this.context, registry: { source: lookup, auth } },
       log: options.log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
@@ -245,7 +246,7 @@ export class GatewayServer {
     });
     installErrorAnswerer(this.app, { log: options.log, bodyLimit });
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
-    this.register(registryLookupPlugin(options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES));
+    this.register(registryLookupPlugin(lookup));
     // Vertex's Endpoint reads (GET an endpoint, list them), which Google's SDKs make before they predict.
     this.register(endpointRoutes);
   }
@@ -285,10 +286,8 @@ export class GatewayServer {
       });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
-    while (!informers.hasSynced()) {
-      if (this.stopping.signal.aborted) throw new Error('gateway stopped before its caches synced');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    if (!(await informers.waitForSync(this.stopping.signal)))
+      throw new Error('gateway stopped before its caches synced');
     await this.app.listen({ host: this.options.listen.host, port: this.options.listen.port });
     const port = (this.app.server.address() as AddressInfo).port;
     this.options.log.info({ port, namespaces: this.options.namespaces }, 'gateway serving');

@@ -41,17 +41,28 @@ function callOf(req: FastifyRequest): { call: AuthCall; name: string } | undefin
   return { call, name: decodePath(m[1] ?? '') };
 }
 
-export function registryAuthHook(
-  auth: Pick<GatewayAuth, 'enabled' | 'authenticate' | 'authorize' | 'deny'>,
+type LookupAuth = Pick<GatewayAuth, 'enabled' | 'authenticate' | 'authorize' | 'deny'>;
+
+/** Authenticates `call` on the service `name` and authorises it on the name's owner; the caller's principal. */
+export async function guardLookup(
+  auth: LookupAuth,
   owners: ServiceOwners,
-): onRequestAsyncHookHandler {
+  call: AuthCall,
+  name: string,
+  authorization: string | undefined,
+): Promise<Principal> {
+  const principal = await auth.authenticate(call, authorization);
+  if (!auth.enabled) return principal;
+  const owner = owners.ownerOf(name);
+  if (owner === undefined) throw auth.deny(call, name);
+  await auth.authorize(call, principal, owner, name, false);
+  return principal;
+}
+
+export function registryAuthHook(auth: LookupAuth, owners: ServiceOwners): onRequestAsyncHookHandler {
   return async (req) => {
     const found = callOf(req);
     if (found === undefined) return;
-    req.principal = await auth.authenticate(found.call, req.headers.authorization);
-    if (!auth.enabled) return;
-    const owner = owners.ownerOf(found.name);
-    if (owner === undefined) throw auth.deny(found.call, found.name);
-    await auth.authorize(found.call, req.principal, owner, found.name, false);
+    req.principal = await guardLookup(auth, owners, found.call, found.name, req.headers.authorization);
   };
 }

@@ -1,6 +1,6 @@
 /**
- * Vertex AI's Endpoint reads over REST, as a gateway plugin (gRPC's EndpointService reaches the same routes:
- * ../grpc/rest-bridge.ts):
+ * Vertex AI's Endpoint reads over REST, as a gateway plugin; gRPC's EndpointService calls the same two functions
+ * (getEndpoint, listEndpoints: ../grpc/read-services.ts):
  *
  *   GET /v1/projects/{p}/locations/{l}/endpoints/{e}                          → Endpoint
  *   GET /v1/projects/{p}/locations/{l}/endpoints?filter&pageSize&pageToken    → {endpoints, nextPageToken}
@@ -55,56 +55,92 @@ function pageSizeOf(text: string | undefined): number | undefined {
   return Number(text);
 }
 
-export async function endpointRoutes(app: FastifyInstance, ctx: EndpointRoutesContext): Promise<void> {
-  const { routing, auth } = ctx;
-  const toVertex = (pe: Parameters<typeof vertexEndpoint>[0]): VertexEndpoint =>
-    vertexEndpoint(pe, (name) => routing.deployedModel(pe.metadata.namespace ?? '', name));
+export interface EndpointName {
+  readonly project: string;
+  readonly location: string;
+  readonly endpoint: string;
+}
 
+export interface EndpointsPage {
+  readonly filter: string;
+  readonly pageSize: number | undefined;
+  readonly pageToken: string | undefined;
+}
+
+function toVertex(ctx: EndpointRoutesContext, pe: Parameters<typeof vertexEndpoint>[0]): VertexEndpoint {
+  return vertexEndpoint(pe, (name) => ctx.routing.deployedModel(pe.metadata.namespace ?? '', name));
+}
+
+/** EndpointService.GetEndpoint: the endpoint the name holds, as the caller may read it. */
+export async function getEndpoint(
+  ctx: EndpointRoutesContext,
+  { project, location, endpoint }: EndpointName,
+  authorization: string | undefined,
+): Promise<VertexEndpoint> {
+  const { routing, auth } = ctx;
+  const name = `projects/${project}/locations/${location}/endpoints/${endpoint}`;
+  if (endpoint.includes(':')) throw notFound(name);
+  const target = predictionTarget(ctx.readNamespace, project, endpoint);
+  await auth.checkNamed('getEndpoint', authorization, target, name, () => notFound(name));
+  const pe = routing.predictionEndpoint(name);
+  // With auth on, only the object that was authorised (as the prediction calls: choose-model.ts findEndpoint).
+  if (
+    pe === undefined ||
+    (auth.enabled && (pe.metadata.namespace !== target?.namespace || pe.metadata.name !== target?.name))
+  )
+    throw notFound(name);
+  return toVertex(ctx, pe);
+}
+
+/** EndpointService.ListEndpoints: one page of the location's endpoints the filter keeps. */
+export async function listEndpoints(
+  ctx: EndpointRoutesContext,
+  { project, location }: Omit<EndpointName, 'endpoint'>,
+  page: EndpointsPage,
+  authorization: string | undefined,
+): Promise<{ endpoints?: VertexEndpoint[]; nextPageToken?: string }> {
+  const { routing, auth } = ctx;
+  const parent = `projects/${project}/locations/${location}`;
+  const filter = compileEndpointFilter(page.filter);
+  checkPageRequest(page);
+  const principal = await auth.authenticate('listPredictionEndpoints', authorization);
+  const namespace = ctx.readNamespace(project);
+  if (namespace === undefined) {
+    if (auth.enabled) throw auth.deny('listPredictionEndpoints', parent);
+    return {};
+  }
+  await auth.authorize('listPredictionEndpoints', principal, { namespace, name: '' }, parent);
+  const prefix = `${parent}/endpoints/`;
+  const endpoints = routing
+    .predictionEndpoints(namespace)
+    .map((pe) => toVertex(ctx, pe))
+    .filter((e) => e.name.startsWith(prefix) && routing.predictionEndpoint(e.name)?.metadata.namespace === namespace)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const { page: found, nextPageToken } = pageOf(endpoints, (e) => e.name, filter, page);
+  const out: { endpoints?: VertexEndpoint[]; nextPageToken?: string } = {};
+  if (found.length > 0) out.endpoints = found;
+  if (nextPageToken !== undefined) out.nextPageToken = nextPageToken;
+  return out;
+}
+
+export async function endpointRoutes(app: FastifyInstance, ctx: EndpointRoutesContext): Promise<void> {
   app.get<{ Params: LocationParams & { endpoint: string } }>(
     '/v1/projects/:project/locations/:location/endpoints/:endpoint',
     async (req, reply) => {
       query(req);
-      const { project, location, endpoint } = req.params;
-      const name = `projects/${project}/locations/${location}/endpoints/${endpoint}`;
-      if (endpoint.includes(':')) throw notFound(name);
-      const target = predictionTarget(ctx.readNamespace, project, endpoint);
-      await auth.checkNamed('getEndpoint', req.headers.authorization, target, name, () => notFound(name));
-      const pe = routing.predictionEndpoint(name);
-      // With auth on, only the object that was authorised (as the prediction calls: choose-model.ts findEndpoint).
-      if (
-        pe === undefined ||
-        (auth.enabled && (pe.metadata.namespace !== target?.namespace || pe.metadata.name !== target?.name))
-      )
-        throw notFound(name);
-      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(toVertex(pe)));
+      const endpoint = await getEndpoint(ctx, req.params, req.headers.authorization);
+      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(endpoint));
     },
   );
 
   app.get<{ Params: LocationParams }>('/v1/projects/:project/locations/:location/endpoints', async (req, reply) => {
     const q = query(req);
-    const { project, location } = req.params;
-    const parent = `projects/${project}/locations/${location}`;
-    const filterText = first(q, 'filter') ?? '';
-    const filter = compileEndpointFilter(filterText);
-    const page = { filter: filterText, pageSize: pageSizeOf(first(q, 'pageSize')), pageToken: first(q, 'pageToken') };
-    checkPageRequest(page);
-    const principal = await auth.authenticate('listPredictionEndpoints', req.headers.authorization);
-    const namespace = ctx.readNamespace(project);
-    if (namespace === undefined) {
-      if (auth.enabled) throw auth.deny('listPredictionEndpoints', parent);
-      return reply.header('content-type', JSON_TYPE).send('{}');
-    }
-    await auth.authorize('listPredictionEndpoints', principal, { namespace, name: '' }, parent);
-    const prefix = `${parent}/endpoints/`;
-    const endpoints = routing
-      .predictionEndpoints(namespace)
-      .map(toVertex)
-      .filter((e) => e.name.startsWith(prefix) && routing.predictionEndpoint(e.name)?.metadata.namespace === namespace)
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const { page: found, nextPageToken } = pageOf(endpoints, (e) => e.name, filter, page);
-    const out: { endpoints?: VertexEndpoint[]; nextPageToken?: string } = {};
-    if (found.length > 0) out.endpoints = found;
-    if (nextPageToken !== undefined) out.nextPageToken = nextPageToken;
-    return reply.header('content-type', JSON_TYPE).send(JSON.stringify(out));
+    const page = {
+      filter: first(q, 'filter') ?? '',
+      pageSize: pageSizeOf(first(q, 'pageSize')),
+      pageToken: first(q, 'pageToken'),
+    };
+    const answer = await listEndpoints(ctx, req.params, page, req.headers.authorization);
+    return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer));
   });
 }

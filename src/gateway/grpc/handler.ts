@@ -6,13 +6,14 @@
  * | service                                            | methods                         | served by                          |
  * |----------------------------------------------------|---------------------------------|------------------------------------|
  * | google.cloud.aiplatform.v1.PredictionService       | Predict, RawPredict, Explain, StreamRawPredict | the prediction pipeline (prediction-service.ts) |
- * | google.cloud.aiplatform.v1.EndpointService         | GetEndpoint, ListEndpoints      | the Endpoint REST routes (rest-bridge.ts) |
- * | google.cloud.servicedirectory.v1.LookupService     | ResolveService                  | the lookup REST route (rest-bridge.ts) |
+ * | google.cloud.aiplatform.v1.EndpointService         | GetEndpoint, ListEndpoints      | the Endpoint routes' functions (read-services.ts) |
+ * | google.cloud.servicedirectory.v1.LookupService     | ResolveService                  | the lookup route's functions (read-services.ts) |
  *
  * Anything else is UNIMPLEMENTED: other methods of these services (EndpointService's writes say to use
  * `kubectl apply`), and unknown services or methods.
  */
 import { randomUUID } from 'node:crypto';
+import type { Http2ServerResponse } from 'node:http2';
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
@@ -22,9 +23,10 @@ import { reportServerError, type ErrorLog } from '../../http/server-errors.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { PredictionPipeline } from '../prediction/pipeline.js';
 import { contextValuesOf } from './context.js';
-import { predictionServiceRoutes } from './prediction-service.js';
-import { restBridgeRoutes, type Inject } from './rest-bridge.js';
+import { predictionServiceRoutes, predictionUnaryRoutes } from './prediction-service.js';
+import { readServiceRoutes, type ReadServicesContext } from './read-services.js';
 import { toConnectError } from './status.js';
+import { isPlainGrpcUnary, serveUnary, type UnaryOptions } from './unary.js';
 
 const GRPC_CONTENT_TYPE = /^application\/grpc(?:-web(?:-text)?)?(?:[+;]|$)/i;
 
@@ -37,8 +39,8 @@ export interface GrpcOptions {
   readonly predictions: PredictionPipeline;
   /** The largest request message, as REST's body limit (RESOURCE_EXHAUSTED beyond). */
   readonly bodyLimit: number;
-  /** Runs a request through the gateway's own fastify routes (rest-bridge.ts). */
-  readonly inject: Inject;
+  /** What EndpointService's reads and LookupService.ResolveService read (read-services.ts). */
+  readonly reads: ReadServicesContext;
   readonly log: ErrorLog;
 }
 
@@ -58,32 +60,34 @@ export function grpcMessageEncoding(message: string): string {
 }
 
 /**
- * The trailers Connect writes, made to say what gRPC's clients expect: the message encoded as the spec says
- * (above), and a message the server could not parse answered INVALID_ARGUMENT, as Google's servers (and this
- * gateway's REST surface) answer a malformed request, where Connect says INTERNAL ("parse binary: ...").
+ * A status trailer made to say what gRPC's clients expect: the message encoded as the spec says (above), and a
+ * message the server could not parse answered INVALID_ARGUMENT, as Google's servers (and this gateway's REST
+ * surface) answer a malformed request, where Connect says INTERNAL ("parse binary: ...").
  */
+export function conformTrailer(trailer: Headers): void {
+  const encoded = trailer.get('grpc-message');
+  if (encoded === null) return;
+  const message = decodeURIComponent(encoded);
+  if (trailer.get('grpc-status') === String(Code.Internal) && /^parse (binary|json)/.test(message))
+    trailer.set('grpc-status', String(Code.InvalidArgument));
+  trailer.set('grpc-message', grpcMessageEncoding(message));
+}
+
+/** The trailers Connect writes, conformed (conformTrailer), a streaming answer's once its last message is sent. */
 function conformingTrailers(handler: UniversalHandler): UniversalHandler {
   const wrapped = async (req: Parameters<UniversalHandler>[0]): Promise<UniversalServerResponse> => {
     const res = await handler(req);
     const { trailer, body } = res;
     if (trailer === undefined) return res;
-    const rewrite = (): void => {
-      const encoded = trailer.get('grpc-message');
-      if (encoded === null) return;
-      const message = decodeURIComponent(encoded);
-      if (trailer.get('grpc-status') === String(Code.Internal) && /^parse (binary|json)/.test(message))
-        trailer.set('grpc-status', String(Code.InvalidArgument));
-      trailer.set('grpc-message', grpcMessageEncoding(message));
-    };
     if (body === undefined || !(Symbol.asyncIterator in body)) {
-      rewrite();
+      conformTrailer(trailer);
       return res;
     }
     async function* passThrough(): AsyncIterable<Uint8Array> {
       try {
         yield* body as AsyncIterable<Uint8Array>;
       } finally {
-        rewrite();
+        conformTrailer(trailer as Headers);
       }
     }
     return { ...res, body: passThrough() };
@@ -96,16 +100,25 @@ function conformingTrailers(handler: UniversalHandler): UniversalHandler {
  * such as a malformed resource name) keeps its code; anything else is INTERNAL, reported once (logged and counted
  * as every 5xx of the process is) and answered without its text.
  */
+function statusOf(
+  err: unknown,
+  log: ErrorLog,
+  route: string,
+  callerRequestId: string | null | undefined,
+): ConnectError {
+  if (err instanceof GoogleApiError) return toConnectError(err);
+  if (err instanceof ConnectError) return err;
+  const requestId = callerRequestId ?? randomUUID();
+  reportServerError(log, { server: 'gateway', route, requestId, status: 500, err });
+  return new ConnectError(`Internal error; request id ${requestId}.`, Code.Internal);
+}
+
 function statusOfFailures(log: ErrorLog): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (err) {
-      if (err instanceof GoogleApiError) throw toConnectError(err);
-      if (err instanceof ConnectError) throw err;
-      const requestId = req.header.get(REQUEST_ID_HEADER) ?? randomUUID();
-      reportServerError(log, { server: 'gateway', route: req.method.name, requestId, status: 500, err });
-      throw new ConnectError(`Internal error; request id ${requestId}.`, Code.Internal);
+      throw statusOf(err, log, req.method.name, req.header.get(REQUEST_ID_HEADER));
     }
   };
 }
@@ -130,14 +143,29 @@ export function grpcHandler(options: GrpcOptions): (req: AnyRequest, res: AnyRes
     interceptors: [statusOfFailures(options.log)],
     writeMaxBytes: 64 * 1024 * 1024,
   });
+  const unary = predictionUnaryRoutes(options.predictions);
   const routes: ((router: ConnectRouter) => void)[] = [
-    predictionServiceRoutes(options.predictions),
-    restBridgeRoutes(options.inject),
+    predictionServiceRoutes(unary, options.predictions),
+    readServiceRoutes(options.reads),
   ];
   for (const add of routes) add(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, conformingTrailers(h)]));
+  const unaryOptions: UnaryOptions = {
+    bodyLimit: options.bodyLimit,
+    statusOf: (err, method, requestId) => statusOf(err, options.log, method, requestId),
+    conform: conformTrailer,
+  };
+  const direct = new Map(unary.map((route) => [`/${route.method.parent.typeName}/${route.method.name}`, route]));
   return (req, res) => {
-    const handler = handlers.get((req.url ?? '').split('?', 1)[0] ?? '');
+    const path = (req.url ?? '').split('?', 1)[0] ?? '';
+    const route = direct.get(path);
+    if (route !== undefined && isPlainGrpcUnary(req)) {
+      serveUnary(route, req, res as Http2ServerResponse, unaryOptions).catch((err: unknown) =>
+        options.log.error({ err, rpc: route.method.name }, 'a gRPC call failed after its answer began'),
+      );
+      return;
+    }
+    const handler = handlers.get(path);
     if (handler === undefined) return unimplemented(req, res);
     const universal = universalRequestFromNodeRequest(req, res, undefined, contextValuesOf(req));
     handler(universal)

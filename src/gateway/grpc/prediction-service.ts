@@ -1,25 +1,37 @@
 /**
  * google.cloud.aiplatform.v1.PredictionService over gRPC: Predict, RawPredict and Explain take the prediction
- * pipeline's stages exactly as their REST twins do. The request message becomes the REST body (proto3 JSON, or
- * a RawPredict's HttpBody bytes), its `endpoint` the REST path, its metadata the headers (authorization,
- * traceparent, the sticky header); the pipeline's outcome becomes the response message or the status of the
- * same code as the REST answer's.
+ * pipeline's stages exactly as their REST twins do. The request's `endpoint` becomes the REST path, its metadata
+ * the headers (authorization, traceparent, the sticky header). Predict's and Explain's instances and parameters
+ * are read from their wire bytes as JSON values (value-wire.ts) in the encode stage, where REST parses its body:
+ * the same values a REST body parses to. The answer's values are written back as the response's Values: one
+ * conversion each way, and the model server's body is written by the encoder REST uses. RawPredict's HttpBody bytes are the body.
+ * A refusal is the status of the same code as the REST answer's.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DescMessage, DescMethodUnary, JsonValue } from '@bufbuild/protobuf';
+import { create, toBinary, type DescMessage, type DescMethodUnary, type JsonValue } from '@bufbuild/protobuf';
 import { ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { REQUEST_ID_HEADER, requestIdOf } from '../../http/request-id.js';
 import { GoogleApiError } from '../google-errors.js';
-import { receivedBody } from '../prediction/call.js';
+import { decodedBody, receivedBody, type CallBody } from '../prediction/call.js';
+import type { Answer } from '../prediction/decode.js';
 import type { Outcome, PredictionPipeline } from '../prediction/pipeline.js';
-import type { PredictionMethod } from '../protocols.js';
-import { clientAddressOf } from './context.js';
-import { messageFromJson, messageToJson, messageType, PredictionService } from './services.js';
+import { readJsonRequest, type VertexAnswer } from '../prediction/json.js';
+import type { PredictionMethod } from '../prediction/protocols.js';
+import { callContextOf, type CallContext } from './context.js';
+import { messageFromJson, messageType, PredictionService } from './services.js';
 import { errorOfAnswer, toConnectError } from './status.js';
+import type { UnaryRoute } from './unary.js';
+import { AnswerTooDeepError, valueFromWire, valuesFromWire, valueToWire } from './value-wire.js';
+import {
+  ExplainRequestWire,
+  ExplainResponseWire,
+  PredictRequestWire,
+  PredictResponseWire,
+  servedAs,
+} from './wire-messages.js';
 
 const HttpBody = messageType('google.api.HttpBody');
-const PredictResponse = messageType('google.cloud.aiplatform.v1.PredictResponse');
-const ExplainResponse = messageType('google.cloud.aiplatform.v1.ExplainResponse');
+const Explanation = messageType('google.cloud.aiplatform.v1.Explanation');
 
 type Unary = DescMethodUnary<DescMessage, DescMessage>;
 
@@ -42,26 +54,17 @@ export function restPathOf(endpoint: string, call: PredictionMethod): string {
   return `/v1/projects/${enc(project)}/locations/${enc(location)}/endpoints/${enc(id)}:${call}`;
 }
 
-/** gRPC metadata as the lower-case header record the pipeline reads (binary `-bin` entries are left out). */
-export function headersOf(metadata: Headers): IncomingHttpHeaders {
-  const headers: IncomingHttpHeaders = {};
-  metadata.forEach((value, name) => {
-    if (!name.endsWith('-bin')) headers[name] = value;
-  });
-  return headers;
-}
-
 /** Runs one call through the pipeline; resolves to its outcome, or rejects as the RPC ended (deadline, cancel). */
 async function runCall(
   pipeline: PredictionPipeline,
-  ctx: HandlerContext,
+  ctx: CallContext,
   call: PredictionMethod,
   endpoint: string,
-  body: Buffer,
+  body: CallBody,
   contentType: string,
 ): Promise<Outcome> {
   let outcome: Outcome | undefined;
-  const headers: IncomingHttpHeaders = { ...headersOf(ctx.requestHeader), 'content-type': contentType };
+  const headers: IncomingHttpHeaders = { ...ctx.headers, 'content-type': contentType };
   delete headers['content-length'];
   let path: string;
   try {
@@ -74,31 +77,88 @@ async function runCall(
     {
       path,
       headers,
-      client: clientAddressOf(ctx),
+      client: ctx.client,
       requestId: requestIdOf({ headers }),
-      body: receivedBody(body),
+      body,
       signal: ctx.signal,
+      answerAs: 'values',
     },
     (o) => (outcome = o),
   );
   if (outcome === undefined) throw ConnectError.from(ctx.signal.reason ?? new Error('the call was cancelled'));
-  ctx.responseHeader.set(REQUEST_ID_HEADER, outcome.call.requestId);
-  if (outcome.call.model !== undefined) ctx.responseHeader.set('x-vertex-ai-deployed-model-id', outcome.call.model.id);
+  ctx.setHeader(REQUEST_ID_HEADER, outcome.call.requestId);
+  if (outcome.call.model !== undefined) ctx.setHeader('x-vertex-ai-deployed-model-id', outcome.call.model.id);
   if (outcome.refusal !== undefined) throw toConnectError(outcome.refusal);
   return outcome;
 }
 
-function answerJson(outcome: Outcome): JsonValue {
-  return JSON.parse(outcome.answer.body.toString()) as JsonValue;
+/**
+ * The request's instances and parameters as JSON values, at the depths they have in the REST body
+ * (`{"instances": [...], "parameters": ...}`), so both transports meet the same nesting limit.
+ */
+function jsonRequestOf(req: PredictRequestWire | ExplainRequestWire) {
+  return () =>
+    readJsonRequest({
+      instances: valuesFromWire(req.instances, 3, 'instances'),
+      parameters: req.parameters.length === 0 ? undefined : valueFromWire(req.parameters, 2, 'parameters'),
+      deployedModelId: 'deployedModelId' in req && req.deployedModelId !== '' ? req.deployedModelId : undefined,
+    });
 }
 
-function jsonCall(pipeline: PredictionPipeline, call: 'predict' | 'explain', output: DescMessage) {
-  return async (req: unknown, ctx: HandlerContext) => {
-    const schema = call === 'predict' ? method('Predict').input : method('Explain').input;
-    const json = messageToJson(schema, req) as { endpoint?: string };
-    const body = Buffer.from(JSON.stringify(json));
-    const outcome = await runCall(pipeline, ctx, call, json.endpoint ?? '', body, 'application/json');
-    return messageFromJson(output, answerJson(outcome));
+function sizeOf(req: PredictRequestWire): number {
+  let size = req.endpoint.length + req.parameters.length;
+  for (const instance of req.instances) size += instance.length;
+  return size;
+}
+
+/** The answer's values: as the decode stage gave them, or parsed from the text a JSON worker wrote for a large one. */
+function valuesOf(answer: Answer): VertexAnswer {
+  return answer.values ?? (JSON.parse(answer.body.toString()) as VertexAnswer);
+}
+
+/** `values` as Values' bytes, at the REST answer's depth; an answer no gRPC client could decode is the model server's fault. */
+function valuesToWire(values: readonly unknown[], outcome: Outcome): Uint8Array[] {
+  try {
+    return values.map((v) => valueToWire(v, 3));
+  } catch (err) {
+    if (!(err instanceof AnswerTooDeepError)) throw err;
+    const model = outcome.call.model;
+    throw toConnectError(
+      new GoogleApiError(
+        'INTERNAL',
+        `Deployed model ${model?.id ?? ''} (${model?.deployedModelName ?? ''}): the model server's answer cannot be sent over gRPC: ${err.message}.`,
+        502,
+      ),
+    );
+  }
+}
+
+function predictResponse(outcome: Outcome) {
+  const values = valuesOf(outcome.answer) as Extract<VertexAnswer, { model: string }>;
+  return create(PredictResponseWire, {
+    predictions: valuesToWire(values.predictions, outcome),
+    deployedModelId: values.deployedModelId,
+    model: values.model,
+    modelDisplayName: values.modelDisplayName,
+    modelVersionId: values.modelVersionId ?? '',
+  } as never);
+}
+
+function explainResponse(outcome: Outcome) {
+  const values = valuesOf(outcome.answer) as Extract<VertexAnswer, { explanations: unknown[] }>;
+  return create(ExplainResponseWire, {
+    // Explanation is a typed message (attributions, neighbors), not a Value: read from its proto3 JSON.
+    explanations: values.explanations.map((e) => toBinary(Explanation, messageFromJson(Explanation, e as JsonValue))),
+    deployedModelId: values.deployedModelId,
+    predictions: valuesToWire(values.predictions ?? [], outcome),
+  } as never);
+}
+
+function jsonCall(pipeline: PredictionPipeline, call: 'predict' | 'explain') {
+  return async (req: PredictRequestWire | ExplainRequestWire, ctx: CallContext) => {
+    const body = decodedBody(sizeOf(req), jsonRequestOf(req));
+    const outcome = await runCall(pipeline, ctx, call, req.endpoint, body, 'application/json');
+    return call === 'predict' ? predictResponse(outcome) : explainResponse(outcome);
   };
 }
 
@@ -109,7 +169,7 @@ interface RawRequest {
 
 function rawCall(
   pipeline: PredictionPipeline,
-  ctx: HandlerContext,
+  ctx: CallContext,
   call: 'rawPredict' | 'streamRawPredict',
   req: RawRequest,
 ) {
@@ -119,7 +179,9 @@ function rawCall(
     ctx,
     call,
     req.endpoint,
-    Buffer.from(body?.data ?? new Uint8Array()),
+    receivedBody(
+      body === undefined ? Buffer.alloc(0) : Buffer.from(body.data.buffer, body.data.byteOffset, body.data.byteLength),
+    ),
     body?.contentType || 'application/json',
   );
 }
@@ -146,22 +208,36 @@ async function refuseFailedAnswer(outcome: Outcome): Promise<void> {
   throw toConnectError(errorOfAnswer(answer.status, body));
 }
 
-export function predictionServiceRoutes(pipeline: PredictionPipeline): (router: ConnectRouter) => void {
+/** Predict, Explain and RawPredict: served by Connect (gRPC-Web, compressed calls) and by unary.ts (plain gRPC). */
+export function predictionUnaryRoutes(pipeline: PredictionPipeline): UnaryRoute[] {
+  return [
+    { method: servedAs('Predict', PredictRequestWire, PredictResponseWire), impl: jsonCall(pipeline, 'predict') },
+    { method: servedAs('Explain', ExplainRequestWire, ExplainResponseWire), impl: jsonCall(pipeline, 'explain') },
+    {
+      method: method('RawPredict'),
+      impl: async (req: RawRequest, ctx: CallContext) => {
+        const outcome = await rawCall(pipeline, ctx, 'rawPredict', req);
+        await refuseFailedAnswer(outcome);
+        return httpBody(outcome.answer.contentType, outcome.answer.body);
+      },
+    },
+  ];
+}
+
+export function predictionServiceRoutes(
+  unary: readonly UnaryRoute[],
+  pipeline: PredictionPipeline,
+): (router: ConnectRouter) => void {
   return (router) => {
-    router.rpc(method('Predict'), jsonCall(pipeline, 'predict', PredictResponse) as never);
-    router.rpc(method('Explain'), jsonCall(pipeline, 'explain', ExplainResponse) as never);
-    router.rpc(method('RawPredict'), (async (req: RawRequest, ctx: HandlerContext) => {
-      const outcome = await rawCall(pipeline, ctx, 'rawPredict', req);
-      await refuseFailedAnswer(outcome);
-      return httpBody(outcome.answer.contentType, outcome.answer.body);
-    }) as never);
+    for (const route of unary)
+      router.rpc(route.method, ((req: never, ctx: HandlerContext) => route.impl(req, callContextOf(ctx))) as never);
     const stream = PredictionService.methods.find((m) => m.name === 'StreamRawPredict');
     if (stream === undefined) throw new Error('PredictionService has no StreamRawPredict');
     // Each chunk of the model server's answer is one HttpBody message, sent as it arrives.
     router.rpc(
       stream as never,
       async function* (req: RawRequest, ctx: HandlerContext) {
-        const outcome = await rawCall(pipeline, ctx, 'streamRawPredict', req);
+        const outcome = await rawCall(pipeline, callContextOf(ctx), 'streamRawPredict', req);
         await refuseFailedAnswer(outcome);
         const { answer } = outcome;
         if (answer.stream === undefined) {

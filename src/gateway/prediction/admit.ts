@@ -7,7 +7,7 @@ import { userTextInMessage } from '../../api/common/text.js';
 import type { CallTarget } from '../auth/attributes.js';
 import { predictionTarget } from '../auth/targets.js';
 import { checkSystemParameters, GoogleApiError } from '../google-errors.js';
-import type { PredictionMethod } from '../protocols.js';
+import type { PredictionMethod } from './protocols.js';
 
 /** `/v1/projects/{p}/locations/{l}/endpoints/{id}:{method}[?query]`: the paths the pipeline serves (any method name). */
 const PREDICTION_PATH = /^\/v1\/projects\/([^/?#]+)\/locations\/([^/?#]+)\/endpoints\/([^/?#]+)(?:\?(.*))?$/;

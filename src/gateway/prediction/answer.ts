@@ -8,11 +8,11 @@ import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
 import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { gatewayRequestDuration, gatewayRequests } from '../metrics.js';
-import type { PredictionMethod } from '../protocols.js';
+import type { PredictionMethod } from './protocols.js';
 import type { RequestLogger } from '../request-log.js';
 import type { ResolvedEndpoint, ResolvedModel } from '../routing-table.js';
 import type { CallSpan } from '../tracing.js';
-import type { Answer } from './decode.js';
+import { answerText, type Answer } from './decode.js';
 
 export const DEPLOYED_MODEL_HEADER = 'x-vertex-ai-deployed-model-id';
 export const ENDPOINT_HEADER = 'x-vertex-ai-endpoint-id';
@@ -81,7 +81,7 @@ export function recordCall(
       code,
       latencyMs: Math.round(seconds * 1e6) / 1e3,
       request: call.logged.body,
-      response: answer.body,
+      response: answerText(answer),
       requestContentType: call.logged.contentType,
       responseContentType: answer.contentType,
     });

@@ -4,8 +4,8 @@
  * and counted; a failed exchange becomes the Google error that names the deployed model.
  */
 import { gatewayUpstreamDuration, gatewayUpstreamResets, gatewayUpstreamRetries } from '../metrics.js';
-import { failureError } from '../prediction-errors.js';
-import { upstreamPath, type PredictionMethod } from '../protocols.js';
+import { failureError } from './errors.js';
+import { upstreamPath, type PredictionMethod } from './protocols.js';
 import type { ResolvedEndpoint } from '../routing-table.js';
 import type { UpstreamTrace } from '../tracing.js';
 import { UpstreamFailure, type UpstreamClient, type UpstreamResponse, type UpstreamStream } from '../upstream.js';

@@ -1,9 +1,11 @@
 /**
  * A prediction call as a transport hands it to the pipeline: REST (rest-transport.ts) reads it off an
- * HTTP request, gRPC (../grpc/prediction-service.ts) off a decoded protobuf message turned into the same
- * JSON. The pipeline sees only this, so both transports take exactly the same stages.
+ * HTTP request, gRPC (../grpc/prediction-service.ts) off a protobuf message, whose instances it reads as
+ * JSON values when the encode stage asks. The pipeline sees only this, so both transports take exactly the
+ * same stages.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { JsonRequest } from './json.js';
 import type { ReceivedBody } from './read-body.js';
 
 export interface PredictionCall {
@@ -17,6 +19,11 @@ export interface PredictionCall {
   readonly body: CallBody;
   /** Aborted when the caller went away or its deadline passed: the model server call then ends at once. */
   readonly signal: AbortSignal;
+  /**
+   * How a :predict or :explain answer is wanted: as JSON text (REST's body; the default) or as the JSON values
+   * (gRPC writes its response message from them, without text between).
+   */
+  readonly answerAs?: 'text' | 'values';
 }
 
 /** The call's body, which a transport may not have read yet. */
@@ -27,6 +34,29 @@ export interface CallBody {
   closesIfRefused(largeBodyBytes: number): boolean;
   /** The body, up to `limit` bytes (413 beyond). */
   read(limit: number): Promise<ReceivedBody>;
+}
+
+/**
+ * A :predict or :explain request a transport reads itself, as JSON values (gRPC's message): `decode` runs once, in
+ * the encode stage where REST parses its body, so its refusals come in REST's order. `size`: the message's bytes.
+ */
+export function decodedBody(size: number, decode: () => JsonRequest): CallBody {
+  let result: { readonly request: JsonRequest } | { readonly refusal: unknown } | undefined;
+  const once = (): JsonRequest => {
+    if (result === undefined)
+      try {
+        result = { request: decode() };
+      } catch (refusal) {
+        result = { refusal };
+      }
+    if ('refusal' in result) throw result.refusal;
+    return result.request;
+  };
+  return {
+    weight: (limit) => Math.min(size, limit),
+    closesIfRefused: () => false,
+    read: async () => ({ pieces: [], size, decode: once }),
+  };
 }
 
 /** A body a transport has already decoded (gRPC): nothing is waiting on a socket. */

@@ -1,13 +1,13 @@
 /**
  * Stage 8, decode: the model server's answer → Vertex's. `:rawPredict`'s passes unchanged, whatever
  * its status; for `:predict` and `:explain` a non-2xx answer becomes the Google error naming the
- * deployed model, and a 2xx one is rewritten (prediction-json.ts), from `largeBodyBytes` up on a JSON
- * worker, as the request was.
+ * deployed model, and a 2xx one is rewritten (json.ts), from `largeBodyBytes` up on a JSON
+ * worker (as text), as the request was; below that, as JSON values when the transport asked for them (gRPC).
  */
-import { answerError } from '../prediction-errors.js';
-import type { ServingModel } from '../prediction-json.js';
-import { vertexAnswer } from '../prediction-json.js';
-import { isRawMethod, type PredictionMethod } from '../protocols.js';
+import { answerError } from './errors.js';
+import type { ServingModel } from './json.js';
+import { vertexAnswer, vertexAnswerValue, type VertexAnswer } from './json.js';
+import { isRawMethod, type PredictionMethod } from './protocols.js';
 import type { Readable } from 'node:stream';
 import { answerBytes, type UpstreamResponse, type UpstreamStream } from '../upstream.js';
 import type { EncodedRequest, JsonExecutor } from './encode.js';
@@ -21,6 +21,13 @@ export interface Answer {
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /** :streamRawPredict's answer body, passed on as it arrives (`body` is then empty). */
   readonly stream?: Readable | undefined;
+  /** A :predict or :explain answer as JSON values, for a call that asked for them (`body` is then empty). */
+  readonly values?: VertexAnswer | undefined;
+}
+
+/** The answer's body as text, whichever form it was made in (the request log's copy). */
+export function answerText(answer: Answer): Buffer | string {
+  return answer.values === undefined ? answer.body : JSON.stringify(answer.values);
 }
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=UTF-8';
@@ -30,6 +37,7 @@ export async function decodeAnswer(
   request: EncodedRequest,
   res: UpstreamResponse | UpstreamStream,
   executor: JsonExecutor,
+  answerAs: 'text' | 'values' = 'text',
 ): Promise<Answer> {
   if ('body' in res) {
     const type = res.headers['content-type'];
@@ -56,14 +64,17 @@ export async function decodeAnswer(
   };
   const instanceCount = request.instanceCount;
   // A large answer goes to the worker in the pieces it came in; those that are whole socket reads are moved, the others copied.
-  const body =
-    res.size >= executor.largeBodyBytes
-      ? (
-          await executor.jsonWorkers.run(
-            { kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy },
-            true,
-          )
-        ).bytes
-      : vertexAnswer(method, protocol, answerBytes(res), instanceCount, servedBy);
+  if (res.size >= executor.largeBodyBytes) {
+    const { bytes } = await executor.jsonWorkers.run(
+      { kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy },
+      true,
+    );
+    return { status: 200, contentType: JSON_CONTENT_TYPE, body: bytes };
+  }
+  if (answerAs === 'values') {
+    const values = vertexAnswerValue(method, protocol, answerBytes(res), instanceCount, servedBy);
+    return { status: 200, contentType: JSON_CONTENT_TYPE, body: '', values };
+  }
+  const body = vertexAnswer(method, protocol, answerBytes(res), instanceCount, servedBy);
   return { status: 200, contentType: JSON_CONTENT_TYPE, body };
 }

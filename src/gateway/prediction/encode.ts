@@ -1,6 +1,7 @@
 /**
  * Stage 6, encode: the caller's body → the model server's request, for the chosen model's protocol.
- * `:predict` and `:explain` are read as Vertex reads them and rewritten (prediction-json.ts);
+ * `:predict` and `:explain` are read as Vertex reads them (a REST body parsed here, a gRPC message already
+ * read as JSON values by its transport's decoder, called here) and rewritten by the same encoder (json.ts);
  * `:rawPredict` goes on unchanged. A :predict body from `largeBodyBytes` up is read and rewritten on a
  * JSON worker (json-worker-pool.ts) instead of the event loop: the same work, another executor.
  *
@@ -11,8 +12,8 @@
 import { scanJson } from '../../http/json-guard.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
-import { parseJsonRequest, serializeUpstreamRequest } from '../prediction-json.js';
-import { isRawMethod, type PredictionMethod } from '../protocols.js';
+import { parseJsonRequest, serializeUpstreamRequest } from './json.js';
+import { isRawMethod, type PredictionMethod } from './protocols.js';
 import type { Serving } from './choose-model.js';
 import { joined, type ReceivedBody } from './read-body.js';
 
@@ -67,9 +68,11 @@ export async function encodeRequest(
       instanceCount: undefined,
     };
   }
-  if (method === 'predict' && body.received.size >= executor.largeBodyBytes)
+  const { decode } = body.received;
+  // A request its transport decodes is written here at any size: its values live on the event loop already.
+  if (decode === undefined && method === 'predict' && body.received.size >= executor.largeBodyBytes)
     return encodeOnWorker(body, choose, executor);
-  const json = parseJsonRequest(joined(body.received));
+  const json = decode !== undefined ? decode() : parseJsonRequest(joined(body.received));
   const serving = choose(method === 'explain' ? json.deployedModelId : undefined);
   return {
     serving,

@@ -24,7 +24,7 @@ import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer
 import type { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
 import { gatewayInFlight } from '../metrics.js';
-import type { PredictionMethod } from '../protocols.js';
+import type { PredictionMethod } from './protocols.js';
 import type { RequestLogger } from '../request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from '../routing-table.js';
 import { GatewayTracing } from '../tracing.js';
@@ -42,7 +42,7 @@ import { encodeRequest } from './encode.js';
 import { joined } from './read-body.js';
 
 export interface PipelineOptions {
-  readonly routing: RoutingTable;
+  readonly routing: Pick<RoutingTable, 'endpoint' | 'targets'>;
   readonly splitter: TrafficSplitter;
   readonly upstream: UpstreamClient;
   readonly requestLog: RequestLogger;
@@ -122,8 +122,8 @@ export class PredictionPipeline {
       };
       // A body the request log keeps is copied to a worker, not moved.
       const body =
-        logged === undefined
-          ? { received, movable: true }
+        logged === undefined || received.decode !== undefined
+          ? { received, movable: logged === undefined }
           : { received: { pieces: [logged.body], size: logged.body.length }, movable: false };
       const request = await encodeRequest(call.method, { ...body, contentType }, choose, options);
       const headers: Record<string, string> = {};
@@ -133,7 +133,7 @@ export class PredictionPipeline {
         { endpoint, method: call.method, request, headers, trace },
         signal,
       );
-      answer = await decodeAnswer(call.method, request, upstreamAnswer, options);
+      answer = await decodeAnswer(call.method, request, upstreamAnswer, options, incoming.answerAs);
     } catch (err) {
       const context = { log: options.log, route: method ?? 'prediction', requestId, bodyLimit: options.bodyLimit };
       // A caller that went away is answered nothing, and its call is no server error.

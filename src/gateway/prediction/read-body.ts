@@ -5,14 +5,34 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GoogleApiError } from '../google-errors.js';
+import type { JsonRequest } from './json.js';
 
 export interface ReceivedBody {
-  /** node:http's chunks, each owning its memory. */
+  /** node:http's chunks, each owning its memory; none for a `decoded` body. */
   readonly pieces: readonly Buffer[];
   readonly size: number;
+  /**
+   * A :predict or :explain request its transport reads itself as JSON values (gRPC decodes its message straight to
+   * them: ../grpc/value-wire.ts), checked as REST's parsed body is. Called by the encode stage, where REST parses
+   * its body, so refusals come in the same order; the encode stage then writes the model server's body from it
+   * with REST's encoder.
+   */
+  readonly decode?: (() => JsonRequest) | undefined;
 }
 
+/** The body's bytes: as received, or a decoded request written as the REST body it stands for (the request log's copy). */
 export function joined(body: ReceivedBody): Buffer {
+  if (body.decode !== undefined) {
+    let request: JsonRequest;
+    try {
+      request = body.decode();
+    } catch {
+      // Refused by the encode stage; the log keeps no body for a message that could not be read.
+      return Buffer.alloc(0);
+    }
+    const { instances, parameters, deployedModelId } = request;
+    return Buffer.from(JSON.stringify({ instances, parameters, deployedModelId }));
+  }
   return body.pieces.length === 1 ? (body.pieces[0] as Buffer) : Buffer.concat(body.pieces, body.size);
 }
 

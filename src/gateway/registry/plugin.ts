@@ -19,20 +19,26 @@ export interface RegistryLookupGatewayContext {
   readonly informers: { informer(ref: ResourceRef, namespace?: string): Informer };
   /** The watch scope; empty = all namespaces. */
   readonly namespaces: readonly string[];
-  /** The gateway's guard: every lookup call is authenticated and authorised (auth/registry-hook.ts). */
-  readonly auth: Parameters<typeof registryAuthHook>[0];
 }
 
-export function registryLookupPlugin(
+/** The lookup cache over the gateway's informers of every watched namespace; read by the routes and gRPC's ResolveService. */
+export function registryLookupSource(
+  ctx: RegistryLookupGatewayContext,
   reservedPrefixes: readonly string[],
-): (app: FastifyInstance, ctx: RegistryLookupGatewayContext) => Promise<void> {
+): RegistryLookupCache {
+  const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
+  return new RegistryLookupCache(
+    scope.map((ns) => ctx.informers.informer(resources.registryServices, ns)),
+    scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
+    { reservedPrefixes },
+  );
+}
+
+/** The lookup routes over `source`, every call authenticated and authorised (auth/registry-hook.ts). */
+export function registryLookupPlugin(
+  source: RegistryLookupCache,
+): (app: FastifyInstance, ctx: { readonly auth: Parameters<typeof registryAuthHook>[0] }) => Promise<void> {
   return async (app, ctx) => {
-    const scope: (string | undefined)[] = ctx.namespaces.length > 0 ? [...ctx.namespaces] : [undefined];
-    const source = new RegistryLookupCache(
-      scope.map((ns) => ctx.informers.informer(resources.registryServices, ns)),
-      scope.map((ns) => ctx.informers.informer(resources.registryEndpoints, ns)),
-      { reservedPrefixes },
-    );
     app.decorateRequest('principal', undefined);
     app.addHook('onRequest', registryAuthHook(ctx.auth, source));
     await registryLookupRoutes(app, { source });

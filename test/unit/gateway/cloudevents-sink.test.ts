@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { callEvents, CE_REQUEST_TYPE, CE_RESPONSE_TYPE } from '../../../src/gateway/cloudevents-sink.js';
-import type { PredictionRecord } from '../../../src/gateway/prediction-record.js';
+import type { PredictionRecord } from '../../../src/gateway/prediction/record.js';
 
 const record: PredictionRecord = {
   namespace: 'ml',

@@ -6,7 +6,7 @@ import {
   serializeUpstreamRequest,
   vertexAnswer,
   type ServingModel,
-} from '../../../src/gateway/prediction-json.js';
+} from '../../../src/gateway/prediction/json.js';
 
 const model: ServingModel = {
   id: '7',

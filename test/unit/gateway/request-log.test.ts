@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { PredictionRecord } from '../../../src/gateway/prediction-record.js';
+import type { PredictionRecord } from '../../../src/gateway/prediction/record.js';
 import { RequestLogger, truncateBody } from '../../../src/gateway/request-log.js';
 
 function capture(): { log: pino.Logger; records: Array<Record<string, unknown>> } {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Code } from '@connectrpc/connect';
 import { GoogleApiError, GOOGLE_HTTP_CODES, type GoogleStatus } from '../../../../src/gateway/google-errors.js';
 import { errorOfAnswer, grpcCode, toConnectError } from '../../../../src/gateway/grpc/status.js';
-import { namePath } from '../../../../src/gateway/grpc/rest-bridge.js';
+import { nameParts } from '../../../../src/gateway/grpc/read-services.js';
 import { restPathOf } from '../../../../src/gateway/grpc/prediction-service.js';
 
 describe('Google errors as gRPC statuses', () => {
@@ -59,14 +59,15 @@ describe('resource names as REST paths', () => {
     );
     expect(() => restPathOf('projects/p/endpoints/e', 'predict')).toThrow(/endpoint: invalid value/);
     expect(
-      namePath(
+      nameParts(
         'name',
-        'projects/p/locations/l/namespaces/n/services/s?x=1',
+        'projects/p/locations/l/namespaces/n/services/s',
         'projects/*/locations/*/namespaces/*/services/*',
       ),
-    ).toBe('/v1/projects/p/locations/l/namespaces/n/services/s%3Fx%3D1');
-    expect(() => namePath('name', 'projects/p/locations/l', 'projects/*/locations/*/endpoints/*')).toThrow(
+    ).toEqual(['projects', 'p', 'locations', 'l', 'namespaces', 'n', 'services', 's']);
+    expect(() => nameParts('name', 'projects/p/locations/l', 'projects/*/locations/*/endpoints/*')).toThrow(
       /must be projects\/\{id\}\/locations\/\{id\}\/endpoints\/\{id\}/,
     );
+    expect(() => nameParts('name', 'projects//locations/l', 'projects/*/locations/*')).toThrow(/name: invalid value/);
   });
 });

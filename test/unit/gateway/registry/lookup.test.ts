@@ -309,7 +309,7 @@ describe('resolveServiceText', () => {
 
 describe('registryLookupPlugin', () => {
   it('builds the lookup over the gateway informers of every watched namespace', async () => {
-    const { registryLookupPlugin } = await import('../../../../src/gateway/registry/plugin.js');
+    const { registryLookupPlugin, registryLookupSource } = await import('../../../../src/gateway/registry/plugin.js');
     const inNs = (o: KubeObject, namespace: string): KubeObject => ({ ...o, metadata: { ...o.metadata, namespace } });
     const sources = new Map<string, StaticInformer>([
       [
@@ -340,11 +340,9 @@ describe('registryLookupPlugin', () => {
     const app = Fastify({ logger: false });
     installErrorAnswerer(app, { log: pino({ level: 'silent' }), bodyLimit: 1_500_000 });
     await app.register(async (scope) =>
-      registryLookupPlugin(['endpoint-operator.dev'])(scope, {
-        informers,
-        namespaces: ['team-a', 'team-b'],
-        auth: GatewayAuth.disabled(),
-      }),
+      registryLookupPlugin(
+        registryLookupSource({ informers, namespaces: ['team-a', 'team-b'] }, ['endpoint-operator.dev']),
+      )(scope, { auth: GatewayAuth.disabled() }),
     );
     await Promise.all([...sources.values()].map((s) => s.start()));
     await app.ready();

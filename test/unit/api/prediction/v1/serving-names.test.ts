@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { containerBackend, servingName } from '../../../../../src/api/prediction/v1/serving-names.js';
-import { upstreamBody, upstreamPath } from '../../../../../src/gateway/protocols.js';
+import { upstreamBody, upstreamPath } from '../../../../../src/gateway/prediction/protocols.js';
 
 const model = { name: 'churn', endpointName: 'fraud-scoring', id: '42' };
 

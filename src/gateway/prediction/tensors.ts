@@ -18,7 +18,7 @@
  *   `{outputName: row i}`.
  * An output whose first dimension is not `n` is refused as a bad answer of the model server.
  */
-import { MAX_JSON_DEPTH } from '../http/json-guard.js';
+import { MAX_JSON_DEPTH } from '../../http/json-guard.js';
 
 export type Datatype = 'BOOL' | 'INT64' | 'FP64' | 'BYTES';
 

@@ -15,8 +15,8 @@
  * Pure: the HTTP exchange is upstream.ts's job. A model server answer that cannot be read is an
  * `UpstreamAnswerError` (a 502 naming the deployed model).
  */
-import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
-import { GoogleApiError } from './google-errors.js';
+import type { ContainerProtocol } from '../../api/prediction/v1/container-spec.js';
+import { GoogleApiError } from '../google-errors.js';
 import {
   instancesToInferRequest,
   isInferTensor,

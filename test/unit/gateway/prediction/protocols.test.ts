@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { answerError, failureError } from '../../../src/gateway/prediction-errors.js';
+import { answerError, failureError } from '../../../../src/gateway/prediction/errors.js';
 import {
   readExplanations,
   readPredictions,
   upstreamBody,
   upstreamPath,
   UpstreamAnswerError,
-} from '../../../src/gateway/protocols.js';
-import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
-import { UpstreamFailure, type UpstreamResponse } from '../../../src/gateway/upstream.js';
-import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../dev/models/demo/index.js';
+} from '../../../../src/gateway/prediction/protocols.js';
+import type { ResolvedModel } from '../../../../src/gateway/routing-table.js';
+import { UpstreamFailure, type UpstreamResponse } from '../../../../src/gateway/upstream.js';
+import { explain, FRAUD_MODEL_VERSIONS, predict, toPayment } from '../../../../dev/models/demo/index.js';
 
 describe('upstream paths and bodies', () => {
   it('follow KServe V1 and the Open Inference Protocol', () => {

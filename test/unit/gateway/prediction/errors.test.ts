@@ -3,9 +3,9 @@
  * not compute) is quoted by its last lines, the exception, not by its preamble.
  */
 import { describe, expect, it } from 'vitest';
-import { answerError, QUOTE_LIMIT_BYTES, tracebackCause } from '../../../src/gateway/prediction-errors.js';
-import type { ResolvedModel } from '../../../src/gateway/routing-table.js';
-import type { UpstreamResponse } from '../../../src/gateway/upstream.js';
+import { answerError, QUOTE_LIMIT_BYTES, tracebackCause } from '../../../../src/gateway/prediction/errors.js';
+import type { ResolvedModel } from '../../../../src/gateway/routing-table.js';
+import type { UpstreamResponse } from '../../../../src/gateway/upstream.js';
 
 const model: ResolvedModel = {
   id: '42',

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { instancesToInferRequest, outputsToPredictions, TensorMappingError } from '../../../src/gateway/tensors.js';
+import {
+  instancesToInferRequest,
+  outputsToPredictions,
+  TensorMappingError,
+} from '../../../../src/gateway/prediction/tensors.js';
 
 describe('instances → V2 tensors', () => {
   it('maps object instances to one tensor per key, shape [n, ...], datatype by content', () => {

@@ -4,9 +4,9 @@
  * as Vertex checks it, building the model server's request for its protocol, and turning the model
  * server's answer into Vertex's. Every refusal is the GoogleApiError the caller gets.
  */
-import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
-import { parseGuardedJson } from '../http/json-guard.js';
-import { GoogleApiError } from './google-errors.js';
+import type { ContainerProtocol } from '../../api/prediction/v1/container-spec.js';
+import { parseGuardedJson } from '../../http/json-guard.js';
+import { GoogleApiError } from '../google-errors.js';
 import { readExplanations, readPredictions, upstreamBody, UpstreamAnswerError } from './protocols.js';
 import { TensorMappingError } from './tensors.js';
 
@@ -28,6 +28,11 @@ export function parseJsonRequest(body: Buffer): JsonRequest {
   } catch (err) {
     throw new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received. ${(err as Error).message}`);
   }
+  return readJsonRequest(parsed);
+}
+
+/** A request already read as JSON values (REST's parsed body, gRPC's decoded message), checked as Vertex checks it. */
+export function readJsonRequest(parsed: unknown): JsonRequest {
   if (!isObject(parsed))
     throw new GoogleApiError(
       'INVALID_ARGUMENT',
@@ -73,6 +78,17 @@ export interface ServingModel {
   readonly origin: string;
 }
 
+/** Vertex's answer to :predict or :explain, as JSON values (REST writes it as text, gRPC as the response message). */
+export type VertexAnswer =
+  | {
+      readonly predictions: unknown[];
+      readonly deployedModelId: string;
+      readonly model: string;
+      readonly modelDisplayName: string;
+      readonly modelVersionId?: string;
+    }
+  | { readonly explanations: unknown[]; readonly deployedModelId: string; readonly predictions?: unknown[] };
+
 /** The Vertex answer (JSON text) to a model server's 2xx answer; a 502 when that answer cannot be read. */
 export function vertexAnswer(
   method: 'predict' | 'explain',
@@ -81,6 +97,17 @@ export function vertexAnswer(
   instanceCount: number,
   model: ServingModel,
 ): string {
+  return JSON.stringify(vertexAnswerValue(method, protocol, answerBody, instanceCount, model));
+}
+
+/** The Vertex answer to a model server's 2xx answer, as JSON values; a 502 when that answer cannot be read. */
+export function vertexAnswerValue(
+  method: 'predict' | 'explain',
+  protocol: ContainerProtocol,
+  answerBody: Buffer,
+  instanceCount: number,
+  model: ServingModel,
+): VertexAnswer {
   let answer: unknown;
   try {
     answer = JSON.parse(answerBody.toString('utf8'));
@@ -91,21 +118,18 @@ export function vertexAnswer(
       502,
     );
   }
-  let out: Record<string, unknown>;
   try {
     if (method === 'predict') {
-      out = {
-        predictions: readPredictions(protocol, answer, instanceCount),
-        deployedModelId: model.id,
-        model: model.model,
-        modelDisplayName: model.modelDisplayName,
-      };
-      if (model.modelVersionId !== undefined) out.modelVersionId = model.modelVersionId;
-    } else {
-      const { explanations, predictions } = readExplanations(protocol, answer, instanceCount);
-      out = { explanations, deployedModelId: model.id };
-      if (predictions !== undefined) out.predictions = predictions;
+      const predictions = readPredictions(protocol, answer, instanceCount);
+      const { id: deployedModelId, modelDisplayName, modelVersionId } = model;
+      return modelVersionId === undefined
+        ? { predictions, deployedModelId, model: model.model, modelDisplayName }
+        : { predictions, deployedModelId, model: model.model, modelDisplayName, modelVersionId };
     }
+    const { explanations, predictions } = readExplanations(protocol, answer, instanceCount);
+    return predictions === undefined
+      ? { explanations, deployedModelId: model.id }
+      : { explanations, deployedModelId: model.id, predictions };
   } catch (err) {
     if (err instanceof UpstreamAnswerError)
       throw new GoogleApiError(
@@ -115,5 +139,4 @@ export function vertexAnswer(
       );
     throw err;
   }
-  return JSON.stringify(out);
 }

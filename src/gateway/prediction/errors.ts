@@ -2,9 +2,9 @@
  * How a model server's failure reaches the caller: a non-2xx answer or a failed exchange becomes a
  * Google error naming the deployed model (id and DeployedModel) and the model server's own message.
  */
-import { GoogleApiError } from './google-errors.js';
-import type { ResolvedModel } from './routing-table.js';
-import { answerBytes, type UpstreamFailure, type UpstreamResponse } from './upstream.js';
+import { GoogleApiError } from '../google-errors.js';
+import type { ResolvedModel } from '../routing-table.js';
+import { answerBytes, type UpstreamFailure, type UpstreamResponse } from '../upstream.js';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
