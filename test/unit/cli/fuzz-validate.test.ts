@@ -84,6 +84,8 @@ function summary(docs: readonly Expected[]): string {
   return `${docs.length} object(s): ${count('valid')} valid, ${count('invalid')} invalid, ${count('skipped')} skipped`;
 }
 
+// The setup is CPU-bound (sampling and judging the manifests): about 2 s alone, several times that on a loaded
+// 2-core machine, past vitest's default 10 s hook timeout.
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'eo-fuzz-validate-'));
   manifestsDir = join(root, 'manifests');
@@ -117,7 +119,7 @@ beforeAll(() => {
   unreadableYamlTexts.forEach((t, i) =>
     writeFileSync(join(garbageDir, `unreadable-${String(i).padStart(2, '0')}.yaml`), t),
   );
-});
+}, 60_000);
 
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
