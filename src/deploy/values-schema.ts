@@ -61,7 +61,8 @@ export const deployValuesSchema = z.strictObject({
   crds: z.strictObject({ enabled: z.boolean(), keep: z.boolean() }),
   image: z.strictObject({ repository: z.string().min(1), tag: z.string().min(1), pullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']) }),
   replicas: count,
-  project: z.string().regex(/\{namespace\}/),
+  // projectTemplateProblem (src/api/prediction/v1/names.ts): {namespace} at least once, else lowercase letters, digits, dashes.
+  project: z.string().regex(/^([a-z0-9-]|\{namespace\})*\{namespace\}([a-z0-9-]|\{namespace\})*$/),
   location: z.string().min(1),
   gateway: gatewaySchema,
   reservedPrefixes: z.array(z.string().min(1)),

@@ -58,7 +58,8 @@ export async function kubeScore(objects: readonly unknown[]): Promise<KubeScoreF
     });
     child.stdin?.end(input);
   });
-  return findings(JSON.parse(stdout) as ScoredObject[]);
+  // `null` when no object is of a kind it scores (a ConfigMap, a Flux Kustomization).
+  return findings((JSON.parse(stdout) as ScoredObject[] | null) ?? []);
 }
 
 function findings(scored: readonly ScoredObject[]): KubeScoreFinding[] {

@@ -14,7 +14,7 @@ export const EVERY_OPTION_ON: DeployValues = {
   replicas: 3,
   leaderElection: false,
   image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const },
-  project: 'acme',
+  project: 'acme-{namespace}',
   location: 'europe-west4',
   reservedPrefixes: ['a.example.com', 'b.example.com'],
   podDisruptionBudget: { minAvailable: 2 },
