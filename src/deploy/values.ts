@@ -212,7 +212,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     nodeSelector: {},
     tolerations: [],
     podDisruptionBudget: { maxUnavailable: 1 },
-    // 70 %: room for a burst while a new replica starts (about 10 s from scheduling to Ready).
+    // 70 %: headroom for a burst while a new replica is scheduled and becomes Ready.
     autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70 },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
