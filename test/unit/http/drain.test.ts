@@ -59,6 +59,30 @@ describe('a port that drains before it closes', () => {
     });
   }
 
+  for (const tls of [false, true]) {
+    it(`keeps an idle kept-alive connection through the drain when closeIdleConnections() comes first, as fastify calls it (${tls ? 'TLS' : 'plain'})`, async () => {
+      const pair = tls ? await testGatewayTls() : undefined;
+      const server = createServer({
+        limits: GATEWAY_SERVER_LIMITS,
+        tls: pair === undefined ? undefined : { cert: pair.cert, key: pair.key },
+        drainMs: 5_000,
+        onRequest: (_req, res) => res.end('ok'),
+      });
+      const port = await listening(server);
+      const agent = tls
+        ? new Agent({ keepAlive: true, maxSockets: 1, ca: pair?.ca })
+        : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+      await post(port, agent, tls);
+      (server as { closeIdleConnections(): void }).closeIdleConnections();
+      const closed = new Promise((resolve) => server.close(resolve));
+      // Long enough for the client to see the connection end, had it been closed.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await post(port, agent, tls)).toEqual({ status: 200, connection: 'close', socketReused: true });
+      await closed;
+      agent.destroy();
+    });
+  }
+
   it('closes at once when no HTTP/1.1 connection is open, and waits at most drainMs for one that stays idle', async () => {
     const server = createServer({ limits: GATEWAY_SERVER_LIMITS, drainMs: 300, onRequest: (_req, res) => res.end() });
     const port = await listening(server);
