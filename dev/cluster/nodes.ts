@@ -31,7 +31,8 @@ function simulatedNodeName(index: number): string {
 export function simulatedNodes(shape: NodeShape = DEFAULT_NODES): Record<string, unknown>[] {
   return Array.from({ length: shape.count }, (_, i) => {
     const name = simulatedNodeName(i);
-    const resources = { cpu: shape.cpu, memory: shape.memory, pods: String(shape.pods) };
+    // ephemeral-storage: a kubelet reports its root filesystem; without it a pod that requests some (the chart's) never schedules.
+    const resources = { cpu: shape.cpu, memory: shape.memory, 'ephemeral-storage': '100Gi', pods: String(shape.pods) };
     return {
       apiVersion: 'v1',
       kind: 'Node',

@@ -5,7 +5,7 @@
  * the cluster), and an optional NetworkPolicy.
  */
 import type { PolicyRule } from './rbac.js';
-import { HARDENED_CONTAINER } from './workload.js';
+import { HARDENED_CONTAINER, kubeScoreIgnore, TMP_VOLUME } from './workload.js';
 import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, placement, type DeployValues } from './values.js';
 import { tracingEnv } from './tracing.js';
 
@@ -136,9 +136,10 @@ export function gatewayManifests(values: DeployValues): object[] {
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: GATEWAY_NAME, namespace: ns, labels },
+      metadata: { name: GATEWAY_NAME, namespace: ns, labels, annotations: kubeScoreIgnore(values, values.gateway.networkPolicy.enabled) },
       spec: {
-        replicas: values.gateway.replicas,
+        // With the HPA on, it owns the count: a `replicas` here would reset it on every upgrade or apply.
+        ...(values.gateway.autoscaling.enabled ? {} : { replicas: values.gateway.replicas }),
         selector: { matchLabels: selector },
         template: {
           metadata: { labels },
@@ -146,14 +147,20 @@ export function gatewayManifests(values: DeployValues): object[] {
             serviceAccountName: GATEWAY_NAME,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
             ...placement(values.gateway),
+            // Soft spreading, as the operator's: replicas on different nodes when possible, still schedulable on one.
             topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }],
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: selector } } }],
+              },
+            },
             // The preStop sleep, then in-flight calls finish (the gateway drains on SIGTERM).
             terminationGracePeriodSeconds: 30,
             containers: [gatewayContainer(values)],
             // The certificate Secret: the pod waits in ContainerCreating until the operator (or cert-manager) has
             // written it, and kubelet swaps the files in place when it changes.
             volumes: [
-              { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+              TMP_VOLUME,
               ...(values.gateway.tls.issuer === 'none' ? [] : [{ name: 'tls', secret: { secretName: values.gateway.tls.secretName } }]),
             ],
           },
@@ -162,15 +169,32 @@ export function gatewayManifests(values: DeployValues): object[] {
     },
   ];
   objects.push({
-    // A node drain evicts gateway pods only while minAvailable others serve (a rollout is bounded by the
-    // Deployment's own maxUnavailable, 0 at two replicas).
+    // A node drain evicts at most maxUnavailable gateway pods at once, whatever the replica count (a rollout is
+    // bounded by the Deployment's own maxUnavailable).
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: GATEWAY_NAME, namespace: ns, labels },
-    spec: { minAvailable: values.gateway.podDisruptionBudget.minAvailable, selector: { matchLabels: selector } },
+    spec: { maxUnavailable: values.gateway.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } },
   });
+  if (values.gateway.autoscaling.enabled) objects.push(gatewayAutoscaler(values));
   if (values.gateway.networkPolicy.enabled) objects.push(gatewayNetworkPolicy(values));
   return objects;
+}
+
+/** The gateway's HorizontalPodAutoscaler: CPU utilisation of the CPU requested (metrics-server's `metrics.k8s.io`). */
+export function gatewayAutoscaler(values: DeployValues): object {
+  const { minReplicas, maxReplicas, targetCPUUtilizationPercentage } = values.gateway.autoscaling;
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: GATEWAY_NAME, namespace: values.namespace, labels: gatewayLabels() },
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: GATEWAY_NAME },
+      minReplicas,
+      maxReplicas,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: targetCPUUtilizationPercentage } } }],
+    },
+  };
 }
 
 function gatewayNetworkPolicy(values: DeployValues): object {
@@ -182,10 +206,15 @@ function gatewayNetworkPolicy(values: DeployValues): object {
       podSelector: { matchLabels: gatewaySelectorLabels() },
       policyTypes: ['Ingress'],
       ingress: [
-        { from: [{ namespaceSelector: { matchLabels: { [values.gateway.networkPolicy.clientNamespaceLabel]: 'true' } } }], ports: [{ port: 'http', protocol: 'TCP' }] },
+        { from: [{ namespaceSelector: clientNamespaces(values.gateway.networkPolicy.clientNamespaceLabel) }], ports: [{ port: 'http', protocol: 'TCP' }] },
         // Probes and Prometheus scraping reach /healthz, /readyz and /metrics.
         { ports: [{ port: 'health', protocol: 'TCP' }] },
       ],
     },
   };
+}
+
+/** The namespaces whose pods may call the gateway: those labelled `label: "true"`, or every one when `label` is ''. */
+function clientNamespaces(label: string): object {
+  return label === '' ? {} : { matchLabels: { [label]: 'true' } };
 }

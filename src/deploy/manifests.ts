@@ -13,7 +13,7 @@ import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 import { machineTypesConfigMap } from './machine-types.js';
-import { deployment, podDisruptionBudget, serviceMonitor, services } from './workload.js';
+import { deployment, operatorNetworkPolicy, podDisruptionBudget, serviceMonitor, services } from './workload.js';
 
 export interface Manifest {
   apiVersion: string;
@@ -34,6 +34,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     machineTypesConfigMap(values),
     deployment(values),
     podDisruptionBudget(values),
+    ...(values.networkPolicy.enabled ? [operatorNetworkPolicy(values)] : []),
     // No caBundle: the operator creates its CA at start-up and injects it (src/webhook/install.ts).
     webhookConfiguration(webhookSettings),
     mutatingWebhookConfiguration(webhookSettings),

@@ -36,7 +36,14 @@ export interface DeployValues {
   leaderElection: boolean;
   /** The point-of-sale sign-in API; `namespace` holds the Shops, users and their password Secrets. */
   signin: SigninValues;
-  resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
+  resources: ResourceValues;
+  /**
+   * The operator pods' NetworkPolicy (ingress; egress stays the cluster's: see operatorNetworkPolicy in workload.ts):
+   * the webhook port admits `webhookFrom` (the kube-apiserver, which is no pod: its address differs per cluster, so
+   * anywhere by default), the metrics port `metricsFrom` (the metrics scraper), the health port anyone (the
+   * kubelet's probes), the sign-in port anyone (its clients come through an ingress). An empty list admits no one.
+   */
+  networkPolicy: { enabled: boolean; webhookFrom: NetworkPolicyPeer[]; metricsFrom: NetworkPolicyPeer[] };
   /** A prometheus-operator ServiceMonitor for the metrics Service (needs its CRD). */
   serviceMonitor: { enabled: boolean };
   /**
@@ -96,10 +103,11 @@ export interface GatewayValues {
    * follows its rotation; unless `none`, the CA is published as ConfigMap endpoint-operator-gateway-ca.crt.
    */
   tls: { issuer: 'operator' | 'external' | 'none'; secretName: string };
-  resources: { requests: { cpu: string; memory: string }; limits: { memory: string } };
+  resources: ResourceValues;
   /**
-   * Besides authentication (`auth`), the gateway is a ClusterIP Service; this NetworkPolicy further admits its API port only from namespaces carrying
-   * the label `clientNamespaceLabel: "true"` (health and metrics stay reachable for probes and scraping).
+   * Besides authentication (`auth`), the gateway is a ClusterIP Service; this NetworkPolicy further admits its API
+   * port only from pods of namespaces carrying the label `clientNamespaceLabel: "true"`, or of every namespace when
+   * it is '' (health and metrics stay reachable for probes and scraping).
    */
   networkPolicy: { enabled: boolean; clientNamespaceLabel: string };
   /**
@@ -132,9 +140,32 @@ export interface GatewayValues {
   /** The gateway's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
   nodeSelector: Record<string, string>;
   tolerations: Toleration[];
-  /** Voluntary disruptions (a node drain) keep this many gateway pods serving. */
-  podDisruptionBudget: { minAvailable: number };
+  /**
+   * Voluntary disruptions (a node drain, an eviction) take at most this many gateway pods at once. Right at every
+   * size the autoscaler picks: a minAvailable would have to follow the replica count (too low at ten replicas, a
+   * drain that never ends at one).
+   */
+  podDisruptionBudget: { maxUnavailable: number };
+  /**
+   * A HorizontalPodAutoscaler (autoscaling/v2) on the gateway's CPU: `targetCPUUtilizationPercentage` of the CPU
+   * requested, between `minReplicas` and `maxReplicas`. On, the Deployment has no `replicas` (the HPA owns it, and
+   * an upgrade must not reset it); off, `replicas` is the count.
+   */
+  autoscaling: { enabled: boolean; minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage: number };
 }
+
+/** A container's requests and limits. No CPU limit: CFS throttling of a process that is mostly idle only adds latency spikes. */
+export interface ResourceValues {
+  requests: { cpu: string; memory: string; 'ephemeral-storage': string };
+  limits: { memory: string; 'ephemeral-storage': string };
+}
+
+/**
+ * What a container may write outside its volumes' limits: /tmp (an emptyDir of 64Mi, EPHEMERAL_TMP_LIMIT) and the
+ * container's log, which the kubelet rotates at 10Mi, five files (its defaults); the root filesystem is read-only.
+ */
+const EPHEMERAL_STORAGE = { request: '64Mi', limit: '256Mi' } as const;
+export const EPHEMERAL_TMP_LIMIT = '64Mi';
 
 /** ServerLimits in the flags' units. */
 function portLimitValues(limits: ServerLimits): PortLimitValues {
@@ -160,8 +191,11 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     // Under B6-fair (a caller looping large bodies) the gateway's RSS went over the 256Mi this limit was (figures
     // in bench/results.json): the bodies in flight, their copies in the JSON workers' isolates, and V8 starting no
     // mark-compact below the old generation GATEWAY_NODE_FLAGS sets. 512Mi leaves room for that and a burst.
-    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-    networkPolicy: { enabled: false, clientNamespaceLabel: 'endpoint-operator.dev/gateway-client' },
+    resources: {
+      requests: { cpu: '100m', memory: '128Mi', 'ephemeral-storage': EPHEMERAL_STORAGE.request },
+      limits: { memory: '512Mi', 'ephemeral-storage': EPHEMERAL_STORAGE.limit },
+    },
+    networkPolicy: { enabled: true, clientNamespaceLabel: '' },
     requestLogSink: '',
     auth: {
       mode: DEFAULT_AUTH_SETTINGS.mode,
@@ -177,7 +211,9 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     limits: { ...portLimitValues(GATEWAY_SERVER_LIMITS), maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER },
     nodeSelector: {},
     tolerations: [],
-    podDisruptionBudget: { minAvailable: 1 },
+    podDisruptionBudget: { maxUnavailable: 1 },
+    // 70 %: headroom for a burst while a new replica is scheduled and becomes Ready.
+    autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70 },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,
@@ -189,7 +225,16 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     limits: { ...portLimitValues(SIGNIN_SERVER_LIMITS), verifyConcurrency: 0, verifyPerClient: DEFAULT_VERIFICATION_LIMITS.perClient, verifyQueue: DEFAULT_VERIFICATION_LIMITS.queueLength },
   },
   // No CPU limit: CFS throttling of a mostly idle process only adds webhook latency spikes.
-  resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+  resources: {
+    requests: { cpu: '100m', memory: '128Mi', 'ephemeral-storage': EPHEMERAL_STORAGE.request },
+    limits: { memory: '256Mi', 'ephemeral-storage': EPHEMERAL_STORAGE.limit },
+  },
+  networkPolicy: {
+    enabled: true,
+    webhookFrom: [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }],
+    // kube-prometheus-stack's and prometheus-operator's usual namespace.
+    metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+  },
   serviceMonitor: { enabled: false },
   tracing: { otlpEndpoint: '', sampler: 'parentbased_traceidratio', samplerArg: '0.01' },
   metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },

@@ -3,7 +3,7 @@ import { MACHINE_TYPES_CONFIGMAP } from './machine-types.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhook/settings.js';
 import { tracingEnv } from './tracing.js';
 import { canonicalJson } from '../api/prediction/v1/etag.js';
-import { NAME, commonLabels, placement, selectorLabels, type DeployValues, type SigninValues } from './values.js';
+import { EPHEMERAL_TMP_LIMIT, NAME, commonLabels, placement, selectorLabels, type DeployValues, type SigninValues } from './values.js';
 
 export const PORTS = { webhook: 9443, metrics: 8080, health: 8081 } as const;
 
@@ -83,12 +83,35 @@ function container(values: DeployValues): object {
   };
 }
 
+/**
+ * kube-score's checks (github.com/zegl/kube-score, run on the chart by its tests) that a Deployment of the chart
+ * answers rather than follows, as its own `kube-score/ignore` annotation:
+ * - `container-resources` wants a CPU limit: CFS throttling of a process that is mostly idle only adds latency
+ *   spikes (webhook reviews, gateway calls); the CPU request reserves the share, memory and ephemeral storage are
+ *   limited;
+ * - `container-image-pull-policy` wants `Always`, so that every pod start checks the pull credentials: the images
+ *   are pinned by an immutable release tag, and `Always` would make every start (a drain, a scale-out) depend on
+ *   the registry; set `image.pullPolicy: Always` (or the AlwaysPullImages admission plugin) where credentials must
+ *   be re-checked, and the annotation leaves that check on;
+ * - `pod-networkpolicy` wants an egress policy too (the chart's own policies are ingress only): the operator and the
+ *   gateway call the kube-apiserver, which is no pod and whose address differs per cluster, and the gateway calls
+ *   model servers in every namespace; an allow-all egress rule here would void a cluster's own default-deny egress
+ *   policy, since policies only ever add what they admit. Only while the chart's ingress policy is on.
+ */
+export function kubeScoreIgnore(values: DeployValues, networkPolicy: boolean): { 'kube-score/ignore': string } {
+  const checks = ['container-resources', ...(values.image.pullPolicy === 'Always' ? [] : ['container-image-pull-policy']), ...(networkPolicy ? ['pod-networkpolicy'] : [])];
+  return { 'kube-score/ignore': checks.join(',') };
+}
+
+/** The `tmp` volume of every pod of the chart: Node and libraries may want a scratch directory; the root filesystem is read-only. */
+export const TMP_VOLUME = { name: 'tmp', emptyDir: { sizeLimit: EPHEMERAL_TMP_LIMIT } };
+
 export function deployment(values: DeployValues): object {
   const selector = selectorLabels();
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('controller') },
+    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('controller'), annotations: kubeScoreIgnore(values, values.networkPolicy.enabled) },
     spec: {
       replicas: values.replicas,
       selector: { matchLabels: selector },
@@ -107,7 +130,7 @@ export function deployment(values: DeployValues): object {
           },
           terminationGracePeriodSeconds: 30,
           containers: [container(values)],
-          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }],
+          volumes: [TMP_VOLUME],
         },
       },
     },
@@ -149,6 +172,30 @@ export function serviceMonitor(values: DeployValues): object {
       // `namespace` and `endpoint` labels name the called PredictionEndpoint, and must not be renamed exported_* under
       // the target labels prometheus-operator adds (the scraped pod's namespace, the port's name).
       endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true, bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }],
+    },
+  };
+}
+
+/**
+ * Who may reach the operator's pods (ingress only; kubeScoreIgnore says why not egress): the webhook port the
+ * kube-apiserver (`networkPolicy.webhookFrom`), the metrics port the scraper (`metricsFrom`), the health port and the
+ * sign-in port anyone (the kubelet's probes; sign-in clients through an ingress). A list that is empty admits no one.
+ */
+export function operatorNetworkPolicy(values: DeployValues): object {
+  const { webhookFrom, metricsFrom } = values.networkPolicy;
+  const rule = (from: object[], port: string): object[] => (from.length === 0 ? [] : [{ from, ports: [{ port, protocol: 'TCP' }] }]);
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: NAME, namespace: values.namespace, labels: commonLabels('controller') },
+    spec: {
+      podSelector: { matchLabels: selectorLabels() },
+      policyTypes: ['Ingress'],
+      ingress: [
+        ...rule(webhookFrom, 'webhook'),
+        ...rule(metricsFrom, 'metrics'),
+        { ports: [{ port: 'health', protocol: 'TCP' }, ...(values.signin.enabled ? [{ port: 'signin', protocol: 'TCP' }] : [])] },
+      ],
     },
   };
 }

@@ -61,7 +61,8 @@ function call() {
     });
   });
   req.on('timeout', () => req.destroy(new Error('timeout after 10 s')));
-  req.on('error', (err) => { fail(err.code ?? err.message); done(); });
+  // Whether the call went onto a kept-alive connection or a new one tells a drain race from a closed listener.
+  req.on('error', (err) => { fail((err.code ?? err.message) + (req.reusedSocket ? ' (kept-alive connection)' : ' (new connection)')); done(); });
   req.end(o.body);
 }
 function done() { inFlight--; finish(); }

@@ -26,6 +26,17 @@ app.kubernetes.io/part-of: endpoint-operator
 app.kubernetes.io/component: gateway
 {{- end }}
 
+{{/*
+kube-score checks a Deployment answers rather than follows (kubeScoreIgnore in src/deploy/workload.ts): no CPU
+limit (throttling a mostly idle process only adds latency spikes; the request reserves the share), imagePullPolicy
+IfNotPresent for an immutable release tag (Always would make every pod start depend on the registry), and ingress-only
+NetworkPolicies (the apiserver is no pod, the gateway calls models in every namespace, and an allow-all egress rule
+would void a cluster's own default-deny egress policy). Call with (dict "pullPolicy" P "networkPolicy" BOOL).
+*/}}
+{{- define "endpoint-operator.kubeScoreIgnore" -}}
+kube-score/ignore: {{ list "container-resources" (ternary "" "container-image-pull-policy" (eq .pullPolicy "Always")) (ternary "pod-networkpolicy" "" .networkPolicy) | compact | join "," }}
+{{- end }}
+
 {{/* The OTEL_* environment of a container (src/deploy/tracing.ts); none when tracing.otlpEndpoint is ''. Call with (dict "tracing" .Values.tracing "service" NAME). */}}
 {{- define "endpoint-operator.tracingEnv" -}}
 {{- if .tracing.otlpEndpoint }}

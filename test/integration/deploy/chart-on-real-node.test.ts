@@ -125,6 +125,9 @@ describe('the chart installed by Helm, its pods on the real node', () => {
       const out = await helmOn(helm, plane.kubeconfigPath, args, 360_000);
       expect(out.stdout).toContain('STATUS: deployed');
       console.log(`[chart] helm install → every pod Ready: ${((Date.now() - installing) / 1000).toFixed(1)} s`);
+      // The gateway's Deployment names no replica count: created at one, its HPA raises it to minReplicas within a sync period.
+      const minReplicas = DEFAULT_DEPLOY_VALUES.gateway.autoscaling.minReplicas;
+      await k(['wait', '--for=jsonpath={.status.readyReplicas}=' + String(minReplicas), '--timeout=120s', '-n', NS, `deployment/${GATEWAY_NAME}`]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

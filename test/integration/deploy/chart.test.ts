@@ -17,6 +17,7 @@ import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { allKinds } from '../../../src/api/kinds.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureHelm, helm, renderChart, renderNotes, type RenderedChart } from '../../support/helm.js';
+import { EVERY_OPTION_ON } from './chart-values.js';
 
 const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
 
@@ -27,41 +28,6 @@ const keyOf = (o: unknown): string => {
 };
 const byKey = (objects: unknown[]): unknown[] => [...objects].sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
 const isCrd = (o: unknown): boolean => (o as Obj).kind === 'CustomResourceDefinition';
-
-/** Every `enabled: false` switch turned on, wherever it sits in the values. */
-function everySwitchOn(values: unknown): unknown {
-  if (Array.isArray(values) || values === null || typeof values !== 'object') return values;
-  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, k === 'enabled' && v === false ? true : everySwitchOn(v)]));
-}
-
-const EVERY_OPTION_ON = {
-  ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues),
-  namespace: 'ops',
-  replicas: 3,
-  leaderElection: false,
-  image: { repository: 'registry.example.com/eo', tag: '1.2.3', pullPolicy: 'Always' as const },
-  project: 'acme',
-  location: 'europe-west4',
-  reservedPrefixes: ['a.example.com', 'b.example.com'],
-  podDisruptionBudget: { minAvailable: 2 },
-  nodeSelector: { 'example.com/pool': 'system' },
-  tolerations: [{ key: 'example.com/dedicated', operator: 'Exists' as const, effect: 'NoSchedule' as const }],
-  tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
-  // A metrics scraper's pods (keys out of order: the flag carries them sorted, as Helm's toJson writes them).
-  modelNetworkPolicy: { enabled: true, extraIngressFrom: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
-  // Limits off their defaults, with counts of a million and more (Helm reads them as float64) and fractional seconds.
-  signin: {
-    enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8',
-    limits: { headersTimeoutSeconds: 2.5, requestTimeoutSeconds: 20, keepAliveTimeoutSeconds: 4, maxConnections: 2_000_000, verifyConcurrency: 3, verifyPerClient: 2, verifyQueue: 64 },
-  },
-  gateway: {
-    ...(everySwitchOn(DEFAULT_DEPLOY_VALUES) as DeployValues).gateway, replicas: 3, url: 'https://predict.example.com', requestLogSink: 'http://broker-ingress.knative-eventing.svc/ml/default', networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' },
-    limits: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 },
-    nodeSelector: { 'example.com/pool': 'serving' },
-    podDisruptionBudget: { minAvailable: 2 },
-    tolerations: [{ key: 'example.com/dedicated', operator: 'Equal' as const, value: 'serving', effect: 'NoSchedule' as const }],
-  },
-};
 
 /** The generator's objects for `values` as plain JSON (what the chart's YAML decodes to). */
 const generated = (values: DeployValues): unknown[] => deployManifests(values).map((m) => JSON.parse(JSON.stringify(m)) as unknown);
@@ -130,6 +96,33 @@ describe('the Helm chart', () => {
     const values: DeployValues = { ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, requestLogSink: 'http://collector.logging:8080/' } };
     const chart = await renderChart(renderer, CHART, { gateway: { requestLogSink: 'http://collector.logging:8080/' } });
     expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(values)));
+  });
+
+  it('renders the generator objects with the autoscaler off: the Deployment keeps gateway.replicas', async () => {
+    const gateway = { ...DEFAULT_DEPLOY_VALUES.gateway, replicas: 3, autoscaling: { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, enabled: false } };
+    const chart = await renderChart(renderer, CHART, { gateway: { replicas: 3, autoscaling: { enabled: false } } });
+    expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated({ ...DEFAULT_DEPLOY_VALUES, gateway })));
+  });
+
+  it('refuses values that values.schema.json does not allow, naming the key, with Helm 3 and Helm 4', async () => {
+    const refusals: [unknown, RegExp][] = [
+      // A misspelt key beside the right ones.
+      [{ gateway: { replcias: 3 } }, /replcias/],
+      [{ gateway: { autoscaling: { minReplica: 3 } } }, /minReplica/],
+      // A value of the wrong kind, and one outside its enum.
+      [{ gateway: { autoscaling: { maxReplicas: 'ten' } } }, /maxReplicas/],
+      [{ image: { pullPolicy: 'Sometimes' } }, /pullPolicy/],
+    ];
+    for (const binary of [renderer, helm4]) {
+      for (const [values, names] of refusals) {
+        const refused = await renderChart(binary, CHART, values).then(
+          () => 'rendered',
+          (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
+        );
+        expect(refused, JSON.stringify(values)).toMatch(/values don't meet the specifications of the schema/);
+        expect(refused, JSON.stringify(values)).toMatch(names);
+      }
+    }
   });
 
   describe('with every option on', () => {

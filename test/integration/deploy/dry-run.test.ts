@@ -45,13 +45,17 @@ describe('deploy/endpoint-operator.yaml', () => {
   });
 });
 
-describe('the optional gateway NetworkPolicy', () => {
-  it('passes server-side dry-run apply', async () => {
-    const values = { ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } } };
+describe('the NetworkPolicies with a client namespace label and the scraper named', () => {
+  it('pass server-side dry-run apply', async () => {
+    const values = {
+      ...DEFAULT_DEPLOY_VALUES,
+      networkPolicy: { enabled: true, webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/24' } }], metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }] },
+      gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, networkPolicy: { enabled: true, clientNamespaceLabel: 'example.com/ml-clients' } },
+    };
     const policies = deployManifests(values).filter((m) => m.kind === 'NetworkPolicy');
-    expect(policies.map((p) => p.metadata.name)).toEqual(['endpoint-operator-gateway']);
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual(['endpoint-operator', 'endpoint-operator-gateway']);
     const r = await kubectl(['apply', '--dry-run=server', '--validate=false', '-f', '-'], { input: policies.map((d) => yaml.dump(d)).join('---\n') });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toContain('networkpolicy.networking.k8s.io/endpoint-operator-gateway created (server dry run)');
+    for (const name of ['endpoint-operator', 'endpoint-operator-gateway']) expect(r.stdout).toContain(`networkpolicy.networking.k8s.io/${name} created (server dry run)`);
   });
 });

@@ -12,6 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATED_NODE_LABEL } from '../../../dev/cluster/nodes.js';
+import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
+import { eventually } from '../reconcilers/harness.js';
 import { allKinds } from '../../../src/api/kinds.js';
 import { crdName } from '../../../src/api/crd/generate.js';
 import { crdTemplateFile } from '../../../src/deploy/crd-templates.js';
@@ -24,6 +26,7 @@ const REGISTRY_ENDPOINTS = 'registryendpoints.registry.endpoint-operator.dev';
 const SHOPS = allKinds.find((def) => def.kind === 'Shop');
 if (SHOPS === undefined) throw new Error('no Shop kind');
 const USER_NS = 'user-data';
+const GATEWAY_SELECTOR = 'app.kubernetes.io/name=endpoint-operator-gateway';
 
 /** A namespace opted out of the admission webhooks (whose pods never answer here), holding one custom resource. */
 const USER_DATA = `apiVersion: v1
@@ -38,9 +41,15 @@ metadata: { name: checkout, namespace: ${USER_NS} }
 spec: { name: projects/demo-project/locations/europe-west4/namespaces/shop/services/checkout }
 `;
 
-/** The operator's and the gateway's pods on the simulated Nodes and Ready, both Deployments available, every CRD Established. */
+/**
+ * The operator's and the gateway's pods on the simulated Nodes and Ready, both Deployments available, every CRD
+ * Established. The gateway's Deployment names no replica count (its HPA owns it): created at the default of one, the
+ * HPA raises it to its minReplicas within a sync period (15 s), with or without metrics.
+ */
 async function expectRunning(c: HelmCluster): Promise<void> {
   await c.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', ...CRD_NAMES]);
+  const minReplicas = DEFAULT_DEPLOY_VALUES.gateway.autoscaling.minReplicas;
+  await eventually(`the gateway HPA raising its Deployment to ${minReplicas} replicas`, async () => (await c.get('deployment', 'endpoint-operator-gateway', OPERATOR_NS)).spec.replicas === minReplicas, 90_000);
   await c.kubectl(['wait', '--for=condition=Available', '--timeout=60s', '-n', OPERATOR_NS, 'deployment', '--all']);
   const deployments = await c.list('deployments', ['-n', OPERATOR_NS]);
   expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['endpoint-operator', 'endpoint-operator-gateway']);
@@ -93,6 +102,31 @@ describe.each([3, 4] as const)('Helm %i', (major) => {
       await expectRunning(c);
       expectApplyMode(await c.get('deployment', 'endpoint-operator', OPERATOR_NS), major);
       for (const crd of await c.list('crd', PART_OF)) expectReleaseOwns(crd);
+    });
+
+    it('evicts gateway pods only as its PodDisruptionBudget allows: the eviction that would leave none serving is refused (429)', async () => {
+      const gatewayPods = async (): Promise<K8sObject[]> => (await c.list('pods', ['-n', OPERATOR_NS, '-l', GATEWAY_SELECTOR])).filter((p) => p.metadata.deletionTimestamp === undefined);
+      const evict = (pod: string): Promise<string> =>
+        c.kubectl(['create', '--raw', `/api/v1/namespaces/${OPERATOR_NS}/pods/${pod}/eviction`, '-f', '-'], JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: OPERATOR_NS } }));
+      const allowed = async (): Promise<number | undefined> => (await c.get("pdb", "endpoint-operator-gateway", OPERATOR_NS)).status?.disruptionsAllowed;
+      await eventually('the gateway PDB allowing one disruption', async () => (await allowed()) === 1);
+      const [first, second] = (await gatewayPods()).map((p) => p.metadata.name);
+      if (first === undefined || second === undefined) throw new Error('fewer than two gateway pods');
+      // As `kubectl drain` does: the nodes cordoned first, so no replacement becomes Ready while the test evicts.
+      await c.kubectl(['cordon', '-l', SIMULATED_NODE_LABEL]);
+      try {
+        await evict(first);
+        expect(await allowed()).toBe(0);
+        await expect(evict(second)).rejects.toThrow(/TooManyRequests.*Cannot evict pod as it would violate the pod's disruption budget/s);
+        expect((await gatewayPods()).map((p) => p.metadata.name)).toContain(second);
+      } finally {
+        await c.kubectl(['uncordon', '-l', SIMULATED_NODE_LABEL]);
+      }
+      // The replacement Ready, one disruption is allowed again: the same eviction now goes through.
+      await eventually('the gateway PDB allowing one disruption again', async () => (await allowed()) === 1, 60_000);
+      await evict(second);
+      await expectRunning(c);
+      expect((await gatewayPods()).map((p) => p.metadata.name)).not.toContain(second);
     });
 
     it('uninstalls everything but the CRDs (crds.keep) and the custom resources in them', async () => {

@@ -28,9 +28,9 @@ export const RELEASE = 'endpoint-operator';
 const HELM_TIMEOUT = '4m';
 
 export interface K8sObject {
-  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; managedFields?: { manager: string; operation: string }[] };
+  metadata: { name: string; uid: string; deletionTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string>; managedFields?: { manager: string; operation: string }[] };
   spec: Record<string, unknown> & { nodeName?: string; replicas?: number };
-  status?: { conditions?: { type: string; status: string }[]; availableReplicas?: number; replicas?: number };
+  status?: { conditions?: { type: string; status: string }[]; availableReplicas?: number; replicas?: number; disruptionsAllowed?: number };
 }
 
 export interface HelmCluster {

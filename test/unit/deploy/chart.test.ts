@@ -8,6 +8,7 @@ import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { RELEASES } from '../../../dev/cluster/binaries.js';
 import { DEFAULT_DEPLOY_VALUES } from '../../../src/deploy/values.js';
+import { deployValuesSchema } from '../../../src/deploy/values-schema.js';
 import { crdTemplate, crdTemplateFile } from '../../../src/deploy/crd-templates.js';
 import { CHART_TEMPLATES_DIR } from '../../../src/deploy/write.js';
 import { allKinds } from '../../../src/api/kinds.js';
@@ -19,6 +20,13 @@ const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
 describe('the Helm chart', () => {
   it('has values.yaml equal to the generator defaults', () => {
     expect(yaml.load(readFileSync(join(CHART, 'values.yaml'), 'utf8'))).toEqual(DEFAULT_DEPLOY_VALUES);
+  });
+
+  it('has values.yaml that its values.schema.json source accepts, and refuses a misspelt key by its path', () => {
+    const values = yaml.load(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
+    expect(deployValuesSchema.safeParse(values).error).toBeUndefined();
+    const misspelt = deployValuesSchema.safeParse({ ...DEFAULT_DEPLOY_VALUES, gateway: { ...DEFAULT_DEPLOY_VALUES.gateway, replcias: 3 } });
+    expect(misspelt.error?.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', keys: ['replcias'], path: ['gateway'] })]);
   });
 
   it('has Chart.yaml apiVersion v2 with the package version as appVersion', () => {

@@ -175,11 +175,11 @@ describe('the gateway Deployment', () => {
     expect(defaults).toMatchObject({ serverLimits: GATEWAY_SERVER_LIMITS, maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER, maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER });
   });
 
-  it('keeps a pod serving through drains (its PodDisruptionBudget) and after its deletion until kube-proxy has dropped it (a preStop sleep)', () => {
+  it('keeps all but one pod serving through drains (its PodDisruptionBudget) and a pod serving after its deletion until kube-proxy has dropped it (a preStop sleep)', () => {
     const objects = deployManifests(DEFAULT_DEPLOY_VALUES);
     const gateway = find(objects, 'Deployment', 'endpoint-operator-gateway');
     const pdb = find(objects, 'PodDisruptionBudget', 'endpoint-operator-gateway');
-    expect(at(pdb, 'spec.minAvailable')).toBe(1);
+    expect(at(pdb, 'spec.maxUnavailable')).toBe(1);
     expect(at(pdb, 'spec.selector.matchLabels')).toEqual(at(gateway, 'spec.selector.matchLabels'));
     const [c] = at(gateway, 'spec.template.spec.containers') as Obj[];
     expect(c?.['lifecycle']).toEqual({ preStop: { sleep: { seconds: GATEWAY_PRESTOP_SECONDS } } });

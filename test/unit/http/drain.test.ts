@@ -29,20 +29,26 @@ async function listening(server: NodeServer): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
+/** A port that drains for 5 s, listening, and one kept-alive connection's agent to it. */
+async function drainingPort(tls: boolean): Promise<{ server: NodeServer; port: number; agent: Agent | HttpAgent }> {
+  const pair = tls ? await testGatewayTls() : undefined;
+  const server = createServer({
+    limits: GATEWAY_SERVER_LIMITS,
+    tls: pair === undefined ? undefined : { cert: pair.cert, key: pair.key },
+    drainMs: 5_000,
+    onRequest: (_req, res) => res.end('ok'),
+  });
+  const port = await listening(server);
+  const agent = tls
+    ? new Agent({ keepAlive: true, maxSockets: 1, ca: pair?.ca })
+    : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  return { server, port, agent };
+}
+
 describe('a port that drains before it closes', () => {
   for (const tls of [false, true]) {
     it(`answers a kept-alive HTTP/1.1 client "Connection: close" once close() is called, then closes (${tls ? 'TLS' : 'plain'})`, async () => {
-      const pair = tls ? await testGatewayTls() : undefined;
-      const server = createServer({
-        limits: GATEWAY_SERVER_LIMITS,
-        tls: pair === undefined ? undefined : { cert: pair.cert, key: pair.key },
-        drainMs: 5_000,
-        onRequest: (_req, res) => res.end('ok'),
-      });
-      const port = await listening(server);
-      const agent = tls
-        ? new Agent({ keepAlive: true, maxSockets: 1, ca: pair?.ca })
-        : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+      const { server, port, agent } = await drainingPort(tls);
       const before = await post(port, agent, tls);
       expect(before).toMatchObject({ status: 200, socketReused: false });
       expect(before.connection).not.toBe('close');
@@ -55,6 +61,20 @@ describe('a port that drains before it closes', () => {
       await closed;
       // The port closed once that connection had gone, not after the whole drain period.
       expect(Date.now() - started).toBeLessThan(4_000);
+      agent.destroy();
+    });
+  }
+
+  for (const tls of [false, true]) {
+    it(`keeps an idle kept-alive connection through the drain when closeIdleConnections() comes first, as fastify calls it (${tls ? 'TLS' : 'plain'})`, async () => {
+      const { server, port, agent } = await drainingPort(tls);
+      await post(port, agent, tls);
+      (server as { closeIdleConnections(): void }).closeIdleConnections();
+      const closed = new Promise((resolve) => server.close(resolve));
+      // Long enough for the client to see the connection end, had it been closed.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await post(port, agent, tls)).toEqual({ status: 200, connection: 'close', socketReused: true });
+      await closed;
       agent.destroy();
     });
   }
