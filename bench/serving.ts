@@ -68,7 +68,7 @@ function bareObjects(i: number, namespace: string): [KubeObject, KubeObject] {
   const machine = resolveMachine(spec, DEFAULT_MACHINE_CATALOGUE);
   if (!machine.ok) throw new Error(machine.message);
   const strip = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, ownerReferences: undefined } });
-  return [strip(deploymentManifest(input, machine, true)), strip(serviceManifest(input))];
+  return [strip(deploymentManifest(input, machine, true, undefined)), strip(serviceManifest(input))];
 }
 
 async function inParallel(count: number, task: (i: number) => Promise<void>): Promise<void> {

@@ -1,6 +1,6 @@
 import type { KindDefinition } from './common/kind.js';
 import { adminUserKind, shopKind, shopUserKind, signInSessionKind } from './pos/v1/index.js';
-import { deployedModelKind, modelKind, predictionEndpointKind } from './prediction/v1/index.js';
+import { artifactBucketKind, deployedModelKind, modelKind, predictionEndpointKind } from './prediction/v1/index.js';
 import { registryEndpointKind, registryServiceKind } from './registry/index.js';
 
 /**
@@ -15,6 +15,7 @@ export const allKinds: readonly KindDefinition[] = [
   predictionEndpointKind,
   deployedModelKind,
   modelKind,
+  artifactBucketKind,
   registryServiceKind,
   registryEndpointKind,
 ];

@@ -13,6 +13,7 @@ import { gatewayManifests } from './gateway.js';
 import { rbacManifests } from './rbac.js';
 import { NAME, commonLabels, type DeployValues } from './values.js';
 import { machineTypesConfigMap } from './machine-types.js';
+import { artifactBucketObjects } from './artifact-buckets.js';
 import { deployment, operatorNetworkPolicy, podDisruptionBudget, serviceMonitor, services } from './workload.js';
 
 export interface Manifest {
@@ -32,6 +33,7 @@ export function deployManifests(values: DeployValues): Manifest[] {
     ...callerRoleManifests(),
     ...services(values),
     machineTypesConfigMap(values),
+    ...artifactBucketObjects(values),
     deployment(values),
     podDisruptionBudget(values),
     ...(values.networkPolicy.enabled ? [operatorNetworkPolicy(values)] : []),

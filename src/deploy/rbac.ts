@@ -35,6 +35,8 @@ export function clusterRules(): PolicyRule[] {
   return [
     ...reconciledKinds(PREDICTION, ['predictionendpoints', 'deployedmodels', 'models']),
     ...reconciledKinds(REGISTRY, ['registryservices', 'registryendpoints']),
+    // The bucket map (ModelArtifactBucket, cluster-scoped): read and followed, never written.
+    { apiGroups: [PREDICTION], resources: ['modelartifactbuckets'], verbs: ['get', 'list', 'watch'] },
     // DeployedModel backends (their Service and its EndpointSlices decide BackendUnavailable, watched) and the cluster
     // DNS of RegistryServices (spec.dns: a headless Service and its EndpointSlices per service, created, corrected and
     // removed by the operator; every Service is watched to see a foreign one of the name).

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { networkPolicyPeerSchema } from '../api/common/network-policy-peer.js';
+import { artifactBucketSpecSchema } from '../api/prediction/v1/artifact-bucket.js';
 import { tolerationSchema } from '../api/prediction/v1/machine-catalogue.js';
 import { AUTH_MODES } from '../gateway/auth/settings.js';
 import type { DeployValues } from './values.js';
@@ -81,6 +82,11 @@ export const deployValuesSchema = z.strictObject({
   metrics: z.strictObject({ prometheusRule: z.strictObject({ enabled: z.boolean() }), grafanaDashboard: z.strictObject({ enabled: z.boolean() }) }),
   podDisruptionBudget: z.strictObject({ minAvailable: count }),
   modelNetworkPolicy: z.strictObject({ enabled: z.boolean(), extraIngressFrom: z.array(networkPolicyPeerSchema) }),
+  // The bucket map: a bucket's name (the object's metadata.name, a DNS subdomain) → its ModelArtifactBucket spec.
+  modelArtifactBuckets: z.record(
+    z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/),
+    artifactBucketSpecSchema,
+  ),
   ...placement,
 });
 

@@ -6,6 +6,7 @@ import { GATEWAY_SERVER_LIMITS, SIGNIN_SERVER_LIMITS, type ServerLimits } from '
 import { DEFAULT_VERIFICATION_LIMITS } from '../signin/verification-queue.js';
 import type { NetworkPolicyPeer } from '../api/common/network-policy-peer.js';
 import type { Toleration } from '../api/prediction/v1/machine-catalogue.js';
+import type { ArtifactBucketSpec } from '../api/prediction/v1/artifact-bucket.js';
 
 /**
  * Everything an installation can vary, in one object: the generator turns it into manifests, and
@@ -65,6 +66,11 @@ export interface DeployValues {
    * engine (Calico, Cilium, kube-router...). Off: the operator deletes the policies it made.
    */
   modelNetworkPolicy: { enabled: boolean; extraIngressFrom: NetworkPolicyPeer[] };
+  /**
+   * The bucket map: one ModelArtifactBucket per key (the Cloud Storage bucket's name), its value the object's spec
+   * (`oci: {repository}` or `pvc: {claimName}`), so `gs://{bucket}/...` artifacts are served (docs/models.md).
+   */
+  modelArtifactBuckets: Record<string, ArtifactBucketSpec>;
   /** The operator's pods: the nodes they may run on (pod spec `nodeSelector`, `tolerations`); empty = any node. */
   nodeSelector: Record<string, string>;
   tolerations: Toleration[];
@@ -240,6 +246,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
   metrics: { prometheusRule: { enabled: false }, grafanaDashboard: { enabled: false } },
   podDisruptionBudget: { minAvailable: 1 },
   modelNetworkPolicy: { enabled: true, extraIngressFrom: [] },
+  modelArtifactBuckets: {},
   nodeSelector: {},
   tolerations: [],
 };

@@ -114,10 +114,16 @@ export async function installCrds(
   for (const def of kinds) {
     const version = def.versions.find((v) => v.storage)?.name ?? 'v1';
     await waitFor(`${def.plural}.${def.group} was not served`, () =>
-      client.list({ group: def.group, version, plural: def.plural, namespaced: true }, 'default', { limit: 1 }).then(
-        () => true,
-        () => false,
-      ),
+      client
+        .list(
+          { group: def.group, version, plural: def.plural, namespaced: def.scope !== 'Cluster' },
+          def.scope === 'Cluster' ? undefined : 'default',
+          { limit: 1 },
+        )
+        .then(
+          () => true,
+          () => false,
+        ),
     );
   }
   return crds;

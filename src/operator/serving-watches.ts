@@ -10,6 +10,7 @@ import { keyOf, objectKey, type KubeObject, type ResourceRef } from '../api/comm
 import type { Logger } from '../base/logger.js';
 import { modelEndpointKey, type Informers } from '../reconcilers/context.js';
 import type { MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
+import type { BucketLookup } from '../reconcilers/serving/artifact-volume.js';
 import {
   addServingIndexes,
   deploymentsResource,
@@ -39,6 +40,7 @@ export function servingWiring(
   namespace: string | undefined,
   informers: Informers,
   catalogue: MachineCatalogueSource,
+  buckets: BucketLookup,
   networkPolicy: ModelNetworkPolicySettings | undefined,
   log: Logger,
 ): ServingWiring {
@@ -75,7 +77,7 @@ export function servingWiring(
     });
 
   return {
-    context: { informers: serving, catalogue, networkPolicy },
+    context: { informers: serving, catalogue, buckets, networkPolicy },
     informers: [serving.deployments, serving.hpas, serving.pdbs, serving.networkPolicies, serving.pods],
     watch(models, endpoints) {
       // A child changed or went (a replica became available, a hand edit, a deletion): report it, or put it back.

@@ -41,6 +41,7 @@ import { registryNameClaims, type RegistryNameClaims } from '../reconcilers/regi
 import { specOf } from '../api/typed-spec.js';
 import { fixedCatalogue, type MachineCatalogueSource } from '../api/prediction/v1/machine-catalogue.js';
 import { servingWiring } from './serving-watches.js';
+import { artifactBucketKind, type ArtifactBucketSpec } from '../api/prediction/v1/artifact-bucket.js';
 import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
 /** RegistryServices by `namespace/{Service name of their DNS projection}`, and by spec.name alone (any namespace). */
@@ -79,6 +80,11 @@ export interface ShardOptions {
   readonly registry?: RegistrySharing;
   /** What machineSpec means on this cluster (DeployedModel containerSpec), live; default the built-in catalogue. */
   readonly machineCatalogue?: MachineCatalogueSource;
+  /**
+   * The bucket map (ModelArtifactBucket, cluster-scoped), one informer shared by every shard (start.ts);
+   * default: this shard's own, which it then runs.
+   */
+  readonly artifactBuckets?: Informer;
   /** Who may reach the pods of a containerSpec model (a NetworkPolicy per model); absent = no policy. */
   readonly modelNetworkPolicy?: ModelNetworkPolicySettings | undefined;
 }
@@ -122,11 +128,15 @@ export function createShard(options: ShardOptions): Shard {
   const clock = options.clock ?? realClock;
   const grace = options.grace ?? new OrderingGrace(ORDERING_GRACE_MS, clock);
   const ownWrites = new OwnWrites();
+  const buckets = options.artifactBuckets ?? artifactBucketsInformer(client, log);
+  // Run by this shard only when it made it; a shared one is run by its owner.
+  const ownBuckets = options.artifactBuckets === undefined ? buckets : undefined;
   const serving = servingWiring(
     client,
     namespace,
     informers,
     options.machineCatalogue ?? fixedCatalogue(),
+    (bucket) => bucketSpec(buckets.get(undefined, bucket)),
     options.modelNetworkPolicy,
     log,
   );
@@ -246,6 +256,18 @@ export function createShard(options: ShardOptions): Shard {
       informers.deployedModels.byIndex(MODEL_REFERENCE_INDEX, keyOf(m)).flatMap((dm) => optional(modelEndpointKey(dm))),
     { predicate: Predicates.generationChanged },
   );
+  // A gs:// artifact is served through the bucket map: a bucket's entry that appears, changes or goes changes what
+  // the models naming that bucket mount (one Stalled with ArtifactBucketUnmapped deploys once its bucket is mapped).
+  // A model naming a Model may serve any of its versions' buckets, so each of those is queued too.
+  models.watches(
+    buckets,
+    (b) =>
+      informers.deployedModels
+        .list()
+        .filter((m) => namesBucket(m, b.metadata.name ?? '') || referencedModel(m).length > 0)
+        .map(keyOf),
+    { predicate: Predicates.generationChanged },
+  );
   // spec.containerSpec: the model's Deployment, Service, HPA, PDB, NetworkPolicy and pods.
   serving.watch(models, endpoints);
 
@@ -264,7 +286,7 @@ export function createShard(options: ShardOptions): Shard {
   return {
     informers,
     controllers: [endpoints, models, registryModels, services, regEndpoints, dns],
-    allInformers: () => [...Object.values(informers), ...serving.informers],
+    allInformers: () => [...Object.values(informers), ...serving.informers, ...(ownBuckets ? [ownBuckets] : [])],
   };
 }
 
@@ -296,6 +318,30 @@ function parentServiceKeys(
   return key === undefined
     ? []
     : informers.registryServices.byIndex(Index.servicesByName, key).filter(which).map(keyOf);
+}
+
+/** The bucket map's informer: every ModelArtifactBucket (cluster-scoped, so one for all namespaces). */
+export function artifactBucketsInformer(client: KubeClient, log: Logger): Informer {
+  return new Informer(kubeListerWatcher(client, artifactBucketsResource, undefined), {
+    name: `${artifactBucketsResource.group}/${artifactBucketsResource.version}/${artifactBucketsResource.plural}`,
+    logger: log,
+  });
+}
+
+const artifactBucketsResource: ResourceRef = {
+  group: artifactBucketKind.group,
+  version: 'v1',
+  plural: artifactBucketKind.plural,
+  namespaced: false,
+};
+
+function bucketSpec(obj: KubeObject | undefined): ArtifactBucketSpec | undefined {
+  return obj !== undefined && isRecord(obj.spec) ? (obj.spec as ArtifactBucketSpec) : undefined;
+}
+
+function namesBucket(model: KubeObject, bucket: string): boolean {
+  const uri = specOf.deployedModel(model).artifactUri;
+  return uri === `gs://${bucket}` || uri?.startsWith(`gs://${bucket}/`) === true;
 }
 
 function optional(v: string | undefined): string[] {

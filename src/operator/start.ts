@@ -26,7 +26,7 @@ import type { KubeObject } from '../api/common/kube-object.js';
 import { fixedCatalogue } from '../api/prediction/v1/machine-catalogue.js';
 import { machineCatalogueWatch } from './machine-catalogue-watch.js';
 import { gatewayCaPublisher, gatewayCaSource } from './gateway-ca-configmaps.js';
-import { createShard, type RegistrySharing, type Shard } from './shard.js';
+import { artifactBucketsInformer, createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
 import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
@@ -127,6 +127,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
           stopping.signal,
         );
   const machineCatalogue = catalogueWatch?.source ?? fixedCatalogue();
+  // The bucket map is cluster-scoped: one informer for every shard.
+  const artifactBuckets = artifactBucketsInformer(client, log);
   const shards: Shard[] = namespaces.map((namespace) =>
     createShard({
       client,
@@ -139,6 +141,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
       },
       registry,
       machineCatalogue,
+      artifactBuckets,
       modelNetworkPolicy: settings.modelNetworkPolicy,
       workers: settings.workers,
       events,
@@ -164,6 +167,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const informers = [
     ...shards.flatMap((s) => s.allInformers()),
     ...(catalogueWatch ? [catalogueWatch.informer] : []),
+    artifactBuckets,
     ...(caSource ? [caSource.informer, ...caPublishers.map((p) => p.configMaps)] : []),
   ];
   // Every informer listens on the stop signal while it runs and while it is waited for: a few per informer, not a leak.

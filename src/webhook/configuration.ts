@@ -107,7 +107,8 @@ export function conversionClientConfig(
 
 function rulesFor(kinds: readonly KindDefinition[], operations: string[]): RuleWithOperations[] {
   const byGroup = new Map<string, { versions: Set<string>; resources: Set<string> }>();
-  for (const def of kinds) {
+  // The rules are Namespaced: a cluster-scoped kind (the bucket map) is judged by its CRD's schema and CEL alone.
+  for (const def of kinds.filter((k) => k.scope !== 'Cluster')) {
     const entry = byGroup.get(def.group) ?? { versions: new Set<string>(), resources: new Set<string>() };
     for (const v of def.versions) if (v.served) entry.versions.add(v.name);
     entry.resources.add(def.plural);

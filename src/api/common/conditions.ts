@@ -86,6 +86,8 @@ export const Reasons = {
   ReplicasStarting: 'ReplicasStarting',
   /** The machine catalogue has no entry for the DeployedModel's machine type (or accelerator type), or none is in effect (it did not parse at start-up). */
   MachineTypeUnknown: 'MachineTypeUnknown',
+  /** A DeployedModel's gs:// artifactUri names a bucket the bucket map (ModelArtifactBucket) lacks, or a path its entry cannot serve. */
+  ArtifactBucketUnmapped: 'ArtifactBucketUnmapped',
   /** No node has the resources, accelerators or labels a DeployedModel's replica asks for. */
   Unschedulable: 'Unschedulable',
   /** A DeployedModel's container image cannot be pulled. */
@@ -173,6 +175,7 @@ export const REASON_READING: Readonly<Record<Reason, ReasonReading>> = {
   BackendUnavailable: waiting('False'),
   ReplicasStarting: waiting('False'),
   MachineTypeUnknown: stuck,
+  ArtifactBucketUnmapped: stuck,
   Unschedulable: stuck,
   ImagePullBackOff: stuck,
   CrashLoopBackOff: stuck,
@@ -220,6 +223,7 @@ export const KIND_REASONS = {
     Reasons.BackendUnavailable,
     Reasons.ReplicasStarting,
     Reasons.MachineTypeUnknown,
+    Reasons.ArtifactBucketUnmapped,
     Reasons.Unschedulable,
     Reasons.ImagePullBackOff,
     Reasons.CrashLoopBackOff,

@@ -65,6 +65,8 @@ export interface KindDefinition {
   /** A sentence for `kubectl explain <kind>`. */
   readonly description: string;
   readonly versions: readonly KindVersion[];
+  /** `Cluster` for a kind with no namespace (the bucket map); default `Namespaced`. */
+  readonly scope?: 'Namespaced' | 'Cluster';
   /**
    * The finalizer that holds a deletion of this kind until the operator has cleaned up (undeployed).
    * The mutating webhook sets it at creation; the controller adds it when the webhook was bypassed.

@@ -70,7 +70,7 @@ export function crdFor(def: KindDefinition, options: CrdOptions = DEFAULT_CRD_OP
       shortNames: [...def.shortNames],
       categories: [...def.categories],
     },
-    scope: 'Namespaced',
+    scope: def.scope ?? 'Namespaced',
     versions: def.versions.map((v) => ({
       name: v.name,
       served: v.served,

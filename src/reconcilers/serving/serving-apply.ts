@@ -9,6 +9,7 @@ import type { KubeClient } from '../../kube/kube-client.js';
 import { isRecord, type KubeObject, type ResourceRef } from '../../api/common/kube-object.js';
 import { servicesResource } from '../../runtime/endpoint-slices.js';
 import { FIELD_MANAGER } from '../field-manager.js';
+import { resolveArtifact, type BucketLookup } from './artifact-volume.js';
 import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { machineFor, withMachinePin } from './machine-pin.js';
 import { networkPolicyManifest, type ModelNetworkPolicySettings } from './network-policy-plan.js';
@@ -98,6 +99,8 @@ export interface ServingStep {
   readonly client: KubeClient;
   readonly informers: ServingInformers;
   readonly catalogue: MachineCatalogueSource;
+  /** The bucket map (ModelArtifactBucket objects), read per reconcile. */
+  readonly buckets: BucketLookup;
   /** Absent: the operator makes no NetworkPolicy, and deletes the ones it made. */
   readonly networkPolicy: ModelNetworkPolicySettings | undefined;
   readonly signal: AbortSignal;
@@ -115,6 +118,7 @@ export function observe(step: Omit<ServingStep, 'client' | 'signal'>, input: Ser
   const live = step.informers.deployments.get(ns, name);
   const deployment = ownedBy(live, model.metadata.uid ?? '') ? live : undefined;
   const machine = machineFor(input.spec, step.catalogue.current(), deployment);
+  const artifact = resolveArtifact(input.spec.artifactUri, step.buckets);
   const key = `${ns ?? ''}/${model.metadata.uid ?? ''}`;
   return observeServing({
     replicas: replicasOf(input.spec),
@@ -122,11 +126,13 @@ export function observe(step: Omit<ServingStep, 'client' | 'signal'>, input: Ser
     deployment,
     pods: step.informers.pods.byIndex(BY_MODEL_UID, key),
     machineProblem: machine.ok ? undefined : machine.message,
+    artifactProblem: artifact.ok ? undefined : artifact.message,
   });
 }
 
 /**
- * Applies what differs; a machine the catalogue lacks creates nothing (the status says why). The Deployment
+ * Applies what differs; a machine the catalogue lacks, or a bucket the bucket map lacks, creates nothing (the
+ * status says why). The Deployment
  * keeps the machine it was created with (machine-pin.ts): a catalogue edit does not roll a running model.
  */
 export async function applyServing(step: ServingStep, input: ServingInput): Promise<void> {
@@ -140,9 +146,10 @@ export async function applyServing(step: ServingStep, input: ServingInput): Prom
     step.catalogue.current(),
     ownedBy(liveDeployment, uid) ? liveDeployment : undefined,
   );
-  if (!machine.ok) return;
+  const artifact = resolveArtifact(input.spec.artifactUri, step.buckets);
+  if (!machine.ok || !artifact.ok) return;
   const deployment = (withReplicas: boolean): KubeObject =>
-    withMachinePin(deploymentManifest(input, machine, withReplicas), machine);
+    withMachinePin(deploymentManifest(input, machine, withReplicas, artifact.mount), machine);
   const apply = async (
     ref: ResourceRef,
     live: KubeObject | undefined,

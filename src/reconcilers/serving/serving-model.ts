@@ -10,6 +10,7 @@ import type { ModelState } from '../deployed-model-ids.js';
 import { specOf } from '../../api/typed-spec.js';
 import type { MachineCatalogueSource } from '../../api/prediction/v1/machine-catalogue.js';
 import { observe, type ServingInformers } from './serving-apply.js';
+import type { BucketLookup } from './artifact-volume.js';
 import type { ModelNetworkPolicySettings } from './network-policy-plan.js';
 import { hpaManifest, pdbManifest, servingName, type ServingInput } from './serving-plan.js';
 import type { ServingObservation } from './serving-status.js';
@@ -18,6 +19,8 @@ export interface ServingContext {
   readonly informers: ServingInformers;
   /** Follows the ConfigMap: read per reconcile. */
   readonly catalogue: MachineCatalogueSource;
+  /** The bucket map, followed by an informer: read per reconcile. */
+  readonly buckets: BucketLookup;
   /** Who may reach a model's pods; absent: no NetworkPolicy (the ones the operator made are deleted). */
   readonly networkPolicy: ModelNetworkPolicySettings | undefined;
 }

@@ -18,7 +18,7 @@ import { PREDICTION_GROUP } from '../../api/prediction/v1/names.js';
 import { CustomMetric, SERVING_PORT_NAME, servingName, servingRoutes } from '../../api/prediction/v1/serving-names.js';
 import type { KubeObject } from '../../api/common/kube-object.js';
 import type { MachineCatalogue, Toleration } from '../../api/prediction/v1/machine-catalogue.js';
-import { artifactMount } from './artifact-volume.js';
+import type { ArtifactMount } from './artifact-volume.js';
 
 /** Selects a model's pods; the uid, because a model name may be longer than a label value. */
 export const MODEL_UID_LABEL = `${PREDICTION_GROUP}/deployed-model-uid`;
@@ -148,8 +148,11 @@ export function routes(input: Pick<ServingInput, 'spec' | 'id'>): { predict: str
   return servingRoutes(input.spec.endpointRef.name, input.id, input.spec.containerSpec);
 }
 
-/** The variables Vertex gives a custom container, so one built for Vertex runs unchanged; they win over spec.containerSpec.env. */
-export function aipEnv(input: ServingInput): { name: string; value: string }[] {
+/**
+ * The variables Vertex gives a custom container, so one built for Vertex runs unchanged; they win over
+ * spec.containerSpec.env. `artifact` is spec.artifactUri resolved (artifact-volume.ts resolveArtifact).
+ */
+export function aipEnv(input: ServingInput, artifact: ArtifactMount | undefined): { name: string; value: string }[] {
   const { predict, health } = routes(input);
   const vars: Record<string, string> = {
     AIP_HTTP_PORT: String(containerPort(input.spec.containerSpec)),
@@ -159,8 +162,7 @@ export function aipEnv(input: ServingInput): { name: string; value: string }[] {
     AIP_ENDPOINT_ID: input.spec.endpointRef.name,
     AIP_MODE: 'PREDICTION',
   };
-  if (input.spec.artifactUri !== undefined)
-    vars.AIP_STORAGE_URI = artifactMount(input.spec.artifactUri)?.storageUri ?? input.spec.artifactUri;
+  if (input.spec.artifactUri !== undefined) vars.AIP_STORAGE_URI = artifact?.storageUri ?? input.spec.artifactUri;
   return Object.entries(vars).map(([name, value]) => ({ name, value }));
 }
 
@@ -217,12 +219,13 @@ export function deploymentManifest(
   input: ServingInput,
   machine: Extract<Resolved, { ok: true }>,
   withReplicas: boolean,
+  artifact: ArtifactMount | undefined,
 ): KubeObject {
   const c = input.spec.containerSpec;
-  const own = new Set(aipEnv(input).map((e) => e.name));
-  const env = [...(c.env ?? []).filter((e) => !own.has(e.name)), ...aipEnv(input)];
+  const aip = aipEnv(input, artifact);
+  const own = new Set(aip.map((e) => e.name));
+  const env = [...(c.env ?? []).filter((e) => !own.has(e.name)), ...aip];
   const shm = c.sharedMemorySizeMb;
-  const artifact = artifactMount(input.spec.artifactUri);
   const mounts = [
     ...(shm !== undefined ? [{ name: 'dshm', mountPath: '/dev/shm' }] : []),
     ...(artifact !== undefined ? [artifact.mount] : []),

@@ -18,6 +18,8 @@ export interface ServingWorld {
   readonly pods: readonly KubeObject[];
   /** Set when the machine catalogue cannot place the model (MachineTypeUnknown). */
   readonly machineProblem: string | undefined;
+  /** Set when the artifact cannot be served: a gs:// bucket the bucket map lacks (ArtifactBucketUnmapped). */
+  readonly artifactProblem?: string | undefined;
 }
 
 export interface ServingObservation {
@@ -177,6 +179,13 @@ export function observeServing(world: ServingWorld): ServingObservation {
       ...base,
       stage: 'PREPARING_MODEL',
       verdict: { status: 'False', reason: Reasons.MachineTypeUnknown, message: world.machineProblem },
+    };
+  }
+  if (world.artifactProblem !== undefined) {
+    return {
+      ...base,
+      stage: 'PREPARING_MODEL',
+      verdict: { status: 'False', reason: Reasons.ArtifactBucketUnmapped, message: world.artifactProblem },
     };
   }
   if (deployment === undefined) {

@@ -24,6 +24,8 @@ export const EVERY_OPTION_ON: DeployValues = {
   tracing: { otlpEndpoint: 'http://otel-collector.monitoring:4318', sampler: 'always_on', samplerArg: '1' },
   // A metrics scraper's pods (keys out of order: the flag carries them sorted, as Helm's toJson writes them).
   modelNetworkPolicy: { enabled: true, extraIngressFrom: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+  // The bucket map: one object per bucket, both forms.
+  modelArtifactBuckets: { 'demo-models': { oci: { repository: 'registry.example.com/demo-models' } }, 'shared-store': { pvc: { claimName: 'model-store' } } },
   // Limits off their defaults, with counts of a million and more (Helm reads them as float64) and fractional seconds.
   signin: {
     enabled: true, namespace: 'shops', port: 9443, trustedProxies: '10.0.0.0/8,fd00::/8',

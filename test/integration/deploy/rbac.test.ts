@@ -176,6 +176,8 @@ describe('the operator under its ServiceAccount with the generated RBAC', () => 
       example('prediction/fraud-scoring-endpoint.yaml'),
       // containerSpec: the operator creates a Deployment, Service, HPA, PDB and NetworkPolicy and watches Pods.
       example('prediction/container-model.yaml'),
+      // ...its gs:// artifact through the bucket map, which the operator lists and watches cluster-wide.
+      example('prediction/artifact-buckets.yaml'),
       example('registry/service.yaml'),
       example('registry/endpoints.yaml'),
       example('registry/endpoint-v1beta1.yaml'),

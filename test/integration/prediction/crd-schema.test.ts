@@ -6,11 +6,13 @@
 import yaml from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { crdFor, crdName } from '../../../src/api/crd/generate.js';
-import { deployedModelKind, predictionEndpointKind } from '../../../src/api/prediction/v1/kinds.js';
+import { deployedModelKind, modelKind, predictionEndpointKind } from '../../../src/api/prediction/v1/kinds.js';
+import { artifactBucketKind } from '../../../src/api/prediction/v1/artifact-bucket.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { loadExamples, type ExampleFile } from '../../support/examples.js';
 
-const kinds = [predictionEndpointKind, deployedModelKind];
+// Every prediction kind the valid examples hold (the bucket map is cluster-scoped: its namespace is ignored).
+const kinds = [predictionEndpointKind, deployedModelKind, modelKind, artifactBucketKind];
 
 function inNamespace(file: ExampleFile, namespace: string): string {
   return file.documents
@@ -36,7 +38,7 @@ beforeAll(async () => {
   namespace = await createTestNamespace('prediction-crd');
   // Discovery can lag Established by a moment.
   for (let i = 0; i < 100; i++) {
-    if ((await kubectl(['get', 'pe,dm', '-n', namespace])).code === 0) break;
+    if ((await kubectl(['get', 'pe,dm,models,modelartifactbuckets', '-n', namespace])).code === 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
 });

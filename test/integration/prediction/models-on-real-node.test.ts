@@ -299,8 +299,9 @@ describe('containerSpec models on the real node', () => {
     await apply(
       endpoint('failing', {}),
       containerModel('missing-image', 'failing', '31', { imageUri: `${REGISTRY_HOST}/endpoint-operator/not-pushed:1` }),
-      // MLServer's entrypoint exits when AIP_STORAGE_URI is no directory in the image.
-      containerModel('exits', 'failing', '32', mlserverServer(s.images), 'gs://models-bucket/iris'),
+      // MLServer's entrypoint exits when AIP_STORAGE_URI is no directory in the image (a path, passed unchanged: a
+      // gs:// URI would now wait for the bucket map, ArtifactBucketUnmapped, and never start the server).
+      containerModel('exits', 'failing', '32', mlserverServer(s.images), '/models/not-in-the-image'),
       // Google's server runs and answers 404 on this path: the startup probe never passes.
       containerModel('never-starts', 'failing', '33', {
         ...vertexServer(s.images),

@@ -12,12 +12,29 @@ import { apply, eventually, getJson, readyOf, runOperatorWithCrds, type TestOper
 
 interface Deployment {
   metadata: { generation?: number };
-  spec: { template: { spec: { containers: { image: string; env: { name: string; value: string }[] }[] } } };
+  spec: {
+    template: {
+      spec: {
+        containers: { image: string; env: { name: string; value: string }[]; volumeMounts?: unknown }[];
+        volumes?: unknown;
+      };
+    };
+  };
 }
+
+/** The bucket the Model's versions name (gs://), cluster-scoped: a name of this file's own. */
+const BUCKET = 'models-test-iris';
+const bucketMap = `
+apiVersion: prediction.endpoint-operator.dev/v1
+kind: ModelArtifactBucket
+metadata: { name: ${BUCKET} }
+spec:
+  oci: { repository: registry.example/models }
+`;
 
 const version = (id: string, image: string) => `
     - id: "${id}"
-      artifactUri: gs://demo-models/iris/${id}
+      artifactUri: gs://${BUCKET}/iris/${id}
       containerSpec:
         imageUri: ${image}
         predictRoute: /predict
@@ -59,6 +76,7 @@ spec:
   });
 
   afterAll(async () => {
+    await kubectl(['delete', 'modelartifactbucket', BUCKET, '--ignore-not-found']);
     await op?.stop();
   });
 
@@ -70,6 +88,23 @@ spec:
       return r?.reason === 'ModelNotFound' && r.message?.includes('Model "iris"');
     });
     await apply(ns, modelManifest('2'));
+    // The version's gs:// bucket is not in the bucket map yet: the apiserver cannot know (CEL sees one object), so
+    // the reconciler says it, Stalled, and creates nothing.
+    const unmapped = await eventually('ArtifactBucketUnmapped while the bucket map lacks the bucket', async () => {
+      const obj = await getJson(ns, 'deployedmodel/iris-default');
+      return readyOf(obj)?.reason === 'ArtifactBucketUnmapped' ? obj : undefined;
+    });
+    expect(readyOf(unmapped)?.status).toBe('False');
+    expect(readyOf(unmapped)?.message).toContain(`bucket "${BUCKET}" is not in the bucket map`);
+    expect(readyOf(unmapped)?.message).toContain(`add a ModelArtifactBucket "${BUCKET}"`);
+    const stalled = (unmapped.status?.conditions as { type: string; status: string }[] | undefined)?.find(
+      (c) => c.type === 'Stalled',
+    );
+    expect(stalled?.status).toBe('True');
+    expect(await getJson(ns, 'deployment/dm-iris-default').catch(() => undefined)).toBeUndefined();
+    // The mapping appears (a cluster-scoped object, applied without a namespace): the model deploys.
+    const mapped = await kubectl(['apply', '-f', '-'], { input: bucketMap });
+    expect(mapped.code, mapped.stderr).toBe(0);
     const dm = await eventually('the DeployedModel pinned to version 2', async () => {
       const obj = await getJson(ns, 'deployedmodel/iris-default');
       return obj.status?.modelVersionId === '2' ? obj : undefined;
@@ -83,7 +118,14 @@ spec:
     const env = Object.fromEntries(
       deployment.spec.template.spec.containers[0]?.env.map((e) => [e.name, e.value]) ?? [],
     );
-    expect(env['AIP_STORAGE_URI']).toBe('gs://demo-models/iris/2');
+    // gs://models-test-iris/iris/2 through the bucket map: the image volume registry.example/models/iris:2.
+    expect(env['AIP_STORAGE_URI']).toBe('/mnt/models');
+    expect(deployment.spec.template.spec.volumes).toEqual([
+      { name: 'model-artifact', image: { reference: 'registry.example/models/iris:2', pullPolicy: 'IfNotPresent' } },
+    ]);
+    expect(deployment.spec.template.spec.containers[0]?.volumeMounts).toEqual([
+      { name: 'model-artifact', mountPath: '/mnt/models', readOnly: true },
+    ]);
     const model = await eventually('the Model lists its deployment', async () => {
       const m = await getJson(ns, 'model/iris');
       return Array.isArray(m.status?.deployedModels) && m.status.deployedModels.length === 1 ? m : undefined;

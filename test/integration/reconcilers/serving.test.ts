@@ -38,7 +38,7 @@ spec:
   endpointRef: { name: ${endpoint} }
   id: "${id}"
   model: projects/p/locations/l/models/${name}
-  artifactUri: gs://models/${name}/1
+  artifactUri: oci://registry.example/models/${name}:1
   containerSpec:
     imageUri: registry.example/server:1
     ports: [{ containerPort: 9000 }]
@@ -126,7 +126,7 @@ describe('DeployedModel containerSpec', () => {
       AIP_DEPLOYED_MODEL_ID: '5100',
       AIP_ENDPOINT_ID: 'serving',
       AIP_MODE: 'PREDICTION',
-      AIP_STORAGE_URI: 'gs://models/churn/1',
+      AIP_STORAGE_URI: '/mnt/models',
     });
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/health', port: 9000 } });
     expect(container.livenessProbe).toMatchObject({ tcpSocket: { port: 9000 } });

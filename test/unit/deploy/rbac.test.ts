@@ -37,6 +37,7 @@ describe('RBAC', () => {
     expect(grants('ClusterRole')).toEqual([
       ...RECONCILED('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels', 'models']),
       ...RECONCILED('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints']),
+      ...expand('prediction.endpoint-operator.dev', ['modelartifactbuckets'], ['get', 'list', 'watch']),
       ...expand('', ['services'], ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
       ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch', 'create', 'update', 'delete']),
       ...expand('apps', ['deployments'], ['get', 'list', 'watch', 'create', 'patch']),

@@ -1,4 +1,5 @@
 export { predictionEndpointKind, deployedModelKind, modelKind } from './kinds.js';
+export { artifactBucketKind, type ArtifactBucketSpec } from './artifact-bucket.js';
 export {
   predictionEndpointSpecSchema,
   predictionEndpointStatusSchema,

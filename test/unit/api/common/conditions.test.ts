@@ -109,6 +109,8 @@ describe('the reason catalogue', () => {
         };
       };
       const kind = crd.spec.names.kind;
+      // The bucket map (ModelArtifactBucket) is read, never reconciled: it has no conditions.
+      if (KIND_REASONS[kind] === undefined) continue;
       for (const v of crd.spec.versions) {
         const description = v.schema.openAPIV3Schema.properties.status?.properties.conditions?.description ?? '';
         expect(sorted(listAfter(description, REASONS_PREFIX)), `${file} ${v.name}`).toEqual(sorted(KIND_REASONS[kind]));

@@ -16,6 +16,7 @@ import {
   type ServingInput,
 } from '../../../../src/reconcilers/serving/serving-plan.js';
 import { contains } from '../../../../src/reconcilers/serving/serving-apply.js';
+import { resolveArtifact, type BucketLookup } from '../../../../src/reconcilers/serving/artifact-volume.js';
 
 /** The parts of the manifests the tests read. */
 interface Manifest {
@@ -71,7 +72,7 @@ describe('the serving plan', () => {
   });
 
   it('defaults Vertex routes and port, and gives the container the AIP_* variables (which win over spec env)', () => {
-    const env = Object.fromEntries(aipEnv(input()).map((e) => [e.name, e.value]));
+    const env = Object.fromEntries(aipEnv(input(), undefined).map((e) => [e.name, e.value]));
     expect(env).toEqual({
       AIP_HTTP_PORT: '8080',
       AIP_HEALTH_ROUTE: '/v1/endpoints/churn/deployedModels/42',
@@ -89,15 +90,16 @@ describe('the serving plan', () => {
             { name: 'A', value: '1' },
           ],
         },
-        artifactUri: 'gs://b/m',
+        artifactUri: 'pvc://store/m',
       }),
       resolved(),
       true,
+      { volume: {}, mount: {}, storageUri: '/mnt/models' },
     );
     const c = (d.spec as Manifest).template.spec.containers[0]!;
     expect(c.env.filter((e) => e.name === 'AIP_MODE')).toEqual([{ name: 'AIP_MODE', value: 'PREDICTION' }]);
     expect(c.env[0]).toEqual({ name: 'A', value: '1' });
-    expect(c.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: 'gs://b/m' });
+    expect(c.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: '/mnt/models' });
     // A crash's last log lines become the termination message; a stopping pod serves on while gateways learn it goes.
     expect(c.terminationMessagePolicy).toBe('FallbackToLogsOnError');
     expect(c.lifecycle).toEqual({ preStop: { sleep: { seconds: DRAIN_SECONDS } } });
@@ -168,14 +170,16 @@ describe('the serving plan', () => {
   });
 
   it('sets replicas to min unless an HPA owns them, the progress deadline from deploymentTimeout, and the startup window from it', () => {
-    const withCount = deploymentManifest(input(dedicated({ minReplicaCount: 3 })), resolved(), true).spec as Manifest;
+    const withCount = deploymentManifest(input(dedicated({ minReplicaCount: 3 })), resolved(), true, undefined)
+      .spec as Manifest;
     expect(withCount.replicas).toBe(3);
     expect(withCount.progressDeadlineSeconds).toBe(1200);
-    expect('replicas' in (deploymentManifest(input(), resolved(), false).spec as object)).toBe(false);
+    expect('replicas' in (deploymentManifest(input(), resolved(), false, undefined).spec as object)).toBe(false);
     const slow = deploymentManifest(
       input({ containerSpec: { imageUri: 'i', deploymentTimeout: '3600s', sharedMemorySizeMb: 512 } }),
       resolved(),
       true,
+      undefined,
     ).spec as Manifest;
     expect(slow.progressDeadlineSeconds).toBe(3600);
     expect(slow.template.spec.containers[0]?.startupProbe).toEqual({
@@ -186,14 +190,19 @@ describe('the serving plan', () => {
     expect(slow.template.spec.volumes).toEqual([{ name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } }]);
   });
 
-  it('serves an oci:// artifact as an image volume and a pvc:// one as a read-only claim, at AIP_STORAGE_URI', () => {
+  it('serves an oci:// artifact as an image volume and a pvc:// one as a read-only claim, at AIP_STORAGE_URI; gs:// through the bucket map', () => {
     type WithVolumes = {
       template: {
         spec: { containers: { env: { name: string; value: string }[]; volumeMounts?: unknown }[]; volumes?: unknown };
       };
     };
-    const plan = (artifactUri: string) =>
-      deploymentManifest(input({ artifactUri }), resolved(), true).spec as WithVolumes;
+    const buckets: BucketLookup = (b) =>
+      b === 'demo-models' ? { oci: { repository: 'registry.local:5000/demo' } } : undefined;
+    const plan = (artifactUri: string) => {
+      const artifact = resolveArtifact(artifactUri, buckets);
+      if (!artifact.ok) throw new Error(artifact.message);
+      return deploymentManifest(input({ artifactUri }), resolved(), true, artifact.mount).spec as WithVolumes;
+    };
     const oci = plan('oci://registry.local:5000/models/iris:1').template.spec;
     expect(oci.volumes).toEqual([
       { name: 'model-artifact', image: { reference: 'registry.local:5000/models/iris:1', pullPolicy: 'IfNotPresent' } },
@@ -209,9 +218,11 @@ describe('the serving plan', () => {
     expect(pvc.containers[0]?.volumeMounts).toEqual([
       { name: 'model-artifact', mountPath: '/mnt/models', readOnly: true, subPath: 'iris/1' },
     ]);
-    const gs = plan('gs://b/m').template.spec;
-    expect(gs.volumes).toBeUndefined();
-    expect(gs.containers[0]?.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: 'gs://b/m' });
+    const gs = plan('gs://demo-models/iris/1').template.spec;
+    expect(gs.volumes).toEqual([
+      { name: 'model-artifact', image: { reference: 'registry.local:5000/demo/iris:1', pullPolicy: 'IfNotPresent' } },
+    ]);
+    expect(gs.containers[0]?.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: '/mnt/models' });
   });
 
   it('maps Vertex probes 1:1, probing the container port when the handler names none', () => {
@@ -286,7 +297,7 @@ describe('the serving plan', () => {
   });
 
   it('owns every object by the model and selects its pods by uid', () => {
-    for (const o of [deploymentManifest(input(), resolved(), true), serviceManifest(input())]) {
+    for (const o of [deploymentManifest(input(), resolved(), true, undefined), serviceManifest(input())]) {
       expect(o.metadata.ownerReferences).toEqual([
         {
           apiVersion: 'prediction.endpoint-operator.dev/v1',

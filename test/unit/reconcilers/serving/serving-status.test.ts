@@ -224,4 +224,13 @@ describe('serving status', () => {
         .verdict,
     ).toMatchObject({ reason: 'MachineTypeUnknown' });
   });
+
+  it('is ArtifactBucketUnmapped (PREPARING_MODEL) while the artifact cannot be served, whatever a Deployment shows', () => {
+    const problem = 'bucket "crm-ml-models" is not in the bucket map';
+    for (const d of [undefined, deployment({ replicas: 2, availableReplicas: 2 })])
+      expect(observeServing(world({ deployment: d, artifactProblem: problem }))).toMatchObject({
+        stage: 'PREPARING_MODEL',
+        verdict: { status: 'False', reason: 'ArtifactBucketUnmapped', message: problem },
+      });
+  });
 });
