@@ -64,7 +64,8 @@ function structural(node: Record<string, unknown>, where: string): JSONSchemaPro
         const prop = structural(child, `${where}.${name}`);
         props[name] = required.has(name) ? prop : emptyMeansUnset(prop);
       }
-      out.properties = props;
+      // The apiserver stores an empty `properties` as absent (omitempty); writing it would differ from what is read back.
+      if (Object.keys(props).length > 0) out.properties = props;
     } else if (key === 'items') {
       out.items = structural(value as Record<string, unknown>, `${where}[]`);
     } else if (key === 'additionalProperties') {
