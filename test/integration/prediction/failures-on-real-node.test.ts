@@ -389,7 +389,9 @@ describe('real pods failing under 20 calls a second', () => {
         'crashing',
         '32',
         REAL_NODE_MACHINE_TYPE,
-        'echo loading the model; echo "fatal: no model at /models/x" >&2; exit 3',
+        // Both lines on one stream: the runtime copies stdout and stderr to the log separately, so lines of the two
+        // may be logged in either order.
+        'echo loading the model >&2; echo "fatal: no model at /models/x" >&2; exit 3',
       ),
     );
     const cases = [

@@ -299,9 +299,10 @@ describe('containerSpec models on the real node', () => {
     await apply(
       endpoint('failing', {}),
       containerModel('missing-image', 'failing', '31', { imageUri: `${REGISTRY_HOST}/endpoint-operator/not-pushed:1` }),
-      // MLServer's entrypoint exits when AIP_STORAGE_URI is no directory in the image (a path, passed unchanged: a
-      // gs:// URI would now wait for the bucket map, ArtifactBucketUnmapped, and never start the server).
-      containerModel('exits', 'failing', '32', mlserverServer(s.images), '/models/not-in-the-image'),
+      // MLServer's entrypoint exits (code 2) when AIP_STORAGE_URI is no directory in the image: a URI of a scheme the
+      // operator passes through unchanged (a gs:// one would wait for the bucket map; a missing absolute path would
+      // start MLServer with no model rather than exit).
+      containerModel('exits', 'failing', '32', mlserverServer(s.images), 's3://models-bucket/iris'),
       // Google's server runs and answers 404 on this path: the startup probe never passes.
       containerModel('never-starts', 'failing', '33', {
         ...vertexServer(s.images),

@@ -86,7 +86,10 @@ export const artifactBucketKind: KindDefinition = {
   plural: 'modelartifactbuckets',
   singular: 'modelartifactbucket',
   shortNames: [],
-  categories: ['endpoint-operator'],
+  // Not in the `endpoint-operator` category, which lists the reconciled kinds and their Ready condition
+  // (`kubectl get endpoint-operator`, `kubectl wait`): the bucket map is configuration the operator reads, like the
+  // machine catalogue, and has no status of its own.
+  categories: [],
   description:
     "ModelArtifactBucket maps the Cloud Storage bucket of its name to where the bucket's objects are on this cluster (an OCI repository or a PersistentVolumeClaim), so gs://{bucket}/{path} artifacts can be served.",
   scope: 'Cluster',
