@@ -43,7 +43,7 @@ export function resourceFor(apiVersion: string, kind: string): ResourceRef | und
   const [group, version] = apiVersion.split('/');
   const def = allKinds.find((k) => k.group === group && k.kind === kind);
   if (!def || !def.versions.some((v) => v.name === version) || version === undefined) return undefined;
-  return { group: def.group, version, plural: def.plural, namespaced: true };
+  return { group: def.group, version, plural: def.plural, namespaced: def.scope !== 'Cluster' };
 }
 
 /** Server-side apply (create or update) of one object; returns the admission warnings. */

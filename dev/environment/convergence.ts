@@ -9,7 +9,8 @@ import { isReady, renderStatusTable, statusRow, type StatusRow } from './status-
 async function listRows(client: KubeClient, namespace: string): Promise<StatusRow[]> {
   const rows: StatusRow[] = [];
   for (const def of allKinds) {
-    if (def.kind === 'SignInSession') continue;
+    // Sessions come and go with sign-ins; the bucket map (cluster-scoped) is configuration with no Ready of its own.
+    if (def.kind === 'SignInSession' || def.scope === 'Cluster') continue;
     const version = def.versions.find((v) => v.storage)?.name ?? 'v1';
     const list = await client.list({ group: def.group, version, plural: def.plural, namespaced: true }, namespace);
     rows.push(...list.items.map((o) => statusRow({ ...o, kind: def.kind })));
