@@ -8,6 +8,7 @@
 import type { KindDefinition } from './common/kind.js';
 import { deployedModelKind, modelKind, predictionEndpointKind } from './prediction/v1/kinds.js';
 import { registryEndpointKind, registryServiceKind } from './registry/kinds.js';
+import { adminUserKind, shopKind, shopUserKind } from './pos/v1/index.js';
 import type { ResourceRef } from './common/kube-object.js';
 
 export interface KindBinding {
@@ -54,3 +55,16 @@ export function perKind<T>(fn: (binding: KindBinding, key: ReconciledKind) => T)
 
 /** The resource of each kind, by key. */
 export const resources = perKind((b) => b.resource);
+
+/**
+ * The sign-in kinds, bound the same way. They are not in `kindBindings` because they are not watched per shard:
+ * their Ready is judged from one namespace's identity index (the sign-in API's cache, src/signin/kube/directory.ts),
+ * so the operator runs their controllers once, for the sign-in namespace (src/operator/signin-controllers.ts).
+ */
+export const signInKindBindings = {
+  shops: bind(shopKind),
+  shopUsers: bind(shopUserKind),
+  adminUsers: bind(adminUserKind),
+} as const satisfies Record<string, KindBinding>;
+
+export type SignInKind = keyof typeof signInKindBindings;

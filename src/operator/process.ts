@@ -1,7 +1,7 @@
 /**
- * One operator process: the controllers (with leader election), the admission/conversion
- * webhooks, the gateway's serving certificate and, optionally, the sign-in API, started in that
- * order and stopped in reverse.
+ * One operator process: the admission/conversion webhooks, the gateway's serving certificate,
+ * optionally the sign-in API, and the controllers (with leader election; with sign-in, also those
+ * of the sign-in kinds, over the sign-in API's cache), started in that order and stopped in reverse.
  * Shared by `endpoint-operator run` (a real cluster) and `npm start` (dev/environment, the local
  * control plane); neither parses flags here.
  */
@@ -51,7 +51,7 @@ export interface RunningProcess {
   readonly signin: RunningKubernetesSignIn | undefined;
   /** The gateway's certificates when this operator issues them (`npm start` hands them to its in-process gateway). */
   readonly gatewayCertificate: ManagedGatewayCertificate | undefined;
-  /** Stops the sign-in API, the webhooks, then the controllers (draining and releasing the lease). */
+  /** Stops the controllers (draining and releasing the lease), the sign-in API, then the webhooks. */
   stop(): Promise<void>;
 }
 
@@ -83,7 +83,6 @@ export async function startOperatorProcess(
     if (gatewayTls?.issuer === 'operator')
       gatewayCertificate = await manageGatewayCertificate({ client, settings: gatewayTls, log, signal });
     const gatewayCaSecret = gatewayTls && { namespace: gatewayTls.namespace, name: gatewayTls.secretName };
-    operator = await startOperator({ client, settings: { ...config.operator, gatewayCaSecret }, log });
     if (config.signin) {
       signin = await startKubernetesSignIn({
         client,
@@ -99,8 +98,15 @@ export async function startOperatorProcess(
         signal,
       });
     }
+    operator = await startOperator({
+      client,
+      settings: { ...config.operator, gatewayCaSecret },
+      log,
+      signIn: signin?.directory,
+    });
   } catch (err) {
     await operator?.stop();
+    await signin?.close();
     await webhooks?.close();
     throw err;
   }
@@ -113,8 +119,8 @@ export async function startOperatorProcess(
     gatewayCertificate,
     stop: () =>
       (stopping ??= (async () => {
-        await signin?.close();
         await running.stop();
+        await signin?.close();
         await webhooks?.close();
       })()),
   };

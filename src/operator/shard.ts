@@ -23,7 +23,7 @@ import {
   type ReconcilerSettings,
 } from '../reconcilers/context.js';
 import { endpointParentKey } from '../api/registry/endpoint-verdict.js';
-import { kindBindings, perKind, type ReconciledKind } from '../api/kind-bindings.js';
+import { kindBindings, perKind, type KindBinding, type ReconciledKind } from '../api/kind-bindings.js';
 import { modelsOfService, modelsOfSlice } from '../reconcilers/backends.js';
 import type { IdAssignments } from '../reconcilers/deployed-model-ids.js';
 import { ORDERING_GRACE_MS, OrderingGrace } from '../reconcilers/ordering-grace.js';
@@ -157,13 +157,14 @@ export function createShard(options: ShardOptions): Shard {
     which: ReconciledKind,
     reconcile: ControllerOptions<KubeObject>['reconcile'],
   ): Controller =>
-    new Controller({
-      name: namespace ? `${name}@${namespace}` : name,
-      kind: kindBindings[which].kind,
+    kindController({
+      name,
+      binding: kindBindings[which],
       primary: informers[which],
       reconcile,
+      namespace,
       workers: options.workers,
-      logger: log,
+      log,
     });
   // The status controller of a kind: its binding's name, failures reported in its status.
   const statusController = (which: ReconciledKind, reconcile: ControllerOptions<KubeObject>['reconcile']): Controller =>
@@ -288,6 +289,31 @@ export function createShard(options: ShardOptions): Shard {
     controllers: [endpoints, models, registryModels, services, regEndpoints, dns],
     allInformers: () => [...Object.values(informers), ...serving.informers, ...(ownBuckets ? [ownBuckets] : [])],
   };
+}
+
+/**
+ * The controller of one bound kind in one watch scope: every controller of the operator is made here, so each is
+ * named `{name}@{namespace}` in logs and metrics, labelled with its binding's kind, and runs `workers` reconciles.
+ */
+export function kindController(options: {
+  readonly name: string;
+  readonly binding: KindBinding;
+  readonly primary: Informer;
+  readonly reconcile: ControllerOptions<KubeObject>['reconcile'];
+  /** `undefined`: every namespace. */
+  readonly namespace: string | undefined;
+  readonly workers: number;
+  readonly log: Logger;
+}): Controller {
+  const { name, namespace } = options;
+  return new Controller({
+    name: namespace ? `${name}@${namespace}` : name,
+    kind: options.binding.kind,
+    primary: options.primary,
+    reconcile: options.reconcile,
+    workers: options.workers,
+    logger: options.log,
+  });
 }
 
 function splitInEffectChanged(oldObj: KubeObject, newObj: KubeObject): boolean {

@@ -28,6 +28,8 @@ import { machineCatalogueWatch } from './machine-catalogue-watch.js';
 import { gatewayCaPublisher, gatewayCaSource } from './gateway-ca-configmaps.js';
 import { artifactBucketsInformer, createShard, type RegistrySharing, type Shard } from './shard.js';
 import { registryNameClaims } from '../reconcilers/registry-name-claims.js';
+import type { KubernetesIdentityDirectory } from '../signin/kube/directory.js';
+import { signInControllers } from './signin-controllers.js';
 import type { ModelNetworkPolicySettings } from '../reconcilers/serving/network-policy-plan.js';
 
 export interface LeaderElectionSettings {
@@ -82,6 +84,11 @@ export interface StartOperatorOptions {
   readonly log: Logger;
   /** Status timestamps and the ordering grace; default: the wall clock. */
   readonly clock?: Clock;
+  /**
+   * The sign-in API's cache of its namespace (run by the sign-in server on every replica): the operator then also
+   * writes Ready on that namespace's Shops, ShopUsers and AdminUsers (signin-controllers.ts), under the same Lease.
+   */
+  readonly signIn?: KubernetesIdentityDirectory | undefined;
 }
 
 export interface RunningOperator {
@@ -175,6 +182,9 @@ export async function startOperator(options: StartOperatorOptions): Promise<Runn
   const controllers: Controller[] = [
     ...shards.flatMap((s) => [...s.controllers]),
     ...caPublishers.map((p) => p.controller),
+    ...(options.signIn
+      ? signInControllers({ client, directory: options.signIn, events, workers: settings.workers, log })
+      : []),
   ];
 
   const informerRuns = informers.map((i) => i.run(stopping.signal));

@@ -26,8 +26,10 @@ export class KubernetesIdentityDirectory {
   readonly shopUsers: Informer;
   readonly adminUsers: Informer;
   readonly secrets: Informer;
+  readonly namespace: string;
 
-  constructor(private readonly options: KubernetesDirectoryOptions) {
+  constructor(options: KubernetesDirectoryOptions) {
+    this.namespace = options.namespace;
     const make = (ref: ResourceRef, name: string, selectors: Selectors = {}): Informer =>
       new Informer(kubeListerWatcher(options.client, ref, options.namespace, selectors), {
         name: `${name} in ${options.namespace}`,

@@ -9,7 +9,6 @@ import { KubernetesIdentityDirectory } from './directory.js';
 import { reportSessions } from './metrics.js';
 import { KubernetesSessionStore } from './sessions.js';
 import { KubernetesSigningKeyStore } from './signing-key.js';
-import { runStatusControllers } from './status-controllers.js';
 
 export interface KubernetesSignInOptions extends Omit<
   SignInServerOptions,
@@ -21,8 +20,6 @@ export interface KubernetesSignInOptions extends Omit<
   /** Namespace and name of the signing-key Secret (default: `namespace`, `endpoint-operator-signin-key`). */
   readonly keySecretNamespace?: string;
   readonly keySecretName?: string;
-  /** Take part in electing the replica that writes Ready on Shops, ShopUsers and AdminUsers (default true). */
-  readonly reportStatus?: boolean;
   /** How often expired SignInSessions, and revoked ones whose access tokens have expired, are deleted (default 1 minute; 0 = never). */
   readonly sweepIntervalMs?: number;
   readonly logger?: Logger;
@@ -33,6 +30,7 @@ export interface KubernetesSignInOptions extends Omit<
 }
 
 export interface RunningKubernetesSignIn extends RunningSignInServer {
+  /** The namespace's cache, which the operator's sign-in controllers also read (operator/signin-controllers.ts). */
   readonly directory: KubernetesIdentityDirectory;
   readonly sessions: KubernetesSessionStore;
 }
@@ -40,8 +38,8 @@ export interface RunningKubernetesSignIn extends RunningSignInServer {
 /**
  * The sign-in API on a cluster: waits for the watch cache to hold every Shop, user and Secret
  * (answering before that would turn every login into a 401), loads or creates the shared signing
- * key, then listens; the replica holding the status Lease also writes Ready on Shops and users
- * (status-controllers.ts). `close()` stops the server, the informers, the status controllers and the sweeper.
+ * key, then listens. Ready on Shops and users is written by the operator (operator/signin-controllers.ts), from
+ * this cache. `close()` stops the server, the informers and the sweeper.
  */
 export async function startKubernetesSignIn(options: KubernetesSignInOptions): Promise<RunningKubernetesSignIn> {
   const stop = new AbortController();
@@ -49,7 +47,6 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
   options.signal?.addEventListener('abort', onAbort, { once: true });
   const { client, namespace, logger } = options;
   const directory = new KubernetesIdentityDirectory({ client, namespace, ...(logger ? { logger } : {}) });
-  let statusRun: Promise<void> | undefined;
   let offMetrics: (() => void) | undefined;
   let sweeper: NodeJS.Timeout | undefined;
   try {
@@ -93,12 +90,6 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
       signingKeys,
       ...(logger ? { logger } : {}),
     });
-    if (options.reportStatus !== false) {
-      statusRun = runStatusControllers(
-        { client, namespace, directory, ...(logger ? { logger } : {}) },
-        stop.signal,
-      ).catch((err: unknown) => logger?.error({ err }, 'the sign-in status controllers stopped'));
-    }
     const sweepMs = options.sweepIntervalMs ?? 60_000;
     if (sweepMs > 0) {
       sweeper = setInterval(() => {
@@ -117,7 +108,6 @@ export async function startKubernetesSignIn(options: KubernetesSignInOptions): P
       offMetrics?.();
       stop.abort();
       await server.close();
-      await statusRun;
     };
     return { ...server, close, directory, sessions };
   } catch (err) {

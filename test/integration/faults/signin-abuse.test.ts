@@ -55,7 +55,6 @@ beforeAll(async () => {
     namespace: ns,
     port: 0,
     logger: pino({ level: 'trace' }, sink),
-    reportStatus: false,
     sweepIntervalMs: 0,
     clock,
     accountFailuresPerHour: ACCOUNT_LIMIT,

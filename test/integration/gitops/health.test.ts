@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reasons } from '../../../src/api/common/conditions.js';
 import { customizationDir } from '../../../src/deploy/argocd-health.js';
 import { KubernetesIdentityDirectory } from '../../../src/signin/kube/directory.js';
-import { runStatusControllers } from '../../../src/signin/kube/status-controllers.js';
+import { signInControllers } from '../../../src/operator/signin-controllers.js';
+import { EventRecorder } from '../../../src/runtime/events.js';
 import { ensureArgoHealth, runHealthScripts } from '../../support/argo-health.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -49,7 +50,9 @@ async function startSignInStatus(): Promise<void> {
   const client = testClient();
   const directory = new KubernetesIdentityDirectory({ client, namespace: ns });
   await directory.start(stop.signal);
-  void runStatusControllers({ client, namespace: ns, directory }, stop.signal).finally(() => client.close());
+  const events = new EventRecorder({ client, component: 'endpoint-operator' });
+  const runs = signInControllers({ client, directory, events }).map((c) => c.run(stop.signal));
+  void Promise.all(runs).finally(() => client.close());
   signin = stop;
 }
 

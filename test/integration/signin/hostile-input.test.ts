@@ -65,7 +65,6 @@ beforeAll(async () => {
     namespace: ns,
     port: 0,
     logger: pino({ level: 'info' }, sink),
-    reportStatus: false,
     sweepIntervalMs: 0,
     attemptLedger: ledger,
     serverLimits: LIMITS,

@@ -6,6 +6,8 @@ import { coreResources } from '../../../src/api/common/kube-object.js';
 import { ATTEMPTS_LABEL, attemptLeaseName } from '../../../src/signin/kube/attempt-ledger.js';
 import { posResources } from '../../../src/signin/kube/resources.js';
 import { startKubernetesSignIn, type RunningKubernetesSignIn } from '../../../src/signin/kube/start.js';
+import { installCrds } from '../../../src/operator/crds.js';
+import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
 import { runCli } from '../../support/cli.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { createPasswordSecret, eventually, installPosCrds, posExamples, testClient } from './helpers.js';
@@ -17,6 +19,8 @@ let ns: string;
 let client: KubeClient;
 let a: RunningKubernetesSignIn;
 let b: RunningKubernetesSignIn;
+/** The operator, as `endpoint-operator run --signin` starts it: it writes the sign-in kinds' Ready from `a`'s cache. */
+let operator: RunningOperator;
 
 async function call(
   server: RunningKubernetesSignIn,
@@ -56,6 +60,9 @@ async function readyOf(
 
 beforeAll(async () => {
   await installPosCrds();
+  const crdClient = testClient();
+  await installCrds(crdClient);
+  crdClient.close();
   ns = await createTestNamespace('signin');
   for (const name of ['ana-password', 'bruno-password', 'rita-password'])
     await createPasswordSecret(ns, name, PASSWORD);
@@ -77,14 +84,26 @@ beforeAll(async () => {
       namespace: ns,
       port: 0,
       logger: silentLogger,
-      reportStatus: false,
       sweepIntervalMs: 0,
       trustedProxies: LOOPBACK,
     }),
   ]);
+  operator = await startOperator({
+    client,
+    settings: {
+      project: '{namespace}',
+      location: 'europe-west4',
+      namespaces: [ns],
+      workers: 2,
+      leaderElection: { enabled: true, namespace: ns, leaseName: 'endpoint-operator' },
+    },
+    log: silentLogger,
+    signIn: a.directory,
+  });
 });
 
 afterAll(async () => {
+  await operator?.stop();
   await Promise.all([a?.close(), b?.close()]);
   client?.close();
 });
@@ -213,7 +232,7 @@ spec: { email: ana.silva@example.com, name: Ana Silva, role: support, passwordSe
       'AdminUser ana-admin DuplicateEmail',
       async () => (await readyOf('adminusers', 'ana-admin'))?.reason === 'DuplicateEmail',
     );
-    // a transition is also an Event, written by the status controller of the replica holding the status Lease
+    // a transition is also an Event, written by the sign-in controller of the operator holding its one Lease
     await eventually('a DuplicateEmail Event on ana-silva', async () => {
       const r = await kubectl([
         'get',
@@ -232,7 +251,7 @@ spec: { email: ana.silva@example.com, name: Ana Silva, role: support, passwordSe
     const lease = await kubectl([
       'get',
       'lease',
-      'endpoint-operator-signin-status',
+      'endpoint-operator',
       '-n',
       ns,
       '-o',

@@ -3,9 +3,9 @@ import { flushMicrotasks } from '../../support/manual-clock.js';
 import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { KubernetesIdentityDirectory } from '../../../src/signin/kube/directory.js';
-import { createStatusControllers } from '../../../src/signin/kube/status-controllers.js';
+import { signInControllers } from '../../../src/operator/signin-controllers.js';
 import { RecordingApi } from '../reconcilers/recording-api.js';
-import { passwordHash } from './fixtures.js';
+import { passwordHash } from '../signin/fixtures.js';
 
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,7 +34,7 @@ const user = (name: string, email: string, shops: string[]) =>
 const secretFor = async (name: string) =>
   obj('Secret', `${name}-pw`, {}, { data: { password: Buffer.from(await passwordHash()).toString('base64') } });
 
-/** The three status controllers on a recording API, as start.ts runs them for the status Lease holder. */
+/** The three sign-in controllers on a recording API, as the operator's leader runs them (operator/start.ts). */
 async function run(api: RecordingApi) {
   const events: string[] = [];
   const recorder = {
@@ -46,7 +46,7 @@ async function run(api: RecordingApi) {
   const directory = new KubernetesIdentityDirectory({ client: api.client(), namespace: 'ns' });
   const stop = new AbortController();
   const synced = directory.start(stop.signal);
-  const controllers = createStatusControllers({ client: api.client(), directory, events: recorder });
+  const controllers = signInControllers({ client: api.client(), directory, events: recorder });
   const runs = controllers.map((c) => c.run(stop.signal));
   stops.push(async () => {
     stop.abort();
