@@ -2,21 +2,14 @@
  * `endpoint-operator gateway`: the prediction data plane (see src/gateway/server.ts). Stateless, no
  * leader election: run as many replicas as the traffic needs behind one ClusterIP Service.
  */
-import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
-import {
-  GatewayServer,
-  DEFAULT_BODY_LIMIT_BYTES,
-  DEFAULT_UPSTREAM_TIMEOUT_MS,
-  type GatewayOptions,
-} from '../gateway/server.js';
+import { GatewayServer } from '../gateway/server.js';
+import { DEFAULT_GATEWAY_SETTINGS as D, gatewaySettings, type GatewaySettings } from '../gateway/settings.js';
 import { KubeClient } from '../kube/kube-client.js';
 import { createLogger } from '../base/logger.js';
 import { collectProcessMetrics } from '../base/metrics.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
-import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../gateway/fairness.js';
 import { watchServingCertificate } from '../gateway/tls/serving-certificate.js';
-import { GATEWAY_SERVER_LIMITS } from '../http/server-limits.js';
 import { GATEWAY_AUTH_FLAGS, gatewayAuthConfig } from './gateway-auth-flags.js';
 import {
   UsageError,
@@ -83,7 +76,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'upstream-timeout',
     type: 'number',
     env: 'EO_GATEWAY_UPSTREAM_TIMEOUT',
-    default: DEFAULT_UPSTREAM_TIMEOUT_MS / 1000,
+    default: D.upstreamTimeoutMs / 1000,
     placeholder: 'SECONDS',
     help: 'deadline of one model server call, retry included (answered 504 when passed)',
   },
@@ -91,7 +84,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'connect-timeout',
     type: 'number',
     env: 'EO_GATEWAY_CONNECT_TIMEOUT',
-    default: 2,
+    default: D.connectTimeoutMs / 1000,
     placeholder: 'SECONDS',
     help: 'deadline of a connection to a model server (then the call is retried on another endpoint)',
   },
@@ -99,7 +92,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'body-limit',
     type: 'number',
     env: 'EO_GATEWAY_BODY_LIMIT',
-    default: DEFAULT_BODY_LIMIT_BYTES,
+    default: D.bodyLimitBytes,
     placeholder: 'BYTES',
     help: 'largest request body (answered 413 above it)',
   },
@@ -115,7 +108,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'log-payload-limit',
     type: 'number',
     env: 'EO_GATEWAY_LOG_PAYLOAD_LIMIT',
-    default: 16_384,
+    default: D.requestLog.payloadLimitBytes,
     placeholder: 'BYTES',
     help: 'request/response bodies in sampled prediction log records are truncated to this size',
   },
@@ -123,7 +116,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'reserved-prefix',
     type: 'list',
     env: 'EO_RESERVED_PREFIXES',
-    default: DEFAULT_RESERVED_PREFIXES,
+    default: D.reservedPrefixes,
     placeholder: 'DOMAIN',
     help: 'annotation prefixes the registry lookup leaves out (as the operator is configured; repeatable)',
   },
@@ -139,7 +132,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'headers-timeout',
     type: 'number',
     env: 'EO_GATEWAY_HEADERS_TIMEOUT',
-    default: GATEWAY_SERVER_LIMITS.headersTimeoutMs / 1000,
+    default: D.serverLimits.headersTimeoutMs / 1000,
     placeholder: 'SECONDS',
     help: 'a request line and headers must arrive within it (else 408 and the connection is closed)',
   },
@@ -147,7 +140,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'request-timeout',
     type: 'number',
     env: 'EO_GATEWAY_REQUEST_TIMEOUT',
-    default: GATEWAY_SERVER_LIMITS.requestTimeoutMs / 1000,
+    default: D.serverLimits.requestTimeoutMs / 1000,
     placeholder: 'SECONDS',
     help: 'a whole request, body included, must arrive within it (else 408 and the connection is closed)',
   },
@@ -155,7 +148,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'keep-alive-timeout',
     type: 'number',
     env: 'EO_GATEWAY_KEEP_ALIVE_TIMEOUT',
-    default: GATEWAY_SERVER_LIMITS.keepAliveTimeoutMs / 1000,
+    default: D.serverLimits.keepAliveTimeoutMs / 1000,
     placeholder: 'SECONDS',
     help: 'an idle kept-alive connection is closed after it',
   },
@@ -163,7 +156,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'max-connections',
     type: 'number',
     env: 'EO_GATEWAY_MAX_CONNECTIONS',
-    default: GATEWAY_SERVER_LIMITS.maxConnections,
+    default: D.serverLimits.maxConnections,
     placeholder: 'N',
     help: 'open connections of the API port; at the cap a new one closes the oldest idle or slow one',
   },
@@ -171,7 +164,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'max-calls-per-caller',
     type: 'number',
     env: 'EO_GATEWAY_MAX_CALLS_PER_CALLER',
-    default: DEFAULT_MAX_CALLS_PER_CALLER,
+    default: D.maxCallsPerCaller,
     placeholder: 'N',
     help: 'prediction calls in flight per caller; one more is answered 429 RESOURCE_EXHAUSTED',
   },
@@ -179,7 +172,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'max-body-bytes-per-caller',
     type: 'number',
     env: 'EO_GATEWAY_MAX_BODY_BYTES_PER_CALLER',
-    default: DEFAULT_MAX_BODY_BYTES_PER_CALLER,
+    default: D.maxBodyBytesPerCaller,
     placeholder: 'BYTES',
     help: 'request-body bytes in flight per caller (Content-Length); one more call is answered 429 RESOURCE_EXHAUSTED',
   },
@@ -187,7 +180,7 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     name: 'log-max-records',
     type: 'number',
     env: 'EO_GATEWAY_LOG_MAX_RECORDS',
-    default: 100,
+    default: D.requestLog.maxRecordsPerSecond,
     placeholder: 'N',
     help: 'most sampled prediction log records per second (the rest are counted, not written)',
   },
@@ -280,8 +273,8 @@ function port(values: FlagValues, name: string, allowOff: boolean): number {
   return v;
 }
 
-/** Flags → gateway options (pure but for the client and logger, which the caller supplies). */
-export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client' | 'log'> {
+/** Flags → the gateway's settings, every one resolved (pure: the client, logger and certificate are not settings). */
+export function gatewayConfig(values: FlagValues): GatewaySettings {
   const host = str(values, 'bind-address') ?? '0.0.0.0';
   const healthPort = port(values, 'health-port', true);
   const logLimit = num(values, 'log-payload-limit');
@@ -290,10 +283,10 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
   const bodyLimit = positive(values, 'body-limit');
   if (!Number.isInteger(bodyLimit))
     throw new UsageError(`--body-limit must be a whole number of bytes, got ${bodyLimit}`);
-  return {
+  return gatewaySettings({
     namespaces: list(values, 'namespaces'),
     listen: { host, port: port(values, 'port', false) },
-    ...(healthPort >= 0 ? { health: { host, port: healthPort } } : {}),
+    health: healthPort >= 0 ? { host, port: healthPort } : undefined,
     upstreamTimeoutMs: positive(values, 'upstream-timeout') * 1000,
     connectTimeoutMs: positive(values, 'connect-timeout') * 1000,
     bodyLimitBytes: bodyLimit,
@@ -308,12 +301,13 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     serverLimits: serverLimitsOf(values, ''),
     maxCallsPerCaller: wholePositive(values, 'max-calls-per-caller'),
     maxBodyBytesPerCaller: wholePositive(values, 'max-body-bytes-per-caller'),
-  };
+    shutdownDrainMs: SHUTDOWN_DRAIN_MS,
+  });
 }
 
 export async function main(argv: string[]): Promise<number> {
   let values: FlagValues;
-  let config: ReturnType<typeof gatewayConfig>;
+  let config: GatewaySettings;
   try {
     values = parseFlags(GATEWAY_FLAGS, argv);
     if (values.help === true) {
@@ -344,7 +338,6 @@ export async function main(argv: string[]): Promise<number> {
       client,
       log,
       tls: certificate?.current(),
-      shutdownDrainMs: SHUTDOWN_DRAIN_MS,
     });
     certificate?.onChange((pair) => gateway.setCertificate(pair));
     shutdown.addStep({ name: 'gateway', run: () => gateway.close() });

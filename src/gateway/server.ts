@@ -30,7 +30,6 @@ import { HealthChecks, startHealthServer, type RunningHealthServer } from '../ru
 import type { KubeClient } from '../kube/kube-client.js';
 import type { Logger } from '../base/logger.js';
 import { requestIdOf } from '../http/request-id.js';
-import { GATEWAY_SERVER_LIMITS, type ServerLimits } from '../http/server-limits.js';
 import {
   createServer,
   setServerCertificate,
@@ -39,22 +38,20 @@ import {
   type RequestHandler,
   type TlsPair,
 } from '../http/server.js';
-import { DEFAULT_RESERVED_PREFIXES } from '../api/common/kind.js';
 import { GatewayAuth } from './auth/gateway-auth.js';
-import type { AuthSettings } from './auth/settings.js';
 import { namespaceReader } from './auth/targets.js';
 import { installErrorAnswerer } from './error-answer.js';
 import { registryLookupPlugin, registryLookupSource } from './registry/plugin.js';
 import { endpointRoutes } from './endpoints/routes.js';
 import { InformerSet } from './informer-set.js';
-import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
+import { CallerLimiter } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest } from './prediction/admit.js';
 import { PredictionPipeline } from './prediction/pipeline.js';
 import { serveRest } from './prediction/rest-transport.js';
 import { grpcHandler, isGrpcRequest } from './grpc/handler.js';
-import { DEFAULT_LARGE_BODY_BYTES, JsonWorkerPool } from './json-worker-pool.js';
+import { JsonWorkerPool } from './json-worker-pool.js';
 import { CloudEventSink } from './cloudevents-sink.js';
 import { RequestLogger } from './request-log.js';
 import { sendPortRefusal } from './port-refusal.js';
@@ -62,53 +59,18 @@ import { RoutingTable } from './routing-table.js';
 import { GatewayTracing } from './tracing.js';
 import { TrafficSplitter } from './traffic-split.js';
 import { UpstreamClient } from './upstream.js';
+import { gatewaySettings, type GatewaySettings, type GatewaySettingsInput } from './settings.js';
 
-export interface GatewayOptions {
+/** The gateway's settings (settings.ts: any left out take their defaults) and what is not a setting. */
+export type GatewayOptions = GatewaySettingsInput & {
   readonly client: KubeClient;
-  /** Namespaces to watch; empty = all. */
-  readonly namespaces: readonly string[];
-  readonly listen: { readonly host: string; readonly port: number };
+  readonly log: Logger;
   /**
    * The port's certificate: TLS with HTTP/1.1 and HTTP/2 (REST and gRPC on one address). Absent = plain HTTP/1.1,
    * REST only: an explicit choice, for a gateway behind a proxy or mesh that terminates TLS.
    */
   readonly tls?: TlsPair | undefined;
-  /** /healthz, /readyz and /metrics; absent or negative = not served. */
-  readonly health?: { readonly host: string; readonly port: number };
-  readonly log: Logger;
-  /** Deadline of one model server call (retry included). Default 60 s. */
-  readonly upstreamTimeoutMs?: number;
-  readonly connectTimeoutMs?: number;
-  /** Largest request body; bigger ones are answered 413. Default 1.5 MB (Vertex's online prediction limit). */
-  readonly bodyLimitBytes?: number;
-  /** Header whose value pins requests to one deployed model while the split is unchanged; '' or absent = off. */
-  readonly stickyHeader?: string;
-  readonly requestLog?: {
-    readonly payloadLimitBytes?: number;
-    readonly maxRecordsPerSecond?: number;
-    /** URL that sampled calls are also sent to as KServe-compatible CloudEvents; absent = only the log. */
-    readonly sink?: string | undefined;
-    readonly sinkQueue?: { readonly maxEvents?: number; readonly timeoutMs?: number };
-  };
-  readonly outliers?: { readonly consecutiveFailures?: number; readonly baseEjectionMs?: number };
-  /** Annotation prefixes the registry lookup leaves out of effective annotations; default the operator's. */
-  readonly reservedPrefixes?: readonly string[];
-  /** Authentication and authorization of calls and /metrics (auth/settings.ts; NO_AUTH = --auth=none). */
-  readonly auth: AuthSettings;
-  /** Timeouts and connection cap of the API port; default GATEWAY_SERVER_LIMITS. */
-  readonly serverLimits?: Partial<ServerLimits>;
-  /**
-   * How long close() keeps answering HTTP/1.1 calls with `Connection: close` before the port closes, so that a
-   * rolling restart loses no keep-alive client's call (src/http/drain.ts). Default 0; the gateway command drains.
-   */
-  readonly shutdownDrainMs?: number;
-  /** Prediction calls in flight per caller; one more is answered 429 (fairness.ts). Default DEFAULT_MAX_CALLS_PER_CALLER. */
-  readonly maxCallsPerCaller?: number;
-  /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
-  readonly maxBodyBytesPerCaller?: number;
-  /** Request and answer bodies from this size up have their JSON work done on worker threads (json-worker-pool.ts); default 256 KiB. */
-  readonly largeBodyBytes?: number;
-}
+};
 
 /** What a route plugin gets besides its fastify scope. */
 export interface GatewayContext {
@@ -126,95 +88,86 @@ export interface GatewayContext {
 
 export type GatewayPlugin = (app: FastifyInstance, ctx: GatewayContext) => void | Promise<void>;
 
-export const DEFAULT_BODY_LIMIT_BYTES = 1_500_000;
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 60_000;
-
 export class GatewayServer {
   readonly app: FastifyInstance;
   readonly context: GatewayContext;
   readonly upstream: UpstreamClient;
+  readonly settings: GatewaySettings;
   private readonly stopping = new AbortController();
   private health: RunningHealthServer | undefined;
+  private readonly log: Logger;
   private readonly requestLog: RequestLogger;
   private readonly jsonWorkers = new JsonWorkerPool();
   private started = false;
 
-  private constructor(private readonly options: GatewayOptions) {
-    const informers = new InformerSet(options.client, options.log);
-    const routing = new RoutingTable(informers, options.namespaces);
-    const auth = GatewayAuth.create(options.client, options.auth, options.log);
+  private constructor(options: GatewayOptions) {
+    const settings = gatewaySettings(options);
+    this.settings = settings;
+    const { client, log } = options;
+    this.log = log;
+    const informers = new InformerSet(client, log);
+    const routing = new RoutingTable(informers, settings.namespaces);
+    const auth = GatewayAuth.create(client, settings.auth, log);
     this.context = {
-      client: options.client,
+      client,
       informers,
-      namespaces: options.namespaces,
+      namespaces: settings.namespaces,
       routing,
-      log: options.log,
+      log,
       auth,
-      readNamespace: namespaceReader(options.auth.projectTemplate),
+      readNamespace: namespaceReader(settings.auth.projectTemplate),
     };
-    const outliers = new OutlierDetector(options.outliers ?? {});
+    const outliers = new OutlierDetector(settings.outliers);
     outliers.onEject = (origin, until) => {
       gatewayEjections.inc();
-      options.log.warn({ origin, until: new Date(until).toISOString() }, 'model server endpoint ejected');
+      log.warn({ origin, until: new Date(until).toISOString() }, 'model server endpoint ejected');
     };
     this.upstream = new UpstreamClient({
-      timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
-      ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
+      timeoutMs: settings.upstreamTimeoutMs,
+      connectTimeoutMs: settings.connectTimeoutMs,
       outliers,
     });
-    const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
-    const limits: ServerLimits = { ...GATEWAY_SERVER_LIMITS, ...options.serverLimits };
-    const splitter = new TrafficSplitter();
-    const sink = options.requestLog?.sink;
-    const requestLog = new RequestLogger(options.log.child({ component: 'prediction-log' }), {
-      payloadLimitBytes: options.requestLog?.payloadLimitBytes ?? 16_384,
-      maxRecordsPerSecond: options.requestLog?.maxRecordsPerSecond ?? 100,
+    const bodyLimit = settings.bodyLimitBytes;
+    const { sink, sinkQueue } = settings.requestLog;
+    const requestLog = new RequestLogger(log.child({ component: 'prediction-log' }), {
+      payloadLimitBytes: settings.requestLog.payloadLimitBytes,
+      maxRecordsPerSecond: settings.requestLog.maxRecordsPerSecond,
       sink:
-        sink === undefined || sink === ''
+        sink === undefined
           ? undefined
           : new CloudEventSink({
               url: sink,
-              log: options.log.child({ component: 'request-log-sink' }),
-              ...(options.requestLog?.sinkQueue?.maxEvents !== undefined
-                ? { maxQueuedEvents: options.requestLog.sinkQueue.maxEvents }
-                : {}),
-              ...(options.requestLog?.sinkQueue?.timeoutMs !== undefined
-                ? { timeoutMs: options.requestLog.sinkQueue.timeoutMs }
-                : {}),
+              log: log.child({ component: 'request-log-sink' }),
+              ...(sinkQueue.maxEvents !== undefined ? { maxQueuedEvents: sinkQueue.maxEvents } : {}),
+              ...(sinkQueue.timeoutMs !== undefined ? { timeoutMs: sinkQueue.timeoutMs } : {}),
             }),
     });
     this.requestLog = requestLog;
-    const sticky = options.stickyHeader?.trim().toLowerCase();
     const predictions = new PredictionPipeline({
+      settings,
       routing,
-      splitter,
+      splitter: new TrafficSplitter(),
       upstream: this.upstream,
       requestLog,
-      stickyHeader: sticky === '' ? undefined : sticky,
-      bodyLimit,
       tracing: new GatewayTracing(),
       auth,
       readNamespace: this.context.readNamespace,
-      log: options.log,
-      callers: new CallerLimiter(
-        options.maxCallsPerCaller ?? DEFAULT_MAX_CALLS_PER_CALLER,
-        options.maxBodyBytesPerCaller ?? DEFAULT_MAX_BODY_BYTES_PER_CALLER,
-      ),
+      log,
+      callers: new CallerLimiter(settings.maxCallsPerCaller, settings.maxBodyBytesPerCaller),
       jsonWorkers: this.jsonWorkers,
-      largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES,
     });
-    const lookup = registryLookupSource(this.context, options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES);
+    const lookup = registryLookupSource(this.context, settings.reservedPrefixes);
     const grpc = grpcHandler({
       predictions,
       bodyLimit,
       reads: { endpoints: this.context, registry: { source: lookup, auth } },
-      log: options.log,
+      log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
       if (isGrpcRequest(req)) return grpc(req, res);
       if (isPredictionRequest(req.method, req.url)) {
         serveRest(predictions, req, res, awaitingContinue).catch((err: unknown) =>
-          options.log.error({ err }, 'prediction call failed after its answer'),
+          log.error({ err }, 'prediction call failed after its answer'),
         );
         return;
       }
@@ -232,19 +185,19 @@ export class GatewayServer {
       requestIdHeader: false,
       serverFactory: (handler) =>
         createServer({
-          limits,
+          limits: settings.serverLimits,
           tls: options.tls,
           front: { refuse: sendPortRefusal },
           onRequest: (req, res) => dispatch(req, res, handler as RequestHandler, false),
           // `Expect: 100-continue` (curl sends it for large bodies): a prediction call is admitted before the
           // client is told to send its body, so a refused one costs no body at all (RFC 9110 §10.1.1).
           onCheckContinue: (req, res) => dispatch(req, res, handler as RequestHandler, true),
-          drainMs: options.shutdownDrainMs ?? 0,
-          onTlsError: (client, err) =>
-            options.log.warn({ client, err: err.message }, 'a client failed its TLS handshake with the gateway'),
+          drainMs: settings.shutdownDrainMs,
+          onTlsError: (peer, err) =>
+            log.warn({ client: peer, err: err.message }, 'a client failed its TLS handshake with the gateway'),
         }) as http.Server,
     });
-    installErrorAnswerer(this.app, { log: options.log, bodyLimit });
+    installErrorAnswerer(this.app, { log, bodyLimit });
     // Service Directory's lookup API (POST /v1/{service}:resolve, GET service and endpoints) over the same informers.
     this.register(registryLookupPlugin(lookup));
     // Vertex's Endpoint reads (GET an endpoint, list them), which Google's SDKs make before they predict.
@@ -276,21 +229,22 @@ export class GatewayServer {
     const checks = new HealthChecks();
     checks.addReadyCheck('informers-synced', informers.readyCheck());
     checks.addLiveCheck('ping', () => true);
-    if (this.options.health !== undefined && this.options.health.port >= 0) {
+    const { health, listen, namespaces } = this.settings;
+    if (health !== undefined && health.port >= 0) {
       this.health = await startHealthServer({
-        port: this.options.health.port,
-        host: this.options.health.host,
+        port: health.port,
+        host: health.host,
         checks,
         guardMetrics: (req) => this.context.auth.guardMetrics(req),
-        log: this.options.log,
+        log: this.log,
       });
     }
     // Serving before the caches are complete would answer NOT_FOUND for endpoints that exist.
     if (!(await informers.waitForSync(this.stopping.signal)))
       throw new Error('gateway stopped before its caches synced');
-    await this.app.listen({ host: this.options.listen.host, port: this.options.listen.port });
+    await this.app.listen({ host: listen.host, port: listen.port });
     const port = (this.app.server.address() as AddressInfo).port;
-    this.options.log.info({ port, namespaces: this.options.namespaces }, 'gateway serving');
+    this.log.info({ port, namespaces }, 'gateway serving');
     return { port, healthPort: this.health?.port };
   }
 

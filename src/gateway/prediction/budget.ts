@@ -9,11 +9,11 @@
 import type { Principal } from '../auth/gateway-auth.js';
 import { fairnessKeyOf, type CallerLimiter } from '../fairness.js';
 import type { PredictionCall } from './call.js';
+import type { GatewaySettings } from '../settings.js';
 
 export interface BudgetOptions {
   readonly callers: CallerLimiter;
-  readonly bodyLimit: number;
-  readonly largeBodyBytes: number;
+  readonly settings: Pick<GatewaySettings, 'bodyLimitBytes' | 'largeBodyBytes'>;
 }
 
 /** The release of the call's share of its caller's budget (call it once the call is answered), or the 429 thrown. */
@@ -23,8 +23,8 @@ export async function takeBudget(
   principal: Principal,
 ): Promise<() => void> {
   const key = fairnessKeyOf(call.client, principal);
-  const admission = options.callers.acquire(key, call.body.weight(options.bodyLimit));
+  const admission = options.callers.acquire(key, call.body.weight(options.settings.bodyLimitBytes));
   if (typeof admission === 'function') return admission;
-  if (call.body.closesIfRefused(options.largeBodyBytes)) await options.callers.holdRefusal(key);
+  if (call.body.closesIfRefused(options.settings.largeBodyBytes)) await options.callers.holdRefusal(key);
   throw admission;
 }

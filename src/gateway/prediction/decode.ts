@@ -64,7 +64,7 @@ export async function decodeAnswer(
   };
   const instanceCount = request.instanceCount;
   // A large answer goes to the worker in the pieces it came in; those that are whole socket reads are moved, the others copied.
-  if (res.size >= executor.largeBodyBytes) {
+  if (res.size >= executor.settings.largeBodyBytes) {
     const { bytes } = await executor.jsonWorkers.run(
       { kind: 'answer', body: res.pieces, method, protocol, instanceCount, model: servedBy },
       true,

@@ -16,11 +16,12 @@ import { parseJsonRequest, serializeUpstreamRequest } from './json.js';
 import { isRawMethod, type PredictionMethod } from './protocols.js';
 import type { Serving } from './choose-model.js';
 import { joined, type ReceivedBody } from './read-body.js';
+import type { GatewaySettings } from '../settings.js';
 
 /** Where JSON work is done: on the event loop below `largeBodyBytes`, on the pool from there up. */
 export interface JsonExecutor {
   readonly jsonWorkers: Pick<JsonWorkerPool, 'run'>;
-  readonly largeBodyBytes: number;
+  readonly settings: Pick<GatewaySettings, 'largeBodyBytes'>;
 }
 
 export interface EncodedRequest {
@@ -70,7 +71,7 @@ export async function encodeRequest(
   }
   const { decode } = body.received;
   // A request its transport decodes is written here at any size: its values live on the event loop already.
-  if (decode === undefined && method === 'predict' && body.received.size >= executor.largeBodyBytes)
+  if (decode === undefined && method === 'predict' && body.received.size >= executor.settings.largeBodyBytes)
     return encodeOnWorker(body, choose, executor);
   const json = decode !== undefined ? decode() : parseJsonRequest(joined(body.received));
   const serving = choose(method === 'explain' ? json.deployedModelId : undefined);

@@ -19,6 +19,7 @@
  */
 import type { Logger } from '../../base/logger.js';
 import type { GatewayAuth } from '../auth/gateway-auth.js';
+import type { GatewaySettings } from '../settings.js';
 import type { CallerLimiter } from '../fairness.js';
 import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer.js';
 import type { GoogleApiError } from '../google-errors.js';
@@ -42,13 +43,12 @@ import { encodeRequest } from './encode.js';
 import { joined } from './read-body.js';
 
 export interface PipelineOptions {
+  /** The gateway's settings (../settings.ts), the part the stages read. */
+  readonly settings: Pick<GatewaySettings, 'bodyLimitBytes' | 'stickyHeader' | 'largeBodyBytes'>;
   readonly routing: Pick<RoutingTable, 'endpoint' | 'targets'>;
   readonly splitter: TrafficSplitter;
   readonly upstream: UpstreamClient;
   readonly requestLog: RequestLogger;
-  /** Lower-case header name whose value pins a caller to one deployed model; `undefined` = off. */
-  readonly stickyHeader: string | undefined;
-  readonly bodyLimit: number;
   readonly tracing: GatewayTracing;
   readonly auth: GatewayAuth;
   /** The namespace in a path's project (the --project template read backwards: auth/targets.ts). */
@@ -59,7 +59,6 @@ export interface PipelineOptions {
   readonly callers: CallerLimiter;
   /** Where the JSON work of bodies (request or answer) of `largeBodyBytes` and more is done, off the event loop. */
   readonly jsonWorkers: JsonWorkerPool;
-  readonly largeBodyBytes: number;
 }
 
 /** How a call ended, for the transport to write. */
@@ -76,7 +75,7 @@ export class PredictionPipeline {
   constructor(private readonly options: PipelineOptions) {}
 
   get largeBodyBytes(): number {
-    return this.options.largeBodyBytes;
+    return this.options.settings.largeBodyBytes;
   }
 
   /**
@@ -85,6 +84,7 @@ export class PredictionPipeline {
    */
   async run(incoming: PredictionCall, deliver: (outcome: Outcome) => void): Promise<void> {
     const { options } = this;
+    const { settings } = options;
     const started = performance.now();
     gatewayInFlight.inc();
     const { requestId, signal } = incoming;
@@ -105,14 +105,14 @@ export class PredictionPipeline {
       const call = admitCall(path);
       const principal = await authorise(options.auth, call, incoming.headers.authorization);
       release = await takeBudget(options, incoming, principal);
-      const received = await incoming.body.read(options.bodyLimit);
+      const received = await incoming.body.read(settings.bodyLimitBytes);
       bodyRead = true;
       endpoint = findEndpoint(options.routing, call, options.auth.enabled);
       trace?.describe(call.method, endpoint.namespace, endpoint.name, endpoint.resourceName);
       const contentType = incoming.headers['content-type'];
       if (options.requestLog.sample(endpoint.logging)) logged = { body: joined(received), contentType };
       const found = endpoint;
-      const sticky = options.stickyHeader === undefined ? undefined : incoming.headers[options.stickyHeader];
+      const sticky = settings.stickyHeader === undefined ? undefined : incoming.headers[settings.stickyHeader];
       const choose = (explicitId: unknown) => {
         model = chooseModel(found, explicitId, {
           splitter: options.splitter,
@@ -135,7 +135,12 @@ export class PredictionPipeline {
       );
       answer = await decodeAnswer(call.method, request, upstreamAnswer, options, incoming.answerAs);
     } catch (err) {
-      const context = { log: options.log, route: method ?? 'prediction', requestId, bodyLimit: options.bodyLimit };
+      const context = {
+        log: options.log,
+        route: method ?? 'prediction',
+        requestId,
+        bodyLimit: settings.bodyLimitBytes,
+      };
       // A caller that went away is answered nothing, and its call is no server error.
       refusal = signal.aborted ? toGoogleError(err, context) : answerFailure(err, context);
       const rendered = renderGoogleError(refusal);

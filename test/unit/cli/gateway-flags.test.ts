@@ -13,7 +13,8 @@ describe('endpoint-operator gateway flags', () => {
       connectTimeoutMs: 2_000,
       bodyLimitBytes: 1_500_000,
       stickyHeader: 'x-eo-sticky-key',
-      requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
+      requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100, sink: undefined, sinkQueue: {} },
+      outliers: {},
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
       auth: DEFAULT_AUTH_SETTINGS,
       serverLimits: {
@@ -24,6 +25,9 @@ describe('endpoint-operator gateway flags', () => {
       },
       maxCallsPerCaller: 64,
       maxBodyBytesPerCaller: 3_000_000,
+      // a rolling restart's drain (src/http/drain.ts)
+      shutdownDrainMs: 3000,
+      largeBodyBytes: 256 * 1024,
     });
   });
 
@@ -44,7 +48,9 @@ describe('endpoint-operator gateway flags', () => {
       stickyHeader: 'x-eo-sticky-key',
     });
     expect(config.health).toBeUndefined();
-    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--sticky-header', ''], {})).stickyHeader).toBe('');
+    // '' turns it off; a name is compared lower-case
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--sticky-header', ''], {})).stickyHeader).toBeUndefined();
+    expect(gatewayConfig(parseFlags(GATEWAY_FLAGS, ['--sticky-header', 'X-Pin'], {})).stickyHeader).toBe('x-pin');
   });
 
   it('takes --request-log-sink (EO_GATEWAY_REQUEST_LOG_SINK) as the CloudEvents sink', () => {

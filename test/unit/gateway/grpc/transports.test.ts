@@ -133,15 +133,13 @@ beforeAll(async () => {
     splitter: new TrafficSplitter(),
     upstream,
     requestLog: new RequestLogger(log, { payloadLimitBytes: 0, maxRecordsPerSecond: 0 }),
-    stickyHeader: undefined,
-    bodyLimit: 1_500_000,
     tracing: new GatewayTracing(),
     auth: GatewayAuth.create(undefined as never, NO_AUTH, log),
     readNamespace: () => undefined,
     log,
     callers: new CallerLimiter(1000, 64 * 1024 * 1024),
     jsonWorkers: workers,
-    largeBodyBytes: 256 * 1024,
+    settings: { bodyLimitBytes: 1_500_000, stickyHeader: undefined, largeBodyBytes: 256 * 1024 },
   });
   const grpc = grpcHandler({
     predictions: pipeline,

@@ -131,7 +131,7 @@ describe('choose the model', () => {
 describe('encode and decode', () => {
   const pool = new JsonWorkerPool(1, 4);
   afterAll(() => pool.close());
-  const executor: JsonExecutor = { jsonWorkers: pool, largeBodyBytes: 64 };
+  const executor: JsonExecutor = { jsonWorkers: pool, settings: { largeBodyBytes: 64 } };
   const serving: Serving = {
     model: model('1'),
     targets: [{ origin: 'http://10.0.0.1:8080', basePath: '' }],
@@ -226,7 +226,10 @@ describe('budget', () => {
   const principal = { key: 'k', user: { username: 'u', uid: '', groups: [], extra: {} }, accessKey: 'a' };
 
   it("admits up to the caller's calls in flight, then refuses 429 until one is released", async () => {
-    const options = { callers: new CallerLimiter(1, 1_000), bodyLimit: 1_000, largeBodyBytes: 100_000 };
+    const options = {
+      callers: new CallerLimiter(1, 1_000),
+      settings: { bodyLimitBytes: 1_000, largeBodyBytes: 100_000 },
+    };
     const release = await takeBudget(options, req({ 'content-length': '10' }), principal);
     expect((await refusal(() => takeBudget(options, req({ 'content-length': '10' }), principal))).httpCode).toBe(429);
     release();
