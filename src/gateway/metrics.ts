@@ -35,11 +35,36 @@ export const gatewayUpstreamDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+/** How a call reached the API port: `grpc` (gRPC, gRPC-Web and Connect) or `rest` (every other request). */
+export type CallProtocol = 'rest' | 'grpc';
+
+/**
+ * Calls on the API port now being answered, every route and transport (prediction calls, Endpoint reads, registry
+ * lookups): a replica's load at a glance, and what an autoscaler can read per pod. Named and kept as Prometheus'
+ * promhttp `InstrumentHandlerInFlight` and controller-runtime's `controller_runtime_webhook_requests_in_flight`: a
+ * gauge raised when the request arrives and lowered when its answer ends or its connection goes.
+ */
 export const gatewayInFlight = new Gauge({
   name: 'endpoint_operator_gateway_requests_in_flight',
-  help: 'Prediction calls being answered now.',
+  help: 'Calls on the gateway API port being answered now (arrived, answer not yet ended), by protocol: grpc (gRPC, gRPC-Web, Connect) or rest.',
+  labelNames: ['protocol'] as const,
   registers: [metricsRegistry],
 });
+// Both series exist from the start, at 0, as controller-runtime initialises its metrics: a query never finds none.
+for (const protocol of ['rest', 'grpc'] satisfies CallProtocol[]) gatewayInFlight.labels(protocol).set(0);
+
+/**
+ * Counts `res`'s call in flight until its answer has ended or its connection is gone: Node emits `close` once on a
+ * response either way (HTTP/1.1 and HTTP/2 alike), so every call raised is lowered exactly once.
+ */
+export function countInFlight(
+  protocol: CallProtocol,
+  res: { once(event: 'close', listener: () => void): unknown },
+): void {
+  const gauge = gatewayInFlight.labels(protocol);
+  gauge.inc();
+  res.once('close', () => gauge.dec());
+}
 
 export const gatewayUpstreamRetries = new Counter({
   name: 'endpoint_operator_gateway_upstream_retries_total',

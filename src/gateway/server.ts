@@ -45,7 +45,7 @@ import { registryLookupPlugin, registryLookupSource } from './registry/plugin.js
 import { endpointRoutes } from './endpoints/routes.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter } from './fairness.js';
-import { gatewayEjections } from './metrics.js';
+import { countInFlight, gatewayEjections } from './metrics.js';
 import { OutlierDetector } from './outlier-detection.js';
 import { isPredictionRequest } from './prediction/admit.js';
 import { PredictionPipeline } from './prediction/pipeline.js';
@@ -164,7 +164,9 @@ export class GatewayServer {
       log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
-      if (isGrpcRequest(req)) return grpc(req, res);
+      const grpcCall = isGrpcRequest(req);
+      countInFlight(grpcCall ? 'grpc' : 'rest', res);
+      if (grpcCall) return grpc(req, res);
       if (isPredictionRequest(req.method, req.url)) {
         serveRest(predictions, req, res, awaitingContinue).catch((err: unknown) =>
           log.error({ err }, 'prediction call failed after its answer'),

@@ -24,7 +24,6 @@ import type { CallerLimiter } from '../fairness.js';
 import { answerFailure, renderGoogleError, toGoogleError } from '../error-answer.js';
 import type { GoogleApiError } from '../google-errors.js';
 import type { JsonWorkerPool } from '../json-worker-pool.js';
-import { gatewayInFlight } from '../metrics.js';
 import type { PredictionMethod } from './protocols.js';
 import type { RequestLogger } from '../request-log.js';
 import type { ResolvedEndpoint, ResolvedModel, RoutingTable } from '../routing-table.js';
@@ -86,7 +85,6 @@ export class PredictionPipeline {
     const { options } = this;
     const { settings } = options;
     const started = performance.now();
-    gatewayInFlight.inc();
     const { requestId, signal } = incoming;
     const trace = options.tracing.startCall(incoming.headers);
     // What is known of the call so far, for its answer, its count and its log line.
@@ -152,7 +150,6 @@ export class PredictionPipeline {
       };
     } finally {
       release?.();
-      gatewayInFlight.dec();
     }
     const answered: AnsweredCall = { requestId, method, endpoint, model, logged, trace };
     const cancelled = signal.aborted;
