@@ -3,13 +3,12 @@ import { createShard } from '../../../src/operator/shard.js';
 import { IdAssignments } from '../../../src/reconcilers/deployed-model-ids.js';
 import { OrderingGrace } from '../../../src/reconcilers/ordering-grace.js';
 import { flushMicrotasks, ManualClock } from '../../support/manual-clock.js';
-import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { silentLogger } from '../../../src/base/logger.js';
 import { reconcileTotal } from '../../../src/base/metrics.js';
 import { metricValue } from '../../support/metric-value.js';
 import { deployedModel, endpoint, registryEndpoint, registryService } from '../reconcilers/fixtures.js';
-import { RecordingApi } from '../reconcilers/recording-api.js';
+import { RecordingApi, recordingEvents } from '../reconcilers/recording-api.js';
 
 const FIN = 'prediction.endpoint-operator.dev/finalizer';
 const stops: Array<() => Promise<void>> = [];
@@ -19,13 +18,7 @@ afterEach(async () => {
 
 /** The shard's four controllers on a recording API, as start.ts runs them (informers, then controllers). */
 function run(api: RecordingApi) {
-  const events: string[] = [];
-  const recorder = {
-    record: async (o: KubeObject, type: string, reason: string) => {
-      events.push(`${type} ${reason} ${o.metadata.name ?? ''}`);
-      return true;
-    },
-  } as unknown as EventRecorder;
+  const { recorder, events } = recordingEvents();
   const shard = createShard({
     client: api.client(),
     namespace: 'ns',

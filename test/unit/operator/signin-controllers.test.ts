@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { flushMicrotasks } from '../../support/manual-clock.js';
-import type { EventRecorder } from '../../../src/runtime/events.js';
 import type { KubeObject } from '../../../src/api/common/kube-object.js';
 import { KubernetesIdentityDirectory } from '../../../src/signin/kube/directory.js';
 import { signInControllers } from '../../../src/operator/signin-controllers.js';
-import { RecordingApi } from '../reconcilers/recording-api.js';
+import { RecordingApi, recordingEvents } from '../reconcilers/recording-api.js';
 import { passwordHash } from '../signin/fixtures.js';
 
 const stops: Array<() => Promise<void>> = [];
@@ -36,13 +35,7 @@ const secretFor = async (name: string) =>
 
 /** The three sign-in controllers on a recording API, as the operator's leader runs them (operator/start.ts). */
 async function run(api: RecordingApi) {
-  const events: string[] = [];
-  const recorder = {
-    record: async (o: KubeObject, type: string, reason: string) => {
-      events.push(`${type} ${reason} ${o.metadata.name ?? ''}`);
-      return true;
-    },
-  } as unknown as EventRecorder;
+  const { recorder, events } = recordingEvents();
   const directory = new KubernetesIdentityDirectory({ client: api.client(), namespace: 'ns' });
   const stop = new AbortController();
   const synced = directory.start(stop.signal);

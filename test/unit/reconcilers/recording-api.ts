@@ -7,6 +7,19 @@
 import { ApiError } from '../../../src/kube/api-error.js';
 import type { KubeClient, ListOptions, ListResult, PatchOptions, WatchOptions } from '../../../src/kube/kube-client.js';
 import { keyOf, type KubeObject, type ResourceRef, type WatchEvent } from '../../../src/api/common/kube-object.js';
+import type { EventRecorder } from '../../../src/runtime/events.js';
+
+/** An EventRecorder that keeps each Event as `{type} {reason} {object name}`, in order. */
+export function recordingEvents(): { recorder: EventRecorder; events: string[] } {
+  const events: string[] = [];
+  const recorder = {
+    record: async (o: KubeObject, type: string, reason: string) => {
+      events.push(`${type} ${reason} ${o.metadata.name ?? ''}`);
+      return true;
+    },
+  } as unknown as EventRecorder;
+  return { recorder, events };
+}
 
 type Listener = (e: WatchEvent) => void;
 
