@@ -9,8 +9,9 @@
  * routing, request and reply objects, the hooks, the error handler and log lines; here it is little
  * more than Node's HTTP parse and the write of the answer (B5-flood, docs/hostile-input.md).
  *
- * Only requests that would certainly be refused are answered here: a POST to a login route (with a
- * single Host header: the port refuses two before this runs, front-door.ts), carrying no device cookie
+ * Only requests that would certainly be refused are answered here: a POST to a login route (one that verifies a
+ * password: the route table says which, server.ts; with a single Host header: the port refuses two before this
+ * runs, front-door.ts), carrying no device cookie
  * (a client with a device token for the account has its own share, known only once the body names the account).
  * Everything else goes to fastify unchanged, where `admit` refuses what slips through.
  */
@@ -19,9 +20,6 @@ import { requestIdOf, REQUEST_ID_HEADER } from '../http/request-id.js';
 import { hasDeviceCookie } from './device-trust.js';
 import { problemBody } from './problems.js';
 import type { VerificationQueue } from './verification-queue.js';
-
-/** The routes that verify a password, each of which takes a place in the verification queue. */
-export const LOGIN_PATHS = ['/auth/admin/login', '/auth/shop/login', '/auth/pos/login'] as const;
 
 export const OVER_SHARE_DETAIL = 'too many sign-ins in progress from this client; try again in a moment';
 
@@ -53,16 +51,25 @@ function refusalFor(path: string): Refusal {
   };
 }
 
-/**
- * A request listener's first step: answers `req` 429 and returns true when it is a login from a
- * client over its share; returns false, having done nothing, for every other request.
- */
+export interface OverShareRefusal {
+  /** Covers these login paths (the routes that verify a password, known once every route is registered). */
+  cover(paths: readonly string[]): void;
+  /**
+   * A request listener's first step: answers `req` 429 and returns true when it is a login from a client over its
+   * share; returns false, having done nothing, for every other request.
+   */
+  refuse(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
 export function overShareRefusal(
   verifications: VerificationQueue,
   clientAddress: (req: IncomingMessage) => string,
-): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const refusals = new Map<string, Refusal>(LOGIN_PATHS.map((path) => [path, refusalFor(path)]));
-  return (req, res) => {
+): OverShareRefusal {
+  const refusals = new Map<string, Refusal>();
+  const cover = (paths: readonly string[]): void => {
+    for (const path of paths) refusals.set(path, refusalFor(path));
+  };
+  const refuse = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST') return false;
     const url = req.url ?? '';
     const query = url.indexOf('?');
@@ -75,4 +82,5 @@ export function overShareRefusal(
     res.end(refusal.body);
     return true;
   };
+  return { cover, refuse };
 }

@@ -168,7 +168,7 @@ export async function buildSignInApp(
       : options.logger === undefined
         ? { logger: { level: 'info', redact } }
         : { loggerInstance: options.logger.child({}, { redact }) };
-  const refuseOverShare = overShareRefusal(context.verifications, clientAddressOf(options.trustedProxies));
+  const overShare = overShareRefusal(context.verifications, clientAddressOf(options.trustedProxies));
   const app: FastifyInstance = Fastify({
     ...loggerOption,
     bodyLimit: options.bodyLimitBytes ?? 16 * 1024,
@@ -180,7 +180,7 @@ export async function buildSignInApp(
         limits,
         front: { refuse: (req, res, refusal) => sendPortRefusal(req.url ?? '/', res, refusal) },
         onRequest: (req, res) => {
-          if (!refuseOverShare(req, res)) handler(req, res);
+          if (!overShare.refuse(req, res)) handler(req, res);
         },
       }),
     requestTimeout: limits.requestTimeoutMs,
@@ -251,6 +251,8 @@ export async function buildSignInApp(
     posProtectedRoutes(scope, context);
   });
   const routes = registeredRoutes();
+  // The routes that verify a password (those that may answer invalidCredentials) are the ones refused early.
+  overShare.cover(routes.filter((r) => r.info.problems.includes('invalidCredentials')).map((r) => r.info.url));
   const methodsByUrl = new Map<string, string[]>([['/openapi.json', ['GET', 'HEAD']]]);
   for (const r of routes)
     methodsByUrl.set(r.info.url, [
