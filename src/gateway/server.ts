@@ -182,7 +182,10 @@ export class GatewayServer {
     this.app = fastify({
       bodyLimit,
       logger: false,
-      return503OnClosing: true,
+      // While the port drains (http/drain.ts) its calls are served and told `Connection: close`; fastify's own
+      // closing answer is a body no Google client can read (`{"error": "Service Unavailable"}`: the Python SDK's
+      // error mapping fails on it, and its operation wait died across a gateway restart instead of retrying).
+      return503OnClosing: false,
       genReqId: requestIdOf,
       requestIdHeader: false,
       serverFactory: (handler) =>
