@@ -82,6 +82,19 @@ async function derive(ctx: OperationsContext, at: Located, ref: OperationRef): P
   return operationJson(name, ref, verb, derived, (ctx.now ?? (() => new Date()))());
 }
 
+/**
+ * The Operation a write answers with: its state derived at once (usually not done yet). The write was authorised
+ * already, as the caller, in `namespace`.
+ */
+export async function operationOfWrite(
+  ctx: OperationsContext,
+  namespace: string,
+  ref: OperationRef,
+): Promise<OperationJson> {
+  const { collection, id } = resourceParts(ref.resource);
+  return derive(ctx, { namespace, collection: COLLECTIONS[collection], id }, ref);
+}
+
 /** GetOperation: the operation as its objects say now. */
 export async function getOperation(ctx: OperationsContext, name: string, meta: CallMeta): Promise<OperationJson> {
   const ref = parseOperationName(name);
