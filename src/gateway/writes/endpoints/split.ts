@@ -8,14 +8,14 @@
 import { renderValue } from '../../../api/common/field-error.js';
 import { compareIds } from '../../../api/prediction/v1/traffic.js';
 import { DEPLOYED_MODEL_ID } from '../../../api/prediction/v1/names.js';
-import type { RequestViolation } from './violations.js';
+import type { FieldViolation } from '../../google-errors.js';
 
 export type Split = Readonly<Record<string, number>>;
 
 /** The new split, or undefined to leave the endpoint's as it is; with the request's refused fields. */
 export interface SplitChange {
   readonly split: Split | undefined;
-  readonly violations: readonly RequestViolation[];
+  readonly violations: readonly FieldViolation[];
 }
 
 /** The deploy placeholder: "To refer to the ID of the just being deployed Model, a "0" should be used". */
@@ -23,8 +23,8 @@ export const NEW_MODEL_KEY = '0';
 
 const at = (key: string) => `traffic_split[${JSON.stringify(key)}]`;
 
-function percentageProblems(requested: Split): RequestViolation[] {
-  const out: RequestViolation[] = [];
+function percentageProblems(requested: Split): FieldViolation[] {
+  const out: FieldViolation[] = [];
   let sum = 0;
   for (const [key, value] of Object.entries(requested)) {
     if (!Number.isInteger(value) || value < 0 || value > 100)

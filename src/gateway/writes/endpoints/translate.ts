@@ -6,8 +6,8 @@
  * Pure.
  */
 import { isRecord } from '../../../api/common/kube-object.js';
-import { camelCase, snakeCase } from './field-tables.js';
-import type { RequestViolation } from './violations.js';
+import type { FieldViolation } from '../../google-errors.js';
+import { snakeCase } from '../field-table.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,8 +29,8 @@ function copy(from: Json, fields: readonly string[]): Json {
 }
 
 /** CreateEndpoint: the PredictionEndpoint's spec from `endpoint`. */
-export function endpointSpecFromRequest(endpoint: Json): { spec: Json; violations: RequestViolation[] } {
-  const violations: RequestViolation[] = [];
+export function endpointSpecFromRequest(endpoint: Json): { spec: Json; violations: FieldViolation[] } {
+  const violations: FieldViolation[] = [];
   if (isRecord(endpoint.trafficSplit) && Object.keys(endpoint.trafficSplit).length > 0)
     violations.push({
       field: 'endpoint.traffic_split',
@@ -38,6 +38,11 @@ export function endpointSpecFromRequest(endpoint: Json): { spec: Json; violation
         'a new endpoint has no deployed models to give traffic to: leave it empty and give traffic_split to DeployModel',
     });
   return { spec: copy(endpoint, ENDPOINT_INPUT_FIELDS), violations };
+}
+
+/** `min_replica_count` → `minReplicaCount` (a FieldMask path may come in either form). */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** UpdateEndpoint's update_mask paths (camelCase) and the spec field each one sets. */
@@ -62,9 +67,9 @@ export function maskedChanges(
   from: Json,
   paths: readonly string[],
   allowed: Readonly<Record<string, string>>,
-): { changes: [string[], unknown][]; violations: RequestViolation[] } {
+): { changes: [string[], unknown][]; violations: FieldViolation[] } {
   const changes: [string[], unknown][] = [];
-  const violations: RequestViolation[] = [];
+  const violations: FieldViolation[] = [];
   if (paths.length === 0)
     violations.push({
       field: 'update_mask',
@@ -133,8 +138,8 @@ export function deployedModelSpecFromRequest(
   deployed: Json,
   endpointName: string,
   id: string,
-): { spec: Json; violations: RequestViolation[] } {
-  const violations: RequestViolation[] = [];
+): { spec: Json; violations: FieldViolation[] } {
+  const violations: FieldViolation[] = [];
   for (const [field, why] of Object.entries(UNSUPPORTED_DEPLOYED_MODEL_FIELDS))
     if (deployed[field] !== undefined)
       violations.push({

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { requestField } from '../../../../../src/gateway/writes/field-table.js';
 import {
   CREATE_ENDPOINT_FIELDS,
   DEPLOY_MODEL_FIELDS,
+  MUTATE_DEPLOYED_MODEL_FIELDS,
   SPLIT_FIELDS,
-  camelCase,
-  requestPath,
+  UPDATE_ENDPOINT_FIELDS,
 } from '../../../../../src/gateway/writes/endpoints/field-tables.js';
+import { camelCase } from '../../../../../src/gateway/writes/endpoints/translate.js';
 
-describe('object path → request path', () => {
+describe("EndpointService's field tables: object path → request path", () => {
   it.each([
     [
       DEPLOY_MODEL_FIELDS,
@@ -25,24 +27,27 @@ describe('object path → request path', () => {
       'deployed_model.dedicated_resources.autoscaling_metric_specs[0].target',
     ],
     [DEPLOY_MODEL_FIELDS, 'spec', 'deployed_model'],
+    [DEPLOY_MODEL_FIELDS, 'spec.model', 'deployed_model.model'],
     [DEPLOY_MODEL_FIELDS, 'spec.endpointRef.name', 'endpoint'],
     [DEPLOY_MODEL_FIELDS, 'metadata.name', 'deployed_model.id'],
     [SPLIT_FIELDS, 'spec.trafficSplit[12]', 'traffic_split[12]'],
+    [SPLIT_FIELDS, 'spec.trafficSplit', 'traffic_split'],
     [CREATE_ENDPOINT_FIELDS, 'metadata.name', 'endpoint_id'],
     [CREATE_ENDPOINT_FIELDS, 'spec.displayName', 'endpoint.display_name'],
-    [CREATE_ENDPOINT_FIELDS, 'spec.labels[example.com/team]', 'endpoint.labels[example.com/team]'],
     [
       CREATE_ENDPOINT_FIELDS,
       'spec.predictRequestResponseLoggingConfig.bigqueryDestination.outputUri',
       'endpoint.predict_request_response_logging_config.bigquery_destination.output_uri',
     ],
-  ])('%#: %s', (table, from, to) => {
-    expect(requestPath(table, from)).toBe(to);
-  });
-
-  it('matches whole segments only, and says when no row fits', () => {
-    expect(requestPath(SPLIT_FIELDS, 'spec.trafficSplitX')).toBeUndefined();
-    expect(requestPath(SPLIT_FIELDS, 'spec.displayName')).toBeUndefined();
+    [UPDATE_ENDPOINT_FIELDS, 'spec.etag', 'endpoint.etag'],
+    [UPDATE_ENDPOINT_FIELDS, 'spec.trafficSplit[3]', 'endpoint.traffic_split[3]'],
+    [
+      MUTATE_DEPLOYED_MODEL_FIELDS,
+      'spec.dedicatedResources.maxReplicaCount',
+      'deployed_model.dedicated_resources.max_replica_count',
+    ],
+  ])('%#: %s → %s', (table, from, to) => {
+    expect(requestField(table, from)).toBe(to);
   });
 
   it('reads FieldMask paths in either case', () => {
