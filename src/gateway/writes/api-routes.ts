@@ -63,7 +63,10 @@ export function apiRoutes(methods: readonly ApiMethod[]): (app: FastifyInstance)
               typeof req.query === 'object' && req.query !== null ? (req.query as Record<string, unknown>) : {};
             const request = normalised(desc.input, restRequest(compiled, m.slice(1), req.body, query));
             const controller = new AbortController();
-            req.raw.once('close', () => controller.abort());
+            // The response's close, not the request's: a request closes once its body is read.
+            reply.raw.once('close', () => {
+              if (!reply.raw.writableFinished) controller.abort();
+            });
             const answer = await method.call(request, {
               authorization: req.headers.authorization,
               signal: controller.signal,
