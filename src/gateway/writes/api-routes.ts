@@ -63,7 +63,7 @@ export function apiRoutes(methods: readonly ApiMethod[]): (app: FastifyInstance)
               typeof req.query === 'object' && req.query !== null ? (req.query as Record<string, unknown>) : {};
             const request = normalised(desc.input, restRequest(compiled, m.slice(1), req.body, query));
             const controller = new AbortController();
-            // The RESPONSE's close: the request's fires as soon as its body has been read (Node's IncomingMessage).
+            // The response's close, not the request's: a request closes once its body is read.
             reply.raw.once('close', () => {
               if (!reply.raw.writableFinished) controller.abort();
             });
