@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v1 as aiplatform } from '@google-cloud/aiplatform';
+import { request } from 'undici';
 import {
   bearerTokenAuth,
   gatewayClientOptions,
@@ -164,6 +165,17 @@ describe('EndpointService writes through the Node client', () => {
       expect(afterFirst?.spec.trafficSplit).toEqual({ [id1]: 100 });
       expect(afterFirst?.status?.trafficSplit).toEqual({ [id1]: 100 });
       expect(afterFirst?.spec.displayName).toBe('iris'); // the caller's earlier fields are kept by its later applies
+
+      // ListOperations over REST through the other replica: the endpoint's latest API write, derived from the objects.
+      const listed = await request(`${restUrl}/v1/${name}/operations`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const { operations } = (await listed.body.json()) as {
+        operations?: { name: string; done: boolean; metadata: Record<string, unknown> }[];
+      };
+      expect(operations?.map((o) => [o.name.startsWith(`${name}/operations/`), o.done, o.metadata['@type']])).toEqual([
+        [true, true, 'type.googleapis.com/google.cloud.aiplatform.v1.DeployModelOperationMetadata'],
+      ]);
 
       // A second version beside it, 50/50.
       const [deploy2] = await client.deployModel({
