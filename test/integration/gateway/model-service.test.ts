@@ -332,5 +332,50 @@ describe('operations are derived, not stored', () => {
     expect(Buffer.from(after.response?.value ?? []).equals(Buffer.from(before.response?.value ?? []))).toBe(true);
     const decoded = await second.checkUploadModelProgress(operation.name ?? '');
     expect(decoded.result).toMatchObject({ model: `${parent}/models/survivor`, modelVersionId: '1' });
+
+    // ListOperations: the resource's latest API write; WaitOperation (REST) answers at once when done; Cancel refuses.
+    const listed = (await second.operationsClient.listOperations({
+      name: `${parent}/models/survivor`,
+    } as never)) as unknown as [{ name?: string; done?: boolean }[]];
+    expect(listed[0].map((o) => [o.name, o.done])).toEqual([[operation.name, true]]);
+    const waited = await request(`https://localhost:${port}/v1/${operation.name ?? ''}:wait`, {
+      dispatcher: https,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.deployer ?? ''}` },
+      body: JSON.stringify({ timeout: '5s' }),
+    });
+    expect(waited.statusCode).toBe(200);
+    expect(await waited.body.json()).toMatchObject({
+      name: operation.name,
+      done: true,
+      response: { '@type': 'type.googleapis.com/google.cloud.aiplatform.v1.UploadModelResponse', modelVersionId: '1' },
+    });
+    const cancel = await failure(second.operationsClient.cancelOperation({ name: operation.name ?? '' } as never));
+    expect(cancel.code, cancel.details).toBe(9);
+  });
+
+  it('a gateway with gateway.apiWrites.enabled=false answers every write FAILED_PRECONDITION naming it', async () => {
+    const off = await startGateway(env, log.logger, {
+      auth: DEFAULT_AUTH_SETTINGS,
+      tls: { cert: tls.cert, key: tls.key },
+      apiWrites: false,
+    });
+    try {
+      const offPort = Number(new URL(off.url).port);
+      const client = new aiplatform.ModelServiceClient(
+        gatewayGrpcClientOptions(`https://localhost:${offPort}`, tls.ca, bearerTokenAuth(tokens.deployer ?? '')),
+      );
+      clients.push(client);
+      const err = await failure(
+        client.uploadModel({ parent, modelId: 'off', model: { displayName: 'x', containerSpec: { imageUri: IMAGE } } }),
+      );
+      expect(err.code, err.details).toBe(9);
+      expect(err.details).toContain('gateway.apiWrites.enabled');
+      expect(await model('off')).toBeUndefined();
+      const [read] = await client.getModel({ name: `${parent}/models/survivor` });
+      expect(read.versionId).toBe('1');
+    } finally {
+      await off.gateway.close();
+    }
   });
 });
