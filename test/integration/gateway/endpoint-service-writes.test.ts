@@ -85,16 +85,6 @@ spec:
     - { alias: default, versionId: "1" }
 `;
 
-const MODEL_DEPLOYER_ROLE = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: { name: endpoint-operator-model-deployer }
-rules:
-  - apiGroups: [prediction.endpoint-operator.dev]
-    resources: [models, predictionendpoints, deployedmodels]
-    verbs: [create, patch, delete, get, list]
-`;
-
 const dedicated = { machineSpec: { machineType: 'n1-standard-2' }, minReplicaCount: 1, maxReplicaCount: 1 };
 
 function grpcClient(): aiplatform.EndpointServiceClient {
@@ -108,10 +98,7 @@ beforeAll(async () => {
   tls = await testGatewayTls();
   ns = await createTestNamespace('endpoint-writes');
   env = await setUpNamespace(ns);
-  await applyCallerRoles();
-  // The ClusterRole the chart ships for API writers (WRITE-API.md: create/patch/delete/get/list on the three kinds).
-  // TODO(merge): drop this once models-api's RBAC commit puts it in callerRoleManifests() (applied just above).
-  await kubectl(['apply', '-f', '-'], { input: MODEL_DEPLOYER_ROLE });
+  await applyCallerRoles(); // the shipped roles, endpoint-operator-model-deployer among them
   await createServiceAccount(ns, 'alice');
   await bindRole(ns, 'alice-deploys', 'endpoint-operator-model-deployer', 'alice');
   token = await mintToken(ns, 'alice', [AUDIENCE]);
