@@ -43,6 +43,8 @@ import { namespaceReader } from './auth/targets.js';
 import { installErrorAnswerer } from './error-answer.js';
 import { registryLookupPlugin, registryLookupSource } from './registry/plugin.js';
 import { endpointRoutes } from './endpoints/routes.js';
+import { apiRoutes } from './writes/api-routes.js';
+import { writeApiMethods } from './writes/write-api.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter } from './fairness.js';
 import { countInFlight, gatewayEjections } from './metrics.js';
@@ -157,10 +159,16 @@ export class GatewayServer {
       jsonWorkers: this.jsonWorkers,
     });
     const lookup = registryLookupSource(this.context, settings.reservedPrefixes);
+    const api = writeApiMethods({
+      client: options.client,
+      gate: { auth, readNamespace: this.context.readNamespace, writesEnabled: settings.apiWrites },
+      routing,
+    });
     const grpc = grpcHandler({
       predictions,
       bodyLimit,
       reads: { endpoints: this.context, registry: { source: lookup, auth } },
+      api,
       log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
@@ -207,6 +215,8 @@ export class GatewayServer {
     this.register(registryLookupPlugin(lookup));
     // Vertex's Endpoint reads (GET an endpoint, list them), which Google's SDKs make before they predict.
     this.register(endpointRoutes);
+    // Vertex's write API (ModelService, EndpointService writes, google.longrunning.Operations): writes/.
+    this.register(apiRoutes(api));
   }
 
   /** A renewed certificate, for new connections (the Secret rotated; see tls/serving-certificate.ts). */

@@ -54,6 +54,11 @@ export interface GatewaySettings {
   readonly maxBodyBytesPerCaller: number;
   /** Request and answer bodies from this size up have their JSON work done on worker threads (json-worker-pool.ts). */
   readonly largeBodyBytes: number;
+  /**
+   * Vertex's write API (writes/): false = every write method answers FAILED_PRECONDITION naming the chart's
+   * gateway.apiWrites.enabled (the gateway's ServiceAccount then has no write rights).
+   */
+  readonly apiWrites: boolean;
 }
 
 /** What every gateway must be told: where to watch, where to listen, and how to check callers. */
@@ -85,6 +90,7 @@ export const DEFAULT_GATEWAY_SETTINGS: Omit<GatewaySettings, Given> = {
   maxCallsPerCaller: DEFAULT_MAX_CALLS_PER_CALLER,
   maxBodyBytesPerCaller: DEFAULT_MAX_BODY_BYTES_PER_CALLER,
   largeBodyBytes: DEFAULT_LARGE_BODY_BYTES,
+  apiWrites: true,
 };
 
 /**
@@ -112,5 +118,6 @@ export function gatewaySettings(input: GatewaySettingsInput): GatewaySettings {
     maxCallsPerCaller: input.maxCallsPerCaller ?? d.maxCallsPerCaller,
     maxBodyBytesPerCaller: input.maxBodyBytesPerCaller ?? d.maxBodyBytesPerCaller,
     largeBodyBytes: input.largeBodyBytes ?? d.largeBodyBytes,
+    apiWrites: input.apiWrites ?? d.apiWrites,
   };
 }

@@ -17,6 +17,7 @@ describe('endpoint-operator gateway flags', () => {
       outliers: {},
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
       auth: DEFAULT_AUTH_SETTINGS,
+      apiWrites: true,
       serverLimits: {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 60_000,
