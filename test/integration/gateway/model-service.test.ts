@@ -168,6 +168,17 @@ describe('ModelService through the Node client', () => {
     });
   });
 
+  it('generates a 19-digit id when the request has no model_id, as Vertex does', async () => {
+    const [operation] = await grpcClient(tokens.deployer ?? '').uploadModel({
+      parent,
+      model: { displayName: 'generated', containerSpec: { imageUri: IMAGE } },
+    });
+    const [response] = await operation.promise();
+    const id = /\/models\/([0-9]+)$/.exec(response.model ?? '')?.[1] ?? '';
+    expect(id).toMatch(/^[1-9][0-9]{18}$/);
+    expect(spec(await model(id)).displayName).toBe('generated');
+  });
+
   it('gets it as Vertex returns a Model, with what the Python SDK reads before deploying', async () => {
     const [got] = await grpcClient(tokens.deployer ?? '').getModel({ name: name() });
     expect(got).toMatchObject({
