@@ -18,7 +18,15 @@ import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { applyCallerRoles, bindRole, createServiceAccount, mintToken } from '../../support/service-accounts.js';
-import { CapturedLog, setUpNamespace, startGateway, type GatewayEnv } from './harness.js';
+import {
+  apply,
+  CapturedLog,
+  endpointManifest,
+  eventually,
+  setUpNamespace,
+  startGateway,
+  type GatewayEnv,
+} from './harness.js';
 
 const AUDIENCE = 'endpoint-operator-gateway';
 const IMAGE = 'europe-docker.pkg.dev/vertex-ai/prediction/sklearn-cpu.1-3:latest';
@@ -158,6 +166,17 @@ describe('ModelService through the Node client', () => {
       versions: [{ id: '1', artifactUri: 'gs://demo-models/iris/1', containerSpec: { imageUri: IMAGE } }],
       versionAliases: [{ alias: 'default', versionId: '1' }],
     });
+  });
+
+  it('generates a 19-digit id when the request has no model_id, as Vertex does', async () => {
+    const [operation] = await grpcClient(tokens.deployer ?? '').uploadModel({
+      parent,
+      model: { displayName: 'generated', containerSpec: { imageUri: IMAGE } },
+    });
+    const [response] = await operation.promise();
+    const id = /\/models\/([0-9]+)$/.exec(response.model ?? '')?.[1] ?? '';
+    expect(id).toMatch(/^[1-9][0-9]{18}$/);
+    expect(spec(await model(id)).displayName).toBe('generated');
   });
 
   it('gets it as Vertex returns a Model, with what the Python SDK reads before deploying', async () => {
@@ -377,5 +396,23 @@ describe('operations are derived, not stored', () => {
     } finally {
       await off.gateway.close();
     }
+  });
+
+  it("refuses deleting a deployed model with FAILED_PRECONDITION, the admission policy's message", async () => {
+    await apply(
+      ns,
+      endpointManifest('survivor', { '1': 100 }, [
+        { name: 'survivor-dm', id: '1', model: `${parent}/models/survivor` },
+      ]),
+    );
+    await eventually('the Model lists its DeployedModel', async () => {
+      const m = await model('survivor');
+      const listed = (m?.status as { deployedModels?: unknown[] } | undefined)?.deployedModels;
+      return Array.isArray(listed) && listed.length === 1 ? m : undefined;
+    });
+    const err = await failure(grpcClient(tokens.deployer ?? '').deleteModel({ name: `${parent}/models/survivor` }));
+    expect(err.code, err.details).toBe(9);
+    expect(err.details).toContain('DeployedModel survivor-dm serves version 1');
+    expect((await model('survivor'))?.metadata.deletionTimestamp).toBeUndefined();
   });
 });
