@@ -36,13 +36,8 @@ import {
 import { DEPLOY_MODEL_FIELDS, MUTATE_DEPLOYED_MODEL_FIELDS, SPLIT_FIELDS } from './field-tables.js';
 import { deployedModelIdProblem, deployedModelObjectName, generateDeployedModelId } from './ids.js';
 import { deploySplit, undeploySplit, type Split } from './split.js';
-import {
-  deployedModelSpecFromRequest,
-  maskedChanges,
-  maskPaths,
-  MUTATE_DEPLOYED_MODEL_MASK,
-  setAt,
-} from './translate.js';
+import { deployedModelSpecFromRequest, MUTATE_DEPLOYED_MODEL_MASK } from './translate.js';
+import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
 
 type Json = Record<string, unknown>;
 type Call = (

@@ -33,7 +33,8 @@ import {
 import { writeOperation } from './endpoint-operations.js';
 import { CREATE_ENDPOINT_FIELDS, UPDATE_ENDPOINT_FIELDS } from './field-tables.js';
 import { endpointIdProblem, generateEndpointId } from './ids.js';
-import { endpointSpecFromRequest, maskedChanges, maskPaths, setAt, UPDATE_ENDPOINT_MASK } from './translate.js';
+import { endpointSpecFromRequest, UPDATE_ENDPOINT_MASK } from './translate.js';
+import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
 
 type Json = Record<string, unknown>;
 

@@ -40,11 +40,6 @@ export function endpointSpecFromRequest(endpoint: Json): { spec: Json; violation
   return { spec: copy(endpoint, ENDPOINT_INPUT_FIELDS), violations };
 }
 
-/** `min_replica_count` → `minReplicaCount` (a FieldMask path may come in either form). */
-export function camelCase(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
 /** UpdateEndpoint's update_mask paths (camelCase) and the spec field each one sets. */
 export const UPDATE_ENDPOINT_MASK: Readonly<Record<string, string>> = {
   displayName: 'displayName',
@@ -52,45 +47,6 @@ export const UPDATE_ENDPOINT_MASK: Readonly<Record<string, string>> = {
   labels: 'labels',
   trafficSplit: 'trafficSplit',
 };
-
-/** A FieldMask's paths as the request gives them (a list, or proto3 JSON's comma-joined string), camelCased. */
-export function maskPaths(mask: unknown): string[] {
-  const paths =
-    typeof mask === 'string' ? mask.split(',') : isRecord(mask) && Array.isArray(mask.paths) ? mask.paths : [];
-  return paths
-    .filter((p): p is string => typeof p === 'string' && p.trim() !== '')
-    .map((p) => p.trim().split('.').map(camelCase).join('.'));
-}
-
-/** Each masked spec field with its new value (undefined: cleared), or the mask paths that cannot be updated. */
-export function maskedChanges(
-  from: Json,
-  paths: readonly string[],
-  allowed: Readonly<Record<string, string>>,
-): { changes: [string[], unknown][]; violations: FieldViolation[] } {
-  const changes: [string[], unknown][] = [];
-  const violations: FieldViolation[] = [];
-  if (paths.length === 0)
-    violations.push({
-      field: 'update_mask',
-      description: `required: name the fields to change (${Object.keys(allowed).join(', ')})`,
-    });
-  for (const path of paths) {
-    const target = allowed[path];
-    if (target === undefined) {
-      violations.push({
-        field: 'update_mask',
-        description: `${JSON.stringify(path)} cannot be updated by this method; it can update: ${Object.keys(allowed).join(', ')}`,
-      });
-      continue;
-    }
-    const segments = path.split('.');
-    let value: unknown = from;
-    for (const s of segments) value = isRecord(value) ? value[s] : undefined;
-    changes.push([target.split('.'), value]);
-  }
-  return { changes, violations };
-}
 
 /** MutateDeployedModel's update_mask paths (camelCase, Vertex's list of mutable fields) and the spec field each sets. */
 export const MUTATE_DEPLOYED_MODEL_MASK: Readonly<Record<string, string>> = {
@@ -102,20 +58,6 @@ export const MUTATE_DEPLOYED_MODEL_MASK: Readonly<Record<string, string>> = {
   'automaticResources.maxReplicaCount': 'automaticResources.maxReplicaCount',
   disableContainerLogging: 'disableContainerLogging',
 };
-
-/** `target` with the value at `path` set (or removed when undefined), creating the objects on the way. */
-export function setAt(target: Json, path: readonly string[], value: unknown): void {
-  const [head, ...rest] = path;
-  if (head === undefined) return;
-  if (rest.length === 0) {
-    if (value === undefined) delete target[head];
-    else target[head] = value;
-    return;
-  }
-  const next = isRecord(target[head]) ? target[head] : {};
-  target[head] = next;
-  setAt(next, rest, value);
-}
 
 /** The DeployedModel fields DeployModel copies (google.cloud.aiplatform.v1.DeployedModel). */
 const DEPLOYED_MODEL_INPUT_FIELDS = [

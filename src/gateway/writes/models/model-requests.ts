@@ -154,25 +154,9 @@ export function mergeAliases(
   return { set, removed };
 }
 
-/** UpdateModel's mask: the Model fields it may change, by their JSON names. */
-export const UPDATABLE = { displayName: 'display_name', description: 'description', labels: 'labels' } as const;
-
-export function updatedFields(mask: unknown, model: Record<string, unknown>): Record<string, unknown> {
-  const paths = typeof mask === 'string' && mask !== '' ? mask.split(',') : [];
-  if (paths.length === 0)
-    throw GoogleApiError.badRequest([
-      { field: 'update_mask', description: 'required: name the fields to change (display_name, description, labels)' },
-    ]);
-  const out: Record<string, unknown> = {};
-  for (const path of paths) {
-    if (!(path in UPDATABLE))
-      throw GoogleApiError.badRequest([
-        {
-          field: 'update_mask',
-          description: `${renderValue(path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))} cannot be updated here; only display_name, description and labels can (a version's content never changes: upload a new version)`,
-        },
-      ]);
-    out[path] = model[path] ?? (path === 'labels' ? {} : path === 'description' ? '' : undefined);
-  }
-  return out;
-}
+/** UpdateModel's update_mask paths (camelCase) and the Model spec field each one sets (update-mask.ts). */
+export const UPDATE_MODEL_MASK: Readonly<Record<string, string>> = {
+  displayName: 'displayName',
+  description: 'description',
+  labels: 'labels',
+};

@@ -41,10 +41,11 @@ import {
   newModelSpec,
   nextVersionId,
   UPLOAD_FIELDS,
-  updatedFields,
+  UPDATE_MODEL_MASK,
   uploadedAliases,
   uploadedVersion,
 } from './model-requests.js';
+import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
 import { modelSpecOf, versionAt, versionIds, vertexModel, type VertexModel } from './vertex-model.js';
 
 const API_VERSION = `${PREDICTION_GROUP}/v1`;
@@ -309,17 +310,24 @@ export function modelService(ctx: WriteApiContext, ops: OperationsContext): Writ
   async function updateModel(req: Record<string, unknown>, meta: CallMeta) {
     const model = isRecord(req.model) ? req.model : {};
     const name = modelName('model.name', str(model.name));
-    const change = updatedFields(req.updateMask, model);
+    const { changes, violations } = maskedChanges(model, maskPaths(req.updateMask), UPDATE_MODEL_MASK);
+    if (violations.length > 0) throw GoogleApiError.badRequest(violations);
     const caller = await writer(name, 'patchModel', meta);
     const object = writeObject(caller.namespace, name.id);
     const current = await client.get(resources.models, caller.namespace, name.id);
     if (current === undefined) throw notFound(name.resource);
     await checkWritable(client, caller.namespace, [{ obj: current, described: object.described }]);
-    validate(nextSpec(modelSpecOf(current), change), current, name.id);
+    const after: Record<string, unknown> = { ...modelSpecOf(current) };
     const owned = ownedFields(current, caller.manager);
-    const ownedSpec = isRecord(owned.spec) ? owned.spec : {};
-    const spec: Record<string, unknown> = { ...ownedSpec, ...change };
-    if (change.description === '') delete spec.description;
+    const spec: Record<string, unknown> = isRecord(owned.spec) ? { ...owned.spec } : {};
+    for (const [path, value] of changes) {
+      // A cleared field (absent, or '' / {} as proto3 JSON may send it) is left out of the intent: server-side
+      // apply then removes it where this caller owned it.
+      const cleared = value === undefined || value === '' || (isRecord(value) && Object.keys(value).length === 0);
+      setAt(after, path, cleared ? undefined : value);
+      setAt(spec, path, cleared ? undefined : value);
+    }
+    validate(after, current, name.id);
     const written = await applyAsCaller(client, {
       object,
       caller,

@@ -7,7 +7,7 @@ import {
   SPLIT_FIELDS,
   UPDATE_ENDPOINT_FIELDS,
 } from '../../../../../src/gateway/writes/endpoints/field-tables.js';
-import { camelCase } from '../../../../../src/gateway/writes/endpoints/translate.js';
+import { camelCase } from '../../../../../src/gateway/writes/update-mask.js';
 
 describe("EndpointService's field tables: object path → request path", () => {
   it.each([

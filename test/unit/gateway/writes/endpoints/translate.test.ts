@@ -4,10 +4,8 @@ import {
   UPDATE_ENDPOINT_MASK,
   deployedModelSpecFromRequest,
   endpointSpecFromRequest,
-  maskPaths,
-  maskedChanges,
-  setAt,
 } from '../../../../../src/gateway/writes/endpoints/translate.js';
+import { maskPaths, maskedChanges, setAt } from '../../../../../src/gateway/writes/update-mask.js';
 
 describe('CreateEndpoint', () => {
   it("copies the caller's fields and ignores output-only ones", () => {

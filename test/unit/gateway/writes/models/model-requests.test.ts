@@ -5,8 +5,9 @@ import {
   mergeAliases,
   newModelSpec,
   nextVersionId,
-  updatedFields,
+  UPDATE_MODEL_MASK,
 } from '../../../../../src/gateway/writes/models/model-requests.js';
+import { maskedChanges, maskPaths } from '../../../../../src/gateway/writes/update-mask.js';
 
 function violation(fn: () => unknown): unknown {
   try {
@@ -79,15 +80,22 @@ describe('ModelService requests as Model objects', () => {
     ]);
   });
 
-  it('updates only display_name, description and labels', () => {
-    expect(
-      updatedFields('displayName,labels', { displayName: 'x', labels: { a: 'b' }, description: 'ignored' }),
-    ).toEqual({ displayName: 'x', labels: { a: 'b' } });
-    expect(updatedFields('labels', {})).toEqual({ labels: {} });
-    expect(violation(() => updatedFields('artifactUri', {}))).toEqual([
-      { field: 'update_mask', description: expect.stringContaining('"artifact_uri" cannot be updated') },
+  it('updates only display_name, description and labels, the mask in either spelling', () => {
+    const model = { displayName: 'x', labels: { a: 'b' }, description: 'ignored' };
+    expect(maskedChanges(model, maskPaths('display_name,labels'), UPDATE_MODEL_MASK)).toEqual({
+      changes: [
+        [['displayName'], 'x'],
+        [['labels'], { a: 'b' }],
+      ],
+      violations: [],
+    });
+    expect(maskedChanges({}, maskPaths({ paths: ['labels'] }), UPDATE_MODEL_MASK).changes).toEqual([
+      [['labels'], undefined],
     ]);
-    expect(violation(() => updatedFields(undefined, {}))).toEqual([
+    expect(maskedChanges({}, maskPaths('artifactUri'), UPDATE_MODEL_MASK).violations).toEqual([
+      { field: 'update_mask', description: expect.stringContaining('"artifactUri" cannot be updated') },
+    ]);
+    expect(maskedChanges({}, maskPaths(undefined), UPDATE_MODEL_MASK).violations).toEqual([
       { field: 'update_mask', description: expect.stringContaining('required') },
     ]);
   });
