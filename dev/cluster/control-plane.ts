@@ -10,6 +10,7 @@ import { ControlPlaneError } from '../host/errors.js';
 import { acquireFileLock, type FileLock } from '../host/file-lock.js';
 import {
   claimRealNode,
+  refuseUnfitMachine,
   runCleanupScript,
   realNodeTokenUsers,
   startRealNode,
@@ -110,6 +111,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
   // Before anything starts: a second cluster asking for a real node is refused at once.
   const nodeLock = opts.realNode === true ? await claimRealNode(log, opts.realNodeWaitMs ?? 0) : undefined;
   try {
+    if (nodeLock !== undefined) await refuseUnfitMachine();
     return await startClusterProcesses(opts, log, nodeLock);
   } catch (err) {
     await nodeLock?.release();

@@ -28,6 +28,10 @@ import { startTelemetry } from '../../src/runtime/telemetry.js';
 import { localWebhookSettings } from '../../src/webhook/settings.js';
 import { cacheRoot, startControlPlane, type ControlPlane, type ModelHost } from '../cluster/index.js';
 import { createModelHost, removeModelHost } from '../cluster/network.js';
+import { readHostFacts, realNodeBlocker } from '../cluster/real-node/node-host-support.js';
+import { realNodeOwner, realNodePreflight } from '../cluster/real-node/node.js';
+import { runsDir } from '../host/paths.js';
+import { cleanupStaleRuns } from '../host/run-registry.js';
 import { capture } from '../host/exec.js';
 import { applyObject, DEV_FIELD_MANAGER, ensureNamespace } from './apply.js';
 import { watchConvergence } from './convergence.js';
@@ -50,6 +54,7 @@ import {
   type GatewayCertificateFiles,
 } from './gateway-certificate-files.js';
 import { clusterLines, gatewayLines, signinLines, type RunningEnvironment } from './instructions.js';
+import { chooseNodes } from './node-choice.js';
 import { portProblems } from './port-check.js';
 import { kubeconfigOnCommandLine, stoppedDevCluster } from './stopped-cluster.js';
 import {
@@ -72,11 +77,12 @@ interface Options {
   readonly kubeconfig: string | undefined;
   readonly examplesDir: string;
   readonly applyExamples: boolean;
-  /** Only on the local cluster: an existing one (--kubeconfig) has no node of ours. */
+  /** The real node (node-choice.ts), and how long to wait for another cluster to give it up. */
   readonly realNode: boolean;
+  readonly realNodeWaitMs: number;
 }
 
-function options(values: FlagValues, argv: readonly string[]): Options {
+async function options(values: FlagValues, argv: readonly string[]): Promise<Options | number> {
   let kubeconfig = str(values, 'kubeconfig');
   const stopped = stoppedDevCluster({
     kubeconfig,
@@ -88,6 +94,27 @@ function options(values: FlagValues, argv: readonly string[]): Options {
     say(stopped);
     kubeconfig = undefined;
   }
+  const nodes = chooseNodes({
+    simulatedNodes: bool(values, 'simulated-nodes'),
+    realNode: bool(values, 'real-node'),
+    existingCluster: kubeconfig !== undefined,
+    root: process.geteuid?.() === 0,
+    blocker: realNodeBlocker(await readHostFacts()),
+    owner: await realNodeOwner(),
+    waitSeconds: num(values, 'real-node-wait'),
+  });
+  if (nodes.kind === 'refused') {
+    say(nodes.line);
+    return 2;
+  }
+  if (nodes.kind === 'simulated' && nodes.line !== undefined) say(nodes.line);
+  // Before the model's image build starts beside the cluster: a machine where the node would fail stops here.
+  if (nodes.kind === 'real') {
+    for (const stale of await cleanupStaleRuns(runsDir())) say(`ended a leftover ${stale}`);
+    const problems = await realNodePreflight();
+    for (const p of problems) say(p);
+    if (problems.length > 0) return 2;
+  }
   return {
     values,
     namespace: str(values, 'namespace') ?? 'endpoint-demo',
@@ -95,7 +122,8 @@ function options(values: FlagValues, argv: readonly string[]): Options {
     kubeconfig,
     examplesDir: str(values, 'examples') ?? defaultExamplesDir(),
     applyExamples: bool(values, 'apply-examples'),
-    realNode: bool(values, 'real-node') && kubeconfig === undefined,
+    realNode: nodes.kind === 'real',
+    realNodeWaitMs: nodes.kind === 'real' ? nodes.waitMs : 0,
   };
 }
 
@@ -151,11 +179,12 @@ async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promi
     return { kubeconfig: opts.kubeconfig, plane: undefined, modelHost };
   }
   say(
-    'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
+    `starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; ${opts.realNode ? 'one real node (kubelet + containerd) beside Nodes simulated by kwok' : 'Nodes simulated by kwok'})`,
   );
   const plane = await startControlPlane({
     log: say,
     realNode: opts.realNode,
+    realNodeWaitMs: opts.realNodeWaitMs,
     // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
     unthrottledControllerManager: true,
   });
@@ -339,18 +368,26 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 export async function main(argv: string[]): Promise<number> {
   const values = parseDevFlags(argv);
   if (typeof values === 'number') return values;
-  const opts = options(values, argv);
+  let opts: Options | number;
+  try {
+    opts = await options(values, argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`endpoint-operator-dev start: ${err.message}\n\n${HELP}`);
+    return 2;
+  }
+  if (typeof opts === 'number') return opts;
   const stop = stopOnSignals();
   const teardown = new Teardown(say);
   try {
     const logging = startLogging(teardown);
-    const run = await plan(opts);
     // Every port this process opens, checked before the control plane is built and started.
     const problems = await portProblems(plannedPorts(values));
     if (problems.length > 0) {
       for (const p of problems) say(p);
       return 2;
     }
+    const run = await plan(opts);
     const cluster = await startCluster(opts, run, teardown);
     const realModel = await pushRealModel(run);
     const objects = realModel !== undefined ? withRealModel(run.objects, realModel.image) : run.objects;
