@@ -7,14 +7,13 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realNodeDir, realNodeImageStoreDir, realNodeOwner } from '../../../dev/cluster/real-node/node.js';
-import { NODE_NETNS } from '../../../dev/cluster/real-node/node-network.js';
+import { realNodeImageStoreDir } from '../../../dev/cluster/real-node/node.js';
 import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import { REPO_ROOT } from '../../support/examples.js';
+import { realNodeLeftovers } from '../../support/real-node.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';
 
@@ -175,24 +174,6 @@ describe('endpoint-operator-dev start', () => {
     expect(toModel.length).toBeGreaterThanOrEqual(10);
   });
 });
-
-/**
- * What of the real node is still there once dev exited: its netns, mounts under its directory and kubepods
- * cgroups. Unknown (empty) while another cluster has already taken the node over: those would be its own.
- */
-async function realNodeLeftovers(): Promise<string[]> {
-  if ((await realNodeOwner()) !== undefined) return [];
-  const left: string[] = [];
-  const netns = await promisify(execFile)('ip', ['netns', 'list']).catch(() => ({ stdout: '' }));
-  if (netns.stdout.includes(NODE_NETNS)) left.push(`network namespace ${NODE_NETNS}`);
-  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-  for (const line of mounts.split('\n'))
-    if (line.includes(`${realNodeDir()}/`) || line.includes(realNodeImageStoreDir())) left.push(`mount ${line}`);
-  for (const dir of await readdir('/sys/fs/cgroup').catch(() => [] as string[]))
-    for (const g of ['kubepods', 'k8s.io'])
-      if (existsSync(join('/sys/fs/cgroup', dir, g))) left.push(`cgroup /sys/fs/cgroup/${dir}/${g}`);
-  return left;
-}
 
 /** Runs the shell lines dev printed for Python (the exports it names, then the here-document) with bash. */
 async function runPrintedPython(printed: string): Promise<string> {
