@@ -90,6 +90,11 @@ export interface StartControlPlaneOptions {
   readonly realNode?: boolean;
   readonly realNodeWaitMs?: number;
   /**
+   * Keep the real node's image store (containerd's root) between starts, so a warm start neither pulls nor unpacks
+   * an image again (`npm start`). Default off: tests see real pulls into an empty store.
+   */
+  readonly keepNodeImages?: boolean;
+  /**
    * Run kube-controller-manager without its client rate limit (kwokctl's --disable-qps-limits): its controllers
    * start about 5 s sooner on a fresh cluster (flags.ts). Default off: benchmarks are paced by the limit a
    * cluster has by default; `dev` sets it, a fresh cluster on every start.
@@ -181,6 +186,7 @@ async function startClusterProcesses(
         adminToken: tokens.admin,
         kubeletToken: tokens.node.kubelet,
         kubeProxyToken: tokens.node.kubeProxy,
+        keepImages: opts.keepNodeImages === true,
         log,
       });
     const realNode = network.node?.node;

@@ -185,6 +185,8 @@ async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promi
     log: say,
     realNode: opts.realNode,
     realNodeWaitMs: opts.realNodeWaitMs,
+    // The model's image, pulled and unpacked once, stays on the node for the next start.
+    keepNodeImages: true,
     // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
     unthrottledControllerManager: true,
   });

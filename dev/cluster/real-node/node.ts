@@ -57,6 +57,8 @@ export interface RealNode {
   /** host:port of the local registry; images named `<registry>/…` are pulled from it. */
   readonly registry: string;
   readonly root: string;
+  /** containerd's socket, for `ctr --address` (node-config.ts NodeLayout). */
+  readonly containerdSocket: string;
 }
 
 export interface RealNodeInput {
@@ -69,6 +71,8 @@ export interface RealNodeInput {
   /** Bearer tokens the apiserver maps to the kubelet's and kube-proxy's users (realNodeTokenUsers). */
   readonly kubeletToken: string;
   readonly kubeProxyToken: string;
+  /** Keep containerd's images between starts (realNodeImageStoreDir); otherwise they go with the node. */
+  readonly keepImages: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -79,8 +83,9 @@ export function realNodeDir(): string {
 const cleanupScriptPath = (): string => join(realNodeDir(), 'cleanup.sh');
 
 /**
- * containerd's root, kept between starts (and by the node's clean-up): the images it pulled and unpacked, so a warm
- * start finds the model's image on the node. The one thing a stopped node leaves; `rm -rf` it to reclaim the space.
+ * containerd's root when the node keeps its images (`npm start`'s): kept between starts (and by the node's
+ * clean-up), so a warm start finds the model's image pulled and unpacked. The one thing a stopped node leaves;
+ * `rm -rf` it to reclaim the space. Tests' nodes start with an empty store, so they see real pulls.
  */
 export function realNodeImageStoreDir(): string {
   return join(cacheRoot(), 'real-node-images');
@@ -179,7 +184,8 @@ export interface StartedRealNode {
  */
 export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> {
   const started = Date.now();
-  const l = nodeLayout(join(realNodeDir(), 'root'), realNodeImageStoreDir());
+  const root = join(realNodeDir(), 'root');
+  const l = nodeLayout(root, c.keepImages ? realNodeImageStoreDir() : join(root, 'containerd', 'root'));
   const kubelet = c.bins.kubelet;
   if (kubelet === undefined)
     throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kubelet`);
@@ -272,7 +278,13 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
     });
   c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
   return {
-    node: { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root },
+    node: {
+      name: realNodeName(),
+      podCidr: NODE_POD_CIDR,
+      registry: REGISTRY_HOST,
+      root: l.root,
+      containerdSocket: l.containerdSocket,
+    },
     closeRelay: () => relay.close(),
   };
 }
