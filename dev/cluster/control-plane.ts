@@ -33,7 +33,7 @@ import { cacheRoot, runsDir } from '../host/paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
 import { RunningProcesses } from './processes.js';
 import { apiserverReady, etcdHealthy, logTail, waitUntilReady } from './readiness.js';
-import { cleanupStaleRuns, otherLiveRuns } from '../host/run-registry.js';
+import { cleanupStaleRuns, otherLiveRuns, staleRunsLine } from '../host/run-registry.js';
 
 export interface ControlPlane {
   /** A kubeconfig with the admin token (group system:masters) and the apiserver's CA embedded. */
@@ -112,7 +112,8 @@ const PORT_ATTEMPTS = 3;
  */
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? (() => {});
-  for (const stale of await cleanupStaleRuns(runsDir())) log(`ended a leftover ${stale}`);
+  const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
+  if (stale !== undefined) log(stale);
   // Before anything starts: a second cluster asking for a real node is refused at once.
   const nodeLock = opts.realNode === true ? await claimRealNode(log, opts.realNodeWaitMs ?? 0) : undefined;
   try {

@@ -31,7 +31,7 @@ import { createModelHost, removeModelHost } from '../cluster/network.js';
 import { readHostFacts, realNodeBlocker } from '../cluster/real-node/node-host-support.js';
 import { realNodeOwner, realNodePreflight } from '../cluster/real-node/node.js';
 import { runsDir } from '../host/paths.js';
-import { cleanupStaleRuns } from '../host/run-registry.js';
+import { cleanupStaleRuns, staleRunsLine } from '../host/run-registry.js';
 import { capture } from '../host/exec.js';
 import { applyObject, DEV_FIELD_MANAGER, ensureNamespace } from './apply.js';
 import { watchConvergence } from './convergence.js';
@@ -110,7 +110,8 @@ async function options(values: FlagValues, argv: readonly string[]): Promise<Opt
   if (nodes.kind === 'simulated' && nodes.line !== undefined) say(nodes.line);
   // Before the model's image build starts beside the cluster: a machine where the node would fail stops here.
   if (nodes.kind === 'real') {
-    for (const stale of await cleanupStaleRuns(runsDir())) say(`ended a leftover ${stale}`);
+    const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
+    if (stale !== undefined) say(stale);
     const problems = await realNodePreflight();
     for (const p of problems) say(p);
     if (problems.length > 0) return 2;
