@@ -94,13 +94,14 @@ async function options(values: FlagValues, argv: readonly string[]): Promise<Opt
     say(stopped);
     kubeconfig = undefined;
   }
+  const owner = await realNodeOwner();
   const nodes = chooseNodes({
     simulatedNodes: bool(values, 'simulated-nodes'),
     realNode: bool(values, 'real-node'),
     existingCluster: kubeconfig !== undefined,
     root: process.geteuid?.() === 0,
     blocker: realNodeBlocker(await readHostFacts()),
-    owner: await realNodeOwner(),
+    owner,
     waitSeconds: num(values, 'real-node-wait'),
   });
   if (nodes.kind === 'refused') {
@@ -108,8 +109,9 @@ async function options(values: FlagValues, argv: readonly string[]): Promise<Opt
     return 2;
   }
   if (nodes.kind === 'simulated' && nodes.line !== undefined) say(nodes.line);
-  // Before the model's image build starts beside the cluster: a machine where the node would fail stops here.
-  if (nodes.kind === 'real') {
+  // Before the model's image build starts beside the cluster: a machine where the node would fail stops here. Not
+  // while another cluster has the node: its daemons hold the ports, and startControlPlane checks again once it is ours.
+  if (nodes.kind === 'real' && owner === undefined) {
     const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
     if (stale !== undefined) say(stale);
     const problems = await realNodePreflight();
