@@ -28,10 +28,6 @@ import { startTelemetry } from '../../src/runtime/telemetry.js';
 import { localWebhookSettings } from '../../src/webhook/settings.js';
 import { cacheRoot, startControlPlane, type ControlPlane, type ModelHost } from '../cluster/index.js';
 import { createModelHost, removeModelHost } from '../cluster/network.js';
-import { readHostFacts, realNodeBlocker } from '../cluster/real-node/node-host-support.js';
-import { realNodeOwner, realNodePreflight } from '../cluster/real-node/node.js';
-import { runsDir } from '../host/paths.js';
-import { cleanupStaleRuns, staleRunsLine } from '../host/run-registry.js';
 import { capture } from '../host/exec.js';
 import { applyObject, DEV_FIELD_MANAGER, ensureNamespace } from './apply.js';
 import { watchConvergence } from './convergence.js';
@@ -54,7 +50,7 @@ import {
   type GatewayCertificateFiles,
 } from './gateway-certificate-files.js';
 import { clusterLines, gatewayLines, signinLines, type RunningEnvironment } from './instructions.js';
-import { chooseNodes } from './node-choice.js';
+import { nodesForThisMachine } from './node-choice.js';
 import { portProblems } from './port-check.js';
 import { kubeconfigOnCommandLine, stoppedDevCluster } from './stopped-cluster.js';
 import {
@@ -94,30 +90,8 @@ async function options(values: FlagValues, argv: readonly string[]): Promise<Opt
     say(stopped);
     kubeconfig = undefined;
   }
-  const owner = await realNodeOwner();
-  const nodes = chooseNodes({
-    simulatedNodes: bool(values, 'simulated-nodes'),
-    realNode: bool(values, 'real-node'),
-    existingCluster: kubeconfig !== undefined,
-    root: process.geteuid?.() === 0,
-    blocker: realNodeBlocker(await readHostFacts()),
-    owner,
-    waitSeconds: num(values, 'real-node-wait'),
-  });
-  if (nodes.kind === 'refused') {
-    say(nodes.line);
-    return 2;
-  }
-  if (nodes.kind === 'simulated' && nodes.line !== undefined) say(nodes.line);
-  // Before the model's image build starts beside the cluster: a machine where the node would fail stops here. Not
-  // while another cluster has the node: its daemons hold the ports, and startControlPlane checks again once it is ours.
-  if (nodes.kind === 'real' && owner === undefined) {
-    const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
-    if (stale !== undefined) say(stale);
-    const problems = await realNodePreflight();
-    for (const p of problems) say(p);
-    if (problems.length > 0) return 2;
-  }
+  const nodes = await nodesForThisMachine(values, kubeconfig !== undefined, say);
+  if (typeof nodes === 'number') return nodes;
   return {
     values,
     namespace: str(values, 'namespace') ?? 'endpoint-demo',

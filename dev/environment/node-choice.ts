@@ -1,11 +1,14 @@
 /**
  * Which nodes `npm start` runs: the real node (kubelet + containerd, dev/cluster/real-node) wherever the machine
  * allows it, kwok's simulated nodes where it does not (with one line saying why and how to get the real one), or
- * when `--simulated-nodes` asks. `--real-node` insists: it refuses rather than falls back. Pure: the facts are
- * read by the caller (main.ts).
+ * when `--simulated-nodes` asks. `--real-node` insists: it refuses rather than falls back. chooseNodes decides
+ * (pure, unit-tested); nodesForThisMachine reads the facts and says the lines.
  */
-import { UsageError } from '../../src/cli/flags.js';
-import { REAL_NODE_HOW } from '../cluster/real-node/node-host-support.js';
+import { UsageError, bool, num, type FlagValues } from '../../src/cli/flags.js';
+import { realNodeOwner, realNodePreflight } from '../cluster/real-node/node.js';
+import { readHostFacts, realNodeBlocker, REAL_NODE_HOW } from '../cluster/real-node/node-host-support.js';
+import { runsDir } from '../host/paths.js';
+import { cleanupStaleRuns, staleRunsLine } from '../host/run-registry.js';
 
 export interface NodeChoiceInput {
   readonly simulatedNodes: boolean;
@@ -46,4 +49,40 @@ export function chooseNodes(i: NodeChoiceInput): NodeChoice {
       line: `no real node: pid ${i.owner}'s local cluster has this machine's one real node, ${FALLBACK}; stop that cluster, or wait for it with --real-node-wait SECONDS`,
     };
   return { kind: 'real', waitMs: i.waitSeconds * 1000 };
+}
+
+/**
+ * chooseNodes on this machine's facts, its line said; for the real node, a killed run's leftovers ended and the
+ * preflight passed. The exit code when `dev` stops here (a refusal, or a preflight line).
+ */
+export async function nodesForThisMachine(
+  values: FlagValues,
+  existingCluster: boolean,
+  say: (line: string) => void,
+): Promise<Exclude<NodeChoice, { kind: 'refused' }> | number> {
+  const owner = await realNodeOwner();
+  const nodes = chooseNodes({
+    simulatedNodes: bool(values, 'simulated-nodes'),
+    realNode: bool(values, 'real-node'),
+    existingCluster,
+    root: process.geteuid?.() === 0,
+    blocker: realNodeBlocker(await readHostFacts()),
+    owner,
+    waitSeconds: num(values, 'real-node-wait'),
+  });
+  if (nodes.kind === 'refused') {
+    say(nodes.line);
+    return 2;
+  }
+  if (nodes.kind === 'simulated' && nodes.line !== undefined) say(nodes.line);
+  // Before the model's image build starts beside the cluster: a machine where the node would fail stops here. Not
+  // while another cluster has the node: its daemons hold the ports, and startControlPlane checks again once it is ours.
+  if (nodes.kind === 'real' && owner === undefined) {
+    const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
+    if (stale !== undefined) say(stale);
+    const problems = await realNodePreflight();
+    for (const p of problems) say(p);
+    if (problems.length > 0) return 2;
+  }
+  return nodes;
 }
