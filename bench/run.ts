@@ -119,6 +119,12 @@ const benches: readonly Bench[] = [
     timeoutSeconds: env('BENCH_TIMEOUT_S', 900) + 120,
   },
   {
+    name: 'dev-start',
+    file: 'dev-start.ts',
+    what: "Issue 50: a warm `npm start` with the real node to its printed :predict, and Ctrl-C to every process gone (starts `npm start` 4 times; waits for the machine's real node)",
+    timeoutSeconds: 1800 + 4 * 240,
+  },
+  {
     name: 'serving',
     file: 'serving.ts',
     what: 'B8 DeployedModels with containerSpec to Ready on kwok nodes against a bare client creating the same Deployments and Services; operator RSS (starts a control plane)',

@@ -10,6 +10,7 @@ import { ControlPlaneError } from '../host/errors.js';
 import { acquireFileLock, type FileLock } from '../host/file-lock.js';
 import {
   claimRealNode,
+  refuseUnfitMachine,
   runCleanupScript,
   realNodeTokenUsers,
   startRealNode,
@@ -32,7 +33,7 @@ import { cacheRoot, runsDir } from '../host/paths.js';
 import { freeLoopbackPorts, isPortConflict } from './ports.js';
 import { RunningProcesses } from './processes.js';
 import { apiserverReady, etcdHealthy, logTail, waitUntilReady } from './readiness.js';
-import { cleanupStaleRuns, otherLiveRuns } from '../host/run-registry.js';
+import { cleanupStaleRuns, otherLiveRuns, staleRunsLine } from '../host/run-registry.js';
 
 export interface ControlPlane {
   /** A kubeconfig with the admin token (group system:masters) and the apiserver's CA embedded. */
@@ -89,6 +90,11 @@ export interface StartControlPlaneOptions {
   readonly realNode?: boolean;
   readonly realNodeWaitMs?: number;
   /**
+   * Keep the real node's image store (containerd's root) between starts, so a warm start neither pulls nor unpacks
+   * an image again (`npm start`). Default off: tests see real pulls into an empty store.
+   */
+  readonly keepNodeImages?: boolean;
+  /**
    * Run kube-controller-manager without its client rate limit (kwokctl's --disable-qps-limits): its controllers
    * start about 5 s sooner on a fresh cluster (flags.ts). Default off: benchmarks are paced by the limit a
    * cluster has by default; `dev` sets it, a fresh cluster on every start.
@@ -106,10 +112,12 @@ const PORT_ATTEMPTS = 3;
  */
 export async function startControlPlane(opts: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? (() => {});
-  for (const stale of await cleanupStaleRuns(runsDir())) log(`ended a leftover ${stale}`);
+  const stale = staleRunsLine(await cleanupStaleRuns(runsDir()));
+  if (stale !== undefined) log(stale);
   // Before anything starts: a second cluster asking for a real node is refused at once.
   const nodeLock = opts.realNode === true ? await claimRealNode(log, opts.realNodeWaitMs ?? 0) : undefined;
   try {
+    if (nodeLock !== undefined) await refuseUnfitMachine();
     return await startClusterProcesses(opts, log, nodeLock);
   } catch (err) {
     await nodeLock?.release();
@@ -179,6 +187,7 @@ async function startClusterProcesses(
         adminToken: tokens.admin,
         kubeletToken: tokens.node.kubelet,
         kubeProxyToken: tokens.node.kubeProxy,
+        keepImages: opts.keepNodeImages === true,
         log,
       });
     const realNode = network.node?.node;

@@ -13,10 +13,23 @@ export const DEV_FLAGS: readonly FlagSpec[] = [
     help: 'use this cluster instead of starting the local Kubernetes cluster',
   },
   {
+    name: 'simulated-nodes',
+    type: 'boolean',
+    default: false,
+    help: "run only kwok's simulated Nodes, without the real node: a containerSpec model is scheduled but runs no container",
+  },
+  {
     name: 'real-node',
     type: 'boolean',
     default: false,
-    help: "add one real node (kubelet + containerd, with a local image registry) beside the kwok Nodes, where the examples' containerSpec model runs as a real model server (iris, Google's Vertex ModelServer); one per machine (docs/local-cluster.md)",
+    help: 'insist on the real node (the default where the machine can run one): refuse, rather than fall back to simulated Nodes, where it cannot',
+  },
+  {
+    name: 'real-node-wait',
+    type: 'number',
+    default: 0,
+    placeholder: 'SECONDS',
+    help: "how long to wait for another local cluster to give up the machine's one real node (0: use simulated Nodes meanwhile)",
   },
   {
     name: 'namespace',
@@ -84,11 +97,14 @@ export const DEV_FLAGS: readonly FlagSpec[] = [
 export const HELP = `Usage: endpoint-operator-dev start [flags]
 
 The embedded default (what \`npm start\` runs): starts (or reuses, with --kubeconfig) a local Kubernetes
-cluster with simulated nodes, installs the CRDs and webhooks, runs the operator, webhooks, sign-in API and
-prediction gateway in this process, starts the demo model servers the examples' DeployedModels name in the
-cluster's model host (a network namespace; with Services and EndpointSlices for them), applies the
-examples, and shows every resource's Ready condition while they converge; then prints a working curl of
-:predict. Every port is checked before anything starts. Ctrl-C stops. Needs root (the network namespace).
+cluster with one real node (kubelet + containerd, pulling from a local image registry: the examples'
+containerSpec model runs there as a real model server) beside kwok's simulated Nodes; with simulated Nodes
+only where the machine cannot run the real node (one line says why) or --simulated-nodes asks. Installs the
+CRDs and webhooks, runs the operator, webhooks, sign-in API and prediction gateway in this process, starts
+the demo model servers the examples' DeployedModels name in the cluster's model host (a network namespace;
+with Services and EndpointSlices for them), applies the examples, and shows every resource's Ready
+condition while they converge; then prints working curls of :predict. Every port is checked before anything
+starts. Ctrl-C stops everything; the real node's image store is kept for the next start. Needs root.
 
 Flags:
 ${renderFlags(DEV_FLAGS)}

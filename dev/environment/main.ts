@@ -50,6 +50,7 @@ import {
   type GatewayCertificateFiles,
 } from './gateway-certificate-files.js';
 import { clusterLines, gatewayLines, signinLines, type RunningEnvironment } from './instructions.js';
+import { nodesForThisMachine } from './node-choice.js';
 import { portProblems } from './port-check.js';
 import { kubeconfigOnCommandLine, stoppedDevCluster } from './stopped-cluster.js';
 import {
@@ -72,11 +73,12 @@ interface Options {
   readonly kubeconfig: string | undefined;
   readonly examplesDir: string;
   readonly applyExamples: boolean;
-  /** Only on the local cluster: an existing one (--kubeconfig) has no node of ours. */
+  /** The real node (node-choice.ts), and how long to wait for another cluster to give it up. */
   readonly realNode: boolean;
+  readonly realNodeWaitMs: number;
 }
 
-function options(values: FlagValues, argv: readonly string[]): Options {
+async function options(values: FlagValues, argv: readonly string[]): Promise<Options | number> {
   let kubeconfig = str(values, 'kubeconfig');
   const stopped = stoppedDevCluster({
     kubeconfig,
@@ -88,6 +90,8 @@ function options(values: FlagValues, argv: readonly string[]): Options {
     say(stopped);
     kubeconfig = undefined;
   }
+  const nodes = await nodesForThisMachine(values, kubeconfig !== undefined, say);
+  if (typeof nodes === 'number') return nodes;
   return {
     values,
     namespace: str(values, 'namespace') ?? 'endpoint-demo',
@@ -95,7 +99,8 @@ function options(values: FlagValues, argv: readonly string[]): Options {
     kubeconfig,
     examplesDir: str(values, 'examples') ?? defaultExamplesDir(),
     applyExamples: bool(values, 'apply-examples'),
-    realNode: bool(values, 'real-node') && kubeconfig === undefined,
+    realNode: nodes.kind === 'real',
+    realNodeWaitMs: nodes.kind === 'real' ? nodes.waitMs : 0,
   };
 }
 
@@ -151,11 +156,14 @@ async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promi
     return { kubeconfig: opts.kubeconfig, plane: undefined, modelHost };
   }
   say(
-    'starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; Nodes simulated by kwok)',
+    `starting the local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler; ${opts.realNode ? 'one real node (kubelet + containerd) beside Nodes simulated by kwok' : 'Nodes simulated by kwok'})`,
   );
   const plane = await startControlPlane({
     log: say,
     realNode: opts.realNode,
+    realNodeWaitMs: opts.realNodeWaitMs,
+    // The model's image, pulled and unpacked once, stays on the node for the next start.
+    keepNodeImages: true,
     // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
     unthrottledControllerManager: true,
   });
@@ -339,18 +347,26 @@ function untilAborted(signal: AbortSignal): Promise<void> {
 export async function main(argv: string[]): Promise<number> {
   const values = parseDevFlags(argv);
   if (typeof values === 'number') return values;
-  const opts = options(values, argv);
+  let opts: Options | number;
+  try {
+    opts = await options(values, argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`endpoint-operator-dev start: ${err.message}\n\n${HELP}`);
+    return 2;
+  }
+  if (typeof opts === 'number') return opts;
   const stop = stopOnSignals();
   const teardown = new Teardown(say);
   try {
     const logging = startLogging(teardown);
-    const run = await plan(opts);
     // Every port this process opens, checked before the control plane is built and started.
     const problems = await portProblems(plannedPorts(values));
     if (problems.length > 0) {
       for (const p of problems) say(p);
       return 2;
     }
+    const run = await plan(opts);
     const cluster = await startCluster(opts, run, teardown);
     const realModel = await pushRealModel(run);
     const objects = realModel !== undefined ? withRealModel(run.objects, realModel.image) : run.objects;

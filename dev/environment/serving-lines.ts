@@ -1,8 +1,9 @@
 /**
  * What `dev` says about DeployedModels with spec.containerSpec: their Deployment and how many replicas are
- * available on the local cluster's nodes. Those nodes are kwok's: the scheduler and the Deployment
- * controller are real, the pods are not (no container runs), so the demo says so, and says which servers
- * do answer calls. With `--real-node` the model's pods run on the real node (real-node-model.ts says more).
+ * available on the local cluster's nodes. With the real node (the default) the model's pods run there
+ * (real-node-model.ts says more); on kwok's simulated nodes alone (--simulated-nodes, or a machine that cannot
+ * run the real node) the scheduler and the Deployment controller are real, the pods are not (no container runs),
+ * so the demo says so, and says which servers do answer calls.
  */
 import { isRecord } from '../../src/api/common/text.js';
 

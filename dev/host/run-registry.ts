@@ -29,9 +29,17 @@ export interface RunRecord {
   readonly cleanupScript?: string;
 }
 
+/** A child of a run whose owner died, still running. */
+export interface StaleProcess {
+  readonly pid: number;
+  readonly name: string;
+  /** The dead owner's pid. */
+  readonly owner: number;
+}
+
 export interface StaleCleanupPlan {
   /** Process groups to kill, with why. */
-  readonly kill: readonly { readonly pid: number; readonly what: string }[];
+  readonly kill: readonly StaleProcess[];
   readonly removeFiles: readonly string[];
   readonly removeDirs: readonly string[];
   readonly removeNetworks: readonly { readonly netns: string; readonly hostLink: string }[];
@@ -48,7 +56,7 @@ export function planStaleCleanup(
   isAlive: (pid: number) => boolean,
   cmdlineOf: (pid: number) => string | undefined,
 ): StaleCleanupPlan {
-  const kill: { pid: number; what: string }[] = [];
+  const kill: StaleProcess[] = [];
   const removeFiles: string[] = [];
   const removeDirs: string[] = [];
   const removeNetworks: { netns: string; hostLink: string }[] = [];
@@ -62,7 +70,7 @@ export function planStaleCleanup(
     for (const c of record.children) {
       if (!isAlive(c.pid)) continue;
       if (!(cmdlineOf(c.pid) ?? '').includes(basename(c.executable))) continue;
-      kill.push({ pid: c.pid, what: `${c.name} (pid ${c.pid}) of dead process ${record.ownerPid}` });
+      kill.push({ pid: c.pid, name: c.name, owner: record.ownerPid });
     }
     removeFiles.push(file);
     if (record.removeDataDir) removeDirs.push(record.dataDir);
@@ -111,8 +119,21 @@ function procCmdline(pid: number): string | undefined {
   }
 }
 
-/** Applies planStaleCleanup to the records in `dir`; returns what it killed, for the log. */
-export async function cleanupStaleRuns(dir: string): Promise<string[]> {
+/**
+ * One line for what a start ended of runs killed with their watchdogs (a SIGKILL of the whole test runner), or
+ * undefined when it ended nothing.
+ */
+export function staleRunsLine(ended: readonly StaleProcess[]): string | undefined {
+  if (ended.length === 0) return undefined;
+  const owners = [...new Set(ended.map((p) => p.owner))];
+  return (
+    `ended what ${owners.length === 1 ? 'a killed run' : `${owners.length} killed runs`} (pid ${owners.join(', ')}) left running: ` +
+    `${ended.map((p) => `${p.name} ${p.pid}`).join(', ')}; their network namespaces, mounts and cgroups are gone too`
+  );
+}
+
+/** Applies planStaleCleanup to the records in `dir`; returns what it killed, for the log (staleRunsLine). */
+export async function cleanupStaleRuns(dir: string): Promise<StaleProcess[]> {
   const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json'));
   const records = await Promise.all(
     files.map(async (f) => ({
@@ -131,7 +152,7 @@ export async function cleanupStaleRuns(dir: string): Promise<string[]> {
     await capture('/bin/bash', [script]);
     await rm(script, { force: true });
   }
-  return plan.kill.map((k) => k.what);
+  return [...plan.kill];
 }
 
 /** True when a record in `dir` other than `ownFile` belongs to a live process: another cluster is running. */

@@ -10,6 +10,8 @@ import { NODE_HOST_LINK, NODE_NETNS } from './node-network.js';
 export interface NodeCleanupInput {
   /** The node's own directory, removed last. */
   readonly root: string;
+  /** containerd's root: unmounted below like the rest, but kept (node.ts realNodeImageStoreDir). */
+  readonly imageStore: string;
   /** The runc shim containerd started: its processes are found by their executable. */
   readonly shim: string;
   /** The node's daemons (kubelet, containerd, registry, kube-proxy), ended first, found by their executables. */
@@ -24,7 +26,7 @@ const CGROUP_GLOBS = ['/sys/fs/cgroup/*/kubepods', '/sys/fs/cgroup/*/k8s.io', '/
 const sh = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function nodeCleanupScript(c: NodeCleanupInput): string {
-  const mountRoots = [c.root, ...c.createdHostPaths];
+  const mountRoots = [c.root, c.imageStore, ...c.createdHostPaths];
   return `#!/bin/bash
 # Removes what the local cluster's real node made (dev/cluster/real-node/node-cleanup.ts). Idempotent.
 root=${sh(c.root)}
@@ -32,7 +34,11 @@ shim=${sh(c.shim)}
 daemons=(${c.daemons.map(sh).join(' ')})
 cgroups() { for g in ${CGROUP_GLOBS.join(' ')}; do [ -d "$g" ] && echo "$g"; done; }
 
-pids_of() { for p in /proc/[0-9]*; do for e in "$@"; do [ "$(readlink "$p/exe" 2>/dev/null)" = "$e" ] && echo "\${p#/proc/}"; done; done; }
+# One find over /proc, not a readlink per process and executable: that took 1.4 s per call among 100 processes.
+pids_of() {
+  find /proc/[0-9]*/exe -maxdepth 0 -printf '%l\\t%h\\n' 2>/dev/null |
+    awk -F '\\t' 'NR == FNR { want[$0]; next } ($1 in want) { sub("^/proc/", "", $2); print $2 }' <(printf '%s\\n' "$@") -
+}
 
 # Daemons: SIGTERM, then SIGKILL after 5 s (nothing may restart a container while the rest goes).
 for p in $(pids_of "\${daemons[@]}"); do kill -TERM "$p" 2>/dev/null; done
@@ -62,7 +68,7 @@ for g in $(cgroups); do find "$g" -depth -type d -exec rmdir {} \\; 2>/dev/null;
 ip link del ${NODE_HOST_LINK} 2>/dev/null
 ip netns del ${NODE_NETNS} 2>/dev/null
 
-# Files: never across a mount left behind.
+# Files: never across a mount left behind. The image store stays (node.ts realNodeImageStoreDir).
 for d in ${[c.root, ...c.createdHostPaths].map(sh).join(' ')}; do rm -rf --one-file-system "$d"; done
 exit 0
 `;

@@ -55,9 +55,14 @@ export function sysctlFile(l: NodeLayout, key: string): string {
 }
 
 export interface NodeLayout {
-  /** Everything the node writes, removed on stop. */
+  /** Everything the node writes but its image store, removed on stop. */
   readonly root: string;
   readonly containerdConfig: string;
+  /**
+   * containerd's root, the node's image store (content, unpacked snapshots, image metadata): outside `root` and
+   * kept between starts, so a warm start neither pulls nor unpacks the model's image again. Its runtime state
+   * (containerdState, the pods) is under `root` and goes.
+   */
   readonly containerdRoot: string;
   readonly containerdState: string;
   readonly containerdSocket: string;
@@ -74,11 +79,11 @@ export interface NodeLayout {
   readonly logDir: string;
 }
 
-export function nodeLayout(root: string): NodeLayout {
+export function nodeLayout(root: string, imageStore: string): NodeLayout {
   return {
     root,
     containerdConfig: join(root, 'containerd', 'config.toml'),
-    containerdRoot: join(root, 'containerd', 'root'),
+    containerdRoot: imageStore,
     containerdState: join(root, 'containerd', 'state'),
     containerdSocket: join(root, 'containerd', 'containerd.sock'),
     registryHostsDir: join(root, 'containerd', 'certs.d'),

@@ -18,7 +18,7 @@ import type { ChildProcessGroup } from '../../host/child-process-group.js';
 import type { TokenUser } from '../credentials.js';
 import { capture } from '../../host/exec.js';
 import { ControlPlaneError } from '../../host/errors.js';
-import { acquireFileLock, type FileLock } from '../../host/file-lock.js';
+import { acquireFileLock, lockIsStale, pidAlive, type FileLock } from '../../host/file-lock.js';
 import { renderKubeconfig } from '../kubeconfig.js';
 import { nodeCleanupScript } from './node-cleanup.js';
 import { ensureNodeBinaries } from './node-binaries.js';
@@ -42,7 +42,9 @@ import { createNodeNetwork, inNodeNetwork, NODE_HOST_ADDRESS, NODE_POD_CIDR } fr
 import { cacheRoot } from '../../host/paths.js';
 import type { RunningProcesses } from '../processes.js';
 import { apiserverRequest, nodesReady, waitUntilReady } from '../readiness.js';
-import { startRegistry } from './registry.js';
+import { realNodeBlocker, readHostFacts, REAL_NODE_HOW } from './node-host-support.js';
+import { nodePreflight } from './node-preflight.js';
+import { registryStorageDir, startRegistry } from './registry.js';
 import { exposeApiserverToPods } from './node-apiserver.js';
 
 /** Debian's runc and CNI plugins (iptables comes with the plugins). */
@@ -55,6 +57,8 @@ export interface RealNode {
   /** host:port of the local registry; images named `<registry>/…` are pulled from it. */
   readonly registry: string;
   readonly root: string;
+  /** containerd's socket, for `ctr --address` (node-config.ts NodeLayout). */
+  readonly containerdSocket: string;
 }
 
 export interface RealNodeInput {
@@ -67,6 +71,8 @@ export interface RealNodeInput {
   /** Bearer tokens the apiserver maps to the kubelet's and kube-proxy's users (realNodeTokenUsers). */
   readonly kubeletToken: string;
   readonly kubeProxyToken: string;
+  /** Keep containerd's images between starts (realNodeImageStoreDir); otherwise they go with the node. */
+  readonly keepImages: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -75,6 +81,15 @@ export function realNodeDir(): string {
   return join(cacheRoot(), 'real-node');
 }
 const cleanupScriptPath = (): string => join(realNodeDir(), 'cleanup.sh');
+
+/**
+ * containerd's root when the node keeps its images (`npm start`'s): kept between starts (and by the node's
+ * clean-up), so a warm start finds the model's image pulled and unpacked. The one thing a stopped node leaves;
+ * `rm -rf` it to reclaim the space. Tests' nodes start with an empty store, so they see real pulls.
+ */
+export function realNodeImageStoreDir(): string {
+  return join(cacheRoot(), 'real-node-images');
+}
 
 export function realNodeName(): string {
   return hostname().toLowerCase();
@@ -91,13 +106,21 @@ export function realNodeTokenUsers(kubeletToken: string, kubeProxyToken: string)
   ];
 }
 
+const ownerLockPath = (): string => join(realNodeDir(), 'owner.lock');
+
+/** The live pid that holds the machine's real node now (another local cluster), if any. */
+export async function realNodeOwner(): Promise<number | undefined> {
+  const text = await readFile(ownerLockPath(), 'utf8').catch(() => '');
+  return lockIsStale(text, pidAlive) ? undefined : Number.parseInt(text.trim(), 10);
+}
+
 /**
  * Takes the machine's real-node lock, or refuses with who holds it. A lock whose owner died is taken over,
  * and what that node left is removed first.
  */
 export async function claimRealNode(log: (line: string) => void, waitMs = 0): Promise<FileLock> {
   await mkdir(realNodeDir(), { recursive: true });
-  const lockPath = join(realNodeDir(), 'owner.lock');
+  const lockPath = ownerLockPath();
   let owner = '';
   const onWait = (pid: string): void => {
     if (waitMs > 0 && owner !== pid)
@@ -112,10 +135,33 @@ export async function claimRealNode(log: (line: string) => void, waitMs = 0): Pr
     );
   });
   if (existsSync(cleanupScriptPath())) {
-    log('removing what a real node of a process that died left behind');
+    log('removing what the real node of a killed run left behind (its processes, mounts, cgroups, network)');
     await runCleanupScript(cleanupScriptPath());
   }
   return lock;
+}
+
+/**
+ * Where the node would fail on a machine that can run it (node-preflight.ts: a fixed port taken, the disk too
+ * full), one line per cause; empty when it can start. Best after a killed run's node was removed
+ * (cleanupStaleRuns, claimRealNode), which frees what that run held.
+ */
+export async function realNodePreflight(): Promise<string[]> {
+  await mkdir(cacheRoot(), { recursive: true });
+  return nodePreflight({
+    dataDir: cacheRoot(),
+    binDir: join(cacheRoot(), 'bin'),
+    keptStores: [realNodeImageStoreDir(), registryStorageDir()],
+  });
+}
+
+/** Refuses, before anything is built, a machine that cannot run the node (node-host-support.ts) or where it would fail. */
+export async function refuseUnfitMachine(): Promise<void> {
+  const blocker = realNodeBlocker(await readHostFacts());
+  if (blocker !== undefined)
+    throw new ControlPlaneError(`this machine cannot run the real node: ${blocker}; it needs ${REAL_NODE_HOW}`);
+  const problems = await realNodePreflight();
+  if (problems.length > 0) throw new ControlPlaneError(problems.join('\n'));
 }
 
 /** Runs the node's clean-up script, if one is there, and removes it. */
@@ -138,7 +184,8 @@ export interface StartedRealNode {
  */
 export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> {
   const started = Date.now();
-  const l = nodeLayout(join(realNodeDir(), 'root'));
+  const root = join(realNodeDir(), 'root');
+  const l = nodeLayout(root, c.keepImages ? realNodeImageStoreDir() : join(root, 'containerd', 'root'));
   const kubelet = c.bins.kubelet;
   if (kubelet === undefined)
     throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kubelet`);
@@ -153,6 +200,7 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
     cleanupScriptPath(),
     nodeCleanupScript({
       root: l.root,
+      imageStore: l.containerdRoot,
       shim: node.shim,
       createdHostPaths,
       daemons: [kubelet, node.containerd, node.registry, ...(c.bins.kubeProxy ? [c.bins.kubeProxy] : [])],
@@ -230,7 +278,13 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
     });
   c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
   return {
-    node: { name: realNodeName(), podCidr: NODE_POD_CIDR, registry: REGISTRY_HOST, root: l.root },
+    node: {
+      name: realNodeName(),
+      podCidr: NODE_POD_CIDR,
+      registry: REGISTRY_HOST,
+      root: l.root,
+      containerdSocket: l.containerdSocket,
+    },
     closeRelay: () => relay.close(),
   };
 }

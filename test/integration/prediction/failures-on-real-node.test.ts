@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MachineCatalogue } from '../../../src/api/prediction/v1/machine-catalogue.js';
 import { capture } from '../../../dev/host/exec.js';
-import { nodeLayout, ON_REAL_NODE, REGISTRY_HOST } from '../../../dev/cluster/real-node/node-config.js';
+import { ON_REAL_NODE, REGISTRY_HOST } from '../../../dev/cluster/real-node/node-config.js';
 import { ensureNodeBinaries } from '../../../dev/cluster/real-node/node-binaries.js';
 import { buildAndPush } from '../../../dev/cluster/real-node/node-images.js';
 import { gatewayEjections, gatewayUpstreamResets, gatewayUpstreamRetries } from '../../../src/gateway/metrics.js';
@@ -263,7 +263,7 @@ describe('real pods failing under 20 calls a second', () => {
     );
     expect(containerId).toMatch(/^[0-9a-f]{64}$/);
     const restarts = Number(victim?.status?.containerStatuses?.[0]?.restartCount ?? 0);
-    const socket = nodeLayout(s.plane.realNode?.root ?? '').containerdSocket;
+    const socket = s.plane.realNode?.containerdSocket ?? '';
     const before = {
       ejections: await metricValue(gatewayEjections),
       retries: await metricValue(gatewayUpstreamRetries),

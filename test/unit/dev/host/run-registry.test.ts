@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRunRecord, planStaleCleanup } from '../../../../dev/host/run-registry.js';
+import { decodeRunRecord, planStaleCleanup, staleRunsLine } from '../../../../dev/host/run-registry.js';
 import type { RunRecord } from '../../../../dev/host/run-registry.js';
 import { lockIsStale } from '../../../../dev/host/file-lock.js';
 
@@ -44,7 +44,8 @@ describe('planStaleCleanup', () => {
       (pid) => cmdlines[pid],
     );
     expect(plan.kill.map((k) => k.pid)).toEqual([201, 202, 203]);
-    expect(plan.kill[0]?.what).toContain('etcd (pid 201) of dead process 100');
+    expect(plan.kill[0]).toMatchObject({ pid: 201, owner: 100 });
+    expect(staleRunsLine(plan.kill)).toMatch(/^ended what a killed run \(pid 100\) left running: \S+ 201/);
     expect(plan.removeFiles).toEqual(['a.json']);
     expect(plan.removeDirs).toEqual(['/tmp/eo-control-plane-x']);
   });

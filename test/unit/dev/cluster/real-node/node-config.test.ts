@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { nodeCleanupScript } from '../../../../../dev/cluster/real-node/node-cleanup.js';
 import {
@@ -16,10 +16,13 @@ import {
 import { NODE_POD_CIDR } from '../../../../../dev/cluster/real-node/node-network.js';
 import { podCidr, nodeAddress } from '../../../../../dev/cluster/network.js';
 
-const l = nodeLayout('/root/.cache/endpoint-operator/real-node/root');
+const l = nodeLayout(
+  '/root/.cache/endpoint-operator/real-node/root',
+  '/root/.cache/endpoint-operator/real-node-images',
+);
 
 describe('the real node configuration', () => {
-  it('keeps containerd inside the node root, with the settings this machine kind needs', () => {
+  it('keeps containerd inside the node root but its image store, with the settings this machine kind needs', () => {
     const toml = containerdConfig(l);
     for (const line of [
       'restrict_oom_score_adj = true',
@@ -29,11 +32,13 @@ describe('the real node configuration', () => {
       'disable = true',
     ])
       expect(toml).toContain(line);
-    // Every absolute path it names is under the node root, but Debian's runc and plugins.
+    // Every absolute path it names is under the node root, but the kept image store and Debian's runc and plugins.
+    expect(toml).toContain(`root = "${l.containerdRoot}"`);
+    expect(l.containerdRoot.startsWith(`${l.root}/`)).toBe(false);
     const paths = [...toml.matchAll(/"(\/[^"]*)"/g)].map((m) => m[1] ?? '');
     expect(paths.length).toBeGreaterThan(5);
     for (const p of paths)
-      expect(p.startsWith(`${l.root}/`) || ['/usr/sbin/runc', '/usr/lib/cni'].includes(p)).toBe(true);
+      expect(p.startsWith(`${l.root}/`) || [l.containerdRoot, '/usr/sbin/runc', '/usr/lib/cni'].includes(p)).toBe(true);
   });
 
   it('pulls from the local registry over plain HTTP', () => {
@@ -77,9 +82,10 @@ describe('the real node configuration', () => {
     expect(spawnSync('bash', ['-n', '-c', script]).status).toBe(0);
   });
 
-  it('writes a clean-up script bash accepts, removing only what the node made', () => {
+  it('writes a clean-up script bash accepts, removing only what the node made and keeping its image store', () => {
     const script = nodeCleanupScript({
       root: l.root,
+      imageStore: l.containerdRoot,
       shim: '/c/containerd-shim-runc-v2',
       daemons: ['/k/kubelet', "/odd path/it's"],
       createdHostPaths: ['/var/lib/kubelet'],
@@ -88,5 +94,33 @@ describe('the real node configuration', () => {
     expect(script).toContain("'/odd path/it'\\''s'");
     expect(script).toContain('rm -rf --one-file-system');
     expect(script).not.toContain('/var/log/containers');
+    // Mounts below the image store are undone, the store itself is not removed.
+    const removeLine = script.split('\n').find((line) => line.includes('rm -rf')) ?? '';
+    expect(removeLine).not.toContain(l.containerdRoot);
+    expect(script).toMatch(new RegExp(`for r in .*'${l.containerdRoot}'`));
+  });
+
+  it("finds the node's processes by their executable in one pass over /proc", () => {
+    const sleeper = spawn('/bin/sleep', ['30']);
+    try {
+      const script = nodeCleanupScript({
+        root: '/nonexistent/root',
+        imageStore: '/nonexistent/images',
+        shim: '/nonexistent/shim',
+        daemons: [],
+        createdHostPaths: [],
+      });
+      const pidsOf = /^pids_of\(\) \{\n[\s\S]*?\n\}$/m.exec(script)?.[0] ?? '';
+      const run = (exe: string): string[] =>
+        spawnSync('bash', ['-c', `${pidsOf}\npids_of "$@"`, 'pids_of', exe, '/nonexistent/other'], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter((l) => l !== '');
+      // /bin/sleep may be a link: the kernel names its target.
+      const exe = spawnSync('readlink', ['-f', '/bin/sleep'], { encoding: 'utf8' }).stdout.trim();
+      expect(run(exe)).toContain(String(sleeper.pid));
+      expect(run('/nonexistent/exe')).toEqual([]);
+    } finally {
+      sleeper.kill();
+    }
   });
 });
