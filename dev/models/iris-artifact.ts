@@ -27,6 +27,11 @@ export function irisArtifactUri(version: string): string {
   return `gs://${IRIS_BUCKET}/${IRIS_MODEL_NAME}/${version}`;
 }
 
+/** The OCI artifact `irisArtifactUri(version)` is served from: `<registry>/IRIS_BUCKET/iris:<version>`. */
+export function irisArtifactReference(version: string): string {
+  return `${REGISTRY_HOST}/${IRIS_BUCKET}/${IRIS_MODEL_NAME}:${version}`;
+}
+
 /** The bucket map entry sending IRIS_BUCKET to the local registry's repository of that name. */
 export function irisArtifactBucket(): KubeObject {
   return {
@@ -44,7 +49,7 @@ export function irisArtifactBucket(): KubeObject {
  * the next pod mounts.
  */
 export async function pushIrisArtifact(modelDir: string, version: string, logFile: string): Promise<string> {
-  const reference = `${REGISTRY_HOST}/${IRIS_BUCKET}/${IRIS_MODEL_NAME}:${version}`;
+  const reference = irisArtifactReference(version);
   const copies = Object.fromEntries(IRIS_FILES.map((f) => [f, join(modelDir, f)]));
   await buildAndPush(reference, CONTAINERFILE, {}, logFile, copies);
   return reference;
