@@ -111,6 +111,9 @@ describe('writes that fail', () => {
       ),
     );
     expect(applied.code, applied.stderr).toBe(0);
+    // Serving: the SDK's deploy(traffic_percentage=100) then sends {"0": 100, "7": 0}, a change of Argo CD's entry.
+    const ready = await s.k(['wait', '--for=condition=Ready', 'deployedmodel/gitops-7', '--timeout=600s']);
+    expect(ready.code, ready.stderr).toBe(0);
     const model = await upload('iris-notebook', s.images['vertex-sklearn']);
     const endpoint = `projects/${s.project}/locations/europe-west4/endpoints/gitops`;
     const modelsBefore = await names('deployedmodels');
