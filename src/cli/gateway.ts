@@ -212,6 +212,13 @@ export const GATEWAY_FLAGS: readonly FlagSpec[] = [
     default: false,
     help: 'serve the API port without TLS: only behind a mesh or ingress that terminates TLS (Google clients need TLS)',
   },
+  {
+    name: 'api-writes',
+    type: 'boolean',
+    env: 'EO_GATEWAY_API_WRITES',
+    default: true,
+    help: "serve Vertex's write methods (ModelService, EndpointService writes) as server-side applies under the caller's field manager; false = they answer FAILED_PRECONDITION (the chart's gateway.apiWrites.enabled)",
+  },
   ...GATEWAY_AUTH_FLAGS,
 ];
 
@@ -305,6 +312,7 @@ export function gatewayConfig(values: FlagValues): Omit<GatewayOptions, 'client'
     },
     reservedPrefixes: list(values, 'reserved-prefix'),
     auth: gatewayAuthConfig(values),
+    apiWrites: bool(values, 'api-writes'),
     serverLimits: serverLimitsOf(values, ''),
     maxCallsPerCaller: wholePositive(values, 'max-calls-per-caller'),
     maxBodyBytesPerCaller: wholePositive(values, 'max-body-bytes-per-caller'),

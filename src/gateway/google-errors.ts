@@ -27,8 +27,22 @@ export const GOOGLE_HTTP_CODES = {
 } as const;
 export type GoogleStatus = keyof typeof GOOGLE_HTTP_CODES;
 
+/** google.rpc.BadRequest.FieldViolation: the REQUEST's field (snake_case path, as Google names it) and why. */
+export interface FieldViolation {
+  readonly field: string;
+  readonly description: string;
+}
+
+/** The `@type` of google.rpc.BadRequest in a JSON error's `details` (and of the gRPC status detail). */
+export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
+
 export interface GoogleErrorBody {
-  error: { code: number; message: string; status: GoogleStatus };
+  error: {
+    code: number;
+    message: string;
+    status: GoogleStatus;
+    details?: { '@type': string; fieldViolations: readonly FieldViolation[] }[];
+  };
 }
 
 /**
@@ -39,6 +53,8 @@ export class GoogleApiError extends Error {
   readonly httpCode: number;
   /** Headers the answer carries besides the body (`WWW-Authenticate` on a 401, RFC 6750 §3). */
   headers: Readonly<Record<string, string>> | undefined;
+  /** google.rpc.BadRequest's violations (an INVALID_ARGUMENT naming request fields); empty for other errors. */
+  fieldViolations: readonly FieldViolation[] = [];
   constructor(
     readonly status: GoogleStatus,
     message: string,
@@ -49,7 +65,20 @@ export class GoogleApiError extends Error {
   }
 
   body(): GoogleErrorBody {
-    return { error: { code: this.httpCode, message: this.message, status: this.status } };
+    const error: GoogleErrorBody['error'] = { code: this.httpCode, message: this.message, status: this.status };
+    if (this.fieldViolations.length > 0)
+      error.details = [{ '@type': BAD_REQUEST_TYPE, fieldViolations: this.fieldViolations }];
+    return { error };
+  }
+
+  /** INVALID_ARGUMENT with a google.rpc.BadRequest detail; the message lists every violation. */
+  static badRequest(violations: readonly FieldViolation[]): GoogleApiError {
+    const err = new GoogleApiError(
+      'INVALID_ARGUMENT',
+      `Invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`,
+    );
+    err.fieldViolations = violations;
+    return err;
   }
 }
 

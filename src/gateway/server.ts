@@ -46,6 +46,8 @@ import { namespaceReader } from './auth/targets.js';
 import { installErrorAnswerer } from './error-answer.js';
 import { registryLookupPlugin, registryLookupSource } from './registry/plugin.js';
 import { endpointRoutes } from './endpoints/routes.js';
+import { apiRoutes } from './writes/api-routes.js';
+import { writeApiMethods } from './writes/write-api.js';
 import { InformerSet } from './informer-set.js';
 import { CallerLimiter, DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from './fairness.js';
 import { gatewayEjections } from './metrics.js';
@@ -106,6 +108,11 @@ export interface GatewayOptions {
   readonly maxCallsPerCaller?: number;
   /** Request-body bytes in flight per caller; one more call is answered 429 (fairness.ts). Default DEFAULT_MAX_BODY_BYTES_PER_CALLER. */
   readonly maxBodyBytesPerCaller?: number;
+  /**
+   * Vertex's write API (writes/): false = every write method answers FAILED_PRECONDITION naming the chart's
+   * gateway.apiWrites.enabled (the gateway's ServiceAccount then has no write rights). Default true.
+   */
+  readonly apiWrites?: boolean;
   /** Request and answer bodies from this size up have their JSON work done on worker threads (json-worker-pool.ts); default 256 KiB. */
   readonly largeBodyBytes?: number;
 }
@@ -204,10 +211,16 @@ export class GatewayServer {
       largeBodyBytes: options.largeBodyBytes ?? DEFAULT_LARGE_BODY_BYTES,
     });
     const lookup = registryLookupSource(this.context, options.reservedPrefixes ?? DEFAULT_RESERVED_PREFIXES);
+    const api = writeApiMethods({
+      client: options.client,
+      gate: { auth, readNamespace: this.context.readNamespace, writesEnabled: options.apiWrites ?? true },
+      routing,
+    });
     const grpc = grpcHandler({
       predictions,
       bodyLimit,
       reads: { endpoints: this.context, registry: { source: lookup, auth } },
+      api,
       log: options.log,
     });
     const dispatch = (req: AnyRequest, res: AnyResponse, fastifyHandler: RequestHandler, awaitingContinue: boolean) => {
@@ -249,6 +262,8 @@ export class GatewayServer {
     this.register(registryLookupPlugin(lookup));
     // Vertex's Endpoint reads (GET an endpoint, list them), which Google's SDKs make before they predict.
     this.register(endpointRoutes);
+    // Vertex's write API (ModelService, EndpointService writes, google.longrunning.Operations): writes/.
+    this.register(apiRoutes(api));
   }
 
   /** A renewed certificate, for new connections (the Secret rotated; see tls/serving-certificate.ts). */

@@ -69,6 +69,8 @@ export interface DeleteOptions extends CallOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   gracePeriodSeconds?: number;
+  /** Admission runs, nothing is deleted (`dryRun: ["All"]`). */
+  dryRun?: boolean;
 }
 
 export interface WatchOptions {
@@ -239,8 +241,8 @@ export class KubeClient {
     opts: DeleteOptions = {},
   ): Promise<boolean> {
     const path = resourcePath(ref, namespace, name);
-    const { signal, ...options } = opts;
-    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...options };
+    const { signal, dryRun, ...options } = opts;
+    const body = { apiVersion: 'v1', kind: 'DeleteOptions', ...options, ...(dryRun ? { dryRun: ['All'] } : {}) };
     const res = await this.request('DELETE', path, {}, body, undefined, signal);
     if (res.status === 404) return false;
     this.expectOk<unknown>('DELETE', path, res);

@@ -18,7 +18,22 @@ export type AuthCall =
   | 'resolve'
   | 'getService'
   | 'listEndpoints'
+  | WriteCall
   | 'metrics';
+
+/** Vertex's write API (ModelService, EndpointService writes) and the Model reads: Kubernetes verbs on the kinds written. */
+export type WriteCall =
+  | 'getModel'
+  | 'listModels'
+  | 'createModel'
+  | 'patchModel'
+  | 'deleteModel'
+  | 'createPredictionEndpoint'
+  | 'patchPredictionEndpoint'
+  | 'deletePredictionEndpoint'
+  | 'createDeployedModel'
+  | 'patchDeployedModel'
+  | 'deleteDeployedModel';
 
 interface ResourceRule {
   readonly verb: string;
@@ -33,6 +48,16 @@ interface ResourceRule {
 export const PREDICTION_CALLER_ROLE = 'endpoint-operator-prediction-caller';
 export const REGISTRY_READER_ROLE = 'endpoint-operator-registry-reader';
 export const METRICS_READER_ROLE = 'endpoint-operator-metrics-reader';
+/** Grants Vertex's write API: create/patch/delete/get/list on models, predictionendpoints, deployedmodels. */
+export const MODEL_DEPLOYER_ROLE = 'endpoint-operator-model-deployer';
+
+/**
+ * A write is authorised as the caller with the Kubernetes verb it performs (`kubectl auth can-i create models
+ * --as USER` answers what the gateway enforces); the gateway's own ServiceAccount then writes.
+ */
+function deployer(verb: string, resource: string, scope: 'named' | 'collection' = 'named'): ResourceRule {
+  return { verb, group: PREDICTION_GROUP, resource, scope, clusterRole: MODEL_DEPLOYER_ROLE };
+}
 
 /** The issue's table: call → verb on resource. */
 export const CALL_RULES: Readonly<Record<Exclude<AuthCall, 'metrics'>, ResourceRule>> = {
@@ -100,6 +125,17 @@ export const CALL_RULES: Readonly<Record<Exclude<AuthCall, 'metrics'>, ResourceR
     scope: 'collection',
     clusterRole: REGISTRY_READER_ROLE,
   },
+  getModel: deployer('get', 'models'),
+  listModels: deployer('list', 'models', 'collection'),
+  createModel: deployer('create', 'models'),
+  patchModel: deployer('patch', 'models'),
+  deleteModel: deployer('delete', 'models'),
+  createPredictionEndpoint: deployer('create', 'predictionendpoints'),
+  patchPredictionEndpoint: deployer('patch', 'predictionendpoints'),
+  deletePredictionEndpoint: deployer('delete', 'predictionendpoints'),
+  createDeployedModel: deployer('create', 'deployedmodels'),
+  patchDeployedModel: deployer('patch', 'deployedmodels'),
+  deleteDeployedModel: deployer('delete', 'deployedmodels'),
 };
 
 /** SubjectAccessReview spec.resourceAttributes. */

@@ -8,6 +8,7 @@
  * | google.cloud.aiplatform.v1.PredictionService       | Predict, RawPredict, Explain, StreamRawPredict | the prediction pipeline (prediction-service.ts) |
  * | google.cloud.aiplatform.v1.EndpointService         | GetEndpoint, ListEndpoints      | the Endpoint routes' functions (read-services.ts) |
  * | google.cloud.servicedirectory.v1.LookupService     | ResolveService                  | the lookup route's functions (read-services.ts) |
+ * | google.cloud.aiplatform.v1.ModelService, google.longrunning.Operations | see ../writes/write-api.ts | the API methods' functions (api-methods.ts) |
  *
  * Anything else is UNIMPLEMENTED: other methods of these services (EndpointService's writes say to use
  * `kubectl apply`), and unknown services or methods.
@@ -25,6 +26,8 @@ import type { PredictionPipeline } from '../prediction/pipeline.js';
 import { contextValuesOf } from './context.js';
 import { predictionServiceRoutes, predictionUnaryRoutes } from './prediction-service.js';
 import { readServiceRoutes, type ReadServicesContext } from './read-services.js';
+import { apiMethodRoutes } from './api-methods.js';
+import type { ApiMethod } from '../writes/api-method.js';
 import { toConnectError } from './status.js';
 import { isPlainGrpcUnary, serveUnary, type UnaryOptions } from './unary.js';
 
@@ -41,6 +44,8 @@ export interface GrpcOptions {
   readonly bodyLimit: number;
   /** What EndpointService's reads and LookupService.ResolveService read (read-services.ts). */
   readonly reads: ReadServicesContext;
+  /** Vertex's write API and google.longrunning.Operations (../writes/write-api.ts), served as REST serves them. */
+  readonly api: readonly ApiMethod[];
   readonly log: ErrorLog;
 }
 
@@ -125,7 +130,7 @@ function statusOfFailures(log: ErrorLog): Interceptor {
 
 function unimplemented(req: AnyRequest, res: AnyResponse): void {
   const path = (req.url ?? '').split('?', 1)[0] ?? '';
-  const message = `Method not found: ${path.slice(0, 256)} (this gateway serves PredictionService, EndpointService's reads and LookupService.ResolveService)`;
+  const message = `Method not found: ${path.slice(0, 256)} (this gateway serves PredictionService, EndpointService, ModelService, google.longrunning.Operations and LookupService.ResolveService)`;
   res.writeHead(200, {
     'content-type': String(req.headers['content-type']),
     'grpc-status': String(Code.Unimplemented),
@@ -147,6 +152,7 @@ export function grpcHandler(options: GrpcOptions): (req: AnyRequest, res: AnyRes
   const routes: ((router: ConnectRouter) => void)[] = [
     predictionServiceRoutes(unary, options.predictions),
     readServiceRoutes(options.reads),
+    apiMethodRoutes(options.api),
   ];
   for (const add of routes) add(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, conformingTrailers(h)]));

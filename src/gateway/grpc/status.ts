@@ -2,7 +2,8 @@
  * Google errors as gRPC statuses. The REST answers and the gRPC ones are one mapping read two ways: a
  * GoogleApiError's status name (google.rpc.Code) is the gRPC code, so a call refused 403 PERMISSION_DENIED
  * over REST is refused with code 7 over gRPC, with the same message. Each status carries a
- * google.rpc.ErrorInfo detail (reason = the code's name, domain = this gateway), as Google's services attach one.
+ * google.rpc.ErrorInfo detail (reason = the code's name, domain = this gateway), as Google's services attach one,
+ * and an INVALID_ARGUMENT that names request fields a google.rpc.BadRequest (GoogleApiError.badRequest).
  */
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -31,6 +32,7 @@ const CODES: Readonly<Record<GoogleStatus, Code>> = {
 export const ERROR_DOMAIN = 'endpoint-operator.dev';
 
 const ErrorInfo = messageType('google.rpc.ErrorInfo');
+const BadRequest = messageType('google.rpc.BadRequest');
 
 export function grpcCode(status: GoogleStatus): Code {
   return CODES[status];
@@ -38,7 +40,13 @@ export function grpcCode(status: GoogleStatus): Code {
 
 export function toConnectError(error: GoogleApiError): ConnectError {
   const info = create(ErrorInfo, { reason: error.status, domain: ERROR_DOMAIN });
-  return new ConnectError(error.message, grpcCode(error.status), undefined, [{ desc: ErrorInfo, value: info }]);
+  const details = [{ desc: ErrorInfo, value: info }];
+  if (error.fieldViolations.length > 0)
+    details.push({
+      desc: BadRequest,
+      value: create(BadRequest, { fieldViolations: error.fieldViolations.map((v) => ({ ...v })) }),
+    });
+  return new ConnectError(error.message, grpcCode(error.status), undefined, details);
 }
 
 const STATUS_OF_HTTP: Readonly<Record<number, GoogleStatus>> = {

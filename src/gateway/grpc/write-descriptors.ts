@@ -17,6 +17,8 @@ export const DESCRIPTORS_FILE = 'src/gateway/grpc/google-apis.generated.ts';
 export const SERVED_PROTOS = [
   'google/cloud/aiplatform/v1/prediction_service.proto',
   'google/cloud/aiplatform/v1/endpoint_service.proto',
+  'google/cloud/aiplatform/v1/model_service.proto',
+  'google/longrunning/operations.proto',
   'google/cloud/servicedirectory/v1/lookup_service.proto',
   'google/rpc/error_details.proto',
 ] as const;

@@ -16,6 +16,7 @@ describe('endpoint-operator gateway flags', () => {
       requestLog: { payloadLimitBytes: 16_384, maxRecordsPerSecond: 100 },
       reservedPrefixes: ['endpoint-operator.dev', 'endpoint-operator.io'],
       auth: DEFAULT_AUTH_SETTINGS,
+      apiWrites: true,
       serverLimits: {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 60_000,

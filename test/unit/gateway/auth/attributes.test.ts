@@ -22,7 +22,31 @@ describe('call → access attributes (the issue table)', () => {
       resolve: 'resolve registryservices.registry.endpoint-operator.dev',
       getService: 'get registryservices.registry.endpoint-operator.dev',
       listEndpoints: 'list registryendpoints.registry.endpoint-operator.dev',
+      getModel: 'get models.prediction.endpoint-operator.dev',
+      listModels: 'list models.prediction.endpoint-operator.dev',
+      createModel: 'create models.prediction.endpoint-operator.dev',
+      patchModel: 'patch models.prediction.endpoint-operator.dev',
+      deleteModel: 'delete models.prediction.endpoint-operator.dev',
+      createPredictionEndpoint: 'create predictionendpoints.prediction.endpoint-operator.dev',
+      patchPredictionEndpoint: 'patch predictionendpoints.prediction.endpoint-operator.dev',
+      deletePredictionEndpoint: 'delete predictionendpoints.prediction.endpoint-operator.dev',
+      createDeployedModel: 'create deployedmodels.prediction.endpoint-operator.dev',
+      patchDeployedModel: 'patch deployedmodels.prediction.endpoint-operator.dev',
+      deleteDeployedModel: 'delete deployedmodels.prediction.endpoint-operator.dev',
     });
+  });
+  it('refuses a write naming the verb, resource, namespace and the model-deployer role', () => {
+    const m = permissionDeniedMessage('createModel', 'projects/endpoint-demo/locations/l/models/iris', {
+      namespace: 'endpoint-demo',
+      name: 'iris',
+    });
+    for (const part of [
+      'verb "create"',
+      'models/iris',
+      'namespace "endpoint-demo"',
+      'endpoint-operator-model-deployer',
+    ])
+      expect(m).toContain(part);
   });
   it('names the object for named calls and only the namespace for list', () => {
     expect(accessAttributes('predict', target)).toEqual({

@@ -147,6 +147,7 @@ beforeAll(async () => {
     predictions: pipeline,
     bodyLimit: 1_500_000,
     reads: { endpoints: undefined as never, registry: undefined as never },
+    api: [],
     log,
   });
   const tls = await testGatewayTls();

@@ -1,0 +1,38 @@
+/**
+ * Vertex's write API, wired: the methods every transport serves (api-method.ts) and the operation verbs they
+ * register. One list; the REST routes (api-routes.ts) and the gRPC services (../grpc/api-methods.ts) are built
+ * from it. A service adds itself to WRITE_SERVICES: its methods, and the verbs of the operations it answers.
+ *
+ * | service                          | methods                                                            | file |
+ * |----------------------------------|--------------------------------------------------------------------|------|
+ * | google.longrunning.Operations    | GetOperation, ListOperations, WaitOperation, DeleteOperation, CancelOperation | operations/operations-service.ts |
+ */
+import type { KubeClient } from '../../kube/kube-client.js';
+import type { RoutingTable } from '../routing-table.js';
+import type { ApiMethod } from './api-method.js';
+import type { WriteGate } from './caller.js';
+import { operationsMethods, type OperationsContext } from './operations/operations-service.js';
+import { OperationVerbs, type OperationVerb } from './operations/verbs.js';
+
+export interface WriteApiContext {
+  readonly client: KubeClient;
+  readonly gate: WriteGate;
+  readonly routing: RoutingTable;
+}
+
+/** A service of the write API: its methods and the verbs of the operations they answer. */
+export interface WriteService {
+  readonly methods: readonly ApiMethod[];
+  readonly verbs: readonly OperationVerb[];
+}
+
+/** Each service, given the context and the operations context its writes answer through (operationOfWrite). */
+const WRITE_SERVICES: readonly ((ctx: WriteApiContext, operations: OperationsContext) => WriteService)[] = [];
+
+export function writeApiMethods(ctx: WriteApiContext): ApiMethod[] {
+  const verbs = new OperationVerbs();
+  const operations: OperationsContext = { client: ctx.client, gate: ctx.gate, verbs };
+  const services = WRITE_SERVICES.map((make) => make(ctx, operations));
+  for (const s of services) for (const v of s.verbs) verbs.add(v);
+  return [...operationsMethods(operations), ...services.flatMap((s) => s.methods)];
+}
