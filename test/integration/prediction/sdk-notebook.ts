@@ -11,7 +11,7 @@ import { irisArtifactBucket, pushIrisArtifact } from '../../../dev/models/iris-a
 import { ensureIrisModel } from '../../../dev/models/iris-model.js';
 import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import { DEFAULT_AUDIENCE, DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
-import { PREDICTION_CALLER_ROLE } from '../../../src/gateway/auth/attributes.js';
+import { MODEL_DEPLOYER_ROLE, PREDICTION_CALLER_ROLE } from '../../../src/gateway/auth/attributes.js';
 import {
   applyCallerRoles,
   bindRole,
@@ -58,9 +58,6 @@ export interface KubeYaml {
   spec?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- read field by field
   status?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- read field by field
 }
-
-/** The shipped role granting Vertex's write API (issue 48). */
-const MODEL_DEPLOYER_ROLE = 'endpoint-operator-model-deployer';
 
 /** The roles a data scientist who uploads, deploys and predicts is given. */
 export const DATA_SCIENTIST_ROLES = [MODEL_DEPLOYER_ROLE, PREDICTION_CALLER_ROLE] as const;
