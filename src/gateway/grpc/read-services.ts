@@ -7,10 +7,10 @@
  *   EndpointService.ListEndpoints   ↔ GET  /v1/{parent}/endpoints?filter&pageSize&pageToken  (listEndpoints)
  *   LookupService.ResolveService    ↔ POST /v1/{name}:resolve {maxEndpoints, endpointFilter} (registry/lookup.ts)
  *
- * EndpointService's write methods answer UNIMPLEMENTED: endpoints and deployed models are Kubernetes resources here.
+ * EndpointService's writes are API methods (../writes/endpoints/), served over both transports by ../writes/write-api.ts.
  */
 import type { DescMessage, DescMethodUnary, DescService, JsonValue } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+import type { ConnectRouter, HandlerContext } from '@connectrpc/connect';
 import { guardLookup, type ServiceOwners } from '../auth/registry-hook.js';
 import { getEndpoint, listEndpoints, type EndpointRoutesContext } from '../endpoints/routes.js';
 import { GoogleApiError } from '../google-errors.js';
@@ -104,15 +104,5 @@ export function readServiceRoutes(context: ReadServicesContext): (router: Connec
       });
       return answered(resolve.output, found);
     }) as never);
-    for (const method of EndpointService.methods) {
-      if (method.name === 'GetEndpoint' || method.name === 'ListEndpoints') continue;
-      const refuse = () => {
-        throw new ConnectError(
-          `EndpointService.${method.name} is not served here: endpoints and deployed models are Kubernetes resources (PredictionEndpoint, DeployedModel); change them with kubectl apply.`,
-          Code.Unimplemented,
-        );
-      };
-      router.rpc(method as Unary, (method.methodKind === 'unary' ? async () => refuse() : refuse) as never);
-    }
   };
 }

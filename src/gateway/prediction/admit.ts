@@ -19,9 +19,19 @@ const METHODS: ReadonlySet<string> = new Set<PredictionMethod>([
   'streamRawPredict',
 ]);
 
+/**
+ * EndpointService's writes that share the prediction calls' path shape (`POST /v1/{endpoint}:deployModel`): the
+ * write API's routes serve them (../writes/endpoints/deploy-methods.ts), not the pipeline.
+ */
+const ENDPOINT_WRITE_METHODS: ReadonlySet<string> = new Set(['deployModel', 'undeployModel', 'mutateDeployedModel']);
+
 /** Whether a request is the pipeline's (every other one is fastify's). */
 export function isPredictionRequest(method: string | undefined, url: string | undefined): boolean {
-  return method === 'POST' && PREDICTION_PATH.test(url ?? '');
+  if (method !== 'POST') return false;
+  const m = PREDICTION_PATH.exec(url ?? '');
+  if (m === null) return false;
+  const segment = m[3] ?? '';
+  return !ENDPOINT_WRITE_METHODS.has(segment.slice(segment.lastIndexOf(':') + 1));
 }
 
 /** A call the path admits. */

@@ -6,11 +6,13 @@
  * | service                          | methods                                                            | file |
  * |----------------------------------|--------------------------------------------------------------------|------|
  * | google.longrunning.Operations    | GetOperation, ListOperations, WaitOperation, DeleteOperation, CancelOperation | operations/operations-service.ts |
+ * | google.cloud.aiplatform.v1.EndpointService | CreateEndpoint, UpdateEndpoint, DeleteEndpoint, DeployModel, UndeployModel, MutateDeployedModel | endpoints/endpoint-service.ts |
  */
 import type { KubeClient } from '../../kube/kube-client.js';
 import type { RoutingTable } from '../routing-table.js';
 import type { ApiMethod } from './api-method.js';
 import type { WriteGate } from './caller.js';
+import { endpointWriteService } from './endpoints/endpoint-service.js';
 import { operationsMethods, type OperationsContext } from './operations/operations-service.js';
 import { OperationVerbs, type OperationVerb } from './operations/verbs.js';
 
@@ -27,7 +29,9 @@ export interface WriteService {
 }
 
 /** Each service, given the context and the operations context its writes answer through (operationOfWrite). */
-const WRITE_SERVICES: readonly ((ctx: WriteApiContext, operations: OperationsContext) => WriteService)[] = [];
+const WRITE_SERVICES: readonly ((ctx: WriteApiContext, operations: OperationsContext) => WriteService)[] = [
+  endpointWriteService,
+];
 
 export function writeApiMethods(ctx: WriteApiContext): ApiMethod[] {
   const verbs = new OperationVerbs();

@@ -116,6 +116,10 @@ export const predictionEndpointSpecSchema = z
         description:
           'trafficSplit maps a deployed-model id to the percentage of traffic it receives; values sum to 100, or the map is empty and the endpoint accepts no traffic; an id absent from the map gets no traffic; optional.',
         maxProperties: MAX_TRAFFIC_SPLIT_ENTRIES,
+        // Atomic under server-side apply: one manager owns the whole split. A split is one decision (it sums to
+        // 100), and with per-key ownership an apply meaning "exactly this split" could not remove a key another
+        // manager owns; atomic, a split Argo CD or Flux applied is a clean conflict for any other writer.
+        'x-kubernetes-map-type': 'atomic',
         ...validations(
           everyKey(`k.matches(${celPattern(DEPLOYED_MODEL_ID)})`, 'keys must be deployed-model ids: 1 to 10 digits'),
           {

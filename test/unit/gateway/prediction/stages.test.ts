@@ -34,6 +34,12 @@ describe('admit', () => {
     expect(isPredictionRequest('POST', '/v1/projects/p/locations/l/namespaces/n/services/s:resolve')).toBe(false);
   });
 
+  it("leaves EndpointService's writes of the same path shape to the write API's routes", () => {
+    for (const write of ['deployModel', 'undeployModel', 'mutateDeployedModel'])
+      expect(isPredictionRequest('POST', `/v1/projects/p/locations/l/endpoints/e:${write}?$alt=json`)).toBe(false);
+    expect(isPredictionRequest('POST', '/v1/projects/p/locations/l/endpoints/e:unknownMethod')).toBe(true);
+  });
+
   it('reads the method, the resource name and the object the path names', () => {
     expect(admitCall('/v1/projects/team-a/locations/l/endpoints/fraud:explain?alt=json', readNamespace)).toEqual({
       method: 'explain',
