@@ -26,6 +26,7 @@ export function messageType(typeName: string): DescMessage {
 
 export const PredictionService = service('google.cloud.aiplatform.v1.PredictionService');
 export const EndpointService = service('google.cloud.aiplatform.v1.EndpointService');
+export const ModelService = service('google.cloud.aiplatform.v1.ModelService');
 export const LookupService = service('google.cloud.servicedirectory.v1.LookupService');
 
 /** A message as proto3 JSON (field names in lowerCamelCase, as the REST API spells them). */

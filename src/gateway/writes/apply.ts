@@ -12,7 +12,7 @@ import type { WriteCaller } from './caller.js';
 import { applyConflicts, conflictRefusal, mayForce } from './conflicts.js';
 import { isApiManager, WRITTEN_BY_ANNOTATION } from './field-manager.js';
 import { violationsOfStatus, type FieldTable } from './field-table.js';
-import { specManagers } from './owned-fields.js';
+import { entryManagers, specManagers } from './owned-fields.js';
 import { refusalOf } from './refuse.js';
 import { LAST_OPERATION_ANNOTATION, operationStamp, type OperationStamp } from './operations/operation-name.js';
 
@@ -165,4 +165,70 @@ export async function deleteAsCaller(client: KubeClient, req: DeleteRequest): Pr
     throw writeFailure(err, object, req.fields);
   }
   return current;
+}
+
+/** A list entry a write removes: the list's path and the entry's key (`spec.versionAliases` where alias = "x"). */
+export interface RemovedEntry {
+  readonly path: readonly string[];
+  readonly key: string;
+  readonly value: string;
+}
+
+function pointer(parts: readonly (string | number)[]): string {
+  return parts.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+/**
+ * Removes list entries, which server-side apply cannot do for an entry another manager also applied: a JSON patch
+ * under the caller's manager, guarded by `test` operations (a concurrent change fails it: ABORTED, retry). An
+ * entry any manager other than API callers owns is not removed: ABORTED naming it, nothing written.
+ */
+export async function removeAsCaller(
+  client: KubeClient,
+  req: {
+    readonly object: WriteObject;
+    readonly caller: WriteCaller;
+    readonly current: KubeObject;
+    readonly entries: readonly RemovedEntry[];
+    readonly fields: FieldTable;
+    readonly dryRun?: boolean;
+  },
+): Promise<KubeObject> {
+  const { object, caller, current } = req;
+  const conflicts = req.entries.flatMap((e) =>
+    entryManagers(current, e.path, e.key, e.value)
+      .filter((m) => !isApiManager(m))
+      .map((manager) => ({ field: `${e.path.join('.')}[${e.key}=${e.value}]`, manager })),
+  );
+  if (conflicts.length > 0) throw conflictRefusal(object.described, conflicts);
+  const located = req.entries.map((e) => {
+    let list: unknown = current;
+    for (const p of e.path) list = isRecord(list) ? list[p] : undefined;
+    const index = Array.isArray(list) ? list.findIndex((x) => isRecord(x) && x[e.key] === e.value) : -1;
+    if (index < 0) throw new GoogleApiError('NOT_FOUND', `${object.described} has no ${e.key} "${e.value}".`);
+    return { ...e, index };
+  });
+  located.sort((a, b) => b.index - a.index);
+  const ops: unknown[] = [{ op: 'test', path: '/metadata/uid', value: current.metadata.uid }];
+  for (const e of located) {
+    ops.push({ op: 'test', path: `${pointer([...e.path, e.index, e.key])}`, value: e.value });
+    ops.push({ op: 'remove', path: pointer([...e.path, e.index]) });
+  }
+  ops.push(
+    current.metadata.annotations === undefined
+      ? { op: 'add', path: '/metadata/annotations', value: { [WRITTEN_BY_ANNOTATION]: caller.username } }
+      : { op: 'add', path: pointer(['metadata', 'annotations', WRITTEN_BY_ANNOTATION]), value: caller.username },
+  );
+  try {
+    return await client.patch(object.resource, object.namespace, object.name, ops, {
+      type: 'json',
+      fieldManager: caller.manager,
+      ...(req.dryRun ? { dryRun: true } : {}),
+    });
+  } catch (err) {
+    // A failed `test`: the object changed between the read and the patch.
+    if (err instanceof ApiError && err.status === 422 && /test operation|testing value/i.test(statusMessage(err)))
+      throw new GoogleApiError('ABORTED', `${object.described} changed meanwhile; retry`);
+    throw writeFailure(err, object, req.fields);
+  }
 }

@@ -5,33 +5,24 @@
  *
  * | service                          | methods                                                            | file |
  * |----------------------------------|--------------------------------------------------------------------|------|
+ * | google.cloud.aiplatform.v1.ModelService | UploadModel, GetModel, ListModels, ListModelVersions, UpdateModel, MergeVersionAliases, DeleteModelVersion, DeleteModel | models/model-service.ts |
  * | google.longrunning.Operations    | GetOperation, ListOperations, WaitOperation, DeleteOperation, CancelOperation | operations/operations-service.ts |
  * | google.cloud.aiplatform.v1.EndpointService | CreateEndpoint, UpdateEndpoint, DeleteEndpoint, DeployModel, UndeployModel, MutateDeployedModel | endpoints/endpoint-service.ts |
  */
-import type { KubeClient } from '../../kube/kube-client.js';
-import type { RoutingTable } from '../routing-table.js';
 import type { ApiMethod } from './api-method.js';
-import type { WriteGate } from './caller.js';
-import { endpointWriteService } from './endpoints/endpoint-service.js';
+import type { WriteApiContext, WriteService } from './write-service.js';
 import { operationsMethods, type OperationsContext } from './operations/operations-service.js';
-import { OperationVerbs, type OperationVerb } from './operations/verbs.js';
-
-export interface WriteApiContext {
-  readonly client: KubeClient;
-  readonly gate: WriteGate;
-  readonly routing: RoutingTable;
-}
-
-/** A service of the write API: its methods and the verbs of the operations they answer. */
-export interface WriteService {
-  readonly methods: readonly ApiMethod[];
-  readonly verbs: readonly OperationVerb[];
-}
+import { OperationVerbs } from './operations/verbs.js';
+import { modelService } from './models/model-service.js';
+import { endpointWriteService } from './endpoints/endpoint-service.js';
 
 /** Each service, given the context and the operations context its writes answer through (operationOfWrite). */
 const WRITE_SERVICES: readonly ((ctx: WriteApiContext, operations: OperationsContext) => WriteService)[] = [
+  modelService,
   endpointWriteService,
 ];
+
+export type { WriteApiContext, WriteService } from './write-service.js';
 
 export function writeApiMethods(ctx: WriteApiContext): ApiMethod[] {
   const verbs = new OperationVerbs();
