@@ -10,8 +10,18 @@
  * - registry-reader → `view`, `edit` and `admin`: resolving a service reads what its RegistryEndpoints
  *   already publish, which is what `view` is for.
  * - metrics-reader: none; it is bound to Prometheus' ServiceAccount.
+ * - model-deployer: none; it is what Vertex's write API asks of its caller (create/patch/delete, and get/list for
+ *   ModelService's reads, on models, predictionendpoints and deployedmodels), bound per namespace to the notebooks
+ *   and pipelines that upload and deploy.
  */
-import { CALL_RULES, METRICS_READER_ROLE, PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE } from '../gateway/auth/attributes.js';
+import {
+  CALL_RULES,
+  METRICS_READER_ROLE,
+  MODEL_DEPLOYER_ROLE,
+  PREDICTION_CALLER_ROLE,
+  REGISTRY_READER_ROLE,
+} from '../gateway/auth/attributes.js';
+import { PREDICTION_GROUP } from '../api/prediction/v1/names.js';
 import type { PolicyRule } from './rbac.js';
 import { commonLabels } from './values.js';
 
@@ -41,5 +51,12 @@ export function callerRoleManifests(): object[] {
     clusterRole(PREDICTION_CALLER_ROLE, ['edit', 'admin'], callerRules(PREDICTION_CALLER_ROLE)),
     clusterRole(REGISTRY_READER_ROLE, ['view', 'edit', 'admin'], callerRules(REGISTRY_READER_ROLE)),
     clusterRole(METRICS_READER_ROLE, [], [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]),
+    clusterRole(MODEL_DEPLOYER_ROLE, [], [
+      {
+        apiGroups: [PREDICTION_GROUP],
+        resources: ['models', 'predictionendpoints', 'deployedmodels'],
+        verbs: ['get', 'list', 'create', 'patch', 'delete'],
+      },
+    ]),
   ];
 }

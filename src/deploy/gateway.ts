@@ -55,19 +55,24 @@ export function gatewayArgs(values: DeployValues): string[] {
     `--auth-cache-size=${a.cacheSize}`, `--auth-max-reviews-in-flight=${a.maxReviewsInFlight}`, `--auth-reviews-per-second=${a.reviewsPerSecond}`,
     `--headers-timeout=${l.headersTimeoutSeconds}`, `--request-timeout=${l.requestTimeoutSeconds}`, `--keep-alive-timeout=${l.keepAliveTimeoutSeconds}`,
     `--max-connections=${l.maxConnections}`, `--max-calls-per-caller=${l.maxCallsPerCaller}`, `--max-body-bytes-per-caller=${l.maxBodyBytesPerCaller}`,
+    ...(values.gateway.apiWrites.enabled ? [] : ['--api-writes=false']),
     ...(values.gateway.tls.issuer === 'none' ? ['--plain-http'] : [`--tls-cert-file=${GATEWAY_TLS_MOUNT}/tls.crt`, `--tls-key-file=${GATEWAY_TLS_MOUNT}/tls.key`]),
   ];
 }
 
 /**
- * Read-only, and only what the gateway reads: endpoints and deployed models (routes and splits),
- * Services and EndpointSlices (where the model servers are; v1 and v1beta1 share the group), and
- * the registry kinds for the Service Directory lookup.
+ * Only what the gateway reads: endpoints, deployed models and models (routes, splits, Vertex's reads), Services and
+ * EndpointSlices (where the model servers are; v1 and v1beta1 share the group), and the registry kinds for the Service
+ * Directory lookup. With gateway.apiWrites.enabled (Vertex's write API, docs/clients.md) it also writes the three
+ * prediction kinds it serves, and nothing else: no other kind, no `impersonate` (each write was authorised as its
+ * caller by a SubjectAccessReview first), plus `get` on namespaces for the refuse annotation.
  */
-export function gatewayRules(): PolicyRule[] {
+export function gatewayRules(apiWrites = true): PolicyRule[] {
   const read = ['get', 'list', 'watch'];
+  const prediction = ['predictionendpoints', 'deployedmodels', 'models'];
   return [
-    { apiGroups: ['prediction.endpoint-operator.dev'], resources: ['predictionendpoints', 'deployedmodels'], verbs: read },
+    { apiGroups: ['prediction.endpoint-operator.dev'], resources: prediction, verbs: apiWrites ? [...read, 'create', 'patch', 'delete'] : read },
+    ...(apiWrites ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
     { apiGroups: ['registry.endpoint-operator.dev'], resources: ['registryservices', 'registryendpoints'], verbs: read },
     { apiGroups: [''], resources: ['services'], verbs: read },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: read },
@@ -111,7 +116,7 @@ export function gatewayManifests(values: DeployValues): object[] {
   const cluster = { name: GATEWAY_NAME, labels };
   const objects: object[] = [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GATEWAY_NAME, namespace: ns, labels } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: cluster, rules: gatewayRules() },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: cluster, rules: gatewayRules(values.gateway.apiWrites.enabled) },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',

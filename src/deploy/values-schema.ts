@@ -40,6 +40,7 @@ const gatewaySchema = z.strictObject({
   resources,
   networkPolicy: z.strictObject({ enabled: z.boolean(), clientNamespaceLabel: z.union([z.literal(''), labelKey]) }),
   requestLogSink: z.string(),
+  apiWrites: z.strictObject({ enabled: z.boolean() }),
   auth: z.strictObject({
     mode: z.enum(AUTH_MODES as ['token-review', 'none']),
     audiences: z.array(z.string().min(1)),

@@ -122,6 +122,13 @@ export interface GatewayValues {
    */
   requestLogSink: string;
   /**
+   * Vertex's write API on the gateway (ModelService, EndpointService writes: docs/clients.md). true: its
+   * ServiceAccount may get/list/watch/create/patch/delete models, predictionendpoints and deployedmodels (no other
+   * kind, no impersonate) and get namespaces (the refuse annotation); false: no write rights are rendered and every
+   * write method answers FAILED_PRECONDITION naming this value.
+   */
+  apiWrites: { enabled: boolean };
+  /**
    * `--auth*` of the gateway (src/cli/gateway-auth-flags.ts): `mode` token-review (TokenReview with
    * `audiences` + SubjectAccessReview) or none; decision cache windows in seconds, cache size, and
    * the bound on reviews sent to the kube-apiserver.
@@ -203,6 +210,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     },
     networkPolicy: { enabled: true, clientNamespaceLabel: '' },
     requestLogSink: '',
+    apiWrites: { enabled: true },
     auth: {
       mode: DEFAULT_AUTH_SETTINGS.mode,
       audiences: [...DEFAULT_AUTH_SETTINGS.audiences],

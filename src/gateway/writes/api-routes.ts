@@ -46,6 +46,19 @@ export function apiRoutes(methods: readonly ApiMethod[]): (app: FastifyInstance)
     method.http.map((rule) => ({ method, compiled: compileRule(rule) })),
   );
   return async (app) => {
+    // Google's REST clients send `content-type: application/json` with the empty body of a GET or DELETE.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      if (body === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(body as string));
+      } catch (err) {
+        done(
+          new GoogleApiError('INVALID_ARGUMENT', `Invalid JSON payload received: ${(err as Error).message}`),
+          undefined,
+        );
+      }
+    });
     for (const url of PREFIXES)
       app.route({
         method: ['GET', 'POST', 'PATCH', 'DELETE'],

@@ -98,6 +98,13 @@ describe('the Helm chart', () => {
     expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated(values)));
   });
 
+  it("renders the generator objects with the write API off: the gateway's ServiceAccount writes nothing, and is told so", async () => {
+    const gateway = { ...DEFAULT_DEPLOY_VALUES.gateway, apiWrites: { enabled: false } };
+    const chart = await renderChart(renderer, CHART, { gateway: { apiWrites: { enabled: false } } });
+    expect(byKey(chart.manifests.map((m) => m.object))).toEqual(byKey(generated({ ...DEFAULT_DEPLOY_VALUES, gateway })));
+    expect(JSON.stringify(chart.manifests)).toContain('--api-writes=false');
+  });
+
   it('renders the generator objects with the autoscaler off: the Deployment keeps gateway.replicas', async () => {
     const gateway = { ...DEFAULT_DEPLOY_VALUES.gateway, replicas: 3, autoscaling: { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, enabled: false } };
     const chart = await renderChart(renderer, CHART, { gateway: { replicas: 3, autoscaling: { enabled: false } } });

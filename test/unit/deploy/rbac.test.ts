@@ -85,15 +85,31 @@ describe('RBAC', () => {
     }
   });
 
-  it('lets the gateway only read (endpoints, deployed models, Services, EndpointSlices, the registry kinds) and ask for reviews', () => {
-    expect(grants('ClusterRole', undefined, 'endpoint-operator-gateway')).toEqual([
-      ...expand('prediction.endpoint-operator.dev', ['predictionendpoints', 'deployedmodels'], ['get', 'list', 'watch']),
+  it('lets the gateway read (endpoints, deployed models, models, Services, EndpointSlices, the registry kinds), ask for reviews, and write only the three kinds of the write API', () => {
+    const others = [
       ...expand('registry.endpoint-operator.dev', ['registryservices', 'registryendpoints'], ['get', 'list', 'watch']),
       ...expand('', ['services'], ['get', 'list', 'watch']),
       ...expand('discovery.k8s.io', ['endpointslices'], ['get', 'list', 'watch']),
       ...expand('authentication.k8s.io', ['tokenreviews'], ['create']),
       ...expand('authorization.k8s.io', ['subjectaccessreviews'], ['create']),
-    ].sort());
+    ];
+    const prediction = ['predictionendpoints', 'deployedmodels', 'models'];
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-gateway')).toEqual(
+      [
+        ...expand('prediction.endpoint-operator.dev', prediction, ['get', 'list', 'watch', 'create', 'patch', 'delete']),
+        ...expand('', ['namespaces'], ['get']),
+        ...others,
+      ].sort(),
+    );
+    // gateway.apiWrites.enabled=false: no write right at all, and the gateway is told so.
+    const readOnly = { ...values, gateway: { ...values.gateway, apiWrites: { enabled: false } } };
+    const off = deployManifests(readOnly) as unknown as RoleObject[];
+    const offRules = off.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'endpoint-operator-gateway')?.rules ?? [];
+    const reviews = (r: PolicyRule) => r.resources.some((res) => res.endsWith('reviews'));
+    expect(offRules.filter((r) => !reviews(r)).flatMap((r) => r.verbs).filter((v) => ['create', 'patch', 'delete'].includes(v))).toEqual([]);
+    expect(offRules.some((r) => r.resources.includes('namespaces'))).toBe(false);
+    expect(JSON.stringify(off)).toContain('--api-writes=false');
+    expect(JSON.stringify(objects)).not.toContain('--api-writes=false');
   });
 
   it('ships the caller roles with exactly the gateway verbs, and the metrics reader', () => {
@@ -102,6 +118,9 @@ describe('RBAC', () => {
       ...expand('registry.endpoint-operator.dev', ['registryendpoints'], ['list']),
       ...expand('registry.endpoint-operator.dev', ['registryservices'], ['get', 'resolve']),
     ]);
+    expect(grants('ClusterRole', undefined, 'endpoint-operator-model-deployer')).toEqual(
+      expand('prediction.endpoint-operator.dev', ['models', 'predictionendpoints', 'deployedmodels'], ['get', 'list', 'create', 'patch', 'delete']).sort(),
+    );
     const metrics = objects.find((o) => o.metadata.name === 'endpoint-operator-metrics-reader');
     expect(metrics?.rules).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
   });

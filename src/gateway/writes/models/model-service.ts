@@ -29,6 +29,7 @@ import { authoriseRead, authoriseWrite, type WriteCaller } from '../caller.js';
 import { badRequestOf } from '../field-table.js';
 import { ownedFields, withKeyed } from '../owned-fields.js';
 import type { OperationRef } from '../operations/operation-name.js';
+import { GENERIC_METADATA } from '../operations/operation-message.js';
 import { operationOfWrite, type OperationsContext } from '../operations/operations-service.js';
 import { deletedState, reconciledState, type OperationVerb } from '../operations/verbs.js';
 import type { WriteApiContext, WriteService } from '../write-service.js';
@@ -485,7 +486,7 @@ export function modelService(ctx: WriteApiContext, ops: OperationsContext): Writ
     {
       // UpdateModel and MergeVersionAliases answer the Model at once; ListOperations still lists them.
       verb: 'update',
-      metadataType: 'google.cloud.aiplatform.v1.UpdateModelOperationMetadata',
+      metadataType: GENERIC_METADATA,
       responseType: 'google.cloud.aiplatform.v1.Model',
       derive: async ({ ref, read }) => {
         const obj = await read(resources.models, modelName('name', ref.resource).id);

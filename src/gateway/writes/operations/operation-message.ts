@@ -10,6 +10,7 @@ import type { OperationRef } from './operation-name.js';
 import type { Derived, OperationVerb } from './verbs.js';
 
 const TYPE_URL_PREFIX = 'type.googleapis.com/';
+export const GENERIC_METADATA = 'google.cloud.aiplatform.v1.GenericOperationMetadata';
 
 /** An Any's JSON: a well-known type (google.protobuf.*) carries its JSON form in `value` (proto3 JSON mapping). */
 export function anyJson(typeName: string, value: Record<string, unknown>): Record<string, unknown> {
@@ -38,7 +39,9 @@ export function operationJson(
     (ref.manager !== undefined && object !== undefined ? appliedAt(object, ref.manager) : undefined) ??
     object?.metadata.creationTimestamp;
   const genericMetadata = { ...(created !== undefined ? { createTime: created } : {}), updateTime: now.toISOString() };
-  const base = { name, metadata: anyJson(verb.metadataType, { genericMetadata }) };
+  // A method without metadata of its own (UpdateModel, MergeVersionAliases) carries GenericOperationMetadata itself.
+  const generic = verb.metadataType === GENERIC_METADATA;
+  const base = { name, metadata: anyJson(verb.metadataType, generic ? genericMetadata : { genericMetadata }) };
   if (!derived.done) return { ...base, done: false };
   if ('error' in derived)
     return { ...base, done: true, error: { code: grpcCode(derived.error.status), message: derived.error.message } };
