@@ -10,11 +10,11 @@
  * | google.cloud.aiplatform.v1.EndpointService | CreateEndpoint, UpdateEndpoint, DeleteEndpoint, DeployModel, UndeployModel, MutateDeployedModel | endpoints/endpoint-service.ts |
  */
 import type { ApiMethod } from './api-method.js';
+import { endpointWriteService } from './endpoints/endpoint-service.js';
 import type { WriteApiContext, WriteService } from './write-service.js';
 import { operationsMethods, type OperationsContext } from './operations/operations-service.js';
 import { OperationVerbs } from './operations/verbs.js';
 import { modelService } from './models/model-service.js';
-import { endpointWriteService } from './endpoints/endpoint-service.js';
 
 /** Each service, given the context and the operations context its writes answer through (operationOfWrite). */
 const WRITE_SERVICES: readonly ((ctx: WriteApiContext, operations: OperationsContext) => WriteService)[] = [

@@ -22,7 +22,7 @@ import { authoriseWrite, type WriteCaller } from '../caller.js';
 import { violationsOfFieldErrors } from '../field-table.js';
 import { ownedFields } from '../owned-fields.js';
 import { checkModelReference } from './deployed-model-reference.js';
-import { SPLIT_EXTRA, writeOperation } from './endpoint-operations.js';
+import { SPLIT_EXTRA, WATCHED_GENERATION_EXTRA, writeOperation } from './endpoint-operations.js';
 import {
   deployedIdOf,
   deployedModelObject,
@@ -139,29 +139,39 @@ const deployModel: Call = async (ctx, req, signal, authorization) => {
   if ((await ctx.client.get(dmObject.resource, namespace, dmName, { signal })) !== undefined)
     throw new GoogleApiError('ALREADY_EXISTS', `${dmObject.described} already exists: give another deployed_model.id.`);
   const dmWrite = { object: dmObject, caller, intent: { spec: translated.spec }, fields: DEPLOY_MODEL_FIELDS };
-  const splitWrite =
+  const splitExtra = change.split === undefined ? '' : JSON.stringify(change.split);
+  // The endpoint's write carries the operation's stamp (ListOperations reads it back), the DeployedModel's generation in it.
+  const splitWrite = (dm: KubeObject, dryRun: boolean) =>
     change.split === undefined
       ? undefined
-      : { object: peObject, caller, intent: splitIntent(pe, caller, change.split), fields: SPLIT_FIELDS };
-  await applyAsCaller(ctx.client, { ...dmWrite, dryRun: true });
-  if (splitWrite !== undefined) await applyAsCaller(ctx.client, { ...splitWrite, dryRun: true });
+      : applyAsCaller(ctx.client, {
+          object: peObject,
+          caller,
+          intent: splitIntent(pe, caller, change.split),
+          fields: SPLIT_FIELDS,
+          dryRun,
+          stamp: { verb: 'deployModel', object: dmName, extra: extraOf(splitExtra, dm) },
+        });
+  await splitWrite(await applyAsCaller(ctx.client, { ...dmWrite, dryRun: true }), true);
   const written = await applyAsCaller(ctx.client, dmWrite);
-  if (splitWrite !== undefined) {
-    try {
-      await applyAsCaller(ctx.client, splitWrite);
-    } catch (err) {
-      // Undo the first write: no DeployedModel stays behind a split that was never written.
-      await ctx.client
-        .delete(dmObject.resource, namespace, dmName, { preconditions: { uid: written.metadata.uid ?? '' } })
-        .catch(() => undefined);
-      throw err;
-    }
+  try {
+    await splitWrite(written, false);
+  } catch (err) {
+    // Undo the first write: no DeployedModel stays behind a split that was never written.
+    await ctx.client
+      .delete(dmObject.resource, namespace, dmName, { preconditions: { uid: written.metadata.uid ?? '' } })
+      .catch(() => undefined);
+    throw err;
   }
   return writeOperation(ctx, caller.namespace, target.name, 'deployModel', written, caller.manager, {
     watched: dmName,
-    extra: { [SPLIT_EXTRA]: change.split === undefined ? '' : JSON.stringify(change.split) },
+    extra: extraOf(splitExtra, written),
   });
 };
+
+function extraOf(split: string, dm: KubeObject): Record<string, string> {
+  return { [SPLIT_EXTRA]: split, [WATCHED_GENERATION_EXTRA]: String(dm.metadata.generation ?? 1) };
+}
 
 function findDeployed(models: readonly KubeObject[], id: string, target: EndpointTarget): KubeObject {
   const dm = models.find((m) => deployedIdOf(m) === id);
@@ -199,7 +209,13 @@ const undeployModel: Call = async (ctx, req, signal, authorization) => {
   const splitWrite =
     change.split === undefined
       ? undefined
-      : { object: peObject, caller, intent: splitIntent(pe, caller, change.split), fields: SPLIT_FIELDS };
+      : {
+          object: peObject,
+          caller,
+          intent: splitIntent(pe, caller, change.split),
+          fields: SPLIT_FIELDS,
+          stamp: { verb: 'undeployModel', object: dmObject.name },
+        };
   const dmDelete = { object: dmObject, caller, fields: DEPLOY_MODEL_FIELDS };
   if (splitWrite !== undefined) await applyAsCaller(ctx.client, { ...splitWrite, dryRun: true });
   await deleteAsCaller(ctx.client, { ...dmDelete, dryRun: true });

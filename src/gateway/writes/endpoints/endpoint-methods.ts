@@ -78,7 +78,13 @@ async function createEndpoint(
       'ALREADY_EXISTS',
       `Endpoint ${JSON.stringify(target.name)} already exists (${object.described}).`,
     );
-  const written = await applyAsCaller(ctx.client, { object, caller, intent: { spec }, fields: CREATE_ENDPOINT_FIELDS });
+  const written = await applyAsCaller(ctx.client, {
+    object,
+    caller,
+    intent: { spec },
+    fields: CREATE_ENDPOINT_FIELDS,
+    stamp: { verb: 'createEndpoint' },
+  });
   return writeOperation(ctx, caller.namespace, target.name, 'createEndpoint', written, caller.manager);
 }
 

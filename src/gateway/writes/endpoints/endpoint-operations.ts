@@ -44,6 +44,11 @@ const deleteEndpoint: OperationVerb = {
 
 /** DeployModel's requested split, kept in the operation's name (`extra.split`, JSON), '' when it left the split alone. */
 export const SPLIT_EXTRA = 'split';
+/**
+ * The watched DeployedModel's generation (`extra.generation`): an operation read back from the endpoint's stamp
+ * (ListOperations) carries the endpoint's generation as its own, not the DeployedModel's.
+ */
+export const WATCHED_GENERATION_EXTRA = 'generation';
 
 async function deployedModelReady(
   ref: OperationRef,
@@ -51,7 +56,8 @@ async function deployedModelReady(
   wantSplit: boolean,
 ): Promise<Derived> {
   const dm = await read(resources.deployedModels, ref.object ?? '');
-  const state = reconciledState(dm, ref.generation ?? 0, `DeployedModel ${ref.object ?? ''}`);
+  const generation = Number(ref.extra?.[WATCHED_GENERATION_EXTRA] ?? ref.generation ?? 0);
+  const state = reconciledState(dm, generation, `DeployedModel ${ref.object ?? ''}`);
   if (state !== 'ready' || dm === undefined) return state === 'ready' ? { done: false } : state;
   const pe = await read(resources.predictionEndpoints, endpointId(ref));
   if (pe === undefined) return { done: false, object: dm };

@@ -5,18 +5,12 @@
  */
 import { randomInt } from 'node:crypto';
 import type { OperationsContext } from '../operations/operations-service.js';
-import type { ApiMethod } from '../api-method.js';
-import type { OperationVerb } from '../operations/verbs.js';
+import type { WriteApiContext, WriteService } from '../write-service.js';
 import { deployMethods } from './deploy-methods.js';
 import { endpointMethods } from './endpoint-methods.js';
 import { ENDPOINT_OPERATION_VERBS } from './endpoint-operations.js';
-import type { EndpointWritesContext } from './endpoint-target.js';
 
-/** A WRITE_SERVICES entry (its context and answer typed structurally: write-api.ts imports this file). */
-export function endpointWriteService(
-  ctx: Pick<EndpointWritesContext, 'client' | 'gate'>,
-  operations: OperationsContext,
-): { readonly methods: readonly ApiMethod[]; readonly verbs: readonly OperationVerb[] } {
+export function endpointWriteService(ctx: WriteApiContext, operations: OperationsContext): WriteService {
   const writes = { client: ctx.client, gate: ctx.gate, random: (max: number) => randomInt(max), operations };
   return { methods: [...endpointMethods(writes), ...deployMethods(writes)], verbs: ENDPOINT_OPERATION_VERBS };
 }

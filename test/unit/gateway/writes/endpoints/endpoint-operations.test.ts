@@ -3,6 +3,7 @@ import type { KubeObject, ResourceRef } from '../../../../../src/api/common/kube
 import {
   ENDPOINT_OPERATION_VERBS,
   SPLIT_EXTRA,
+  WATCHED_GENERATION_EXTRA,
 } from '../../../../../src/gateway/writes/endpoints/endpoint-operations.js';
 import type { OperationRef } from '../../../../../src/gateway/writes/operations/operation-name.js';
 
@@ -93,6 +94,15 @@ describe('the deployModel operation', () => {
         deployedModel: { id: '7', model: 'projects/team-a/locations/europe-west4/models/iris', modelVersionId: '1' },
       },
     });
+  });
+
+  it("read back from the endpoint's stamp, waits on the DeployedModel's own generation, not the endpoint's", async () => {
+    const stamped = { ...deployRef, generation: 5, extra: { ...deployRef.extra, [WATCHED_GENERATION_EXTRA]: '1' } };
+    const d = await derive('deployModel', stamped, {
+      'deployedmodels/iris-7': deployed(1, 'True'),
+      'predictionendpoints/iris': endpoint({ '7': 100 }),
+    });
+    expect(d.done).toBe(true);
   });
 
   it("fails with the Stalled condition's reason", async () => {
