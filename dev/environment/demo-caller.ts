@@ -5,13 +5,19 @@
  * --audience endpoint-operator-gateway` does).
  */
 import { callerRoleManifests } from '../../src/deploy/caller-roles.js';
-import { PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE } from '../../src/gateway/auth/attributes.js';
+import {
+  MODEL_DEPLOYER_ROLE,
+  PREDICTION_CALLER_ROLE,
+  REGISTRY_READER_ROLE,
+} from '../../src/gateway/auth/attributes.js';
 import { DEFAULT_AUDIENCE } from '../../src/gateway/auth/settings.js';
 import type { KubeClient } from '../../src/kube/kube-client.js';
 import type { KubeObject } from '../../src/api/common/kube-object.js';
 import { applyObject } from './apply.js';
 
 export const DEMO_CALLER = 'demo-caller';
+/** It calls, resolves, and writes through Vertex's API (the printed Python snippet uploads and deploys). */
+const DEMO_CALLER_ROLES = [PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE, MODEL_DEPLOYER_ROLE] as const;
 const TOKEN_SECONDS = 24 * 3600;
 
 function roleBinding(namespace: string, role: string): KubeObject {
@@ -28,8 +34,7 @@ function roleBinding(namespace: string, role: string): KubeObject {
 export async function demoCallerToken(client: KubeClient, namespace: string): Promise<string> {
   for (const role of callerRoleManifests()) await applyObject(client, role as KubeObject);
   await applyObject(client, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEMO_CALLER, namespace } });
-  for (const role of [PREDICTION_CALLER_ROLE, REGISTRY_READER_ROLE])
-    await applyObject(client, roleBinding(namespace, role));
+  for (const role of DEMO_CALLER_ROLES) await applyObject(client, roleBinding(namespace, role));
   const answer = await client.createSubresource<{ status?: { token?: unknown } }>(
     { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
     namespace,
@@ -56,7 +61,7 @@ export function demoCallerLines(namespace: string, token: string): string[] {
   });
   return [
     '',
-    `Calls to the gateway need a bearer token (auth is on): ServiceAccount ${DEMO_CALLER} in ${namespace}, bound to ClusterRoles ${PREDICTION_CALLER_ROLE} and ${REGISTRY_READER_ROLE}; this one is valid for 24 h:`,
+    `Calls to the gateway need a bearer token (auth is on): ServiceAccount ${DEMO_CALLER} in ${namespace}, bound to ClusterRoles ${DEMO_CALLER_ROLES.join(', ')}; this one is valid for 24 h:`,
     `  export TOKEN=${token}`,
     '  # a new one, with kubectl or with the TokenRequest API itself:',
     `  kubectl create token ${DEMO_CALLER} -n ${namespace} --audience ${DEFAULT_AUDIENCE}`,

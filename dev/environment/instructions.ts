@@ -18,7 +18,15 @@ import {
   sampleSplit,
   tryCall,
 } from './demo-calls.js';
-import { callRealModel, realModelEndpoint, realModelLines } from './real-node-model.js';
+import { ensurePythonPackages } from '../models/python-packages.js';
+import {
+  callRealModel,
+  REAL_MODEL_ARTIFACT,
+  REAL_NODE_MACHINE_TYPE,
+  realModelEndpoint,
+  realModelLines,
+} from './real-node-model.js';
+import { projectAndLocation, sdkSnippetLines } from './sdk-snippet.js';
 import { demoResolveCall, registryLookupLines } from './registry-lines.js';
 import { servingLines } from './serving-lines.js';
 
@@ -106,6 +114,18 @@ export async function gatewayLines(env: RunningEnvironment): Promise<string[]> {
   if (env.realModel !== undefined && target !== undefined) {
     const answer = await callRealModel(target.url, token, gateway.client);
     lines.push(...realModelLines(target, env.realModel.image, answer, env.realModel.expected));
+    const where = projectAndLocation(target.url);
+    if (where !== undefined)
+      lines.push(
+        ...sdkSnippetLines({
+          apiEndpoint: new URL(gateway.url).host,
+          ...where,
+          image: env.realModel.image,
+          artifactUri: REAL_MODEL_ARTIFACT,
+          machineType: REAL_NODE_MACHINE_TYPE,
+          python: await ensurePythonPackages('aiplatform-sdk', env.say),
+        }),
+      );
   }
   const resolveCall = demoResolveCall(gateway.url, env.objects);
   if (resolveCall !== undefined)

@@ -1,9 +1,11 @@
 /**
- * `dev --real-node`: the examples' containerSpec model runs for real. Its image becomes Google's Vertex
- * ModelServer with scikit-learn's iris classifier (dev/models/model-server-image.ts), pushed to the node's local
- * registry, its artifactUri the model baked into that image, and its machine type one that the machine
- * catalogue places on the real node (a nodeSelector and toleration). The rest of the model (its Deployment,
- * Service, HPA, PDB, probes) is the operator's as for any DeployedModel; the kubelet judges its readiness.
+ * `npm start` with the real node (the default): the examples' containerSpec model runs for real. Its image becomes Google's Vertex
+ * ModelServer (dev/models/model-server-image.ts), pushed to the node's local registry; its artifactUri
+ * `gs://demo-models/iris/1`, as a Vertex user writes it, which the bucket map (the examples' ModelArtifactBucket
+ * `demo-models`, pointed at the local registry) sends to scikit-learn's iris classifier pushed there as an OCI
+ * artifact (dev/models/iris-artifact.ts) and mounted by the kubelet as an image volume; and its machine type one
+ * that the machine catalogue places on the real node (a nodeSelector and toleration). The rest of the model (its
+ * Deployment, Service, HPA, PDB, probes) is the operator's as for any DeployedModel; the kubelet judges its readiness.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +23,14 @@ import { publishToNodeRegistry } from '../cluster/real-node/node-images.js';
 import { ensurePythonPackages } from '../models/python-packages.js';
 import { ensureModelServerImage, MODEL_SERVER_IMAGE_CONTRACT } from '../models/model-server-image.js';
 import { imageLogDir } from '../image/podman.js';
+import {
+  IRIS_BUCKET,
+  irisArtifactBucket,
+  irisArtifactReference,
+  irisArtifactUri,
+  pushIrisArtifact,
+} from '../models/iris-artifact.js';
+import { artifactBucketKind } from '../../src/api/prediction/v1/artifact-bucket.js';
 import { CURL_GATEWAY_OPTIONS } from './demo-calls.js';
 
 /** The server: Google's own, for Vertex custom containers (the `Vertex` protocol, the operator's default). */
@@ -73,22 +83,39 @@ export async function buildRealModelImage(log: (line: string) => void): Promise<
   return { local, expected };
 }
 
-/** `localhost/<name>:<tag>` as `<registry>/endpoint-operator/<name>:<tag>`, pushed (layers the registry has are skipped). */
+/** The artifact the real model serves: version 1 of gs://demo-models/iris, through the bucket map. */
+export const REAL_MODEL_ARTIFACT = irisArtifactUri('1');
+
+/**
+ * `localhost/<name>:<tag>` as `<registry>/endpoint-operator/<name>:<tag>`, pushed (layers the registry has are
+ * skipped), and the iris model as the OCI artifact REAL_MODEL_ARTIFACT names; returns the server's image.
+ */
 export async function pushRealModelImage(local: string): Promise<string> {
   await mkdir(imageLogDir(), { recursive: true });
-  return publishToNodeRegistry(local, join(imageLogDir(), 'dev-real-node-push.log'));
+  const logFile = join(imageLogDir(), 'dev-real-node-push.log');
+  const python = await ensurePythonPackages('vertex-model-server');
+  await pushIrisArtifact(await ensureIrisModel(python), '1', logFile);
+  return publishToNodeRegistry(local, logFile);
 }
 
 function isContainerModel(obj: KubeObject): boolean {
   return obj.kind === 'DeployedModel' && isRecord(obj.spec) && isRecord(obj.spec.containerSpec);
 }
 
+function isIrisBucket(obj: KubeObject): boolean {
+  return obj.kind === artifactBucketKind.kind && obj.metadata.name === IRIS_BUCKET;
+}
+
 /**
- * The examples with every containerSpec model turned into the real iris server on the real node; every other
- * object as it was.
+ * The examples with every containerSpec model turned into the real iris server on the real node, serving
+ * REAL_MODEL_ARTIFACT, and the bucket map's entry for its bucket pointed at the local registry (added when the
+ * examples lack it); every other object as it was.
  */
 export function withRealModel(objects: readonly KubeObject[], image: string): KubeObject[] {
-  return objects.map((obj) => {
+  const bucket = irisArtifactBucket();
+  const mapped = objects.some(isIrisBucket) ? [] : [bucket];
+  return [...mapped, ...objects].map((obj) => {
+    if (isIrisBucket(obj)) return { ...obj, spec: bucket.spec };
     if (!isContainerModel(obj) || !isRecord(obj.spec)) return obj;
     const spec = obj.spec;
     const container = isRecord(spec.containerSpec) ? spec.containerSpec : {};
@@ -99,7 +126,7 @@ export function withRealModel(objects: readonly KubeObject[], image: string): Ku
       spec: {
         ...spec,
         displayName: 'iris classifier (scikit-learn) in Google Vertex ModelServer, on the real node',
-        artifactUri: MODEL_SERVER_IMAGE_CONTRACT.modelDir,
+        artifactUri: REAL_MODEL_ARTIFACT,
         containerSpec: {
           ...container,
           imageUri: image,
@@ -175,8 +202,10 @@ export function realModelLines(
   return [
     '',
     `Real model server on the real node: DeployedModel ${target.model} (PredictionEndpoint ${target.endpoint}) runs ${image},`,
-    "  Google's Vertex ModelServer with scikit-learn's iris classifier (artifactUri /models/iris), pulled by containerd",
-    `  from the local registry; the kubelet judges its readiness on ${ROUTES.health}. Its :predict answered ${answer.status} with`,
+    `  Google's Vertex ModelServer serving scikit-learn's iris classifier from artifactUri ${REAL_MODEL_ARTIFACT}: the bucket`,
+    `  map (kubectl get modelartifactbuckets ${IRIS_BUCKET}) sends it to the OCI artifact ${irisArtifactReference('1')},`,
+    `  which the kubelet mounts as an image volume; images pulled by containerd from the local registry, readiness judged`,
+    `  on ${ROUTES.health}. Its :predict answered ${answer.status} with`,
     `  predictions ${got} (scikit-learn here: ${JSON.stringify(expected)}${agrees ? ', the same' : ', NOT the same'}):`,
     `  curl -s -X POST ${target.url}:predict -H 'content-type: application/json' ${CURL_GATEWAY_OPTIONS} -d '${JSON.stringify({ instances: IRIS_INSTANCES })}'`,
   ];

@@ -63,6 +63,11 @@ export function apiRoutes(methods: readonly ApiMethod[]): (app: FastifyInstance)
       app.route({
         method: ['GET', 'POST', 'PATCH', 'DELETE'],
         url,
+        // Google's Python REST transport sends `content-type: application/json` with an empty body on DELETE
+        // (Endpoint.delete(), Model.delete()): no body, not bad JSON, which fastify's parser would refuse.
+        onRequest: async (req) => {
+          if (req.headers['content-length'] === '0') delete req.headers['content-type'];
+        },
         handler: async (req, reply) => {
           const problem = checkSystemParameters(req.query);
           if (problem !== undefined) throw problem;

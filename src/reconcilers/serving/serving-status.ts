@@ -95,7 +95,7 @@ export function podState(pod: KubeObject): PodState {
         rank: 0,
         reason: Reasons.CrashLoopBackOff,
         stage: 'STARTING_MODEL_SERVER',
-        message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts; ${exited})${detail}`,
+        message: `pod ${name}: the model server keeps exiting (CrashLoopBackOff, ${num(c.restartCount)} restarts; ${exited})${detail}${imageVolumeNote(pod)}`,
       };
   }
   if (scheduled?.status !== 'True')
@@ -110,6 +110,21 @@ export function podState(pod: KubeObject): PodState {
       message: `pod ${name} is running, not ready yet (startup or readiness probe)`,
     };
   return { rank: 9, stage: 'FINISHING_UP', message: `pod ${name} is ready` };
+}
+
+/**
+ * For a server that exits while its artifact is an image volume: a runtime without image volumes (containerd before
+ * 2.1, CRI-O before 1.31) has been seen to mount an empty directory without an error (k3s#14323), so the server finds
+ * no model and exits; the operator cannot see the runtime (it reads no Nodes), so it says where to look.
+ */
+function imageVolumeNote(pod: KubeObject): string {
+  const spec = isRecord(pod.spec) ? pod.spec : {};
+  const volumes = Array.isArray(spec.volumes) ? spec.volumes : [];
+  const image = volumes.find((v): v is Record<string, unknown> => isRecord(v) && isRecord(v.image));
+  const reference = isRecord(image?.image) ? image.image.reference : undefined;
+  if (typeof reference !== 'string') return '';
+  const node = typeof spec.nodeName === 'string' ? spec.nodeName : 'NODE';
+  return `; its artifact is the image volume ${reference}: if the files are missing, the node's container runtime may lack image volumes (containerd before 2.1, CRI-O before 1.31 mount an empty directory): kubectl get node ${node} -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}'`;
 }
 
 /** The last termination the kubelet recorded for a container: its current state's, else its last state's. */

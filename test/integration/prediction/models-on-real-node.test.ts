@@ -4,13 +4,18 @@
  * `artifactUri`. Applied with kubectl as users do; the kubelet judges readiness on `healthRoute`; the gateway routes
  * `:predict` to the pod IPs through the EndpointSlices; the official Vertex Python client gets what scikit-learn
  * computes. Then the failure reasons a real kubelet gives (image pull, crash loop, a startup probe that never
- * passes), read from the models' conditions and by kstatus; and a blue/green switch to a model whose pods are still
+ * passes), read from the models' conditions and by kstatus; a Model whose versions name `gs://` artifacts that the
+ * bucket map sends to OCI artifacts in the local registry, mounted as image volumes; and a blue/green switch to a model whose pods are still
  * starting, under a steady stream of calls, without one failed call.
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
+import { join } from 'node:path';
+import { irisArtifactBucket, irisArtifactUri, pushIrisArtifact } from '../../../dev/models/iris-artifact.js';
+import { ensureIrisModel, IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
+import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import { REGISTRY_HOST } from '../../../dev/cluster/real-node/node-config.js';
+import { ARTIFACT_VOLUME, MOUNT_PATH } from '../../../src/reconcilers/serving/artifact-volume.js';
 import { MODEL_UID_LABEL } from '../../../src/reconcilers/serving/serving-plan.js';
 import { kstatus } from '../../support/kstatus.js';
 import {
@@ -31,7 +36,7 @@ interface Condition {
   message?: string;
 }
 interface Obj {
-  metadata: { uid?: string; generation?: number };
+  metadata: { name?: string; uid?: string; generation?: number };
   spec?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- read field by field
   status?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- read field by field
 }
@@ -293,6 +298,105 @@ describe('containerSpec models on the real node', () => {
       expect(new Set(answers.map((a) => a.deployedModelId))).toEqual(new Set(['1', '2']));
       for (const a of answers) expect(a.predictions).toEqual(expectedFrom(a.deployedModelId, ['1']));
     }
+  }, 900_000);
+
+  it("serves a Model's two versions from gs:// artifacts that the bucket map sends to OCI artifacts in the local registry, mounted as image volumes; 50/50", async () => {
+    // The iris model as an OCI artifact (its files alone), pushed as versions 1 and 2 of gs://demo-models/iris.
+    const logFile = join(s.plane.dataDir, 'logs', 'iris-artifacts.log');
+    const modelDir = await ensureIrisModel(await ensurePythonPackages('mlserver'));
+    const references = [await pushIrisArtifact(modelDir, '1', logFile), await pushIrisArtifact(modelDir, '2', logFile)];
+    const project = s.namespace; // the operator's project template is {namespace}
+    const modelName = `projects/${project}/locations/europe-west4/models/iris-oci`;
+    const version = (id: string, containerSpec: Record<string, unknown>): object => ({
+      id,
+      artifactUri: irisArtifactUri(id),
+      containerSpec,
+    });
+    const byReference = (name: string, id: string, versionId: string): object => ({
+      apiVersion: 'prediction.endpoint-operator.dev/v1',
+      kind: 'DeployedModel',
+      metadata: { name },
+      spec: {
+        endpointRef: { name: 'registry' },
+        id,
+        model: `${modelName}@${versionId}`,
+        displayName: name,
+        automaticResources: { minReplicaCount: 1 },
+      },
+    });
+    const seenIds = new Set<string>();
+    const wrong: string[] = [];
+    const { ms, name } = await applyUntilAnswered(
+      [
+        irisArtifactBucket(),
+        {
+          apiVersion: 'prediction.endpoint-operator.dev/v1',
+          kind: 'Model',
+          metadata: { name: 'iris-oci' },
+          spec: {
+            displayName: 'iris from the registry',
+            // Version 1 in Google's server, version 2 in MLServer: both read the files at AIP_STORAGE_URI.
+            versions: [version('1', vertexServer(s.images)), version('2', mlserverServer(s.images))],
+            versionAliases: [{ alias: 'default', versionId: '1' }],
+          },
+        },
+        endpoint('registry', { '11': 50, '12': 50 }),
+        byReference('iris-oci-1', '11', 'default'),
+        byReference('iris-oci-2', '12', '2'),
+      ],
+      'registry',
+      (r) => {
+        const id = r.json?.deployedModelId;
+        if (r.status === 200 && id !== undefined) {
+          seenIds.add(id);
+          const predictions = JSON.stringify(r.json?.predictions);
+          if (predictions !== JSON.stringify(expectedFrom(id, ['11']))) wrong.push(`${id} answered ${predictions}`);
+        }
+        return seenIds.size === 2;
+      },
+    );
+    expect(wrong).toEqual([]);
+    timings.push(`a Model's two versions from OCI artifacts (image volumes), both answering: ${seconds(ms)} s`);
+    const ready = await s.k([
+      'wait',
+      '--for=condition=Ready',
+      'deployedmodel/iris-oci-1',
+      'deployedmodel/iris-oci-2',
+      'model/iris-oci',
+      '--timeout=60s',
+    ]);
+    expect(ready.code, ready.stderr).toBe(0);
+    for (const [model, versionId, reference] of [
+      ['iris-oci-1', '1', references[0]],
+      ['iris-oci-2', '2', references[1]],
+    ] as const) {
+      const dm = await get(`deployedmodel/${model}`);
+      expect(dm.status?.modelVersionId).toBe(versionId);
+      const [pod] = await podsOf(model);
+      expect(pod?.spec?.nodeName).toBe(s.plane.realNode?.name);
+      // The artifact is an image volume the kubelet pulled, mounted where AIP_STORAGE_URI points the server.
+      expect(pod?.spec?.volumes).toContainEqual({
+        name: ARTIFACT_VOLUME,
+        image: { reference, pullPolicy: 'IfNotPresent' },
+      });
+      const container = pod?.spec?.containers[0];
+      expect(container.volumeMounts).toContainEqual(
+        expect.objectContaining({ name: ARTIFACT_VOLUME, mountPath: MOUNT_PATH, readOnly: true }),
+      );
+      expect(container.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: MOUNT_PATH });
+      const files = await s.k(['exec', `pod/${pod?.metadata.name}`, '--', 'ls', MOUNT_PATH]);
+      expect(files.code, files.stderr).toBe(0);
+      expect(files.stdout.split('\n').filter(Boolean).sort()).toEqual(['model-settings.json', 'model.joblib']);
+    }
+    // 50/50 in effect: both versions answer the official Vertex client with what scikit-learn computes.
+    expect((await get('predictionendpoint/registry')).status?.trafficSplit).toEqual({ '11': 50, '12': 50 });
+    const got = await s.sdk('predictions', name, 'grpc', JSON.stringify(IRIS_INSTANCES), '20');
+    expect(got.error, JSON.stringify(got)).toBeUndefined();
+    const answers = got.answers as { deployedModelId: string; predictions: unknown }[];
+    expect(new Set(answers.map((a) => a.deployedModelId))).toEqual(new Set(['11', '12']));
+    for (const a of answers) expect(a.predictions).toEqual(expectedFrom(a.deployedModelId, ['11']));
+    const cleared = await s.k(['delete', 'deployedmodel', 'iris-oci-1', 'iris-oci-2', '--wait=false']);
+    expect(cleared.code, cleared.stderr).toBe(0);
   }, 900_000);
 
   it('says why replicas fail, as the kubelet reports it: ImagePullBackOff, CrashLoopBackOff, DeploymentTimeout; kstatus reads each as Failed', async () => {

@@ -13,7 +13,7 @@ import type { ControlPlane } from '../../../dev/cluster/index.js';
 import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
 import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
 import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
-import { NO_AUTH } from '../../../src/gateway/auth/settings.js';
+import { NO_AUTH, type AuthSettings } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
 import {
   ensureModelServerImage,
@@ -38,6 +38,13 @@ export interface RealNodeServing extends RealNodeGateway {
   readonly expected: readonly number[];
   /** The official Vertex Python client, run with one of vertex_sdk_client.py's scenarios; its JSON answer. */
   sdk(...args: string[]): Promise<Record<string, unknown>>;
+  /** One cell of vertex_sdk_notebook.py (the SDK's write flow) as the caller whose token is `token`: its JSON answer. */
+  notebook(
+    step: string,
+    args: Record<string, unknown>,
+    token: string,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** Polls `check` every 250 ms until it gives a value (a throw counts as none), for at most `timeoutMs`. */
@@ -68,17 +75,21 @@ export interface RealNodeGateway {
   readonly agent: Agent;
   /** kubectl against this plane, in the test namespace unless the arguments name another. */
   k(args: readonly string[], input?: string): Promise<KubectlResult>;
+  /** Closes the gateway and starts a new one on the same port: a restart, as a rollout of its pods is to callers. */
+  restartGateway(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /**
- * The plane (its real node), `catalogue` as the machine catalogue, the operator and the gateway; stops what it
- * started when a step fails. `name` names the test file in the plane's log lines.
+ * The plane (its real node), `catalogue` as the machine catalogue, the operator and the gateway (callers
+ * authenticated as `auth` says: none by default); stops what it started when a step fails. `name` names the test
+ * file in the plane's log lines.
  */
 export async function startRealNodeGateway(
   name: string,
   namespace: string,
   catalogue: MachineCatalogue,
+  auth: AuthSettings = NO_AUTH,
 ): Promise<RealNodeGateway> {
   const tls = await testGatewayTls();
   const stops: (() => Promise<void>)[] = [];
@@ -131,22 +142,40 @@ export async function startRealNodeGateway(
     stops.push(() => operator.stop());
     await operator.ready;
 
-    const gateway = await GatewayServer.create({
-      client,
-      namespaces: [namespace],
-      listen: { host: '127.0.0.1', port: 0 },
-      log: pino({ level: 'silent' }),
-      upstreamTimeoutMs: 10_000,
-      bodyLimitBytes: 64 * 1024,
-      stickyHeader: 'x-eo-sticky-key',
-      auth: NO_AUTH,
-      tls: { cert: tls.cert, key: tls.key },
-    });
-    stops.push(() => gateway.close());
-    const { port } = await gateway.start();
+    const openGateway = async (port: number): Promise<{ gateway: GatewayServer; port: number }> => {
+      const gateway = await GatewayServer.create({
+        client,
+        namespaces: [namespace],
+        listen: { host: '127.0.0.1', port },
+        log: pino({ level: process.env['EO_TEST_GATEWAY_LOG'] ?? 'silent' }),
+        upstreamTimeoutMs: 10_000,
+        bodyLimitBytes: 64 * 1024,
+        stickyHeader: 'x-eo-sticky-key',
+        auth,
+        tls: { cert: tls.cert, key: tls.key },
+      });
+      return { gateway, port: (await gateway.start()).port };
+    };
+    let current = await openGateway(0);
+    stops.push(() => current.gateway.close());
+    const { port } = current;
+    const restartGateway = async (): Promise<void> => {
+      await current.gateway.close();
+      current = await openGateway(port);
+    };
     const agent = new Agent({ connections: 32, connect: { ca: tls.ca } });
     stops.push(() => agent.close());
-    return { plane, namespace, gatewayUrl: `https://127.0.0.1:${port}`, gatewayPort: port, tls, agent, k, stop };
+    return {
+      plane,
+      namespace,
+      gatewayUrl: `https://127.0.0.1:${port}`,
+      gatewayPort: port,
+      tls,
+      agent,
+      k,
+      restartGateway,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
@@ -154,7 +183,11 @@ export async function startRealNodeGateway(
 }
 
 /** The images, the plane, the catalogue, the operator and the gateway; stops what it started when a step fails. */
-export async function startRealNodeServing(namespace: string): Promise<RealNodeServing> {
+export async function startRealNodeServing(
+  namespace: string,
+  auth: AuthSettings = NO_AUTH,
+  name = 'models',
+): Promise<RealNodeServing> {
   // Built (or found) before the plane starts: the real node is the machine's one, held no longer than needed.
   const local = {
     'vertex-sklearn': await ensureModelServerImage('vertex-sklearn', log),
@@ -164,7 +197,7 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
   const expected = await irisPredictions(mlserverPython, await ensureIrisModel(mlserverPython), IRIS_INSTANCES);
   const sdkPython = await ensurePythonPackages('aiplatform-sdk', log);
 
-  const served = await startRealNodeGateway('models', namespace, REAL_NODE_CATALOGUE);
+  const served = await startRealNodeGateway(name, namespace, REAL_NODE_CATALOGUE, auth);
   try {
     const pushStarted = Date.now();
     const logFile = join(served.plane.dataDir, 'logs', 'model-server-images.log');
@@ -178,6 +211,12 @@ export async function startRealNodeServing(namespace: string): Promise<RealNodeS
       images,
       expected,
       sdk: (...args) => runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, args),
+      notebook: (step, args, token, timeoutMs) =>
+        runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, [step, JSON.stringify(args)], {
+          script: 'vertex_sdk_notebook.py',
+          token,
+          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        }),
     };
   } catch (err) {
     await served.stop();

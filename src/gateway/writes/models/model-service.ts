@@ -178,9 +178,10 @@ export function modelService(ctx: WriteApiContext, ops: OperationsContext): Writ
     const model = isRecord(req.model) ? req.model : {};
     const parent = str(req.parentModel);
     if (parent !== '') return uploadVersion(modelName('parent_model', parent), model, meta);
-    // A caller's id follows Vertex's rule; a generated one is 19 digits, as Vertex generates (a valid object name).
-    if (str(req.modelId) !== '') checkModelId(str(req.modelId));
-    const id = str(req.modelId) === '' ? generatedModelId() : str(req.modelId);
+    // Vertex's rule is for a model_id the caller gives; a generated one is 19 digits, as Vertex generates them.
+    const given = str(req.modelId);
+    if (given !== '') checkModelId(given);
+    const id = given === '' ? generatedModelId() : given;
     const name: ModelName = {
       project,
       location,

@@ -20,9 +20,13 @@ describe('withRealModel', () => {
     const out = withRealModel(examples, IMAGE);
     expect(out).toHaveLength(examples.length);
     const changed = out.filter((o, i) => o !== examples[i]);
-    expect(changed.map((o) => o.metadata.name)).toEqual(['churn-xgb-v3']);
-    const spec = changed[0]?.spec as Record<string, Record<string, unknown>>;
-    expect(spec.artifactUri).toBe('/models/iris');
+    expect(changed.map((o) => o.metadata.name).sort()).toEqual(['churn-xgb-v3', 'demo-models']);
+    // The bucket of its gs:// artifact is mapped to the local registry, where the iris model is an OCI artifact.
+    expect(changed.find((o) => o.kind === 'ModelArtifactBucket')?.spec).toEqual({
+      oci: { repository: '198.19.254.1:5000/demo-models' },
+    });
+    const spec = changed.find((o) => o.kind === 'DeployedModel')?.spec as Record<string, Record<string, unknown>>;
+    expect(spec.artifactUri).toBe('gs://demo-models/iris/1');
     expect(spec.containerSpec).toMatchObject({
       imageUri: IMAGE,
       ports: [{ containerPort: 8080 }],
@@ -38,6 +42,21 @@ describe('withRealModel', () => {
     // The original examples are not modified in place.
     const original = examples.find((o) => o.metadata.name === 'churn-xgb-v3')?.spec as Record<string, unknown>;
     expect(original.artifactUri).toBe('gs://crm-ml-models/churn-xgb/3');
+  });
+});
+
+describe('withRealModel without the bucket map in the examples', () => {
+  it('adds the entry for the artifact it serves', async () => {
+    const examples = (await loadExampleObjects(defaultExamplesDir())).filter((o) => o.kind !== 'ModelArtifactBucket');
+    const out = withRealModel(examples, IMAGE);
+    expect(out.filter((o) => o.kind === 'ModelArtifactBucket')).toEqual([
+      {
+        apiVersion: 'prediction.endpoint-operator.dev/v1',
+        kind: 'ModelArtifactBucket',
+        metadata: { name: 'demo-models' },
+        spec: { oci: { repository: '198.19.254.1:5000/demo-models' } },
+      },
+    ]);
   });
 });
 

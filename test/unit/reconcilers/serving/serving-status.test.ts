@@ -127,6 +127,21 @@ describe('serving status', () => {
         },
       });
     }
+    // Its artifact an image volume: the condition says where to look when the runtime mounted nothing.
+    const withVolume: KubeObject = {
+      metadata: { name: 'p0' },
+      spec: {
+        nodeName: 'node-a',
+        volumes: [{ name: 'model-artifact', image: { reference: 'registry:5000/demo-models/iris:1' } }],
+      },
+      status: { ...(running.status as object), containerStatuses: [states[3]] },
+    };
+    expect(observeServing(world({ deployment: d, pods: [withVolume] })).verdict.message).toContain(
+      "its artifact is the image volume registry:5000/demo-models/iris:1: if the files are missing, the node's container runtime may lack image volumes (containerd before 2.1, CRI-O before 1.31 mount an empty directory): kubectl get node node-a -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}'",
+    );
+    expect(observeServing(world({ deployment: d, pods: [{ ...withVolume, spec: {} }] })).verdict.message).not.toContain(
+      'image volume',
+    );
     // A server that restarted once and is ready again is not crashing; one never started is not either.
     expect(exitOf({ restartCount: 1, ready: true, state: { running: {} }, lastState: exit })).toBeUndefined();
     expect(exitOf({ restartCount: 0, ready: false, state: { waiting: { reason: 'ContainerCreating' } } })).toBe(
