@@ -65,8 +65,16 @@ export function computeModelStatus(world: ModelWorld): ModelOutcome {
     conditions: withReadyCondition(conditionsOf(model.status), verdict, generation, world.now),
     versions: (spec.versions ?? []).map((v) => ({ id: v.id, createTime: created.get(v.id) ?? world.now })),
   };
+  const latest = highestVersionId([previous.latestVersionId, ...(spec.versions ?? []).map((v) => v.id)]);
+  if (latest !== undefined) status.latestVersionId = latest;
   if (deployments.length > 0) status.deployedModels = deployments;
   return { status, verdict };
+}
+
+/** The highest of version ids ("1", "2", ...), compared as numbers; undefined when there is none. */
+export function highestVersionId(ids: readonly (string | undefined)[]): string | undefined {
+  const numbers = ids.map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
+  return numbers.length === 0 ? undefined : String(Math.max(...numbers));
 }
 
 function readyVerdict(world: ModelWorld, deployments: readonly ModelDeployment[]): ReadyVerdict<ModelReason> {

@@ -135,6 +135,18 @@ describe('Model status', () => {
     expect(verdict.message).toContain('DeployedModel "iris-dm" serves version 2');
   });
 
+  it('keeps the highest version id the model ever had, after that version is removed', () => {
+    const world = { specErrors: [], references: [], ...scope, now: '2026-02-02T00:00:00Z' };
+    expect(computeModelStatus({ ...world, model: registryModel() }).status.latestVersionId).toBe('3');
+    const removed = registryModel();
+    removed.spec = {
+      ...(removed.spec as object),
+      versions: (removed.spec as { versions: unknown[] }).versions.slice(0, 2),
+    };
+    removed.status = { latestVersionId: '3' };
+    expect(computeModelStatus({ ...world, model: removed }).status.latestVersionId).toBe('3');
+  });
+
   it('keeps listing a pinned DeployedModel whose version went missing, as it still serves it', () => {
     const dm = deployed(`${NAME}@default`, {}, { modelVersionId: '7', modelReference: `${NAME}@default` });
     expect(deploymentsOf({ references: [{ deployedModel: dm, resolution: resolve(dm) }] })).toEqual([

@@ -167,6 +167,10 @@ export const modelStatusSchema = z.object({
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['id'],
     }),
+  latestVersionId: z.string().optional().meta({
+    description:
+      'latestVersionId is the highest version id this model has ever had, kept after that version is removed, so a new version never takes the id of a deleted one (Vertex never reuses a version id); optional.',
+  }),
   deployedModels: z.array(modelDeploymentSchema).optional().meta({
     description:
       'deployedModels are the DeployedModels of the namespace that serve a version of this model; while one is listed, the Model cannot be deleted nor that version removed; optional.',

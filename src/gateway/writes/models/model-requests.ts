@@ -111,6 +111,9 @@ export function nextVersionId(spec: Partial<ModelSpec>, status: unknown): string
   const seen = (spec.versions ?? []).map((v) => Number(v.id));
   if (isRecord(status) && Array.isArray(status.versions))
     for (const v of status.versions as unknown[]) if (isRecord(v)) seen.push(Number(v.id));
+  // The operator keeps the highest id the model ever had (status.latestVersionId): Vertex never reuses the id of
+  // a deleted version, so neither does an upload here.
+  if (isRecord(status) && typeof status.latestVersionId === 'string') seen.push(Number(status.latestVersionId));
   return String(Math.max(0, ...seen.filter(Number.isFinite)) + 1);
 }
 

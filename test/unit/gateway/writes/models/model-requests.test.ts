@@ -58,6 +58,8 @@ describe('ModelService requests as Model objects', () => {
       { field: 'model.container_spec.image_uri', description: expect.stringContaining('required') },
     ]);
     expect(nextVersionId({ versions: [{ id: '1' }, { id: '2' }] as never }, { versions: [{ id: '5' }] })).toBe('6');
+    // Version 3 was deleted: its id stays taken (the operator's status.latestVersionId), as on Vertex.
+    expect(nextVersionId({ versions: [{ id: '1' }, { id: '2' }] as never }, { latestVersionId: '3' })).toBe('4');
   });
 
   it('merges aliases: alias moves it here, -alias removes it from this version, never default', () => {
