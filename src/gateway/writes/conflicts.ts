@@ -7,7 +7,9 @@
  */
 import { isRecord } from '../../api/common/kube-object.js';
 import { GoogleApiError } from '../google-errors.js';
+import type { KubeObject } from '../../api/common/kube-object.js';
 import { isApiManager } from './field-manager.js';
+import { fieldManagers } from './owned-fields.js';
 
 export interface FieldConflict {
   /** The object's field, as the apiserver names it without its leading dot: `spec.displayName`. */
@@ -50,5 +52,18 @@ export function conflictRefusal(described: string, conflicts: readonly FieldConf
   return new GoogleApiError(
     'ABORTED',
     `${described}: ${parts.join('; ')} (GitOps or another tool, not this API); change it in Git, or ask its owner. Nothing was written.`,
+  );
+}
+
+/**
+ * A masked field the caller clears, owned by a manager that is not an API caller: server-side apply would leave it
+ * in place (a manager releases only what it owned), so the update would do nothing and say it did. Each such field
+ * and its manager, for conflictRefusal, so a field Git owns is never silently kept either.
+ */
+export function clearConflicts(obj: KubeObject, cleared: readonly (readonly string[])[]): FieldConflict[] {
+  return cleared.flatMap((path) =>
+    fieldManagers(obj, path)
+      .filter((manager) => !isApiManager(manager))
+      .map((manager) => ({ field: path.join('.'), manager })),
   );
 }

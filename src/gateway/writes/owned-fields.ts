@@ -88,6 +88,18 @@ export function withKeyed<T extends Record<string, unknown>>(
   return out;
 }
 
+/** The managers owning the field at `path` (e.g. ['spec', 'labels']) of `obj`, outside its status subresource. */
+export function fieldManagers(obj: KubeObject, path: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const e of obj.metadata.managedFields ?? []) {
+    if ((e.subresource ?? '') !== '' || e.manager === undefined) continue;
+    let at: unknown = e.fieldsV1;
+    for (const p of path) at = isRecord(at) ? at[`f:${p}`] : undefined;
+    if (at !== undefined) out.push(e.manager);
+  }
+  return out;
+}
+
 /** The managers owning a list entry `k:{key:value}` of the list at `path` (e.g. ['spec', 'versions']). */
 export function entryManagers(obj: KubeObject, path: readonly string[], key: string, value: string): string[] {
   const entry = `k:${JSON.stringify({ [key]: value })}`;

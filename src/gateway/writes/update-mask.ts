@@ -66,3 +66,16 @@ export function setAt(target: Json, path: readonly string[], value: unknown): vo
   target[head] = next;
   setAt(next, rest, value);
 }
+
+/**
+ * Whether a masked value clears its field: absent, or the empty string or empty map proto3 JSON gives for a field
+ * the caller left unset in its message.
+ */
+export function clearsField(value: unknown): boolean {
+  return value === undefined || value === '' || (isRecord(value) && Object.keys(value).length === 0);
+}
+
+/** The spec paths (`['spec', ...]`) of the changes that clear their field. */
+export function clearedPaths(changes: readonly (readonly [readonly string[], unknown])[]): string[][] {
+  return changes.filter(([, value]) => clearsField(value)).map(([path]) => ['spec', ...path]);
+}

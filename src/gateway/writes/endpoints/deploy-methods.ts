@@ -37,7 +37,8 @@ import { DEPLOY_MODEL_FIELDS, MUTATE_DEPLOYED_MODEL_FIELDS, SPLIT_FIELDS } from 
 import { deployedModelIdProblem, deployedModelObjectName, generateDeployedModelId } from './ids.js';
 import { deploySplit, undeploySplit, type Split } from './split.js';
 import { deployedModelSpecFromRequest, MUTATE_DEPLOYED_MODEL_MASK } from './translate.js';
-import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
+import { clearedPaths, maskedChanges, maskPaths, setAt } from '../update-mask.js';
+import { clearConflicts, conflictRefusal } from '../conflicts.js';
 
 type Json = Record<string, unknown>;
 type Call = (
@@ -251,6 +252,8 @@ const mutateDeployedModel: Call = async (ctx, req, signal, authorization) => {
   ]);
   const { changes, violations } = maskedChanges(deployed, maskPaths(req.updateMask), MUTATE_DEPLOYED_MODEL_MASK);
   if (violations.length > 0) throw GoogleApiError.badRequest(violations);
+  const kept = clearConflicts(dm, clearedPaths(changes));
+  if (kept.length > 0) throw conflictRefusal(dmObject.described, kept);
   const after: Json = structuredClone(isRecord(dm.spec) ? dm.spec : {});
   const owned = ownedFields(dm, caller.manager);
   const intentSpec: Json = isRecord(owned.spec) ? { ...owned.spec } : {};

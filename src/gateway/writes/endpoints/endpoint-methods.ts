@@ -34,7 +34,8 @@ import { writeOperation } from './endpoint-operations.js';
 import { CREATE_ENDPOINT_FIELDS, UPDATE_ENDPOINT_FIELDS } from './field-tables.js';
 import { endpointIdProblem, generateEndpointId } from './ids.js';
 import { endpointSpecFromRequest, UPDATE_ENDPOINT_MASK } from './translate.js';
-import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
+import { clearedPaths, maskedChanges, maskPaths, setAt } from '../update-mask.js';
+import { clearConflicts, conflictRefusal } from '../conflicts.js';
 
 type Json = Record<string, unknown>;
 
@@ -106,6 +107,8 @@ async function updateEndpoint(
   const current = await readEndpoint(ctx, caller.namespace, target, signal);
   const { changes, violations } = maskedChanges(endpoint, maskPaths(req.updateMask), UPDATE_ENDPOINT_MASK);
   if (violations.length > 0) throw GoogleApiError.badRequest(violations);
+  const kept = clearConflicts(current, clearedPaths(changes));
+  if (kept.length > 0) throw conflictRefusal(object.described, kept);
   const after: Json = structuredClone(isRecord(current.spec) ? current.spec : {});
   const intent: Json = { spec: {}, ...ownedFields(current, caller.manager) };
   const intentSpec = isRecord(intent.spec) ? intent.spec : {};

@@ -45,7 +45,8 @@ import {
   uploadedAliases,
   uploadedVersion,
 } from './model-requests.js';
-import { maskedChanges, maskPaths, setAt } from '../update-mask.js';
+import { clearConflicts, conflictRefusal } from '../conflicts.js';
+import { clearedPaths, clearsField, maskedChanges, maskPaths, setAt } from '../update-mask.js';
 import { modelSpecOf, versionAt, versionIds, vertexModel, type VertexModel } from './vertex-model.js';
 
 const API_VERSION = `${PREDICTION_GROUP}/v1`;
@@ -318,13 +319,14 @@ export function modelService(ctx: WriteApiContext, ops: OperationsContext): Writ
     const current = await client.get(resources.models, caller.namespace, name.id);
     if (current === undefined) throw notFound(name.resource);
     await checkWritable(client, caller.namespace, [{ obj: current, described: object.described }]);
+    const kept = clearConflicts(current, clearedPaths(changes));
+    if (kept.length > 0) throw conflictRefusal(object.described, kept);
     const after: Record<string, unknown> = { ...modelSpecOf(current) };
     const owned = ownedFields(current, caller.manager);
     const spec: Record<string, unknown> = isRecord(owned.spec) ? { ...owned.spec } : {};
     for (const [path, value] of changes) {
-      // A cleared field (absent, or '' / {} as proto3 JSON may send it) is left out of the intent: server-side
-      // apply then removes it where this caller owned it.
-      const cleared = value === undefined || value === '' || (isRecord(value) && Object.keys(value).length === 0);
+      // A cleared field is left out of the intent: server-side apply then removes it where this caller owned it.
+      const cleared = clearsField(value);
       setAt(after, path, cleared ? undefined : value);
       setAt(spec, path, cleared ? undefined : value);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyConflicts, conflictRefusal, mayForce } from '../../../../src/gateway/writes/conflicts.js';
+import { applyConflicts, clearConflicts, conflictRefusal, mayForce } from '../../../../src/gateway/writes/conflicts.js';
+import { clearedPaths } from '../../../../src/gateway/writes/update-mask.js';
 
 /** A 409 as kube-apiserver 1.37 answers a server-side apply conflict. */
 function conflictStatus(...causes: { manager: string; field: string }[]) {
@@ -61,5 +62,37 @@ describe('apply conflicts', () => {
     expect(err.message).toContain('spec.displayName, spec.description are managed by "argocd-controller"');
     expect(err.message).not.toContain('vertex-api/bob');
     expect(err.message).toContain('change it in Git, or ask its owner');
+  });
+});
+
+describe('clearing a masked field another manager owns', () => {
+  const endpoint = {
+    apiVersion: 'prediction.endpoint-operator.dev/v1',
+    kind: 'PredictionEndpoint',
+    metadata: {
+      name: 'iris',
+      managedFields: [
+        { manager: 'argocd-controller', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:labels': { 'f:team': {} } } } },
+        { manager: 'vertex-api/alice', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:description': {} } } },
+      ],
+    },
+    spec: { labels: { team: 'ml' }, description: 'd' },
+  };
+
+  it('is a conflict naming the GitOps manager, since server-side apply would keep the field and say nothing', () => {
+    const cleared = clearedPaths([
+      [['labels'], {}],
+      [['description'], ''],
+      [['displayName'], 'kept'],
+    ]);
+    expect(cleared).toEqual([
+      ['spec', 'labels'],
+      ['spec', 'description'],
+    ]);
+    expect(clearConflicts(endpoint, cleared)).toEqual([{ field: 'spec.labels', manager: 'argocd-controller' }]);
+  });
+
+  it('is no conflict when only API callers own the field', () => {
+    expect(clearConflicts(endpoint, [['spec', 'description']])).toEqual([]);
   });
 });
