@@ -115,12 +115,15 @@ export async function renderChart(
   chartDir: string,
   values: unknown,
   release: Release = DEFAULT_RELEASE,
+  /** Kinds the cluster is to be taken to serve (`--api-versions group/version/Kind`), as `.Capabilities` sees them. */
+  apiVersions: readonly string[] = [],
 ): Promise<RenderedChart> {
   // Rendered for the cluster the tests run, whatever version a Helm build assumes offline.
   const stdout = await withValues(binary, 'template', chartDir, values, release, [
     '--include-crds',
     '--kube-version',
     selectedRelease().version,
+    ...apiVersions.flatMap((v) => ['--api-versions', v]),
   ]);
   const manifests: RenderedChart['manifests'] = [];
   const crds: unknown[] = [];

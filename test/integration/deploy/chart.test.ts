@@ -15,11 +15,13 @@ import { DEFAULT_DEPLOY_VALUES, type DeployValues } from '../../../src/deploy/va
 import { crdTemplate, crdTemplateFile, KEEP_ANNOTATION } from '../../../src/deploy/crd-templates.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { allKinds } from '../../../src/api/kinds.js';
+import { artifactBucketKind } from '../../../src/api/prediction/v1/artifact-bucket.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { ensureHelm, helm, renderChart, renderNotes, type RenderedChart } from '../../support/helm.js';
 import { EVERY_OPTION_ON } from './chart-values.js';
 
 const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
+const ARTIFACT_BUCKET_API = `${artifactBucketKind.group}/v1/${artifactBucketKind.kind}`;
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string } };
 const keyOf = (o: unknown): string => {
@@ -134,8 +136,22 @@ describe('the Helm chart', () => {
 
   describe('with every option on', () => {
     let chart: RenderedChart;
+    const release = { name: 'endpoint-operator', namespace: EVERY_OPTION_ON.namespace };
     beforeAll(async () => {
-      chart = await renderChart(renderer, CHART, EVERY_OPTION_ON, { name: 'endpoint-operator', namespace: EVERY_OPTION_ON.namespace });
+      // As every upgrade renders it: the cluster serves ModelArtifactBucket (the CRDs of the release before).
+      chart = await renderChart(renderer, CHART, EVERY_OPTION_ON, release, [ARTIFACT_BUCKET_API]);
+    });
+
+    it('renders the bucket map as a post-install hook owned by the release while the cluster lacks the kind (a first install)', async () => {
+      const first = await renderChart(renderer, CHART, EVERY_OPTION_ON, release);
+      const buckets = first.manifests.map((m) => m.object as Obj & { metadata: { labels?: object; annotations?: object } }).filter((o) => o.kind === artifactBucketKind.kind);
+      expect(buckets.map((b) => b.metadata.name).sort()).toEqual(Object.keys(EVERY_OPTION_ON.modelArtifactBuckets).sort());
+      for (const b of buckets) {
+        expect(b.metadata.annotations).toEqual({ 'helm.sh/hook': 'post-install', 'meta.helm.sh/release-name': release.name, 'meta.helm.sh/release-namespace': release.namespace });
+        expect(b.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm' });
+      }
+      const others = (objects: unknown[]): unknown[] => byKey(objects.filter((o) => (o as Obj).kind !== artifactBucketKind.kind));
+      expect(others(first.manifests.map((m) => m.object))).toEqual(others(generated(EVERY_OPTION_ON)));
     });
 
     it('renders exactly the generator objects for the same values, CRDs included (their conversion webhook in the chosen namespace)', () => {

@@ -3,11 +3,12 @@
  * Helm 4 (server-side apply by default), each on a control plane of its own (helm-release.ts says why):
  * - a fresh install with --wait: the operator's and the gateway's pods scheduled onto the kwok Nodes and Ready,
  *   the Deployments available, the CRDs Established; uninstall keeps the CRDs (crds.keep) and the custom
- *   resources in them;
+ *   resources in them; the values carry a bucket map, whose ModelArtifactBucket Helm would refuse beside its CRD
+ *   ("ensure CRDs are installed first"): the chart makes it a post-install hook, and the next upgrade adopts it;
  * - an upgrade from chart 0.1.0, whose CRDs Helm created from crds/ without any ownership metadata: Helm refuses
  *   to adopt them into the release ("invalid ownership metadata") unless told to with --take-ownership, which
  *   the README prescribes for that one upgrade; then the CRDs are the release's, and the next upgrade delivers
- *   a CRD change, without dropping the conversion caBundle the operator injected.
+ *   a CRD change, without dropping the conversion caBundle the operator injected, and a bucket map as objects of the release.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +28,12 @@ const SHOPS = allKinds.find((def) => def.kind === 'Shop');
 if (SHOPS === undefined) throw new Error('no Shop kind');
 const USER_NS = 'user-data';
 const GATEWAY_SELECTOR = 'app.kubernetes.io/name=endpoint-operator-gateway';
+/** A bucket map of one bucket, as a user's values carry it: the release then holds a ModelArtifactBucket beside its CRD. */
+const BUCKET = 'demo-models';
+const BUCKET_SPEC = { oci: { repository: 'registry.example.com/demo-models' } };
+/** The bucket as an object of the release's manifest (the CRD's `names.kind` is no match: it is indented). */
+const BUCKET_IN_MANIFEST = `\nkind: ModelArtifactBucket\nmetadata:\n  name: ${BUCKET}\n`;
+const BUCKET_VALUES = ['--set-json', `modelArtifactBuckets=${JSON.stringify({ [BUCKET]: BUCKET_SPEC })}`];
 
 /** A namespace opted out of the admission webhooks (whose pods never answer here), holding one custom resource. */
 const USER_DATA = `apiVersion: v1
@@ -96,10 +103,21 @@ describe.each([3, 4] as const)('Helm %i', (major) => {
     });
     afterAll(async () => c?.stop());
 
-    it('installs with --wait: pods on the kwok Nodes and Ready, Deployments available, CRDs Established', async () => {
-      const out = await c.install(CHART);
+    it('installs with --wait and a bucket map: pods on the kwok Nodes and Ready, Deployments available, CRDs Established, the bucket created', async () => {
+      // kubectl maps every object before it sends one, as Helm does: a bucket sent with its CRD is refused.
+      const rendered = await c.helm(['template', RELEASE, CHART, '--namespace', RELEASE_NS, ...BUCKET_VALUES]);
+      await expect(c.kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], rendered)).rejects.toThrow(/no matches for kind "ModelArtifactBucket" in version "prediction.endpoint-operator.dev\/v1"\s+ensure CRDs are installed first/);
+      const out = await c.install(CHART, BUCKET_VALUES);
       expect(out).toContain('STATUS: deployed');
       await expectRunning(c);
+      // Created by the post-install hook, after the CRDs: not yet in the release's manifest.
+      const bucket = await c.get('modelartifactbuckets', BUCKET);
+      expect(bucket.spec).toEqual(BUCKET_SPEC);
+      expect(await c.helm(['get', 'manifest', RELEASE, '--namespace', RELEASE_NS])).not.toContain(BUCKET_IN_MANIFEST);
+      // The next upgrade finds the kind and adopts the bucket into the release, the same object (no delete and recreate).
+      await c.upgrade(CHART, ['--reuse-values']);
+      expect(await c.helm(['get', 'manifest', RELEASE, '--namespace', RELEASE_NS])).toContain(BUCKET_IN_MANIFEST);
+      expect((await c.get('modelartifactbuckets', BUCKET)).metadata.uid).toBe(bucket.metadata.uid);
       expectApplyMode(await c.get('deployment', 'endpoint-operator', OPERATOR_NS), major);
       for (const crd of await c.list('crd', PART_OF)) expectReleaseOwns(crd);
     });
@@ -138,6 +156,8 @@ describe.each([3, 4] as const)('Helm %i', (major) => {
       expect((await c.get('registryservices', 'checkout', USER_NS)).metadata.uid).toBe(before.metadata.uid);
       expect(await c.list('deployments', ['-n', OPERATOR_NS])).toEqual([]);
       expect(await c.list('validatingwebhookconfigurations', PART_OF)).toEqual([]);
+      // The bucket map is the release's (adopted by the upgrade above), so it goes with it.
+      expect(await c.list('modelartifactbuckets', [])).toEqual([]);
     });
   });
 
@@ -181,14 +201,19 @@ describe.each([3, 4] as const)('Helm %i', (major) => {
       expect((await c.get('registryservices', 'checkout', USER_NS)).metadata.uid).toBe(userData.metadata.uid);
     });
 
-    it('delivers a CRD change on the next upgrade: a new printer column and short name', async () => {
+    it('delivers a CRD change and a bucket map on the next upgrade: a new printer column and short name, the bucket an object of the release', async () => {
       const changed = editedChart(CHART, c.work, '0.2.1', crdTemplateFile(SHOPS), (text) =>
         text
           .replace(/^( {6}additionalPrinterColumns:\n)/m, '$1        - name: Upgraded\n          type: string\n          jsonPath: .metadata.uid\n')
           .replace(/^( {4}shortNames:\n)/m, '$1      - upgradedshop\n'),
       );
-      await c.upgrade(changed);
+      await c.upgrade(changed, BUCKET_VALUES);
       expect(await c.helm(['list', '--namespace', RELEASE_NS])).toContain('endpoint-operator-0.2.1');
+      // The kind existed before this upgrade: the bucket is an ordinary object of the release, not a hook.
+      const bucket = await c.get('modelartifactbuckets', BUCKET);
+      expect(bucket.spec).toEqual(BUCKET_SPEC);
+      expect(bucket.metadata.annotations?.['helm.sh/hook']).toBeUndefined();
+      expect(await c.helm(['get', 'manifest', RELEASE, '--namespace', RELEASE_NS])).toContain(BUCKET_IN_MANIFEST);
       const shops = await c.get('crd', crdName(SHOPS));
       expect((shops.spec['names'] as { shortNames: string[] }).shortNames).toContain('upgradedshop');
       const columns = (shops.spec['versions'] as { additionalPrinterColumns: { name: string; jsonPath: string }[] }[])[0]?.additionalPrinterColumns;
