@@ -58,8 +58,22 @@ export const MERGE_ALIASES_FIELDS: FieldTable = {
   'spec.versionAliases[*]': 'version_aliases',
 };
 
-/** Vertex's ModelContainerSpec fields this project's container spec has, under the same names. */
-const CONTAINER_FIELDS = ['imageUri', 'command', 'args', 'predictRoute', 'healthRoute', 'sharedMemorySizeMb'] as const;
+/**
+ * Vertex's ModelContainerSpec fields this project's container spec has, under the same names (the probes take
+ * Vertex's Probe shape); the validators judge their values.
+ */
+const CONTAINER_FIELDS = [
+  'imageUri',
+  'command',
+  'args',
+  'predictRoute',
+  'healthRoute',
+  'sharedMemorySizeMb',
+  'deploymentTimeout',
+  'startupProbe',
+  'healthProbe',
+  'livenessProbe',
+] as const;
 
 export function containerSpecOf(requested: unknown): Record<string, unknown> {
   if (!isRecord(requested) || typeof requested.imageUri !== 'string' || requested.imageUri === '')
@@ -68,6 +82,15 @@ export function containerSpecOf(requested: unknown): Record<string, unknown> {
         field: 'model.container_spec.image_uri',
         description:
           'required: the model server image that serves the model (Model.upload(serving_container_image_uri=...))',
+      },
+    ]);
+  // Refused rather than dropped: a field the upload would lose silently is one the caller believes is set.
+  if (Array.isArray(requested.grpcPorts) && requested.grpcPorts.length > 0)
+    throw GoogleApiError.badRequest([
+      {
+        field: 'model.container_spec.grpc_ports',
+        description:
+          'not served here: the gateway calls a model server over HTTP at predict_route; leave grpc_ports unset',
       },
     ]);
   const out: Record<string, unknown> = {};

@@ -57,6 +57,23 @@ describe('ModelService requests as Model objects', () => {
     expect(violation(() => newModelSpec({ displayName: 'x' }))).toEqual([
       { field: 'model.container_spec.image_uri', description: expect.stringContaining('required') },
     ]);
+    // The probes and the deployment timeout are kept (the validators judge them); gRPC ports are refused, not dropped.
+    const probe = { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 5 };
+    const kept = newModelSpec({
+      displayName: 'x',
+      containerSpec: { imageUri: 'img', startupProbe: probe, healthProbe: probe, deploymentTimeout: '900s' },
+    });
+    expect(kept.versions?.[0]?.containerSpec).toEqual({
+      imageUri: 'img',
+      startupProbe: probe,
+      healthProbe: probe,
+      deploymentTimeout: '900s',
+    });
+    expect(
+      violation(() =>
+        newModelSpec({ displayName: 'x', containerSpec: { imageUri: 'img', grpcPorts: [{ containerPort: 9000 }] } }),
+      ),
+    ).toEqual([{ field: 'model.container_spec.grpc_ports', description: expect.stringContaining('not served') }]);
     expect(nextVersionId({ versions: [{ id: '1' }, { id: '2' }] as never }, { versions: [{ id: '5' }] })).toBe('6');
     // Version 3 was deleted: its id stays taken (the operator's status.latestVersionId), as on Vertex.
     expect(nextVersionId({ versions: [{ id: '1' }, { id: '2' }] as never }, { latestVersionId: '3' })).toBe('4');
