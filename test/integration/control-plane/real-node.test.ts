@@ -267,7 +267,12 @@ describe('a real node', () => {
 
     const logged: string[] = [];
     plane = await startControlPlane({ realNode: true, nodes: SMALL, log: (l) => logged.push(l) });
-    expect(logged.some((l) => l.includes('ended a leftover kubelet'))).toBe(true);
+    // One line for everything the killed run left (staleRunsLine), naming its kubelet among them.
+    const ended = logged.filter((l) =>
+      l.startsWith(`ended what a killed run (pid ${String(owner.pid)}) left running: `),
+    );
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatch(/\bkubelet [0-9]+\b/);
     await plane.stop();
     plane = undefined;
     expect(await leftovers(root, createdHostPaths)).toEqual([]);
