@@ -9,6 +9,19 @@ import { modelSpecOf, versionIds, type VertexModel } from './vertex-model.js';
 import type { WriteApiContext } from '../write-service.js';
 import { modelName, locationOf, str, notFound, modelAccess } from './model-target.js';
 
+/** A List request's filter (compiled) and page, read once for ListModels and ListModelVersions. */
+function listRequest(req: Record<string, unknown>) {
+  const text = str(req.filter);
+  return {
+    filter: compileResourceFilter(text, 'model'),
+    page: {
+      filter: text,
+      pageSize: typeof req.pageSize === 'number' ? req.pageSize : undefined,
+      pageToken: str(req.pageToken) || undefined,
+    },
+  };
+}
+
 export function modelReads(ctx: WriteApiContext) {
   const { client, gate } = ctx;
   const { toVertex, readModel } = modelAccess(ctx);
@@ -24,13 +37,7 @@ export function modelReads(ctx: WriteApiContext) {
   async function listModels(req: Record<string, unknown>, meta: CallMeta) {
     const { project, location } = locationOf('parent', str(req.parent));
     const parent = `projects/${project}/locations/${location}`;
-    const filterText = str(req.filter);
-    const filter = compileResourceFilter(filterText, 'model');
-    const page = {
-      filter: filterText,
-      pageSize: typeof req.pageSize === 'number' ? req.pageSize : undefined,
-      pageToken: str(req.pageToken) || undefined,
-    };
+    const { filter, page } = listRequest(req);
     const namespace = await authoriseRead(
       gate,
       meta.authorization,
@@ -56,13 +63,7 @@ export function modelReads(ctx: WriteApiContext) {
   async function listVersions(req: Record<string, unknown>, meta: CallMeta) {
     const name = modelName('name', str(req.name));
     const { obj } = await readModel(name, meta);
-    const filterText = str(req.filter);
-    const filter = compileResourceFilter(filterText, 'model');
-    const page = {
-      filter: filterText,
-      pageSize: typeof req.pageSize === 'number' ? req.pageSize : undefined,
-      pageToken: str(req.pageToken) || undefined,
-    };
+    const { filter, page } = listRequest(req);
     const versions = versionIds(modelSpecOf(obj))
       .map((id) => toVertex(obj, id, name.resource))
       .filter((m): m is VertexModel => m !== undefined);
