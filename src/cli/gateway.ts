@@ -30,7 +30,7 @@ import {
  * clients are told to reconnect for this long before the port closes: kept-alive connections each see one
  * `Connection: close` answer within it at any steady call rate, well inside the grace period.
  */
-const SHUTDOWN_DRAIN_MS = 3000;
+export const SHUTDOWN_DRAIN_MS = 3000;
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   {

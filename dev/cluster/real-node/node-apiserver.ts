@@ -5,8 +5,8 @@
  * TCP relay in this process carries that one address and port to it, bytes unchanged: TLS is end to end, and
  * the apiserver's certificate names the Service's cluster IP (credentials.ts).
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { ControlPlaneError } from '../../host/errors.js';
+import { startTcpRelay } from '../../host/tcp-relay.js';
 import { NODE_HOST_ADDRESS } from './node-network.js';
 import { apiserverRequest } from '../readiness.js';
 
@@ -14,28 +14,10 @@ export interface ApiserverForPods {
   close(): Promise<void>;
 }
 
-function relay(port: number): Promise<{ server: Server; sockets: Set<Socket> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = createConnection({ host: '127.0.0.1', port });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: NODE_HOST_ADDRESS, port, exclusive: true }, () => resolve({ server, sockets }));
-  });
-}
-
 /** Starts the relay and writes the `kubernetes` Service's EndpointSlice (the apiserver's own reconciler is off: flags.ts). */
 export async function exposeApiserverToPods(server: string, caPem: string, token: string): Promise<ApiserverForPods> {
   const port = Number(new URL(server).port);
-  const { server: listener, sockets } = await relay(port);
+  const relay = await startTcpRelay({ host: NODE_HOST_ADDRESS, port }, () => port);
   const slice = {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -57,17 +39,10 @@ export async function exposeApiserverToPods(server: string, caPem: string, token
     body: slice,
   });
   if (r.status !== 201) {
-    listener.close();
+    await relay.close();
     throw new ControlPlaneError(
       `writing the kubernetes Service's EndpointSlice failed: ${r.status} ${r.body.slice(0, 300)}`,
     );
   }
-  return {
-    close: () =>
-      new Promise((resolve) => {
-        listener.close(() => resolve());
-        // Open connections (pods' watches) would keep close() waiting.
-        for (const s of sockets) s.destroy();
-      }),
-  };
+  return { close: () => relay.close() };
 }

@@ -13,6 +13,8 @@ import type { ControlPlane } from '../../../dev/cluster/index.js';
 import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
 import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
 import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
+import { SHUTDOWN_DRAIN_MS } from '../../../src/cli/gateway.js';
+import { startTcpRelay } from '../../../dev/host/tcp-relay.js';
 import { NO_AUTH, type AuthSettings } from '../../../src/gateway/auth/settings.js';
 import { GatewayServer } from '../../../src/gateway/server.js';
 import {
@@ -75,7 +77,10 @@ export interface RealNodeGateway {
   readonly agent: Agent;
   /** kubectl against this plane, in the test namespace unless the arguments name another. */
   k(args: readonly string[], input?: string): Promise<KubectlResult>;
-  /** Closes the gateway and starts a new one on the same port: a restart, as a rollout of its pods is to callers. */
+  /**
+   * A rollout of the gateway, as callers see one: a new gateway starts, the address moves to it, the old one drains
+   * (`Connection: close` on HTTP/1.1, GOAWAY on HTTP/2) and closes.
+   */
   restartGateway(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -153,15 +158,22 @@ export async function startRealNodeGateway(
         stickyHeader: 'x-eo-sticky-key',
         auth,
         tls: { cert: tls.cert, key: tls.key },
+        shutdownDrainMs: SHUTDOWN_DRAIN_MS,
       });
       return { gateway, port: (await gateway.start()).port };
     };
+    // Callers reach the gateway as they reach its pods: through one address (a Service's) that a rollout moves to
+    // the new gateway once it serves, while the old one drains. Closing one port and opening it again would refuse
+    // connections in between, which no rollout does and Google's REST clients rightly do not retry.
     let current = await openGateway(0);
     stops.push(() => current.gateway.close());
-    const { port } = current;
+    const service = await startTcpRelay({ host: '127.0.0.1', port: 0 }, () => current.port);
+    stops.push(() => service.close());
+    const { port } = service;
     const restartGateway = async (): Promise<void> => {
-      await current.gateway.close();
-      current = await openGateway(port);
+      const old = current;
+      current = await openGateway(0);
+      await old.gateway.close();
     };
     const agent = new Agent({ connections: 32, connect: { ca: tls.ca } });
     stops.push(() => agent.close());
