@@ -5,17 +5,27 @@
  * own process by bench/gateway.ts (`--yardstick`) and, over TLS, by bench/grpc.ts (bare-forwarder-process.ts),
  * so the gateway's CPU and added latency can be set against a floor measured in the same run and load rather
  * than against the goal alone.
+ *
+ * `router: 'fastify'` serves the same forward from a fastify route, as the gateway's REST predictions would be
+ * served if they went through its fastify instance rather than ahead of it (src/gateway/server.ts): a
+ * content-type parser that leaves the body unread and a hijacked reply, because the prediction pipeline reads
+ * the body and writes the answer on Node's own request and response. Its cost over the node:http forwarder,
+ * in the same run, is what the gateway's raw prediction path saves.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import fastify from 'fastify';
 import { Agent, type Dispatcher } from 'undici';
+
+export type ForwarderRouter = 'node' | 'fastify';
 
 /** `tls`: serve HTTPS (HTTP/1.1) with this certificate, as the gateway's TLS port does. */
 export async function startBareForwarder(
   upstreamOrigin: string,
   upstreamPath: string,
   tls?: { readonly cert: string; readonly key: string },
+  router: ForwarderRouter = 'node',
 ): Promise<{ port: number }> {
   const agent = new Agent({ connections: 256, keepAliveTimeout: 30_000 });
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
@@ -52,10 +62,22 @@ export async function startBareForwarder(
       );
     });
   };
-  const server =
+  const serve = (handler: (req: IncomingMessage, res: ServerResponse) => void) =>
     tls === undefined
-      ? createServer({ keepAliveTimeout: 65_000 }, forward)
-      : createTlsServer({ keepAliveTimeout: 65_000, cert: tls.cert, key: tls.key }, forward);
+      ? createServer({ keepAliveTimeout: 65_000 }, handler)
+      : createTlsServer({ keepAliveTimeout: 65_000, cert: tls.cert, key: tls.key }, handler);
+  if (router === 'fastify') {
+    const app = fastify({ logger: false, serverFactory: serve });
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    app.post('/*', (request, reply) => {
+      reply.hijack();
+      forward(request.raw, reply.raw);
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { port: (app.server.address() as AddressInfo).port };
+  }
+  const server = serve(forward);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port };
 }

@@ -13,7 +13,10 @@
  *   resth2: TLS, REST :predict over one keep-alive HTTP/2 connection, as gRPC's: splits what HTTP/2 costs
  *     from what the gRPC codec and handler cost (gRPC ÷ resth2);
  *   forwarder: a do-nothing node:https + undici forwarder (bare-forwarder.ts, own process) in front of the same
- *     model server, called as `rest` is: the floor of a Node proxy over TLS (REST ÷ forwarder).
+ *     model server, called as `rest` is: the floor of a Node proxy over TLS (REST ÷ forwarder);
+ *   fastifyForwarder: the same forwarder served from a fastify route (hijacked reply, body left unread), as the
+ *     gateway's REST predictions would be if they went through its fastify instance: its CPU over the forwarder's
+ *     is what the gateway's raw prediction path (ahead of fastify, src/gateway/server.ts) saves a call.
  * CPU per call: paired blocks against `rest` (paired-arms.ts: per-thread CPU from schedstat in ns, over blocks
  * shared with the reference's calls, open loop), in rounds of fresh processes (bootstrap.ts for the interval).
  * Latency: every arm's calls and direct calls to the model server interleaved call by call, one in flight
@@ -78,7 +81,7 @@ const RESOURCE_NAME = `projects/${NS}/locations/local/endpoints/fraud`;
 const INSTANCES = [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }];
 const BODY = JSON.stringify({ instances: INSTANCES });
 /** The arms' names: rest is the reference; restB its A/A twin. */
-const ARMS = ['rest', 'restB', 'grpc', 'plain', 'resth2', 'forwarder'] as const;
+const ARMS = ['rest', 'restB', 'grpc', 'plain', 'resth2', 'forwarder', 'fastifyForwarder'] as const;
 const PREDICT_PATH = '/google.cloud.aiplatform.v1.PredictionService/Predict';
 const PredictRequest = messageType('google.cloud.aiplatform.v1.PredictRequest');
 const PredictResponse = messageType('google.cloud.aiplatform.v1.PredictResponse');
@@ -226,18 +229,19 @@ async function driver(): Promise<void> {
         /** A fresh gateway process, its arm, and a check that its answers carry the prediction. */
         const startArm = async (
           name: string,
-          kind: 'rest' | 'grpc' | 'resth2' | 'plain' | 'forwarder',
+          kind: 'rest' | 'grpc' | 'resth2' | 'plain' | 'forwarder' | 'fastifyForwarder',
           round: number,
         ) => {
           const started =
-            kind === 'forwarder'
+            kind === 'forwarder' || kind === 'fastifyForwarder'
               ? await startHelperProcess(
                   new URL('./bare-forwarder-process.ts', import.meta.url).pathname,
                   [
                     ...['--upstream', `http://${plane.modelHost.address}:${model.port}`],
                     ...['--path', `/v1/models/${MODEL}:predict`, '--cert', certFile, '--key', keyFile],
+                    ...['--router', kind === 'forwarder' ? 'node' : 'fastify'],
                   ],
-                  { what: 'forwarder' },
+                  { what: kind },
                 )
               : await startGatewayBinary(plane.kubeconfigPath, NS, common, {
                   ...(kind === 'plain' ? {} : { tls: { certFile, keyFile } }),
@@ -285,6 +289,7 @@ async function driver(): Promise<void> {
             await startArm('plain', 'plain', r),
             await startArm('resth2', 'resth2', r),
             await startArm('forwarder', 'forwarder', r),
+            await startArm('fastifyForwarder', 'fastifyForwarder', r),
           ];
           const [reference, ...others] = started.map((s): Arm => s.arm);
           if (reference === undefined) throw new Error('no arms');
@@ -331,20 +336,24 @@ async function driver(): Promise<void> {
           addedP50(latency.blocks.get(name) ?? [], latency.blocks.get('direct') ?? [], latency.roundOfBlock, {
             resamples: 400,
           });
-        const [restP50, restBP50, grpcP50, plainP50, restH2P50, forwarderP50] = ARMS.map(added) as [
-          ReturnType<typeof added>,
-          ReturnType<typeof added>,
-          ReturnType<typeof added>,
-          ReturnType<typeof added>,
-          ReturnType<typeof added>,
-          ReturnType<typeof added>,
-        ];
+        const p50 = Object.fromEntries(ARMS.map((n) => [n, added(n)])) as Record<
+          (typeof ARMS)[number],
+          ReturnType<typeof added>
+        >;
+        const { rest: restP50, restB: restBP50, grpc: grpcP50, plain: plainP50, resth2: restH2P50 } = p50;
+        const { forwarder: forwarderP50, fastifyForwarder: fastifyP50 } = p50;
         const aa = pairDifference(pair('restB'));
         const aaInterval = cpuInterval('restB');
         const grpcInterval = cpuInterval('grpc');
         const plainInterval = cpuInterval('plain');
         const restH2Interval = cpuInterval('resth2');
         const forwarderInterval = cpuInterval('forwarder');
+        // Each forwarder is paired with the reference in blocks of its own: their difference is taken through those
+        // pairs (fastify − rest) − (forwarder − rest), not from the arms' means, which the reference's drift between
+        // blocks would enter.
+        const fastifyInterval = cpuInterval('fastifyForwarder');
+        const fastifyRouteUs = fastifyInterval.mean - forwarderInterval.mean;
+        const fastifyRouteRounds = fastifyInterval.perRound.map((v, i) => v - (forwarderInterval.perRound[i] ?? 0));
         const grpcH2CpuRatio = cpu('grpc') / cpu('resth2');
         const grpcH2P50Ratio = grpcP50.addedMs / restH2P50.addedMs;
         const forwarderCpuRatio = cpu('rest') / cpu('forwarder');
@@ -373,6 +382,9 @@ async function driver(): Promise<void> {
         );
         console.log(
           `  gRPC ÷ REST both on HTTP/2: CPU ${grpcH2CpuRatio.toFixed(3)}, added p50 ${grpcH2P50Ratio.toFixed(3)} (goals ≤ 1.2); gRPC ÷ REST on HTTP/1.1: CPU ${grpcCpuRatio.toFixed(3)} (goal ≤ 1.3), added p50 ${grpcP50Ratio.toFixed(3)}; REST ÷ do-nothing forwarder, both TLS: CPU ${forwarderCpuRatio.toFixed(3)} (goal ≤ 1.3), forwarder ${cpu('forwarder').toFixed(1)} µs, added p50 ${ms(forwarderP50)}; TLS ÷ plain (REST): CPU ${tlsCpuRatio.toFixed(3)}, added p50 ${(restP50.addedMs / plainP50.addedMs).toFixed(3)}`,
+        );
+        console.log(
+          `  a fastify route around the same forward: ${cpu('fastifyForwarder').toFixed(1)} µs against ${cpu('forwarder').toFixed(1)} µs, +${fastifyRouteUs.toFixed(1)} µs a call (rounds ${fastifyRouteRounds.map((v) => v.toFixed(1)).join(', ')}), ${((100 * fastifyRouteUs) / cpu('rest')).toFixed(1)} % of the gateway's REST call; added p50 ${ms(fastifyP50)}`,
         );
         const goal = { op: '<=', value: 1.3 } as const;
         const goalH2 = { op: '<=', value: 1.2 } as const;
@@ -438,6 +450,14 @@ async function driver(): Promise<void> {
               notes: `gateway ${cpu('rest').toFixed(1)} µs/call; forwarder minus gateway ${us(forwarderInterval)}; added p50 gateway ${ms(restP50)}, forwarder ${ms(forwarderP50)}; load average ${load}`,
             },
             {
+              id: 'B6.rest.fastify_route_cpu',
+              name: "CPU a fastify route adds to a call: the do-nothing TLS forwarder served from a fastify route (hijacked reply, body unread) minus the same forwarder on node:https, same run: what the gateway's raw prediction path saves",
+              value: r1(fastifyRouteUs),
+              unit: 'µs',
+              baseline: { value: r1(cpu('rest')), name: 'the gateway, REST :predict over TLS, µs/call' },
+              notes: `fastify-routed forwarder ${cpu('fastifyForwarder').toFixed(1)} µs/call, node:https forwarder ${cpu('forwarder').toFixed(1)}; per round ${fastifyRouteRounds.map(r1).join(', ')} µs; ${((100 * fastifyRouteUs) / cpu('rest')).toFixed(1)} % of the gateway's REST call; added p50 fastify-routed ${ms(fastifyP50)}, node:https ${ms(forwarderP50)}; A/A ${us(aaInterval)}; load average ${load}`,
+            },
+            {
               id: 'B6.tls.cpu_ratio',
               name: 'gateway CPU per REST :predict call, TLS ÷ plain HTTP, keep-alive, same run',
               value: r3(tlsCpuRatio),
@@ -463,6 +483,7 @@ async function driver(): Promise<void> {
                 plain: r3(plainP50.addedMs),
                 resth2: r3(restH2P50.addedMs),
                 forwarder: r3(forwarderP50.addedMs),
+                fastifyForwarder: r3(fastifyP50.addedMs),
               },
               cpuDifferencePerRoundUs: {
                 grpc: grpcInterval.perRound.map(r1),
@@ -470,6 +491,7 @@ async function driver(): Promise<void> {
                 restB: aaInterval.perRound.map(r1),
                 resth2: restH2Interval.perRound.map(r1),
                 forwarder: forwarderInterval.perRound.map(r1),
+                fastifyForwarder: fastifyInterval.perRound.map(r1),
               },
             },
           },
