@@ -250,10 +250,18 @@ async function driver(): Promise<void> {
           children.push(started.child);
           const pid = started.child.pid ?? 0;
           if (kind === 'grpc' || kind === 'resth2') {
-            const session = connect(`https://127.0.0.1:${started.port}`, { ca: tls.ca });
-            sessions.push(session);
+            // One connection, opened again when the gateway has closed it as idle (its keep-alive timeout) while
+            // the round's other arms started, as a client's channel reconnects.
+            let current: ClientHttp2Session | undefined;
+            const session = (): ClientHttp2Session => {
+              if (current === undefined || current.closed || current.destroyed) {
+                current = connect(`https://127.0.0.1:${started.port}`, { ca: tls.ca });
+                sessions.push(current);
+              }
+              return current;
+            };
             const h2 = kind === 'grpc' ? 'grpc' : 'rest';
-            await sendH2(session, h2, restPath, (body) =>
+            await sendH2(session(), h2, restPath, (body) =>
               expectPrediction(
                 name,
                 h2 === 'grpc'
@@ -263,7 +271,7 @@ async function driver(): Promise<void> {
             );
             return {
               child: started.child,
-              arm: { name, pid, call: () => sendH2(session, h2, restPath) } satisfies Arm,
+              arm: { name, pid, call: () => sendH2(session(), h2, restPath) } satisfies Arm,
             };
           }
           const target = {

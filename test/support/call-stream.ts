@@ -1,9 +1,10 @@
 /**
  * A steady stream of HTTPS calls from inside the real node's network namespace (dev/cluster/real-node/node-network.ts),
  * where kube-proxy's rules are: a Service's cluster IP answers there as it answers a pod. The caller is a Node
- * process started there (`ip netns exec`), one keep-alive connection pool like an SDK's, firing `ratePerSecond`
- * calls a second whatever the answers take, until stop() or `maxCalls`. Every call's outcome is counted; a
- * failure (an error, or a status other than 200) is kept with its time and reason.
+ * process started there (`ip netns exec`), firing `ratePerSecond` calls a second whatever the answers take, until
+ * stop() or `maxCalls`: REST over one keep-alive HTTP/1.1 connection pool like an SDK's, or gRPC through grpc-js (the
+ * transport of Google's Node clients: one HTTP/2 channel, reconnected on GOAWAY). Every call's outcome is counted; a
+ * failure (an error, a status other than 200, a gRPC status other than OK) is kept with its time and reason.
  */
 import { spawn } from 'node:child_process';
 import { inNodeNetwork } from '../../dev/cluster/real-node/node-network.js';
@@ -14,8 +15,12 @@ export interface CallStreamOptions {
   /** The name the server's certificate is checked against (a Service's DNS name). */
   readonly servername: string;
   readonly caPem: string;
+  /** REST: the request's headers. gRPC: sent as metadata, except content-type. */
   readonly headers: Readonly<Record<string, string>>;
+  /** REST: the JSON body, POSTed to `url`. */
   readonly body: string;
+  /** Calls this gRPC method (`/package.Service/Method`) on `url`'s host with this encoded message instead. */
+  readonly grpc?: { readonly method: string; readonly messageBase64: string };
   readonly ratePerSecond: number;
   /** The stream's bound: it ends by itself after this many calls. */
   readonly maxCalls: number;
@@ -48,14 +53,35 @@ const url = new URL(o.url);
 const started = Date.now();
 let calls = 0, ok = 0, inFlight = 0, stopping = false, announced = false;
 const failures = [];
+const answered = () => { ok++; if (!announced) { announced = true; process.stderr.write('first-answer\\n'); } };
+let grpcCall;
+if (o.grpc) {
+  const grpc = await import('@grpc/grpc-js');
+  const client = new grpc.Client(url.host, grpc.credentials.createSsl(Buffer.from(o.caPem)), {
+    'grpc.ssl_target_name_override': o.servername,
+    'grpc.default_authority': o.servername,
+  });
+  const message = Buffer.from(o.grpc.messageBase64, 'base64');
+  const same = (b) => b;
+  grpcCall = (fail) => {
+    const metadata = new grpc.Metadata();
+    for (const [k, v] of Object.entries(o.headers)) if (k !== 'content-type') metadata.set(k, v);
+    client.makeUnaryRequest(o.grpc.method, same, same, message, metadata, { deadline: Date.now() + 10000 }, (err) => {
+      if (err) fail('gRPC ' + grpc.status[err.code] + ' ' + err.details);
+      else answered();
+      done();
+    });
+  };
+}
 function call() {
   calls++; inFlight++;
   const at = Date.now() - started;
   const fail = (reason) => { failures.push({ at, reason }); };
+  if (grpcCall) return grpcCall(fail);
   const req = https.request(url, { method: 'POST', agent, headers: { ...o.headers, 'content-length': Buffer.byteLength(o.body) }, timeout: 10000 }, (res) => {
     let text = '';
     res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
-      if (res.statusCode === 200) { ok++; if (!announced) { announced = true; process.stderr.write('first-answer\\n'); } }
+      if (res.statusCode === 200) answered();
       else fail(res.statusCode + ' ' + text.slice(0, 200));
       done();
     });
