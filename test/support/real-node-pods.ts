@@ -8,6 +8,8 @@ export interface Termination {
   readonly exitCode: number;
   /** From the pod's deletion to the container's end, as the apiserver and the kubelet recorded them (1 s steps). */
   readonly seconds: number;
+  /** The kubelet's reason (`Completed`, `Error`, `OOMKilled`, ...), '' when it gave none. */
+  readonly reason: string;
 }
 
 /**
@@ -24,7 +26,7 @@ export function awaitTermination(
 ): Promise<Termination> {
   // deletionTimestamp is when the grace period runs out: the deletion was asked deletionGracePeriodSeconds before.
   const state = `.status.containerStatuses[?(@.name=="${container}")].state.terminated`;
-  const path = `{${state}.exitCode} {.metadata.deletionTimestamp} {.metadata.deletionGracePeriodSeconds} {${state}.finishedAt}{"\\n"}`;
+  const path = `{${state}.exitCode} {.metadata.deletionTimestamp} {.metadata.deletionGracePeriodSeconds} {${state}.finishedAt} {${state}.reason}{"\\n"}`;
   const child = spawn(
     testCluster().kubectl,
     ['--kubeconfig', kubeconfig, 'get', 'pod', name, '-n', namespace, '--watch', '-o', `jsonpath=${path}`],
@@ -41,12 +43,12 @@ export function awaitTermination(
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       for (const line of out.split('\n')) {
-        const m = /^(\d+) (\S+) (\d+) (\S+)$/.exec(line.trim());
+        const m = /^(\d+) (\S+) (\d+) (\S+) ?(\S*)$/.exec(line.trim());
         if (m === null) continue;
         clearTimeout(timer);
         child.kill('SIGKILL');
         const deleted = Date.parse(m[2] ?? '') - Number(m[3]) * 1000;
-        resolve({ exitCode: Number(m[1]), seconds: (Date.parse(m[4] ?? '') - deleted) / 1000 });
+        resolve({ exitCode: Number(m[1]), seconds: (Date.parse(m[4] ?? '') - deleted) / 1000, reason: m[5] ?? '' });
         return;
       }
     });
