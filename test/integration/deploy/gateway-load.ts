@@ -50,6 +50,8 @@ export interface ArmFigures extends LoadFigures {
   readonly arm: Arm;
   /** The gateway pods' CPU seconds over the arm, summed. */
   readonly gatewayCpuSeconds: number;
+  /** The wall time between the two readings of that CPU (the tool's run and its start and end). */
+  readonly windowSeconds: number;
   /** That divided by the calls, µs. */
   readonly gatewayCpuPerCallUs: number;
 }
@@ -83,9 +85,11 @@ export async function chartGatewayTarget(
 /** Runs one arm and reads the gateway pods' CPU around it. */
 export async function runArm(arm: Arm, target: GatewayTarget, load: ArmLoad): Promise<ArmFigures> {
   const before = await podsCpuSeconds(target.podUids);
+  const started = performance.now();
   const figures = arm === 'grpc' ? await runGhz(target.tools.ghz, ghzRun(target, load)) : await runRest(arm, target, load);
   const gatewayCpuSeconds = (await podsCpuSeconds(target.podUids)) - before;
-  return { arm, ...figures, gatewayCpuSeconds, gatewayCpuPerCallUs: (gatewayCpuSeconds / figures.calls) * 1e6 };
+  const windowSeconds = (performance.now() - started) / 1000;
+  return { arm, ...figures, gatewayCpuSeconds, windowSeconds, gatewayCpuPerCallUs: (gatewayCpuSeconds / figures.calls) * 1e6 };
 }
 
 function ghzRun(target: GatewayTarget, load: ArmLoad): GhzRun {
