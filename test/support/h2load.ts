@@ -9,28 +9,15 @@
  * TLS, negotiated with ALPN `h2` or `http/1.1`, but not authenticated by the client.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { ensureDebianPackages, whichOnPath } from '../../dev/host/apt.js';
-import { cacheRoot } from '../../dev/host/paths.js';
+import { join } from 'node:path';
 import { inNodeNetwork } from '../../dev/cluster/real-node/node-network.js';
 import { percentile } from '../../bench/signin-flood-probe.js';
+import { ensureDebianTool } from './debian-tools.js';
 
-export const H2LOAD_PACKAGES = ['nghttp2-client'] as const;
-
-export async function ensureH2load(
-  log: (line: string) => void = (line) => console.log(`[h2load] ${line}`),
-): Promise<string> {
-  const path = `${process.env['PATH'] ?? ''}${delimiter}/usr/bin`;
-  const found = await whichOnPath('h2load', path);
-  if (found !== undefined) return found;
-  const logs = join(cacheRoot(), 'logs');
-  await mkdir(logs, { recursive: true });
-  await ensureDebianPackages(H2LOAD_PACKAGES, log, join(logs, 'h2load-install.log'));
-  const installed = await whichOnPath('h2load', path);
-  if (installed === undefined) throw new Error('nghttp2-client is installed but h2load was not found on PATH');
-  return installed;
+export function ensureH2load(log?: (line: string) => void): Promise<string> {
+  return ensureDebianTool('nghttp2-client', 'h2load', log);
 }
 
 export interface H2loadRun {
