@@ -39,6 +39,8 @@ import { CALLER_RBAC, expectedIris, irisModels, readyOf, type Pod } from './char
 import { GATEWAY_AUDIENCE, GATEWAY_HOST, installChartOnRealNode, NS, type ChartOnRealNode, type PublishedImage } from './chart-on-real-node-install.js';
 import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
 import { ARM_NAMES, ARMS, chartGatewayTarget, runArm } from './gateway-load.js';
+import { ensureGhz } from '../../support/ghz.js';
+import { ensureH2load } from '../../support/h2load.js';
 
 const EXAMPLES_NS = 'endpoint-demo';
 const LEASE = 'endpoint-operator-leader';
@@ -67,6 +69,9 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     (await k(['get', 'lease', LEASE, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
 
   beforeAll(async () => {
+    // The load tools are built (ghz: minutes, cold) or installed beside the image build, not inside their test's time.
+    const tools = Promise.all([ensureGhz(), ensureH2load()]);
+    tools.catch(() => {}); // awaited below; not an unhandled rejection while the chart installs
     const installed = await installChartOnRealNode({
       name: 'chart',
       // The sign-in namespace must exist before the chart's Role in it.
@@ -88,6 +93,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     callerToken = await mintToken(EXAMPLES_NS, 'chart-test-caller', [GATEWAY_AUDIENCE]);
     caPem = await installed.gatewayCa();
     expected = await expectedIris();
+    await tools;
   }, 1_800_000);
 
   afterAll(async () => {
