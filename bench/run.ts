@@ -125,6 +125,12 @@ const benches: readonly Bench[] = [
     timeoutSeconds: 1800 + 4 * 240,
   },
   {
+    name: 'gateway-load',
+    file: 'gateway-load.ts',
+    what: "Issue 49: ghz (gRPC Predict) and h2load (REST :predict, HTTP/2 and HTTP/1.1) against the chart's gateway on the real node: calls/s, p50/p99, failures, the gateway pods' CPU per call (builds the image; waits for the machine's real node)",
+    timeoutSeconds: 1800 + 600,
+  },
+  {
     name: 'serving',
     file: 'serving.ts',
     what: 'B8 DeployedModels with containerSpec to Ready on kwok nodes against a bare client creating the same Deployments and Services; operator RSS (starts a control plane)',

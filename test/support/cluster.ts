@@ -32,11 +32,18 @@ export interface KubectlResult {
 /** Runs the real kubectl against the test cluster (`--kubeconfig` is added); never throws on a non-zero exit. */
 export function kubectl(
   args: readonly string[],
-  opts: { input?: string; timeoutMs?: number; /** another cluster than the run's */ kubeconfig?: string } = {},
+  opts: {
+    input?: string;
+    timeoutMs?: number;
+    /** another cluster than the run's */ kubeconfig?: string;
+    /** another kubectl than the run's (outside vitest, e.g. a bench: then `kubeconfig` too) */ kubectl?: string;
+  } = {},
 ): Promise<KubectlResult> {
-  const cluster = testCluster();
+  // Asked of vitest only when needed, so a bench passing both runs without it.
+  const binary = opts.kubectl ?? testCluster().kubectl;
+  const kubeconfig = opts.kubeconfig ?? testCluster().kubeconfig;
   return new Promise((resolve) => {
-    const child = spawn(cluster.kubectl, ['--kubeconfig', opts.kubeconfig ?? cluster.kubeconfig, ...args], {
+    const child = spawn(binary, ['--kubeconfig', kubeconfig, ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

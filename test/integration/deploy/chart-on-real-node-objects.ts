@@ -9,7 +9,7 @@ import { MODEL_SERVER_IMAGE_CONTRACT } from '../../../dev/models/model-server-im
 import { REAL_NODE_MACHINE_TYPE } from '../../support/real-node.js';
 
 export interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
   spec: { nodeName?: string; containers: { name: string; image: string }[] };
   status: { podIP?: string };
 }

@@ -12,15 +12,11 @@
  * The test reaches pods by their IPs (this namespace routes the node's pod range to it), and the gateway's
  * Service from inside the node's network namespace, where kube-proxy's rules are.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toBinary, type JsonValue } from '@bufbuild/protobuf';
 import yaml from 'js-yaml';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MACHINE_TYPES_KEY } from '../../../src/api/prediction/v1/machine-catalogue.js';
-import { MACHINE_TYPES_CONFIGMAP } from '../../../src/deploy/machine-types.js';
 import { DEFAULT_DEPLOY_VALUES, GATEWAY_NAME } from '../../../src/deploy/values.js';
 import {
   demoBackendPlan,
@@ -32,32 +28,24 @@ import {
 import { demoPassword, demoSecrets } from '../../../dev/environment/demo-secrets.js';
 import { defaultExamplesDir, loadExampleObjects } from '../../../dev/environment/examples.js';
 import type { ControlPlane } from '../../../dev/cluster/index.js';
-import { ON_REAL_NODE } from '../../../dev/cluster/real-node/node-config.js';
-import { buildImage, LOCAL_IMAGE_NAME, type BuiltImage } from '../../../dev/image/build.js';
-import { ensureModelServerImage } from '../../../dev/models/model-server-image.js';
+import type { BuiltImage } from '../../../dev/image/build.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import { messageFromJson, messageType } from '../../../src/gateway/grpc/services.js';
 import { startCallStream } from '../../support/call-stream.js';
 import { kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { ensureHelm, helmOn } from '../../support/helm.js';
-import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
 import { awaitTermination, type Termination } from '../../support/real-node-pods.js';
-import { publishToNodeRegistry } from '../../../dev/cluster/real-node/node-images.js';
-import { imageLogDir } from '../../../dev/image/podman.js';
 import { mintToken, useCluster } from '../../support/service-accounts.js';
 import { eventually } from '../reconcilers/harness.js';
 import { CALLER_RBAC, expectedIris, irisModels, readyOf, type Pod } from './chart-on-real-node-objects.js';
+import { GATEWAY_AUDIENCE, GATEWAY_HOST, installChartOnRealNode, NS, type ChartOnRealNode, type PublishedImage } from './chart-on-real-node-install.js';
 import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
+import { ARM_NAMES, ARMS, chartGatewayTarget, runArm } from './gateway-load.js';
+import { ensureGhz } from '../../support/ghz.js';
+import { ensureH2load } from '../../support/h2load.js';
 
-const NS = DEFAULT_DEPLOY_VALUES.namespace;
 const EXAMPLES_NS = 'endpoint-demo';
 const LEASE = 'endpoint-operator-leader';
-const CHART = join(REPO_ROOT, 'charts/endpoint-operator');
-/** The audience of a caller's token for the gateway (issue 22's `--auth-audiences` default). */
-const GATEWAY_AUDIENCE = 'endpoint-operator-gateway';
-/** The gateway's certificate names its Service; clients check it against that name, whatever address they dial. */
-const GATEWAY_HOST = `${GATEWAY_NAME}.${NS}.svc`;
 const GRACE_SECONDS = 30;
 /** Rolling restarts of the gateway under the call streams: 1 in `npm test`; EO_CHART_GATEWAY_RESTARTS=20 repeats it (issue 49). */
 const RESTARTS = Number(process.env['EO_CHART_GATEWAY_RESTARTS'] ?? 1);
@@ -72,12 +60,6 @@ function predictRequest(endpoint: string, instances: JsonValue): string {
 
 describe('the chart installed by Helm, its pods on the real node', () => {
   let image: BuiltImage;
-  /** An image in the node's registry: `ref` for pod specs, repository and tag for the chart's values. */
-  type PublishedImage = { ref: string; repository: string; tag: string };
-  const published = (ref: string): PublishedImage => {
-    const colon = ref.lastIndexOf(':');
-    return { ref, repository: ref.slice(0, colon), tag: ref.slice(colon + 1) };
-  };
   let operatorImage: PublishedImage;
   let modelImage: PublishedImage;
   let plane: ControlPlane;
@@ -88,11 +70,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
   let caPem: string;
   let expected: number[];
   const started = Date.now();
-  const k = async (args: string[], input?: string): Promise<string> => {
-    const r = await kubectl(args, { kubeconfig: plane.kubeconfigPath, timeoutMs: 300_000, ...(input === undefined ? {} : { input }) });
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-    return r.stdout;
-  };
+  let k: ChartOnRealNode['k'];
   const pods = async (namespace: string, selector?: string): Promise<Pod[]> =>
     (JSON.parse(await k(['get', 'pods', '-n', namespace, ...(selector === undefined ? [] : ['-l', selector]), '-o', 'json'])) as { items: Pod[] }).items;
   const runningPods = async (selector: string): Promise<Pod[]> =>
@@ -103,49 +81,18 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     (await k(['get', 'lease', LEASE, '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
 
   beforeAll(async () => {
-    const clock = Date.now();
-    const [built, modelLocal, startedPlane] = await Promise.all([
-      buildImage({ contextDir: REPO_ROOT, name: LOCAL_IMAGE_NAME }),
-      ensureModelServerImage('vertex-sklearn'),
-      startRealNodeCluster('chart'),
-    ]);
-    [image, plane] = [built, startedPlane];
-    console.log(`[chart] image build ${image.seconds.toFixed(0)} s; images and real-node cluster ready after ${((Date.now() - clock) / 1000).toFixed(0)} s`);
+    // The load tools are built (ghz: minutes, cold) or installed beside the image build, not inside their test's time.
+    const tools = Promise.all([ensureGhz(), ensureH2load()]);
+    tools.catch(() => {}); // awaited below; not an unhandled rejection while the chart installs
+    const installed = await installChartOnRealNode({
+      name: 'chart',
+      // The sign-in namespace must exist before the chart's Role in it.
+      namespaces: [EXAMPLES_NS],
+      values: { signin: { enabled: true, namespace: EXAMPLES_NS } },
+    });
+    ({ image, operatorImage, modelImage, plane, k } = installed);
     client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
     useCluster(plane.kubeconfigPath);
-    const pushing = Date.now();
-    await mkdir(imageLogDir(), { recursive: true });
-    const pushLog = join(imageLogDir(), 'push-chart-on-real-node.log');
-    operatorImage = published(await publishToNodeRegistry(image.id, pushLog, `endpoint-operator:${image.id.slice(0, 12)}`));
-    modelImage = published(await publishToNodeRegistry(modelLocal, pushLog, `vertex-sklearn:${modelLocal.split(':').pop() ?? 'latest'}`));
-    console.log(`[chart] pushed ${operatorImage.ref} and ${modelImage.ref} in ${((Date.now() - pushing) / 1000).toFixed(1)} s`);
-
-    // The sign-in namespace must exist before the chart's Role in it.
-    await k(['create', 'namespace', EXAMPLES_NS]);
-    const values = {
-      image: { repository: operatorImage.repository, tag: operatorImage.tag, pullPolicy: 'IfNotPresent' },
-      ...ON_REAL_NODE,
-      gateway: { ...ON_REAL_NODE },
-      signin: { enabled: true, namespace: EXAMPLES_NS },
-    };
-    const dir = await mkdtemp(join(tmpdir(), 'eo-chart-values-'));
-    try {
-      await writeFile(join(dir, 'values.yaml'), yaml.dump(values));
-      const helm = await ensureHelm(4);
-      const installing = Date.now();
-      const args = ['install', 'endpoint-operator', CHART, '-n', 'default', '-f', join(dir, 'values.yaml'), '--wait', '--timeout', '5m'];
-      const out = await helmOn(helm, plane.kubeconfigPath, args, 360_000);
-      expect(out.stdout).toContain('STATUS: deployed');
-      console.log(`[chart] helm install → every pod Ready: ${((Date.now() - installing) / 1000).toFixed(1)} s`);
-      // The gateway's Deployment names no replica count: created at one, its HPA raises it to minReplicas within a sync period.
-      const minReplicas = DEFAULT_DEPLOY_VALUES.gateway.autoscaling.minReplicas;
-      await k(['wait', '--for=jsonpath={.status.readyReplicas}=' + String(minReplicas), '--timeout=120s', '-n', NS, `deployment/${GATEWAY_NAME}`]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-    // The catalogue a cluster edits to describe its nodes: here the real node's machine type is the default.
-    const catalogue = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: MACHINE_TYPES_CONFIGMAP, namespace: NS }, data: { [MACHINE_TYPES_KEY]: JSON.stringify(REAL_NODE_CATALOGUE) } };
-    await k(['apply', '--server-side', '--force-conflicts', '--field-manager=chart-test', '-f', '-'], JSON.stringify(catalogue));
 
     const objects = await loadExampleObjects(defaultExamplesDir());
     backends = await startDemoBackends(demoBackendPlan(objects), [], plane.modelHost);
@@ -156,9 +103,9 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     await publishDemoBackends(client, backends, plane.modelHost.address);
     await k(['apply', '-f', '-'], CALLER_RBAC(EXAMPLES_NS));
     callerToken = await mintToken(EXAMPLES_NS, 'chart-test-caller', [GATEWAY_AUDIENCE]);
-    const tls = JSON.parse(await k(['get', 'secret', DEFAULT_DEPLOY_VALUES.gateway.tls.secretName, '-n', NS, '-o', 'json'])) as { data: Record<string, string> };
-    caPem = Buffer.from(tls.data['ca.crt'] ?? '', 'base64').toString();
+    caPem = await installed.gatewayCa();
     expected = await expectedIris();
+    await tools;
   }, 1_800_000);
 
   afterAll(async () => {
@@ -273,6 +220,20 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     expect(resolved.service?.endpoints?.length).toBeGreaterThan(0);
     await dispatcher.close();
   });
+
+  it('carries gRPC Predict under ghz and REST :predict under h2load (HTTP/2 and HTTP/1.1) through the gateway Service, no call failed', async () => {
+    const target = await chartGatewayTarget(k, { caPem, token: callerToken, namespace: EXAMPLES_NS });
+    expect(target.podUids).toHaveLength(DEFAULT_DEPLOY_VALUES.gateway.autoscaling.minReplicas);
+    // A short run of each arm (bench/gateway-load.ts is the long one): the tools really run, and every call is answered.
+    const load = { calls: 200, concurrency: 8, connections: 2 };
+    for (const arm of ARMS) {
+      const f = await runArm(arm, target, load);
+      console.log(`[chart] ${ARM_NAMES[arm]}: ${f.calls} calls, ${f.ok} ok, ${f.perSecond.toFixed(0)}/s, p50 ${f.p50Ms.toFixed(1)} ms, p99 ${f.p99Ms.toFixed(1)} ms, gateway CPU ${f.gatewayCpuPerCallUs.toFixed(0)} µs a call`);
+      expect(f.failures, arm).toBe('');
+      expect([f.calls, f.ok, f.failed], arm).toEqual([load.calls, load.calls, 0]);
+      expect(f.gatewayCpuSeconds, arm).toBeGreaterThan(0);
+    }
+  }, 240_000);
 
   it('answers a sign-in from an operator pod', async () => {
     for (const pod of await runningPods(OPERATOR)) {

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { ensureCurl } from '../../support/curl.js';
+import { ensureCurl } from '../../support/debian-tools.js';
 import {
   apply,
   CapturedLog,
