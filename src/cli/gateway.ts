@@ -7,6 +7,7 @@ import { DEFAULT_GATEWAY_SETTINGS as D, gatewaySettings, type GatewaySettings } 
 import { KubeClient } from '../kube/kube-client.js';
 import { createLogger } from '../base/logger.js';
 import { collectProcessMetrics } from '../base/metrics.js';
+import { GATEWAY_GRACE_SECONDS, GATEWAY_PRESTOP_SECONDS } from '../deploy/gateway.js';
 import { Shutdown } from '../runtime/shutdown.js';
 import { startTelemetry } from '../runtime/telemetry.js';
 import { watchServingCertificate } from '../gateway/tls/serving-certificate.js';
@@ -31,6 +32,12 @@ import {
  * `Connection: close` answer within it at any steady call rate, well inside the grace period.
  */
 export const SHUTDOWN_DRAIN_MS = 3000;
+/**
+ * The whole shutdown's bound: the chart's grace period less its preStop sleep, less a margin for the exit itself.
+ * A call still in flight after it (its model server stalled: the upstream timeout is longer) fails either way, but
+ * the process ends with exit 0 and a log line, not with the kubelet's SIGKILL at the grace period's end.
+ */
+const SHUTDOWN_BUDGET_MS = (GATEWAY_GRACE_SECONDS - GATEWAY_PRESTOP_SECONDS - 5) * 1000;
 
 export const GATEWAY_FLAGS: readonly FlagSpec[] = [
   {
@@ -332,7 +339,7 @@ export async function main(argv: string[]): Promise<number> {
   collectProcessMetrics();
   // Before the gateway is built: it checks once whether an SDK is registered.
   const telemetry = startTelemetry('endpoint-operator-gateway', process.env, log);
-  const shutdown = new Shutdown({ logger: log }).install();
+  const shutdown = new Shutdown({ logger: log, timeoutMs: SHUTDOWN_BUDGET_MS }).install();
   const client = KubeClient.fromKubeconfig(str(values, 'kubeconfig'));
   let gateway: GatewayServer;
   try {

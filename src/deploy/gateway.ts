@@ -22,6 +22,8 @@ export function gatewayServicePort(values: DeployValues): { name: 'https' | 'htt
  * whose clients reconnect to the remaining pods, and lets the calls in flight finish.
  */
 export const GATEWAY_PRESTOP_SECONDS = 5;
+/** The gateway pods' terminationGracePeriodSeconds: the preStop sleep, then the process's own shutdown. */
+export const GATEWAY_GRACE_SECONDS = 30;
 /** Where the gateway's pods mount its certificate Secret (kubelet updates the files on rotation). */
 export const GATEWAY_TLS_MOUNT = '/etc/endpoint-operator/gateway-tls';
 
@@ -160,7 +162,7 @@ export function gatewayManifests(values: DeployValues): object[] {
               },
             },
             // The preStop sleep, then in-flight calls finish (the gateway drains on SIGTERM).
-            terminationGracePeriodSeconds: 30,
+            terminationGracePeriodSeconds: GATEWAY_GRACE_SECONDS,
             containers: [gatewayContainer(values)],
             // The certificate Secret: the pod waits in ContainerCreating until the operator (or cert-manager) has
             // written it, and kubelet swaps the files in place when it changes.

@@ -24,11 +24,20 @@ export interface CallStreamOptions {
   readonly ratePerSecond: number;
   /** The stream's bound: it ends by itself after this many calls. */
   readonly maxCalls: number;
+  /**
+   * Calls the caller keeps in flight at most, as a client with a bounded pool does (default 32): a tick that finds
+   * them all waiting sends nothing and is counted as deferred. Without it, a stall of the machine piles an open
+   * loop's calls onto one gateway replica (a gRPC channel holds one connection) past the per-caller limit (64),
+   * and the gateway refuses them RESOURCE_EXHAUSTED, as it should.
+   */
+  readonly maxInFlight?: number;
 }
 
 export interface CallStreamResult {
   readonly calls: number;
   readonly ok: number;
+  /** Ticks at which maxInFlight calls were still waiting, so none was sent. */
+  readonly deferred: number;
   readonly seconds: number;
   /** Every failed call: ms since the stream began, and the status or error. */
   readonly failures: readonly { at: number; reason: string }[];
@@ -51,7 +60,8 @@ const o = JSON.parse((await it.next()).value);
 const agent = new https.Agent({ keepAlive: true, ca: o.caPem, servername: o.servername });
 const url = new URL(o.url);
 const started = Date.now();
-let calls = 0, ok = 0, inFlight = 0, stopping = false, announced = false;
+let calls = 0, ok = 0, deferred = 0, inFlight = 0, stopping = false, announced = false;
+const maxInFlight = o.maxInFlight ?? 32;
 const failures = [];
 const answered = () => { ok++; if (!announced) { announced = true; process.stderr.write('first-answer\\n'); } };
 let grpcCall;
@@ -74,6 +84,7 @@ if (o.grpc) {
   };
 }
 function call() {
+  if (inFlight >= maxInFlight) { deferred++; return; }
   calls++; inFlight++;
   const at = Date.now() - started;
   const fail = (reason) => { failures.push({ at, reason }); };
@@ -95,7 +106,7 @@ function done() { inFlight--; finish(); }
 function finish() {
   if (!stopping || inFlight > 0) return;
   agent.destroy();
-  process.stdout.write(JSON.stringify({ calls, ok, seconds: (Date.now() - started) / 1000, failures }) + '\\n');
+  process.stdout.write(JSON.stringify({ calls, ok, deferred, seconds: (Date.now() - started) / 1000, failures }) + '\\n');
   process.exit(0);
 }
 const timer = setInterval(() => { if (calls >= o.maxCalls) stop(); else call(); }, 1000 / o.ratePerSecond);

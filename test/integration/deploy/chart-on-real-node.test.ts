@@ -290,7 +290,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
       ['gRPC', grpcResult],
     ] as const) {
       console.log(
-        `[chart] ${RESTARTS} rolling restart(s) of the gateway, ${name}: ${result.calls} calls in ${result.seconds.toFixed(1)} s, ${result.ok} answered, ${result.failures.length} failed ${JSON.stringify(result.failures.slice(0, 5))}`,
+        `[chart] ${RESTARTS} rolling restart(s) of the gateway, ${name}: ${result.calls} calls in ${result.seconds.toFixed(1)} s, ${result.ok} answered, ${result.failures.length} failed, ${result.deferred} deferred (the caller's pool full) ${JSON.stringify(result.failures.slice(0, 5))}`,
       );
       expect(result.failures).toEqual([]);
       expect(result.calls).toBeLessThan(common.maxCalls); // the stream covered every restart, not stopping at its bound
