@@ -300,8 +300,9 @@ export async function joinRealNode(p: PreparedRealNode, c: RealNodeClusterInput)
       await relay.close();
       throw err;
     });
+  // Counted from prepareRealNode's start, which ran beside the apiserver's.
   host.log(
-    `real node ${realNodeName()} Ready ${((Date.now() - p.started) / 1000).toFixed(1)} s after its start began (logs: ${l.logDir})`,
+    `real node ${realNodeName()} Ready in ${((Date.now() - p.started) / 1000).toFixed(1)} s (logs: ${l.logDir})`,
   );
   return {
     node: {
