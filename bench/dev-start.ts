@@ -6,8 +6,9 @@
  * build`, as a user's does). Ctrl-C is a SIGINT to npm's whole process group, as a terminal sends it.
  *
  * One start first, not counted, so every counted one finds the image store filled; then `--rounds` starts, each
- * waiting its turn for the machine's one real node (--real-node-wait). The cold start is not measured here: it
- * needs empty caches (README says how it was measured).
+ * waiting its turn for the machine's one real node (--real-node-wait): that wait, for other users of the machine, is
+ * recorded apart and not counted. The load average is the 1-minute one when "Press Ctrl-C" shows, so it covers the
+ * start. The cold start is not measured here: it needs empty caches (README says how it was measured).
  *
  *   npx tsx bench/dev-start.ts [--rounds 3]
  *   npm run bench -- dev-start   (recorded)
@@ -20,7 +21,10 @@ import { realNodeLeftovers } from '../test/support/real-node.js';
 import { recordResults } from './results.js';
 
 interface Round {
+  /** From the spawn to "Press Ctrl-C", less `waited`. */
   readonly toReady: number;
+  /** Spent waiting for another cluster's real node (a shared machine's, not the start's own). */
+  readonly waited: number;
   readonly toStop: number;
   readonly answered: boolean;
   readonly leftovers: readonly string[];
@@ -30,7 +34,6 @@ interface Round {
 const FLAGS = ['--signin-port', '0', '--gateway-port', '0', '--webhook-port', '0', '--model-ports', '0,0'];
 
 async function oneStart(): Promise<Round> {
-  const load = loadavg()[0] ?? 0;
   const started = Date.now();
   const child = spawn('npm', ['start', '--', ...FLAGS, '--real-node', '--real-node-wait', '1800'], {
     cwd: REPO_ROOT,
@@ -40,13 +43,26 @@ async function oneStart(): Promise<Round> {
   });
   let stdout = '';
   let stderr = '';
+  // dev says when it waits for another cluster's real node; its next line says the wait is over.
+  let waitStarted: number | undefined;
+  let waited = 0;
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+    const now = Date.now();
+    if (waitStarted !== undefined) {
+      waited += (now - waitStarted) / 1000;
+      waitStarted = undefined;
+    }
+    // A wait that shows as the last line so far goes on until dev writes again.
+    if (/waiting up to \d+ s for pid \d+'s real node to stop\n$/.test(d)) waitStarted = now;
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let done = false;
   void exited.then(() => (done = true));
   while (!stdout.includes('Press Ctrl-C to stop.') && !done) await new Promise((r) => setTimeout(r, 100));
-  const toReady = (Date.now() - started) / 1000;
+  const toReady = (Date.now() - started) / 1000 - waited;
+  const load = loadavg()[0] ?? 0;
   if (done) throw new Error(`npm start exited before "Press Ctrl-C":\n${stderr.slice(-3000)}`);
   const interrupted = Date.now();
   process.kill(-(child.pid ?? 0), 'SIGINT');
@@ -54,7 +70,7 @@ async function oneStart(): Promise<Round> {
   const toStop = (Date.now() - interrupted) / 1000;
   // The printed :predict of the real model, answered as scikit-learn computes it here.
   const answered = /Its :predict answered 200 with\s+predictions \S+ \(scikit-learn here: \S+, the same\)/.test(stdout);
-  return { toReady, toStop, answered, leftovers: await realNodeLeftovers(), load };
+  return { toReady, waited, toStop, answered, leftovers: await realNodeLeftovers(), load };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -72,7 +88,7 @@ for (let i = 0; i < rounds; i++) {
   const r = await oneStart();
   measured.push(r);
   console.log(
-    `round ${i + 1}: "Press Ctrl-C" ${r.toReady.toFixed(1)} s (real model answered: ${r.answered}), Ctrl-C to exit ${r.toStop.toFixed(1)} s, left: ${r.leftovers.length}, load ${r.load.toFixed(1)}`,
+    `round ${i + 1}: "Press Ctrl-C" ${r.toReady.toFixed(1)} s (real model answered: ${r.answered}; and ${r.waited.toFixed(1)} s waiting for another cluster's real node), Ctrl-C to exit ${r.toStop.toFixed(1)} s, left: ${r.leftovers.length}, load ${r.load.toFixed(1)}`,
   );
 }
 const warm = median(measured.map((r) => r.toReady));

@@ -7,6 +7,7 @@
  */
 import { ControlPlaneError } from '../host/errors.js';
 import { ensureGoBuild, type GoModuleBuild } from './go-build.js';
+import { allSettledOrThrow } from '../host/all-settled.js';
 
 export interface KubernetesRelease {
   /** The minor, as EO_KUBE_RELEASE names it. */
@@ -105,14 +106,11 @@ export async function ensureClusterBinaries(
 ): Promise<ClusterBinaries> {
   // Concurrent: each build has link and download phases that leave the other cores idle. All are awaited,
   // so a failed one never leaves another running into a process that is about to exit.
-  const builds = await Promise.allSettled([
+  const [etcd, kwok, kube] = await allSettledOrThrow([
     ensureGoBuild(rel.etcd, log),
     ensureGoBuild(KWOK, log),
     ensureGoBuild(rel.kubernetes, log),
   ]);
-  const failed = builds.find((b) => b.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
-  const [etcd = {}, kwok = {}, kube = {}] = builds.map((b) => (b.status === 'fulfilled' ? b.value : {}));
   const path = (paths: Record<string, string>, name: string): string => {
     const p = paths[name];
     if (p === undefined) throw new ControlPlaneError(`no ${name} among the built binaries`);

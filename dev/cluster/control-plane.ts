@@ -7,13 +7,15 @@ import type { ChildProcessGroup } from '../host/child-process-group.js';
 import { randomToken, renderTokenFile, writeCredentials } from './credentials.js';
 import type { TokenUser } from './credentials.js';
 import { ControlPlaneError } from '../host/errors.js';
+import { allSettledOrThrow } from '../host/all-settled.js';
 import { acquireFileLock, type FileLock } from '../host/file-lock.js';
 import {
   claimRealNode,
+  joinRealNode,
+  prepareRealNode,
   refuseUnfitMachine,
   runCleanupScript,
   realNodeTokenUsers,
-  startRealNode,
   type RealNode,
   type StartedRealNode,
 } from './real-node/node.js';
@@ -157,39 +159,45 @@ async function startClusterProcesses(
   const network = new NetworkRelease(run, nodeLock);
   try {
     const modelHost = await startModelHost(run, log);
-    const api = await startEtcdAndApiserver({ opts, run, bins, dirs, creds, caPem, tokens, nodeLock, log });
+    // The real node's host side (network, registry, containerd) needs no apiserver: it starts beside etcd and
+    // kube-apiserver.
+    const [api, prepared] = await allSettledOrThrow([
+      startEtcdAndApiserver({ opts, run, bins, dirs, creds, caPem, tokens, nodeLock, log }),
+      nodeLock !== undefined
+        ? prepareRealNode({ run, bins, caFile: creds.caFile, keepImages: opts.keepNodeImages === true, log })
+        : undefined,
+    ]);
     const kubeconfigPath = join(dirs.dataDir, 'kubeconfig');
     await writeFile(kubeconfigPath, renderKubeconfig({ server: api.server, token: tokens.admin, caPem }), {
       mode: 0o600,
     });
-    const nodes = await startNodeComponents({
-      run,
-      bins,
-      dataDir: dirs.dataDir,
-      logDir: dirs.logDir,
-      server: api.server,
-      caPem,
-      adminToken: tokens.admin,
-      kubeconfigPath,
-      componentTokens: tokens.components,
-      creds,
-      shape: opts.nodes ?? DEFAULT_NODES,
-      unthrottledControllerManager: opts.unthrottledControllerManager === true,
-      log,
-    });
-    if (nodeLock !== undefined)
-      network.node = await startRealNode({
+    // The kwok Nodes' components and the real node's kubelet join the apiserver at once.
+    const [nodes] = await allSettledOrThrow([
+      startNodeComponents({
         run,
         bins,
+        dataDir: dirs.dataDir,
+        logDir: dirs.logDir,
         server: api.server,
         caPem,
-        caFile: creds.caFile,
         adminToken: tokens.admin,
-        kubeletToken: tokens.node.kubelet,
-        kubeProxyToken: tokens.node.kubeProxy,
-        keepImages: opts.keepNodeImages === true,
+        kubeconfigPath,
+        componentTokens: tokens.components,
+        creds,
+        shape: opts.nodes ?? DEFAULT_NODES,
+        unthrottledControllerManager: opts.unthrottledControllerManager === true,
         log,
-      });
+      }),
+      prepared !== undefined
+        ? joinRealNode(prepared, {
+            server: api.server,
+            caPem,
+            adminToken: tokens.admin,
+            kubeletToken: tokens.node.kubelet,
+            kubeProxyToken: tokens.node.kubeProxy,
+          }).then((started) => (network.node = started))
+        : undefined,
+    ]);
     const realNode = network.node?.node;
     return {
       kubeconfigPath,
@@ -339,7 +347,8 @@ async function startEtcdAndApiserver(c: ApiserverInput): Promise<StartedApiserve
     const etcdReady = await waitUntilReady(etcd, () => etcdHealthy(etcdEndpoint), 30_000);
     if (!etcdReady.ready) {
       if ((await retryable(etcdLog)) && attempt < PORT_ATTEMPTS) {
-        await run.stopAll();
+        // Only this attempt's own: the real node's host side starts meanwhile.
+        await run.stopOne(etcd);
         continue;
       }
       throw new ControlPlaneError(`etcd did not start: ${etcdReady.why}${await logTail(etcdLog)}`, etcdLog);
@@ -365,7 +374,8 @@ async function startEtcdAndApiserver(c: ApiserverInput): Promise<StartedApiserve
     );
     if (!apiReady.ready) {
       if ((await retryable(apiLog)) && attempt < PORT_ATTEMPTS) {
-        await run.stopAll();
+        await run.stopOne(apiserver);
+        await run.stopOne(etcd);
         continue;
       }
       throw new ControlPlaneError(

@@ -3,63 +3,21 @@
  * `main`; each registers how to stop what it started (teardown.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import type { Logger } from 'pino';
-import { Agent } from 'undici';
-import { DEFAULT_RESERVED_PREFIXES } from '../../src/api/common/kind.js';
-import { DEFAULT_PROJECT_TEMPLATE } from '../../src/api/prediction/v1/names.js';
-import { createLogger } from '../../src/base/logger.js';
-import { collectProcessMetrics } from '../../src/base/metrics.js';
-import { UsageError, bool, num, str, type FlagValues } from '../../src/cli/flags.js';
-import { MACHINE_TYPES_CONFIGMAP } from '../../src/deploy/machine-types.js';
-import { gatewaySelectorLabels } from '../../src/deploy/values.js';
-import { DEFAULT_AUTH_SETTINGS } from '../../src/gateway/auth/settings.js';
-import { GatewayServer } from '../../src/gateway/server.js';
-import { watchServingCertificate } from '../../src/gateway/tls/serving-certificate.js';
-import { KubeClient, type KubeObject } from '../../src/kube/kube-client.js';
-import { installCrds } from '../../src/operator/crds.js';
-import { DEFAULT_GATEWAY_TLS, type GatewayTlsSettings } from '../../src/operator/gateway-certificate.js';
-import { startOperatorProcess, type ProcessConfig, type RunningProcess } from '../../src/operator/process.js';
-import { startTelemetry } from '../../src/runtime/telemetry.js';
-import { localWebhookSettings } from '../../src/webhook/settings.js';
-import { cacheRoot, startControlPlane, type ControlPlane, type ModelHost } from '../cluster/index.js';
+import { UsageError, bool, str, type FlagValues } from '../../src/cli/flags.js';
+import type { KubeObject } from '../../src/kube/kube-client.js';
+import { startControlPlane } from '../cluster/index.js';
 import { createModelHost, removeModelHost } from '../cluster/network.js';
 import { capture } from '../host/exec.js';
-import { applyObject, DEV_FIELD_MANAGER, ensureNamespace } from './apply.js';
-import { watchConvergence } from './convergence.js';
-import {
-  demoBackendPlan,
-  publishDemoBackends,
-  startDemoBackends,
-  stopDemoBackends,
-  type DemoBackendPlan,
-  type RunningDemoBackend,
-} from './demo-backends.js';
-import { demoCallerToken } from './demo-caller.js';
-import { demoPassword, demoSecrets } from './demo-secrets.js';
+import { demoBackendPlan, type DemoBackendPlan } from './demo-backends.js';
 import { defaultExamplesDir, loadExampleObjects } from './examples.js';
-import { HELP, LOOPBACK, modelPorts, parseDevFlags, plannedPorts } from './flags.js';
-import {
-  devGatewayTlsDir,
-  followGatewayCertificate,
-  prepareGatewayCertificateFiles,
-  type GatewayCertificateFiles,
-} from './gateway-certificate-files.js';
-import { clusterLines, gatewayLines, signinLines, type RunningEnvironment } from './instructions.js';
+import { HELP, modelPorts, parseDevFlags, plannedPorts } from './flags.js';
 import { nodesForThisMachine } from './node-choice.js';
+import type { Cluster, RealModel } from './on-cluster.js';
 import { portProblems } from './port-check.js';
 import { kubeconfigOnCommandLine, stoppedDevCluster } from './stopped-cluster.js';
-import {
-  buildRealModelImage,
-  pushRealModelImage,
-  realNodeCatalogueConfigMap,
-  withRealModel,
-} from './real-node-model.js';
-import { isReady } from './status-table.js';
+import { buildRealModelImage, pushRealModelImage, withRealModel } from './real-node-model.js';
 import { Teardown } from './teardown.js';
 
 function say(line: string): void {
@@ -104,22 +62,6 @@ async function options(values: FlagValues, argv: readonly string[]): Promise<Opt
   };
 }
 
-/** The operator's log file, process metrics and the OTEL_* tracing, as under `run`. */
-function startLogging(teardown: Teardown): { log: Logger; logFile: string } {
-  const logDir = join(cacheRoot(), 'dev');
-  mkdirSync(logDir, { recursive: true });
-  const logFile = join(logDir, 'operator.log');
-  const log = createLogger({}, pino.destination({ dest: logFile, sync: false }));
-  teardown.add('the log', () => log.flush());
-  // The /metrics it prints carries the process figures, as under `run`.
-  collectProcessMetrics();
-  // Traces as `run` and `gateway` send them when the OTEL_* environment asks: the gateway here continues the
-  // caller's trace and exports its spans (one process, so one service name).
-  const telemetry = startTelemetry('endpoint-operator', process.env, log);
-  if (telemetry !== undefined) teardown.add('telemetry', () => telemetry.shutdown());
-  return { log, logFile };
-}
-
 interface Plan {
   readonly objects: KubeObject[];
   readonly demo: DemoBackendPlan[];
@@ -138,12 +80,6 @@ async function plan(opts: Options): Promise<Plan> {
     : undefined;
   const demo = demoBackendPlan(objects);
   return { objects, demo, demoPorts: modelPorts(opts.values, demo.length), realModelImage };
-}
-
-interface Cluster {
-  readonly kubeconfig: string;
-  readonly plane: ControlPlane | undefined;
-  readonly modelHost: ModelHost | undefined;
 }
 
 /** The local cluster (or the one --kubeconfig names, with a model host of our own for the demo servers). */
@@ -173,8 +109,6 @@ async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promi
   return { kubeconfig: plane.kubeconfigPath, plane, modelHost: plane.modelHost };
 }
 
-type RealModel = { readonly image: string; readonly expected: readonly number[] };
-
 /** The real model's image in the node's registry, once built. */
 async function pushRealModel(run: Plan): Promise<RealModel | undefined> {
   if (run.realModelImage === undefined) return undefined;
@@ -183,145 +117,6 @@ async function pushRealModel(run: Plan): Promise<RealModel | undefined> {
   const image = await pushRealModelImage(result.built.local);
   say(`real model server image ${image} in the node's registry`);
   return { image, expected: result.built.expected };
-}
-
-async function installIntoCluster(client: KubeClient, opts: Options, realModel: RealModel | undefined): Promise<void> {
-  say('installing the CRDs');
-  await installCrds(client, { fieldManager: DEV_FIELD_MANAGER });
-  await ensureNamespace(client, opts.operatorNamespace);
-  await ensureNamespace(client, opts.namespace);
-  // The catalogue that places the real model on the real node, followed by the operator as under the chart.
-  if (realModel !== undefined) await applyObject(client, realNodeCatalogueConfigMap(opts.operatorNamespace));
-}
-
-async function startDemoServers(
-  run: Plan,
-  modelHost: ModelHost | undefined,
-  teardown: Teardown,
-): Promise<RunningDemoBackend[]> {
-  if (run.demo.length === 0 || modelHost === undefined) return [];
-  const backends = await startDemoBackends(run.demo, run.demoPorts, modelHost);
-  teardown.add('the demo model servers', () => stopDemoBackends(backends));
-  for (const b of backends)
-    say(
-      `demo model server ${b.server.url} in network namespace ${modelHost.netns} (${b.protocol}, model ${b.modelName}, fraud model ${b.version}) behind Service ${b.ref.namespace}/${b.ref.name}`,
-    );
-  return backends;
-}
-
-interface Gateway {
-  readonly url: string;
-  readonly client: Agent;
-  readonly tls: GatewayTlsSettings;
-  readonly files: GatewayCertificateFiles;
-}
-
-/**
- * The data plane in this process, as `endpoint-operator gateway` would run it (stateless: no lease), serving TLS
- * from the certificate files as a pod serves the mounted Secret, and following their renewals. The certificate is
- * issued into its Secret as under `run`; the operator process renews it and rewrites the files.
- */
-async function startGateway(
-  client: KubeClient,
-  cluster: Cluster,
-  opts: Options,
-  log: Logger,
-  teardown: Teardown,
-): Promise<Gateway> {
-  const tls: GatewayTlsSettings = { ...DEFAULT_GATEWAY_TLS, namespace: opts.operatorNamespace };
-  const dir = devGatewayTlsDir(cluster.kubeconfig, opts.operatorNamespace);
-  // The certificate of a cluster that is gone is of no use to anyone.
-  if (cluster.plane !== undefined)
-    teardown.add('the gateway certificate files', () => rm(dir, { recursive: true, force: true }));
-  const files = await prepareGatewayCertificateFiles(client, tls, dir);
-  say(`gateway certificate in ${files.dir} (CA ${files.caFile})`);
-  const certificate = await watchServingCertificate({
-    certFile: files.certFile,
-    keyFile: files.keyFile,
-    log: log.child({ component: 'gateway' }),
-  });
-  teardown.add('the certificate watch', () => certificate.close());
-  const gateway = await GatewayServer.create({
-    client,
-    namespaces: [opts.namespace],
-    listen: { host: LOOPBACK, port: num(opts.values, 'gateway-port') },
-    log: log.child({ component: 'gateway' }),
-    auth: DEFAULT_AUTH_SETTINGS,
-    tls: certificate.current(),
-  });
-  certificate.onChange((pair) => gateway.setCertificate(pair));
-  teardown.add('the gateway', () => gateway.close());
-  const port = (await gateway.start()).port;
-  // `localhost`: a name the certificate holds, which every client resolves to this loopback port.
-  const url = `https://localhost:${port}`;
-  say(`prediction gateway on ${url} (REST and gRPC over TLS)`);
-  return { url, client: new Agent({ connect: { ca: await readFile(files.caFile, 'utf8') } }), tls, files };
-}
-
-function operatorConfig(opts: Options, gateway: Gateway, realModel: RealModel | undefined): ProcessConfig {
-  const webhookPort = num(opts.values, 'webhook-port');
-  return {
-    operator: {
-      project: DEFAULT_PROJECT_TEMPLATE,
-      location: 'us-central1',
-      gatewayUrl: gateway.url,
-      workers: 4,
-      reservedPrefixes: DEFAULT_RESERVED_PREFIXES,
-      // One process in dev: no Lease to wait for after an earlier run was killed.
-      leaderElection: { enabled: false, namespace: opts.operatorNamespace, leaseName: 'endpoint-operator-leader' },
-      healthPort: 0,
-      metricsPort: 0,
-      bindAddress: '127.0.0.1',
-      // The chart's policy, so a containerSpec model gets it here too. It admits the gateway's pods, not this
-      // process on the host; the local cluster runs no policy engine, so nothing enforces it (docs/local-cluster.md).
-      modelNetworkPolicy: {
-        gatewayNamespace: opts.operatorNamespace,
-        gatewayPodLabels: gatewaySelectorLabels(),
-        extraIngressFrom: [],
-      },
-      machineCatalogueConfigMap: realModel !== undefined ? MACHINE_TYPES_CONFIGMAP : undefined,
-    },
-    webhook: {
-      settings: localWebhookSettings(webhookPort, { namespace: opts.operatorNamespace }),
-      listen: { host: LOOPBACK, port: webhookPort },
-    },
-    signin: { namespace: opts.namespace, host: '127.0.0.1', port: num(opts.values, 'signin-port') },
-    gatewayTls: gateway.tls,
-  };
-}
-
-async function startOperator(
-  client: KubeClient,
-  config: ProcessConfig,
-  logging: { log: Logger; logFile: string },
-  gateway: Gateway,
-  signal: AbortSignal,
-  teardown: Teardown,
-): Promise<RunningProcess> {
-  say(`starting the operator, webhooks and sign-in API (logs: ${logging.logFile})`);
-  const running = await startOperatorProcess(client, config, logging.log, signal);
-  teardown.add('the operator', () => running.stop());
-  if (running.gatewayCertificate) followGatewayCertificate(running.gatewayCertificate, gateway.files);
-  return running;
-}
-
-/** The demo users' password Secrets, the examples, and the demo servers' EndpointSlices. */
-async function applyTheExamples(
-  client: KubeClient,
-  opts: Options,
-  objects: readonly KubeObject[],
-  demoBackends: readonly RunningDemoBackend[],
-  modelHost: ModelHost | undefined,
-): Promise<RunningEnvironment['login']> {
-  if (!opts.applyExamples) return undefined;
-  const password = demoPassword();
-  const secrets = await demoSecrets(objects, password);
-  for (const s of secrets) await applyObject(client, s.secret);
-  say(`applying ${objects.length} objects from ${opts.examplesDir}`);
-  for (const obj of objects) await applyObject(client, obj);
-  // The demo servers are not Pods: their selector-less Services get EndpointSlices from us.
-  if (modelHost !== undefined) await publishDemoBackends(client, demoBackends, modelHost.address);
-  return { password, users: secrets.map((s) => ({ email: s.email, kind: s.kind })) };
 }
 
 /** Aborted on SIGINT or SIGTERM (Ctrl-C), until `release`. */
@@ -359,7 +154,6 @@ export async function main(argv: string[]): Promise<number> {
   const stop = stopOnSignals();
   const teardown = new Teardown(say);
   try {
-    const logging = startLogging(teardown);
     // Every port this process opens, checked before the control plane is built and started.
     const problems = await portProblems(plannedPorts(values));
     if (problems.length > 0) {
@@ -367,55 +161,31 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const run = await plan(opts);
+    // Loaded while the cluster starts (on-cluster.ts says why); a failed import is reported where it is awaited.
+    const onCluster = import('./on-cluster.js');
+    onCluster.catch(() => undefined);
     const cluster = await startCluster(opts, run, teardown);
     const realModel = await pushRealModel(run);
-    const objects = realModel !== undefined ? withRealModel(run.objects, realModel.image) : run.objects;
-    const client = KubeClient.fromKubeconfig(cluster.kubeconfig);
-    await installIntoCluster(client, opts, realModel);
-    const demoBackends = await startDemoServers(run, cluster.modelHost, teardown);
-    const gateway = await startGateway(client, cluster, opts, logging.log, teardown);
-    const config = operatorConfig(opts, gateway, realModel);
-    const operator = await startOperator(client, config, logging, gateway, stop.signal, teardown);
-    const applyStarted = Date.now();
-    const login = await applyTheExamples(client, opts, objects, demoBackends, cluster.modelHost);
-    const { rows, seconds } = await watchConvergence(
-      client,
-      opts.namespace,
-      num(values, 'wait'),
+    const { serveOnCluster } = await onCluster;
+    const printed = await serveOnCluster(
+      {
+        values,
+        namespace: opts.namespace,
+        operatorNamespace: opts.operatorNamespace,
+        examplesDir: opts.examplesDir,
+        applyExamples: opts.applyExamples,
+        objects: realModel !== undefined ? withRealModel(run.objects, realModel.image) : run.objects,
+        demo: run.demo,
+        demoPorts: run.demoPorts,
+        cluster,
+        realModel,
+        say,
+      },
       stop.signal,
-      applyStarted,
+      teardown,
     );
-    if (stop.signal.aborted) return 0;
-    const notReady = rows.filter((r) => !isReady(r));
-    say(
-      notReady.length === 0
-        ? `all ${rows.length} resources Ready ${seconds.toFixed(1)} s after the first apply`
-        : `${notReady.length} of ${rows.length} resources not Ready after ${seconds.toFixed(0)} s`,
-    );
-    const ports = await operator.operator.ports;
-    const env: RunningEnvironment = {
-      client,
-      namespace: opts.namespace,
-      kubeconfig: cluster.kubeconfig,
-      plane: cluster.plane,
-      objects,
-      operator: { metricsPort: ports.metrics, healthPort: ports.health },
-      logFile: logging.logFile,
-      signinUrl: operator.signin?.url,
-      login,
-      gateway: { url: gateway.url, caFile: gateway.files.caFile, client: gateway.client },
-      // The gateway authenticates: the curls printed run as ServiceAccount demo-caller, with its token.
-      token: await demoCallerToken(client, opts.namespace),
-      realModel,
-      say,
-    };
-    const lines = [
-      ...clusterLines(env),
-      ...signinLines(env),
-      ...(await gatewayLines(env)),
-      '',
-      'Press Ctrl-C to stop.',
-    ];
+    if (printed === undefined) return 0;
+    const lines = [...printed, '', 'Press Ctrl-C to stop.'];
     process.stdout.write(`${lines.join('\n')}\n`);
     await untilAborted(stop.signal);
     return 0;

@@ -5,6 +5,7 @@
  */
 import { ControlPlaneError } from '../../host/errors.js';
 import { ensureGoBuild, type GoModuleBuild } from '../go-build.js';
+import { allSettledOrThrow } from '../../host/all-settled.js';
 
 export const CONTAINERD: GoModuleBuild = {
   module: 'containerd',
@@ -33,10 +34,10 @@ export interface NodeBinaries {
 
 /** Builds what the cache lacks (containerd ≈ 80 s on 2 cores, once) and returns the paths. */
 export async function ensureNodeBinaries(log: (line: string) => void = () => {}): Promise<NodeBinaries> {
-  const builds = await Promise.allSettled([ensureGoBuild(CONTAINERD, log), ensureGoBuild(REGISTRY, log)]);
-  const failed = builds.find((b) => b.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
-  const [containerd = {}, registry = {}] = builds.map((b) => (b.status === 'fulfilled' ? b.value : {}));
+  const [containerd, registry] = await allSettledOrThrow([
+    ensureGoBuild(CONTAINERD, log),
+    ensureGoBuild(REGISTRY, log),
+  ]);
   const path = (paths: Record<string, string>, name: string): string => {
     const p = paths[name];
     if (p === undefined) throw new ControlPlaneError(`no ${name} among the built binaries`);

@@ -4,13 +4,15 @@
  * starts with, and a small HTTP server the node's own tests run. Both are Debian's static busybox in an
  * otherwise empty image.
  */
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDebianPackages } from '../../host/apt.js';
 import { runLogged } from '../../host/exec.js';
 import { ControlPlaneError } from '../../host/errors.js';
 import { PAUSE_IMAGE, REGISTRY_HOST } from './node-config.js';
+import { registryStatus, registryStorageDir } from './registry.js';
 
 /** Debian's statically linked busybox (busybox-static). */
 const BUSYBOX = '/bin/busybox';
@@ -40,7 +42,8 @@ export const NODE_IMAGE_PACKAGES = ['podman', 'buildah', 'runc', 'fuse-overlayfs
 
 /**
  * Builds `containerfile` as `name` and pushes it to the local registry; its context holds busybox, `files`
- * (name → text) and `copies` (name → a file of this machine, e.g. a static Go binary).
+ * (name → text) and `copies` (name → a file of this machine, e.g. a static Go binary). Skipped when the registry
+ * (whose storage is kept between runs) already holds `name` as built from this very content (pushedStamps).
  */
 export async function buildAndPush(
   name: string,
@@ -49,6 +52,8 @@ export async function buildAndPush(
   logFile: string,
   copies: Readonly<Record<string, string>> = {},
 ): Promise<void> {
+  const content = await contentDigest(containerfile, files, copies);
+  if (await registryHolds(name, content)) return;
   const dir = await mkdtemp(join(tmpdir(), 'eo-node-image-'));
   try {
     await copyFile(BUSYBOX, join(dir, 'busybox'));
@@ -63,9 +68,58 @@ export async function buildAndPush(
     );
     if (built !== 0) throw new ControlPlaneError(`podman build of ${name} failed (exit ${built})`, logFile);
     await pushToNodeRegistry(name, logFile);
+    await recordPushed(name, content);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** A digest of everything an image of buildAndPush is made of: its Containerfile and every file of its context. */
+async function contentDigest(
+  containerfile: string,
+  files: Readonly<Record<string, string>>,
+  copies: Readonly<Record<string, string>>,
+): Promise<string> {
+  const hash = createHash('sha256')
+    .update(containerfile)
+    .update(await readFile(BUSYBOX));
+  for (const [file, text] of Object.entries(files)) hash.update(`\0${file}\0`).update(text);
+  for (const [file, source] of Object.entries(copies)) hash.update(`\0${file}\0`).update(await readFile(source));
+  return hash.digest('hex');
+}
+
+/**
+ * Which content each image buildAndPush pushed was built from, kept inside the registry's storage so that it goes
+ * when the storage does.
+ */
+const pushedStamps = (): string => join(registryStorageDir(), 'endpoint-operator-pushed.json');
+
+async function readPushed(): Promise<Record<string, string>> {
+  try {
+    return JSON.parse(await readFile(pushedStamps(), 'utf8')) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+/** True when the registry answers for `name`'s manifest and it was pushed from `content`. */
+async function registryHolds(name: string, content: string): Promise<boolean> {
+  return (await readPushed())[name] === content && (await registryHasManifest(name));
+}
+
+/** True when the local registry answers for the manifest of `name` (`<REGISTRY_HOST>/<repository>:<tag>`). */
+async function registryHasManifest(name: string): Promise<boolean> {
+  const reference = name.slice(`${REGISTRY_HOST}/`.length);
+  const colon = reference.lastIndexOf(':');
+  if (colon < 0) return false;
+  return (await registryStatus(`${reference.slice(0, colon)}/manifests/${reference.slice(colon + 1)}`, 'HEAD')) === 200;
+}
+
+async function recordPushed(name: string, content: string): Promise<void> {
+  const stamps = { ...(await readPushed()), [name]: content };
+  const partial = `${pushedStamps()}.${process.pid}`;
+  await writeFile(partial, `${JSON.stringify(stamps, null, 2)}\n`);
+  await rename(partial, pushedStamps());
 }
 
 /** Pushes a podman image named `<REGISTRY_HOST>/…` to the local registry, which speaks plain HTTP. */
@@ -86,8 +140,8 @@ export async function ensureNodeImages(log: (line: string) => void, logFile: str
 /**
  * A local podman image (e.g. `localhost/endpoint-operator-model-server-mlserver:<digest>`, or an image ID) in the
  * local registry, as `<REGISTRY_HOST>/endpoint-operator/<nameAndTag>` (by default the local name's last path
- * segment); returns that reference. The registry keeps its storage across runs, so a push of an image it has
- * sends no layer again. Name a tag that changes with the content: the node keeps images it pulled.
+ * segment); returns that reference. The registry keeps its storage across runs, so an image whose tag it has is
+ * not pushed again. Name a tag that changes with the content: the registry and the node keep what they have.
  */
 export async function publishToNodeRegistry(
   localName: string,
@@ -95,6 +149,8 @@ export async function publishToNodeRegistry(
   nameAndTag: string = localName.split('/').at(-1) ?? localName,
 ): Promise<string> {
   const name = `${REGISTRY_HOST}/endpoint-operator/${nameAndTag}`;
+  // The tag changes with the content (below), so a registry that has it has this image.
+  if (await registryHasManifest(name)) return name;
   const tagged = await runLogged('podman', ['tag', localName, name], { logFile });
   if (tagged !== 0) throw new ControlPlaneError(`podman tag ${localName} ${name} failed (exit ${tagged})`, logFile);
   await pushToNodeRegistry(name, logFile);

@@ -61,19 +61,25 @@ export interface RealNode {
   readonly containerdSocket: string;
 }
 
-export interface RealNodeInput {
+/** What the node's host side needs: it starts before the apiserver is up (prepareRealNode). */
+export interface RealNodeHostInput {
   readonly run: RunningProcesses;
   readonly bins: ClusterBinaries;
+  /** The cluster CA's file, which the kubelet trusts for its clients. */
+  readonly caFile: string;
+  /** Keep containerd's images between starts (realNodeImageStoreDir); otherwise they go with the node. */
+  readonly keepImages: boolean;
+  readonly log: (line: string) => void;
+}
+
+/** What joining the cluster needs once the apiserver is ready (joinRealNode). */
+export interface RealNodeClusterInput {
   readonly server: string;
   readonly caPem: string;
-  readonly caFile: string;
   readonly adminToken: string;
   /** Bearer tokens the apiserver maps to the kubelet's and kube-proxy's users (realNodeTokenUsers). */
   readonly kubeletToken: string;
   readonly kubeProxyToken: string;
-  /** Keep containerd's images between starts (realNodeImageStoreDir); otherwise they go with the node. */
-  readonly keepImages: boolean;
-  readonly log: (line: string) => void;
 }
 
 /** The real node's fixed places: one per machine. */
@@ -178,11 +184,20 @@ export interface StartedRealNode {
   closeRelay(): Promise<void>;
 }
 
+/** The node's host side, running: its layout, binaries and the time its start began. */
+export interface PreparedRealNode {
+  readonly layout: NodeLayout;
+  readonly kubelet: string;
+  readonly started: number;
+  readonly host: RealNodeHostInput;
+}
+
 /**
- * Starts the registry, containerd, the kubelet and kube-proxy, and resolves once the Node is Ready and the
- * `kubernetes` Service leads to the apiserver. The caller holds claimRealNode's lock.
+ * The half of the node that needs no apiserver: its network, the registry (with the pause image), and containerd
+ * ready. Runs beside etcd and kube-apiserver; joinRealNode then starts the kubelet and kube-proxy. The caller
+ * holds claimRealNode's lock.
  */
-export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> {
+export async function prepareRealNode(c: RealNodeHostInput): Promise<PreparedRealNode> {
   const started = Date.now();
   const root = join(realNodeDir(), 'root');
   const l = nodeLayout(root, c.keepImages ? realNodeImageStoreDir() : join(root, 'containerd', 'root'));
@@ -229,7 +244,16 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
     const r = await capture(node.ctr, ['--address', l.containerdSocket, 'version']);
     return r.code === 0 ? true : r.stderr.trim();
   });
+  return { layout: l, kubelet, started, host: c };
+}
 
+/**
+ * The kubelet and kube-proxy of a prepared node, joined to the cluster: resolves once the Node is Ready and the
+ * `kubernetes` Service leads to the apiserver.
+ */
+export async function joinRealNode(p: PreparedRealNode, c: RealNodeClusterInput): Promise<StartedRealNode> {
+  const { layout: l, kubelet, host } = p;
+  await writeNodeKubeconfigs(l, c);
   const binding = await apiserverRequest(c.server, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     caPem: c.caPem,
     token: c.adminToken,
@@ -245,7 +269,7 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
   if (binding.status !== 201 && binding.status !== 409)
     throw new ControlPlaneError(`binding the kubelet's role failed: ${binding.status} ${binding.body.slice(0, 300)}`);
 
-  const kubeletProc = await c.run.start(
+  const kubeletProc = await host.run.start(
     'kubelet',
     'unshare',
     [
@@ -265,18 +289,21 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
   );
   await mustBeReady(kubeletProc, () => nodesReady(c.server, c.caPem, c.adminToken, [realNodeName()]), 120_000);
 
-  const kubeProxy = c.bins.kubeProxy;
+  const kubeProxy = host.bins.kubeProxy;
   if (kubeProxy === undefined)
-    throw new ControlPlaneError(`Kubernetes ${c.bins.release.version}'s wrapper module builds no kube-proxy`);
+    throw new ControlPlaneError(`Kubernetes ${host.bins.release.version}'s wrapper module builds no kube-proxy`);
   const relay = await exposeApiserverToPods(c.server, c.caPem, c.adminToken);
   const [ns, proxyArgs] = inNodeNetwork(kubeProxy, [`--config=${l.kubeProxyConfig}`, '--v=1']);
-  await c.run
+  await host.run
     .start('kube-proxy', ns, proxyArgs, join(l.logDir, 'kube-proxy.log'), { executable: kubeProxy })
     .catch(async (err: unknown) => {
       await relay.close();
       throw err;
     });
-  c.log(`real node ${realNodeName()} Ready in ${((Date.now() - started) / 1000).toFixed(1)} s (logs: ${l.logDir})`);
+  // Counted from prepareRealNode's start, which ran beside the apiserver's.
+  host.log(
+    `real node ${realNodeName()} Ready in ${((Date.now() - p.started) / 1000).toFixed(1)} s (logs: ${l.logDir})`,
+  );
   return {
     node: {
       name: realNodeName(),
@@ -289,7 +316,8 @@ export async function startRealNode(c: RealNodeInput): Promise<StartedRealNode> 
   };
 }
 
-async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
+/** The files containerd, the CNI plugins, the kubelet and kube-proxy read that name no apiserver. */
+async function writeNodeFiles(l: NodeLayout, c: RealNodeHostInput): Promise<void> {
   for (const dir of [l.containerdRoot, l.containerdState, l.cniConfDir, l.cniDataDir, l.kubeletRoot, l.podLogsDir])
     await mkdir(dir, { recursive: true });
   await writeFile(l.containerdConfig, containerdConfig(l));
@@ -299,6 +327,12 @@ async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
   await writeFile(join(l.cniConfDir, '10-eo-real-node.conflist'), cniConfList(l));
   await writeFile(l.kubeletConfig, kubeletConfig(l, { clientCaFile: c.caFile }));
   await writeFile(l.kubeProxyConfig, kubeProxyConfig(l, realNodeName()));
+  await mkdir(l.sysctlDir, { recursive: true });
+  for (const [key, value] of Object.entries(KUBELET_SYSCTLS)) await writeFile(sysctlFile(l, key), `${value}\n`);
+}
+
+/** The kubelet's and kube-proxy's kubeconfigs: the apiserver's address is known once it is up. */
+async function writeNodeKubeconfigs(l: NodeLayout, c: RealNodeClusterInput): Promise<void> {
   // kube-proxy runs in the node namespace, where 127.0.0.1 is not this one's: it comes in as pods do.
   const viaRelay = new URL(c.server);
   viaRelay.hostname = NODE_HOST_ADDRESS;
@@ -317,8 +351,6 @@ async function writeNodeFiles(l: NodeLayout, c: RealNodeInput): Promise<void> {
     renderKubeconfig({ server: c.server, token: c.kubeletToken, caPem: c.caPem, user: 'kubelet' }),
     { mode: 0o600 },
   );
-  await mkdir(l.sysctlDir, { recursive: true });
-  for (const [key, value] of Object.entries(KUBELET_SYSCTLS)) await writeFile(sysctlFile(l, key), `${value}\n`);
 }
 
 async function mustRun(cmd: string, args: readonly string[]): Promise<void> {
