@@ -30,9 +30,9 @@ const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export function startHelperProcess(
   file: string,
   args: readonly string[],
-  options: { modelHost?: Pick<ModelHost, 'netns'>; what?: string } = {},
+  options: { modelHost?: Pick<ModelHost, 'netns'>; what?: string; nodeFlags?: readonly string[] } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
-  const execArgv = ['--import', 'tsx'];
+  const execArgv = [...(options.nodeFlags ?? []), '--import', 'tsx'];
   const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
   let child: ChildProcess;
   if (options.modelHost === undefined) child = fork(file, [...args], { execArgv, stdio });

@@ -1,8 +1,7 @@
 /**
  * B6-old-new: the gateway of this checkout against the gateway of an earlier commit (`--old`, default
  * 4b8eaec: before gRPC and the TLS port, issue 49's guard: new ÷ old ≤ 1.10), side by side in one run.
- * The old commit is exported with `git archive` into a temporary directory and compiled there with this
- * checkout's TypeScript and node_modules (the lock file is the same), once per commit.
+ * The old commit is compiled from `git archive` in a temporary directory (old-build.ts).
  *
  * Arms, each a compiled gateway in its own process reading the same endpoint from a real kube-apiserver
  * (started here) and calling the same model server process:
@@ -19,16 +18,13 @@
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { demoCallerToken } from '../dev/environment/demo-caller.js';
 import { openLoop, startGatewayBinary, withGatewayBenchWorld } from './gateway-fixture.js';
 import { startModelProcess } from './model-process.js';
+import { buildOld } from './old-build.js';
 import { comparePaired, ok, pairDifference, type Arm, type PairFigures, type Sent } from './paired-arms.js';
 import { addedP50, interleavedLatencies, mergeLatencyRounds } from './paired-latency.js';
 import { recordResults } from './results.js';
@@ -51,30 +47,6 @@ const RESOURCE_NAME = `projects/${NS}/locations/local/endpoints/fraud`;
 const BODY = JSON.stringify({
   instances: [{ amount: 240, hourOfDay: 23, foreignMerchant: 1, cardPresent: 0, transactionsLast24h: 5 }],
 });
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The old commit compiled in a directory of its own (reused when already built); its root, with a trailing slash. */
-function buildOld(commit: string): string {
-  const sha = execFileSync('git', ['rev-parse', '--verify', `${commit}^{commit}`], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  }).trim();
-  const root = join(tmpdir(), `eo-bench-gateway-${sha.slice(0, 12)}`);
-  const built = existsSync(join(root, 'dist/src/main.js'));
-  if (!built) {
-    mkdirSync(root, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C "${root}"`], { cwd: REPO_ROOT, stdio: 'inherit' });
-  }
-  // The old tree runs on this checkout's node_modules: a build reused from another checkout (since removed) links to its own.
-  rmSync(join(root, 'node_modules'), { force: true });
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
-  if (built) return `${root}/`;
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  return `${root}/`;
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 });
 

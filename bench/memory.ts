@@ -323,6 +323,9 @@ async function measure(plane: ControlPlane): Promise<void> {
     console.log(
       `  after the churn, converged and idle again after ${(reconvergeMs / 1000).toFixed(1)} s: RSS ${mb(after.rssBytes)} MB, heap ${mb(heapAfter ?? NaN)} MB, live heap ${mb(liveAfter.heapUsedAfterBytes)} MB (before the churn ${mb(before.heapUsedAfterBytes)} MB)`,
     );
+    console.log(
+      `  of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB)`,
+    );
     const churnNote = `${stats.completed} churn actions in ${churnSeconds.toFixed(0)} s (${(stats.completed / churnSeconds).toFixed(1)}/s; ${stats.failed} failed)`;
     const entries: ResultEntry[] = [
       {

@@ -53,6 +53,12 @@ const benches: readonly Bench[] = [
   },
   { name: 'webhook', file: 'webhook.ts', what: 'B4 admission webhook latency at 200 requests/s', timeoutSeconds: 180 },
   {
+    name: 'webhook-old-new',
+    file: 'webhook-old-new.ts',
+    what: "B4-old-new: this webhook server against the last commit's before HTTP/2 (08248cf) in one run, over HTTP/1.1 and HTTP/2: CPU per review in blocks that call every arm, p50 one review at a time",
+    timeoutSeconds: 540,
+  },
+  {
     name: 'webhook-cel',
     file: 'cel-writes.ts',
     what: 'B4 apiserver create latency of 4,010 objects and the webhook p99, CRDs with and without their CEL rules (starts a control plane)',

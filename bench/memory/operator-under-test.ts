@@ -14,6 +14,7 @@ import { ChildProcessGroup, signalGroup } from '../../dev/host/child-process-gro
 import { freeLoopbackPort, isPortConflict } from '../../dev/cluster/ports.js';
 import { startWatchdog, type Watchdog } from '../../dev/host/watchdog.js';
 import { productionHeapFlags } from './production-heap.js';
+import { OPERATOR_MALLOC_ENV } from '../../src/deploy/workload.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/endpoint-operator.js');
@@ -119,6 +120,8 @@ export class OperatorUnderTest {
       );
       const group = await ChildProcessGroup.start('endpoint-operator (bench)', process.execPath, args, logFile, {
         ...env,
+        // The environment the chart gives the operator's container.
+        ...Object.fromEntries(OPERATOR_MALLOC_ENV.map((e) => [e.name, e.value])),
         LOG_LEVEL: 'info',
         EO_BENCH_HEAP_PROBE_FILE: probeFile,
       });

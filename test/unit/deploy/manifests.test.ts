@@ -101,6 +101,7 @@ describe('the Deployment', () => {
     expect(c.env).toEqual([
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'MALLOC_ARENA_MAX', value: '2' },
     ]);
     expect(c.resources).toEqual(DEFAULT_DEPLOY_VALUES.resources);
   });
