@@ -15,6 +15,9 @@ export default defineConfig({
           // more than many files' own tests. Unit tests hold no global state between files (metrics are
           // read as deltas, environment and timers restored, registries and servers their own).
           isolate: false,
+          // CPU-bound tests (property tests of 2,000 runs, the validators over every example) take 1–5 s alone and
+          // several times that when the machine's two cores are busy: vitest's 5 s default failed them under load.
+          testTimeout: 30_000,
         },
       },
       {
