@@ -1,46 +1,130 @@
 /**
- * The official Vertex AI Python SDK (google-cloud-aiplatform, the `aiplatform-sdk` requirement set) driven through
- * one of test/support/python's scripts against a gateway on localhost: vertex_sdk_client.py's read and predict
- * scenarios by default, vertex_sdk_notebook.py's write flow (one notebook cell a run). Its answer is the script's
- * last line of JSON. The gateway's CA is trusted as users trust it (gRPC's roots file, requests' bundle); `token`
- * is the caller's bearer token (GATEWAY_TOKEN), for gateways that authenticate.
+ * The official Vertex AI Python SDK (google-cloud-aiplatform, the `aiplatform-sdk` requirement set) against a gateway
+ * on localhost, driven through test/support/python's scripts: vertex_sdk_client.py's read and predict scenarios (one
+ * run each, its answer the script's last line of JSON), and vertex_sdk_notebook.py, a notebook kernel that keeps the
+ * SDK loaded and runs the write flow one cell at a time. The gateway's CA is trusted as users trust it (gRPC's roots
+ * file, requests' bundle); `token` is the caller's bearer token (GATEWAY_TOKEN), for gateways that authenticate.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import type { PythonPackages } from '../../dev/models/python-packages.js';
 import { REPO_ROOT } from './examples.js';
 
-export type VertexSdkScript = 'vertex_sdk_client.py' | 'vertex_sdk_notebook.py';
+export interface SdkGateway {
+  readonly port: number;
+  readonly caFile: string;
+}
 
 export interface VertexSdkOptions {
-  readonly script?: VertexSdkScript;
   readonly token?: string;
-  /** How long the run may take (the SDK's wait for a real rollout included); 300 s by default. */
+  /** How long the run may take; 300 s by default. */
   readonly timeoutMs?: number;
 }
 
+function script(name: 'vertex_sdk_client.py' | 'vertex_sdk_notebook.py'): string {
+  return join(REPO_ROOT, 'test', 'support', 'python', name);
+}
+
+function sdkEnv(py: PythonPackages, gateway: SdkGateway, token: string | undefined): NodeJS.ProcessEnv {
+  return py.env({
+    GATEWAY_API_ENDPOINT: `localhost:${gateway.port}`,
+    GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: gateway.caFile,
+    REQUESTS_CA_BUNDLE: gateway.caFile,
+    // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
+    METADATA_SERVER_DETECTION: 'none',
+    GCE_METADATA_HOST: '127.0.0.1:1',
+    GCE_METADATA_IP: '127.0.0.1:1',
+    NO_GCE_CHECK: 'True',
+    ...(token !== undefined ? { GATEWAY_TOKEN: token } : {}),
+  });
+}
+
+/** One run of vertex_sdk_client.py with `args` (its scenario first): its last line of JSON. */
 export async function runVertexSdk<T = Record<string, unknown>>(
   py: PythonPackages,
-  gateway: { readonly port: number; readonly caFile: string },
+  gateway: SdkGateway,
   args: readonly string[],
   opts: VertexSdkOptions = {},
 ): Promise<T> {
-  const script = join(REPO_ROOT, 'test', 'support', 'python', opts.script ?? 'vertex_sdk_client.py');
-  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, script, ...args], {
-    env: py.env({
-      GATEWAY_API_ENDPOINT: `localhost:${gateway.port}`,
-      GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: gateway.caFile,
-      REQUESTS_CA_BUNDLE: gateway.caFile,
-      // Explicit credentials are given; nothing may look for Google's metadata server (its address: a closed port).
-      METADATA_SERVER_DETECTION: 'none',
-      GCE_METADATA_HOST: '127.0.0.1:1',
-      GCE_METADATA_IP: '127.0.0.1:1',
-      NO_GCE_CHECK: 'True',
-      ...(opts.token !== undefined ? { GATEWAY_TOKEN: opts.token } : {}),
-    }),
+  const { stdout } = await promisify(execFile)(py.python, [...py.pythonArgs, script('vertex_sdk_client.py'), ...args], {
+    env: sdkEnv(py, gateway, opts.token),
     timeout: opts.timeoutMs ?? 300_000,
     maxBuffer: 16 * 1024 * 1024,
   });
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as T;
+}
+
+/** A running notebook kernel (vertex_sdk_notebook.py) of one caller. */
+export interface NotebookKernel {
+  /** Runs one cell: the step's JSON answer (or its error: {error, code, message}). One cell at a time. */
+  run(step: string, args: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>>;
+  /** Ends the kernel (its stdin closed, then SIGKILL if it lingers). */
+  close(): Promise<void>;
+}
+
+/** vertex_sdk_notebook.py's prefix of a cell's answer line. */
+const RESULT_PREFIX = 'notebook-cell-result ';
+
+export function startNotebookKernel(py: PythonPackages, gateway: SdkGateway, token: string): NotebookKernel {
+  const child = spawn(py.python, [...py.pythonArgs, script('vertex_sdk_notebook.py')], {
+    env: sdkEnv(py, gateway, token),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (line: string): void => {
+    output.push(line);
+    if (output.length > 200) output.shift();
+  };
+  const results: string[] = [];
+  let wake: (() => void) | undefined;
+  let exited: string | undefined;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line.startsWith(RESULT_PREFIX)) results.push(line.slice(RESULT_PREFIX.length));
+    else keep(line);
+    wake?.();
+  });
+  createInterface({ input: child.stderr }).on('line', keep);
+  const ended = new Promise<void>((resolve) =>
+    child.once('close', (code, signal) => {
+      exited = `the notebook kernel exited (${signal ?? `code ${code}`})`;
+      wake?.();
+      resolve();
+    }),
+  );
+  let busy = false;
+  return {
+    run: async (step, args, timeoutMs) => {
+      if (busy) throw new Error('a notebook kernel runs one cell at a time');
+      busy = true;
+      try {
+        child.stdin.write(`${JSON.stringify({ step, args })}\n`);
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const line = results.shift();
+          if (line !== undefined) return JSON.parse(line) as Record<string, unknown>;
+          const why = exited ?? (Date.now() > deadline ? `the cell ${step} ran past ${timeoutMs} ms` : undefined);
+          if (why !== undefined) {
+            // A cell that ran past its time may still answer later: no later cell may read that answer.
+            child.kill('SIGKILL');
+            throw new Error(`${why}; its last output:\n${output.slice(-40).join('\n')}`);
+          }
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now())));
+          });
+          wake = undefined;
+        }
+      } finally {
+        busy = false;
+      }
+    },
+    close: async () => {
+      child.stdin.end();
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await ended;
+      clearTimeout(killer);
+    },
+  };
 }

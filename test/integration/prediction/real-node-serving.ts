@@ -29,7 +29,7 @@ import { startOperator, type RunningOperator } from '../../../src/operator/start
 import { kubectl, type KubectlResult } from '../../support/cluster.js';
 import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
-import { runVertexSdk } from '../../support/vertex-sdk.js';
+import { runVertexSdk, startNotebookKernel, type NotebookKernel } from '../../support/vertex-sdk.js';
 
 const OPERATOR_NAMESPACE = 'endpoint-operator-system';
 
@@ -40,13 +40,8 @@ export interface RealNodeServing extends RealNodeGateway {
   readonly expected: readonly number[];
   /** The official Vertex Python client, run with one of vertex_sdk_client.py's scenarios; its JSON answer. */
   sdk(...args: string[]): Promise<Record<string, unknown>>;
-  /** One cell of vertex_sdk_notebook.py (the SDK's write flow) as the caller whose token is `token`: its JSON answer. */
-  notebook(
-    step: string,
-    args: Record<string, unknown>,
-    token: string,
-    timeoutMs?: number,
-  ): Promise<Record<string, unknown>>;
+  /** A notebook kernel (vertex_sdk_notebook.py: the SDK's write flow, cell by cell) of the caller whose token is `token`. */
+  notebookKernel(token: string): NotebookKernel;
 }
 
 /** Polls `check` every 250 ms until it gives a value (a throw counts as none), for at most `timeoutMs`. */
@@ -223,12 +218,8 @@ export async function startRealNodeServing(
       images,
       expected,
       sdk: (...args) => runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, args),
-      notebook: (step, args, token, timeoutMs) =>
-        runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, [step, JSON.stringify(args)], {
-          script: 'vertex_sdk_notebook.py',
-          token,
-          ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-        }),
+      notebookKernel: (token) =>
+        startNotebookKernel(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, token),
     };
   } catch (err) {
     await served.stop();

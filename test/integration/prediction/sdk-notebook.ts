@@ -3,7 +3,8 @@
  * callers (TokenReview, SubjectAccessReview as the caller), the iris model pushed to the local registry as the OCI
  * artifacts `gs://demo-models/iris/1` and `/2` name through the bucket map, and callers as a cluster makes them
  * (ServiceAccounts bound to the shipped ClusterRoles, tokens from the TokenRequest API). A caller runs the Python
- * SDK one notebook cell at a time (test/support/python/vertex_sdk_notebook.py) and reads the objects with kubectl.
+ * SDK in a notebook, one cell at a time, a kernel per caller and transport (test/support/python/vertex_sdk_notebook.py),
+ * and reads the objects with kubectl.
  */
 import { join } from 'node:path';
 import yaml from 'js-yaml';
@@ -19,6 +20,7 @@ import {
   mintToken,
   useCluster,
 } from '../../support/service-accounts.js';
+import type { NotebookKernel } from '../../support/vertex-sdk.js';
 import { manifests, startRealNodeServing, type RealNodeServing } from './real-node-serving.js';
 
 /** The operator's location here; the project is the namespace (the project template `{namespace}`). */
@@ -81,11 +83,22 @@ export async function startNotebooks(namespace: string, name: string): Promise<N
     throw err;
   }
   const project = namespace;
+  const kernels = new Map<string, NotebookKernel>();
+  const kernelOf = (caller: Caller, transport: string): NotebookKernel => {
+    const key = `${caller.user} ${transport}`;
+    const kernel = kernels.get(key) ?? s.notebookKernel(caller.token);
+    kernels.set(key, kernel);
+    return kernel;
+  };
   return {
     ...s,
     project,
     cell: (caller, transport, step, args = {}) =>
-      s.notebook(step, { project, location: LOCATION, transport, ...args }, caller.token, 900_000),
+      kernelOf(caller, transport).run(step, { project, location: LOCATION, transport, ...args }, 900_000),
+    stop: async () => {
+      await Promise.all([...kernels.values()].map((k) => k.close()));
+      await s.stop();
+    },
     caller: async (account, roles) => {
       await createServiceAccount(namespace, account);
       for (const role of roles) await bindRole(namespace, `${account}-${role}`, role, account);

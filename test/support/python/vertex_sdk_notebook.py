@@ -1,13 +1,15 @@
-"""A data scientist's notebook, one cell per run: the documented Vertex AI Python SDK write flow against the gateway.
+"""A data scientist's notebook: the documented Vertex AI Python SDK write flow against the gateway, one cell at a time.
 
 Run by test/integration/prediction/sdk-writes-on-real-node.test.ts (through test/support/vertex-sdk.ts) with the
-gateway's CA trusted as users trust it and the caller's token as the credentials (GATEWAY_TOKEN). Each run is one
-notebook cell: aiplatform.init(...) as a notebook's first cell, then one step exactly as the SDK's documentation
-writes it (Model.upload, Endpoint.create, model.deploy, endpoint.predict, endpoint.undeploy, delete), objects of
-earlier cells named by their resource names as a notebook that was restarted names them.
+gateway's CA trusted as users trust it and the caller's token as the credentials (GATEWAY_TOKEN). The process is
+the notebook's kernel: the SDK is imported once and stays loaded, its connections stay open between cells, and each
+cell is aiplatform.init(...) then one step exactly as the SDK's documentation writes it (Model.upload,
+Endpoint.create, model.deploy, endpoint.predict, endpoint.undeploy, delete), objects of earlier cells named by their
+resource names.
 
-argv: step, then one JSON object of its arguments (always project, location, transport); prints one JSON document:
-the step's result as the SDK returns it, or {"error", "code", "message"} when the SDK raised.
+stdin: one JSON object a line, a cell: {"step": ..., "args": {...}} (args always hold project, location, transport).
+stdout: for each cell one line `RESULT_PREFIX` + JSON: the step's result as the SDK returns it, or {"error", "code",
+"message"} when the SDK raised. Other stdout lines are the SDK's own log (its logger writes to stdout).
 """
 import json
 import os
@@ -118,11 +120,11 @@ STEPS = {
 }
 
 
-def main():
-    step, args = sys.argv[1], json.loads(sys.argv[2])
-    try:
-        from google.cloud import aiplatform
+RESULT_PREFIX = "notebook-cell-result "
 
+
+def run_cell(aiplatform, step, args):
+    try:
         aiplatform.init(
             project=args["project"],
             location=args["location"],
@@ -130,10 +132,18 @@ def main():
             credentials=CREDENTIALS,
             api_transport=args["transport"],
         )
-        result = STEPS[step](aiplatform, args)
+        return STEPS[step](aiplatform, args)
     except Exception as err:  # noqa: BLE001 - the test reads the error's code and message
-        result = error_of(err)
-    print(json.dumps(result))
+        return error_of(err)
+
+
+def main():
+    from google.cloud import aiplatform
+
+    for line in sys.stdin:
+        cell = json.loads(line)
+        result = run_cell(aiplatform, cell["step"], cell["args"])
+        print(RESULT_PREFIX + json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
