@@ -21,13 +21,16 @@ export { REAL_NODE_MACHINE_TYPE };
 
 const WAIT_FOR_NODE_MS = 20 * 60_000;
 
+/** The kwok Nodes beside the real node in a test's cluster: one. */
+export const ONE_KWOK_NODE = { count: 1, cpu: '8', memory: '32Gi', pods: 110 } as const;
+
 export function startRealNodeCluster(name: string): Promise<ControlPlane> {
   const log = (line: string): void => console.error(`[${name}: control plane] ${line}`);
   return startControlPlane({
     log,
     realNode: true,
     realNodeWaitMs: WAIT_FOR_NODE_MS,
-    nodes: { count: 1, cpu: '8', memory: '32Gi', pods: 110 },
+    nodes: ONE_KWOK_NODE,
   });
 }
 

@@ -22,8 +22,7 @@ import {
 import { buildAndPush, HTTPD_BODY, HTTPD_IMAGE, HTTPD_PORT } from '../../../dev/cluster/real-node/node-images.js';
 import { NODE_HOST_LINK, NODE_NETNS, NODE_POD_CIDR } from '../../../dev/cluster/real-node/node-network.js';
 import { kubectl } from '../../support/cluster.js';
-
-const SMALL = { count: 1, cpu: '8', memory: '32Gi', pods: 110 };
+import { ONE_KWOK_NODE, startRealNodeCluster } from '../../support/real-node.js';
 
 async function hostSysctls(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -93,7 +92,8 @@ describe('a real node', () => {
 
   it('registers Ready beside the kwok Nodes and runs a pod from the local registry, its readiness judged by the kubelet', async () => {
     const started = Date.now();
-    plane = await startControlPlane({ realNode: true, nodes: SMALL, log: (l) => console.error(`[real node] ${l}`) });
+    // Waits its turn if another run holds the machine's one node (startRealNodeCluster), as the other files do.
+    plane = await startRealNodeCluster('real node');
     console.error(`[real node] control plane and real node up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const node = plane.realNode;
     expect(node).toBeDefined();
@@ -231,7 +231,7 @@ describe('a real node', () => {
   });
 
   it('refuses a second cluster with a real node, saying why', async () => {
-    await expect(startControlPlane({ realNode: true, nodes: SMALL })).rejects.toThrow(
+    await expect(startControlPlane({ realNode: true, nodes: ONE_KWOK_NODE })).rejects.toThrow(
       /a real node already runs on this machine/,
     );
   });
@@ -266,7 +266,7 @@ describe('a real node', () => {
     expect(await leftovers(root, createdHostPaths)).not.toEqual([]);
 
     const logged: string[] = [];
-    plane = await startControlPlane({ realNode: true, nodes: SMALL, log: (l) => logged.push(l) });
+    plane = await startControlPlane({ realNode: true, nodes: ONE_KWOK_NODE, log: (l) => logged.push(l) });
     // One line for everything the killed run left (staleRunsLine), naming its kubelet among them.
     const ended = logged.filter((l) =>
       l.startsWith(`ended what a killed run (pid ${String(owner.pid)}) left running: `),
