@@ -2,9 +2,11 @@
  * The base of the model-server images (dev/models/model-server-image.ts): Debian bookworm's `python3` (3.11, the
  * machines' Python, which the model servers' packages are installed for) on debootstrap's minbase, without Node.js
  * (the stand-in base's 166 MB of node, its headers and npm serve only the operator's image) and without the
- * documentation Debian's `-slim` images leave out (slimDebianRootfs). Made by debootstrap from the Debian archive
+ * documentation Debian's `-slim` images leave out (slimDebianRootfs), and with only the Debian packages python3 and
+ * a few others need (`keep`: debian-closure.ts). Made by debootstrap from the Debian archive
  * like the stand-in, so it needs no image registry, and no `apt-get` runs in the model images' builds.
  */
+import { keepOnlyClosure } from './debian-closure.js';
 import { DEBIAN_MIRROR, ensureRootfsImage, IMAGE_PATH, must, recipeDigest, slimDebianRootfs } from './debian-rootfs.js';
 
 export const PYTHON_BASE_RECIPE = {
@@ -13,8 +15,15 @@ export const PYTHON_BASE_RECIPE = {
   mirror: DEBIAN_MIRROR,
   /** python3's Depends only (no Recommends), resolved by debootstrap. */
   include: ['python3'],
+  /**
+   * The packages the image keeps, with their dependency closure (debian-closure.ts); minbase's others go. dash is
+   * /bin/sh (MLServer's entrypoint), libstdc++6 and libgcc-s1 are linked by the wheels' extension modules (grpc,
+   * SciPy, scikit-learn), libc-bin has ldconfig (ctypes' find_library), tzdata the time zones, base-files and
+   * base-passwd /etc/os-release, passwd and group.
+   */
+  keep: ['python3', 'dash', 'libstdc++6', 'libgcc-s1', 'libc-bin', 'tzdata', 'base-files', 'base-passwd'],
   /** Bump when assemble() changes what ends up in the image. */
-  layout: 1,
+  layout: 2,
 } as const;
 
 export const PYTHON_BASE_REPOSITORY = 'localhost/endpoint-operator-python-base';
@@ -52,6 +61,7 @@ export async function ensurePythonBase(log: (line: string) => void, logFile: str
           ],
           file,
         );
+        await keepOnlyClosure(rootfs, r.keep);
       },
       changes: [`ENV PATH=${IMAGE_PATH}`, 'CMD ["python3"]'],
     },

@@ -74,7 +74,8 @@ function dockerfile(kind: ModelServerImageKind): string {
     'FROM ${BASE}',
     `COPY python ${IMAGE_PYTHON_DIR}`,
     `COPY model ${c.modelDir}`,
-    `RUN mkdir -p /srv/model && chown ${c.user}:${c.user} /srv/model`,
+    // An empty directory of the context: the base has no mkdir or chown to RUN (dev/image/python-base.ts).
+    `COPY --chown=${c.user}:${c.user} srv-model /srv/model`,
     'WORKDIR /srv/model',
     `ENV PYTHONPATH=${IMAGE_PYTHON_DIR} PYTHONUNBUFFERED=1 AIP_HTTP_PORT=${c.port} AIP_STORAGE_URI=${c.modelDir}`,
     `USER ${c.user}:${c.user}`,
@@ -146,6 +147,7 @@ export async function ensureModelServerImage(
       await copyTree(python.dir, join(context, 'python'), logFile);
       await slimPythonTree(python, join(context, 'python'), logFile);
       await cp(model, join(context, 'model'), { recursive: true });
+      await mkdir(join(context, 'srv-model'));
       await writeFile(join(context, 'entrypoint.sh'), MLSERVER_ENTRYPOINT, { mode: 0o755 });
       await writeFile(join(context, 'Dockerfile'), dockerfile(kind));
       log(`podman build of ${tag} on ${base}`);

@@ -13,7 +13,7 @@ import {
   MODEL_SERVER_IMAGE_CONTRACT,
   type ModelServerImageKind,
 } from '../../../dev/models/model-server-image.js';
-import { podman, podmanOk, PODMAN_ULIMITS } from '../../../dev/image/podman.js';
+import { imageSize, megabytes, podman, podmanOk, PODMAN_ULIMITS } from '../../../dev/image/podman.js';
 
 const containers: string[] = [];
 
@@ -25,6 +25,13 @@ const SERVER_MODULES: Record<ModelServerImageKind, readonly string[]> = {
   ],
   mlserver: ['mlserver.cli.main', 'mlserver_sklearn'],
 };
+
+/**
+ * Each image's size (uncompressed, as podman reports it) at most what it was brought down to, with a little to
+ * spare: issue 50 aims at 300 MB, which Google's server does not fit (docs/container-image.md says why), so this
+ * holds what was reached and fails a change that grows the image.
+ */
+const MAX_SIZE_MB: Record<ModelServerImageKind, number> = { 'vertex-sklearn': 495, mlserver: 410 };
 
 afterAll(async () => {
   for (const name of containers) await podman(['rm', '--force', '--time', '0', name]);
@@ -59,6 +66,8 @@ async function expected(kind: ModelServerImageKind): Promise<number[]> {
 describe.each(['vertex-sklearn', 'mlserver'] as const)('the %s model-server image', (kind) => {
   it('serves the baked-in iris model on AIP_HTTP_PORT and answers what scikit-learn computes', async () => {
     const image = await ensureModelServerImage(kind);
+    const size = await imageSize(image);
+    expect(size / 1e6, `${image} is ${megabytes(size)}`).toBeLessThanOrEqual(MAX_SIZE_MB[kind]);
     const [http, grpc, metrics] = await freeLoopbackPorts(3);
     const routes = MODEL_SERVER_IMAGE_CONTRACT.routes[kind];
     const name = `eo-model-server-${kind}-${randomBytes(3).toString('hex')}`;

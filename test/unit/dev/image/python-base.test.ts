@@ -14,8 +14,9 @@ describe('pythonBaseTag', () => {
     const tags = new Set([
       pythonBaseTag(),
       pythonBaseTag({ ...PYTHON_BASE_RECIPE, include: ['python3-minimal'] } as unknown as typeof PYTHON_BASE_RECIPE),
-      pythonBaseTag({ ...PYTHON_BASE_RECIPE, layout: 2 } as unknown as typeof PYTHON_BASE_RECIPE),
+      pythonBaseTag({ ...PYTHON_BASE_RECIPE, layout: 99 } as unknown as typeof PYTHON_BASE_RECIPE),
+      pythonBaseTag({ ...PYTHON_BASE_RECIPE, keep: ['python3'] } as unknown as typeof PYTHON_BASE_RECIPE),
     ]);
-    expect(tags.size).toBe(3);
+    expect(tags.size).toBe(4);
   });
 });
