@@ -1,14 +1,22 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { nodeThreadsCpu, nodeThreadsCpuDelta, threadCpuOf, type ThreadCpu } from '../../../bench/process-cpu.js';
 
-/** Busy for `ms` of this process's CPU time (not the wall clock, which a loaded machine stretches). */
+/**
+ * This thread's own CPU time in ms, from /proc/thread-self/stat (utime and stime, in 10 ms ticks): not the
+ * process's, which counts its other threads too (the GC's, the thread pool's, busy with other files' work).
+ */
+function threadCpuMs(): number {
+  const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // stat(5) fields 14 and 15
+}
+
+/** Busy for `ms` of this thread's CPU time (not the wall clock, which a loaded machine stretches). */
 function spin(ms: number): void {
-  const start = process.cpuUsage();
-  for (;;) {
-    const used = process.cpuUsage(start);
-    if (used.user + used.system >= ms * 1000) return;
-  }
+  const start = threadCpuMs();
+  while (threadCpuMs() - start < ms);
 }
 
 describe('per-thread CPU from /proc schedstat', () => {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../support/cli.js';
+import { main } from '../../../src/main.js';
+import { callMain, type CliResult } from '../../support/cli.js';
 
 const good = `apiVersion: prediction.endpoint-operator.dev/v1
 kind: PredictionEndpoint
@@ -46,16 +47,17 @@ function tempFile(name: string, text: string): string {
   return file;
 }
 
-// Each case spawns the CLI as a user would; a process start costs about a second on a loaded 2-core machine.
-describe('endpoint-operator validate', { timeout: 60_000 }, () => {
+const cli = (args: string[], opts: { input?: string } = {}): Promise<CliResult> => callMain(main, args, opts);
+
+describe('endpoint-operator validate', () => {
   it('prints "Kind namespace/name: ok" and exits 0 when every object is valid', async () => {
-    const r = await runCli(['validate', '-f', tempFile('ok.yaml', good)]);
+    const r = await cli(['validate', '-f', tempFile('ok.yaml', good)]);
     expect(r.stdout).toContain('PredictionEndpoint team-a/churn: ok');
     expect(r.code).toBe(0);
   });
 
   it('prints one line per error with field, detail and value, and exits 1', async () => {
-    const r = await runCli(['validate', '-f', tempFile('bad.yaml', `${good}---\n${badSplit}`)]);
+    const r = await cli(['validate', '-f', tempFile('bad.yaml', `${good}---\n${badSplit}`)]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('PredictionEndpoint team-a/churn: ok');
     expect(r.stdout).toContain('PredictionEndpoint team-a/churn-bad: invalid');
@@ -63,13 +65,13 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
   });
 
   it('reads stdin with -f - and reports other kinds as skipped', async () => {
-    const r = await runCli(['validate', '-f', '-'], { input: `${configMap}---\n${good}` });
+    const r = await cli(['validate', '-f', '-'], { input: `${configMap}---\n${good}` });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('ConfigMap team-a/settings: skipped');
   });
 
   it('writes the JSON contract with -o json', async () => {
-    const r = await runCli(['validate', '-o', 'json', '-f', tempFile('mixed.yaml', `${badSplit}---\n${configMap}`)]);
+    const r = await cli(['validate', '-o', 'json', '-f', tempFile('mixed.yaml', `${badSplit}---\n${configMap}`)]);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as Record<string, unknown>[];
     expect(report).toHaveLength(2);
@@ -97,7 +99,7 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
     const file = tempFile('a.yaml', good);
     writeFileSync(join(file, '..', 'b.yml'), badSplit);
     writeFileSync(join(file, '..', 'notes.txt'), 'not a manifest');
-    const r = await runCli(['validate', '-f', join(file, '..')]);
+    const r = await cli(['validate', '-f', join(file, '..')]);
     expect(r.code).toBe(1);
     expect(r.stdout.split('\n').filter((l) => /: (ok|invalid)$/.test(l))).toHaveLength(2);
   });
@@ -115,14 +117,14 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
         },
       ],
     });
-    const r = await runCli(['validate', '-f', tempFile('list.json', list)]);
+    const r = await cli(['validate', '-f', tempFile('list.json', list)]);
     expect(r.stdout).toContain('PredictionEndpoint n/a: ok');
     expect(r.code).toBe(0);
   });
 
   it('exits 2 and names the file and line on a YAML syntax error', async () => {
     const file = tempFile('broken.yaml', 'apiVersion: v1\nkind: [ConfigMap\nmetadata: {}\n');
-    const r = await runCli(['validate', '-f', file]);
+    const r = await cli(['validate', '-f', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(file);
     expect(r.stderr).toMatch(/line \d+/);
@@ -134,19 +136,19 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
       'deep.yaml',
       `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(5000)}${']'.repeat(5000)}\n`,
     );
-    const r = await runCli(['validate', '-f', file]);
+    const r = await cli(['validate', '-f', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${file}: nested more than 100 levels deep at line 4`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exits 2 on a missing file and on bad usage', async () => {
-    const missing = await runCli(['validate', '-f', '/nonexistent/x.yaml']);
+    const missing = await cli(['validate', '-f', '/nonexistent/x.yaml']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('/nonexistent/x.yaml: no such file or directory');
-    expect((await runCli(['validate'])).code).toBe(2);
-    expect((await runCli(['validate', '--bogus'])).code).toBe(2);
-    expect((await runCli(['validate', '-o', 'xml', '-f', '-'])).code).toBe(2);
+    expect((await cli(['validate'])).code).toBe(2);
+    expect((await cli(['validate', '--bogus'])).code).toBe(2);
+    expect((await cli(['validate', '-o', 'xml', '-f', '-'])).code).toBe(2);
   });
 
   it('reports non-object documents, wrong types, huge strings and deep nesting as errors, never a crash', async () => {
@@ -162,7 +164,7 @@ describe('endpoint-operator validate', { timeout: 60_000 }, () => {
       'kind: PredictionEndpoint\nmetadata: {name: no-api-version}\n',
       'apiVersion: prediction.endpoint-operator.dev/v9\nkind: PredictionEndpoint\nmetadata: {name: future, namespace: n}\nspec: {}\n',
     ];
-    const r = await runCli(['validate', '-o', 'json', '-f', tempFile('hostile.yaml', docs.join('---\n'))]);
+    const r = await cli(['validate', '-o', 'json', '-f', tempFile('hostile.yaml', docs.join('---\n'))]);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as {
@@ -201,13 +203,13 @@ spec:
 
   it('warns about a field the version does not have, and refuses it with --strict', async () => {
     const file = tempFile('typo.yaml', typo);
-    const warned = await runCli(['validate', '-f', file]);
+    const warned = await cli(['validate', '-f', file]);
     expect(warned.code).toBe(0);
     expect(warned.stdout).toContain('RegistryService team-a/checkout: ok');
     expect(warned.stdout).toMatch(
       /^ {2}warning: .*typo\.yaml \(document 1\): spec\.anotations: unknown field: .*prunes.*did you mean spec\.annotations\?$/m,
     );
-    const strict = await runCli(['validate', '--strict', '-f', file]);
+    const strict = await cli(['validate', '--strict', '-f', file]);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toContain('typo.yaml (document 1): RegistryService team-a/checkout: invalid');
     expect(strict.stdout).toMatch(/^ {2}spec\.anotations: unknown field: /m);
@@ -219,7 +221,7 @@ spec:
       join(dir, 'b.yaml'),
       `${orphan}---\n${typo.replace('name: checkout,', 'name: checkout-copy,').replace('  anotations: {team: payments}\n', '')}`,
     );
-    const warned = await runCli(['validate', '-f', dir]);
+    const warned = await cli(['validate', '-f', dir]);
     expect(warned.code).toBe(0);
     expect(warned.stdout).toMatch(
       /warning: .*b\.yaml \(document 1\): spec\.name: manifest set: its parent RegistryService .*services\/ledger.* is not in the set/,
@@ -227,7 +229,7 @@ spec:
     expect(warned.stdout).toMatch(
       /warning: .*b\.yaml \(document 2\): spec\.name: manifest set: RegistryService team-a\/checkout in .*a\.yaml \(document 1\) has the same spec\.name/,
     );
-    const strict = await runCli(['validate', '--strict', '-o', 'json', '-f', dir]);
+    const strict = await cli(['validate', '--strict', '-o', 'json', '-f', dir]);
     expect(strict.code).toBe(1);
     const report = JSON.parse(strict.stdout) as {
       file: string;
@@ -247,22 +249,22 @@ spec:
       ['b.yaml', 1, false, ['spec.name FieldValueNotFound']],
       ['b.yaml', 2, false, ['spec.name FieldValueDuplicate']],
     ]);
-    const partial = await runCli(['validate', '--strict', '--no-set-checks', '-f', dir]);
+    const partial = await cli(['validate', '--strict', '--no-set-checks', '-f', dir]);
     expect(partial.code).toBe(0);
     expect(partial.stdout).not.toContain('manifest set');
   });
 
   it('shows a non-finite number as written in YAML, in text and in JSON', async () => {
     const file = tempFile('inf.yaml', orphan.replace('port: null', 'port: .inf'));
-    const text = await runCli(['validate', '--no-set-checks', '-f', file]);
+    const text = await cli(['validate', '--no-set-checks', '-f', file]);
     expect(text.stdout).toMatch(/^ {2}spec\.port: .*\(\.inf\)$/m);
-    const json = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
+    const json = await cli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
     expect((JSON.parse(json.stdout) as { errors: { value: unknown }[] }[])[0]?.errors[0]?.value).toBe('.inf');
   });
 
   it('cuts a long value in -o json between code points, within its size bound, with its length in characters', async () => {
     const file = tempFile('emoji.yaml', good.replace('Churn model', '🚀'.repeat(3000)));
-    const r = await runCli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
+    const r = await cli(['validate', '--no-set-checks', '-o', 'json', '-f', file]);
     const value = (JSON.parse(r.stdout) as { errors: { detail: string; value: string }[] }[])[0]?.errors[0];
     expect(value?.detail).toBe('3000 characters; at most 128');
     expect(value?.value.length).toBeLessThan(1100);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword, meetsMinimum, parsePhc, PasswordVerifier } from '../../../src/signin/passwords.js';
-import { runCli } from '../../support/cli.js';
+import { main } from '../../../src/main.js';
+import { callMain } from '../../support/cli.js';
 import { IdentityIndex } from '../../../src/signin/identity-index.js';
 import { PARAMS, passwordHash, secret } from './fixtures.js';
 
@@ -69,10 +70,9 @@ describe('passwords', { timeout: 30_000 }, () => {
   });
 });
 
-// Each case starts the CLI from source in a child process (tsx): slow on a busy machine.
-describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
+describe('endpoint-operator hash-password', () => {
   it('reads stdin and prints a PHC string that verifies, without echoing the password', async () => {
-    const r = await runCli(['hash-password'], { input: 'correct horse\n' });
+    const r = await callMain(main, ['hash-password'], { input: 'correct horse\n' });
     expect(r.code, r.stderr).toBe(0);
     const phc = r.stdout.trim();
     expect(phc).not.toContain('correct horse');
@@ -80,9 +80,13 @@ describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
   });
 
   it('prints a Secret manifest with --secret', async () => {
-    const r = await runCli(['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'], {
-      input: 'x',
-    });
+    const r = await callMain(
+      main,
+      ['hash-password', '--secret', 'ana-password', '--namespace', 'shop', '--key', 'pw'],
+      {
+        input: 'x',
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/kind: Secret\n/);
     expect(r.stdout).toContain("pos.endpoint-operator.dev/password: 'true'");
@@ -91,10 +95,10 @@ describe('endpoint-operator hash-password', { timeout: 60_000 }, () => {
   });
 
   it('refuses an empty password and weak parameters', async () => {
-    expect((await runCli(['hash-password'], { input: '' })).code).toBe(1);
-    const weak = await runCli(['hash-password', '--memory-kib', '1024'], { input: 'x' });
+    expect((await callMain(main, ['hash-password'], { input: '' })).code).toBe(1);
+    const weak = await callMain(main, ['hash-password', '--memory-kib', '1024'], { input: 'x' });
     expect(weak.code).toBe(2);
     expect(weak.stderr).toMatch(/OWASP/);
-    expect((await runCli(['hash-password', '--time-cost', 'two'], { input: 'x' })).code).toBe(2);
+    expect((await callMain(main, ['hash-password', '--time-cost', 'two'], { input: 'x' })).code).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDevCli } from '../../../support/cli.js';
+import { main } from '../../../../dev/main.js';
+import { callMain } from '../../../support/cli.js';
 
-describe('endpoint-operator-dev start with a taken port', { timeout: 60_000 }, () => {
+describe('endpoint-operator-dev start with a taken port', () => {
   let taken: Server;
   let port = 0;
 
@@ -18,7 +19,7 @@ describe('endpoint-operator-dev start with a taken port', { timeout: 60_000 }, (
   });
 
   it('stops before starting a control plane, naming the flag that moves the port', async () => {
-    const r = await runDevCli(['start', '--signin-port', String(port)], { timeoutMs: 30_000 });
+    const r = await callMain(main, ['start', '--signin-port', String(port)]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(
       `dev: port ${port} on 127.0.0.1 (the sign-in API) is in use: choose another with --signin-port PORT (0 = any free port)`,
@@ -27,15 +28,13 @@ describe('endpoint-operator-dev start with a taken port', { timeout: 60_000 }, (
   });
 
   it("checks the gateway too, with its own flag (the demo model servers listen in the model host's own namespace)", async () => {
-    const gateway = await runDevCli(['start', '--signin-port', '0', '--gateway-port', String(port)], {
-      timeoutMs: 30_000,
-    });
+    const gateway = await callMain(main, ['start', '--signin-port', '0', '--gateway-port', String(port)]);
     expect(gateway.code, gateway.stderr).toBe(2);
     expect(gateway.stderr).toContain(
       `dev: port ${port} on 127.0.0.1 (the prediction gateway) is in use: choose another with --gateway-port PORT`,
     );
     expect(gateway.stderr).not.toContain('starting the local Kubernetes cluster');
-    const bad = await runDevCli(['start', '--model-ports', '0,70000'], { timeoutMs: 30_000 });
+    const bad = await callMain(main, ['start', '--model-ports', '0,70000']);
     expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain('--model-ports takes port numbers (0..65535), got 70000');
   });
