@@ -384,7 +384,9 @@ describe('containerSpec models on the real node', () => {
         expect.objectContaining({ name: ARTIFACT_VOLUME, mountPath: MOUNT_PATH, readOnly: true }),
       );
       expect(container.env).toContainEqual({ name: 'AIP_STORAGE_URI', value: MOUNT_PATH });
-      const files = await s.k(['exec', `pod/${pod?.metadata.name}`, '--', 'ls', MOUNT_PATH]);
+      // The image has python3 but no coreutils (docs/container-image.md): the server's own interpreter lists it.
+      const list = 'import os, sys; print("\\n".join(os.listdir(sys.argv[1])))';
+      const files = await s.k(['exec', `pod/${pod?.metadata.name}`, '--', 'python3', '-c', list, MOUNT_PATH]);
       expect(files.code, files.stderr).toBe(0);
       expect(files.stdout.split('\n').filter(Boolean).sort()).toEqual(['model-settings.json', 'model.joblib']);
     }
