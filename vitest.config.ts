@@ -1,12 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-/** The integration files that run pods on the real node (the `real-node` project): `*-on-real-node.test.ts`. */
-const REAL_NODE_FILES = [
-  'test/integration/**/*-on-real-node.test.ts',
-  'test/integration/control-plane/real-node.test.ts',
-  'test/integration/dev/dev.test.ts',
-];
-
 export default defineConfig({
   test: {
     projects: [
@@ -31,7 +24,6 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          exclude: REAL_NODE_FILES,
           environment: 'node',
           // One real control plane (etcd + kube-apiserver) serves the whole run.
           globalSetup: ['test/integration/global-setup.ts'],
@@ -39,22 +31,6 @@ export default defineConfig({
           hookTimeout: 600_000,
           // Files share one apiserver; each works in its own namespace, but two
           // cores cannot run many operators at once without timing noise.
-          fileParallelism: false,
-        },
-      },
-      {
-        // The files that run pods on the machine's one real node, each with its own control plane. The node is
-        // taken by one run at a time (a file lock), so they run one after another; `npm run test:integration` runs
-        // this project beside `integration` (test/run-integration.ts), as their time is mostly spent waiting on
-        // pods, images and Python servers while the other project's files work.
-        test: {
-          name: 'real-node',
-          include: REAL_NODE_FILES,
-          environment: 'node',
-          // Some of them use the run's shared cluster too (kubectl of its release, its admin).
-          globalSetup: ['test/integration/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 600_000,
           fileParallelism: false,
         },
       },
