@@ -148,7 +148,10 @@ describe('the traffic split', () => {
     ]);
     expect(patched.code, patched.stderr).toBe(0);
     const at = performance.now();
-    await sleep(3000);
+    // The share is measured over the calls started from 1 s after the patch: run until there are over 200 of them
+    // (2 s at a quiet machine's rate; a busy one answered 78 in those 2 s), for at most 30 s.
+    const startedAfter = (): number => run.samples.filter((s) => s.start > at + 1000).length;
+    while (startedAfter() <= 200 && performance.now() < at + 30_000) await sleep(250);
     await run.stop();
     expect(run.samples.filter((s) => s.status !== 200)).toEqual([]);
     const after = run.samples.filter((s) => s.start > at + 1000);
