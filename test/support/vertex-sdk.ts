@@ -77,49 +77,47 @@ export function startNotebookKernel(py: PythonPackages, gateway: SdkGateway, tok
     output.push(line);
     if (output.length > 200) output.shift();
   };
-  const results: string[] = [];
-  let wake: (() => void) | undefined;
+  /** The cell waiting for its answer: settled by its answer line, the kernel's exit, or its timeout. */
+  let waiting: { readonly answer: (line: string) => void; readonly fail: (why: string) => void } | undefined;
   let exited: string | undefined;
   createInterface({ input: child.stdout }).on('line', (line) => {
-    if (line.startsWith(RESULT_PREFIX)) results.push(line.slice(RESULT_PREFIX.length));
+    if (line.startsWith(RESULT_PREFIX)) waiting?.answer(line.slice(RESULT_PREFIX.length));
     else keep(line);
-    wake?.();
   });
   createInterface({ input: child.stderr }).on('line', keep);
   const ended = new Promise<void>((resolve) =>
     child.once('close', (code, signal) => {
       exited = `the notebook kernel exited (${signal ?? `code ${code}`})`;
-      wake?.();
+      waiting?.fail(exited);
       resolve();
     }),
   );
-  let busy = false;
   return {
-    run: async (step, args, timeoutMs) => {
-      if (busy) throw new Error('a notebook kernel runs one cell at a time');
-      busy = true;
-      try {
+    run: (step, args, timeoutMs) =>
+      new Promise((resolve, reject) => {
+        if (waiting !== undefined) throw new Error('a notebook kernel runs one cell at a time');
+        if (exited !== undefined) throw new Error(exited);
+        const timer = setTimeout(() => {
+          // A cell that ran past its time may still answer later: no later cell may read that answer.
+          child.kill('SIGKILL');
+          waiting?.fail(`the cell ${step} ran past ${timeoutMs} ms`);
+        }, timeoutMs);
+        const settled = (): void => {
+          clearTimeout(timer);
+          waiting = undefined;
+        };
+        waiting = {
+          answer: (line) => {
+            settled();
+            resolve(JSON.parse(line) as Record<string, unknown>);
+          },
+          fail: (why) => {
+            settled();
+            reject(new Error(`${why}; its last output:\n${output.slice(-40).join('\n')}`));
+          },
+        };
         child.stdin.write(`${JSON.stringify({ step, args })}\n`);
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const line = results.shift();
-          if (line !== undefined) return JSON.parse(line) as Record<string, unknown>;
-          const why = exited ?? (Date.now() > deadline ? `the cell ${step} ran past ${timeoutMs} ms` : undefined);
-          if (why !== undefined) {
-            // A cell that ran past its time may still answer later: no later cell may read that answer.
-            child.kill('SIGKILL');
-            throw new Error(`${why}; its last output:\n${output.slice(-40).join('\n')}`);
-          }
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now())));
-          });
-          wake = undefined;
-        }
-      } finally {
-        busy = false;
-      }
-    },
+      }),
     close: async () => {
       child.stdin.end();
       const killer = setTimeout(() => child.kill('SIGKILL'), 5_000);
