@@ -31,16 +31,14 @@
  *
  * Needs dist/ (`npm run build`; `npm run bench` builds). Bounded in count and time; loopback only.
  */
-import { rm, writeFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { messageFromJson, messageType } from '../src/gateway/grpc/services.js';
-import { testGatewayTls } from '../test/support/gateway-tls.js';
+import { testGatewayTls, writeGatewayTlsFiles } from '../test/support/gateway-tls.js';
 import { meanInterval } from './bootstrap.js';
 import {
   openLoop,
@@ -197,11 +195,8 @@ async function driver(): Promise<void> {
   const latencyBlocks = Number(values['latency-blocks']);
   if (rounds < 1) throw new Error('--rounds must be at least 1');
   const tls = await testGatewayTls();
-  const tlsDir = dirname(tls.caFile);
-  const certFile = join(tlsDir, 'tls.crt');
-  const keyFile = join(tlsDir, 'tls.key');
-  await writeFile(certFile, tls.cert);
-  await writeFile(keyFile, tls.key, { mode: 0o600 });
+  const tlsFiles = await writeGatewayTlsFiles(tls);
+  const { certFile, keyFile } = tlsFiles;
   const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 128, ca: tls.ca });
   const sessions: ClientHttp2Session[] = [];
   try {
@@ -510,7 +505,7 @@ async function driver(): Promise<void> {
     for (const s of sessions) s.close();
     httpsAgent.destroy();
     httpAgent.destroy();
-    await rm(tlsDir, { recursive: true, force: true });
+    await tlsFiles.remove();
   }
 }
 

@@ -14,7 +14,12 @@ import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
 import { runVertexGoClient } from '../../support/vertex-go-client.js';
-import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import {
+  testGatewayTls,
+  writeGatewayTlsFiles,
+  type TestGatewayTls,
+  type TestGatewayTlsFiles,
+} from '../../support/gateway-tls.js';
 import { applyCallerRoles, bindRole, createServiceAccount, mintToken } from '../../support/service-accounts.js';
 import {
   apply,
@@ -34,6 +39,7 @@ let gateway: GatewayServer;
 let modelServer: http.Server;
 let port = 0;
 let tls: TestGatewayTls;
+let tlsFiles: TestGatewayTlsFiles | undefined;
 let endpointName = '';
 let https: Agent;
 const tokens: Record<string, string | undefined> = {};
@@ -76,6 +82,7 @@ async function grpcCall(token: string | undefined): Promise<{ code: number; deta
 beforeAll(async () => {
   process.env['METADATA_SERVER_DETECTION'] = 'none';
   tls = await testGatewayTls();
+  tlsFiles = await writeGatewayTlsFiles(tls);
   https = new Agent({ connect: { ca: tls.ca } });
   env = await setUpNamespace(await createTestNamespace('gateway-grpc-auth'));
   const ns = env.namespace;
@@ -115,6 +122,7 @@ afterAll(async () => {
   await new Promise((r) => modelServer?.close(r));
   await https?.close();
   await env?.operator.stop();
+  await tlsFiles?.remove();
 });
 
 describe('gRPC is authorised exactly as REST', () => {
@@ -156,11 +164,21 @@ describe('gRPC is authorised exactly as REST', () => {
       { method: 'GetEndpoint' as const, name: endpointName },
     ];
     const address = `localhost:${port}`;
-    const [predicted, got] = await runVertexGoClient({ address, caFile: tls.caFile, token: tokens.bound ?? '', calls });
+    const [predicted, got] = await runVertexGoClient({
+      address,
+      caFile: tlsFiles?.caFile ?? '',
+      token: tokens.bound ?? '',
+      calls,
+    });
     expect(predicted?.error, JSON.stringify(predicted)).toBeUndefined();
     expect(predicted?.response).toMatchObject({ predictions: [0.5], deployedModelId: '1' });
     expect(got?.response).toMatchObject({ name: endpointName, trafficSplit: { '1': 100 } });
-    const refused = await runVertexGoClient({ address, caFile: tls.caFile, token: tokens.unbound ?? '', calls });
+    const refused = await runVertexGoClient({
+      address,
+      caFile: tlsFiles?.caFile ?? '',
+      token: tokens.unbound ?? '',
+      calls,
+    });
     expect(refused.map((a) => a.error?.code)).toEqual([7, 7]);
   }, 1_800_000);
 });

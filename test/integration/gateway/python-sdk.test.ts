@@ -11,7 +11,12 @@ import type { RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { ensurePythonPackages, type PythonPackages } from '../../../dev/models/python-packages.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { createTestNamespace } from '../../support/cluster.js';
-import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import {
+  testGatewayTls,
+  writeGatewayTlsFiles,
+  type TestGatewayTls,
+  type TestGatewayTlsFiles,
+} from '../../support/gateway-tls.js';
 import { runVertexSdk } from '../../support/vertex-sdk.js';
 import { apply, deployFraudSplit, CapturedLog, setUpNamespace, startGateway, type GatewayEnv } from './harness.js';
 
@@ -21,6 +26,7 @@ let env: GatewayEnv;
 let servers: readonly RunningDemoModelServer[] = [];
 let gateway: GatewayServer;
 let tls: TestGatewayTls;
+let tlsFiles: TestGatewayTlsFiles | undefined;
 let port = 0;
 let endpointName = '';
 const log = new CapturedLog();
@@ -29,11 +35,13 @@ const instances = [{ amount: 1800, hourOfDay: 2, foreignMerchant: 1, cardPresent
 // The SDK's answers, read field by field.
 type SdkAnswer = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const sdk = (...args: string[]): Promise<SdkAnswer> => runVertexSdk<SdkAnswer>(py, { port, caFile: tls.caFile }, args);
+const sdk = (...args: string[]): Promise<SdkAnswer> =>
+  runVertexSdk<SdkAnswer>(py, { port, caFile: tlsFiles?.caFile ?? '' }, args);
 
 beforeAll(async () => {
   py = await ensurePythonPackages('aiplatform-sdk', (line) => console.error(`[python] ${line}`));
   tls = await testGatewayTls();
+  tlsFiles = await writeGatewayTlsFiles(tls);
   env = await setUpNamespace(await createTestNamespace('gateway-python-sdk'));
   const ns = env.namespace;
   ({ endpointName, servers } = await deployFraudSplit(ns));
@@ -53,6 +61,7 @@ afterAll(async () => {
   await gateway?.close();
   for (const server of servers) await server.close();
   await env?.operator.stop();
+  await tlsFiles?.remove();
 });
 
 describe("Google's Python SDK with its defaults", () => {

@@ -8,8 +8,7 @@
  * test, not a dashboard in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertExpressions } from '../../../src/deploy/alerts.js';
@@ -20,7 +19,7 @@ import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
-import { testGatewayTls } from '../../support/gateway-tls.js';
+import { testGatewayTls, writeGatewayTlsFiles, type TestGatewayTlsFiles } from '../../support/gateway-tls.js';
 import { PrometheusServer } from '../../support/prometheus-server.js';
 import {
   applyCallerRoles,
@@ -66,6 +65,7 @@ let prometheus: PrometheusServer | undefined;
 let model: RunningDemoModelServer | undefined;
 let gatewayUrl = '';
 let gatewayClient: Agent;
+let tlsFiles: TestGatewayTlsFiles | undefined;
 /** The fraud endpoint's path and the caller's header, for calls after the first ones. */
 let fraudPath = '';
 let callerAuth: Record<string, string> = {};
@@ -166,16 +166,14 @@ beforeAll(async () => {
   ]);
   // The gateway as the chart runs it: TLS from the certificate files of its Secret (its expiry is a metric and an alert).
   const tls = await testGatewayTls();
-  const tlsDir = dirname(tls.caFile);
-  await writeFile(join(tlsDir, 'tls.crt'), tls.cert);
-  await writeFile(join(tlsDir, 'tls.key'), tls.key);
+  tlsFiles = await writeGatewayTlsFiles(tls);
   gatewayClient = new Agent({ connect: { ca: tls.ca } });
   startCli('gateway', [
     'gateway',
     '--tls-cert-file',
-    join(tlsDir, 'tls.crt'),
+    tlsFiles.certFile,
     '--tls-key-file',
-    join(tlsDir, 'tls.key'),
+    tlsFiles.keyFile,
     '--kubeconfig',
     kubeconfig,
     '--namespaces',
@@ -260,6 +258,7 @@ afterAll(async () => {
   }
   await prometheus?.stop();
   await model?.close();
+  await tlsFiles?.remove();
   // The operator registered its webhooks by URL on this process's ports: take them out of the shared cluster.
   const client = testClient();
   await uninstallWebhooks(client, DEFAULT_WEBHOOK_SETTINGS.configurationName);

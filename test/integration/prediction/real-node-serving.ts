@@ -27,7 +27,7 @@ import { MACHINE_TYPES_CONFIGMAP, MACHINE_TYPES_KEY } from '../../../src/deploy/
 import { installCrds } from '../../../src/operator/crds.js';
 import { startOperator, type RunningOperator } from '../../../src/operator/start.js';
 import { kubectl, type KubectlResult } from '../../support/cluster.js';
-import { testGatewayTls, type TestGatewayTls } from '../../support/gateway-tls.js';
+import { testGatewayTls, writeGatewayTlsFiles, type TestGatewayTls } from '../../support/gateway-tls.js';
 import { REAL_NODE_CATALOGUE, startRealNodeCluster } from '../../support/real-node.js';
 import { runVertexSdk, startNotebookKernel, type NotebookKernel } from '../../support/vertex-sdk.js';
 
@@ -69,6 +69,8 @@ export interface RealNodeGateway {
   readonly gatewayUrl: string;
   readonly gatewayPort: number;
   readonly tls: TestGatewayTls;
+  /** The gateway's CA as a file, for the Python SDK's processes. */
+  readonly caFile: string;
   readonly agent: Agent;
   /** kubectl against this plane, in the test namespace unless the arguments name another. */
   k(args: readonly string[], input?: string): Promise<KubectlResult>;
@@ -172,12 +174,15 @@ export async function startRealNodeGateway(
     };
     const agent = new Agent({ connections: 32, connect: { ca: tls.ca } });
     stops.push(() => agent.close());
+    const tlsFiles = await writeGatewayTlsFiles(tls);
+    stops.push(() => tlsFiles.remove());
     return {
       plane,
       namespace,
       gatewayUrl: `https://127.0.0.1:${port}`,
       gatewayPort: port,
       tls,
+      caFile: tlsFiles.caFile,
       agent,
       k,
       restartGateway,
@@ -217,9 +222,9 @@ export async function startRealNodeServing(
       ...served,
       images,
       expected,
-      sdk: (...args) => runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, args),
+      sdk: (...args) => runVertexSdk(sdkPython, { port: served.gatewayPort, caFile: served.caFile }, args),
       notebookKernel: (token) =>
-        startNotebookKernel(sdkPython, { port: served.gatewayPort, caFile: served.tls.caFile }, token),
+        startNotebookKernel(sdkPython, { port: served.gatewayPort, caFile: served.caFile }, token),
     };
   } catch (err) {
     await served.stop();
