@@ -45,9 +45,9 @@ export class CustomMetricsAdapter {
     const api = await AggregatedApi.start({
       what: 'the custom-metrics adapter',
       binary,
-      args: ({ securePort, certDir }) => [
+      args: ({ address, securePort, certDir }) => [
         `--secure-port=${securePort}`,
-        '--bind-address=127.0.0.1',
+        `--bind-address=${address}`,
         `--cert-dir=${certDir}`,
         `--lister-kubeconfig=${kubeconfig}`,
         `--authentication-kubeconfig=${kubeconfig}`,
