@@ -42,7 +42,7 @@ import { ensureGhz } from '../../support/ghz.js';
 import { ensureH2load } from '../../support/h2load.js';
 import { ensureMetricsServer, MetricsServer } from '../../support/metrics-server.js';
 import { ON_REAL_NODE } from '../../../dev/cluster/real-node/node-config.js';
-import { callsPerModel, gatewayAutoscaler, gatewayDisruptionBudget, startPredictStreams, type DisruptionStatus, type PredictStreams } from './gateway-fleet.js';
+import { callsPerModel, eventLoopStalls, gatewayAutoscaler, gatewayDisruptionBudget, startPredictStreams, type DisruptionStatus, type PredictStreams } from './gateway-fleet.js';
 
 const EXAMPLES_NS = 'endpoint-demo';
 const LEASE = 'endpoint-operator-leader';
@@ -368,6 +368,8 @@ describe('the chart installed by Helm, its pods on the real node', () => {
           // the two streams' calls in flight at either reading), so the fleet's within 1 per 100.
           const three = await runningPods(GATEWAY);
           expect(three).toHaveLength(3);
+          const stalls = await eventLoopStalls(three, metricsToken);
+          console.log(`[chart] longest event-loop stall of each gateway pod under the load: ${[...stalls.values()].map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`);
           const before = await callsPerModel(three, metricsToken, EXAMPLES_NS, 'iris');
           const spread = await runArm('rest-h1', { ...target, podUids: three.map((p) => p.metadata.uid) }, { calls: 1000, concurrency: 24, connections: 24 });
           expect([spread.calls, spread.ok, spread.failures]).toEqual([1000, 1000, '']);
@@ -416,6 +418,11 @@ describe('the chart installed by Helm, its pods on the real node', () => {
       expect(ends.filter((t) => t.exitCode !== 0 || t.seconds >= GRACE_SECONDS)).toEqual([]);
     } catch (err) {
       console.log(`[chart] metrics-server's log:\n${metrics.log.slice(-5_000)}`);
+      for (const p of await pods(EXAMPLES_NS)) {
+        const statuses = (p.status as { containerStatuses?: { name: string; restartCount: number; lastState?: unknown }[] }).containerStatuses ?? [];
+        console.log(`[chart] pod ${p.metadata.name}: ${JSON.stringify(statuses.map((c) => ({ name: c.name, restarts: c.restartCount, last: c.lastState })))}`);
+        console.log((await kubectl(['logs', '-n', EXAMPLES_NS, p.metadata.name, '--all-containers', '--tail=60', '--timestamps'], { kubeconfig: plane.kubeconfigPath })).stdout);
+      }
       throw err;
     } finally {
       await metrics.stop();

@@ -102,6 +102,26 @@ export async function gatewayDisruptionBudget(k: ChartOnRealNode['k']): Promise<
   return { expectedPods, currentHealthy, desiredHealthy, disruptionsAllowed };
 }
 
+/** A gateway pod's /metrics text, read on its health port (pods are reachable by IP here) with `token`. */
+async function podMetrics(pod: Pod, token: string): Promise<string> {
+  const res = await fetch(`http://${pod.status.podIP ?? ''}:${GATEWAY_PORTS.health}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+  if (!res.ok) throw new Error(`GET /metrics of ${pod.metadata.name}: ${res.status}`);
+  return res.text();
+}
+
+/**
+ * Each gateway pod's longest event-loop stall (seconds) since its /metrics was last read: prom-client's
+ * `nodejs_eventloop_lag_max_seconds`, whose histogram a read resets.
+ */
+export async function eventLoopStalls(pods: readonly Pod[], token: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const pod of pods) {
+    const line = (await podMetrics(pod, token)).split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_max_seconds'));
+    out.set(pod.metadata.name, Number(line?.slice(line.lastIndexOf(' ') + 1) ?? Number.NaN));
+  }
+  return out;
+}
+
 /**
  * The calls each gateway pod has routed to each deployed model of endpoint `namespace/endpoint` since it started
  * (pod name → deployed model id → calls), read from its /metrics on the health port (pods are reachable by IP here)
@@ -110,10 +130,8 @@ export async function gatewayDisruptionBudget(k: ChartOnRealNode['k']): Promise<
 export async function callsPerModel(pods: readonly Pod[], token: string, namespace: string, endpoint: string): Promise<Map<string, Map<string, number>>> {
   const out = new Map<string, Map<string, number>>();
   for (const pod of pods) {
-    const res = await fetch(`http://${pod.status.podIP ?? ''}:${GATEWAY_PORTS.health}/metrics`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
-    if (!res.ok) throw new Error(`GET /metrics of ${pod.metadata.name}: ${res.status}`);
     const counts = new Map<string, number>();
-    for (const line of (await res.text()).split('\n')) {
+    for (const line of (await podMetrics(pod, token)).split('\n')) {
       if (!line.startsWith('endpoint_operator_gateway_requests_total{')) continue;
       const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
       if (labels['namespace'] !== namespace || labels['endpoint'] !== endpoint || labels['deployed_model'] === '') continue;
