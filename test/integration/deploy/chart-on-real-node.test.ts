@@ -370,6 +370,14 @@ describe('the chart installed by Helm, its pods on the real node', () => {
           expect(three).toHaveLength(3);
           const stalls = await eventLoopStalls(three, metricsToken);
           console.log(`[chart] longest event-loop stall of each gateway pod under the load: ${[...stalls.values()].map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`);
+          // A Ready pod takes calls once its Service's EndpointSlice lists it and kube-proxy has written that: the
+          // slice is awaited, then kube-proxy's 1 s minimum sync period and a second of margin.
+          const uids = three.map((p) => p.metadata.uid).sort();
+          await eventually('the gateway Service lists the three pods ready', async () => {
+            const ready = await k(['get', 'endpointslices', '-n', NS, '-l', `kubernetes.io/service-name=${GATEWAY_NAME}`, '-o', 'jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.targetRef.uid}{"\\n"}{end}']);
+            return JSON.stringify(ready.split('\n').filter((u) => u !== '').sort()) === JSON.stringify(uids) ? true : undefined;
+          }, 60_000);
+          await new Promise((r) => setTimeout(r, 2_000));
           const before = await callsPerModel(three, metricsToken, EXAMPLES_NS, 'iris');
           const spread = await runArm('rest-h1', { ...target, podUids: three.map((p) => p.metadata.uid) }, { calls: 1000, concurrency: 24, connections: 24 });
           expect([spread.calls, spread.ok, spread.failures]).toEqual([1000, 1000, '']);
@@ -382,7 +390,11 @@ describe('the chart installed by Helm, its pods on the real node', () => {
           const [a, b] = [split.reduce((n, r) => n + r.a, 0), split.reduce((n, r) => n + r.b, 0)];
           expect(a + b).toBeGreaterThanOrEqual(1000);
           expect(Math.abs(a - 0.7 * (a + b))).toBeLessThanOrEqual((a + b) / 100);
-          for (const r of split) expect(Math.abs(r.a - 0.7 * (r.a + r.b)), r.pod).toBeLessThanOrEqual(3);
+          for (const r of split) {
+            // 24 connections spread at random leave a replica without one once in 1 / (2/3)^24, about 17,000 runs.
+            expect(r.a + r.b, `${r.pod}'s calls`).toBeGreaterThan(0);
+            expect(Math.abs(r.a - 0.7 * (r.a + r.b)), r.pod).toBeLessThanOrEqual(3);
+          }
         } else {
           await k(['patch', 'hpa', GATEWAY_NAME, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { minReplicas: 3 } })]);
           await k(['wait', '--for=jsonpath={.status.readyReplicas}=3', '--timeout=120s', '-n', NS, deployment]);
