@@ -135,6 +135,14 @@ async function newLeaf(
  * verifies service-account tokens (the apiserver requires both flags); and a second CA with the front
  * proxy's client certificate, so extension apiservers (a custom-metrics adapter) can be aggregated.
  */
+/**
+ * The kube-apiserver's client certificate for the kubelets, beside the CA in `dir`: the kubelet trusts the CA's client
+ * certificates only, so a program that reads the kubelet for the cluster (metrics-server) presents this one.
+ */
+export function kubeletClientFiles(dir: string): { readonly certFile: string; readonly keyFile: string } {
+  return { certFile: join(dir, 'apiserver-kubelet-client.crt'), keyFile: join(dir, 'apiserver-kubelet-client.key') };
+}
+
 export async function writeCredentials(dir: string): Promise<ControlPlaneCredentials> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const ca = await newAuthority('endpoint-operator dev control plane CA');
@@ -160,8 +168,8 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
     requestHeaderCaFile: join(dir, 'front-proxy-ca.crt'),
     proxyClientCertFile: join(dir, 'front-proxy-client.crt'),
     proxyClientKeyFile: join(dir, 'front-proxy-client.key'),
-    kubeletClientCertFile: join(dir, 'apiserver-kubelet-client.crt'),
-    kubeletClientKeyFile: join(dir, 'apiserver-kubelet-client.key'),
+    kubeletClientCertFile: kubeletClientFiles(dir).certFile,
+    kubeletClientKeyFile: kubeletClientFiles(dir).keyFile,
   };
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   await writeFile(files.caFile, ca.cert.toString('pem') + '\n');

@@ -190,7 +190,7 @@ export function gatewayManifests(values: DeployValues): object[] {
 
 /** The gateway's HorizontalPodAutoscaler: CPU utilisation of the CPU requested (metrics-server's `metrics.k8s.io`). */
 export function gatewayAutoscaler(values: DeployValues): object {
-  const { minReplicas, maxReplicas, targetCPUUtilizationPercentage } = values.gateway.autoscaling;
+  const { minReplicas, maxReplicas, targetCPUUtilizationPercentage, scaleDownStabilizationSeconds } = values.gateway.autoscaling;
   return {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
@@ -200,6 +200,7 @@ export function gatewayAutoscaler(values: DeployValues): object {
       minReplicas,
       maxReplicas,
       metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: targetCPUUtilizationPercentage } } }],
+      behavior: { scaleDown: { stabilizationWindowSeconds: scaleDownStabilizationSeconds } },
     },
   };
 }

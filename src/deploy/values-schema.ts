@@ -55,7 +55,14 @@ const gatewaySchema = z.strictObject({
   limits: z.strictObject({ ...portLimits, maxCallsPerCaller: count, maxBodyBytesPerCaller: count }),
   ...placement,
   podDisruptionBudget: z.strictObject({ maxUnavailable: z.int().min(1) }),
-  autoscaling: z.strictObject({ enabled: z.boolean(), minReplicas: z.int().min(1), maxReplicas: z.int().min(1), targetCPUUtilizationPercentage: z.int().min(1).max(100) }),
+  autoscaling: z.strictObject({
+    enabled: z.boolean(),
+    minReplicas: z.int().min(1),
+    maxReplicas: z.int().min(1),
+    targetCPUUtilizationPercentage: z.int().min(1).max(100),
+    // The HPA's own bounds for behavior.scaleDown.stabilizationWindowSeconds.
+    scaleDownStabilizationSeconds: z.int().min(0).max(3600),
+  }),
 });
 
 export const deployValuesSchema = z.strictObject({

@@ -162,9 +162,11 @@ export interface GatewayValues {
   /**
    * A HorizontalPodAutoscaler (autoscaling/v2) on the gateway's CPU: `targetCPUUtilizationPercentage` of the CPU
    * requested, between `minReplicas` and `maxReplicas`. On, the Deployment has no `replicas` (the HPA owns it, and
-   * an upgrade must not reset it); off, `replicas` is the count.
+   * an upgrade must not reset it); off, `replicas` is the count. `scaleDownStabilizationSeconds` is the HPA's
+   * `behavior.scaleDown.stabilizationWindowSeconds`: it scales down to the highest count it wanted over that window
+   * (Kubernetes' default, 300, keeps a fleet through a short lull; a test wants its scale-down sooner).
    */
-  autoscaling: { enabled: boolean; minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage: number };
+  autoscaling: { enabled: boolean; minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage: number; scaleDownStabilizationSeconds: number };
 }
 
 /** A container's requests and limits. No CPU limit: CFS throttling of a process that is mostly idle only adds latency spikes. */
@@ -227,7 +229,7 @@ export const DEFAULT_DEPLOY_VALUES: DeployValues = {
     tolerations: [],
     podDisruptionBudget: { maxUnavailable: 1 },
     // 70 %: headroom for a burst while a new replica is scheduled and becomes Ready.
-    autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70 },
+    autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 10, targetCPUUtilizationPercentage: 70, scaleDownStabilizationSeconds: 300 },
   },
   reservedPrefixes: [...DEFAULT_RESERVED_PREFIXES],
   leaderElection: true,

@@ -6,10 +6,10 @@ export function running(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
-/** True once something listens on 127.0.0.1:`port`. */
-export function acceptsOnLoopback(port: number): Promise<boolean> {
+/** True once something listens on 127.0.0.1:`port` (or `host`:`port`). */
+export function acceptsOnLoopback(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port }, () => {
+    const socket = connect({ host, port }, () => {
       socket.end();
       resolve(true);
     });

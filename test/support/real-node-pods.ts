@@ -15,7 +15,8 @@ export interface Termination {
 /**
  * Resolves when the kubelet reports `container` of pod `namespace/name` terminated (before it deletes the pod
  * object, the kubelet writes the container's final state): its exit code and how long after the pod's deletion
- * it ended. Call it before whatever deletes the pod.
+ * it ended. Call it before whatever deletes the pod; `signal` gives up on a pod that was not deleted after all (one
+ * of several a scale-down might pick), rejecting with its reason.
  */
 export function awaitTermination(
   kubeconfig: string,
@@ -23,6 +24,7 @@ export function awaitTermination(
   name: string,
   container: string,
   timeoutMs = 60_000,
+  signal?: AbortSignal,
 ): Promise<Termination> {
   // deletionTimestamp is when the grace period runs out: the deletion was asked deletionGracePeriodSeconds before.
   const state = `.status.containerStatuses[?(@.name=="${container}")].state.terminated`;
@@ -39,6 +41,11 @@ export function awaitTermination(
       child.kill('SIGKILL');
       reject(new Error(`pod ${namespace}/${name} did not end within ${timeoutMs} ms: ${err}`));
     }, timeoutMs);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(signal.reason);
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;

@@ -59,6 +59,8 @@ export interface ChartInstallOptions {
   readonly namespaces: readonly string[];
   /** Values beside the image and the real-node placement (merged at the top level). */
   readonly values: Record<string, unknown>;
+  /** The gateway's values beside its real-node placement. */
+  readonly gateway?: Record<string, unknown>;
 }
 
 export async function installChartOnRealNode(o: ChartInstallOptions): Promise<ChartOnRealNode> {
@@ -95,8 +97,8 @@ async function install(o: ChartInstallOptions, image: BuiltImage, modelLocal: st
   const values = {
     image: { repository: operatorImage.repository, tag: operatorImage.tag, pullPolicy: 'IfNotPresent' },
     ...ON_REAL_NODE,
-    gateway: { ...ON_REAL_NODE },
     ...o.values,
+    gateway: { ...ON_REAL_NODE, ...o.gateway },
   };
   const dir = await mkdtemp(join(tmpdir(), 'eo-chart-values-'));
   try {

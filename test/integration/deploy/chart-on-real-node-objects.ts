@@ -61,10 +61,18 @@ export function irisModels(image: string, namespace: string): object[] {
   ];
 }
 
-/** A caller of the gateway with the rights issue 22's authorization checks. */
+/**
+ * Two callers of the gateway with the rights issue 22's authorization checks: `chart-test-caller`, and
+ * `chart-test-load` for a load beside it (the gateway bounds each caller's calls in flight on its own), which also
+ * reads the gateway pods' /metrics as a scraper does (the chart's `endpoint-operator-metrics-reader`).
+ */
 export const CALLER_RBAC = (namespace: string): string => `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: chart-test-caller, namespace: ${namespace}}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: chart-test-load, namespace: ${namespace}}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -78,5 +86,13 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: chart-test-gateway-caller}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: chart-test-gateway-caller}
-subjects: [{kind: ServiceAccount, name: chart-test-caller, namespace: ${namespace}}]
+subjects:
+  - {kind: ServiceAccount, name: chart-test-caller, namespace: ${namespace}}
+  - {kind: ServiceAccount, name: chart-test-load, namespace: ${namespace}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: chart-test-metrics-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: endpoint-operator-metrics-reader}
+subjects: [{kind: ServiceAccount, name: chart-test-load, namespace: ${namespace}}]
 `;

@@ -13,7 +13,6 @@
  * Service from inside the node's network namespace, where kube-proxy's rules are.
  */
 import { join } from 'node:path';
-import { toBinary, type JsonValue } from '@bufbuild/protobuf';
 import yaml from 'js-yaml';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,8 +29,6 @@ import { defaultExamplesDir, loadExampleObjects } from '../../../dev/environment
 import type { ControlPlane } from '../../../dev/cluster/index.js';
 import type { BuiltImage } from '../../../dev/image/build.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
-import { messageFromJson, messageType } from '../../../src/gateway/grpc/services.js';
-import { startCallStream } from '../../support/call-stream.js';
 import { kubectl } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { awaitTermination, type Termination } from '../../support/real-node-pods.js';
@@ -43,19 +40,44 @@ import { IRIS_INSTANCES } from '../../../dev/models/iris-model.js';
 import { ARM_NAMES, ARMS, chartGatewayTarget, runArm } from './gateway-load.js';
 import { ensureGhz } from '../../support/ghz.js';
 import { ensureH2load } from '../../support/h2load.js';
+import { ensureMetricsServer, MetricsServer } from '../../support/metrics-server.js';
+import { ON_REAL_NODE } from '../../../dev/cluster/real-node/node-config.js';
+import { callsPerModel, eventLoopStalls, gatewayAutoscaler, gatewayDisruptionBudget, startPredictStreams, type DisruptionStatus, type PredictStreams } from './gateway-fleet.js';
 
 const EXAMPLES_NS = 'endpoint-demo';
 const LEASE = 'endpoint-operator-leader';
 const GRACE_SECONDS = 30;
 /** Rolling restarts of the gateway under the call streams: 1 in `npm test`; EO_CHART_GATEWAY_RESTARTS=20 repeats it (issue 49). */
 const RESTARTS = Number(process.env['EO_CHART_GATEWAY_RESTARTS'] ?? 1);
-const PREDICT_METHOD = '/google.cloud.aiplatform.v1.PredictionService/Predict';
-const PredictRequest = messageType('google.cloud.aiplatform.v1.PredictRequest');
+/**
+ * Scale-downs of the gateway under the call streams: 1 in `npm test` (out by its own CPU under a load, back when it
+ * stops); EO_CHART_GATEWAY_SCALE_DOWNS=20 repeats the scale-down, the later ones out by the HPA's minReplicas 3 and
+ * back by minReplicas 2 (issue 49).
+ */
+const SCALE_DOWNS = Number(process.env['EO_CHART_GATEWAY_SCALE_DOWNS'] ?? 1);
+/**
+ * The gateway's HPA in this file: the chart's defaults (2 to 10 replicas at 70 % of a 100m request), bounded at 3 so
+ * that a load on two shared cores makes three replicas and no more, and a scale-down window of 15 s rather than
+ * Kubernetes' 300 s so that the test sees the scale-down within a minute of the load's end.
+ */
+/**
+ * The call streams' rate (each, REST and gRPC) while the gateway scales: low enough that they alone let the HPA
+ * scale down. At 15 a second each, three replicas stayed at 61 % of their request (about 5 ms of a loaded machine's
+ * CPU a call), which keeps three (the HPA scales 3 → 2 only at ≤ 46 %).
+ */
+const STREAM_RATE_WHILE_SCALING = 5;
+const AUTOSCALING = { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, maxReplicas: 3, scaleDownStabilizationSeconds: 15 };
 
-/** A PredictRequest for `endpoint`, encoded as the gRPC client sends it (base64 for the caller process). */
-function predictRequest(endpoint: string, instances: JsonValue): string {
-  const message = toBinary(PredictRequest, messageFromJson(PredictRequest, { endpoint, instances }) as never);
-  return Buffer.from(message).toString('base64');
+/** Every call of both streams answered, and the streams ran through `what` rather than stopping at their bound. */
+function expectNoCallLost(what: string, tallies: Awaited<ReturnType<PredictStreams['stop']>>, maxCalls: number): void {
+  for (const [name, result] of Object.entries(tallies)) {
+    console.log(
+      `[chart] ${what}, ${name}: ${result.calls} calls in ${result.seconds.toFixed(1)} s, ${result.ok} answered, ${result.failures.length} failed, ${result.deferred} deferred (the caller's pool full) ${JSON.stringify(result.failures.slice(0, 5))}`,
+    );
+    expect(result.failures, name).toEqual([]);
+    expect(result.calls, name).toBeLessThan(maxCalls);
+    expect(result.ok, name).toBe(result.calls);
+  }
 }
 
 describe('the chart installed by Helm, its pods on the real node', () => {
@@ -67,6 +89,8 @@ describe('the chart installed by Helm, its pods on the real node', () => {
   let backends: RunningDemoBackend[] = [];
   let password: string;
   let callerToken: string;
+  let loadToken: string;
+  let metricsToken: string;
   let caPem: string;
   let expected: number[];
   const started = Date.now();
@@ -82,13 +106,14 @@ describe('the chart installed by Helm, its pods on the real node', () => {
 
   beforeAll(async () => {
     // The load tools are built (ghz: minutes, cold) or installed beside the image build, not inside their test's time.
-    const tools = Promise.all([ensureGhz(), ensureH2load()]);
+    const tools = Promise.all([ensureGhz(), ensureH2load(), ensureMetricsServer()]);
     tools.catch(() => {}); // awaited below; not an unhandled rejection while the chart installs
     const installed = await installChartOnRealNode({
       name: 'chart',
       // The sign-in namespace must exist before the chart's Role in it.
       namespaces: [EXAMPLES_NS],
       values: { signin: { enabled: true, namespace: EXAMPLES_NS } },
+      gateway: { autoscaling: AUTOSCALING },
     });
     ({ image, operatorImage, modelImage, plane, k } = installed);
     client = KubeClient.fromKubeconfig(plane.kubeconfigPath);
@@ -103,6 +128,9 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     await publishDemoBackends(client, backends, plane.modelHost.address);
     await k(['apply', '-f', '-'], CALLER_RBAC(EXAMPLES_NS));
     callerToken = await mintToken(EXAMPLES_NS, 'chart-test-caller', [GATEWAY_AUDIENCE]);
+    loadToken = await mintToken(EXAMPLES_NS, 'chart-test-load', [GATEWAY_AUDIENCE]);
+    // A pod's own token has the kube-apiserver's audience: a scraper's, for /metrics.
+    metricsToken = await mintToken(EXAMPLES_NS, 'chart-test-load', []);
     caPem = await installed.gatewayCa();
     expected = await expectedIris();
     await tools;
@@ -250,23 +278,8 @@ describe('the chart installed by Helm, its pods on the real node', () => {
   });
 
   it('keeps every REST and gRPC call answered through rolling restarts of the gateway, and each old gateway ends with exit 0 in its grace period', async () => {
-    const clusterIP = (await k(['get', 'service', GATEWAY_NAME, '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-    const pe = JSON.parse(await k(['get', 'pe', 'iris', '-n', EXAMPLES_NS, '-o', 'json'])) as { status: { name: string } };
-    const common = {
-      servername: GATEWAY_HOST,
-      caPem,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${callerToken}` },
-      body: JSON.stringify({ instances: IRIS_INSTANCES }),
-      ratePerSecond: 15,
-      maxCalls: 15 * 120 * RESTARTS,
-    };
-    const rest = startCallStream({ ...common, url: `https://${clusterIP}:443/v1/${pe.status.name}:predict` });
-    const grpc = startCallStream({
-      ...common,
-      url: `https://${clusterIP}:443`,
-      grpc: { method: PREDICT_METHOD, messageBase64: predictRequest(pe.status.name, IRIS_INSTANCES.map((i) => [...i])) },
-    });
-    await Promise.all([rest.firstAnswer, grpc.firstAnswer]);
+    const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: 15, seconds: 120 * RESTARTS });
+    await streams.firstAnswers;
     const rounds: string[] = [];
     const ends: (Termination & { round: number; pod: string | undefined })[] = [];
     for (let round = 1; round <= RESTARTS; round++) {
@@ -283,19 +296,9 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     }
     // A few more calls to the new pods alone, then the tallies.
     await new Promise((r) => setTimeout(r, 2_000));
-    const [restResult, grpcResult] = await Promise.all([rest.stop(), grpc.stop()]);
+    const tallies = await streams.stop();
     console.log(`[chart] restarts: ${rounds.join(' | ')}`);
-    for (const [name, result] of [
-      ['REST', restResult],
-      ['gRPC', grpcResult],
-    ] as const) {
-      console.log(
-        `[chart] ${RESTARTS} rolling restart(s) of the gateway, ${name}: ${result.calls} calls in ${result.seconds.toFixed(1)} s, ${result.ok} answered, ${result.failures.length} failed, ${result.deferred} deferred (the caller's pool full) ${JSON.stringify(result.failures.slice(0, 5))}`,
-      );
-      expect(result.failures).toEqual([]);
-      expect(result.calls).toBeLessThan(common.maxCalls); // the stream covered every restart, not stopping at its bound
-      expect(result.ok).toBe(result.calls);
-    }
+    expectNoCallLost(`${RESTARTS} rolling restart(s) of the gateway`, tallies, streams.maxCalls);
     expect(ends.filter((t) => t.exitCode !== 0 || t.seconds >= GRACE_SECONDS)).toEqual([]);
   }, 300_000 * RESTARTS);
 
@@ -325,4 +328,116 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     // The lease lasts 15 s: a released one is taken on the follower's next try (retry period 2 s).
     expect(takeover).toBeLessThan(8);
   }, 120_000);
+  it('scales the gateway out to three replicas on its own CPU under a load and back to two when it stops, every REST and gRPC call answered, the split exact across the replicas, the PDB right at each size', async () => {
+    const metrics = await MetricsServer.start(plane, Object.entries(ON_REAL_NODE.nodeSelector).map(([key, v]) => `${key}=${v}`).join(','));
+    const deployment = `deployment/${GATEWAY_NAME}`;
+    const seconds = (since: number): string => ((Date.now() - since) / 1000).toFixed(1);
+    const pdb = (expectedPods: number): Promise<DisruptionStatus> =>
+      eventually(`the gateway PDB at ${expectedPods} pods`, async () => {
+        const status = await gatewayDisruptionBudget(k);
+        return status.expectedPods === expectedPods && status.currentHealthy === expectedPods ? status : undefined;
+      }, 60_000);
+    try {
+      const top = await eventually('kubectl top shows the gateway pods', async () => {
+        const r = await kubectl(['top', 'pods', '-n', NS, '-l', GATEWAY], { kubeconfig: plane.kubeconfigPath });
+        return r.code === 0 && r.stdout.includes(GATEWAY_NAME) ? r.stdout : undefined;
+      }, 120_000);
+      console.log(`[chart] kubectl top pods:\n${top}`);
+      const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: STREAM_RATE_WHILE_SCALING, seconds: 300 * SCALE_DOWNS });
+      await streams.firstAnswers;
+      const rounds: string[] = [];
+      const ends: (Termination & { cycle: number; pod: string })[] = [];
+      for (let cycle = 1; cycle <= SCALE_DOWNS; cycle++) {
+        const scaling = Date.now();
+        if (cycle === 1) {
+          // A bounded gRPC load (ghz, from another caller) in rounds until the third replica is Ready: the HPA reads
+          // the gateway's CPU from metrics-server one to two scrapes late, and syncs every 15 s.
+          const target = await chartGatewayTarget(k, { caPem, token: loadToken, namespace: EXAMPLES_NS });
+          const deadline = Date.now() + 240_000;
+          let loadCalls = 0;
+          const ready = async (): Promise<number> => Number((await k(['get', deployment, '-n', NS, '-o', 'jsonpath={.status.readyReplicas}'])).trim());
+          while ((await ready()) < 3) {
+            if (Date.now() > deadline) throw new Error(`the gateway did not scale out within 240 s of load (${loadCalls} calls): ${JSON.stringify(await gatewayAutoscaler(k))}`);
+            const f = await runArm('grpc', target, { calls: 1500, concurrency: 8, connections: 4 });
+            expect([f.failed, f.failures], 'the load').toEqual([0, '']);
+            loadCalls += f.calls;
+          }
+          rounds.push(`cycle 1: out to 3 after ${seconds(scaling)} s of load (${loadCalls} gRPC calls; HPA ${JSON.stringify(await gatewayAutoscaler(k))})`);
+          // 1,000 REST calls over 24 connections, which kube-proxy spreads over the three replicas: each replica's
+          // picks keep the split exactly (smooth weighted round-robin: within 1 of 70 % in any run of calls, plus
+          // the two streams' calls in flight at either reading), so the fleet's within 1 per 100.
+          const three = await runningPods(GATEWAY);
+          expect(three).toHaveLength(3);
+          const stalls = await eventLoopStalls(three, metricsToken);
+          console.log(`[chart] longest event-loop stall of each gateway pod under the load: ${[...stalls.values()].map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}`);
+          // A Ready pod takes calls once its Service's EndpointSlice lists it and kube-proxy has written that: the
+          // slice is awaited, then kube-proxy's 1 s minimum sync period and a second of margin.
+          const uids = three.map((p) => p.metadata.uid).sort();
+          await eventually('the gateway Service lists the three pods ready', async () => {
+            const ready = await k(['get', 'endpointslices', '-n', NS, '-l', `kubernetes.io/service-name=${GATEWAY_NAME}`, '-o', 'jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.targetRef.uid}{"\\n"}{end}']);
+            return JSON.stringify(ready.split('\n').filter((u) => u !== '').sort()) === JSON.stringify(uids) ? true : undefined;
+          }, 60_000);
+          await new Promise((r) => setTimeout(r, 2_000));
+          const before = await callsPerModel(three, metricsToken, EXAMPLES_NS, 'iris');
+          const spread = await runArm('rest-h1', { ...target, podUids: three.map((p) => p.metadata.uid) }, { calls: 1000, concurrency: 24, connections: 24 });
+          expect([spread.calls, spread.ok, spread.failures]).toEqual([1000, 1000, '']);
+          const after = await callsPerModel(three, metricsToken, EXAMPLES_NS, 'iris');
+          const split = three.map((p) => {
+            const count = (id: string): number => (after.get(p.metadata.name)?.get(id) ?? 0) - (before.get(p.metadata.name)?.get(id) ?? 0);
+            return { pod: p.metadata.name, a: count('7001'), b: count('7002') };
+          });
+          console.log(`[chart] split over the 1,000 calls (and the streams' meanwhile), per replica 7001/7002: ${split.map((r) => `${r.a}/${r.b}`).join(', ')}`);
+          const [a, b] = [split.reduce((n, r) => n + r.a, 0), split.reduce((n, r) => n + r.b, 0)];
+          expect(a + b).toBeGreaterThanOrEqual(1000);
+          expect(Math.abs(a - 0.7 * (a + b))).toBeLessThanOrEqual((a + b) / 100);
+          for (const r of split) {
+            // 24 connections spread at random leave a replica without one once in 1 / (2/3)^24, about 17,000 runs.
+            expect(r.a + r.b, `${r.pod}'s calls`).toBeGreaterThan(0);
+            expect(Math.abs(r.a - 0.7 * (r.a + r.b)), r.pod).toBeLessThanOrEqual(3);
+          }
+        } else {
+          await k(['patch', 'hpa', GATEWAY_NAME, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { minReplicas: 3 } })]);
+          await k(['wait', '--for=jsonpath={.status.readyReplicas}=3', '--timeout=120s', '-n', NS, deployment]);
+          rounds.push(`cycle ${cycle}: out to 3 by minReplicas in ${seconds(scaling)} s`);
+        }
+        // At three replicas a drain may take one; at two, still one (maxUnavailable 1, not a minAvailable).
+        expect(await pdb(3)).toEqual({ expectedPods: 3, currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1 });
+
+        // The scale-down: the ReplicaSet picks one of the three; each is watched until the others are known to stay.
+        const old = await runningPods(GATEWAY);
+        const giveUp = new AbortController();
+        const ending = old.map((p) =>
+          awaitTermination(plane.kubeconfigPath, NS, p.metadata.name, 'gateway', 300_000, giveUp.signal).then((t) => ({ ...t, cycle, pod: p.metadata.name })),
+        );
+        const settled = Promise.allSettled(ending);
+        const calm = Date.now();
+        if (cycle > 1) await k(['patch', 'hpa', GATEWAY_NAME, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { minReplicas: AUTOSCALING.minReplicas } })]);
+        const ended = await Promise.any(ending);
+        const down = seconds(calm);
+        await k(['wait', '--for=jsonpath={.status.replicas}=2', '--timeout=60s', '-n', NS, deployment]);
+        giveUp.abort(new Error('not the pod the scale-down took'));
+        const gone = (await settled).flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        expect(gone.map((t) => t.pod)).toEqual([ended.pod]);
+        ends.push(...gone);
+        rounds.push(`back to 2 ${down} s after the ${cycle === 1 ? "load's end" : 'minReplicas 2'} (${ended.pod} ended ${ended.seconds.toFixed(1)} s after its deletion, exit ${ended.exitCode} ${ended.reason})`);
+        expect(await pdb(2)).toEqual({ expectedPods: 2, currentHealthy: 2, desiredHealthy: 1, disruptionsAllowed: 1 });
+      }
+      // A few more calls to the two replicas left, then the tallies.
+      await new Promise((r) => setTimeout(r, 2_000));
+      const tallies = await streams.stop();
+      console.log(`[chart] scaling: ${rounds.join(' | ')}`);
+      expectNoCallLost(`${SCALE_DOWNS} scale-down(s) of the gateway`, tallies, streams.maxCalls);
+      expect(ends.filter((t) => t.exitCode !== 0 || t.seconds >= GRACE_SECONDS)).toEqual([]);
+    } catch (err) {
+      console.log(`[chart] metrics-server's log:\n${metrics.log.slice(-5_000)}`);
+      for (const p of await pods(EXAMPLES_NS)) {
+        const statuses = (p.status as { containerStatuses?: { name: string; restartCount: number; lastState?: unknown }[] }).containerStatuses ?? [];
+        console.log(`[chart] pod ${p.metadata.name}: ${JSON.stringify(statuses.map((c) => ({ name: c.name, restarts: c.restartCount, last: c.lastState })))}`);
+        console.log((await kubectl(['logs', '-n', EXAMPLES_NS, p.metadata.name, '--all-containers', '--tail=60', '--timestamps'], { kubeconfig: plane.kubeconfigPath })).stdout);
+      }
+      throw err;
+    } finally {
+      await metrics.stop();
+    }
+  }, 420_000 + 180_000 * SCALE_DOWNS);
 });

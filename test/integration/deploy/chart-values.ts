@@ -36,7 +36,7 @@ export const EVERY_OPTION_ON: DeployValues = {
     limits: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, keepAliveTimeoutSeconds: 30, maxConnections: 10_000, maxCallsPerCaller: 16, maxBodyBytesPerCaller: 12_000_000 },
     nodeSelector: { 'example.com/pool': 'serving' },
     podDisruptionBudget: { maxUnavailable: 2 },
-    autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12, targetCPUUtilizationPercentage: 60 },
+    autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12, targetCPUUtilizationPercentage: 60, scaleDownStabilizationSeconds: 45 },
     tolerations: [{ key: 'example.com/dedicated', operator: 'Equal' as const, value: 'serving', effect: 'NoSchedule' as const }],
   },
 };

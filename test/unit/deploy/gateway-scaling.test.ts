@@ -33,6 +33,8 @@ describe('the gateway HorizontalPodAutoscaler', () => {
         minReplicas: 2,
         maxReplicas: 10,
         metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+        // Kubernetes' own default, written out so that a value changes it.
+        behavior: { scaleDown: { stabilizationWindowSeconds: 300 } },
       },
     });
     // A replicas field would be applied on every upgrade, resetting what the HPA chose.
@@ -40,8 +42,16 @@ describe('the gateway HorizontalPodAutoscaler', () => {
   });
 
   it('follows the values, and when off leaves the count to gateway.replicas', () => {
-    const scaled = deployManifests(withGateway({ autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 30, targetCPUUtilizationPercentage: 50 } }));
-    expect(must(scaled, 'HorizontalPodAutoscaler', GATEWAY).spec).toMatchObject({ minReplicas: 3, maxReplicas: 30, metrics: [{ resource: { target: { averageUtilization: 50 } } }] });
+    const scaled = deployManifests(withGateway({ autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 30, targetCPUUtilizationPercentage: 50, scaleDownStabilizationSeconds: 20 } }));
+    expect(must(scaled, 'HorizontalPodAutoscaler', GATEWAY).spec).toMatchObject({
+      minReplicas: 3,
+      maxReplicas: 30,
+      metrics: [{ resource: { target: { averageUtilization: 50 } } }],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 20 } },
+    });
+    const window = (seconds: number): boolean =>
+      deployValuesSchema.safeParse(withGateway({ autoscaling: { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, scaleDownStabilizationSeconds: seconds } })).success;
+    expect([window(0), window(3600), window(-1), window(3601), window(1.5)]).toEqual([true, true, false, false, false]);
     const fixed = deployManifests(withGateway({ replicas: 4, autoscaling: { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, enabled: false } }));
     expect(find(fixed, 'HorizontalPodAutoscaler', GATEWAY)).toBeUndefined();
     expect(must(fixed, 'Deployment', GATEWAY).spec['replicas']).toBe(4);
