@@ -130,12 +130,6 @@ async function newLeaf(
 }
 
 /**
- * A throw-away CA and a serving certificate for 127.0.0.1/localhost signed by it, so clients verify the
- * apiserver against `caFile` instead of skipping TLS verification; the RSA key pair that signs and
- * verifies service-account tokens (the apiserver requires both flags); and a second CA with the front
- * proxy's client certificate, so extension apiservers (a custom-metrics adapter) can be aggregated.
- */
-/**
  * The kube-apiserver's client certificate for the kubelets, beside the CA in `dir`: the kubelet trusts the CA's client
  * certificates only, so a program that reads the kubelet for the cluster (metrics-server) presents this one.
  */
@@ -143,6 +137,12 @@ export function kubeletClientFiles(dir: string): { readonly certFile: string; re
   return { certFile: join(dir, 'apiserver-kubelet-client.crt'), keyFile: join(dir, 'apiserver-kubelet-client.key') };
 }
 
+/**
+ * A throw-away CA and a serving certificate for 127.0.0.1/localhost signed by it, so clients verify the
+ * apiserver against `caFile` instead of skipping TLS verification; the RSA key pair that signs and
+ * verifies service-account tokens (the apiserver requires both flags); and a second CA with the front
+ * proxy's client certificate, so extension apiservers (a custom-metrics adapter) can be aggregated.
+ */
 export async function writeCredentials(dir: string): Promise<ControlPlaneCredentials> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const ca = await newAuthority('endpoint-operator dev control plane CA');
@@ -159,6 +159,7 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   const proxyClient = await newLeaf(frontProxyCa, FRONT_PROXY_CLIENT, 'client');
   const kubeletClient = await newLeaf(ca, KUBELET_CLIENT, 'client');
 
+  const kubeletClientPaths = kubeletClientFiles(dir);
   const files: ControlPlaneCredentials = {
     caFile: join(dir, 'ca.crt'),
     tlsCertFile: join(dir, 'apiserver.crt'),
@@ -168,8 +169,8 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
     requestHeaderCaFile: join(dir, 'front-proxy-ca.crt'),
     proxyClientCertFile: join(dir, 'front-proxy-client.crt'),
     proxyClientKeyFile: join(dir, 'front-proxy-client.key'),
-    kubeletClientCertFile: kubeletClientFiles(dir).certFile,
-    kubeletClientKeyFile: kubeletClientFiles(dir).keyFile,
+    kubeletClientCertFile: kubeletClientPaths.certFile,
+    kubeletClientKeyFile: kubeletClientPaths.keyFile,
   };
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   await writeFile(files.caFile, ca.cert.toString('pem') + '\n');

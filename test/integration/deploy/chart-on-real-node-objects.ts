@@ -11,7 +11,10 @@ import { REAL_NODE_MACHINE_TYPE } from '../../support/real-node.js';
 export interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
   spec: { nodeName?: string; containers: { name: string; image: string }[] };
-  status: { podIP?: string };
+  status: {
+    podIP?: string;
+    containerStatuses?: { name: string; restartCount: number; lastState?: unknown }[];
+  };
 }
 
 type Condition = { type: string; status: string; reason?: string; message?: string };

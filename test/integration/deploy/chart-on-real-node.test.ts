@@ -431,7 +431,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     } catch (err) {
       console.log(`[chart] metrics-server's log:\n${metrics.log.slice(-5_000)}`);
       for (const p of await pods(EXAMPLES_NS)) {
-        const statuses = (p.status as { containerStatuses?: { name: string; restartCount: number; lastState?: unknown }[] }).containerStatuses ?? [];
+        const statuses = p.status.containerStatuses ?? [];
         console.log(`[chart] pod ${p.metadata.name}: ${JSON.stringify(statuses.map((c) => ({ name: c.name, restarts: c.restartCount, last: c.lastState })))}`);
         console.log((await kubectl(['logs', '-n', EXAMPLES_NS, p.metadata.name, '--all-containers', '--tail=60', '--timestamps'], { kubeconfig: plane.kubeconfigPath })).stdout);
       }
