@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// Lets the product's worker threads start on their TypeScript sources (the file says how).
+const setupFiles = ['test/support/source-workers.ts'];
+
 export default defineConfig({
   test: {
     projects: [
@@ -8,6 +11,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          setupFiles,
           // A worker per core, not vitest's default of cores − 1 (one worker on a 2-core machine): much of the
           // tier waits on child processes (the CLI as a user runs it, credential plugins, helm, promtool).
           maxWorkers: '100%',
@@ -25,6 +29,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
+          setupFiles,
           // One real control plane (etcd + kube-apiserver) serves the whole run.
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 120_000,
@@ -51,6 +56,7 @@ export default defineConfig({
             'test/integration/gateway/calls.test.ts',
           ],
           environment: 'node',
+          setupFiles,
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 900_000,

@@ -7,11 +7,10 @@
  * Google front end answers when overloaded). A worker that dies fails its task (a 500) and is replaced.
  */
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { ContainerProtocol } from '../api/prediction/v1/container-spec.js';
 import { Counter } from 'prom-client';
 import { metricsRegistry } from '../base/metrics.js';
-import { startModuleWorker } from '../runtime/module-worker.js';
 import { GoogleApiError, type GoogleStatus } from './google-errors.js';
 import type { ServingModel } from './prediction/json.js';
 
@@ -142,7 +141,8 @@ export class JsonWorkerPool {
   }
 
   private spawn(): Slot {
-    const slot: Slot = { worker: startModuleWorker(import.meta.url, 'json-worker'), busy: undefined };
+    // The compiled json-worker.js beside this module (tests run the sources: test/support/source-workers.ts).
+    const slot: Slot = { worker: new Worker(new URL('./json-worker.js', import.meta.url)), busy: undefined };
     // Idle workers must not keep a stopping process alive; a task in flight has its server's socket doing that.
     slot.worker.unref();
     slot.worker.on('message', (reply: JsonTaskReply) => {

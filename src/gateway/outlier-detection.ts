@@ -56,11 +56,6 @@ export class OutlierDetector {
     if (this.now() - h.ejectedUntil > this.maxEjectionMs) this.health.delete(key);
   }
 
-  /** How many endpoints have failure history (for tests and metrics). */
-  get tracked(): number {
-    return this.health.size;
-  }
-
   failure(key: string, kind: FailureKind): void {
     let h = this.health.get(key);
     if (h === undefined) this.health.set(key, (h = { failures: 0, ejections: 0, ejectedUntil: 0 }));

@@ -56,12 +56,17 @@ describe('OutlierDetector', () => {
 
   it('forgets the history of an endpoint healthy for longer than the longest ejection', () => {
     const { d, tick } = make();
-    d.failure('a', 'connect');
+    const lengths: number[] = [];
+    d.onEject = (_k, until) => lengths.push(until - tick(0));
+    d.failure('a', 'connect'); // ejected for 1000
     tick(1000);
     d.success('a');
-    expect(d.tracked).toBe(1); // recently ejected: a repeat offence still counts double
-    tick(2501);
+    d.failure('a', 'connect'); // recently ejected: a repeat offence counts double
+    tick(2000);
     d.success('a');
-    expect(d.tracked).toBe(0);
+    tick(2501);
+    d.success('a'); // healthy for longer than the cap since its ejection ended
+    d.failure('a', 'connect'); // a first offence again
+    expect(lengths).toEqual([1000, 2000, 1000]);
   });
 });
