@@ -1,4 +1,4 @@
-// Builds containerd, its runc shim and ctr for the local cluster's real node (src/devcluster/node-binaries.ts),
+// Builds containerd, its runc shim and ctr for the local cluster's real node (dev/cluster/real-node/node-binaries.ts),
 // with the build tags no_btrfs no_devmapper no_zfs (snapshotters that need cgo; the node uses overlayfs).
 module endpoint-operator.dev/tools/containerd
 

@@ -1,4 +1,4 @@
-// Builds the etcd server the local Kubernetes 1.37 control plane stores its data in (src/devcluster/binaries.ts).
+// Builds the etcd server the local Kubernetes 1.37 control plane stores its data in (dev/cluster/binaries.ts).
 // go.etcd.io/etcd/server/v3 is itself the main package; its go.mod replaces the etcd modules it needs by
 // sibling directories, which a dependent module cannot see: each is pinned here to the same release.
 module endpoint-operator.dev/tools/etcd

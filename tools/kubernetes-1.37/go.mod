@@ -1,4 +1,4 @@
-// Builds the Kubernetes 1.37 control-plane binaries the local cluster runs (src/devcluster/binaries.ts).
+// Builds the Kubernetes 1.37 control-plane binaries the local cluster runs (dev/cluster/binaries.ts).
 // k8s.io/kubernetes requires its staging modules at v0.0.0 through replace lines to ./staging, which a
 // dependent module cannot see: each is replaced here by its published release of the same minor.
 module endpoint-operator.dev/tools/kubernetes

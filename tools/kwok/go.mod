@@ -1,4 +1,4 @@
-// Builds kwok, which simulates the local cluster's Nodes and Pods (src/devcluster/binaries.ts).
+// Builds kwok, which simulates the local cluster's Nodes and Pods (dev/cluster/binaries.ts).
 module endpoint-operator.dev/tools/kwok
 
 go 1.26.0

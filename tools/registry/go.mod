@@ -1,5 +1,5 @@
 // Builds the CNCF distribution registry, the local registry the real node pulls images from
-// (src/devcluster/registry.ts).
+// (dev/cluster/real-node/registry.ts).
 module endpoint-operator.dev/tools/registry
 
 go 1.26.0
