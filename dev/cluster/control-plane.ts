@@ -104,6 +104,11 @@ export interface StartControlPlaneOptions {
   readonly unthrottledControllerManager?: boolean;
   /** Where the components' loopback ports come from (default: free ones the kernel picks); tests hand out a taken one. */
   readonly ports?: (count: number) => Promise<number[]>;
+  /**
+   * Work that needs the apiserver alone (`dev` installs its CRDs), run while the Nodes join rather than after:
+   * given the admin kubeconfig's path; the start fails if it fails.
+   */
+  readonly whileNodesJoin?: (kubeconfigPath: string) => Promise<void>;
 }
 
 const PORT_ATTEMPTS = 3;
@@ -171,7 +176,7 @@ async function startClusterProcesses(
     await writeFile(kubeconfigPath, renderKubeconfig({ server: api.server, token: tokens.admin, caPem }), {
       mode: 0o600,
     });
-    // The kwok Nodes' components and the real node's kubelet join the apiserver at once.
+    // The kwok Nodes' components and the real node's kubelet join the apiserver at once, beside whileNodesJoin.
     const [nodes] = await allSettledOrThrow([
       startNodeComponents({
         run,
@@ -197,6 +202,7 @@ async function startClusterProcesses(
             kubeProxyToken: tokens.node.kubeProxy,
           }).then((started) => (network.node = started))
         : undefined,
+      opts.whileNodesJoin?.(kubeconfigPath),
     ]);
     const realNode = network.node?.node;
     return {

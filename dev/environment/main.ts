@@ -82,10 +82,19 @@ async function plan(opts: Options): Promise<Plan> {
   return { objects, demo, demoPorts: modelPorts(opts.values, demo.length), realModelImage };
 }
 
-/** The local cluster (or the one --kubeconfig names, with a model host of our own for the demo servers). */
-async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promise<Cluster> {
+/**
+ * The local cluster (or the one --kubeconfig names, with a model host of our own for the demo servers), with
+ * `install` done in it: on the local cluster while its Nodes join.
+ */
+async function startCluster(
+  opts: Options,
+  run: Plan,
+  teardown: Teardown,
+  install: (kubeconfig: string) => Promise<void>,
+): Promise<Cluster> {
   if (opts.kubeconfig !== undefined) {
     say(`using the cluster of ${opts.kubeconfig}`);
+    await install(opts.kubeconfig);
     if (run.demo.length === 0) return { kubeconfig: opts.kubeconfig, plane: undefined, modelHost: undefined };
     const modelHost = await createModelHost(randomBytes(4).toString('hex'));
     teardown.add('the model host', () => removeModelHost(modelHost));
@@ -102,6 +111,7 @@ async function startCluster(opts: Options, run: Plan, teardown: Teardown): Promi
     keepNodeImages: true,
     // A fresh cluster on every start: its controllers start without waiting on their client's rate limit.
     unthrottledControllerManager: true,
+    whileNodesJoin: install,
   });
   teardown.add('the cluster', () => plane.stop());
   const version = await capture(plane.kubectl, ['--kubeconfig', plane.kubeconfigPath, 'version']);
@@ -164,7 +174,14 @@ export async function main(argv: string[]): Promise<number> {
     // Loaded while the cluster starts (on-cluster.ts says why); a failed import is reported where it is awaited.
     const onCluster = import('./on-cluster.js');
     onCluster.catch(() => undefined);
-    const cluster = await startCluster(opts, run, teardown);
+    const install = async (kubeconfig: string): Promise<void> =>
+      (await onCluster).installIntoCluster(kubeconfig, {
+        namespace: opts.namespace,
+        operatorNamespace: opts.operatorNamespace,
+        realNode: opts.realNode,
+        say,
+      });
+    const cluster = await startCluster(opts, run, teardown, install);
     const realModel = await pushRealModel(run);
     const { serveOnCluster } = await onCluster;
     const printed = await serveOnCluster(

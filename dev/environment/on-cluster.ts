@@ -1,6 +1,6 @@
 /**
- * What `npm start` runs on the cluster once it is up: the CRDs, the demo model servers, the gateway, the operator
- * and the examples, then the lines it prints. main.ts imports it while the cluster starts: these are the product's
+ * What `npm start` runs on the cluster: the CRDs (while its Nodes join), then the demo model servers, the gateway,
+ * the operator and the examples, and the lines it prints. main.ts imports it while the cluster starts: these are the product's
  * modules, whose import takes seconds of a busy machine that the cluster's start leaves idle.
  */
 import { mkdirSync } from 'node:fs';
@@ -26,7 +26,6 @@ import { startOperatorProcess, type ProcessConfig, type RunningProcess } from '.
 import { startTelemetry } from '../../src/runtime/telemetry.js';
 import { localWebhookSettings } from '../../src/webhook/settings.js';
 import { cacheRoot, type ControlPlane, type ModelHost } from '../cluster/index.js';
-import { allSettledOrThrow } from '../host/all-settled.js';
 import { applyObject, DEV_FIELD_MANAGER, ensureNamespace } from './apply.js';
 import { watchConvergence } from './convergence.js';
 import {
@@ -86,8 +85,7 @@ export async function serveOnCluster(
   const { say, cluster, realModel } = c;
   const logging = startLogging(teardown);
   const client = KubeClient.fromKubeconfig(cluster.kubeconfig);
-  // The demo servers need nothing of the cluster: they start while the CRDs go in.
-  const [, demoBackends] = await allSettledOrThrow([installIntoCluster(client, c), startDemoServers(c, teardown)]);
+  const demoBackends = await startDemoServers(c, teardown);
   const gateway = await startGateway(client, c, logging.log, teardown);
   const config = operatorConfig(c, gateway);
   const operator = await startOperator(client, config, logging, gateway, signal, teardown, say);
@@ -137,13 +135,23 @@ function startLogging(teardown: Teardown): { log: Logger; logFile: string } {
   return { log, logFile };
 }
 
-async function installIntoCluster(client: KubeClient, c: OnClusterInput): Promise<void> {
+/** What the operator needs in the cluster before it starts; main.ts runs it while the cluster's Nodes join. */
+export interface InstallInput {
+  readonly namespace: string;
+  readonly operatorNamespace: string;
+  readonly realNode: boolean;
+  readonly say: (line: string) => void;
+}
+
+/** The CRDs, the two namespaces, and with the real node the machine catalogue that places the real model on it. */
+export async function installIntoCluster(kubeconfig: string, c: InstallInput): Promise<void> {
+  const client = KubeClient.fromKubeconfig(kubeconfig);
   c.say('installing the CRDs');
   await installCrds(client, { fieldManager: DEV_FIELD_MANAGER });
   await ensureNamespace(client, c.operatorNamespace);
   await ensureNamespace(client, c.namespace);
-  // The catalogue that places the real model on the real node, followed by the operator as under the chart.
-  if (c.realModel !== undefined) await applyObject(client, realNodeCatalogueConfigMap(c.operatorNamespace));
+  // Followed by the operator as under the chart.
+  if (c.realNode) await applyObject(client, realNodeCatalogueConfigMap(c.operatorNamespace));
 }
 
 async function startDemoServers(c: OnClusterInput, teardown: Teardown): Promise<RunningDemoBackend[]> {
@@ -261,9 +269,13 @@ async function applyTheExamples(
   const modelHost = c.cluster.modelHost;
   const password = demoPassword();
   const secrets = await demoSecrets(objects, password);
-  for (const s of secrets) await applyObject(client, s.secret);
+  await Promise.all(secrets.map((s) => applyObject(client, s.secret)));
   c.say(`applying ${objects.length} objects from ${c.examplesDir}`);
-  for (const obj of objects) await applyObject(client, obj);
+  // Namespaces first, then the rest at once, as a GitOps sync applies them: the operator takes its kinds in any
+  // order, and one round trip after another cost seconds before the real model's pods could start.
+  const isNamespace = (o: KubeObject): boolean => o.kind === 'Namespace';
+  await Promise.all(objects.filter(isNamespace).map((o) => applyObject(client, o)));
+  await Promise.all(objects.filter((o) => !isNamespace(o)).map((o) => applyObject(client, o)));
   // The demo servers are not Pods: their selector-less Services get EndpointSlices from us.
   if (modelHost !== undefined) await publishDemoBackends(client, demoBackends, modelHost.address);
   return { password, users: secrets.map((s) => ({ email: s.email, kind: s.kind })) };

@@ -55,29 +55,8 @@ export async function installCrds(
   const kinds = options.kinds ?? allKinds;
   const crds = kinds.map((def) => crdFor(def, options.crdOptions ?? DEFAULT_CRD_OPTIONS));
   const write = options.fieldManager ? { fieldManager: options.fieldManager } : {};
-  for (const crd of crds) {
-    const current = await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name);
-    if (!current) {
-      try {
-        await client.create(CRD_REF, undefined, crd, write);
-        continue;
-      } catch (err) {
-        // Another process created it meanwhile: fall through to a replace with its resourceVersion.
-        if ((err as { reason?: string }).reason !== 'AlreadyExists') throw err;
-      }
-    }
-    const latest = current ?? (await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name));
-    // Keep the conversion settings the webhook installer injected (URL or Service, caBundle).
-    const conversion = latest?.spec?.conversion;
-    const spec = { ...crd.spec, ...(crd.spec.conversion && conversion ? { conversion } : {}) };
-    await client.replace(
-      CRD_REF,
-      undefined,
-      crd.metadata.name,
-      { ...crd, metadata: { ...crd.metadata, resourceVersion: latest?.metadata.resourceVersion }, spec },
-      write,
-    );
-  }
+  // Each CRD is its own object: written at once, not one round trip after another.
+  await Promise.all(crds.map((crd) => writeCrd(client, crd, write)));
   // The Model kind's in-use rule is a ValidatingAdmissionPolicy (model-policy.ts): installed with its CRD.
   if (kinds.includes(modelKind)) {
     for (const obj of modelPolicyObjects) {
@@ -101,30 +80,63 @@ export async function installCrds(
   const waitFor = async (what: string, check: () => Promise<boolean>): Promise<void> => {
     while (!(await check())) {
       if (Date.now() > deadline) throw new Error(`${what} within ${(options.timeoutMs ?? 60_000) / 1000} s`);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 100));
     }
   };
-  for (const crd of crds) {
-    await waitFor(`CRD ${crd.metadata.name} was not Established`, async () => {
-      const got = await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name);
-      return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    });
-  }
+  await Promise.all(
+    crds.map((crd) =>
+      waitFor(`CRD ${crd.metadata.name} was not Established`, async () => {
+        const got = await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name);
+        return got?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+      }),
+    ),
+  );
   // Discovery and the REST handlers lag Established by a moment.
-  for (const def of kinds) {
-    const version = def.versions.find((v) => v.storage)?.name ?? 'v1';
-    await waitFor(`${def.plural}.${def.group} was not served`, () =>
-      client
-        .list(
-          { group: def.group, version, plural: def.plural, namespaced: def.scope !== 'Cluster' },
-          def.scope === 'Cluster' ? undefined : 'default',
-          { limit: 1 },
-        )
-        .then(
-          () => true,
-          () => false,
-        ),
-    );
-  }
+  await Promise.all(
+    kinds.map((def) => {
+      const version = def.versions.find((v) => v.storage)?.name ?? 'v1';
+      return waitFor(`${def.plural}.${def.group} was not served`, () =>
+        client
+          .list(
+            { group: def.group, version, plural: def.plural, namespaced: def.scope !== 'Cluster' },
+            def.scope === 'Cluster' ? undefined : 'default',
+            { limit: 1 },
+          )
+          .then(
+            () => true,
+            () => false,
+          ),
+      );
+    }),
+  );
   return crds;
+}
+
+/** Creates `crd`, or replaces the one there (keeping the conversion settings the webhook installer injected). */
+async function writeCrd(
+  client: KubeClient,
+  crd: CustomResourceDefinition,
+  write: { fieldManager?: string },
+): Promise<void> {
+  const current = await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name);
+  if (!current) {
+    try {
+      await client.create(CRD_REF, undefined, crd, write);
+      return;
+    } catch (err) {
+      // Another process created it meanwhile: fall through to a replace with its resourceVersion.
+      if ((err as { reason?: string }).reason !== 'AlreadyExists') throw err;
+    }
+  }
+  const latest = current ?? (await client.get<CrdState>(CRD_REF, undefined, crd.metadata.name));
+  // Keep the conversion settings the webhook installer injected (URL or Service, caBundle).
+  const conversion = latest?.spec?.conversion;
+  const spec = { ...crd.spec, ...(crd.spec.conversion && conversion ? { conversion } : {}) };
+  await client.replace(
+    CRD_REF,
+    undefined,
+    crd.metadata.name,
+    { ...crd, metadata: { ...crd.metadata, resourceVersion: latest?.metadata.resourceVersion }, spec },
+    write,
+  );
 }
