@@ -1,7 +1,7 @@
 /**
  * What `npm start` runs on the cluster: the CRDs (while its Nodes join), then the demo model servers, the gateway,
- * the operator and the examples, and the lines it prints. main.ts imports it while the cluster starts: these are the product's
- * modules, whose import takes seconds of a busy machine that the cluster's start leaves idle.
+ * the operator and the examples, and the lines it prints. main.ts imports it while the cluster starts: these are the
+ * product's modules, whose import takes seconds of a busy machine that the cluster's start leaves idle.
  */
 import { mkdirSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
