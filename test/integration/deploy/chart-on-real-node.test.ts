@@ -60,13 +60,19 @@ const SCALE_DOWNS = Number(process.env['EO_CHART_GATEWAY_SCALE_DOWNS'] ?? 1);
  * that a load on two shared cores makes three replicas and no more, and a scale-down window of 15 s rather than
  * Kubernetes' 300 s so that the test sees the scale-down within a minute of the load's end.
  */
+const AUTOSCALING = { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, maxReplicas: 3, scaleDownStabilizationSeconds: 15 };
 /**
  * The call streams' rate (each, REST and gRPC) while the gateway scales: low enough that they alone let the HPA
  * scale down. At 15 a second each, three replicas stayed at 61 % of their request (about 5 ms of a loaded machine's
  * CPU a call), which keeps three (the HPA scales 3 → 2 only at ≤ 46 %).
  */
 const STREAM_RATE_WHILE_SCALING = 5;
-const AUTOSCALING = { ...DEFAULT_DEPLOY_VALUES.gateway.autoscaling, maxReplicas: 3, scaleDownStabilizationSeconds: 15 };
+/**
+ * The call streams of the restart and the scaling tests stop by themselves at their test's own timeout, not sooner: a
+ * slow machine then fails a step's deadline, with its reason, rather than outrunning the streams' bound.
+ */
+const RESTARTS_TIMEOUT_MS = 300_000 * RESTARTS;
+const SCALING_TIMEOUT_MS = 420_000 + 180_000 * SCALE_DOWNS;
 
 /** Every call of both streams answered, and the streams ran through `what` rather than stopping at their bound. */
 function expectNoCallLost(what: string, tallies: Awaited<ReturnType<PredictStreams['stop']>>, maxCalls: number): void {
@@ -278,7 +284,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
   });
 
   it('keeps every REST and gRPC call answered through rolling restarts of the gateway, and each old gateway ends with exit 0 in its grace period', async () => {
-    const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: 15, seconds: 120 * RESTARTS });
+    const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: 15, seconds: RESTARTS_TIMEOUT_MS / 1000 });
     await streams.firstAnswers;
     const rounds: string[] = [];
     const ends: (Termination & { round: number; pod: string | undefined })[] = [];
@@ -300,7 +306,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     console.log(`[chart] restarts: ${rounds.join(' | ')}`);
     expectNoCallLost(`${RESTARTS} rolling restart(s) of the gateway`, tallies, streams.maxCalls);
     expect(ends.filter((t) => t.exitCode !== 0 || t.seconds >= GRACE_SECONDS)).toEqual([]);
-  }, 300_000 * RESTARTS);
+  }, RESTARTS_TIMEOUT_MS);
 
   it('stops on SIGTERM (pod deletion) within the grace period with exit code 0, the lease taken by a live replica at once', async () => {
     const operators = await runningPods(OPERATOR);
@@ -343,7 +349,7 @@ describe('the chart installed by Helm, its pods on the real node', () => {
         return r.code === 0 && r.stdout.includes(GATEWAY_NAME) ? r.stdout : undefined;
       }, 120_000);
       console.log(`[chart] kubectl top pods:\n${top}`);
-      const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: STREAM_RATE_WHILE_SCALING, seconds: 300 * SCALE_DOWNS });
+      const streams = await startPredictStreams(k, { caPem, token: callerToken, namespace: EXAMPLES_NS, pe: 'iris', ratePerSecond: STREAM_RATE_WHILE_SCALING, seconds: SCALING_TIMEOUT_MS / 1000 });
       await streams.firstAnswers;
       const rounds: string[] = [];
       const ends: (Termination & { cycle: number; pod: string })[] = [];
@@ -439,5 +445,5 @@ describe('the chart installed by Helm, its pods on the real node', () => {
     } finally {
       await metrics.stop();
     }
-  }, 420_000 + 180_000 * SCALE_DOWNS);
+  }, SCALING_TIMEOUT_MS);
 });
