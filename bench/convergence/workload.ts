@@ -15,6 +15,13 @@ import type { KubeObject, ResourceRef } from '../../src/api/common/kube-object.j
 
 export const PROJECT = 'bench-project';
 export const LOCATION = 'europe-west4';
+/**
+ * The project the DeployedModels' models belong to: not the operator's, so `spec.model` is a name recorded in
+ * status, as a model deployed from another project's registry is. A model of the operator's own project would be
+ * a Model object that the DeployedModel serves with its version's container, one Deployment each: that is B8
+ * (serving.ts), not the convergence of the objects themselves.
+ */
+const MODEL_PROJECT = 'bench-model-registry';
 export const SERVICES = 10;
 
 export interface WorkloadSize {
@@ -52,7 +59,7 @@ export function workload({ endpoints, registryEndpoints }: WorkloadSize): Item[]
       spec: {
         endpointRef: { name: `ep-${i}` },
         id,
-        model: `projects/${PROJECT}/locations/${LOCATION}/models/model-${id}`,
+        model: `projects/${MODEL_PROJECT}/locations/${LOCATION}/models/model-${id}`,
         automaticResources: { minReplicaCount: 1, maxReplicaCount: 2 },
       },
     },
