@@ -163,10 +163,14 @@ async function driver(): Promise<void> {
   const stormRate = Number(values['storm-rate']);
   const stormSeconds = Number(values['storm-seconds']);
   const maxMs = Number(values['max-seconds']) * 1000;
+  const rounds = Number(values.rounds);
+  // The world's bound: the paired blocks and the latency cycles (maxMs each, over all rounds), and the warm-ups,
+  // which have no cap of their own: four arms a round at `rate`, allowed three times that for a loaded machine.
+  const warmUpsMs = rounds * 4 * (Number(values.warmup) / rate) * 1000 * 3;
   await withGatewayBenchWorld(
     'B6-auth',
     { namespace: NS, model: MODEL, resourceName: RESOURCE_NAME },
-    maxMs,
+    2 * maxMs + warmUpsMs,
     (host) => startModelProcess(host, MODEL),
     async ({ plane, client, children }) => {
       // A caller as `npm start` makes one: a ServiceAccount bound to the caller roles, a token for the gateway's audience.
@@ -188,7 +192,6 @@ async function driver(): Promise<void> {
       };
       const path = `/v1/${RESOURCE_NAME}:predict`;
       const bearer = { authorization: `Bearer ${token}` };
-      const rounds = Number(values.rounds);
       const perBlock = Math.ceil(total / blocks);
       const roundFigures: PairFigures[][] = [];
       const latencyRounds: BlockLatencies[] = [];
