@@ -89,6 +89,33 @@ export async function gatewayAutoscaler(k: ChartOnRealNode['k']): Promise<Autosc
   };
 }
 
+/**
+ * Samples, every `intervalMs` until stopped, what the HPA decided and what it read it from: its mean CPU and desired
+ * count, and each gateway pod's CPU in metrics.k8s.io (a pod absent there counts as 100 % of its request when the HPA
+ * would scale down). A scale-down that is slow to come is explained by these lines.
+ */
+export function sampleAutoscaler(k: ChartOnRealNode['k'], intervalMs: number): { stop(): string[] } {
+  const since = Date.now();
+  const lines: string[] = [];
+  const sample = async (): Promise<void> => {
+    const hpa = await gatewayAutoscaler(k);
+    const list = JSON.parse(await k(['get', '--raw', `/apis/metrics.k8s.io/v1beta1/namespaces/${NS}/pods`])) as {
+      items: { metadata: { name: string }; containers: { name: string; usage: { cpu: string } }[] }[];
+    };
+    const pods = list.items
+      .filter((p) => p.metadata.name.startsWith(`${GATEWAY_NAME}-`))
+      .map((p) => `${p.metadata.name.slice(-5)} ${p.containers.map((c) => c.usage.cpu).join('+')}`);
+    lines.push(`${((Date.now() - since) / 1000).toFixed(0)} s: HPA ${hpa.cpuPercent ?? '?'} % → ${hpa.desiredReplicas}/${hpa.currentReplicas}, pods ${pods.join(', ')}`);
+  };
+  const timer = setInterval(() => void sample().catch((err: unknown) => lines.push(String(err))), intervalMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return lines;
+    },
+  };
+}
+
 export interface DisruptionStatus {
   readonly expectedPods: number;
   readonly currentHealthy: number;
