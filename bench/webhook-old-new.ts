@@ -5,10 +5,9 @@
  *
  * Arms, each a compiled webhook server (webhook-server-process.ts) in its own process, on the same certificate:
  *   old (the reference) and oldB (a second old process: the A/A floor);
- *   new, called over HTTP/1.1 as the old one is (the same client, the same connection kind);
- *   newH2, called over one HTTP/2 connection, as kube-apiserver calls it since ALPN offers h2;
- *   `--variant name=root`: another compiled tree (one change toggled), called as new is, or as newH2 when its
- *   name ends in H2.
+ *   new, called over HTTP/1.1 as the old one is (the same client, the same connection kind), which is also how
+ *   kube-apiserver calls it: the port offers no other protocol (src/webhook/server.ts says why);
+ *   `--variant name=root`: another compiled tree (one change toggled), called as new is.
  * The reviews are webhook.ts's (webhook-reviews.ts), in turn. `--rounds` of fresh processes, started and warmed
  * up in an order that rotates with the round. CPU per review: blocks in which every arm is called, review by
  * review in a random order, at `--rate` each (paired-arms.ts everyArmBlocks: per-thread CPU in ns from
@@ -23,7 +22,6 @@
  * Needs dist/ (`npm run build`; `npm run bench` builds). EO_BENCH_CPU_PROF=1 writes each server's V8 profile to
  * /tmp/eo-webhook-old-new-prof/<arm>/. Bounded in count and time; loopback only.
  */
-import { connect, type ClientHttp2Session } from 'node:http2';
 import { Agent, request } from 'node:https';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -102,31 +100,6 @@ function sendHttp1(agent: Agent, port: number, i: number): Promise<Sent> {
   });
 }
 
-function sendHttp2(session: ClientHttp2Session, i: number): Promise<Sent> {
-  return new Promise((resolve, reject) => {
-    const body = bodyOf(i);
-    const started = process.hrtime.bigint();
-    const stream = session.request({
-      ':method': 'POST',
-      ':path': PATH,
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-    });
-    let status = 0;
-    const chunks: Buffer[] = [];
-    stream.on('response', (headers) => (status = Number(headers[':status'])));
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () =>
-      resolve([
-        Number(process.hrtime.bigint() - started) / 1e6,
-        checked(status, Buffer.concat(chunks).toString('utf8')),
-      ]),
-    );
-    stream.on('error', reject);
-    stream.end(body);
-  });
-}
-
 async function driver(): Promise<void> {
   const rate = Number(values.rate);
   const maxMs = Number(values['max-seconds']) * 1000;
@@ -143,7 +116,6 @@ async function driver(): Promise<void> {
   await writeFile(certFile, certs.cert);
   await writeFile(keyFile, certs.key, { mode: 0o600 });
   const agent = new Agent({ keepAlive: true, maxSockets: 16, ca: certs.caBundle });
-  const sessions: ClientHttp2Session[] = [];
   const children: ChildProcess[] = [];
   const deadline = setTimeout(() => {
     console.error(`B4-old-new exceeded ${maxMs / 1000} s; stopping`);
@@ -167,22 +139,14 @@ async function driver(): Promise<void> {
       const { port, pid } = await start(name, root);
       return { name, pid, call: (i) => sendHttp1(agent, port, i) };
     };
-    const http2 = async (name: string, root: string | undefined): Promise<Arm> => {
-      const { port, pid } = await start(name, root);
-      const session = connect(`https://127.0.0.1:${port}`, { ca: certs.caBundle });
-      sessions.push(session);
-      return { name, pid, call: (i) => sendHttp2(session, i) };
-    };
-    // --variant name=root: another compiled tree called as `new` is, or as `newH2` when its name ends in H2 (one
-    // change toggled, to find what moved).
+    // --variant name=root: another compiled tree called as `new` is (one change toggled, to find what moved).
     const starters: [string, () => Promise<Arm>][] = [
       ['old', () => http1('old', oldRoot)],
       ['oldB', () => http1('oldB', oldRoot)],
       ['new', () => http1('new', undefined)],
-      ['newH2', () => http2('newH2', undefined)],
       ...values.variant.map((v): [string, () => Promise<Arm>] => {
         const [name = v, root] = v.split('=', 2);
-        return [name, () => (name.endsWith('H2') ? http2(name, root) : http1(name, root))];
+        return [name, () => http1(name, root)];
       }),
     ];
     const rounds = Number(values.rounds);
@@ -215,7 +179,6 @@ async function driver(): Promise<void> {
           maxMs: maxMs / 2 / rounds,
         }),
       );
-      for (const s of sessions.splice(0)) s.close();
       await stopChildren(children.splice(0));
     }
     const latency = mergeLatencyRounds(latencyRounds);
@@ -265,16 +228,16 @@ async function driver(): Promise<void> {
       return { name, c, l, cpuRatio, p50Ratio };
     });
     const r3 = (x: number): number => Number(x.toFixed(3));
-    const label = { new: 'over HTTP/1.1, as the old one', newH2: 'over HTTP/2, as kube-apiserver calls it' } as const;
     recordResults(
       [
         ...figures.flatMap(({ name, c, l, cpuRatio, p50Ratio }) => {
-          if (name !== 'new' && name !== 'newH2') return [];
-          const id = name === 'new' ? 'http1' : 'http2';
+          if (name !== 'new') return [];
+          const id = 'http1';
+          const label = 'over HTTP/1.1, as the old one and as kube-apiserver calls it';
           return [
             {
               id: `B4.webhook_old_new.${id}.cpu_ratio`,
-              name: `webhook server CPU per review, this checkout ${label[name]} ÷ ${values.old}, same run`,
+              name: `webhook server CPU per review, this checkout ${label} ÷ ${values.old}, same run`,
               value: r3(cpuRatio),
               unit: '×',
               goal: { op: '<=', value: 1.1 } as const,
@@ -282,7 +245,7 @@ async function driver(): Promise<void> {
             },
             {
               id: `B4.webhook_old_new.${id}.p50_ratio`,
-              name: `webhook review latency, median, this checkout ${label[name]} ÷ ${values.old}, same run`,
+              name: `webhook review latency, median, this checkout ${label} ÷ ${values.old}, same run`,
               value: r3(p50Ratio),
               unit: '×',
               goal: { op: '<=', value: 1.1 } as const,
@@ -314,7 +277,6 @@ async function driver(): Promise<void> {
     );
   } finally {
     clearTimeout(deadline);
-    for (const s of sessions) s.close();
     agent.destroy();
     await stopChildren(children);
     await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 /**
  * The one way this process opens an HTTP port: plain HTTP/1.1, or TLS answering HTTP/1.1 and HTTP/2 on the same
- * port (ALPN `h2`, `http/1.1`), as Google's front ends do, so REST and gRPC clients share one address. Every
- * port gets the limits of server-limits.ts (timeouts, connection cap) and, on TLS, HTTP/2's own bounds:
+ * port (ALPN `h2`, `http/1.1`), as Google's front ends do, so REST and gRPC clients share one address; or TLS with
+ * HTTP/1.1 alone (`http2: false`: the webhook port, see its server). Every port gets the limits of
+ * server-limits.ts (timeouts, connection cap) and, with HTTP/2, HTTP/2's own bounds:
  *
  * - streams per connection (`maxConcurrentStreams`) and the header list (`maxHeaderListSize`), refused past them;
  * - the memory a session may hold for a slow reader (`maxSessionMemory`: its streams are refused beyond it);
@@ -17,6 +18,7 @@
  * socket's address by then: such failures share the key 'unknown'.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import http2, { type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { drainBeforeClose } from './drain.js';
@@ -25,7 +27,7 @@ import type { RequestHandler } from './request-types.js';
 import { applyServerLimits, serverTimeoutOptions, type ServerLimits } from './server-limits.js';
 
 export type { AnyRequest, AnyResponse, RequestHandler } from './request-types.js';
-export type NodeServer = http.Server | Http2SecureServer;
+export type NodeServer = http.Server | https.Server | Http2SecureServer;
 
 /** A PEM certificate chain and its key. */
 export interface TlsPair {
@@ -51,6 +53,8 @@ export interface ServerOptions {
   readonly limits: ServerLimits;
   /** TLS with ALPN h2 and http/1.1; absent = plain HTTP/1.1 (an explicit setting: behind a proxy that terminates TLS). */
   readonly tls?: TlsPair | undefined;
+  /** With `tls`: offer HTTP/2 too (ALPN `h2`), the default; false: HTTP/1.1 alone (ALPN `http/1.1`). */
+  readonly http2?: boolean;
   readonly http2Limits?: Http2Limits;
   /** The request id, the duplicate-Host refusal and the access line, done by the port (front-door.ts). */
   readonly front?: FrontDoor;
@@ -90,6 +94,23 @@ export function createServer(options: ServerOptions): NodeServer {
       : withFrontDoor(front, options.onCheckContinue);
   if (options.tls === undefined)
     return createHttpServer({ limits, onRequest, onCheckContinue, drainMs: options.drainMs });
+  if (options.http2 === false) {
+    const server = https.createServer(
+      {
+        cert: options.tls.cert,
+        key: options.tls.key,
+        minVersion: 'TLSv1.2',
+        ALPNProtocols: ['http/1.1'],
+        ...serverTimeoutOptions(limits),
+      },
+      onRequest,
+    );
+    if (onCheckContinue !== undefined) server.on('checkContinue', onCheckContinue);
+    drainBeforeClose(server, options.drainMs ?? 0);
+    applyServerLimits(server, limits);
+    reportTlsErrors(server, options.onTlsError);
+    return server;
+  }
   const h2 = options.http2Limits ?? DEFAULT_HTTP2_LIMITS;
   const server = http2.createSecureServer(
     {
@@ -121,19 +142,21 @@ export function createServer(options: ServerOptions): NodeServer {
   };
   drainBeforeClose(server, options.drainMs ?? 0);
   applyServerLimits(server as unknown as http.Server, limits);
-  const onTlsError = options.onTlsError;
-  if (onTlsError !== undefined) {
-    const lastHeard = new Map<string, number>();
-    server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
-      const client = socket.remoteAddress ?? 'unknown';
-      const now = Date.now();
-      if (now - (lastHeard.get(client) ?? -Infinity) < TLS_ERROR_QUIET_MS) return;
-      if (lastHeard.size > 10_000) lastHeard.clear();
-      lastHeard.set(client, now);
-      onTlsError(client, err);
-    });
-  }
+  reportTlsErrors(server, options.onTlsError);
   return server;
+}
+
+function reportTlsErrors(server: https.Server | Http2SecureServer, onTlsError: ServerOptions['onTlsError']): void {
+  if (onTlsError === undefined) return;
+  const lastHeard = new Map<string, number>();
+  server.on('tlsClientError', (err: Error, socket: TLSSocket) => {
+    const client = socket.remoteAddress ?? 'unknown';
+    const now = Date.now();
+    if (now - (lastHeard.get(client) ?? -Infinity) < TLS_ERROR_QUIET_MS) return;
+    if (lastHeard.size > 10_000) lastHeard.clear();
+    lastHeard.set(client, now);
+    onTlsError(client, err);
+  });
 }
 
 /** Replaces a TLS port's certificate for new connections (rotation); a plain port has none. */

@@ -144,9 +144,13 @@ function readJson(req: AnyRequest, limit: number): Promise<unknown> {
  * The validating (`POST /validate`), mutating (`POST /mutate`) and conversion (`POST /convert`) webhooks over HTTPS, plus
  * `GET /healthz`, on the server factory's port (src/http/server.ts: limits, timeouts, connection cap, request id,
  * duplicate-Host refusal, access line). Every review is answered and logged on one line (its access line, with the
- * review's uid and decision); no input crashes the server. The kube-apiserver's webhook client speaks HTTP/2 when
- * ALPN offers it, as the factory's TLS port does; a refusal that must end the connection (413) closes an HTTP/1.1
- * one and only ends the stream on HTTP/2.
+ * review's uid and decision); no input crashes the server.
+ *
+ * HTTP/1.1 alone (ALPN `http/1.1`), as controller-runtime's webhook servers are by default: kubebuilder turns HTTP/2
+ * off unless `--enable-http2`, for the HTTP/2 rapid-reset and stream-cancellation CVEs. The kube-apiserver's webhook
+ * client speaks HTTP/2 only when ALPN offers it, and Node's HTTP/2 answered a review later than its HTTP/1.1 (one
+ * review at a time, same process, same run: bench/webhook-old-new.ts). A refusal that must end the connection (413)
+ * closes it.
  */
 export async function startWebhookServer(opts: WebhookServerOptions): Promise<WebhookServer> {
   const kinds = opts.kinds ?? allKinds;
@@ -250,8 +254,8 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
           err,
         });
       else refused(res, httpError, path, req.method);
-      // The rest of an oversized body is not read: HTTP/1.1 must close the connection; HTTP/2 only ends the stream.
-      if (httpError.code === 413 && req.httpVersionMajor !== 2) res.setHeader('connection', 'close');
+      // The rest of an oversized body is not read: the connection cannot carry another request.
+      if (httpError.code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) sendError(res, httpError);
     }
   }
@@ -282,6 +286,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const server = createServer({
     limits,
     tls: opts.tls,
+    http2: false,
     front: {
       refuse: (req, res, refusal) => {
         const err = new HttpError(refusal.status, 'BadRequest', refusal.message);
@@ -312,7 +317,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       recordServingCertificate(tls.cert);
     },
     close(): Promise<void> {
-      // The factory's close also ends the apiserver's HTTP/2 sessions (GOAWAY), which it keeps open otherwise.
+      // Node's close also ends the idle kept-alive connections the apiserver would otherwise hold open.
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
