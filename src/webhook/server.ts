@@ -287,6 +287,10 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     limits,
     tls: opts.tls,
     http2: false,
+    // kube-apiserver keeps its connections alive between reviews (60 s here): once closing, every answer says
+    // `Connection: close` and idle connections end within this, rather than the close waiting out a review that was in
+    // flight and then its connection's keep-alive (an `npm start` stopped in 84-86 s instead of 3.4 s).
+    drainMs: 1_000,
     front: {
       refuse: (req, res, refusal) => {
         const err = new HttpError(refusal.status, 'BadRequest', refusal.message);
