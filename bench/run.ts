@@ -55,7 +55,7 @@ const benches: readonly Bench[] = [
   {
     name: 'webhook-old-new',
     file: 'webhook-old-new.ts',
-    what: "B4-old-new: this webhook server against the last commit's before HTTP/2 (08248cf) in one run, over HTTP/1.1 and HTTP/2: CPU per review in blocks that call every arm, p50 one review at a time",
+    what: "B4-old-new: this webhook server against the last commit's before HTTP/2 (08248cf) in one run, over HTTP/1.1 (the only protocol the port offers): CPU per review in blocks that call every arm, p50 one review at a time",
     timeoutSeconds: 540,
   },
   {
