@@ -11,12 +11,20 @@
  * server with allowHTTP1 does), just before close(): at once, it ended every idle kept-alive connection at SIGTERM,
  * and the chart test's rolling restart lost a call to ECONNRESET on a kept-alive connection (1 of 248). So a call of
  * it is remembered and made when the drain ends, before the port closes.
+ *
+ * A connection that never began a request is closed then too. Node 20's closeIdleConnections() leaves it open
+ * (nodejs/node#63452; later releases close it, #63470), so close() waited for the client to end it, and clients
+ * open such connections: Go's http.Transport parks a connection it dialled for a request that another connection
+ * took, and closes it after 90 s idle (IdleConnTimeout), which held the kube-apiserver's webhook port open for 84-86 s
+ * at Ctrl-C. An HTTP/2 connection is not one of them: its session gets GOAWAY (server.ts).
  */
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { AnyRequest, AnyResponse } from './request-types.js';
 
 interface ClosableServer {
   close(callback?: (err?: Error) => void): unknown;
+  on(event: 'connection' | 'secureConnection', listener: (socket: Socket) => void): unknown;
   prependListener(event: 'request' | 'checkContinue', listener: (req: AnyRequest, res: AnyResponse) => void): unknown;
   listenerCount(event: string): number;
   closeIdleConnections?: () => void;
@@ -24,14 +32,20 @@ interface ClosableServer {
 
 /** Call after the port's own handlers are attached: a `checkContinue` listener of its own changes what Node does. */
 
-export function drainBeforeClose(server: ClosableServer, drainMs: number): void {
-  if (drainMs <= 0) return;
+export function drainBeforeClose(server: ClosableServer, drainMs: number, tls: boolean): void {
+  const unused = new Set<Socket>();
+  server.on(tls ? 'secureConnection' : 'connection', (socket) => {
+    if ((socket as Partial<TLSSocket>).alpnProtocol === 'h2') return;
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
   const http1 = new Set<Socket>();
   let draining = false;
   let drained: (() => void) | undefined;
   const onRequest = (req: AnyRequest, res: AnyResponse): void => {
     if (req.httpVersionMajor !== 1) return;
     const socket = req.socket as Socket;
+    unused.delete(socket);
     if (!http1.has(socket)) {
       http1.add(socket);
       socket.once('close', () => {
@@ -57,11 +71,12 @@ export function drainBeforeClose(server: ClosableServer, drainMs: number): void 
   server.close = (callback?: (err?: Error) => void) => {
     draining = true;
     void new Promise<void>((resolve) => {
-      if (http1.size === 0) return resolve();
+      if (http1.size === 0 || drainMs <= 0) return resolve();
       drained = resolve;
       setTimeout(resolve, drainMs).unref();
     }).then(() => {
       ended = true;
+      for (const socket of unused) socket.destroy();
       if (closeIdleAsked) closeIdle?.();
       close(callback);
     });

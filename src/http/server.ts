@@ -81,7 +81,7 @@ export function createHttpServer(options: {
   const server = http.createServer(serverTimeoutOptions(options.limits), onRequest);
   if (options.onCheckContinue !== undefined) server.on('checkContinue', options.onCheckContinue);
   applyServerLimits(server, options.limits);
-  drainBeforeClose(server, options.drainMs ?? 0);
+  drainBeforeClose(server, options.drainMs ?? 0, false);
   return server;
 }
 
@@ -106,7 +106,7 @@ export function createServer(options: ServerOptions): NodeServer {
       onRequest,
     );
     if (onCheckContinue !== undefined) server.on('checkContinue', onCheckContinue);
-    drainBeforeClose(server, options.drainMs ?? 0);
+    drainBeforeClose(server, options.drainMs ?? 0, true);
     applyServerLimits(server, limits);
     reportTlsErrors(server, options.onTlsError);
     return server;
@@ -140,7 +140,7 @@ export function createServer(options: ServerOptions): NodeServer {
     for (const session of sessions) session.close();
     return close(callback);
   };
-  drainBeforeClose(server, options.drainMs ?? 0);
+  drainBeforeClose(server, options.drainMs ?? 0, true);
   applyServerLimits(server as unknown as http.Server, limits);
   reportTlsErrors(server, options.onTlsError);
   return server;

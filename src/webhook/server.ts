@@ -321,7 +321,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
       recordServingCertificate(tls.cert);
     },
     close(): Promise<void> {
-      // Node's close also ends the idle kept-alive connections the apiserver would otherwise hold open.
+      // The factory's close also ends the kept-alive connections the apiserver would otherwise hold open (drain.ts).
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Agent, request } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { createServer, type NodeServer } from '../../../src/http/server.js';
 import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 import { testGatewayTls } from '../../support/gateway-tls.js';
@@ -75,6 +76,28 @@ describe('a port that drains before it closes', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await post(port, agent, tls)).toEqual({ status: 200, connection: 'close', socketReused: true });
       await closed;
+      agent.destroy();
+    });
+  }
+
+  for (const tls of [false, true]) {
+    it(`closes a connection that never began a request, as Go's http.Transport leaves one parked idle for 90 s (${tls ? 'TLS' : 'plain'})`, async () => {
+      const { server, port, agent } = await drainingPort(tls);
+      // Node 20's own close() waits for such a connection until the client ends it (nodejs/node#63452).
+      const parked: Socket = await new Promise((resolve) => {
+        const socket: Socket = tls
+          ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] }, () =>
+              resolve(socket),
+            )
+          : tcpConnect({ host: '127.0.0.1', port }, () => resolve(socket));
+      });
+      const ended = new Promise((resolve) => parked.once('close', resolve));
+      // The server has accepted it (and finished the handshake) before close().
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = Date.now();
+      await new Promise((resolve) => server.close(resolve));
+      await ended;
+      expect(Date.now() - started).toBeLessThan(2_000);
       agent.destroy();
     });
   }
