@@ -28,7 +28,7 @@ import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { Churn } from './memory/churn.js';
-import { OperatorUnderTest, staleBuildFiles } from './memory/operator-under-test.js';
+import { OperatorUnderTest, staleBuildFiles, type HeapProbe } from './memory/operator-under-test.js';
 import { describe, ReadinessTracker } from './memory/readiness.js';
 import { residentBreakdown } from './memory/resident-breakdown.js';
 import { memoryBudgetSeconds, memorySettings } from './memory/settings.js';
@@ -41,6 +41,22 @@ const MB = 1e6;
 const settings = memorySettings();
 const shape = shapeOf(settings.objects);
 const mb = (bytes: number): number => Number((bytes / MB).toFixed(1));
+
+/** V8's heap spaces as the probe saw them, committed and in use (MB), before its full GC and after it. */
+function heapSpaces(probe: HeapProbe): { space: string; before: string; after: string }[] {
+  return probe.spacesBefore.map((b) => {
+    const a = probe.spacesAfter.find((s) => s.name === b.name);
+    return {
+      space: b.name,
+      before: `${mb(b.committedBytes)} (${mb(b.usedBytes)} in use)`,
+      after: a === undefined ? '?' : `${mb(a.committedBytes)} (${mb(a.usedBytes)} in use)`,
+    };
+  });
+}
+
+function printHeapSpaces(probe: HeapProbe): void {
+  for (const s of heapSpaces(probe)) console.log(`    ${s.space}: ${s.before} → after a full GC ${s.after} MB`);
+}
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const elapsed = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
@@ -151,8 +167,9 @@ async function measure(plane: ControlPlane): Promise<void> {
     const resident = residentBreakdown(operator.pid);
     const before = await operator.probeHeap();
     console.log(
-      `  of which mapped files ${mb(resident.fileBytes)} MB, malloc ${mb(resident.mallocBytes)} MB (${resident.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(resident.otherAnonBytes)} MB (V8 heap committed ${mb(exported['nodejs_heap_size_total_bytes'] ?? NaN)} MB); after a full GC RSS ${mb(before.rssAfterBytes)} MB`,
+      `  of which mapped files ${mb(resident.fileBytes)} MB, malloc ${mb(resident.mallocBytes)} MB (${resident.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(resident.otherAnonBytes)} MB (V8 heap committed ${mb(exported['nodejs_heap_size_total_bytes'] ?? NaN)} MB); after a full GC RSS ${mb(before.rssAfterBytes)} MB; V8's spaces, committed:`,
     );
+    printHeapSpaces(before);
     console.log(
       `  RSS with ${settings.objects} objects cached: ${mb(loaded.rssBytes)} MB (peak ${mb(loaded.peakRssBytes)} MB); live heap after a full GC ${mb(before.heapUsedAfterBytes)} MB`,
     );
@@ -324,8 +341,9 @@ async function measure(plane: ControlPlane): Promise<void> {
       `  after the churn, converged and idle again after ${(reconvergeMs / 1000).toFixed(1)} s: RSS ${mb(after.rssBytes)} MB, heap ${mb(heapAfter ?? NaN)} MB, live heap ${mb(liveAfter.heapUsedAfterBytes)} MB (before the churn ${mb(before.heapUsedAfterBytes)} MB)`,
     );
     console.log(
-      `  of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB)`,
+      `  of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB); after a full GC RSS ${mb(liveAfter.rssAfterBytes)} MB; V8's spaces, committed:`,
     );
+    printHeapSpaces(liveAfter);
     const churnNote = `${stats.completed} churn actions in ${churnSeconds.toFixed(0)} s (${(stats.completed / churnSeconds).toFixed(1)}/s; ${stats.failed} failed)`;
     const entries: ResultEntry[] = [
       {
@@ -384,6 +402,14 @@ async function measure(plane: ControlPlane): Promise<void> {
         notes: `${churnNote}; of which mapped files ${mb(residentAfter.fileBytes)} MB, malloc ${mb(residentAfter.mallocBytes)} MB (${residentAfter.mallocArenas} arena heaps besides brk), V8 heap, code and stacks ${mb(residentAfter.otherAnonBytes)} MB (V8 heap committed ${mb(heapAfterMetrics['nodejs_heap_size_total_bytes'] ?? NaN)} MB)`,
       },
       {
+        id: 'B3.rss_end_after_gc',
+        name: 'operator RSS right after a forced full GC, after the churn, converged and idle',
+        value: mb(liveAfter.rssAfterBytes),
+        unit: 'MB',
+        notes:
+          "what of B3.rss_end was garbage not yet collected; V8's spaces before and after that GC are in the details",
+      },
+      {
         id: 'B3.churn_rate',
         name: 'churn actions completed per second',
         value: Number((stats.completed / churnSeconds).toFixed(2)),
@@ -414,6 +440,8 @@ async function measure(plane: ControlPlane): Promise<void> {
         workqueueDepth: s.workqueueDepth ?? null,
       })),
       readinessRelists: tracker.relists,
+      heapSpacesBeforeChurn: heapSpaces(before),
+      heapSpacesAfterChurn: heapSpaces(liveAfter),
     });
     if (stats.failed > 0) throw new Error(`${stats.failed} churn actions failed; last: ${stats.lastError ?? '?'}`);
     keepLog = false;

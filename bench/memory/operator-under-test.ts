@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import type * as v8 from 'node:v8';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChildProcessGroup, signalGroup } from '../../dev/host/child-process-group.js';
@@ -27,12 +28,25 @@ export interface ProcMemory {
   readonly peakRssBytes: number;
 }
 
+/** One of V8's heap spaces (v8.getHeapSpaceStatistics()): what it has committed and what of that is in use. */
+export interface HeapSpace {
+  readonly name: string;
+  readonly committedBytes: number;
+  readonly usedBytes: number;
+}
+
 export interface HeapProbe {
   /** Heap in use just before the forced GC (live data plus garbage not yet collected). */
   readonly heapUsedBeforeBytes: number;
   /** Heap in use after a full mark-compact GC: the live set. */
   readonly heapUsedAfterBytes: number;
   readonly rssAfterBytes: number;
+  readonly spacesBefore: readonly HeapSpace[];
+  readonly spacesAfter: readonly HeapSpace[];
+}
+
+function heapSpaces(stats: readonly v8.HeapSpaceInfo[] | undefined): HeapSpace[] {
+  return (stats ?? []).map((s) => ({ name: s.space_name, committedBytes: s.space_size, usedBytes: s.space_used_size }));
 }
 
 /** The src files compiled after dist was built, so a stale build is reported rather than measured silently. */
@@ -194,12 +208,16 @@ export class OperatorUnderTest {
         seq: number;
         before?: NodeJS.MemoryUsage;
         after?: NodeJS.MemoryUsage;
+        spacesBefore?: v8.HeapSpaceInfo[];
+        spacesAfter?: v8.HeapSpaceInfo[];
       };
       if (got.seq >= want && got.before && got.after) {
         return {
           heapUsedBeforeBytes: got.before.heapUsed,
           heapUsedAfterBytes: got.after.heapUsed,
           rssAfterBytes: got.after.rss,
+          spacesBefore: heapSpaces(got.spacesBefore),
+          spacesAfter: heapSpaces(got.spacesAfter),
         };
       }
       await new Promise((r) => setTimeout(r, 50));
