@@ -1,8 +1,10 @@
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { ControlPlaneError } from './errors.js';
 import { capture, runLogged } from './exec.js';
+import { acquireFileLock } from './file-lock.js';
+import { cacheRoot } from './paths.js';
 
 export function isRoot(): boolean {
   return process.getuid?.() === 0;
@@ -16,14 +18,25 @@ export async function isInstalled(pkg: string): Promise<boolean> {
 /** apt-get waits this long for another apt/dpkg (a concurrent test run, unattended-upgrades) to finish. */
 const APT_LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=600'];
 
-/** Installs whichever of `pkgs` are missing; costs one dpkg-query per package when all are there. */
+async function missingPackages(pkgs: readonly string[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const pkg of pkgs) if (!(await isInstalled(pkg))) missing.push(pkg);
+  return missing;
+}
+
+/**
+ * Installs whichever of `pkgs` are missing; costs one dpkg-query per package when all are there.
+ *
+ * The project's installs take turns under one lock: the test files run in parallel, and two of them installing at
+ * once (h2load's nghttp2-client beside the image's podman) made the second `apt-get update` fail at once on
+ * /var/lib/apt/lists/lock, which DPkg::Lock::Timeout does not cover (it waits for dpkg's lock only).
+ */
 export async function ensureDebianPackages(
   pkgs: readonly string[],
   log: (line: string) => void,
   logFile: string,
 ): Promise<void> {
-  const missing: string[] = [];
-  for (const pkg of pkgs) if (!(await isInstalled(pkg))) missing.push(pkg);
+  const missing = await missingPackages(pkgs);
   if (missing.length === 0) return;
   if (!isRoot()) {
     throw new ControlPlaneError(
@@ -31,16 +44,28 @@ export async function ensureDebianPackages(
         `run as root, or install them first with: apt-get install ${missing.join(' ')}`,
     );
   }
-  log(`installing Debian packages: ${missing.join(' ')}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  if ((await runLogged('apt-get', [...APT_LOCK_WAIT, 'update'], { logFile, env })) !== 0) {
-    throw new ControlPlaneError('apt-get update failed: is the Debian archive reachable?', logFile);
-  }
-  const code = await runLogged('apt-get', [...APT_LOCK_WAIT, 'install', '-y', '--no-install-recommends', ...missing], {
-    logFile,
-    env,
+  await mkdir(cacheRoot(), { recursive: true });
+  const lock = await acquireFileLock(join(cacheRoot(), 'apt.lock'), {
+    onWait: (pid) => log(`waiting for pid ${pid}, which is installing Debian packages`),
   });
-  if (code !== 0) throw new ControlPlaneError(`apt-get install ${missing.join(' ')} failed`, logFile);
+  try {
+    // What the lock's last holder installed is not installed again.
+    const toInstall = await missingPackages(missing);
+    if (toInstall.length === 0) return;
+    log(`installing Debian packages: ${toInstall.join(' ')}`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    if ((await runLogged('apt-get', [...APT_LOCK_WAIT, 'update'], { logFile, env })) !== 0) {
+      throw new ControlPlaneError('apt-get update failed: is the Debian archive reachable?', logFile);
+    }
+    const code = await runLogged(
+      'apt-get',
+      [...APT_LOCK_WAIT, 'install', '-y', '--no-install-recommends', ...toInstall],
+      { logFile, env },
+    );
+    if (code !== 0) throw new ControlPlaneError(`apt-get install ${toInstall.join(' ')} failed`, logFile);
+  } finally {
+    await lock.release();
+  }
 }
 
 /** The first executable called `name` on PATH, like `command -v`. */
