@@ -43,7 +43,7 @@ const shape = shapeOf(settings.objects);
 const mb = (bytes: number): number => Number((bytes / MB).toFixed(1));
 
 /** V8's heap spaces as the probe saw them, committed and in use (MB), before its full GC and after it. */
-function heapSpaces(probe: HeapProbe): { space: string; before: string; after: string }[] {
+function describeHeapSpaces(probe: HeapProbe): { space: string; before: string; after: string }[] {
   return probe.spacesBefore.map((b) => {
     const a = probe.spacesAfter.find((s) => s.name === b.name);
     return {
@@ -55,7 +55,7 @@ function heapSpaces(probe: HeapProbe): { space: string; before: string; after: s
 }
 
 function printHeapSpaces(probe: HeapProbe): void {
-  for (const s of heapSpaces(probe)) console.log(`    ${s.space}: ${s.before} → after a full GC ${s.after} MB`);
+  for (const s of describeHeapSpaces(probe)) console.log(`    ${s.space}: ${s.before} → after a full GC ${s.after} MB`);
 }
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const elapsed = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
@@ -440,8 +440,8 @@ async function measure(plane: ControlPlane): Promise<void> {
         workqueueDepth: s.workqueueDepth ?? null,
       })),
       readinessRelists: tracker.relists,
-      heapSpacesBeforeChurn: heapSpaces(before),
-      heapSpacesAfterChurn: heapSpaces(liveAfter),
+      heapSpacesBeforeChurn: describeHeapSpaces(before),
+      heapSpacesAfterChurn: describeHeapSpaces(liveAfter),
     });
     if (stats.failed > 0) throw new Error(`${stats.failed} churn actions failed; last: ${stats.lastError ?? '?'}`);
     keepLog = false;

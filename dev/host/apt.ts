@@ -15,7 +15,7 @@ export async function isInstalled(pkg: string): Promise<boolean> {
   return result.code === 0 && result.stdout.trim() === 'install ok installed';
 }
 
-/** apt-get waits this long for another apt/dpkg (a concurrent test run, unattended-upgrades) to finish. */
+/** apt-get waits this long for dpkg's lock held by a program other than ours (unattended-upgrades, an admin's apt). */
 const APT_LOCK_WAIT = ['-o', 'DPkg::Lock::Timeout=600'];
 
 async function missingPackages(pkgs: readonly string[]): Promise<string[]> {
