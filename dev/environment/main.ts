@@ -72,14 +72,16 @@ interface Plan {
 
 async function plan(opts: Options): Promise<Plan> {
   const objects = opts.applyExamples ? await loadExampleObjects(opts.examplesDir) : [];
+  const demo = demoBackendPlan(objects);
+  // Before the build starts: a bad --model-ports is a usage error that must leave nothing running behind it.
+  const demoPorts = modelPorts(opts.values, demo.length);
   const realModelImage = opts.realNode
     ? buildRealModelImage(say).then(
         (built) => ({ built }),
         (err: unknown) => ({ failed: err as Error }),
       )
     : undefined;
-  const demo = demoBackendPlan(objects);
-  return { objects, demo, demoPorts: modelPorts(opts.values, demo.length), realModelImage };
+  return { objects, demo, demoPorts, realModelImage };
 }
 
 /**
