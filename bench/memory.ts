@@ -6,7 +6,7 @@
  *   knobs: BENCH_MEMORY_OBJECTS (10000), BENCH_CHURN_S (600), BENCH_CHURN_RATE (10 actions/s),
  *          BENCH_SAMPLE_S (10), BENCH_PROBE_S (30), BENCH_CONCURRENCY (16), BENCH_WORKERS (4),
  *          BENCH_CONVERGE_TIMEOUT_S (600), BENCH_MEMORY_TIMEOUT_S (whole run),
- *          BENCH_NODE_FLAGS (extra flags for the operator's node, e.g. "--max-semi-space-size=2"; with
+ *          BENCH_NODE_FLAGS (flags for the operator's node after the chart's, e.g. "--no-optimize-for-size"; with
  *          "--heapsnapshot-signal=SIGUSR1 --diagnostic-dir=DIR", `kill -USR1 <operator pid>` writes a heap snapshot)
  *
  * On a fresh local control plane (real etcd + kube-apiserver with its watch cache, CRDs whose
@@ -35,6 +35,7 @@ import { memoryBudgetSeconds, memorySettings } from './memory/settings.js';
 import { judgeTrend, leastSquares, windowFloors, type Point } from './memory/trend.js';
 import { createAll, initialWorkload, shapeOf } from './memory/workload.js';
 import { recordResults, type ResultEntry } from './results.js';
+import { OPERATOR_NODE_FLAGS } from '../src/deploy/workload.js';
 
 const NAMESPACE = 'bench-memory';
 const MB = 1e6;
@@ -264,7 +265,8 @@ async function measure(plane: ControlPlane): Promise<void> {
       ],
       {
         objects: { ...shape, deployedModels: 2 * shape.endpoints, total: settings.objects },
-        operatorNodeFlags: settings.nodeFlags,
+        // As the chart runs it, then this run's BENCH_NODE_FLAGS.
+        operatorNodeFlags: [...OPERATOR_NODE_FLAGS, ...settings.nodeFlags],
         metricsExported: {
           process_resident_memory_bytes: exported['process_resident_memory_bytes'] !== undefined,
           nodejs_heap_size_used_bytes: exported['nodejs_heap_size_used_bytes'] !== undefined,
@@ -456,7 +458,7 @@ async function measure(plane: ControlPlane): Promise<void> {
 async function main(): Promise<number> {
   const budget = memoryBudgetSeconds(settings);
   console.log(
-    `memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s)${settings.nodeFlags.length > 0 ? `; operator node flags ${settings.nodeFlags.join(' ')}` : ''}`,
+    `memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s); operator node flags ${[...OPERATOR_NODE_FLAGS, ...settings.nodeFlags].join(' ') || 'none'}`,
   );
   const stale = staleBuildFiles();
   if (stale.length > 0)

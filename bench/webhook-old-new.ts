@@ -6,7 +6,8 @@
  * Arms, each a compiled webhook server (webhook-server-process.ts) in its own process, on the same certificate:
  *   old (the reference) and oldB (a second old process: the A/A floor);
  *   new, called over HTTP/1.1 as the old one is (the same client, the same connection kind), which is also how
- *   kube-apiserver calls it: the port offers no other protocol (src/webhook/server.ts says why);
+ *   kube-apiserver calls it: the port offers no other protocol (src/webhook/server.ts says why); run with the
+ *   node flags the chart now gives the operator (OPERATOR_NODE_FLAGS), where the old chart gave none;
  *   `--variant name=root`: another compiled tree (one change toggled), called as new is.
  * The reviews are webhook.ts's (webhook-reviews.ts), in turn. `--rounds` of fresh processes, started and warmed
  * up in an order that rotates with the round. CPU per review: blocks in which every arm is called, review by
@@ -44,6 +45,7 @@ import {
 import type { NodeThreadsCpu } from './process-cpu.js';
 import { recordResults } from './results.js';
 import { reviewBodies } from './webhook-reviews.js';
+import { OPERATOR_NODE_FLAGS } from '../src/deploy/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -123,26 +125,35 @@ async function driver(): Promise<void> {
     process.exit(2);
   }, maxMs + 60_000);
   try {
-    const start = async (name: string, root: string | undefined): Promise<{ port: number; pid: number }> => {
+    const start = async (
+      name: string,
+      root: string | undefined,
+      chartFlags: readonly string[],
+    ): Promise<{ port: number; pid: number }> => {
       const prof = process.env['EO_BENCH_CPU_PROF']
         ? ['--cpu-prof', `--cpu-prof-dir=/tmp/eo-webhook-old-new-prof/${name}`]
         : [];
       const { child, port } = await startHelperProcess(
         SERVER,
         [...(root === undefined ? [] : ['--root', root]), '--cert', certFile, '--key', keyFile],
-        { what: `webhook server ${name}`, nodeFlags: prof },
+        { what: `webhook server ${name}`, nodeFlags: [...chartFlags, ...prof] },
       );
       children.push(child);
       return { port, pid: child.pid ?? 0 };
     };
-    const http1 = async (name: string, root: string | undefined): Promise<Arm> => {
-      const { port, pid } = await start(name, root);
+    const http1 = async (
+      name: string,
+      root: string | undefined,
+      chartFlags: readonly string[] = OPERATOR_NODE_FLAGS,
+    ): Promise<Arm> => {
+      const { port, pid } = await start(name, root, chartFlags);
       return { name, pid, call: (i) => sendHttp1(agent, port, i) };
     };
-    // --variant name=root: another compiled tree called as `new` is (one change toggled, to find what moved).
+    // This code runs as the chart runs the operator (OPERATOR_NODE_FLAGS); the old tree as its chart ran it, with none.
+    // --variant name=root: another compiled tree called and run as `new` is (one change toggled, to find what moved).
     const starters: [string, () => Promise<Arm>][] = [
-      ['old', () => http1('old', oldRoot)],
-      ['oldB', () => http1('oldB', oldRoot)],
+      ['old', () => http1('old', oldRoot, [])],
+      ['oldB', () => http1('oldB', oldRoot, [])],
       ['new', () => http1('new', undefined)],
       ...values.variant.map((v): [string, () => Promise<Arm>] => {
         const [name = v, root] = v.split('=', 2);

@@ -21,6 +21,7 @@ import { startWebhookServer } from '../src/webhook/server.js';
 import { recordResults } from './results.js';
 import { reviewBodies } from './webhook-reviews.js';
 import { openLoop } from './gateway-fixture.js';
+import { OPERATOR_NODE_FLAGS } from '../src/deploy/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,7 +61,9 @@ async function serve(): Promise<void> {
 
 async function main(): Promise<void> {
   const child = fork(new URL(import.meta.url).pathname, ['--serve'], {
+    // The node flags the chart gives the operator's container, which serves the webhook.
     execArgv: [
+      ...OPERATOR_NODE_FLAGS,
       '--import',
       'tsx',
       ...(process.env['EO_BENCH_CPU_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/eo-webhook-prof'] : []),

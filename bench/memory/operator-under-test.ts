@@ -15,7 +15,7 @@ import { ChildProcessGroup, signalGroup } from '../../dev/host/child-process-gro
 import { freeLoopbackPort, isPortConflict } from '../../dev/cluster/ports.js';
 import { startWatchdog, type Watchdog } from '../../dev/host/watchdog.js';
 import { productionHeapFlags } from './production-heap.js';
-import { OPERATOR_MALLOC_ENV } from '../../src/deploy/workload.js';
+import { OPERATOR_MALLOC_ENV, OPERATOR_NODE_FLAGS } from '../../src/deploy/workload.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO, 'bin/endpoint-operator.js');
@@ -82,7 +82,8 @@ export class OperatorUnderTest {
   /**
    * Starts `run` against one namespace, without webhooks or leader election; /metrics and /readyz
    * share one port. The process gets the heap it would get in a pod with the chart's memory limit
-   * (productionHeapFlags); `nodeFlags` come after them, so they can override them for an experiment.
+   * (productionHeapFlags) and the chart's node flags (OPERATOR_NODE_FLAGS); `nodeFlags` come after
+   * them, so they can override them for an experiment (`--no-optimize-for-size`).
    */
   static async start(options: {
     kubeconfig: string;
@@ -99,6 +100,7 @@ export class OperatorUnderTest {
       const logFile = join(dir, `operator-${attempt}.log`);
       const args = [
         ...productionHeapFlags(),
+        ...OPERATOR_NODE_FLAGS,
         ...(options.nodeFlags ?? []),
         '--expose-gc',
         '--import',

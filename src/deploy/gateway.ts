@@ -5,7 +5,7 @@
  * the cluster), and an optional NetworkPolicy.
  */
 import type { PolicyRule } from './rbac.js';
-import { HARDENED_CONTAINER, kubeScoreIgnore, TMP_VOLUME } from './workload.js';
+import { HARDENED_CONTAINER, imageCommand, kubeScoreIgnore, TMP_VOLUME } from './workload.js';
 import { GATEWAY_NAME, gatewayLabels, gatewaySelectorLabels, placement, type DeployValues } from './values.js';
 import { tracingEnv } from './tracing.js';
 
@@ -39,9 +39,6 @@ export const GATEWAY_TLS_MOUNT = '/etc/endpoint-operator/gateway-tls';
  * are in docs/hostile-input.md and bench/results.json.
  */
 export const GATEWAY_NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--initial-old-space-size=128'];
-
-/** The container's command: the image's ENTRYPOINT (`node bin/endpoint-operator.js`) with GATEWAY_NODE_FLAGS. */
-export const GATEWAY_COMMAND: readonly string[] = ['node', ...GATEWAY_NODE_FLAGS, 'bin/endpoint-operator.js'];
 
 /** `endpoint-operator gateway` flags; everything else keeps its default (see the gateway's flags). */
 export function gatewayArgs(values: DeployValues): string[] {
@@ -95,7 +92,7 @@ function gatewayContainer(values: DeployValues): object {
     name: 'gateway',
     image: `${values.image.repository}:${values.image.tag}`,
     imagePullPolicy: values.image.pullPolicy,
-    command: [...GATEWAY_COMMAND],
+    command: imageCommand(GATEWAY_NODE_FLAGS),
     args: gatewayArgs(values),
     ...(gatewayEnv(values).length > 0 ? { env: gatewayEnv(values) } : {}),
     ports: [

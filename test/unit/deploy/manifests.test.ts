@@ -9,12 +9,12 @@ import { RUN_FLAGS, runConfig } from '../../../src/cli/run.js';
 import { parseFlags } from '../../../src/cli/flags.js';
 import { deployManifests, deployYaml, type Manifest } from '../../../src/deploy/manifests.js';
 import { DEFAULT_DEPLOY_VALUES, gatewaySelectorLabels, type DeployValues } from '../../../src/deploy/values.js';
-import { runArgs } from '../../../src/deploy/workload.js';
+import { OPERATOR_NODE_FLAGS, runArgs } from '../../../src/deploy/workload.js';
 import { DEPLOY_FILE } from '../../../src/deploy/write.js';
 import { REPO_ROOT } from '../../support/examples.js';
 import { DEFAULT_AUTH_SETTINGS } from '../../../src/gateway/auth/settings.js';
 import { GATEWAY_FLAGS, gatewayConfig } from '../../../src/cli/gateway.js';
-import { GATEWAY_COMMAND, GATEWAY_NODE_FLAGS, GATEWAY_PRESTOP_SECONDS, gatewayArgs } from '../../../src/deploy/gateway.js';
+import { GATEWAY_NODE_FLAGS, GATEWAY_PRESTOP_SECONDS, gatewayArgs } from '../../../src/deploy/gateway.js';
 import { DEFAULT_MAX_BODY_BYTES_PER_CALLER, DEFAULT_MAX_CALLS_PER_CALLER } from '../../../src/gateway/fairness.js';
 import { GATEWAY_SERVER_LIMITS } from '../../../src/http/server-limits.js';
 
@@ -204,14 +204,16 @@ describe('the gateway Deployment', () => {
     }
   });
 
-  it("runs the image's ENTRYPOINT with node flags that this Node accepts on its command line", () => {
+  it.each([
+    ['endpoint-operator-gateway', GATEWAY_NODE_FLAGS],
+    ['endpoint-operator', OPERATOR_NODE_FLAGS],
+  ])("runs the image's ENTRYPOINT in %s with node flags that this Node accepts on its command line", (name, flags) => {
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'))?.[1];
     const [node, ...script] = JSON.parse(entrypoint ?? 'null') as string[];
-    expect(GATEWAY_COMMAND).toEqual([node, ...GATEWAY_NODE_FLAGS, ...script]);
-    const container = at(find(deployManifests(DEFAULT_DEPLOY_VALUES), 'Deployment', 'endpoint-operator-gateway'), 'spec.template.spec.containers') as Obj[];
-    expect(container[0]?.['command']).toEqual(GATEWAY_COMMAND);
+    const container = at(find(deployManifests(DEFAULT_DEPLOY_VALUES), 'Deployment', name), 'spec.template.spec.containers') as Obj[];
+    expect(container[0]?.['command']).toEqual([node, ...flags, ...script]);
     // A V8 flag Node does not know, or one only NODE_OPTIONS takes, would stop the container at start.
-    const run = spawnSync(process.execPath, [...GATEWAY_NODE_FLAGS, '-e', 'process.exit(0)'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...flags, '-e', 'process.exit(0)'], { encoding: 'utf8' });
     expect(run.status, run.stderr).toBe(0);
   });
 });
