@@ -203,7 +203,9 @@ describe('the gateway Deployment', () => {
       expect(defaults).not.toHaveProperty('tolerations');
     }
   });
+});
 
+describe("the operator's and the gateway's containers", () => {
   it.each([
     ['endpoint-operator-gateway', GATEWAY_NODE_FLAGS],
     ['endpoint-operator', OPERATOR_NODE_FLAGS],
