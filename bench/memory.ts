@@ -28,14 +28,13 @@ import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { Churn } from './memory/churn.js';
-import { OperatorUnderTest, staleBuildFiles, type HeapProbe } from './memory/operator-under-test.js';
+import { OperatorUnderTest, operatorNodeFlags, staleBuildFiles, type HeapProbe } from './memory/operator-under-test.js';
 import { describe, ReadinessTracker } from './memory/readiness.js';
 import { residentBreakdown } from './memory/resident-breakdown.js';
 import { memoryBudgetSeconds, memorySettings } from './memory/settings.js';
 import { judgeTrend, leastSquares, windowFloors, type Point } from './memory/trend.js';
 import { createAll, initialWorkload, shapeOf } from './memory/workload.js';
 import { recordResults, type ResultEntry } from './results.js';
-import { OPERATOR_NODE_FLAGS } from '../src/deploy/workload.js';
 
 const NAMESPACE = 'bench-memory';
 const MB = 1e6;
@@ -265,8 +264,7 @@ async function measure(plane: ControlPlane): Promise<void> {
       ],
       {
         objects: { ...shape, deployedModels: 2 * shape.endpoints, total: settings.objects },
-        // As the chart runs it, then this run's BENCH_NODE_FLAGS.
-        operatorNodeFlags: [...OPERATOR_NODE_FLAGS, ...settings.nodeFlags],
+        operatorNodeFlags: operatorNodeFlags(settings.nodeFlags),
         metricsExported: {
           process_resident_memory_bytes: exported['process_resident_memory_bytes'] !== undefined,
           nodejs_heap_size_used_bytes: exported['nodejs_heap_size_used_bytes'] !== undefined,
@@ -458,7 +456,7 @@ async function measure(plane: ControlPlane): Promise<void> {
 async function main(): Promise<number> {
   const budget = memoryBudgetSeconds(settings);
   console.log(
-    `memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s); operator node flags ${[...OPERATOR_NODE_FLAGS, ...settings.nodeFlags].join(' ') || 'none'}`,
+    `memory benchmark: ${settings.objects} objects, churn ${settings.churnSeconds} s at ${settings.churnRate}/s (bounded by ${budget} s); operator node flags ${operatorNodeFlags(settings.nodeFlags).join(' ') || 'none'}`,
   );
   const stale = staleBuildFiles();
   if (stale.length > 0)

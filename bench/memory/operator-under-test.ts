@@ -18,6 +18,11 @@ import { productionHeapFlags } from './production-heap.js';
 import { OPERATOR_MALLOC_ENV, OPERATOR_NODE_FLAGS } from '../../src/deploy/workload.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The node flags the operator under test runs with: the chart's (OPERATOR_NODE_FLAGS), then an experiment's. */
+export function operatorNodeFlags(experiment: readonly string[] = []): string[] {
+  return [...OPERATOR_NODE_FLAGS, ...experiment];
+}
 const BIN = join(REPO, 'bin/endpoint-operator.js');
 const PROBE = fileURLToPath(new URL('heap-probe.mjs', import.meta.url));
 
@@ -100,8 +105,7 @@ export class OperatorUnderTest {
       const logFile = join(dir, `operator-${attempt}.log`);
       const args = [
         ...productionHeapFlags(),
-        ...OPERATOR_NODE_FLAGS,
-        ...(options.nodeFlags ?? []),
+        ...operatorNodeFlags(options.nodeFlags),
         '--expose-gc',
         '--import',
         PROBE,
