@@ -236,7 +236,13 @@ async function driver(): Promise<void> {
                     ...['--path', `/v1/models/${MODEL}:predict`, '--cert', certFile, '--key', keyFile],
                     ...['--router', kind === 'forwarder' ? 'node' : 'fastify'],
                   ],
-                  { what: kind },
+                  {
+                    what: kind,
+                    // Profiled beside the gateways, so the two can be compared function by function.
+                    ...(process.env['EO_BENCH_CPU_PROF']
+                      ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=/tmp/eo-gateway-grpc-prof/${name}-${round}`] }
+                      : {}),
+                  },
                 )
               : await startGatewayBinary(plane.kubeconfigPath, NS, common, {
                   ...(kind === 'plain' ? {} : { tls: { certFile, keyFile } }),

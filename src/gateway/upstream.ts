@@ -1,8 +1,8 @@
 /**
  * Calls to model servers over undici keep-alive pools (one pool per origin, reused across requests).
  * Per call: round-robin over the model's ready targets, skipping ejected ones (outlier-detection.ts);
- * one deadline covers the whole call, retry included; the caller's signal (the client went away)
- * aborts the exchange at once.
+ * one deadline covers the whole call, retry included; a caller that goes away (caller.ts) stops the
+ * exchange at once.
  *
  * Retry: a call that failed before any byte of it was written (no connection could be made, or the
  * connection failed before undici began writing) is retried once on another target. A call that was
@@ -15,6 +15,7 @@
  */
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
+import type { Caller } from './caller.js';
 import { OutlierDetector } from './outlier-detection.js';
 import type { Target } from './routing-table.js';
 import type { UpstreamTrace } from './tracing.js';
@@ -107,7 +108,7 @@ interface Progress {
 
 /** One call to a model server: what stops its exchange in flight, and why it stopped. */
 interface CallState {
-  readonly client: AbortSignal;
+  readonly client: Caller;
   timedOut: boolean;
   /** Aborts the exchange in flight; set while one is. */
   stop: (() => void) | undefined;
@@ -150,12 +151,12 @@ export class UpstreamClient {
     return fallback ?? avoid ?? (targets[start % targets.length] as Target);
   }
 
-  /** `client` is aborted when the caller went away; the call then ends at once ('cancelled'). */
+  /** When `client` goes away, the call ends at once ('cancelled'). */
   async call(
     setKey: string,
     targets: readonly Target[],
     request: UpstreamRequest,
-    client: AbortSignal,
+    client: Caller,
   ): Promise<UpstreamResponse> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
     // The exchange in flight stops at once when the client goes away or the deadline passes.
@@ -165,7 +166,7 @@ export class UpstreamClient {
       call.timedOut = true;
       stop();
     }, this.options.timeoutMs);
-    client.addEventListener('abort', stop);
+    const unlisten = client.whenGone(stop);
     try {
       const first = this.choose(setKey, targets);
       try {
@@ -177,7 +178,7 @@ export class UpstreamClient {
       }
     } finally {
       clearTimeout(timer);
-      client.removeEventListener('abort', stop);
+      unlisten();
     }
   }
 
@@ -190,7 +191,7 @@ export class UpstreamClient {
     setKey: string,
     targets: readonly Target[],
     request: UpstreamRequest,
-    client: AbortSignal,
+    client: Caller,
   ): Promise<UpstreamStream> {
     if (targets.length === 0) throw new UpstreamFailure('connect', 'no targets');
     const first = this.choose(setKey, targets);
@@ -206,7 +207,7 @@ export class UpstreamClient {
   private async streamOnce(
     target: Target,
     request: UpstreamRequest,
-    client: AbortSignal,
+    client: Caller,
     retried: boolean,
   ): Promise<UpstreamStream> {
     const attempt = request.trace?.attempt(target, request.headers, retried);
@@ -217,7 +218,7 @@ export class UpstreamClient {
         method: 'POST',
         headers: withoutCredentials(attempt?.headers ?? request.headers),
         body: request.body,
-        signal: client,
+        signal: client.signal,
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
       });
@@ -227,7 +228,7 @@ export class UpstreamClient {
       return { status: res.statusCode, headers: res.headers, body: res.body, target, retried };
     } catch (err) {
       attempt?.end(undefined, codeOf(err) || (err as Error).message);
-      if (client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      if (client.gone) throw new UpstreamFailure('cancelled', 'the client closed the connection');
       const code = codeOf(err);
       if (code === 'UND_ERR_HEADERS_TIMEOUT') {
         this.outliers.failure(target.origin, 'gateway');
@@ -255,7 +256,7 @@ export class UpstreamClient {
     } catch (err) {
       attempt?.end(undefined, err instanceof UpstreamFailure ? err.kind : codeOf(err) || (err as Error).message);
       if (err instanceof UpstreamFailure) throw err;
-      if (call.client.aborted) throw new UpstreamFailure('cancelled', 'the client closed the connection');
+      if (call.client.gone) throw new UpstreamFailure('cancelled', 'the client closed the connection');
       if (call.timedOut) {
         this.outliers.failure(target.origin, 'gateway');
         throw new UpstreamFailure('timeout', `no answer from ${target.origin} within ${this.options.timeoutMs} ms`);
@@ -308,7 +309,7 @@ export class UpstreamClient {
         call.stop = undefined;
         reject(err);
       };
-      const stopped = (): boolean => call.client.aborted || call.timedOut;
+      const stopped = (): boolean => call.client.gone || call.timedOut;
       if (stopped()) return fail(new Error('aborted'));
       call.stop = () => {
         const err = new Error('aborted');

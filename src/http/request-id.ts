@@ -10,16 +10,21 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 
-/** Ids already given, so the port (server.ts) and the framework behind it (fastify's genReqId) name a request alike. */
-const given = new WeakMap<object, string>();
+/**
+ * The id a request was given, kept on the request so that the port (server.ts) and the framework behind it
+ * (fastify's genReqId) name it alike. A property rather than a WeakMap: a WeakMap entry per request is work for
+ * every young-generation collection, and this runs on every call.
+ */
+const GIVEN_ID = Symbol('endpoint-operator.requestId');
 
 /** The caller's X-Request-Id when sane (one header, ≤128 safe characters), else a new random UUID; the same for one request. */
 export function requestIdOf(req: Pick<IncomingMessage, 'headers'>): string {
-  const known = given.get(req);
+  const named = req as { [GIVEN_ID]?: string };
+  const known = named[GIVEN_ID];
   if (known !== undefined) return known;
   const incoming = req.headers[REQUEST_ID_HEADER];
   const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  given.set(req, id);
+  named[GIVEN_ID] = id;
   return id;
 }
 

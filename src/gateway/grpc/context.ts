@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createContextKey, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import type { AnyRequest } from '../../http/server.js';
+import { callerOfSignal, type Caller } from '../caller.js';
 
 const clientAddress = createContextKey<string | undefined>(undefined, { description: 'client address' });
 
@@ -22,8 +23,8 @@ export interface CallContext {
   /** The metadata, lower-case, without pseudo-headers and binary (`-bin`) entries. */
   readonly headers: IncomingHttpHeaders;
   readonly client: string | undefined;
-  /** Aborted when the client went away or its deadline passed; its reason is the call's status. */
-  readonly signal: AbortSignal;
+  /** Gone when the client went away or its deadline passed; its reason is the call's status. */
+  readonly caller: Caller;
   setHeader(name: string, value: string): void;
 }
 
@@ -40,7 +41,7 @@ export function callContextOf(ctx: HandlerContext): CallContext {
   return {
     headers: headersOf(ctx.requestHeader),
     client: clientAddressOf(ctx),
-    signal: ctx.signal,
+    caller: callerOfSignal(ctx.signal),
     setHeader: (name, value) => ctx.responseHeader.set(name, value),
   };
 }

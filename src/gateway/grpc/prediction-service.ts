@@ -80,12 +80,12 @@ async function runCall(
       client: ctx.client,
       requestId: requestIdOf({ headers }),
       body,
-      signal: ctx.signal,
+      caller: ctx.caller,
       answerAs: 'values',
     },
     (o) => (outcome = o),
   );
-  if (outcome === undefined) throw ConnectError.from(ctx.signal.reason ?? new Error('the call was cancelled'));
+  if (outcome === undefined) throw ConnectError.from(ctx.caller.reason ?? new Error('the call was cancelled'));
   ctx.setHeader(REQUEST_ID_HEADER, outcome.call.requestId);
   if (outcome.call.model !== undefined) ctx.setHeader('x-vertex-ai-deployed-model-id', outcome.call.model.id);
   if (outcome.refusal !== undefined) throw toConnectError(outcome.refusal);

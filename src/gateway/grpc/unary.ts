@@ -13,6 +13,7 @@ import { fromBinary, toBinary, type DescMessage, type DescMethodUnary } from '@b
 import { Code, ConnectError } from '@connectrpc/connect';
 import { parseTimeout, setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { AnyRequest } from '../../http/server.js';
+import { CallerWatch } from '../caller.js';
 import type { CallContext } from './context.js';
 
 export type UnaryImpl = (req: never, ctx: CallContext) => Promise<unknown>;
@@ -113,9 +114,9 @@ export async function serveUnary(
   options: UnaryOptions,
 ): Promise<void> {
   const contentType = String(req.headers['content-type']);
-  const ended = new AbortController();
+  const caller = new CallerWatch();
   const onClose = (): void => {
-    if (!res.writableFinished) ended.abort(new ConnectError('the client cancelled the call', Code.Canceled));
+    if (!res.writableFinished) caller.leave(new ConnectError('the client cancelled the call', Code.Canceled));
   };
   res.once('close', onClose);
   const grpcTimeout = req.headers['grpc-timeout'];
@@ -124,7 +125,7 @@ export async function serveUnary(
     timeout.timeoutMs === undefined
       ? undefined
       : setTimeout(
-          () => ended.abort(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
+          () => caller.leave(new ConnectError('the operation timed out', Code.DeadlineExceeded)),
           timeout.timeoutMs,
         );
   const responseHeaders: Record<string, string> = { 'content-type': contentType };
@@ -132,7 +133,7 @@ export async function serveUnary(
   const ctx: CallContext = {
     headers,
     client: req.socket.remoteAddress,
-    signal: ended.signal,
+    caller,
     setHeader: (name, value) => (responseHeaders[name] = value),
   };
   let answer: Buffer | undefined;
@@ -149,8 +150,8 @@ export async function serveUnary(
     const output = await route.impl(message as never, ctx);
     answer = frame(toBinary(route.method.output, output as never));
   } catch (err) {
-    failure = ended.signal.aborted
-      ? ConnectError.from(ended.signal.reason)
+    failure = caller.gone
+      ? ConnectError.from(caller.reason)
       : options.statusOf(
           err,
           route.method.name,
@@ -160,7 +161,7 @@ export async function serveUnary(
     res.off('close', onClose);
     clearTimeout(deadline);
   }
-  if (res.stream.destroyed || (ended.signal.aborted && failure?.code === Code.Canceled)) return;
+  if (res.stream.destroyed || (caller.gone && failure?.code === Code.Canceled)) return;
   // Headers, then the message (none for a failure), then the status as trailers, as Connect writes them: node's
   // compatibility API ends a bodiless answer with an empty DATA frame, so a status in the headers alone would not
   // be "trailers-only" to gRPC's clients.

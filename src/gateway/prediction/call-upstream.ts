@@ -3,6 +3,7 @@
  * ready targets, outliers skipped, one retry of a call of which nothing was written, one deadline), timed
  * and counted; a failed exchange becomes the Google error that names the deployed model.
  */
+import type { Caller } from '../caller.js';
 import { gatewayUpstreamDuration, gatewayUpstreamResets, gatewayUpstreamRetries } from '../metrics.js';
 import { failureError } from './errors.js';
 import { upstreamPath, type PredictionMethod } from './protocols.js';
@@ -21,13 +22,13 @@ export interface UpstreamCall {
 }
 
 /**
- * `signal`: aborted when the caller went away; the exchange then ends at once. `:streamRawPredict`'s answer is
+ * `caller`: when it goes away, the exchange ends at once. `:streamRawPredict`'s answer is
  * streamed (its duration counts to the answer's start); every other answer is read whole.
  */
 export async function callUpstream(
   upstream: Pick<UpstreamClient, 'call' | 'stream'>,
   call: UpstreamCall,
-  signal: AbortSignal,
+  caller: Caller,
 ): Promise<UpstreamResponse | UpstreamStream> {
   const { serving } = call.request;
   const { model } = serving;
@@ -42,8 +43,8 @@ export async function callUpstream(
     const key = `${model.namespace}/${model.deployedModelName}`;
     const res =
       call.method === 'streamRawPredict'
-        ? await upstream.stream(key, serving.targets, request, signal)
-        : await upstream.call(key, serving.targets, request, signal);
+        ? await upstream.stream(key, serving.targets, request, caller)
+        : await upstream.call(key, serving.targets, request, caller);
     if (res.retried) gatewayUpstreamRetries.inc();
     return res;
   } catch (err) {

@@ -5,6 +5,7 @@
  * same stages.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Caller } from '../caller.js';
 import type { JsonRequest } from './json.js';
 import type { ReceivedBody } from './read-body.js';
 
@@ -17,8 +18,8 @@ export interface PredictionCall {
   readonly client: string | undefined;
   readonly requestId: string;
   readonly body: CallBody;
-  /** Aborted when the caller went away or its deadline passed: the model server call then ends at once. */
-  readonly signal: AbortSignal;
+  /** Gone when the caller went away or its deadline passed: the model server call then ends at once. */
+  readonly caller: Caller;
   /**
    * How a :predict or :explain answer is wanted: as JSON text (REST's body; the default) or as the JSON values
    * (gRPC writes its response message from them, without text between).

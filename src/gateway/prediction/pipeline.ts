@@ -85,7 +85,7 @@ export class PredictionPipeline {
     const { options } = this;
     const { settings } = options;
     const started = performance.now();
-    const { requestId, signal } = incoming;
+    const { requestId, caller } = incoming;
     const trace = options.tracing.startCall(incoming.headers);
     // What is known of the call so far, for its answer, its count and its log line.
     let method: PredictionMethod | undefined;
@@ -129,7 +129,7 @@ export class PredictionPipeline {
       const upstreamAnswer = await callUpstream(
         options.upstream,
         { endpoint, method: call.method, request, headers, trace },
-        signal,
+        caller,
       );
       answer = await decodeAnswer(call.method, request, upstreamAnswer, options, incoming.answerAs);
     } catch (err) {
@@ -140,7 +140,7 @@ export class PredictionPipeline {
         bodyLimit: settings.bodyLimitBytes,
       };
       // A caller that went away is answered nothing, and its call is no server error.
-      refusal = signal.aborted ? toGoogleError(err, context) : answerFailure(err, context);
+      refusal = caller.gone ? toGoogleError(err, context) : answerFailure(err, context);
       const rendered = renderGoogleError(refusal);
       answer = {
         status: rendered.status,
@@ -152,7 +152,7 @@ export class PredictionPipeline {
       release?.();
     }
     const answered: AnsweredCall = { requestId, method, endpoint, model, logged, trace };
-    const cancelled = signal.aborted;
+    const cancelled = caller.gone;
     if (!cancelled) deliver({ answer, refusal, bodyRead, call: answered });
     recordCall(
       options.requestLog,

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as http2, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import { requestIdOf } from '../../http/request-id.js';
 import { closesRatherThanReads, closeWithoutReading } from '../../http/unread-body.js';
+import { CallerWatch } from '../caller.js';
 import { bodyWeight } from '../fairness.js';
 import { writeAnswer } from './answer.js';
 import type { CallBody, PredictionCall } from './call.js';
@@ -35,9 +36,9 @@ export async function serveRest(
   res: RestResponse,
   awaitingContinue = false,
 ): Promise<void> {
-  const cancelled = new AbortController();
+  const caller = new CallerWatch();
   const onClose = (): void => {
-    if (!res.writableFinished) cancelled.abort();
+    if (!res.writableFinished) caller.leave(new Error('the client closed the connection'));
   };
   res.once('close', onClose);
   let waitingForContinue = awaitingContinue;
@@ -60,7 +61,7 @@ export async function serveRest(
     client: req.socket.remoteAddress,
     requestId: requestIdOf(req as IncomingMessage),
     body,
-    signal: cancelled.signal,
+    caller,
   };
   try {
     await pipeline.run(call, (outcome) => write(req, res, outcome, waitingForContinue, pipeline.largeBodyBytes));

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CallerWatch } from '../../../src/gateway/caller.js';
 import { OutlierDetector } from '../../../src/gateway/outlier-detection.js';
 import type { Target } from '../../../src/gateway/routing-table.js';
 import { answerBytes, UpstreamClient, UpstreamFailure } from '../../../src/gateway/upstream.js';
@@ -12,7 +13,7 @@ interface Server {
   close(): Promise<void>;
 }
 
-type Behaviour = 'answer' | 'reset-after-reading' | 'break-mid-answer';
+type Behaviour = 'answer' | 'reset-after-reading' | 'break-mid-answer' | 'hang';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -29,6 +30,7 @@ async function serve(behave: Behaviour): Promise<Server> {
         req.socket.resetAndDestroy();
         return;
       }
+      if (behave === 'hang') return;
       if (behave === 'break-mid-answer') {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
         res.write('{"predictions":');
@@ -73,7 +75,7 @@ describe('UpstreamClient against real loopback servers', () => {
     const upstream = client();
     try {
       // The refusing target first: the set's round-robin starts at its first target.
-      const res = await upstream.call('m', [dead, live.target], request, new AbortController().signal);
+      const res = await upstream.call('m', [dead, live.target], request, new CallerWatch());
       expect(res.status).toBe(200);
       expect(res.retried).toBe(true);
       expect(res.target).toBe(live.target);
@@ -81,7 +83,7 @@ describe('UpstreamClient against real loopback servers', () => {
       expect(upstream.outliers.isEjected(dead.origin)).toBe(true);
       // Ejected: no further call tries it, so none is retried.
       for (let i = 0; i < 10; i++) {
-        const again = await upstream.call('m', [dead, live.target], request, new AbortController().signal);
+        const again = await upstream.call('m', [dead, live.target], request, new CallerWatch());
         expect([again.retried, again.target]).toEqual([false, live.target]);
       }
     } finally {
@@ -94,18 +96,16 @@ describe('UpstreamClient against real loopback servers', () => {
     const live = await serve('answer');
     const upstream = client();
     try {
-      const failure = await upstream
-        .call('m', [resetting.target, live.target], request, new AbortController().signal)
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        );
+      const failure = await upstream.call('m', [resetting.target, live.target], request, new CallerWatch()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(failure).toBeInstanceOf(UpstreamFailure);
       expect((failure as UpstreamFailure).kind).toBe('reset');
       // The model server read the call; the other never saw it.
       expect([resetting.calls, live.calls]).toEqual([1, 0]);
       expect(upstream.outliers.isEjected(resetting.target.origin)).toBe(true);
-      const next = await upstream.call('m', [resetting.target, live.target], request, new AbortController().signal);
+      const next = await upstream.call('m', [resetting.target, live.target], request, new CallerWatch());
       expect(next.target).toBe(live.target);
       expect(resetting.calls).toBe(1);
     } finally {
@@ -118,15 +118,43 @@ describe('UpstreamClient against real loopback servers', () => {
     const live = await serve('answer');
     const upstream = client();
     try {
-      const failure = await upstream
-        .call('m', [breaking.target, live.target], request, new AbortController().signal)
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        );
+      const failure = await upstream.call('m', [breaking.target, live.target], request, new CallerWatch()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect((failure as UpstreamFailure).kind).toBe('broken');
       expect(live.calls).toBe(0);
       expect(upstream.outliers.isEjected(breaking.target.origin)).toBe(true);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('ends a call at once, as cancelled and not retried, when its caller goes away mid-exchange', async () => {
+    const hanging = await serve('hang');
+    const live = await serve('answer');
+    const upstream = client();
+    try {
+      const caller = new CallerWatch();
+      const started = performance.now();
+      const pending = upstream.call('m', [hanging.target, live.target], request, caller).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      setTimeout(() => caller.leave(new Error('the client closed the connection')), 50);
+      const failure = await pending;
+      expect(failure).toBeInstanceOf(UpstreamFailure);
+      expect((failure as UpstreamFailure).kind).toBe('cancelled');
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(live.calls).toBe(0);
+      // A call whose caller has already gone is not sent at all.
+      const before = hanging.calls + live.calls;
+      const late = await upstream.call('m', [live.target], request, caller).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect((late as UpstreamFailure).kind).toBe('cancelled');
+      expect(hanging.calls + live.calls).toBe(before);
     } finally {
       await upstream.close();
     }
@@ -138,15 +166,13 @@ describe('UpstreamClient against real loopback servers', () => {
     const live = await serve('answer');
     const upstream = client();
     try {
-      const res = await upstream.stream('s', [dead, live.target], request, new AbortController().signal);
+      const res = await upstream.stream('s', [dead, live.target], request, new CallerWatch());
       expect([res.status, res.retried, res.target]).toEqual([200, true, live.target]);
       await res.body.resume().once('end', () => undefined);
-      const failure = await upstream
-        .stream('r', [resetting.target, live.target], request, new AbortController().signal)
-        .then(
-          () => undefined,
-          (err: unknown) => err,
-        );
+      const failure = await upstream.stream('r', [resetting.target, live.target], request, new CallerWatch()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect((failure as UpstreamFailure).kind).toBe('reset');
       expect(live.calls).toBe(1);
     } finally {

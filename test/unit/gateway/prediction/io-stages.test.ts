@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { CallerWatch } from '../../../../src/gateway/caller.js';
 import { GoogleApiError } from '../../../../src/gateway/google-errors.js';
 import { writeAnswer, type AnsweredCall } from '../../../../src/gateway/prediction/answer.js';
 import { authorise } from '../../../../src/gateway/prediction/authorise.js';
@@ -87,7 +88,7 @@ describe('call-upstream', () => {
     const failure = await callUpstream(
       upstream,
       { endpoint, method: 'predict', request: encoded, headers: { traceparent: 't' }, trace: undefined },
-      new AbortController().signal,
+      new CallerWatch(),
     ).catch((e: unknown) => e);
     expect(sent).toEqual([
       ['ns/fraud-1', '/v1/models/fraud:predict', '{}', { traceparent: 't', 'content-type': 'application/json' }],
