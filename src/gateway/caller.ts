@@ -4,9 +4,9 @@
  * server exchange in flight stops at once through `whenGone` (upstream.ts).
  *
  * Not an AbortController per call: Node 20 makes each AbortSignal by giving an EventTarget another prototype,
- * and a signal with its listener made every REST prediction cost ~10 % more CPU in the gateway (measured side
- * by side: docs/benchmarks.md, "What a call's cancellation cost"). A signal is made only for code that takes
- * one (`signal`): the write API's Kubernetes calls and a streamed answer's request.
+ * and a signal with its listener on every call was a part of the gateway's CPU per prediction that a user pays
+ * (measured side by side: docs/benchmarks.md, "What a call's cancellation cost"). A signal is made only for
+ * code that asks for one (`signal`: a streamed answer's undici request).
  */
 export interface Caller {
   readonly gone: boolean;
