@@ -69,21 +69,8 @@ export class CallerWatch implements Caller {
 
 /** The caller behind a signal someone else made (Connect's handler context, for the methods Connect serves). */
 export function callerOfSignal(signal: AbortSignal): Caller {
-  return {
-    get gone() {
-      return signal.aborted;
-    },
-    get reason() {
-      return signal.reason;
-    },
-    whenGone(listener) {
-      if (signal.aborted) {
-        listener();
-        return stillThere;
-      }
-      signal.addEventListener('abort', listener, { once: true });
-      return () => signal.removeEventListener('abort', listener);
-    },
-    signal,
-  };
+  const caller = new CallerWatch();
+  if (signal.aborted) caller.leave(signal.reason);
+  else signal.addEventListener('abort', () => caller.leave(signal.reason), { once: true });
+  return caller;
 }
