@@ -19,11 +19,10 @@ import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Inter
 import type { UniversalHandler, UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { AnyRequest, AnyResponse } from '../../http/server.js';
-import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { reportServerError, type ErrorLog } from '../../http/server-errors.js';
 import { GoogleApiError } from '../google-errors.js';
 import type { PredictionPipeline } from '../prediction/pipeline.js';
-import { contextValuesOf } from './context.js';
+import { contextValuesOf, requestIdOfCall } from './context.js';
 import { predictionServiceRoutes, predictionUnaryRoutes } from './prediction-service.js';
 import { readServiceRoutes, type ReadServicesContext } from './read-services.js';
 import { apiMethodRoutes } from './api-methods.js';
@@ -105,15 +104,9 @@ function conformingTrailers(handler: UniversalHandler): UniversalHandler {
  * such as a malformed resource name) keeps its code; anything else is INTERNAL, reported once (logged and counted
  * as every 5xx of the process is) and answered without its text.
  */
-function statusOf(
-  err: unknown,
-  log: ErrorLog,
-  route: string,
-  callerRequestId: string | null | undefined,
-): ConnectError {
+function statusOf(err: unknown, log: ErrorLog, route: string, requestId: string): ConnectError {
   if (err instanceof GoogleApiError) return toConnectError(err);
   if (err instanceof ConnectError) return err;
-  const requestId = callerRequestId ?? randomUUID();
   reportServerError(log, { server: 'gateway', route, requestId, status: 500, err });
   return new ConnectError(`Internal error; request id ${requestId}.`, Code.Internal);
 }
@@ -123,7 +116,7 @@ function statusOfFailures(log: ErrorLog): Interceptor {
     try {
       return await next(req);
     } catch (err) {
-      throw statusOf(err, log, req.method.name, req.header.get(REQUEST_ID_HEADER));
+      throw statusOf(err, log, req.method.name, requestIdOfCall(req.contextValues) ?? randomUUID());
     }
   };
 }

@@ -10,7 +10,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { create, toBinary, type DescMessage, type DescMethodUnary, type JsonValue } from '@bufbuild/protobuf';
 import { ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
-import { REQUEST_ID_HEADER, requestIdOf } from '../../http/request-id.js';
+import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { GoogleApiError } from '../google-errors.js';
 import { decodedBody, receivedBody, type CallBody } from '../prediction/call.js';
 import type { Answer } from '../prediction/decode.js';
@@ -78,7 +78,7 @@ async function runCall(
       path,
       headers,
       client: ctx.client,
-      requestId: requestIdOf({ headers }),
+      requestId: ctx.requestId,
       body,
       caller: ctx.caller,
       answerAs: 'values',

@@ -12,6 +12,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type DescMethodUnary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { parseTimeout, setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
+import { requestIdOf } from '../../http/request-id.js';
 import type { AnyRequest } from '../../http/server.js';
 import { CallerWatch } from '../caller.js';
 import type { CallContext } from './context.js';
@@ -99,7 +100,7 @@ export interface UnaryOptions {
   /** The largest request message. */
   readonly bodyLimit: number;
   /** A failure as its status (the handler's one mapping: GoogleApiError keeps its code, the rest INTERNAL, reported). */
-  readonly statusOf: (err: unknown, method: string, requestId: string | undefined) => ConnectError;
+  readonly statusOf: (err: unknown, method: string, requestId: string) => ConnectError;
   /** The trailer Connect's status writer made, with `grpc-message` encoded as gRPC's clients read it (handler.ts). */
   readonly conform: (trailer: Headers) => void;
 }
@@ -133,6 +134,7 @@ export async function serveUnary(
   const ctx: CallContext = {
     headers,
     client: req.socket.remoteAddress,
+    requestId: requestIdOf(req),
     caller,
     setHeader: (name, value) => (responseHeaders[name] = value),
   };
@@ -150,13 +152,7 @@ export async function serveUnary(
     const output = await route.impl(message as never, ctx);
     answer = frame(toBinary(route.method.output, output as never));
   } catch (err) {
-    failure = caller.gone
-      ? ConnectError.from(caller.reason)
-      : options.statusOf(
-          err,
-          route.method.name,
-          typeof headers['x-request-id'] === 'string' ? headers['x-request-id'] : undefined,
-        );
+    failure = caller.gone ? ConnectError.from(caller.reason) : options.statusOf(err, route.method.name, ctx.requestId);
   } finally {
     res.off('close', onClose);
     clearTimeout(deadline);

@@ -3,7 +3,8 @@
  * transport on one loopback TLS port (ALPN h2), in front of a loopback model server that records each body it is
  * sent and answers with a function of it. Every request REST accepts is sent both ways with equal inputs (the gRPC
  * message encoded from the REST body's JSON by Google's own descriptors, as a client encodes it): the model server
- * must receive the same bytes and the caller the same answer.
+ * must receive the same bytes and the caller the same answer. Both transports also name a call by the one request
+ * id its port gave it.
  */
 import { once } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
@@ -13,7 +14,7 @@ import { create, fromBinary, toBinary, type JsonValue } from '@bufbuild/protobuf
 import { ListValueSchema, StructSchema, ValueSchema, type Value } from '@bufbuild/protobuf/wkt';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayAuth } from '../../../../src/gateway/auth/gateway-auth.js';
 import { NO_AUTH } from '../../../../src/gateway/auth/settings.js';
 import { CallerLimiter } from '../../../../src/gateway/fairness.js';
@@ -28,6 +29,7 @@ import { GatewayTracing } from '../../../../src/gateway/tracing.js';
 import { TrafficSplitter } from '../../../../src/gateway/traffic-split.js';
 import { UpstreamClient } from '../../../../src/gateway/upstream.js';
 import { GATEWAY_SERVER_LIMITS } from '../../../../src/http/server-limits.js';
+import type { AccessLine } from '../../../../src/http/front-door.js';
 import { createServer, type NodeServer } from '../../../../src/http/server.js';
 import { testGatewayTls } from '../../../support/gateway-tls.js';
 
@@ -39,6 +41,9 @@ const ExplainRequest = messageType('google.cloud.aiplatform.v1.ExplainRequest');
 const ExplainResponse = messageType('google.cloud.aiplatform.v1.ExplainResponse');
 const RawPredictRequest = messageType('google.cloud.aiplatform.v1.RawPredictRequest');
 const HttpBody = messageType('google.api.HttpBody');
+
+/** The port's access lines, in order. */
+const accessLines: AccessLine[] = [];
 
 /** What the model server was sent, per call, in order. */
 const received: { path: string; contentType: string | undefined; body: Buffer }[] = [];
@@ -152,7 +157,10 @@ beforeAll(async () => {
   gateway = createServer({
     limits: GATEWAY_SERVER_LIMITS,
     tls: { cert: tls.cert, key: tls.key },
-    front: { refuse: (_req, res, refusal) => res.writeHead(refusal.status).end() },
+    front: {
+      refuse: (_req, res, refusal) => res.writeHead(refusal.status).end(),
+      log: (line) => void accessLines.push(line),
+    },
     onRequest: (req, res) => (isGrpcRequest(req) ? grpc(req, res) : void serveRest(pipeline, req, res)),
   });
   gateway.listen(0, '127.0.0.1');
@@ -423,4 +431,44 @@ describe('gRPC RawPredict against REST :rawPredict', () => {
       { numRuns: 40 },
     );
   }, 30_000);
+});
+
+describe('one request id per call, whichever transport serves it', () => {
+  const predict = () => {
+    const message = toBinary(PredictRequest, messageFromJson(PredictRequest, { endpoint: RESOURCE, instances: [1] }));
+    const frame = Buffer.alloc(5 + message.length);
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    return frame;
+  };
+  /** The answer's x-request-id and the access line the port wrote for the call. */
+  async function idsOf(contentType: string, callerId?: string) {
+    const before = accessLines.length;
+    const answer = await exchange(
+      {
+        ':path': `${SERVICE}/Predict`,
+        'content-type': contentType,
+        te: 'trailers',
+        ...(callerId === undefined ? {} : { 'x-request-id': callerId }),
+      },
+      predict(),
+    );
+    expect(answer.status).toBe(200);
+    await vi.waitFor(() => expect(accessLines.length).toBe(before + 1));
+    return { answered: answer.headers['x-request-id'], logged: accessLines.at(-1)?.requestId };
+  }
+
+  // gRPC is served by the unary transport (unary.ts), gRPC-Web by Connect's router: each made an id of its own.
+  it.each(['application/grpc', 'application/grpc-web+proto'])(
+    "answers %s with the id its access line names, a new one or the caller's",
+    async (contentType) => {
+      const made = await idsOf(contentType);
+      expect(made.answered).toMatch(/^[0-9a-f-]{36}$/);
+      expect(made.logged).toBe(made.answered);
+      expect(await idsOf(contentType, 'caller-chosen.7')).toEqual({
+        answered: 'caller-chosen.7',
+        logged: 'caller-chosen.7',
+      });
+    },
+  );
 });
