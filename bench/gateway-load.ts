@@ -5,10 +5,12 @@
  * gRPC `Predict` under ghz, REST `:predict` under h2load over HTTP/2 and over HTTP/1.1 (test/integration/deploy/gateway-load.ts).
  *
  * Each arm sends BENCH_GATEWAY_LOAD_CALLS calls (default 2,000) with 16 in flight, in BENCH_GATEWAY_LOAD_ROUNDS
- * interleaved rounds (default 3, the arms' order rotated each round) after a warm-up of each; medians are recorded.
+ * interleaved rounds (default 3, the arms' order rotated each round) after a warm-up round of the same calls; medians
+ * are recorded.
  * The gateway's CPU per call is its pods' cgroup CPU over the arm, less their idle rate (measured for 10 s before and
  * after the rounds) over the arm's time, divided by the calls; the figure with the idle work is recorded beside it. Istio's published sidecar cost is the figure it is set
- * against (docs/benchmarks.md says what that comparison means).
+ * against (docs/benchmarks.md says what that comparison means). The load tool's own CPU per call is recorded too
+ * (test/support/load-tool.ts): it runs on the same cores, and the gateway's figure moves with how busy they are.
  */
 import { cpus, loadavg } from 'node:os';
 import { IRIS_INSTANCES } from '../dev/models/iris-model.js';
@@ -58,10 +60,6 @@ try {
     `gateway pods ${target.podUids.length}, ${target.endpoint}, ${IRIS_INSTANCES.length} instances a call, ${cpus().length} cores`,
   );
 
-  for (const arm of ARMS) {
-    const w = await runArm(arm, target, { ...LOAD, calls: Math.min(CALLS, 500) });
-    console.log(`warm-up ${ARM_NAMES[arm]}: ${w.ok}/${w.calls} ok`);
-  }
   const idle = async (): Promise<number> => {
     const before = await podsCpuSeconds(target.podUids);
     const started = performance.now();
@@ -71,9 +69,18 @@ try {
   };
   const idleBefore = await idle();
   console.log(`gateway pods idle: ${(idleBefore * 1e6).toFixed(0)} µs of CPU a second`);
+  // A round's worth of each arm, straight before the rounds: the first arm after a pause (the idle reading, or a
+  // shorter warm-up) read up to twice the CPU per call of the same arm later in the run, and that arm was gRPC.
+  for (const arm of ARMS) {
+    const w = await runArm(arm, target, LOAD);
+    console.log(
+      `warm-up ${ARM_NAMES[arm]}: ${w.ok}/${w.calls} ok, gateway CPU ${w.gatewayCpuPerCallUs.toFixed(0)} µs a call`,
+    );
+  }
 
   const runs: ArmFigures[] = [];
   const loads: number[] = [];
+  const toolUs = (r: ArmFigures): number => (r.toolCpuSeconds / r.calls) * 1e6;
   for (let round = 0; round < ROUNDS; round++) {
     const order = ARMS.map((_, i) => ARMS[(i + round) % ARMS.length] as Arm);
     for (const arm of order) {
@@ -81,7 +88,7 @@ try {
       runs.push(f);
       loads.push(loadavg()[0] ?? NaN);
       console.log(
-        `round ${round + 1} ${ARM_NAMES[arm]}: ${f.ok}/${f.calls} ok, ${f.perSecond.toFixed(0)}/s, p50 ${f.p50Ms.toFixed(1)} ms, p99 ${f.p99Ms.toFixed(1)} ms, gateway CPU ${f.gatewayCpuPerCallUs.toFixed(0)} µs a call${f.failures === '' ? '' : `; ${f.failures}`}`,
+        `round ${round + 1} ${ARM_NAMES[arm]}: ${f.ok}/${f.calls} ok, ${f.perSecond.toFixed(0)}/s, p50 ${f.p50Ms.toFixed(1)} ms, p99 ${f.p99Ms.toFixed(1)} ms, gateway CPU ${f.gatewayCpuPerCallUs.toFixed(0)} µs a call, the tool's ${toolUs(f).toFixed(0)}${f.failures === '' ? '' : `; ${f.failures}`}`,
       );
     }
   }
@@ -102,6 +109,7 @@ try {
       p99: median(mine.map((r) => r.p99Ms)),
       cpu: median(mine.map(netUs)),
       grossCpu: median(mine.map((r) => r.gatewayCpuPerCallUs)),
+      toolCpu: median(mine.map(toolUs)),
       failed: mine.reduce((a, r) => a + r.failed, 0),
       calls: mine.reduce((a, r) => a + r.calls, 0),
     };
@@ -124,6 +132,12 @@ try {
         },
         ratio: a.cpu / ISTIO_SIDECAR_US_PER_CALL,
         notes: `${notes}; ${a.grossCpu.toFixed(0)} µs with it`,
+      },
+      {
+        id: `${id}.tool_cpu_per_call`,
+        name: `${ARM_NAMES[arm]}: the load tool's own CPU per call (median), on the cores the gateway shares`,
+        value: a.toolCpu,
+        unit: 'µs',
       },
       { id: `${id}.per_second`, name: `${ARM_NAMES[arm]}: calls a second (median)`, value: a.perSecond, unit: '/s' },
       { id: `${id}.p50`, name: `${ARM_NAMES[arm]}: p50 latency (median)`, value: a.p50, unit: 'ms' },
@@ -163,7 +177,7 @@ try {
     const a = summary[arm];
     if (a !== undefined)
       console.log(
-        `${ARM_NAMES[arm]}: ${a.perSecond.toFixed(0)}/s, p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ${a.failed} failed of ${a.calls}, gateway CPU ${a.cpu.toFixed(0)} µs a call, ${a.grossCpu.toFixed(0)} with its idle work (Istio's sidecar: ${ISTIO_SIDECAR_US_PER_CALL})`,
+        `${ARM_NAMES[arm]}: ${a.perSecond.toFixed(0)}/s, p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ${a.failed} failed of ${a.calls}, gateway CPU ${a.cpu.toFixed(0)} µs a call, ${a.grossCpu.toFixed(0)} with its idle work (Istio's sidecar: ${ISTIO_SIDECAR_US_PER_CALL}); the tool's own ${a.toolCpu.toFixed(0)} µs a call`,
       );
   }
 } finally {

@@ -8,13 +8,12 @@
  * h2load does not verify the server's certificate (it has no option to trust a CA): the TLS is the gateway's real
  * TLS, negotiated with ALPN `h2` or `http/1.1`, but not authenticated by the client.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inNodeNetwork } from '../../dev/cluster/real-node/node-network.js';
 import { percentile } from '../../bench/signin-flood-probe.js';
 import { ensureDebianTool } from './debian-tools.js';
+import { runLoadTool } from './load-tool.js';
 
 export function ensureH2load(log?: (line: string) => void): Promise<string> {
   return ensureDebianTool('nghttp2-client', 'h2load', log);
@@ -42,6 +41,8 @@ export interface LoadFigures {
   readonly perSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** The load tool's own CPU (user + system) over the run, seconds: load-tool.ts. */
+  readonly toolCpuSeconds: number;
   /** What the tool said about failures, short. */
   readonly failures: string;
 }
@@ -89,12 +90,7 @@ export async function runH2load(h2load: string, run: H2loadRun): Promise<LoadFig
       ...Object.entries(run.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
       run.url,
     ];
-    const [cmd, full] = inNodeNetwork(h2load, args);
-    const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(cmd, full, { maxBuffer: 16 * 1024 * 1024, timeout: 300_000 }, (error, out, err) =>
-        error === null ? resolve(out) : reject(new Error(`h2load ${args.join(' ')}: ${error.message}\n${out}\n${err}`)),
-      ),
-    );
+    const { stdout, cpuSeconds } = await runLoadTool(h2load, args, 16 * 1024 * 1024);
     const summary = parseH2loadSummary(stdout);
     const protocol = run.http1 ? 'http/1.1' : 'h2';
     if (!stdout.includes(`Application protocol: ${protocol}`))
@@ -112,6 +108,7 @@ export async function runH2load(h2load: string, run: H2loadRun): Promise<LoadFig
       perSecond: summary.total / summary.seconds,
       p50Ms: percentile(latenciesMs, 50),
       p99Ms: percentile(latenciesMs, 99),
+      toolCpuSeconds: cpuSeconds,
       failures:
         failed === 0
           ? ''
