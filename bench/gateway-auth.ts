@@ -42,12 +42,12 @@ import { DEFAULT_AUTH_SETTINGS } from '../src/gateway/auth/settings.js';
 import { GoogleApiError } from '../src/gateway/google-errors.js';
 import type { KubeClient } from '../src/kube/kube-client.js';
 import {
-  freePort,
   openLoop,
   pctOf,
   startGatewayBinary,
   stopChildren,
   withGatewayBenchWorld,
+  type StartedGateway,
 } from './gateway-fixture.js';
 import {
   comparePaired,
@@ -150,7 +150,7 @@ async function hotPathCpuPerCall(client: KubeClient, token: string): Promise<num
   return (used.user + used.system) / calls;
 }
 
-type Started = { child: ChildProcess; port: number };
+type Started = StartedGateway;
 
 function rotate<T>(xs: readonly T[], by: number): T[] {
   return xs.map((_, i) => xs[(i + by) % xs.length] as T);
@@ -200,24 +200,25 @@ async function driver(): Promise<void> {
         if (last !== undefined) await stopChildren(last.processes);
         // One process per arm, fresh each round: the A/A pair (off, offB) measures what two processes running the
         // same code differ by; offToken is an auth-off gateway sent the same token as the auth-on one (the bytes alone).
-        const healthPort = await freePort();
         // Every gateway serves health and metrics as in production (the auth-on one's /metrics is read for the storm):
-        // a health server in one arm only would be a difference between the arms that is not auth.
-        const health = async (): Promise<string> => `--health-port=${await freePort()}`;
+        // a health server in one arm only would be a difference between the arms that is not auth. On a port the
+        // gateway binds itself: a port found free beforehand was taken by another socket before its gateway bound it.
+        const health = '--health-port=0';
         // Started, and warmed up below, in an order that rotates with the round: the last warmed has had the least
         // time since, and no arm should always be that one.
         const flags: Record<string, readonly string[]> = {
-          off: [await health(), '--auth=none'],
-          offB: [await health(), '--auth=none'],
-          offToken: [await health(), '--auth=none'],
-          on: [`--health-port=${healthPort}`, '--auth=token-review'],
+          off: [health, '--auth=none'],
+          offB: [health, '--auth=none'],
+          offToken: [health, '--auth=none'],
+          on: [health, '--auth=token-review'],
         };
         const names = rotate(Object.keys(flags), r);
         const started = new Map<string, Started>();
         for (const name of names) started.set(name, await gateway(`${name}-${r}`, flags[name] ?? []));
         const get = (name: string): Started => started.get(name) as Started;
         const [off, offB, offToken, on] = [get('off'), get('offB'), get('offToken'), get('on')];
-        last = { on, healthPort, processes: [off.child, offB.child, offToken.child, on.child] };
+        if (on.healthPort === undefined) throw new Error('the auth-on gateway named no health port');
+        last = { on, healthPort: on.healthPort, processes: [off.child, offB.child, offToken.child, on.child] };
         const reference: Arm = { name: 'off', pid: off.child.pid ?? 0, call: () => send(off.port, path) };
         const arms: readonly Arm[] = [
           { name: 'offB', pid: offB.child.pid ?? 0, call: () => send(offB.port, path) },

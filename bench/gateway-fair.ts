@@ -29,7 +29,13 @@ import { startControlPlane, type ControlPlane } from '../dev/cluster/index.js';
 import { inModelHost, type ModelHost } from '../dev/cluster/network.js';
 import { installCrds } from '../src/operator/crds.js';
 import { KubeClient } from '../src/kube/kube-client.js';
-import { freePort, RESOURCE_NAME, startGatewayBinary, stopChildren, writeObjects } from './gateway-fixture.js';
+import {
+  RESOURCE_NAME,
+  startGatewayBinary,
+  stopChildren,
+  writeObjects,
+  type StartedGateway,
+} from './gateway-fixture.js';
 import { recordResults, type ResultEntry } from './results.js';
 import { cpuReport, snapshot } from './thread-cpu.js';
 
@@ -171,7 +177,7 @@ async function eventLoopDelay(healthPort: number): Promise<string> {
 
 async function main(): Promise<void> {
   let plane: ControlPlane | undefined;
-  let gateway: { child: ChildProcess; port: number } | undefined;
+  let gateway: StartedGateway | undefined;
   const modelServers: ChildProcess[] = [];
   try {
     plane = await startControlPlane({ log: (l) => console.error(`[control plane] ${l}`) });
@@ -197,12 +203,13 @@ async function main(): Promise<void> {
       modelPort: bulkModel.port,
     });
     client.close();
-    const healthPort = await freePort();
     gateway = await startGatewayBinary(plane.kubeconfigPath, `${NS},${NS}-bulk`, [
-      `--health-port=${healthPort}`,
+      '--health-port=0',
       '--auth=none',
       ...GATEWAY_FLAGS,
     ]);
+    const healthPort = gateway.healthPort;
+    if (healthPort === undefined) throw new Error('the gateway named no health port');
     const port = gateway.port;
     await smallCaller(port).catch(() => undefined); // warm-up
     // The large-body path too: its JSON workers start on the first large body, which the first phase

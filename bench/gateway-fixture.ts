@@ -5,7 +5,6 @@
  * servers in the control plane's model host).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
@@ -51,6 +50,14 @@ export function startHelperProcess(
  * with the chart's node flags (GATEWAY_NODE_FLAGS), logging as in production. Its port is read from its
  * "gateway serving" log line.
  */
+/** A gateway process serving, and the ports it bound (both may have been given as 0: its log line says which). */
+export interface StartedGateway {
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** Its health and metrics port; undefined when it serves none (`--health-port=-1`, or a build that does not say). */
+  readonly healthPort: number | undefined;
+}
+
 export function startGatewayBinary(
   kubeconfig: string,
   namespace: string,
@@ -62,7 +69,7 @@ export function startGatewayBinary(
     /** Serve TLS (ALPN h2 and http/1.1) from these PEM files instead of plain HTTP. */
     tls?: { readonly certFile: string; readonly keyFile: string };
   } = {},
-): Promise<{ child: ChildProcess; port: number }> {
+): Promise<StartedGateway> {
   const root = options.root ?? REPO_ROOT;
   const bin = join(root, 'bin/endpoint-operator.js');
   if (!existsSync(join(root, 'dist/src/main.js')))
@@ -109,8 +116,9 @@ export function startGatewayBinary(
       if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
       last.push(line);
       if (last.length > 5) last.shift();
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve({ child, port: record.port });
+      const record = JSON.parse(line) as { msg?: string; port?: number; healthPort?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number')
+        resolve({ child, port: record.port, healthPort: record.healthPort });
     });
     child.once('exit', (code) =>
       reject(new Error(`gateway exited with ${code}; its last log lines:\n${last.join('\n')}`)),
@@ -233,18 +241,6 @@ export async function openLoop<T>(
     pending.push(call(i));
   }
   return Promise.all(pending);
-}
-
-/** A loopback port free at the time of asking (for a child's health port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-      .listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      })
-      .once('error', reject);
-  });
 }
 
 /** What a gateway benchmark runs against: a control plane with the CRDs, a model server process, the endpoint's objects. */

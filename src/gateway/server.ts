@@ -259,8 +259,9 @@ export class GatewayServer {
       throw new Error('gateway stopped before its caches synced');
     await this.app.listen({ host: listen.host, port: listen.port });
     const port = (this.app.server.address() as AddressInfo).port;
-    this.log.info({ port, namespaces }, 'gateway serving');
-    return { port, healthPort: this.health?.port };
+    const healthPort = this.health?.port;
+    this.log.info({ port, healthPort, namespaces }, 'gateway serving');
+    return { port, healthPort };
   }
 
   async close(): Promise<void> {
