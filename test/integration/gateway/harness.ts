@@ -281,3 +281,48 @@ export async function spawnModelServer(
   });
   return { port, child };
 }
+
+/**
+ * `endpoint-operator gateway` (the CLI, run by tsx) in a process of its own, over plain HTTP on loopback, `args` after
+ * the common flags; resolves once it serves, to the port it bound. It binds port 0 unless given one (a restart on the
+ * same port): a port found free beforehand can be taken by another socket before the gateway binds it. Its log lines
+ * are read (and dropped) for as long as it runs.
+ */
+export async function spawnCliGateway(
+  args: readonly string[],
+  options: { readonly port?: number; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test/support/run-cli.ts'),
+      'gateway',
+      // Called over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
+      '--plain-http',
+      '--kubeconfig',
+      testCluster().kubeconfig,
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      String(options.port ?? 0),
+      ...args,
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      ...(options.env !== undefined ? { env: options.env } : {}),
+    },
+  );
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const port = await new Promise<number>((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const record = JSON.parse(line) as { msg?: string; port?: number };
+      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve(record.port);
+    });
+    child.once('exit', (code) => reject(new Error(`the gateway exited with ${code} before serving`)));
+  });
+  return { child, port };
+}

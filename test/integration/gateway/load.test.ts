@@ -3,16 +3,13 @@
  * exactly over 10,000 calls, a split change applied under load within 1 s, a model server killed under
  * load (no call fails after the kill), and a gateway restart (the CLI in its own process).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningDemoModelServer } from '../../../dev/models/demo/index.js';
 import { gatewayEjections } from '../../../src/gateway/metrics.js';
 import type { GatewayServer } from '../../../src/gateway/server.js';
 import { metricValue } from '../../support/metric-value.js';
-import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
-import { REPO_ROOT } from '../../support/examples.js';
+import { createTestNamespace, kubectl } from '../../support/cluster.js';
 import {
   apply,
   CapturedLog,
@@ -20,6 +17,7 @@ import {
   post,
   serviceManifest,
   setUpNamespace,
+  spawnCliGateway,
   spawnModelServer,
   startGateway,
   startModelServer,
@@ -207,45 +205,11 @@ describe('a model server killed under load', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startCliGateway(port: number): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'test/support/run-cli.ts'),
-      'gateway',
-      // The tests call it over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
-      '--plain-http',
-      '--kubeconfig',
-      testCluster().kubeconfig,
-      '--namespaces',
-      env.namespace,
-      '--bind-address',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--health-port=-1',
-      '--auth=none',
-    ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-  children.push(child);
-  return child;
+/** The gateway CLI on `port` (0: any), its caches from the apiserver; resolves once it serves. */
+async function startCliGateway(port = 0): Promise<{ child: ChildProcess; port: number }> {
+  const started = await spawnCliGateway(['--namespaces', env.namespace, '--health-port=-1', '--auth=none'], { port });
+  children.push(started.child);
+  return started;
 }
 
 async function firstAnswer(url: string): Promise<{ status: number; id: string | undefined; after: number }> {
@@ -263,9 +227,8 @@ async function firstAnswer(url: string): Promise<{ status: number; id: string | 
 
 describe('endpoint-operator gateway', () => {
   it('serves again after a restart (its caches are rebuilt from the apiserver)', async () => {
-    const port = await freePort();
+    const { child: first, port } = await startCliGateway();
     const url = `http://127.0.0.1:${port}/v1/${fraud}:predict`;
-    const first = startCliGateway(port);
     const before = await firstAnswer(url);
     expect(before.status).toBe(200);
     expect(['1', '2']).toContain(before.id);
@@ -273,7 +236,7 @@ describe('endpoint-operator gateway', () => {
     first.kill('SIGTERM');
     expect(await exited).toBe(0);
     await expect(post(url, { instances: [instance] })).rejects.toThrow();
-    startCliGateway(port);
+    await startCliGateway(port);
     const after = await firstAnswer(url);
     expect(after.status).toBe(200);
   });

@@ -5,15 +5,12 @@
  * headers it was sent. The operator of the test runs in this process with the SDK wired by
  * startTelemetry, and exports its reconcile spans to the same collector.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelemetry, type Telemetry } from '../../../src/runtime/telemetry.js';
 import { createTestNamespace, testCluster } from '../../support/cluster.js';
-import { REPO_ROOT } from '../../support/examples.js';
 import { ensureOtelCollector, OtelCollector } from '../../support/otel-collector.js';
 import { SPAN_KIND, type ExportedSpan } from '../../support/otlp-json.js';
 import {
@@ -24,6 +21,7 @@ import {
   post,
   serviceManifest,
   setUpNamespace,
+  spawnCliGateway,
   waitDeployed,
   type GatewayEnv,
 } from './harness.js';
@@ -69,45 +67,14 @@ let telemetry: Telemetry | undefined;
 let endpointName = '';
 const children: ChildProcess[] = [];
 
-async function freePort(): Promise<number> {
-  const srv = http.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
-
 /** `endpoint-operator gateway` in its own process with `otel` added to its environment; resolves to its base URL once it answers. */
 async function startCliGateway(otel: Record<string, string>): Promise<string> {
-  const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...otel };
   for (const key of OTEL_KEYS) if (!(key in otel)) delete childEnv[key];
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'test/support/run-cli.ts'),
-      'gateway',
-      // The tests call it over plain HTTP, as behind a mesh that terminates TLS (the TLS port: grpc-*.test.ts).
-      '--plain-http',
-      '--kubeconfig',
-      testCluster().kubeconfig,
-      '--namespaces',
-      env.namespace,
-      '--bind-address',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--health-port=-1',
-      // Trace context is the subject here, not who calls: the caller's own credential must still never reach the model server.
-      '--auth=none',
-    ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: childEnv,
-    },
+  const { child, port } = await spawnCliGateway(
+    // Trace context is the subject here, not who calls: the caller's own credential must still never reach the model server.
+    ['--namespaces', env.namespace, '--health-port=-1', '--auth=none'],
+    { env: childEnv },
   );
   children.push(child);
   const base = `http://127.0.0.1:${port}`;
