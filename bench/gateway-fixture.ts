@@ -6,7 +6,6 @@
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endpointSlicesResource, servicesResource } from '../src/runtime/endpoint-slices.js';
@@ -16,6 +15,7 @@ import { installCrds } from '../src/operator/crds.js';
 import { GATEWAY_NODE_FLAGS } from '../src/deploy/gateway.js';
 import { inModelHost, type ModelHost } from '../dev/cluster/network.js';
 import { resources } from '../src/api/kind-bindings.js';
+import { whenGatewayServes, type ServingPorts } from '../test/support/gateway-serving.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -45,19 +45,16 @@ export function startHelperProcess(
   });
 }
 
+/** A gateway process serving, and the ports it bound (both may have been given as 0: its log line says which). */
+export interface StartedGateway extends ServingPorts {
+  readonly child: ChildProcess;
+}
+
 /**
  * The gateway as shipped: the compiled binary (`npm run bench` builds first; `root`: another checkout's, built), in its own process, started
  * with the chart's node flags (GATEWAY_NODE_FLAGS), logging as in production. Its port is read from its
  * "gateway serving" log line.
  */
-/** A gateway process serving, and the ports it bound (both may have been given as 0: its log line says which). */
-export interface StartedGateway {
-  readonly child: ChildProcess;
-  readonly port: number;
-  /** Its health and metrics port; undefined when it serves none (`--health-port=-1`, or a build that does not say). */
-  readonly healthPort: number | undefined;
-}
-
 export function startGatewayBinary(
   kubeconfig: string,
   namespace: string,
@@ -108,22 +105,8 @@ export function startGatewayBinary(
     ],
     { stdio: ['ignore', 'pipe', 'inherit'], ...(options.env !== undefined ? { env: options.env } : {}) },
   );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  return new Promise((resolve, reject) => {
-    // Its last log lines, for the error when it exits before serving.
-    const last: string[] = [];
-    lines.on('line', (line) => {
-      if (!line.startsWith('{')) return void console.error(`[gateway] ${line}`); // e.g. --trace-gc lines
-      last.push(line);
-      if (last.length > 5) last.shift();
-      const record = JSON.parse(line) as { msg?: string; port?: number; healthPort?: number };
-      if (record.msg === 'gateway serving' && typeof record.port === 'number')
-        resolve({ child, port: record.port, healthPort: record.healthPort });
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`gateway exited with ${code}; its last log lines:\n${last.join('\n')}`)),
-    );
-  });
+  const serving = whenGatewayServes(child, (line) => console.error(`[gateway] ${line}`)); // e.g. --trace-gc lines
+  return serving.then((ports) => ({ child, ...ports }));
 }
 
 /** `projects/bench/locations/local/endpoints/fraud`: the status.name the benchmarks publish by default. */

@@ -25,6 +25,7 @@ import { listenInModelHost } from '../../../dev/cluster/model-host.js';
 import { inModelHost } from '../../../dev/cluster/network.js';
 import { testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
+import { whenGatewayServes } from '../../support/gateway-serving.js';
 import { apply, eventually, getJson, runOperatorWithCrds, type TestOperator } from '../reconcilers/harness.js';
 
 export { apply, eventually, getJson };
@@ -285,8 +286,7 @@ export async function spawnModelServer(
 /**
  * `endpoint-operator gateway` (the CLI, run by tsx) in a process of its own, over plain HTTP on loopback, `args` after
  * the common flags; resolves once it serves, to the port it bound. It binds port 0 unless given one (a restart on the
- * same port): a port found free beforehand can be taken by another socket before the gateway binds it. Its log lines
- * are read (and dropped) for as long as it runs.
+ * same port): a port found free beforehand can be taken by another socket before the gateway binds it.
  */
 export async function spawnCliGateway(
   args: readonly string[],
@@ -315,14 +315,6 @@ export async function spawnCliGateway(
       ...(options.env !== undefined ? { env: options.env } : {}),
     },
   );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const port = await new Promise<number>((resolve, reject) => {
-    lines.on('line', (line) => {
-      if (!line.startsWith('{')) return;
-      const record = JSON.parse(line) as { msg?: string; port?: number };
-      if (record.msg === 'gateway serving' && typeof record.port === 'number') resolve(record.port);
-    });
-    child.once('exit', (code) => reject(new Error(`the gateway exited with ${code} before serving`)));
-  });
+  const { port } = await whenGatewayServes(child);
   return { child, port };
 }
