@@ -12,6 +12,7 @@
  * last lines of its log. stop() ends the server's whole process group (MLServer's inference workers too).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -45,13 +46,35 @@ export const VERTEX_ROUTES = { predict: '/predict', health: '/health' } as const
 
 const PACKAGE_SET = { mlserver: 'mlserver', kserve: 'kserve', vertex: 'vertex-model-server' } as const;
 
-/** A port free in the model host now (the server binds it a moment later; nothing else there picks fixed ports). */
-async function freePort(host: ModelHost): Promise<number> {
-  const socket = await listenInModelHost(host, 0);
-  const { port } = socket.address() as { port: number };
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
+/** The ports a server is given (the ones it has no use for are left alone). */
+interface ServerPorts {
+  readonly http: number;
+  readonly grpc: number;
+  readonly metrics: number;
 }
+
+/**
+ * Distinct ports free in the model host now: each is held until all are chosen, so one server's ports never
+ * collide. The server binds them a moment later; another socket that takes one first fails that start, and
+ * startRealModelServer starts it again on new ports.
+ */
+async function freePorts(host: ModelHost): Promise<ServerPorts> {
+  const held: Server[] = [];
+  const hold = async (): Promise<number> => {
+    const socket = await listenInModelHost(host, 0);
+    held.push(socket);
+    return (socket.address() as AddressInfo).port;
+  };
+  try {
+    return { http: await hold(), grpc: await hold(), metrics: await hold() };
+  } finally {
+    await Promise.all(held.map((socket) => new Promise<void>((resolve) => socket.close(() => resolve()))));
+  }
+}
+
+/** What a server logs when a port it was given was taken first: uvicorn's errno 98, grpcio's bind failure. */
+const PORT_TAKEN = /address already in use|errno 98|failed to bind/i;
+const STARTS_ON_TAKEN_PORTS = 3;
 
 async function tail(file: string, n: number): Promise<string> {
   const text = await readFile(file, 'utf8').catch(() => '');
@@ -65,7 +88,7 @@ interface Launch {
   readonly readyPath: string;
 }
 
-async function launch(kind: RealModelServerKind, host: ModelHost, port: number, modelDir: string): Promise<Launch> {
+function launch(kind: RealModelServerKind, host: ModelHost, ports: ServerPorts, modelDir: string): Launch {
   switch (kind) {
     case 'mlserver':
       return {
@@ -77,9 +100,9 @@ async function launch(kind: RealModelServerKind, host: ModelHost, port: number, 
         ],
         env: {
           MLSERVER_HOST: host.address,
-          MLSERVER_HTTP_PORT: String(port),
-          MLSERVER_GRPC_PORT: String(await freePort(host)),
-          MLSERVER_METRICS_PORT: String(await freePort(host)),
+          MLSERVER_HTTP_PORT: String(ports.http),
+          MLSERVER_GRPC_PORT: String(ports.grpc),
+          MLSERVER_METRICS_PORT: String(ports.metrics),
         },
         readyPath: `/v2/models/${IRIS_MODEL_NAME}/ready`,
       };
@@ -92,9 +115,9 @@ async function launch(kind: RealModelServerKind, host: ModelHost, port: number, 
           '--model_name',
           IRIS_MODEL_NAME,
           '--http_port',
-          String(port),
+          String(ports.http),
           '--grpc_port',
-          String(await freePort(host)),
+          String(ports.grpc),
         ],
         env: {},
         readyPath: `/v1/models/${IRIS_MODEL_NAME}`,
@@ -103,7 +126,7 @@ async function launch(kind: RealModelServerKind, host: ModelHost, port: number, 
       return {
         args: ['-m', 'google.cloud.aiplatform.prediction.model_server'],
         env: {
-          AIP_HTTP_PORT: String(port),
+          AIP_HTTP_PORT: String(ports.http),
           AIP_PREDICT_ROUTE: VERTEX_ROUTES.predict,
           AIP_HEALTH_ROUTE: VERTEX_ROUTES.health,
           // Not gs://: Google's download_model_artifacts copies a local directory to the working directory.
@@ -128,12 +151,36 @@ async function launch(kind: RealModelServerKind, host: ModelHost, port: number, 
 export async function startRealModelServer(
   kind: RealModelServerKind,
   host: ModelHost,
-  opts: { timeoutMs?: number; log?: (line: string) => void; env?: Readonly<Record<string, string>> } = {},
+  opts: StartOptions = {},
 ): Promise<RealModelServer> {
   const python = await ensurePythonPackages(PACKAGE_SET[kind], opts.log);
   const modelDir = await ensureIrisModel(python);
-  const port = await freePort(host);
-  const { args, env, readyPath } = await launch(kind, host, port, modelDir);
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(kind, host, python, modelDir, await freePorts(host), opts);
+    if ('port' in started) return started;
+    if (attempt === STARTS_ON_TAKEN_PORTS || !started.portTaken)
+      throw new Error(
+        `the ${kind} model server did not get ready: ${started.why}\nits last log lines:\n${started.last}`,
+      );
+  }
+}
+
+interface StartOptions {
+  readonly timeoutMs?: number;
+  readonly log?: (line: string) => void;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** The server on these ports, or why it did not get ready and its last log lines. */
+async function startOnce(
+  kind: RealModelServerKind,
+  host: ModelHost,
+  python: PythonPackages,
+  modelDir: string,
+  ports: ServerPorts,
+  opts: StartOptions,
+): Promise<RealModelServer | { readonly why: string; readonly last: string; readonly portTaken: boolean }> {
+  const { args, env, readyPath } = launch(kind, host, ports, modelDir);
   const work = await mkdtemp(join(tmpdir(), `eo-${kind}-`));
   const logFile = join(work, `${kind}.log`);
   // Run in the test's own directory (env --chdir): Vertex's ModelServer copies the model into its working directory.
@@ -155,10 +202,16 @@ export async function startRealModelServer(
       ...opts.env,
     }),
   );
-  const url = `http://${host.address}:${port}${readyPath}`;
+  const url = `http://${host.address}:${ports.http}${readyPath}`;
+  const portTaken = async (): Promise<boolean> => PORT_TAKEN.test(await readFile(logFile, 'utf8').catch(() => ''));
   const outcome = await waitUntilReady(
     child,
     async () => {
+      // A server that lost a port keeps running without it (MLServer logs errno 98 and waits), so the log says so.
+      if (await portTaken()) {
+        await child.stop();
+        return 'a port it was given was taken by another socket first';
+      }
       const res = await request(url, { headersTimeout: 5_000, bodyTimeout: 5_000 });
       const body = await res.body.text();
       return res.statusCode === 200 ? true : `${res.statusCode} ${body.slice(0, 200)}`;
@@ -166,15 +219,15 @@ export async function startRealModelServer(
     opts.timeoutMs ?? 180_000,
   );
   if (!outcome.ready) {
-    const last = await tail(logFile, 30);
     await child.stop();
+    const [last, taken] = [await tail(logFile, 30), await portTaken()];
     await rm(work, { recursive: true, force: true });
-    throw new Error(`the ${kind} model server did not get ready: ${outcome.why}\nits last log lines:\n${last}`);
+    return { why: outcome.why, last, portTaken: taken };
   }
   return {
     kind,
     address: host.address,
-    port,
+    port: ports.http,
     modelName: IRIS_MODEL_NAME,
     modelDir,
     python,
