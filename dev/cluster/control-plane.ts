@@ -32,7 +32,7 @@ import { COMPONENT_USERS, startNodeComponents } from './node-components.js';
 import { ensureNodeBinaries } from './real-node/node-binaries.js';
 import { DEFAULT_NODES, type NodeShape } from './nodes.js';
 import { cacheRoot, runsDir } from '../host/paths.js';
-import { freeLoopbackPorts, isPortConflict } from './ports.js';
+import { distinctFreePorts, isPortConflict } from './ports.js';
 import { RunningProcesses } from './processes.js';
 import { apiserverReady, etcdHealthy, logTail, waitUntilReady } from './readiness.js';
 import { cleanupStaleRuns, otherLiveRuns, staleRunsLine } from '../host/run-registry.js';
@@ -338,7 +338,7 @@ interface StartedApiserver {
 async function startEtcdAndApiserver(c: ApiserverInput): Promise<StartedApiserver> {
   const { opts, run, dirs, log } = c;
   for (let attempt = 1; ; attempt++) {
-    const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await (opts.ports ?? freeLoopbackPorts)(3);
+    const [etcdClientPort = 0, etcdPeerPort = 0, securePort = 0] = await (opts.ports ?? distinctFreePorts)(3);
     const etcdEndpoint = `http://127.0.0.1:${etcdClientPort}`;
     const server = `https://127.0.0.1:${securePort}`;
 

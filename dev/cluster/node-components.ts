@@ -11,7 +11,7 @@ import type { writeCredentials } from './credentials.js';
 import { controllerManagerArgs, kwokArgs, schedulerArgs } from './flags.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { kwokStages, SIMULATED_NODE_LABEL, simulatedNodes, type NodeShape } from './nodes.js';
-import { freeLoopbackPorts } from './ports.js';
+import { distinctFreePorts } from './ports.js';
 import type { RunningProcesses } from './processes.js';
 import { apiserverRequest, componentHealthy, logTail, nodesReady, waitUntilReady } from './readiness.js';
 
@@ -39,7 +39,7 @@ export interface NodeComponentsInput {
 
 /** kube-controller-manager, kube-scheduler and kwok, then the simulated Nodes; resolves once all are healthy. */
 export async function startNodeComponents(c: NodeComponentsInput): Promise<string[]> {
-  const [kcmPort = 0, schedulerPort = 0, kwokPort = 0] = await freeLoopbackPorts(3);
+  const [kcmPort = 0, schedulerPort = 0, kwokPort = 0] = await distinctFreePorts(3);
   const kubeconfig = async (name: string, user: string, token: string): Promise<string> => {
     const path = join(c.dataDir, `${name}.kubeconfig`);
     await writeFile(path, renderKubeconfig({ server: c.server, token, caPem: c.caPem, user }), { mode: 0o600 });

@@ -18,16 +18,22 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-/** `count` distinct free loopback ports. */
-export async function freeLoopbackPorts(count: number): Promise<number[]> {
+/** `count` distinct ports, each free a moment ago: from `pick`, a free loopback port unless it is given. */
+export async function distinctFreePorts(
+  count: number,
+  pick: () => Promise<number> = freeLoopbackPort,
+): Promise<number[]> {
   const ports = new Set<number>();
   // The kernel may hand back a port it just released; ask until we have distinct ones.
-  for (let attempts = 0; ports.size < count && attempts < count * 20; attempts++) ports.add(await freeLoopbackPort());
-  if (ports.size < count) throw new Error(`could not find ${count} distinct free loopback ports`);
+  for (let attempts = 0; ports.size < count && attempts < count * 20; attempts++) ports.add(await pick());
+  if (ports.size < count) throw new Error(`could not find ${count} distinct free ports`);
   return [...ports];
 }
 
-/** True when a child's log says it could not bind its port, so starting again on other ports may succeed. */
+/**
+ * True when a child's log says it could not bind its port, so starting again on other ports may succeed: Go's and
+ * Python's "address already in use", or gRPC's "Failed to bind to address" (grpcio's servers: MLServer, KServe).
+ */
 export function isPortConflict(logText: string): boolean {
-  return /address already in use|bind: address in use/i.test(logText);
+  return /address already in use|bind: address in use|failed to bind to address/i.test(logText);
 }

@@ -12,13 +12,14 @@
  * last lines of its log. stop() ends the server's whole process group (MLServer's inference workers too).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import type { AddressInfo, Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { ChildProcessGroup } from '../../dev/host/child-process-group.js';
 import { ensureIrisModel, IRIS_MODEL_NAME } from '../../dev/models/iris-model.js';
 import { listenInModelHost } from '../../dev/cluster/model-host.js';
+import { distinctFreePorts, isPortConflict } from '../../dev/cluster/ports.js';
 import { inModelHost, type ModelHost } from '../../dev/cluster/network.js';
 import { ensurePythonPackages, type PythonPackages } from '../../dev/models/python-packages.js';
 import { waitUntilReady } from '../../dev/cluster/readiness.js';
@@ -53,27 +54,15 @@ interface ServerPorts {
   readonly metrics: number;
 }
 
-/**
- * Distinct ports free in the model host now: each is held until all are chosen, so one server's ports never
- * collide. The server binds them a moment later; another socket that takes one first fails that start, and
- * startRealModelServer starts it again on new ports.
- */
-async function freePorts(host: ModelHost): Promise<ServerPorts> {
-  const held: Server[] = [];
-  const hold = async (): Promise<number> => {
-    const socket = await listenInModelHost(host, 0);
-    held.push(socket);
-    return (socket.address() as AddressInfo).port;
-  };
-  try {
-    return { http: await hold(), grpc: await hold(), metrics: await hold() };
-  } finally {
-    await Promise.all(held.map((socket) => new Promise<void>((resolve) => socket.close(() => resolve()))));
-  }
+/** A port free in the model host a moment ago (the server binds it then; see startRealModelServer). */
+async function freeModelHostPort(host: ModelHost): Promise<number> {
+  const socket = await listenInModelHost(host, 0);
+  const { port } = socket.address() as AddressInfo;
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
 }
 
-/** What a server logs when a port it was given was taken first: uvicorn's errno 98, grpcio's bind failure. */
-const PORT_TAKEN = /address already in use|errno 98|failed to bind/i;
+/** The most starts of one server: a start whose port another socket took first is followed by one on new ports. */
 const STARTS_ON_TAKEN_PORTS = 3;
 
 async function tail(file: string, n: number): Promise<string> {
@@ -156,7 +145,9 @@ export async function startRealModelServer(
   const python = await ensurePythonPackages(PACKAGE_SET[kind], opts.log);
   const modelDir = await ensureIrisModel(python);
   for (let attempt = 1; ; attempt++) {
-    const started = await startOnce(kind, host, python, modelDir, await freePorts(host), opts);
+    const ports = await distinctFreePorts(3, () => freeModelHostPort(host));
+    const [http, grpc, metrics] = ports as [number, number, number];
+    const started = await startOnce(kind, host, python, modelDir, { http, grpc, metrics }, opts);
     if ('port' in started) return started;
     if (attempt === STARTS_ON_TAKEN_PORTS || !started.portTaken)
       throw new Error(
@@ -203,11 +194,11 @@ async function startOnce(
     }),
   );
   const url = `http://${host.address}:${ports.http}${readyPath}`;
-  const portTaken = async (): Promise<boolean> => PORT_TAKEN.test(await readFile(logFile, 'utf8').catch(() => ''));
+  const portTaken = async (): Promise<boolean> => isPortConflict(await readFile(logFile, 'utf8').catch(() => ''));
   const outcome = await waitUntilReady(
     child,
     async () => {
-      // A server that lost a port keeps running without it (MLServer logs errno 98 and waits), so the log says so.
+      // A server that lost a port may keep running without it (MLServer can), and another may answer on it: its log says so.
       if (await portTaken()) {
         await child.stop();
         return 'a port it was given was taken by another socket first';

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startControlPlane } from '../../../dev/cluster/index.js';
 import type { ControlPlane } from '../../../dev/cluster/index.js';
 import { pidAlive } from '../../../dev/host/file-lock.js';
-import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
+import { distinctFreePorts } from '../../../dev/cluster/ports.js';
 import { testCluster } from '../../support/cluster.js';
 
 function run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -43,7 +43,7 @@ describe('a second control plane', () => {
 
   it("starts beside the run's one on other ports after the first ones turn out taken, authenticates extra token users and applies RBAC to them", async () => {
     // The first ports handed out are taken by the time etcd binds them (another process won the race).
-    const [taken = 0] = await freeLoopbackPorts(1);
+    const [taken = 0] = await distinctFreePorts(1);
     const squatter = createServer().listen(taken, '127.0.0.1');
     await new Promise((resolve) => squatter.once('listening', resolve));
     let handedOut = 0;
@@ -52,7 +52,7 @@ describe('a second control plane', () => {
       plane = await startControlPlane({
         extraTokens: [{ token: 'viewer-token-123', user: 'viewer', uid: 'viewer-1', groups: ['eo:viewers'] }],
         ports: async (count) =>
-          handedOut++ === 0 ? [taken, ...(await freeLoopbackPorts(count - 1))] : freeLoopbackPorts(count),
+          handedOut++ === 0 ? [taken, ...(await distinctFreePorts(count - 1))] : distinctFreePorts(count),
         log: (line) => logged.push(line),
       });
     } finally {

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildProcessGroup, signalGroup } from '../../../dev/host/child-process-group.js';
-import { freeLoopbackPorts, isPortConflict } from '../../../dev/cluster/ports.js';
+import { distinctFreePorts, isPortConflict } from '../../../dev/cluster/ports.js';
 import { startWatchdog, type Watchdog } from '../../../dev/host/watchdog.js';
 import type { KubeObject, ResourceRef } from '../../../src/api/common/kube-object.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -47,7 +47,7 @@ export class OperatorProcess {
   static async start(options: OperatorProcessOptions): Promise<OperatorProcess> {
     const logDir = await mkdtemp(join(tmpdir(), `eo-fault-${options.identity}-`));
     for (let attempt = 1; ; attempt++) {
-      const [healthPort, metricsPort] = (await freeLoopbackPorts(2)) as [number, number];
+      const [healthPort, metricsPort] = (await distinctFreePorts(2)) as [number, number];
       const args = [
         '--import',
         'tsx',
@@ -93,7 +93,7 @@ export class OperatorProcess {
       });
       const watchdog = startWatchdog(process.pid, [group.pid], '');
       const proc = new OperatorProcess(options.identity, healthPort, metricsPort, group, watchdog, logDir, logFile);
-      // A port taken between freeLoopbackPorts and the bind: try again on other ports.
+      // A port taken between distinctFreePorts and the bind: try again on other ports.
       await sleep(300);
       if (!group.running && attempt < START_ATTEMPTS && isPortConflict(await proc.log())) {
         await watchdog.dismiss();

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureIrisModel, IRIS_INSTANCES, irisPredictions } from '../../../dev/models/iris-model.js';
-import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
+import { distinctFreePorts } from '../../../dev/cluster/ports.js';
 import { ensurePythonPackages } from '../../../dev/models/python-packages.js';
 import {
   ensureModelServerImage,
@@ -68,7 +68,7 @@ describe.each(['vertex-sklearn', 'mlserver'] as const)('the %s model-server imag
     const image = await ensureModelServerImage(kind);
     const size = await imageSize(image);
     expect(size / 1e6, `${image} is ${megabytes(size)}`).toBeLessThanOrEqual(MAX_SIZE_MB[kind]);
-    const [http, grpc, metrics] = await freeLoopbackPorts(3);
+    const [http, grpc, metrics] = await distinctFreePorts(3);
     const routes = MODEL_SERVER_IMAGE_CONTRACT.routes[kind];
     const name = `eo-model-server-${kind}-${randomBytes(3).toString('hex')}`;
     containers.push(name);

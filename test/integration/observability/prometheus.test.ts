@@ -15,7 +15,7 @@ import { alertExpressions } from '../../../src/deploy/alerts.js';
 import { ADAPTER_RULES, GATEWAY_CALLS_SERIES } from '../../../src/deploy/autoscaling-metrics.js';
 import { dashboardQueries } from '../../../src/deploy/dashboard.js';
 import type { RunningDemoModelServer } from '../../../dev/models/demo/index.js';
-import { freeLoopbackPorts } from '../../../dev/cluster/ports.js';
+import { distinctFreePorts } from '../../../dev/cluster/ports.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../../src/webhook/settings.js';
 import { createTestNamespace, kubectl, testCluster } from '../../support/cluster.js';
 import { REPO_ROOT } from '../../support/examples.js';
@@ -124,7 +124,7 @@ beforeAll(async () => {
   const client = testClient();
   await installCrds(client);
   client.close();
-  const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await freeLoopbackPorts(6)) as [
+  const [health, metrics, webhook, signin, gatewayPort, gatewayHealth] = (await distinctFreePorts(6)) as [
     number,
     number,
     number,
